@@ -1,0 +1,283 @@
+"""Assessments on the 13 vectors, and the rule that turns one into an action.
+
+An :class:`Assessment` is what an agent says about itself at one phase: a score per vector with
+its rationale and evidence, and, optionally, the action it recommends. :func:`decide` derives
+the action Noetic records, from the assessment, the profile's thresholds and the universal
+constraints. The rule, in order (the first that fires wins):
+
+1. **Engagement gate** (universal): ``engagement < 0.60`` → CLARIFY.
+2. **Coherence minimum** (universal): ``coherence < 0.50`` → RESET.
+3. The agent itself recommended CLARIFY, DELEGATE or RESET → that action. An agent that says it
+   cannot go on is never overruled into going on.
+4. ``clarity < profile.actions.clarify_below`` → CLARIFY.
+5. ``do < profile.actions.delegate_below`` → DELEGATE.
+6. Dynamic threshold (the profile trusts the agent) and the agent recommended PROCEED or
+   INVESTIGATE → that action. Without a recommendation, ``dynamic_fallback_threshold`` applies.
+7. ``overall confidence >= threshold`` → PROCEED, otherwise INVESTIGATE.
+
+Rules 1, 2, 4 and 5 look only at vectors present; a partial CHECK is normally completed from the
+previous assessment first (:meth:`Assessment.carry_forward`), and the record says which vectors
+were carried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from noetic.errors import ValidationError
+from noetic.vectors import META_VECTOR, VECTOR_NAMES, check_score, oriented, overall_confidence
+
+ENGAGEMENT_GATE: Final = 0.60
+COHERENCE_MINIMUM: Final = 0.50
+
+
+class Phase(StrEnum):
+    PREFLIGHT = "preflight"
+    CHECK = "check"
+    POSTFLIGHT = "postflight"
+
+
+class Action(StrEnum):
+    INVESTIGATE = "INVESTIGATE"
+    PROCEED = "PROCEED"
+    CLARIFY = "CLARIFY"
+    DELEGATE = "DELEGATE"
+    RESET = "RESET"
+
+
+STOPPING_ACTIONS: Final = frozenset({Action.CLARIFY, Action.DELEGATE, Action.RESET})
+PARTIAL_ALLOWED: Final = frozenset({Phase.CHECK})
+
+
+class Assessment(BaseModel):
+    """One self-assessment. PREFLIGHT and POSTFLIGHT need all 13 vectors; CHECK may be partial."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    phase: Phase
+    vectors: dict[str, float]
+    rationales: dict[str, str] = Field(default_factory=dict)
+    evidence: dict[str, str] = Field(default_factory=dict)
+    recommended_action: Action | None = None
+    note: str = ""
+    carried: tuple[str, ...] = ()
+
+    @field_validator("vectors", mode="before")
+    @classmethod
+    def _check_vectors(cls, value: Any) -> dict[str, float]:
+        if not isinstance(value, Mapping):
+            raise ValidationError(
+                f"vectors must be an object of name → score, got {type(value).__name__}",
+                field="vectors",
+                value=value,
+            )
+        return {str(k): check_score(str(k), v) for k, v in value.items()}
+
+    @field_validator("recommended_action", mode="before")
+    @classmethod
+    def _upper_action(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            name = value.strip().upper()
+            if name not in Action.__members__:
+                raise ValidationError(
+                    f"unknown action {value!r}",
+                    field="recommended_action",
+                    value=value,
+                    fix=f"use one of: {', '.join(Action)}",
+                )
+            return Action[name]
+        return value
+
+    @model_validator(mode="after")
+    def _check_complete(self) -> Assessment:
+        if not self.vectors:
+            raise ValidationError(
+                f"a {self.phase.value} assessment needs at least one vector",
+                field="vectors",
+                value={},
+            )
+        if self.phase not in PARTIAL_ALLOWED and self.missing:
+            raise ValidationError(
+                f"a {self.phase.value} assessment needs all 13 vectors; missing: "
+                + ", ".join(self.missing),
+                field="vectors",
+                value=sorted(self.vectors),
+                fix="score every vector; only CHECK may be partial",
+            )
+        for mapping, label in ((self.rationales, "rationales"), (self.evidence, "evidence")):
+            unknown = sorted(set(mapping) - set(VECTOR_NAMES))
+            if unknown:
+                raise ValidationError(
+                    f"{label} names unknown vectors: {', '.join(unknown)}",
+                    field=label,
+                    value=unknown,
+                )
+        return self
+
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Vectors not scored, in canonical order."""
+        return tuple(v for v in VECTOR_NAMES if v not in self.vectors)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+    def carry_forward(self, previous: Assessment) -> Assessment:
+        """Fill missing vectors from ``previous``; the result records which were carried."""
+        carried = tuple(v for v in self.missing if v in previous.vectors)
+        if not carried:
+            return self
+        vectors = {**{v: previous.vectors[v] for v in carried}, **self.vectors}
+        return self.model_copy(update={"vectors": vectors, "carried": carried})
+
+    @classmethod
+    def from_input(cls, phase: Phase | str, data: Any) -> Assessment:
+        """Build from what agents send: flat ``{"know": 0.8}``, per-vector
+        ``{"know": {"score": 0.8, "rationale": "...", "evidence": "..."}}``, or an envelope
+        ``{"vectors": {...}, "recommended_action": "PROCEED", "note": "..."}``."""
+        if not isinstance(data, Mapping):
+            raise ValidationError(
+                f"an assessment must be a JSON object, got {type(data).__name__}",
+                field="assessment",
+                value=data,
+            )
+        envelope = dict(data) if "vectors" in data else {"vectors": dict(data)}
+        raw_vectors = envelope.pop("vectors")
+        if not isinstance(raw_vectors, Mapping):
+            raise ValidationError(
+                "vectors must be an object of name → score", field="vectors", value=raw_vectors
+            )
+        vectors: dict[str, Any] = {}
+        rationales = dict(envelope.pop("rationales", {}) or {})
+        evidence = dict(envelope.pop("evidence", {}) or {})
+        for name, value in raw_vectors.items():
+            if isinstance(value, Mapping):
+                if "score" not in value:
+                    raise ValidationError(
+                        f"vector {name!r} has no 'score'", field=str(name), value=dict(value)
+                    )
+                vectors[name] = value["score"]
+                if value.get("rationale"):
+                    rationales[name] = str(value["rationale"])
+                if value.get("evidence"):
+                    evidence[name] = str(value["evidence"])
+            else:
+                vectors[name] = value
+        action = envelope.pop("recommended_action", envelope.pop("action", None))
+        note = envelope.pop("note", "")
+        if envelope:
+            raise ValidationError(
+                f"unknown assessment fields: {', '.join(sorted(map(str, envelope)))}",
+                field="assessment",
+                value=sorted(map(str, envelope)),
+                fix="allowed: vectors, rationales, evidence, recommended_action, note",
+            )
+        return cls(
+            phase=Phase(phase),
+            vectors=vectors,
+            rationales=rationales,
+            evidence=evidence,
+            recommended_action=action,
+            note=str(note or ""),
+        )
+
+
+class Thresholds(BaseModel):
+    """What :func:`decide` needs from a profile (a :class:`noetic.profiles.Profile` provides it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    confidence_threshold: float | None  # None = dynamic: the agent decides
+    dynamic_fallback_threshold: float = 0.70
+    gap_threshold: float = 0.60
+    clarify_below: float = 0.50
+    delegate_below: float = 0.35
+
+
+class Decision(BaseModel):
+    """The action Noetic derived, with the confidence, the gaps and the rule that fired."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    confidence: float
+    threshold: float | None
+    rule: str
+    reason: str
+    gaps: tuple[str, ...]
+
+
+def gaps(vectors: Mapping[str, float], gap_threshold: float) -> tuple[str, ...]:
+    """Vectors whose oriented score is below the gap threshold (weakest first)."""
+    weak = [(oriented(n, s), n) for n, s in vectors.items() if oriented(n, s) < gap_threshold]
+    return tuple(n for _, n in sorted(weak))
+
+
+def decide(assessment: Assessment, thresholds: Thresholds, tuning: Any = None) -> Decision:
+    """Apply the rule in the module docstring. ``tuning`` is a :class:`noetic.vectors.Tuning`."""
+    v = assessment.vectors
+    confidence = overall_confidence(v, tuning)
+    found = gaps(v, thresholds.gap_threshold)
+    agent = assessment.recommended_action
+    threshold = thresholds.confidence_threshold
+
+    def made(action: Action, rule: str, reason: str, used: float | None = threshold) -> Decision:
+        return Decision(
+            action=action,
+            confidence=round(confidence, 6),
+            threshold=used,
+            rule=rule,
+            reason=reason,
+            gaps=found,
+        )
+
+    if "engagement" in v and v["engagement"] < ENGAGEMENT_GATE:
+        return made(
+            Action.CLARIFY,
+            "engagement_gate",
+            f"engagement {v['engagement']:.2f} is below the universal gate {ENGAGEMENT_GATE:.2f}",
+        )
+    if "coherence" in v and v["coherence"] < COHERENCE_MINIMUM:
+        return made(
+            Action.RESET,
+            "coherence_minimum",
+            f"coherence {v['coherence']:.2f} is below the universal minimum "
+            f"{COHERENCE_MINIMUM:.2f}",
+        )
+    if agent in STOPPING_ACTIONS:
+        return made(agent, "agent_stop", f"the agent recommended {agent.value}")
+    if "clarity" in v and v["clarity"] < thresholds.clarify_below:
+        return made(
+            Action.CLARIFY,
+            "clarity",
+            f"clarity {v['clarity']:.2f} is below the profile's {thresholds.clarify_below:.2f}",
+        )
+    if "do" in v and v["do"] < thresholds.delegate_below:
+        return made(
+            Action.DELEGATE,
+            "capability",
+            f"do {v['do']:.2f} is below the profile's {thresholds.delegate_below:.2f}",
+        )
+    if threshold is None:
+        if agent is not None:
+            return made(agent, "dynamic", f"dynamic threshold: the agent chose {agent.value}")
+        threshold = thresholds.dynamic_fallback_threshold
+    if confidence >= threshold:
+        return made(
+            Action.PROCEED,
+            "threshold",
+            f"confidence {confidence:.2f} meets the threshold {threshold:.2f}",
+            threshold,
+        )
+    weakest = ", ".join(found[:3]) or META_VECTOR
+    return made(
+        Action.INVESTIGATE,
+        "threshold",
+        f"confidence {confidence:.2f} is below the threshold {threshold:.2f}; weakest: {weakest}",
+        threshold,
+    )

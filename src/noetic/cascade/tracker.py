@@ -1,0 +1,285 @@
+"""The agent-driven CASCADE: the agent assesses itself, Noetic records and decides.
+
+A *session* is one agent's working period; a *cascade* is one tracked task inside it, opened by
+PREFLIGHT and closed by POSTFLIGHT. Between them the agent may investigate and CHECK as often as
+it likes. Every assessment is recorded in SQLite, the session's JSON file and a reflex log in
+one call, and emitted as an event.
+
+Order is enforced: CHECK and POSTFLIGHT need an open cascade (a PREFLIGHT first); a second
+POSTFLIGHT finds the cascade closed; a PREFLIGHT while a cascade is open is refused unless the
+open one is explicitly abandoned.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.assessment import Assessment, Decision, Phase, decide
+from noetic.calibration import BasicCalibration, basic_calibration
+from noetic.errors import ValidationError, WorkflowError
+from noetic.events import EventBus, EventKind
+from noetic.profiles import PostflightMode, Profile, ProfileRegistry
+from noetic.store import Store
+from noetic.store.records import (
+    AssessmentRecord,
+    CascadeRecord,
+    InvestigationRecord,
+    SessionRecord,
+)
+
+
+class Recorded(BaseModel):
+    """An assessment as recorded, with the decision Noetic derived."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    cascade: CascadeRecord
+    assessment: AssessmentRecord
+    decision: Decision
+
+
+class Postflight(Recorded):
+    calibration: BasicCalibration
+
+
+class EpistemicState(BaseModel):
+    """Where a session stands: its open cascade and latest assessment, if any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session: SessionRecord
+    profile: str
+    open_cascade: CascadeRecord | None
+    latest: AssessmentRecord | None
+    next_step: str
+
+
+class Tracker:
+    """Records the agent-driven workflow. Collaborators are passed in; nothing is global."""
+
+    def __init__(
+        self, store: Store, registry: ProfileRegistry, bus: EventBus | None = None
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.bus = bus or EventBus()
+        self.bus.subscribe(store.append_event)
+
+    # sessions -----------------------------------------------------------------------------
+
+    def bootstrap(
+        self,
+        *,
+        ai_id: str = "agent",
+        profile: str | None = None,
+        ai_model: str | None = None,
+        domain: str | None = None,
+        project: str | None = None,
+    ) -> tuple[SessionRecord, Profile]:
+        if not ai_id.strip():
+            raise ValidationError("ai_id must not be empty", field="ai_id", value=ai_id)
+        chosen = self.registry.select(profile, ai_model=ai_model, domain=domain)
+        session = self.store.create_session(
+            ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain, project=project
+        )
+        self.bus.emit(
+            EventKind.SESSION_STARTED,
+            session_id=session.id,
+            data={"ai_id": ai_id, "profile": chosen.name, "ai_model": ai_model, "domain": domain},
+        )
+        return session, chosen
+
+    def profile_of(self, session: SessionRecord) -> Profile:
+        return self.registry.get(session.profile)
+
+    def state(self, session_id: str) -> EpistemicState:
+        session = self.store.get_session(session_id)
+        cascade = self.store.open_cascade_of(session.id)
+        history = self.store.assessments(session_id=session.id)
+        latest = history[-1] if history else None
+        if cascade is None:
+            step = 'start a task: `noetic preflight "task"`'
+        elif latest is None or latest.cascade_id != cascade.id:
+            step = "record the PREFLIGHT for the open task"
+        elif latest.decision.action.value == "PROCEED":
+            step = "act on the task, then `noetic postflight`"
+        else:
+            step = f"{latest.decision.action.value}: investigate, then `noetic check`"
+        return EpistemicState(
+            session=session,
+            profile=session.profile,
+            open_cascade=cascade,
+            latest=latest,
+            next_step=step,
+        )
+
+    # phases -------------------------------------------------------------------------------
+
+    def preflight(
+        self, session_id: str, task: str, assessment: Assessment, *, abandon_open: bool = False
+    ) -> Recorded:
+        _expect_phase(assessment, Phase.PREFLIGHT)
+        if not task.strip():
+            raise ValidationError("the task description is empty", field="task", value=task)
+        session = self.store.get_session(session_id)
+        profile = self.profile_of(session)
+        open_cascade = self.store.open_cascade_of(session.id)
+        if open_cascade is not None:
+            if not abandon_open:
+                raise WorkflowError(
+                    f"task {open_cascade.id} ({open_cascade.task!r}) is still open",
+                    fix="finish it with `noetic postflight`, or pass --abandon-open",
+                )
+            self.store.finish_cascade(open_cascade.id, "abandoned", open_cascade.result)
+        cascade = self.store.open_cascade(session.id, task, profile=profile.name)
+        return self._record(session, cascade, profile, assessment)
+
+    def check(self, session_id: str, assessment: Assessment) -> Recorded:
+        _expect_phase(assessment, Phase.CHECK)
+        session = self.store.get_session(session_id)
+        cascade = self._open_cascade(session, "CHECK")
+        previous = self.store.assessments(cascade_id=cascade.id)[-1].assessment
+        completed = assessment.carry_forward(previous)
+        return self._record(session, cascade, self.profile_of(session), completed)
+
+    def investigate(
+        self,
+        session_id: str,
+        note: str,
+        *,
+        tool: str | None = None,
+        target_vector: str | None = None,
+        success: bool | None = None,
+    ) -> InvestigationRecord:
+        if not note.strip():
+            raise ValidationError("the investigation note is empty", field="note", value=note)
+        session = self.store.get_session(session_id)
+        cascade = self._open_cascade(session, "an investigation")
+        rounds = 1 + sum(
+            1
+            for a in self.store.assessments(cascade_id=cascade.id)
+            if a.assessment.phase == "check"
+        )
+        record = self.store.add_investigation(
+            session.id,
+            cascade_id=cascade.id,
+            round=rounds,
+            note=note,
+            tool=tool,
+            target_vector=target_vector,
+            success=success,
+        )
+        self.bus.emit(
+            EventKind.INVESTIGATION,
+            session_id=session.id,
+            cascade_id=cascade.id,
+            data={"round": rounds, "tool": tool, "note": note, "target_vector": target_vector},
+        )
+        return record
+
+    def postflight(self, session_id: str, assessment: Assessment) -> Postflight:
+        _expect_phase(assessment, Phase.POSTFLIGHT)
+        session = self.store.get_session(session_id)
+        cascade = self._open_cascade(session, "POSTFLIGHT")
+        profile = self.profile_of(session)
+        _check_postflight_mode(assessment, profile)
+        pre = next(
+            a.assessment
+            for a in self.store.assessments(cascade_id=cascade.id)
+            if a.assessment.phase == Phase.PREFLIGHT
+        )
+        recorded = self._record(session, cascade, profile, assessment)
+        calibration = basic_calibration(pre, assessment, profile.tuning)
+        closed = self.store.finish_cascade(
+            cascade.id, "completed", {"calibration": calibration.model_dump(mode="json")}
+        )
+        self.bus.emit(
+            EventKind.RUN_FINISHED,
+            session_id=session.id,
+            cascade_id=cascade.id,
+            data={"status": "completed", "classification": calibration.classification.value},
+        )
+        return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
+
+    # internals ----------------------------------------------------------------------------
+
+    def _open_cascade(self, session: SessionRecord, what: str) -> CascadeRecord:
+        cascade = self.store.open_cascade_of(session.id)
+        if cascade is not None:
+            return cascade
+        done = self.store.cascades(session.id)
+        if done:
+            raise WorkflowError(
+                f"{what} needs an open task, but the last task in session {session.id} "
+                f"({done[-1].task!r}) is already {done[-1].status}",
+                fix='start a new task with `noetic preflight "task"`',
+            )
+        raise WorkflowError(
+            f"{what} needs a PREFLIGHT first: session {session.id} has no task yet",
+            fix='run `noetic preflight "task"` first',
+        )
+
+    def _record(
+        self,
+        session: SessionRecord,
+        cascade: CascadeRecord,
+        profile: Profile,
+        assessment: Assessment,
+    ) -> Recorded:
+        decision = decide(assessment, profile.thresholds, profile.tuning)
+        record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
+        self.bus.emit(
+            EventKind.ASSESSMENT_RECORDED,
+            session_id=session.id,
+            cascade_id=cascade.id,
+            data={
+                "phase": assessment.phase.value,
+                "seq": record.seq,
+                "confidence": decision.confidence,
+                "missing": list(assessment.missing),
+                "carried": list(assessment.carried),
+            },
+        )
+        self.bus.emit(
+            EventKind.DECISION,
+            session_id=session.id,
+            cascade_id=cascade.id,
+            data={
+                "action": decision.action.value,
+                "rule": decision.rule,
+                "reason": decision.reason,
+            },
+        )
+        return Recorded(
+            session_id=session.id, cascade=cascade, assessment=record, decision=decision
+        )
+
+
+def _expect_phase(assessment: Assessment, phase: Phase) -> None:
+    if assessment.phase != phase:
+        raise ValidationError(
+            f"expected a {phase.value} assessment, got {assessment.phase.value}",
+            field="phase",
+            value=assessment.phase.value,
+        )
+
+
+def _check_postflight_mode(assessment: Assessment, profile: Profile) -> None:
+    mode = profile.postflight_mode
+    if mode == PostflightMode.EVIDENCE_REQUIRED:
+        bare = [v for v in assessment.vectors if not assessment.evidence.get(v, "").strip()]
+        if bare:
+            raise ValidationError(
+                f"profile {profile.name!r} requires evidence for every POSTFLIGHT vector; "
+                f"missing for: {', '.join(bare)}",
+                field="evidence",
+                value=bare,
+            )
+    elif mode == PostflightMode.REFLECTIVE and not assessment.note.strip():
+        raise ValidationError(
+            f"profile {profile.name!r} asks for a note on what was learned at POSTFLIGHT",
+            field="note",
+            value="",
+            fix='add "note": "what I learned" to the assessment',
+        )

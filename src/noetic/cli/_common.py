@@ -1,0 +1,164 @@
+"""What every command shares: options, store opening, output and error handling.
+
+A command parses its arguments, calls one engine or store function inside :func:`handled`,
+and hands the result to :func:`emit`, which prints one JSON document with ``--json`` or calls
+the command's renderer otherwise. Errors become exit codes: 1 for the caller's mistakes
+(:class:`noetic.errors.UsageError`), 3 for runtime failures (store, provider); typer itself
+exits 2 on malformed command lines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from noetic.cascade.tracker import Tracker
+    from noetic.store import Store
+
+EXIT_USER_ERROR = 1
+EXIT_USAGE = 2
+EXIT_RUNTIME = 3
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store",
+        help="Store directory (default: .noetic in the project, or $NOETIC_HOME).",
+        show_default=False,
+    ),
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option("--session", "-s", help="Session id or prefix (default: the current session)."),
+]
+
+
+def stdout() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def to_jsonable(data: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json")
+    if isinstance(data, dict):
+        return {k: to_jsonable(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [to_jsonable(v) for v in data]
+    return data
+
+
+def emit(data: Any, as_json: bool, render: Callable[[], None] | None = None) -> None:
+    """Print ``data`` as JSON, or run the human renderer."""
+    if as_json or render is None:
+        sys.stdout.write(json.dumps(to_jsonable(data), indent=2, ensure_ascii=False) + "\n")
+    else:
+        render()
+
+
+@contextmanager
+def handled(as_json: bool) -> Iterator[None]:
+    """Turn Noetic's errors into a message (or ``{"error": …}``) and an exit code."""
+    from noetic.errors import NoeticError, UsageError
+
+    try:
+        yield
+    except NoeticError as exc:
+        code = EXIT_USER_ERROR if isinstance(exc, UsageError) else EXIT_RUNTIME
+        if as_json:
+            sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2) + "\n")
+        else:
+            stderr().print(f"[bold red]error:[/] {exc.message}", markup=True)
+            if exc.fix:
+                stderr().print(f"[dim]fix:[/] {exc.fix}", markup=True)
+        raise typer.Exit(code) from None
+
+
+def open_store(store: Path | None) -> Store:
+    from noetic.store import Store, resolve_home
+
+    return Store(resolve_home(store))
+
+
+def open_tracker(store: Path | None) -> Tracker:
+    from noetic.cascade.tracker import Tracker
+    from noetic.profiles import ProfileRegistry
+
+    opened = open_store(store)
+    return Tracker(opened, ProfileRegistry(opened.home / "profiles"))
+
+
+def current_session(tracker: Tracker, explicit: str | None) -> str:
+    """The session to act on: explicit, else the project's current one."""
+    from noetic.errors import NotFoundError
+    from noetic.store.files import read_current_session
+
+    if explicit:
+        return tracker.store.get_session(explicit).id
+    remembered = read_current_session(tracker.store.home)
+    if remembered is None:
+        raise NotFoundError(
+            "no current session in this project",
+            fix="run `noetic bootstrap` first, or pass --session ID",
+        )
+    return tracker.store.get_session(remembered).id
+
+
+def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | None:
+    """Scores from --vectors, --vectors-file or stdin (when piped); None when none was given."""
+    from noetic.errors import NotFoundError, ValidationError
+
+    if vectors is not None and vectors_file is not None:
+        raise ValidationError(
+            "give the scores once: --vectors or --vectors-file, not both", field="vectors"
+        )
+    if vectors_file is not None:
+        if str(vectors_file) == "-":
+            text = sys.stdin.read()
+            source = "stdin"
+        else:
+            try:
+                text = vectors_file.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise NotFoundError(f"vector file not found: {vectors_file}") from None
+            except OSError as exc:
+                raise ValidationError(
+                    f"cannot read vector file {vectors_file}: {exc}", field="vectors_file"
+                ) from None
+            source = str(vectors_file)
+    elif vectors is not None:
+        text, source = vectors, "--vectors"
+    elif not sys.stdin.isatty():
+        text, source = sys.stdin.read(), "stdin"
+        if not text.strip():
+            return None
+    else:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            field="vectors",
+            value=text[:200],
+            fix='pass an object such as {"know": 0.8, "do": 0.7, ...}',
+        ) from None

@@ -1,0 +1,131 @@
+"""`noetic demo`: one tracked task from bootstrap to calibration, in a scratch store.
+
+It runs the same commands a user or an agent runs, with the scores an agent might give, and
+prints what each one shows, so a newcomer sees in under a minute what Noetic records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json as jsonlib
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from noetic.cli._common import JsonOpt, stdout
+
+TASK = "Fix the flaky timezone test in billing/test_invoices.py"
+
+PREFLIGHT = {
+    "vectors": {
+        "engagement": {"score": 0.85, "rationale": "A concrete, bounded bug."},
+        "know": {"score": 0.55, "rationale": "I know pytest; not this billing code."},
+        "do": 0.8,
+        "context": {"score": 0.45, "rationale": "I have not read the test or the CI logs."},
+        "clarity": 0.75,
+        "coherence": 0.8,
+        "signal": 0.6,
+        "density": 0.4,
+        "state": 0.5,
+        "change": 0.7,
+        "completion": 0.55,
+        "impact": 0.65,
+        "uncertainty": 0.55,
+    },
+    "recommended_action": "INVESTIGATE",
+    "note": "Read the test and its fixtures before touching anything.",
+}
+INVESTIGATION = "The test builds invoices with datetime.now() while the fixture freezes UTC."
+CHECK = {
+    "know": {"score": 0.8, "evidence": "test_invoices.py:41 uses naive datetime.now()"},
+    "context": {"score": 0.85, "evidence": "CI runs in UTC+0, laptops do not"},
+    "state": 0.8,
+    "completion": 0.8,
+    "uncertainty": 0.25,
+}
+POSTFLIGHT = {
+    "vectors": {
+        "engagement": 0.85,
+        "know": 0.85,
+        "do": 0.85,
+        "context": 0.85,
+        "clarity": 0.85,
+        "coherence": 0.9,
+        "signal": 0.8,
+        "density": 0.3,
+        "state": 0.85,
+        "change": 0.8,
+        "completion": 0.9,
+        "impact": 0.75,
+        "uncertainty": 0.2,
+    },
+    "note": "The fix was one line; the fixture's frozen clock was the key evidence.",
+}
+
+
+def demo(
+    store: Annotated[
+        Path | None, typer.Option("--store", help="Keep the demo's store here.")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Walk through one tracked task (bootstrap → preflight → investigate → check → postflight)."""
+    from noetic.cli import sessions
+
+    with tempfile.TemporaryDirectory(prefix="noetic-demo-") as scratch:
+        home = store or Path(scratch) / ".noetic"
+        out = stdout()
+        quiet = json
+
+        def step(title: str, command: str) -> None:
+            if not quiet:
+                out.rule(f"[bold]{title}")
+                out.print(f"[dim]$[/] [cyan]{command}[/]")
+
+        if not quiet:
+            out.print(
+                "[bold]Noetic demo[/]: an agent tracks one task. It scores itself on 13 vectors "
+                "before, during and after the work; Noetic records every assessment, decides "
+                "what to do next from the profile's thresholds, and measures calibration.\n"
+            )
+        silence = contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext()
+        with silence:
+            _walk(home, quiet, step)
+        if quiet:
+            from noetic.store import Store
+            from noetic.store.files import read_current_session
+
+            with Store(home) as opened:
+                sid = read_current_session(home) or ""
+                typer.echo(jsonlib.dumps(opened.export_session(sid), indent=2))
+            return
+        step("6 · what was recorded", "noetic sessions list")
+        sessions.list_(store=home)
+        files = sorted(p.relative_to(home) for p in home.rglob("*.json"))
+        out.print("\n[bold]Triple storage[/] under the store directory:")
+        out.print("  noetic.db  (SQLite: sessions, tasks, assessments, investigations, events)")
+        for path in files:
+            out.print(f"  {path}")
+        out.print(
+            "\nTry it for real: [cyan]noetic bootstrap[/], then [cyan]noetic preflight "
+            '"your task"[/] prints the assessment prompt for your agent to answer.'
+        )
+
+
+def _walk(home: Path, quiet: bool, step: Callable[[str, str], None]) -> None:
+    from noetic.cli import workflow
+
+    step("1 · bootstrap: open a session", "noetic bootstrap --ai-model claude-haiku-4")
+    workflow.bootstrap(ai_model="claude-haiku-4", ai_id="demo-agent", store=home, json=quiet)
+    step("2 · preflight: the baseline, before any work", f'noetic preflight "{TASK}" --vectors …')
+    workflow.preflight(TASK, vectors=jsonlib.dumps(PREFLIGHT), store=home, json=quiet)
+    step("3 · investigate: look before acting", f'noetic investigate --note "{INVESTIGATION}"')
+    workflow.investigate(INVESTIGATION, tool="read_file", store=home, json=quiet)
+    step("4 · check: reassess only what changed", "noetic check --vectors …")
+    workflow.check(vectors=jsonlib.dumps(CHECK), store=home, json=quiet)
+    step("5 · postflight: reassess after the work", "noetic postflight --vectors …")
+    workflow.postflight(vectors=jsonlib.dumps(POSTFLIGHT), store=home, json=quiet)

@@ -1,0 +1,79 @@
+"""Rich rendering for people: vector tables coloured by the seed's thresholds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from noetic.vectors import TIER_OF, VECTOR_NAMES, oriented
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from noetic.assessment import Decision
+    from noetic.calibration import BasicCalibration
+
+
+def colour(value: float) -> str:
+    """≥ 0.90 green, ≥ 0.80 yellow, ≥ 0.70 orange, below red (on the 'higher is better' scale)."""
+    if value >= 0.90:
+        return "green"
+    if value >= 0.80:
+        return "yellow"
+    if value >= 0.70:
+        return "dark_orange"
+    return "red"
+
+
+def bar(value: float, width: int = 20) -> str:
+    filled = round(max(0.0, min(1.0, value)) * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+def vector_table(
+    vectors: dict[str, float], title: str, before: dict[str, float] | None = None
+) -> Table:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("vector")
+    table.add_column("tier", style="dim")
+    if before is not None:
+        table.add_column("before", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("", no_wrap=True)
+    if before is not None:
+        table.add_column("Δ", justify="right")
+    for name in VECTOR_NAMES:
+        if name not in vectors:
+            continue
+        value = vectors[name]
+        shown = oriented(name, value)
+        label = f"{name} ↓" if shown != value or name in ("density", "uncertainty") else name
+        row = [label, TIER_OF.get(name, "meta")]
+        if before is not None:
+            row.append(f"{before[name]:.2f}" if name in before else "–")
+        row += [f"[{colour(shown)}]{value:.2f}[/]", f"[{colour(shown)}]{bar(shown)}[/]"]
+        if before is not None:
+            delta = value - before[name] if name in before else 0.0
+            row.append(f"{delta:+.2f}")
+        table.add_row(*row)
+    return table
+
+
+def decision_line(decision: Decision) -> str:
+    style = "green" if decision.action == "PROCEED" else "yellow"
+    threshold = f" (threshold {decision.threshold:.2f})" if decision.threshold is not None else ""
+    return (
+        f"[bold {style}]{decision.action.value}[/] · confidence "
+        f"[{colour(decision.confidence)}]{decision.confidence:.2f}[/]{threshold} — "
+        f"{decision.reason}"
+    )
+
+
+def calibration_line(cal: BasicCalibration) -> str:
+    style = "green" if cal.classification == "well_calibrated" else "yellow"
+    return (
+        f"calibration: [bold {style}]{cal.classification.value}[/] · confidence "
+        f"{cal.confidence_pre:.2f} → {cal.confidence_post:.2f} ({cal.confidence_change:+.2f}, "
+        f"tolerance ±{cal.tolerance:.2f}) · learning {cal.learning_magnitude:.2f}"
+    )

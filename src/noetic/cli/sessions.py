@@ -1,0 +1,130 @@
+"""`noetic sessions list|show|export|import` and `noetic rebuild`."""
+
+from __future__ import annotations
+
+import json as jsonlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_store, stdout
+
+app = typer.Typer(help="List, show, export and import sessions.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_(
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 20,
+    ai_id: Annotated[str | None, typer.Option(help="Only this AI's sessions.")] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Sessions in the store, newest first."""
+    with handled(json):
+        opened = open_store(store)
+        sessions = opened.list_sessions(limit=limit, ai_id=ai_id)
+        counts = {s.id: len(opened.cascades(s.id)) for s in sessions}
+
+    def render() -> None:
+        from rich.table import Table
+
+        table = Table("id", "ai", "profile", "tasks", "created")
+        for s in sessions:
+            table.add_row(s.id, s.ai_id, s.profile, str(counts[s.id]), s.created_at[:19])
+        stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
+
+    emit(sessions, json, render)
+
+
+@app.command()
+def show(
+    session_id: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """One session: its tasks, assessments and decisions."""
+    from noetic.cli.render import decision_line, vector_table
+
+    with handled(json):
+        doc = open_store(store).export_session(session_id)
+
+    def render() -> None:
+        from noetic.store.records import AssessmentRecord
+
+        out = stdout()
+        s = doc["session"]
+        out.print(f"[bold]session[/] {s['id']} · ai {s['ai_id']} · profile {s['profile']}")
+        for cascade in doc["cascades"]:
+            out.print(f"\n[bold]task[/] {cascade['task']} · {cascade['status']}")
+            for raw in doc["assessments"]:
+                if raw["cascade_id"] != cascade["id"]:
+                    continue
+                rec = AssessmentRecord.model_validate({**raw, "id": 0})
+                out.print(vector_table(rec.assessment.vectors, rec.assessment.phase.upper()))
+                out.print(decision_line(rec.decision))
+            cal = cascade["result"].get("calibration")
+            if cal:
+                out.print(f"calibration: {cal['classification']}")
+
+    emit(doc, json, render)
+
+
+@app.command()
+def export(
+    session_id: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Export a session as one JSON document (re-import with `noetic sessions import`)."""
+    from noetic.store.files import atomic_write_json
+
+    with handled(False):
+        doc = open_store(store).export_session(session_id)
+        if output is None:
+            typer.echo(jsonlib.dumps(doc, indent=2, ensure_ascii=False))
+        else:
+            atomic_write_json(output, doc)
+            stdout().print(f"exported {doc['session']['id']} to {output}")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A file written by `noetic sessions export`.")],
+    replace: Annotated[bool, typer.Option(help="Overwrite a session with the same id.")] = False,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Import an exported session exactly (same ids and timestamps)."""
+    from noetic.errors import NotFoundError, ValidationError
+
+    with handled(json):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFoundError(f"file not found: {file}") from None
+        try:
+            doc = jsonlib.loads(text)
+        except jsonlib.JSONDecodeError as exc:
+            raise ValidationError(
+                f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}", field="file"
+            ) from None
+        session = open_store(store).import_session(doc, replace=replace)
+    emit(session, json, lambda: stdout().print(f"imported session {session.id}"))
+
+
+def rebuild(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Regenerate every session JSON file and reflex log from SQLite."""
+    with handled(json):
+        opened = open_store(store)
+        counts = opened.rebuild_files()
+    emit(
+        counts,
+        json,
+        lambda: stdout().print(
+            f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex logs "
+            f"in {opened.home}"
+        ),
+    )

@@ -1,0 +1,218 @@
+"""The agent-driven workflow: bootstrap, preflight, investigate, check, postflight, state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from noetic.cli._common import (
+    JsonOpt,
+    SessionOpt,
+    StoreOpt,
+    current_session,
+    emit,
+    handled,
+    open_tracker,
+    read_json_input,
+    stdout,
+)
+
+VectorsOpt = Annotated[
+    str | None,
+    typer.Option("--vectors", help="Scores as JSON, e.g. '{\"know\": 0.8, ...}'."),
+]
+VectorsFileOpt = Annotated[
+    Path | None,
+    typer.Option("--vectors-file", help="A JSON file with the scores ('-' for stdin)."),
+]
+
+
+def bootstrap(
+    profile: Annotated[str | None, typer.Option(help="Profile name.")] = None,
+    ai_model: Annotated[str | None, typer.Option(help="Model id, for auto-selection.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Task domain, for auto-selection.")] = None,
+    ai_id: Annotated[str, typer.Option(help="Who is assessing itself.")] = "agent",
+    project: Annotated[str | None, typer.Option(help="Project name for this session.")] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Open a session, choose its profile and make it the project's current session."""
+    from noetic.store.files import write_current_session
+
+    with handled(json):
+        tracker = open_tracker(store)
+        session, chosen = tracker.bootstrap(
+            ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
+        )
+        write_current_session(tracker.store.home, session.id)
+
+    def render() -> None:
+        out = stdout()
+        threshold = chosen.investigation.confidence_threshold
+        rounds = chosen.investigation.max_rounds or "unlimited"
+        out.print(f"[bold]session[/] {session.id} · ai {session.ai_id} · profile {chosen.name}")
+        out.print(
+            f"  threshold {threshold} · max rounds {rounds} · "
+            f"tools {chosen.investigation.tool_mode.value} · {chosen.philosophy}"
+        )
+        out.print(f"  store {tracker.store.home}")
+        out.print('next: noetic preflight "describe the task"')
+
+    emit({"session": session, "profile": chosen}, json, render)
+
+
+def _assess(
+    phase: str,
+    session: str | None,
+    store: Path | None,
+    vectors: str | None,
+    vectors_file: Path | None,
+    as_json: bool,
+    task: str | None = None,
+    abandon_open: bool = False,
+) -> Any:
+    """Record an assessment, or print the prompt when no scores were given."""
+    from noetic.assessment import Assessment, Phase
+
+    tracker = open_tracker(store)
+    sid = current_session(tracker, session)
+    data = read_json_input(vectors, vectors_file)
+    if data is None:
+        from noetic.assessment_prompt import build_assessment_prompt
+
+        state = tracker.state(sid)
+        the_task = task or (state.open_cascade.task if state.open_cascade else "")
+        previous = state.latest.assessment if state.latest else None
+        prompt = build_assessment_prompt(
+            the_task,
+            Phase(phase),
+            tracker.profile_of(state.session),
+            previous if phase != "preflight" else None,
+        )
+        return {"session_id": sid, "phase": phase, "prompt": prompt, "recorded": False}
+    assessment = Assessment.from_input(phase, data)
+    if phase == "preflight":
+        return tracker.preflight(sid, task or "", assessment, abandon_open=abandon_open)
+    if phase == "check":
+        return tracker.check(sid, assessment)
+    return tracker.postflight(sid, assessment)
+
+
+def _render_assessment(result: Any) -> None:
+    from noetic.cli.render import calibration_line, decision_line, vector_table
+
+    out = stdout()
+    if isinstance(result, dict):
+        out.print(result["prompt"], markup=False)
+        return
+    a = result.assessment.assessment
+    title = f"{a.phase.value.upper()} · {result.cascade.task}"
+    before = None
+    if a.phase == "postflight":
+        delta = result.calibration.delta
+        before = {k: round(a.vectors[k] - d, 6) for k, d in delta.items()}
+    out.print(vector_table(a.vectors, title, before))
+    if a.carried:
+        out.print(f"[dim]carried from the previous assessment: {', '.join(a.carried)}[/]")
+    out.print(decision_line(result.decision))
+    if a.phase == "postflight":
+        out.print(calibration_line(result.calibration))
+
+
+def preflight(
+    task: Annotated[str, typer.Argument(help="The task about to be attempted.")],
+    vectors: VectorsOpt = None,
+    vectors_file: VectorsFileOpt = None,
+    abandon_open: Annotated[
+        bool, typer.Option(help="Close a still-open task as abandoned first.")
+    ] = False,
+    session: SessionOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Baseline assessment before a task. Without scores, prints the prompt to answer."""
+    with handled(json):
+        result = _assess(
+            "preflight", session, store, vectors, vectors_file, json, task, abandon_open
+        )
+    emit(result, json, lambda: _render_assessment(result))
+
+
+def check(
+    vectors: VectorsOpt = None,
+    vectors_file: VectorsFileOpt = None,
+    session: SessionOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Reassess after investigating (partial scores allowed) and print the decision."""
+    with handled(json):
+        result = _assess("check", session, store, vectors, vectors_file, json)
+    emit(result, json, lambda: _render_assessment(result))
+
+
+def postflight(
+    vectors: VectorsOpt = None,
+    vectors_file: VectorsFileOpt = None,
+    session: SessionOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Final reassessment: records it, prints the deltas and the calibration, closes the task."""
+    with handled(json):
+        result = _assess("postflight", session, store, vectors, vectors_file, json)
+    emit(result, json, lambda: _render_assessment(result))
+
+
+def investigate(
+    note: Annotated[str, typer.Option("--note", help="What was looked into and found.")],
+    tool: Annotated[str | None, typer.Option(help="The tool used, if any.")] = None,
+    vector: Annotated[
+        str | None, typer.Option(help="The vector this investigation targets.")
+    ] = None,
+    session: SessionOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Record one investigation step of the open task."""
+    from noetic.vectors import check_score
+
+    with handled(json):
+        if vector is not None:
+            check_score(vector, 0.0)
+        tracker = open_tracker(store)
+        sid = current_session(tracker, session)
+        record = tracker.investigate(sid, note, tool=tool, target_vector=vector)
+    emit(
+        record,
+        json,
+        lambda: stdout().print(
+            f"investigation round {record.round} recorded"
+            + (f" (tool {record.tool})" if record.tool else "")
+            + " · next: noetic check"
+        ),
+    )
+
+
+def state(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Where the current session stands and what to do next."""
+    from noetic.cli.render import decision_line, vector_table
+
+    with handled(json):
+        tracker = open_tracker(store)
+        result = tracker.state(current_session(tracker, session))
+
+    def render() -> None:
+        out = stdout()
+        out.print(f"[bold]session[/] {result.session.id} · profile {result.profile}")
+        if result.open_cascade:
+            out.print(f"open task: {result.open_cascade.task}")
+        if result.latest:
+            latest = result.latest
+            out.print(vector_table(latest.assessment.vectors, f"latest: {latest.assessment.phase}"))
+            out.print(decision_line(latest.decision))
+        out.print(f"next: {result.next_step}")
+
+    emit(result, json, render)

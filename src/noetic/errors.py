@@ -1,0 +1,111 @@
+"""Noetic's exception tree. Every error says what failed, the value, and the fix.
+
+::
+
+    NoeticError
+    ├── UsageError            the caller's mistake (bad vectors, unknown profile, wrong order)
+    │   ├── ValidationError   a value failed validation; names the field and the value
+    │   ├── NotFoundError     an id, profile or file that does not exist
+    │   └── WorkflowError     a step out of order (CHECK before PREFLIGHT, POSTFLIGHT twice)
+    └── RuntimeFailure        something outside the caller's control
+        ├── StoreError        the store could not be read or written
+        │   └── MigrationError
+        ├── ProviderError     a model call failed (provider, model, status, retryable)
+        ├── ParseError        a model reply could not be understood (carries the raw text)
+        └── BudgetExceeded    a token, time or call budget ran out
+
+Retry decisions look at types and status codes, never at message text. The CLI maps
+:class:`UsageError` to exit code 1 and renders ``{"error": ...}`` with ``--json``.
+"""
+
+from __future__ import annotations
+
+
+class NoeticError(Exception):
+    """Base of every error Noetic raises on purpose."""
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.fix})" if self.fix else self.message
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"type": type(self).__name__, "message": self.message}
+        if self.fix:
+            data["fix"] = self.fix
+        return data
+
+
+class UsageError(NoeticError):
+    """The caller asked for something that cannot be done as asked."""
+
+
+class ValidationError(UsageError):
+    """A value failed validation. ``field`` names it, ``value`` is what was given."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        value: object = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message, fix=fix)
+        self.field = field
+        self.value = value
+
+
+class NotFoundError(UsageError):
+    """A session, cascade, profile or file that does not exist."""
+
+
+class WorkflowError(UsageError):
+    """A workflow step taken out of order."""
+
+
+class RuntimeFailure(NoeticError):
+    """A failure outside the caller's control."""
+
+
+class StoreError(RuntimeFailure):
+    """The store could not be opened, read or written."""
+
+
+class MigrationError(StoreError):
+    """A schema migration failed or the database is newer than this Noetic."""
+
+
+class ProviderError(RuntimeFailure):
+    """A model call failed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str,
+        status: int | None = None,
+        retryable: bool = False,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message, fix=fix)
+        self.provider = provider
+        self.model = model
+        self.status = status
+        self.retryable = retryable
+
+
+class ParseError(RuntimeFailure):
+    """A model reply could not be parsed. ``raw`` keeps the reply for inspection."""
+
+    def __init__(self, message: str, *, raw: str, fix: str | None = None) -> None:
+        super().__init__(message, fix=fix)
+        self.raw = raw
+
+
+class BudgetExceeded(RuntimeFailure):
+    """A token, time or call budget ran out."""

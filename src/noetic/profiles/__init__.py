@@ -1,0 +1,258 @@
+"""Investigation profiles: context-specific thresholds, limits, tool modes and tuning.
+
+The five built-ins live as YAML beside this file; users add their own in a directory
+(``<store>/profiles`` by default). Selection uses only what the profiles declare
+(``selection.ai_models`` glob patterns and ``selection.domains``), never code:
+
+* an explicit name wins; an unknown name is an error listing the known profiles;
+* otherwise the AI model is matched against every profile's patterns (the longest matching
+  pattern wins, so ``gpt-4o-mini*`` beats ``gpt-4*``);
+* otherwise the domain is matched against every profile's domain list;
+* a model match takes precedence over a domain match; nothing matching gives ``balanced``.
+
+A profile file that cannot be read or validated is skipped during auto-selection with a
+warning (selection falls back to ``balanced``); asked for by name, it is an error that names the
+file and the field.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import warnings
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from noetic.assessment import Thresholds
+from noetic.errors import NotFoundError, ValidationError
+from noetic.vectors import Tuning
+
+DEFAULT_PROFILE: Final = "balanced"
+
+
+class ToolMode(StrEnum):
+    LIGHT = "light"
+    SUGGESTIVE = "suggestive"
+    GUIDED = "guided"
+    PRESCRIBED = "prescribed"
+    INSPIRATIONAL = "inspirational"
+
+
+class PostflightMode(StrEnum):
+    """How POSTFLIGHT is judged: all 13 vectors (``full``), all 13 each with evidence
+    (``evidence_required``), or all 13 plus a note on what was learned (``reflective``)."""
+
+    FULL = "full"
+    EVIDENCE_REQUIRED = "evidence_required"
+    REFLECTIVE = "reflective"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Selection(_Strict):
+    ai_models: tuple[str, ...] = ()
+    domains: tuple[str, ...] = ()
+
+
+class Investigation(_Strict):
+    max_rounds: int | None = Field(7, ge=1, le=1000)
+    confidence_threshold: float | Literal["dynamic"] = 0.65
+    dynamic_fallback_threshold: float = Field(0.70, ge=0, le=1)
+    gap_threshold: float = Field(0.60, ge=0, le=1)
+    tool_mode: ToolMode = ToolMode.SUGGESTIVE
+    approved_tools: tuple[str, ...] = ()
+
+    @field_validator("confidence_threshold")
+    @classmethod
+    def _threshold_range(cls, value: float | str) -> float | str:
+        if isinstance(value, float) and not 0.0 <= value <= 1.0:
+            raise ValueError("must be 'dynamic' or a number in [0, 1]")
+        return value
+
+
+class ActionThresholds(_Strict):
+    clarify_below: float = Field(0.50, ge=0, le=1)
+    delegate_below: float = Field(0.35, ge=0, le=1)
+
+
+class Profile(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    philosophy: str = ""
+    selection: Selection = Selection()
+    investigation: Investigation = Investigation()
+    actions: ActionThresholds = ActionThresholds()
+    postflight_mode: PostflightMode = PostflightMode.FULL
+    tuning: Tuning = Tuning()
+
+    @property
+    def dynamic(self) -> bool:
+        return self.investigation.confidence_threshold == "dynamic"
+
+    @property
+    def thresholds(self) -> Thresholds:
+        ct = self.investigation.confidence_threshold
+        return Thresholds(
+            confidence_threshold=None if ct == "dynamic" else float(ct),
+            dynamic_fallback_threshold=self.investigation.dynamic_fallback_threshold,
+            gap_threshold=self.investigation.gap_threshold,
+            clarify_below=self.actions.clarify_below,
+            delegate_below=self.actions.delegate_below,
+        )
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
+    """Validate profile data; an error names the source, the field and the value."""
+    if not isinstance(data, dict):
+        raise ValidationError(
+            f"{source}: a profile must be a YAML mapping, got {type(data).__name__}",
+            field="profile",
+            value=data,
+        )
+    try:
+        return Profile.model_validate(data)
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or "profile"
+        raise ValidationError(
+            f"{source}: field {field!r}: {err['msg']} (got {err.get('input')!r})",
+            field=field,
+            value=err.get("input"),
+        ) from None
+
+
+def load_profile_file(path: Path) -> Profile:
+    """Read one profile YAML with the safe loader."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFoundError(f"profile file not found: {path}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"{path}: not valid YAML: {exc}", field="profile") from None
+    return parse_profile(data, source=str(path))
+
+
+def _builtin_files() -> list[Path]:
+    root = resources.files("noetic.profiles") / "builtin"
+    return sorted(Path(str(p)) for p in root.iterdir() if str(p).endswith(".yaml"))
+
+
+class ProfileRegistry:
+    """The built-in profiles plus the user's (user profiles override built-ins of the same name)."""
+
+    def __init__(self, user_dir: Path | None = None) -> None:
+        self.user_dir = Path(user_dir) if user_dir else None
+        self._files: dict[str, Path] = {p.stem: p for p in _builtin_files()}
+        if self.user_dir and self.user_dir.is_dir():
+            self._files.update({p.stem: p for p in sorted(self.user_dir.glob("*.yaml"))})
+        self._cache: dict[str, Profile] = {}
+
+    def names(self) -> list[str]:
+        return sorted(self._files)
+
+    def is_builtin(self, name: str) -> bool:
+        return self._files.get(name, Path()).parent.name == "builtin"
+
+    def get(self, name: str) -> Profile:
+        """A profile by name; unknown names are an error listing the known ones."""
+        if name not in self._files:
+            raise NotFoundError(
+                f"unknown profile {name!r}",
+                fix=f"known profiles: {', '.join(self.names())}",
+            )
+        if name not in self._cache:
+            profile = load_profile_file(self._files[name])
+            if profile.name != name:
+                raise ValidationError(
+                    f"{self._files[name]}: field 'name' is {profile.name!r} but the file is "
+                    f"{name}.yaml",
+                    field="name",
+                    value=profile.name,
+                )
+            self._cache[name] = profile
+        return self._cache[name]
+
+    def _readable(self) -> list[Profile]:
+        found = []
+        for name in self.names():
+            try:
+                found.append(self.get(name))
+            except (ValidationError, NotFoundError) as exc:
+                warnings.warn(f"skipping profile {name!r}: {exc}", UserWarning, stacklevel=3)
+        return found
+
+    def select(
+        self,
+        name: str | None = None,
+        *,
+        ai_model: str | None = None,
+        domain: str | None = None,
+    ) -> Profile:
+        """Pick a profile: explicit name, else AI model, else domain, else ``balanced``."""
+        if name:
+            return self.get(name)
+        candidates = self._readable()
+        if ai_model:
+            model = ai_model.lower()
+            best: tuple[int, Profile] | None = None
+            for profile in candidates:
+                for pattern in profile.selection.ai_models:
+                    if fnmatch.fnmatchcase(model, pattern.lower()) and (
+                        best is None or len(pattern) > best[0]
+                    ):
+                        best = (len(pattern), profile)
+            if best:
+                return best[1]
+        if domain:
+            wanted = domain.strip().lower()
+            for profile in candidates:
+                if wanted in (d.lower() for d in profile.selection.domains):
+                    return profile
+        for profile in candidates:
+            if profile.name == DEFAULT_PROFILE:
+                return profile
+        warnings.warn(
+            f"profile {DEFAULT_PROFILE!r} could not be read; using built-in defaults",
+            UserWarning,
+            stacklevel=2,
+        )
+        return Profile(name=DEFAULT_PROFILE)
+
+    def import_file(self, path: Path, name: str | None = None) -> Profile:
+        """Validate a YAML profile and save it to the user directory (optionally renamed)."""
+        if self.user_dir is None:
+            raise ValidationError("no user profile directory is configured", field="user_dir")
+        profile = load_profile_file(Path(path))
+        if name:
+            profile = parse_profile({**profile.model_dump(mode="json"), "name": name})
+        self.user_dir.mkdir(parents=True, exist_ok=True)
+        target = self.user_dir / f"{profile.name}.yaml"
+        tmp = target.with_suffix(".yaml.tmp")
+        tmp.write_text(profile.to_yaml(), encoding="utf-8")
+        tmp.replace(target)
+        self._files[profile.name] = target
+        self._cache.pop(profile.name, None)
+        return profile
+
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PostflightMode",
+    "Profile",
+    "ProfileRegistry",
+    "ToolMode",
+    "load_profile_file",
+    "parse_profile",
+]

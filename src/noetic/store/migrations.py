@@ -1,0 +1,160 @@
+"""Versioned schema migrations: an ordered list of ``mNNN_`` functions.
+
+Each function receives a connection inside an open transaction and runs its statements. The
+names of applied migrations are kept in ``schema_migrations``; :func:`migrate` runs the rest, in
+order, when a store opens. Numbers are unique and rising (a test checks it); a database that has
+a migration this code does not know was written by a newer Noetic, and opening it is refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from noetic.errors import MigrationError
+from noetic.vectors import VECTOR_NAMES
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def _vector_columns() -> str:
+    return ",\n    ".join(f'"{name}" REAL' for name in VECTOR_NAMES)
+
+
+@migration
+def m001_core(conn: sqlite3.Connection) -> None:
+    statements = [
+        """CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    ai_id TEXT NOT NULL,
+    ai_model TEXT,
+    domain TEXT,
+    profile TEXT NOT NULL,
+    project TEXT,
+    status TEXT NOT NULL DEFAULT 'active',
+    created_at TEXT NOT NULL,
+    ended_at TEXT
+)""",
+        "CREATE INDEX sessions_ai ON sessions (ai_id, created_at)",
+        """CREATE TABLE cascades (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    task TEXT NOT NULL,
+    status TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    provider TEXT,
+    created_at TEXT NOT NULL,
+    ended_at TEXT,
+    result TEXT NOT NULL DEFAULT '{}'
+)""",
+        "CREATE INDEX cascades_session ON cascades (session_id, created_at)",
+        f"""CREATE TABLE assessments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    cascade_id TEXT REFERENCES cascades (id),
+    seq INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    {_vector_columns()},
+    confidence REAL NOT NULL,
+    action TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    threshold REAL,
+    gaps TEXT NOT NULL DEFAULT '[]',
+    recommended_action TEXT,
+    rationales TEXT NOT NULL DEFAULT '{{}}',
+    evidence TEXT NOT NULL DEFAULT '{{}}',
+    carried TEXT NOT NULL DEFAULT '[]',
+    note TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    UNIQUE (session_id, seq)
+)""",
+        "CREATE INDEX assessments_cascade ON assessments (cascade_id, seq)",
+        """CREATE TABLE investigations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    cascade_id TEXT REFERENCES cascades (id),
+    round INTEGER,
+    note TEXT NOT NULL DEFAULT '',
+    tool TEXT,
+    purpose TEXT,
+    target_vector TEXT,
+    success INTEGER,
+    information_gained TEXT,
+    created_at TEXT NOT NULL
+)""",
+        "CREATE INDEX investigations_cascade ON investigations (cascade_id, id)",
+        """CREATE TABLE goals (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    cascade_id TEXT REFERENCES cascades (id),
+    parent_id TEXT REFERENCES goals (id),
+    description TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open',
+    target_vector TEXT,
+    priority REAL NOT NULL DEFAULT 0.5,
+    source TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+)""",
+        "CREATE INDEX goals_session ON goals (session_id, created_at)",
+        """CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    session_id TEXT,
+    cascade_id TEXT,
+    data TEXT NOT NULL DEFAULT '{}'
+)""",
+        "CREATE INDEX events_session ON events (session_id, id)",
+        "CREATE INDEX events_kind ON events (kind, id)",
+        """CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""",
+        """CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""",
+    ]
+    for statement in statements:
+        conn.execute(statement)
+
+
+def _applied(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations, each in its own transaction. Returns the names applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    known = {fn.__name__ for fn in MIGRATIONS}
+    newer = sorted(_applied(conn) - known)
+    if newer:
+        raise MigrationError(
+            f"this database has migrations this Noetic does not know: {', '.join(newer)}",
+            fix="upgrade noetic, or point --store at another directory",
+        )
+    done: list[str] = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in _applied(conn):
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if fn.__name__ not in _applied(conn):  # another process may have won the race
+                fn(conn)
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                    (fn.__name__, datetime.now(UTC).isoformat()),
+                )
+                done.append(fn.__name__)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise MigrationError(f"migration {fn.__name__} failed: {exc}") from exc
+    return done

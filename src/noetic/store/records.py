@@ -1,0 +1,84 @@
+"""What the store returns: plain pydantic records, ready for ``model_dump(mode="json")``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.assessment import Assessment, Decision
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class SessionRecord(_Record):
+    id: str
+    ai_id: str
+    ai_model: str | None = None
+    domain: str | None = None
+    profile: str
+    project: str | None = None
+    status: str = "active"
+    created_at: str
+    ended_at: str | None = None
+
+
+class CascadeRecord(_Record):
+    id: str
+    session_id: str
+    task: str
+    status: str
+    profile: str
+    provider: str | None = None
+    created_at: str
+    ended_at: str | None = None
+    result: dict[str, Any] = {}
+
+
+class AssessmentRecord(_Record):
+    id: int
+    session_id: str
+    cascade_id: str | None
+    seq: int
+    assessment: Assessment
+    decision: Decision
+    created_at: str
+
+
+class InvestigationRecord(_Record):
+    id: int
+    session_id: str
+    cascade_id: str | None
+    round: int | None = None
+    note: str = ""
+    tool: str | None = None
+    purpose: str | None = None
+    target_vector: str | None = None
+    success: bool | None = None
+    information_gained: str | None = None
+    created_at: str
+
+
+class GoalRecord(_Record):
+    id: str
+    session_id: str
+    cascade_id: str | None = None
+    parent_id: str | None = None
+    description: str
+    status: str = "open"
+    target_vector: str | None = None
+    priority: float = 0.5
+    source: str
+    created_at: str
+    updated_at: str
+
+
+class EventRecord(_Record):
+    id: int
+    at: str
+    kind: str
+    session_id: str | None = None
+    cascade_id: str | None = None
+    data: dict[str, Any] = {}

@@ -1,0 +1,649 @@
+"""The SQLite store: Noetic's source of truth.
+
+One :class:`Store` owns one connection. The database runs in WAL mode with a busy timeout, so
+several processes can write to one store at once: each logical write is one ``BEGIN IMMEDIATE``
+transaction, and a writer that finds the database locked waits rather than failing. After a
+write that touches a session, the session's JSON document (and, for an assessment, its reflex
+log) is rewritten from SQLite under a file lock, so the newest committed state always wins.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from noetic.assessment import Assessment, Decision
+from noetic.errors import NotFoundError, StoreError, ValidationError
+from noetic.events import Event
+from noetic.store import files
+from noetic.store.migrations import migrate
+from noetic.store.records import (
+    AssessmentRecord,
+    CascadeRecord,
+    EventRecord,
+    GoalRecord,
+    InvestigationRecord,
+    SessionRecord,
+)
+from noetic.vectors import VECTOR_NAMES
+
+EXPORT_FORMAT: Final = "noetic.session"
+EXPORT_VERSION: Final = 1
+BUSY_TIMEOUT_MS: Final = 30_000
+_COLS: Final = ", ".join(f'"{v}"' for v in VECTOR_NAMES)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+class Store:
+    """SQLite plus the JSON and reflex-log files derived from it, under one home directory."""
+
+    def __init__(self, home: Path | str, *, write_files: bool = True) -> None:
+        self.home = Path(home)
+        self.write_files = write_files
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store directory {self.home}: {exc}") from exc
+        self.db_path = self.home / "noetic.db"
+        try:
+            self.conn = sqlite3.connect(
+                self.db_path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+            )
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            migrate(self.conn)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot open the store database {self.db_path}: {exc}",
+                fix="if the file is damaged, move it aside; JSON session files can be "
+                "re-imported with `noetic sessions import`",
+            ) from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One logical write: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # sessions -----------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        *,
+        ai_id: str,
+        profile: str,
+        ai_model: str | None = None,
+        domain: str | None = None,
+        project: str | None = None,
+    ) -> SessionRecord:
+        record = SessionRecord(
+            id=new_id("s"),
+            ai_id=ai_id,
+            ai_model=ai_model,
+            domain=domain,
+            profile=profile,
+            project=project,
+            created_at=now(),
+        )
+        with self.transaction() as c:
+            _insert(c, "sessions", record.model_dump())
+        self._write_session_files(record.id)
+        return record
+
+    def get_session(self, session_id: str) -> SessionRecord:
+        """A session by id or unique id prefix."""
+        rows = self.conn.execute(
+            "SELECT * FROM sessions WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 2",
+            (session_id, _like_prefix(session_id)),
+        ).fetchall()
+        exact = [r for r in rows if r["id"] == session_id]
+        if exact:
+            return SessionRecord(**dict(exact[0]))
+        if len(rows) == 1 and session_id:
+            return SessionRecord(**dict(rows[0]))
+        if len(rows) > 1:
+            raise ValidationError(
+                f"session id prefix {session_id!r} is ambiguous",
+                field="session_id",
+                value=session_id,
+                fix="give more characters of the id",
+            )
+        raise NotFoundError(
+            f"unknown session {session_id!r}", fix="`noetic sessions list` shows the sessions"
+        )
+
+    def list_sessions(self, *, limit: int = 50, ai_id: str | None = None) -> list[SessionRecord]:
+        sql = "SELECT * FROM sessions"
+        args: list[Any] = []
+        if ai_id:
+            sql += " WHERE ai_id = ?"
+            args.append(ai_id)
+        sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
+        args.append(limit)
+        return [SessionRecord(**dict(r)) for r in self.conn.execute(sql, args)]
+
+    # cascades -----------------------------------------------------------------------------
+
+    def open_cascade(
+        self, session_id: str, task: str, *, profile: str, provider: str | None = None
+    ) -> CascadeRecord:
+        record = CascadeRecord(
+            id=new_id("c"),
+            session_id=session_id,
+            task=task,
+            status="open",
+            profile=profile,
+            provider=provider,
+            created_at=now(),
+        )
+        with self.transaction() as c:
+            row = record.model_dump()
+            row["result"] = json.dumps(row["result"])
+            _insert(c, "cascades", row)
+        return record
+
+    def get_cascade(self, cascade_id: str) -> CascadeRecord:
+        row = self.conn.execute(
+            "SELECT * FROM cascades WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2",
+            (cascade_id, _like_prefix(cascade_id)),
+        ).fetchall()
+        if len(row) == 1 or (row and row[0]["id"] == cascade_id):
+            return _cascade(row[0])
+        if len(row) > 1:
+            raise ValidationError(
+                f"cascade id prefix {cascade_id!r} is ambiguous", field="cascade_id"
+            )
+        raise NotFoundError(f"unknown cascade {cascade_id!r}")
+
+    def cascades(self, session_id: str) -> list[CascadeRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM cascades WHERE session_id = ? ORDER BY created_at, id", (session_id,)
+        )
+        return [_cascade(r) for r in rows]
+
+    def open_cascade_of(self, session_id: str) -> CascadeRecord | None:
+        """The session's newest cascade that is still open, if any."""
+        row = self.conn.execute(
+            "SELECT * FROM cascades WHERE session_id = ? AND status = 'open' "
+            "ORDER BY created_at DESC, id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return _cascade(row) if row else None
+
+    def finish_cascade(self, cascade_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
+        cascade = self.get_cascade(cascade_id)
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
+                (status, now(), json.dumps(result), cascade.id),
+            )
+        self._write_session_files(cascade.session_id)
+        return self.get_cascade(cascade.id)
+
+    # assessments --------------------------------------------------------------------------
+
+    def add_assessment(
+        self,
+        session_id: str,
+        assessment: Assessment,
+        decision: Decision,
+        *,
+        cascade_id: str | None = None,
+    ) -> AssessmentRecord:
+        """Record one assessment with its decision; writes SQLite, JSON and a reflex log."""
+        created = now()
+        with self.transaction() as c:
+            seq = c.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM assessments WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()[0]
+            row = _assessment_row(session_id, cascade_id, seq, assessment, decision, created)
+            cursor = _insert(c, "assessments", row)
+            new_row = c.execute(
+                "SELECT * FROM assessments WHERE id = ?", (cursor.lastrowid,)
+            ).fetchone()
+        record = _assessment(new_row)
+        self._write_session_files(session_id, reflex=record)
+        return record
+
+    def assessments(
+        self, *, session_id: str | None = None, cascade_id: str | None = None
+    ) -> list[AssessmentRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM assessments{where} ORDER BY session_id, seq", args)
+        return [_assessment(r) for r in rows]
+
+    # investigations -----------------------------------------------------------------------
+
+    def add_investigation(
+        self,
+        session_id: str,
+        *,
+        cascade_id: str | None = None,
+        round: int | None = None,
+        note: str = "",
+        tool: str | None = None,
+        purpose: str | None = None,
+        target_vector: str | None = None,
+        success: bool | None = None,
+        information_gained: str | None = None,
+    ) -> InvestigationRecord:
+        row = {
+            "session_id": session_id,
+            "cascade_id": cascade_id,
+            "round": round,
+            "note": note,
+            "tool": tool,
+            "purpose": purpose,
+            "target_vector": target_vector,
+            "success": success,
+            "information_gained": information_gained,
+            "created_at": now(),
+        }
+        with self.transaction() as c:
+            cursor = _insert(c, "investigations", row)
+        self._write_session_files(session_id)
+        return InvestigationRecord(id=cursor.lastrowid, **row)
+
+    def investigations(
+        self, *, session_id: str | None = None, cascade_id: str | None = None
+    ) -> list[InvestigationRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM investigations{where} ORDER BY id", args)
+        return [_investigation(r) for r in rows]
+
+    # goals --------------------------------------------------------------------------------
+
+    def add_goal(
+        self,
+        session_id: str,
+        description: str,
+        *,
+        source: str,
+        cascade_id: str | None = None,
+        parent_id: str | None = None,
+        target_vector: str | None = None,
+        priority: float = 0.5,
+    ) -> GoalRecord:
+        stamp = now()
+        record = GoalRecord(
+            id=new_id("g"),
+            session_id=session_id,
+            cascade_id=cascade_id,
+            parent_id=parent_id,
+            description=description,
+            target_vector=target_vector,
+            priority=priority,
+            source=source,
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        with self.transaction() as c:
+            _insert(c, "goals", record.model_dump())
+        self._write_session_files(session_id)
+        return record
+
+    def set_goal_status(self, goal_id: str, status: str) -> GoalRecord:
+        with self.transaction() as c:
+            updated = c.execute(
+                "UPDATE goals SET status = ?, updated_at = ? WHERE id = ?",
+                (status, now(), goal_id),
+            ).rowcount
+        if not updated:
+            raise NotFoundError(f"unknown goal {goal_id!r}")
+        goal = self.get_goal(goal_id)
+        self._write_session_files(goal.session_id)
+        return goal
+
+    def get_goal(self, goal_id: str) -> GoalRecord:
+        row = self.conn.execute("SELECT * FROM goals WHERE id = ?", (goal_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"unknown goal {goal_id!r}")
+        return GoalRecord(**dict(row))
+
+    def goals(
+        self, *, session_id: str | None = None, cascade_id: str | None = None
+    ) -> list[GoalRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM goals{where} ORDER BY created_at, id", args)
+        return [GoalRecord(**dict(r)) for r in rows]
+
+    # events -------------------------------------------------------------------------------
+
+    def append_event(self, event: Event) -> None:
+        """Persist one event (an :class:`noetic.events.EventBus` subscriber)."""
+        data = event.model_dump(mode="json")
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO events (at, kind, session_id, cascade_id, data) VALUES (?,?,?,?,?)",
+                (
+                    data["at"],
+                    data["kind"],
+                    data["session_id"],
+                    data["cascade_id"],
+                    json.dumps(data["data"]),
+                ),
+            )
+
+    def events(
+        self,
+        *,
+        session_id: str | None = None,
+        cascade_id: str | None = None,
+        kind: str | None = None,
+        after_id: int = 0,
+        limit: int = 1000,
+    ) -> list[EventRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id, kind=kind)
+        where += (" AND" if where else " WHERE") + " id > ?"
+        rows = self.conn.execute(
+            f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, after_id, limit]
+        )
+        return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in rows]
+
+    # export / import / rebuild ------------------------------------------------------------
+
+    def export_session(self, session_id: str) -> dict[str, Any]:
+        """The whole session as one JSON-ready document (the session file's format)."""
+        session = self.get_session(session_id)
+        sid = session.id
+        return {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "session": session.model_dump(mode="json"),
+            "cascades": [c.model_dump(mode="json") for c in self.cascades(sid)],
+            "assessments": [_export_assessment(a) for a in self.assessments(session_id=sid)],
+            "investigations": [
+                i.model_dump(mode="json", exclude={"id"})
+                for i in self.investigations(session_id=sid)
+            ],
+            "goals": [g.model_dump(mode="json") for g in self.goals(session_id=sid)],
+            "events": [
+                e.model_dump(mode="json", exclude={"id"})
+                for e in self.events(session_id=sid, limit=1_000_000)
+            ],
+        }
+
+    def import_session(self, doc: Any, *, replace: bool = False) -> SessionRecord:
+        """Insert an exported session exactly as it was (same ids and timestamps)."""
+        parsed = _parse_export(doc)
+        sid = parsed["session"].id
+        exists = self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
+        if exists and not replace:
+            raise ValidationError(
+                f"session {sid} already exists in this store",
+                field="session.id",
+                value=sid,
+                fix="pass --replace to overwrite it",
+            )
+        with self.transaction() as c:
+            if exists:
+                for table in ("goals", "investigations", "assessments", "cascades", "sessions"):
+                    key = "id" if table == "sessions" else "session_id"
+                    c.execute(f"DELETE FROM {table} WHERE {key} = ?", (sid,))
+            _insert(c, "sessions", parsed["session"].model_dump())
+            for cascade in parsed["cascades"]:
+                row = cascade.model_dump()
+                row["result"] = json.dumps(row["result"])
+                _insert(c, "cascades", row)
+            for row in parsed["assessments"]:
+                _insert(c, "assessments", row)
+            for row in parsed["investigations"]:
+                _insert(c, "investigations", row)
+            for goal in parsed["goals"]:
+                _insert(c, "goals", goal.model_dump())
+            if not exists:
+                for event in parsed["events"]:
+                    c.execute(
+                        "INSERT INTO events (at, kind, session_id, cascade_id, data) "
+                        "VALUES (?,?,?,?,?)",
+                        (
+                            event["at"],
+                            event["kind"],
+                            event.get("session_id"),
+                            event.get("cascade_id"),
+                            json.dumps(event.get("data", {})),
+                        ),
+                    )
+        self._write_session_files(sid, all_reflex=True)
+        return parsed["session"]
+
+    def rebuild_files(self) -> dict[str, int]:
+        """Rewrite every session JSON and reflex log from SQLite."""
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
+        reflex = 0
+        for sid in ids:
+            reflex += self._write_session_files(sid, all_reflex=True, force=True)
+        return {"sessions": len(ids), "reflex_logs": reflex}
+
+    def _write_session_files(
+        self,
+        session_id: str,
+        *,
+        reflex: AssessmentRecord | None = None,
+        all_reflex: bool = False,
+        force: bool = False,
+    ) -> int:
+        if not (self.write_files or force):
+            return 0
+        with files.file_lock(self.home / ".files.lock"):
+            doc = self.export_session(session_id)
+            files.atomic_write_json(files.session_json_path(self.home, session_id), doc)
+            records = (
+                self.assessments(session_id=session_id)
+                if all_reflex
+                else ([reflex] if reflex else [])
+            )
+            ai_id = doc["session"]["ai_id"]
+            tasks = {c["id"]: c["task"] for c in doc["cascades"]}
+            for rec in records:
+                path = files.reflex_path(
+                    self.home,
+                    ai_id,
+                    rec.created_at,
+                    session_id,
+                    rec.seq,
+                    rec.assessment.phase.value,
+                )
+                files.atomic_write_json(path, _reflex_frame(rec, ai_id, tasks))
+        return len(records)
+
+
+def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> sqlite3.Cursor:
+    cols = ", ".join(f'"{k}"' for k in row)
+    marks = ", ".join("?" for _ in row)
+    return conn.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", list(row.values()))
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{escaped}%"
+
+
+def _where(**filters: Any) -> tuple[str, list[Any]]:
+    present = {k: v for k, v in filters.items() if v is not None}
+    if not present:
+        return "", []
+    return " WHERE " + " AND ".join(f"{k} = ?" for k in present), list(present.values())
+
+
+def _cascade(row: sqlite3.Row) -> CascadeRecord:
+    return CascadeRecord(**{**dict(row), "result": json.loads(row["result"])})
+
+
+def _investigation(row: sqlite3.Row) -> InvestigationRecord:
+    data = dict(row)
+    if data["success"] is not None:
+        data["success"] = bool(data["success"])
+    return InvestigationRecord(**data)
+
+
+def _assessment(row: sqlite3.Row) -> AssessmentRecord:
+    assessment = Assessment(
+        phase=row["phase"],
+        vectors={v: row[v] for v in VECTOR_NAMES if row[v] is not None},
+        rationales=json.loads(row["rationales"]),
+        evidence=json.loads(row["evidence"]),
+        recommended_action=row["recommended_action"],
+        note=row["note"],
+        carried=tuple(json.loads(row["carried"])),
+    )
+    decision = Decision(
+        action=row["action"],
+        confidence=row["confidence"],
+        threshold=row["threshold"],
+        rule=row["rule"],
+        reason=row["reason"],
+        gaps=tuple(json.loads(row["gaps"])),
+    )
+    return AssessmentRecord(
+        id=row["id"],
+        session_id=row["session_id"],
+        cascade_id=row["cascade_id"],
+        seq=row["seq"],
+        assessment=assessment,
+        decision=decision,
+        created_at=row["created_at"],
+    )
+
+
+def _export_assessment(rec: AssessmentRecord) -> dict[str, Any]:
+    return rec.model_dump(mode="json", exclude={"id"})
+
+
+def _reflex_frame(rec: AssessmentRecord, ai_id: str, tasks: dict[str, str]) -> dict[str, Any]:
+    return {
+        "format": "noetic.reflex",
+        "ai_id": ai_id,
+        "session_id": rec.session_id,
+        "cascade_id": rec.cascade_id,
+        "task": tasks.get(rec.cascade_id or ""),
+        "seq": rec.seq,
+        "phase": rec.assessment.phase.value,
+        "created_at": rec.created_at,
+        "vectors": rec.assessment.vectors,
+        "rationales": rec.assessment.rationales,
+        "evidence": rec.assessment.evidence,
+        "note": rec.assessment.note,
+        "decision": rec.decision.model_dump(mode="json"),
+    }
+
+
+def _parse_export(doc: Any) -> dict[str, Any]:
+    from pydantic import ValidationError as PydanticValidationError
+
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise ValidationError(
+            f"not a Noetic session export (expected format {EXPORT_FORMAT!r})",
+            field="format",
+            value=doc.get("format") if isinstance(doc, dict) else type(doc).__name__,
+        )
+    if doc.get("version") != EXPORT_VERSION:
+        raise ValidationError(
+            f"unsupported export version {doc.get('version')!r} (this Noetic reads "
+            f"{EXPORT_VERSION})",
+            field="version",
+            value=doc.get("version"),
+        )
+    try:
+        session = SessionRecord.model_validate(doc["session"])
+        cascades = [CascadeRecord.model_validate(c) for c in doc.get("cascades", [])]
+        assessments = [
+            AssessmentRecord.model_validate({**a, "id": 0}) for a in doc.get("assessments", [])
+        ]
+        investigations = [
+            InvestigationRecord.model_validate({**i, "id": 0})
+            for i in doc.get("investigations", [])
+        ]
+        goals = [GoalRecord.model_validate(g) for g in doc.get("goals", [])]
+        events = [
+            EventRecord.model_validate({**e, "id": 0}).model_dump(exclude={"id"})
+            for e in doc.get("events", [])
+        ]
+    except KeyError as exc:
+        raise ValidationError(f"session export is missing {exc}", field=str(exc)) from None
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ValidationError(
+            f"session export: field {field!r}: {err['msg']}", field=field
+        ) from None
+    for a in assessments:
+        if a.session_id != session.id:
+            raise ValidationError(
+                "session export: an assessment belongs to another session",
+                field="assessments.session_id",
+                value=a.session_id,
+            )
+    return {
+        "session": session,
+        "cascades": cascades,
+        "assessments": [
+            _assessment_row(
+                a.session_id, a.cascade_id, a.seq, a.assessment, a.decision, a.created_at
+            )
+            for a in assessments
+        ],
+        "investigations": [i.model_dump(exclude={"id"}) for i in investigations],
+        "goals": goals,
+        "events": events,
+    }
+
+
+def _assessment_row(
+    session_id: str,
+    cascade_id: str | None,
+    seq: int,
+    a: Assessment,
+    d: Decision,
+    created_at: str,
+) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "cascade_id": cascade_id,
+        "seq": seq,
+        "phase": a.phase.value,
+        **{v: a.vectors.get(v) for v in VECTOR_NAMES},
+        "confidence": d.confidence,
+        "action": d.action.value,
+        "rule": d.rule,
+        "reason": d.reason,
+        "threshold": d.threshold,
+        "gaps": json.dumps(list(d.gaps)),
+        "recommended_action": a.recommended_action.value if a.recommended_action else None,
+        "rationales": json.dumps(a.rationales),
+        "evidence": json.dumps(a.evidence),
+        "carried": json.dumps(list(a.carried)),
+        "note": a.note,
+        "created_at": created_at,
+    }

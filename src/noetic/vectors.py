@@ -1,0 +1,164 @@
+"""The 13 epistemic vectors, their four tiers, and the overall-confidence formula.
+
+Every vector is a float in [0, 1]. Twelve are grouped into four tiers; ``uncertainty`` is the
+meta-vector and stands outside them.
+
+=============  ======  ===============================================
+tier           weight  vectors
+=============  ======  ===============================================
+engagement     0.15    engagement
+foundation     0.35    know, do, context
+comprehension  0.25    clarity, coherence, signal, density
+execution      0.25    state, change, completion, impact
+=============  ======  ===============================================
+
+Two vectors point the other way: a high value is worse.
+
+* ``density`` is cognitive load: how much tangled information must be held at once.
+  0.0 = easily managed, 1.0 = overloaded. It enters the comprehension tier as ``1 - density``.
+* ``uncertainty`` is how unsure the agent is overall. 0.0 = sure, 1.0 = lost. It never enters a
+  tier; it discounts the result (below).
+
+The formula (``overall_confidence``), with ``t`` ranging over the tiers:
+
+1. ``s_t`` = mean of the tier's vectors present in the assessment (``1 - density`` for density).
+   A tier with no vector present is left out.
+2. ``m_t`` = the profile's multiplier for the tier (``foundation_weight``,
+   ``comprehension_weight``, ``execution_weight``, ``engagement_weight``; default 1.0).
+3. ``base = Σ w_t·m_t·s_t / Σ w_t·m_t`` (renormalisation: the effective weights sum to 1, so
+   multipliers change the *balance* between tiers, never the scale).
+4. ``discount = 1 - UNCERTAINTY_DISCOUNT · uncertainty_weight · uncertainty``, clamped to [0, 1].
+   With the default weight 1.0, total uncertainty removes a quarter of the confidence;
+   ``critical_domain``'s 1.4 makes it remove 35%.
+5. ``overall = clamp(confidence_weight · base · discount, 0, 1)``. ``confidence_weight`` is the
+   profile's overall sensitivity: below 1.0 deflates every confidence (a conservative profile,
+   or one the Bayesian guardian corrected for overconfidence); above 1.0 inflates it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.errors import ValidationError
+
+TIERS: Final[dict[str, tuple[str, ...]]] = {
+    "engagement": ("engagement",),
+    "foundation": ("know", "do", "context"),
+    "comprehension": ("clarity", "coherence", "signal", "density"),
+    "execution": ("state", "change", "completion", "impact"),
+}
+TIER_WEIGHTS: Final[dict[str, float]] = {
+    "engagement": 0.15,
+    "foundation": 0.35,
+    "comprehension": 0.25,
+    "execution": 0.25,
+}
+META_VECTOR: Final = "uncertainty"
+VECTOR_NAMES: Final[tuple[str, ...]] = (
+    *(name for names in TIERS.values() for name in names),
+    META_VECTOR,
+)
+INVERTED: Final[frozenset[str]] = frozenset({"density", "uncertainty"})
+UNCERTAINTY_DISCOUNT: Final = 0.25
+
+DESCRIPTIONS: Final[dict[str, str]] = {
+    "engagement": "Genuine interest in and investment in the task",
+    "know": "Domain knowledge relevant to the task",
+    "do": "Capability to carry the task out",
+    "context": "Understanding of the situation around the task",
+    "clarity": "How clear the task and its requirements are",
+    "coherence": "Internal consistency of the understanding",
+    "signal": "How much of the available information is actionable",
+    "density": "Cognitive load: 0 = easily managed, 1 = overloaded (high is worse)",
+    "state": "Understanding of the current state of things",
+    "change": "Ability to manage the changes the task needs",
+    "completion": "A clear path to completing the task",
+    "impact": "Understanding of the consequences of the work",
+    "uncertainty": "Overall uncertainty: 0 = sure, 1 = lost (high is worse)",
+}
+
+TIER_OF: Final[dict[str, str]] = {v: tier for tier, names in TIERS.items() for v in names}
+
+
+class Tuning(BaseModel):
+    """A profile's multipliers on the formula. See the module docstring for where each enters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    confidence_weight: float = Field(1.0, gt=0, le=3)
+    engagement_weight: float = Field(1.0, gt=0, le=3)
+    foundation_weight: float = Field(1.0, gt=0, le=3)
+    comprehension_weight: float = Field(1.0, gt=0, le=3)
+    execution_weight: float = Field(1.0, gt=0, le=3)
+    uncertainty_weight: float = Field(1.0, ge=0, le=3)
+
+    def tier_multiplier(self, tier: str) -> float:
+        return float(getattr(self, f"{tier}_weight"))
+
+
+def check_score(name: str, value: object) -> float:
+    """Validate one vector score; return it as a float or raise naming the vector and value."""
+    if name not in TIER_OF and name != META_VECTOR:
+        raise ValidationError(
+            f"unknown vector {name!r}",
+            field=name,
+            value=value,
+            fix=f"use one of: {', '.join(VECTOR_NAMES)}",
+        )
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(
+            f"vector {name!r} must be a number in [0, 1], got {value!r}",
+            field=name,
+            value=value,
+        )
+    score = float(value)
+    if math.isnan(score) or math.isinf(score):
+        raise ValidationError(
+            f"vector {name!r} must be a finite number in [0, 1], got {value!r}",
+            field=name,
+            value=value,
+        )
+    if not 0.0 <= score <= 1.0:
+        raise ValidationError(
+            f"vector {name!r} is {value!r}, outside [0, 1]",
+            field=name,
+            value=value,
+            fix="scores are fractions: write 0.85, not 85",
+        )
+    return score
+
+
+def oriented(name: str, value: float) -> float:
+    """The score with 'higher is better' orientation (inverts density and uncertainty)."""
+    return 1.0 - value if name in INVERTED else value
+
+
+def tier_scores(vectors: Mapping[str, float]) -> dict[str, float]:
+    """Mean oriented score per tier, over the vectors present. Tiers with none are omitted."""
+    scores: dict[str, float] = {}
+    for tier, names in TIERS.items():
+        present = [oriented(n, vectors[n]) for n in names if n in vectors]
+        if present:
+            scores[tier] = sum(present) / len(present)
+    return scores
+
+
+def overall_confidence(vectors: Mapping[str, float], tuning: Tuning | None = None) -> float:
+    """Overall confidence from the vectors present, under a profile's tuning (module docstring)."""
+    tuning = tuning or Tuning()
+    scores = tier_scores(vectors)
+    if not scores:
+        raise ValidationError(
+            "cannot compute confidence: no tiered vector present", field="vectors", value={}
+        )
+    weights = {t: TIER_WEIGHTS[t] * tuning.tier_multiplier(t) for t in scores}
+    base = sum(weights[t] * scores[t] for t in scores) / sum(weights.values())
+    uncertainty = vectors.get(META_VECTOR, 0.0)
+    discount = min(
+        1.0, max(0.0, 1.0 - UNCERTAINTY_DISCOUNT * tuning.uncertainty_weight * uncertainty)
+    )
+    return min(1.0, max(0.0, tuning.confidence_weight * base * discount))

@@ -1,0 +1,107 @@
+import pytest
+
+from noetic.assessment import Action, Assessment
+from noetic.cascade.tracker import Tracker
+from noetic.errors import NotFoundError, ValidationError, WorkflowError
+from noetic.events import EventKind
+from noetic.profiles import ProfileRegistry
+
+from ..conftest import uniform
+
+
+@pytest.fixture
+def tracker(store):
+    return Tracker(store, ProfileRegistry(store.home / "profiles"))
+
+
+def a(phase, value=0.8, **kw):
+    """An assessment at ``value`` that clears the universal gates unless told otherwise."""
+    gates = {"engagement": max(value, 0.8), "coherence": max(value, 0.8)}
+    return Assessment.from_input(phase, uniform(value, **{**gates, **kw}))
+
+
+def test_a_full_cascade_is_recorded_in_order(tracker, store):
+    session, profile = tracker.bootstrap(ai_id="claude", ai_model="claude-sonnet-4")
+    assert profile.name == "high_reasoning_collaborative"
+    first = tracker.preflight(session.id, "refactor the parser", a("preflight", 0.5))
+    assert first.decision.action is Action.INVESTIGATE
+    tracker.investigate(session.id, "read the parser", tool="read_file")
+    second = tracker.check(session.id, Assessment.from_input("check", {"know": 0.95}))
+    assert second.assessment.assessment.vectors["do"] == 0.5  # carried forward
+    assert "do" in second.assessment.assessment.carried
+    done = tracker.postflight(session.id, a("postflight", 0.8))
+    assert done.cascade.status == "completed"
+    assert done.calibration.delta["know"] == pytest.approx(0.3)
+    assert [r.seq for r in store.assessments(session_id=session.id)] == [1, 2, 3]
+    kinds = [e.kind for e in store.events(session_id=session.id)]
+    assert kinds[0] == EventKind.SESSION_STARTED
+    assert kinds.count(EventKind.ASSESSMENT_RECORDED) == 3
+    assert EventKind.INVESTIGATION in kinds and kinds[-1] == EventKind.RUN_FINISHED
+    assert store.investigations(session_id=session.id)[0].round == 1
+
+
+def test_check_before_preflight_is_a_workflow_error(tracker):
+    session, _ = tracker.bootstrap()
+    with pytest.raises(WorkflowError, match="needs a PREFLIGHT first") as info:
+        tracker.check(session.id, Assessment.from_input("check", {"know": 0.5}))
+    assert "noetic preflight" in info.value.fix
+
+
+def test_postflight_twice_is_refused(tracker):
+    session, _ = tracker.bootstrap()
+    tracker.preflight(session.id, "t", a("preflight"))
+    tracker.postflight(session.id, a("postflight"))
+    with pytest.raises(WorkflowError, match="already completed"):
+        tracker.postflight(session.id, a("postflight"))
+
+
+def test_preflight_while_a_task_is_open_needs_abandon(tracker, store):
+    session, _ = tracker.bootstrap()
+    first = tracker.preflight(session.id, "one", a("preflight"))
+    with pytest.raises(WorkflowError, match="still open"):
+        tracker.preflight(session.id, "two", a("preflight"))
+    tracker.preflight(session.id, "two", a("preflight"), abandon_open=True)
+    assert store.get_cascade(first.cascade.id).status == "abandoned"
+
+
+def test_wrong_phase_and_empty_inputs(tracker):
+    session, _ = tracker.bootstrap()
+    with pytest.raises(ValidationError, match="expected a preflight"):
+        tracker.preflight(session.id, "t", a("postflight"))
+    with pytest.raises(ValidationError, match="task description is empty"):
+        tracker.preflight(session.id, "  ", a("preflight"))
+    with pytest.raises(WorkflowError):
+        tracker.investigate(session.id, "note")
+    with pytest.raises(NotFoundError, match="unknown session"):
+        tracker.preflight("s_nope", "t", a("preflight"))
+
+
+def test_critical_domain_requires_evidence_at_postflight(tracker):
+    session, profile = tracker.bootstrap(domain="medical")
+    assert profile.name == "critical_domain"
+    tracker.preflight(session.id, "dose check", a("preflight", 0.95))
+    with pytest.raises(ValidationError, match="requires evidence"):
+        tracker.postflight(session.id, a("postflight", 0.95))
+    evidenced = Assessment.from_input(
+        "postflight",
+        {k: {"score": v, "evidence": "ref"} for k, v in uniform(0.95).items()},
+    )
+    assert tracker.postflight(session.id, evidenced).cascade.status == "completed"
+
+
+def test_exploratory_asks_for_a_learning_note(tracker):
+    session, _ = tracker.bootstrap(profile="exploratory")
+    tracker.preflight(session.id, "survey", a("preflight"))
+    with pytest.raises(ValidationError, match="what was learned"):
+        tracker.postflight(session.id, a("postflight"))
+    noted = Assessment.from_input("postflight", {"vectors": uniform(0.8), "note": "learned X"})
+    assert tracker.postflight(session.id, noted).calibration is not None
+
+
+def test_state_says_what_to_do_next(tracker):
+    session, _ = tracker.bootstrap(profile="balanced")
+    assert "start a task" in tracker.state(session.id).next_step
+    tracker.preflight(session.id, "t", a("preflight", 0.5))
+    assert "INVESTIGATE" in tracker.state(session.id).next_step
+    tracker.check(session.id, a("check", 0.9))
+    assert "postflight" in tracker.state(session.id).next_step

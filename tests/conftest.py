@@ -1,0 +1,34 @@
+"""Shared fixtures. Every test gets its own store: nothing touches the user's files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from noetic.store import Store
+from noetic.vectors import VECTOR_NAMES
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "noetic-home"
+    monkeypatch.setenv("NOETIC_HOME", str(home))
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NOETIC_API_KEY", "NOETIC_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    return home
+
+
+@pytest.fixture
+def store(_isolated_home: Path):
+    with Store(_isolated_home) as s:
+        yield s
+
+
+def uniform(value: float, **overrides: float) -> dict[str, float]:
+    """All 13 vectors at ``value`` (density and uncertainty at ``1 - value``), with overrides."""
+    vectors = {v: value for v in VECTOR_NAMES}
+    vectors["density"] = round(1 - value, 6)
+    vectors["uncertainty"] = round(1 - value, 6)
+    vectors.update(overrides)
+    return vectors

@@ -1,0 +1,83 @@
+"""Several processes writing one store, and a process killed mid-write."""
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from noetic.store import Store
+from noetic.store.files import session_json_path
+
+WRITER = str(Path(__file__).with_name("_writer.py"))
+
+
+def test_four_processes_times_200_assessments_all_present(tmp_path):
+    home = tmp_path / "store"
+    with Store(home) as store:
+        sessions = [store.create_session(ai_id=f"ai{i}", profile="balanced").id for i in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, WRITER, str(home), sid, "200"], stderr=subprocess.PIPE)
+        for sid in sessions
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    with Store(home) as store:
+        assert store.conn.execute("SELECT COUNT(*) FROM assessments").fetchone()[0] == 800
+        for sid in sessions:
+            seqs = [r.seq for r in store.assessments(session_id=sid)]
+            assert seqs == list(range(1, 201))
+            doc = json.loads(session_json_path(home, sid).read_text())
+            assert len(doc["assessments"]) == 200
+
+
+def test_two_processes_on_one_session_never_collide_on_sequence_numbers(tmp_path):
+    home = tmp_path / "store"
+    with Store(home) as store:
+        sid = store.create_session(ai_id="shared", profile="balanced").id
+    procs = [
+        subprocess.Popen([sys.executable, WRITER, str(home), sid, "60"], stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    with Store(home) as store:
+        assert [r.seq for r in store.assessments(session_id=sid)] == list(range(1, 121))
+        assert len(json.loads(session_json_path(home, sid).read_text())["assessments"]) == 120
+
+
+def test_sigkill_mid_write_leaves_sqlite_intact_and_rebuild_restores_files(tmp_path):
+    home = tmp_path / "store"
+    with Store(home) as store:
+        sid = store.create_session(ai_id="victim", profile="balanced").id
+    proc = subprocess.Popen([sys.executable, WRITER, str(home), sid, "0", "--forever"])
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            conn = sqlite3.connect(home / "noetic.db", timeout=30)
+            count = conn.execute("SELECT COUNT(*) FROM assessments").fetchone()[0]
+            conn.close()
+            if count >= 40:
+                break
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    with Store(home) as store:
+        assert store.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        rows = store.assessments(session_id=sid)
+        assert len(rows) >= 40
+        assert [r.seq for r in rows] == list(range(1, len(rows) + 1))
+        for path in home.rglob("*.json"):
+            json.loads(path.read_text())  # no half-written file is ever visible
+        for path in home.rglob("*.tmp"):
+            path.unlink()  # a temp file the killed process left behind
+        store.rebuild_files()
+        doc = json.loads(session_json_path(home, sid).read_text())
+        assert len(doc["assessments"]) == len(rows)
+        assert len(list((home / "reflex_logs").rglob("*.json"))) == len(rows)

@@ -1,0 +1,178 @@
+import json
+import re
+import sqlite3
+
+import pytest
+
+from noetic.assessment import Assessment, Thresholds, decide
+from noetic.errors import MigrationError, NotFoundError, StoreError, ValidationError
+from noetic.events import Event, EventKind
+from noetic.store import Store, resolve_home
+from noetic.store import migrations as m
+from noetic.store.files import atomic_write_json, reflex_path, session_json_path
+from noetic.vectors import VECTOR_NAMES
+
+from ..conftest import uniform
+
+T = Thresholds(confidence_threshold=0.7)
+
+
+def record(store, session_id, phase="preflight", value=0.8, cascade_id=None):
+    a = Assessment.from_input(phase, uniform(value))
+    return store.add_assessment(session_id, a, decide(a, T), cascade_id=cascade_id)
+
+
+def test_migration_names_are_unique_and_rising():
+    names = [fn.__name__ for fn in m.MIGRATIONS]
+    numbers = [int(re.match(r"m(\d{3})_", n).group(1)) for n in names]
+    assert len(set(names)) == len(names)
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+
+
+def test_a_blank_database_reaches_the_schema(store):
+    cols = {r[1] for r in store.conn.execute("PRAGMA table_info(assessments)")}
+    assert set(VECTOR_NAMES) <= cols
+    assert {"confidence", "action", "phase", "seq", "cascade_id"} <= cols
+    tables = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"sessions", "cascades", "assessments", "goals", "events", "investigations"} <= tables
+    applied = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
+    assert applied == [fn.__name__ for fn in m.MIGRATIONS]
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_reopening_applies_nothing_twice(tmp_path):
+    Store(tmp_path / "s").close()
+    with Store(tmp_path / "s") as again:
+        assert m.migrate(again.conn) == []
+
+
+def test_a_database_from_a_newer_noetic_is_refused(tmp_path):
+    Store(tmp_path / "s").close()
+    conn = sqlite3.connect(tmp_path / "s" / "noetic.db")
+    conn.execute("INSERT INTO schema_migrations VALUES ('m999_future', 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(MigrationError, match="m999_future"):
+        Store(tmp_path / "s")
+
+
+def test_a_corrupt_database_file_is_a_clear_store_error(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "noetic.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot open the store database") as info:
+        Store(tmp_path / "s")
+    assert "sessions import" in info.value.fix
+
+
+def test_every_assessment_lands_in_sqlite_json_and_a_reflex_log(store):
+    s = store.create_session(ai_id="claude/opus", profile="balanced")
+    c = store.open_cascade(s.id, "task", profile="balanced")
+    rec = record(store, s.id, cascade_id=c.id)
+    doc = json.loads(session_json_path(store.home, s.id).read_text())
+    assert doc["assessments"][0]["assessment"]["vectors"]["know"] == 0.8
+    frame = json.loads(
+        reflex_path(store.home, "claude/opus", rec.created_at, s.id, 1, "preflight").read_text()
+    )
+    assert frame["task"] == "task" and frame["decision"]["action"] == rec.decision.action
+    assert "claude_opus" in str(
+        reflex_path(store.home, "claude/opus", rec.created_at, s.id, 1, "x")
+    )
+
+
+def test_export_import_round_trips_exactly(store, tmp_path):
+    s = store.create_session(ai_id="a", profile="balanced", domain="code", project="p")
+    c = store.open_cascade(s.id, "task", profile="balanced")
+    record(store, s.id, cascade_id=c.id)
+    store.add_investigation(s.id, cascade_id=c.id, note="n", tool="grep", success=True)
+    store.add_goal(s.id, "raise know", source="threshold", target_vector="know")
+    store.append_event(Event(kind=EventKind.DECISION, session_id=s.id, data={"x": 1}))
+    store.finish_cascade(c.id, "completed", {"calibration": {"classification": "x"}})
+    doc = store.export_session(s.id)
+    with Store(tmp_path / "other") as other:
+        other.import_session(doc)
+        assert other.export_session(s.id) == doc
+        with pytest.raises(ValidationError, match="already exists"):
+            other.import_session(doc)
+        other.import_session(doc, replace=True)
+        assert other.export_session(s.id) == doc
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.update(format="other"), "not a Noetic session export"),
+        (lambda d: d.update(version=99), "unsupported export version"),
+        (lambda d: d.pop("session"), "missing"),
+        (lambda d: d["assessments"][0]["assessment"]["vectors"].update(know=7), "outside"),
+        (lambda d: d["assessments"][0].update(session_id="s_other"), "another session"),
+    ],
+)
+def test_importing_a_damaged_export_fails_cleanly(store, tmp_path, mutate, message):
+    s = store.create_session(ai_id="a", profile="balanced")
+    record(store, s.id)
+    doc = store.export_session(s.id)
+    mutate(doc)
+    with Store(tmp_path / "other") as other:
+        with pytest.raises(ValidationError, match=message):
+            other.import_session(doc)
+        assert other.list_sessions() == []
+
+
+def test_events_are_append_only(store):
+    store.append_event(Event(kind=EventKind.WARNING, data={"m": 1}))
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.conn.execute("UPDATE events SET kind = 'x'")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.conn.execute("DELETE FROM events")
+
+
+def test_session_lookup_by_prefix_and_unknown(store):
+    s = store.create_session(ai_id="a", profile="balanced")
+    assert store.get_session(s.id[:6]).id == s.id
+    with pytest.raises(NotFoundError, match="unknown session"):
+        store.get_session("s_doesnotexist")
+    with pytest.raises(NotFoundError):
+        store.get_session("%")  # LIKE wildcards are escaped
+
+
+def test_rebuild_restores_deleted_files(store):
+    s = store.create_session(ai_id="a", profile="balanced")
+    for _ in range(3):
+        record(store, s.id, phase="check")
+    for path in list(store.home.rglob("*.json")):
+        path.unlink()
+    assert store.rebuild_files() == {"sessions": 1, "reflex_logs": 3}
+    doc = json.loads(session_json_path(store.home, s.id).read_text())
+    assert len(doc["assessments"]) == 3
+    assert len(list((store.home / "reflex_logs").rglob("*.json"))) == 3
+
+
+def test_files_can_be_switched_off_and_rebuilt_later(tmp_path):
+    with Store(tmp_path / "s", write_files=False) as quiet:
+        s = quiet.create_session(ai_id="a", profile="balanced")
+        record(quiet, s.id)
+        assert not list(quiet.home.rglob("*.json"))
+        assert quiet.rebuild_files()["reflex_logs"] == 1
+
+
+def test_atomic_write_leaves_the_old_file_when_serialisation_fails(tmp_path):
+    target = tmp_path / "x.json"
+    atomic_write_json(target, {"ok": 1})
+    with pytest.raises(TypeError):
+        atomic_write_json(target, {"bad": object()})
+    assert json.loads(target.read_text()) == {"ok": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_resolve_home_order(tmp_path, monkeypatch):
+    monkeypatch.delenv("NOETIC_HOME")
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    assert resolve_home(cwd=deep) == project / ".noetic"
+    (deep / ".noetic").mkdir()
+    assert resolve_home(cwd=deep) == deep / ".noetic"
+    monkeypatch.setenv("NOETIC_HOME", str(tmp_path / "env"))
+    assert resolve_home(cwd=deep) == tmp_path / "env"
+    assert resolve_home(tmp_path / "explicit", cwd=deep) == tmp_path / "explicit"
