@@ -80,7 +80,9 @@ class MigrationError(StoreError):
 
 
 class ProviderError(RuntimeFailure):
-    """A model call failed."""
+    """A model call failed. ``kind`` is one of ``status`` (an HTTP error, see ``status``),
+    ``timeout``, ``connection``, ``config`` or ``error``; ``retry_after`` is the server's
+    ``retry-after`` in seconds, when it sent one."""
 
     def __init__(
         self,
@@ -90,6 +92,8 @@ class ProviderError(RuntimeFailure):
         model: str,
         status: int | None = None,
         retryable: bool = False,
+        retry_after: float | None = None,
+        kind: str = "error",
         fix: str | None = None,
     ) -> None:
         super().__init__(message, fix=fix)
@@ -97,6 +101,8 @@ class ProviderError(RuntimeFailure):
         self.model = model
         self.status = status
         self.retryable = retryable
+        self.retry_after = retry_after
+        self.kind = kind
 
 
 class ParseError(RuntimeFailure):

@@ -23,6 +23,14 @@ VectorsOpt = Annotated[
     str | None,
     typer.Option("--vectors", help="Scores as JSON, e.g. '{\"know\": 0.8, ...}'."),
 ]
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        help="Let a model write the assessment: anthropic:MODEL, openai:MODEL, ollama:MODEL, "
+        "openai-compatible:URL#MODEL.",
+    ),
+]
 VectorsFileOpt = Annotated[
     Path | None,
     typer.Option("--vectors-file", help="A JSON file with the scores ('-' for stdin)."),
@@ -72,14 +80,24 @@ def _assess(
     as_json: bool,
     task: str | None = None,
     abandon_open: bool = False,
+    provider: str | None = None,
 ) -> Any:
-    """Record an assessment, or print the prompt when no scores were given."""
+    """Record an assessment: the given scores, or the model's when a provider is named;
+    without either, return the prompt to answer."""
     from noetic.assessment import Assessment, Phase
 
     tracker = open_tracker(store)
     sid = current_session(tracker, session)
-    data = read_json_input(vectors, vectors_file)
-    if data is None:
+    if provider and (vectors is not None or vectors_file is not None):
+        from noetic.errors import ValidationError
+
+        raise ValidationError(
+            "give scores or --provider, not both", field="provider", value=provider
+        )
+    data = None if provider else read_json_input(vectors, vectors_file)
+    if provider:
+        assessment = _model_assessment(tracker, sid, Phase(phase), provider, task)
+    elif data is None:
         from noetic.assessment_prompt import build_assessment_prompt
 
         state = tracker.state(sid)
@@ -92,12 +110,38 @@ def _assess(
             previous if phase != "preflight" else None,
         )
         return {"session_id": sid, "phase": phase, "prompt": prompt, "recorded": False}
-    assessment = Assessment.from_input(phase, data)
+    else:
+        assessment = Assessment.from_input(phase, data)
     if phase == "preflight":
         return tracker.preflight(sid, task or "", assessment, abandon_open=abandon_open)
     if phase == "check":
         return tracker.check(sid, assessment)
     return tracker.postflight(sid, assessment)
+
+
+def _model_assessment(tracker: Any, sid: str, phase: Any, spec: str, task: str | None) -> Any:
+    """Ask the named model for its own assessment, recording every call in ``llm_calls``."""
+    import asyncio
+    from functools import partial
+
+    from noetic.llm.assess import assess_with_model
+    from noetic.llm.registry import parse_provider, resolve_provider_spec
+    from noetic.llm.resilience import ResilientProvider
+    from noetic.store.llm_calls import record_llm_call
+
+    state = tracker.state(sid)
+    cascade = state.open_cascade
+    model = ResilientProvider(
+        parse_provider(resolve_provider_spec(spec, tracker.store.home)),
+        record=partial(record_llm_call, tracker.store),
+        bus=tracker.bus,
+        session_id=sid,
+        cascade_id=cascade.id if cascade else None,
+    )
+    the_task = task or (cascade.task if cascade else "")
+    previous = state.latest.assessment if state.latest and phase != "preflight" else None
+    profile = tracker.profile_of(state.session)
+    return asyncio.run(assess_with_model(model, the_task, phase, profile, previous))
 
 
 def _render_assessment(result: Any) -> None:
@@ -128,6 +172,7 @@ def preflight(
     abandon_open: Annotated[
         bool, typer.Option(help="Close a still-open task as abandoned first.")
     ] = False,
+    provider: ProviderOpt = None,
     session: SessionOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
@@ -135,7 +180,7 @@ def preflight(
     """Baseline assessment before a task. Without scores, prints the prompt to answer."""
     with handled(json):
         result = _assess(
-            "preflight", session, store, vectors, vectors_file, json, task, abandon_open
+            "preflight", session, store, vectors, vectors_file, json, task, abandon_open, provider
         )
     emit(result, json, lambda: _render_assessment(result))
 
@@ -143,26 +188,30 @@ def preflight(
 def check(
     vectors: VectorsOpt = None,
     vectors_file: VectorsFileOpt = None,
+    provider: ProviderOpt = None,
     session: SessionOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Reassess after investigating (partial scores allowed) and print the decision."""
     with handled(json):
-        result = _assess("check", session, store, vectors, vectors_file, json)
+        result = _assess("check", session, store, vectors, vectors_file, json, provider=provider)
     emit(result, json, lambda: _render_assessment(result))
 
 
 def postflight(
     vectors: VectorsOpt = None,
     vectors_file: VectorsFileOpt = None,
+    provider: ProviderOpt = None,
     session: SessionOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Final reassessment: records it, prints the deltas and the calibration, closes the task."""
     with handled(json):
-        result = _assess("postflight", session, store, vectors, vectors_file, json)
+        result = _assess(
+            "postflight", session, store, vectors, vectors_file, json, provider=provider
+        )
     emit(result, json, lambda: _render_assessment(result))
 
 

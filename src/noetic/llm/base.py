@@ -69,3 +69,21 @@ class Provider(Protocol):
 def complete_sync(provider: Provider, request: Request) -> Completion:
     """Run one completion from synchronous code (the CLI edge); not for use inside a loop."""
     return asyncio.run(provider.complete(request))
+
+
+class LLMCall(BaseModel):
+    """One attempt at a model call, as recorded in ``llm_calls`` and emitted as an event."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    model: str
+    attempt: int
+    outcome: Literal["ok", "error"]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    error_class: str | None = None
+    status: int | None = None
+    session_id: str | None = None
+    cascade_id: str | None = None

@@ -124,6 +124,28 @@ BEGIN SELECT RAISE(ABORT, 'events are append-only'); END""",
         conn.execute(statement)
 
 
+@migration
+def m002_llm_calls(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE llm_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    latency_ms REAL NOT NULL DEFAULT 0,
+    error_class TEXT,
+    status INTEGER,
+    session_id TEXT,
+    cascade_id TEXT
+)"""
+    )
+    conn.execute("CREATE INDEX llm_calls_session ON llm_calls (session_id, id)")
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

@@ -1,0 +1,73 @@
+"""Translating SDK exceptions into :class:`noetic.errors.ProviderError`, by type and status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from noetic.errors import ProviderError, UsageError
+
+
+def missing_sdk(package: str, extra: str) -> UsageError:
+    return UsageError(
+        f"the {package!r} package is not installed",
+        fix=f"pip install 'noetic[{extra}]'",
+    )
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The ``retry-after`` header in seconds (delta form; HTTP dates are ignored)."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def translate(exc: Exception, sdk: Any, provider: str, model: str) -> ProviderError:
+    """Map an ``anthropic`` or ``openai`` SDK exception (both share the shape) to ours."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return ProviderError(
+            f"{provider}:{model} timed out", provider=provider, model=model, retryable=True,
+            kind="timeout",
+        )  # fmt: skip
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderError(
+            f"{provider}:{model}: connection failed: {exc}",
+            provider=provider,
+            model=model,
+            retryable=True,
+            kind="connection",
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        retryable = status == 429 or status >= 500
+        fix = None
+        if status in (401, 403):
+            fix = "check the API key in the environment"
+        elif status == 404:
+            fix = "check the model name"
+        return ProviderError(
+            f"{provider}:{model} answered HTTP {status}: {_short(exc)}",
+            provider=provider,
+            model=model,
+            status=status,
+            retryable=retryable,
+            retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
+            kind="status",
+            fix=fix,
+        )
+    if isinstance(exc, sdk.APIError):
+        return ProviderError(
+            f"{provider}:{model}: {exc}", provider=provider, model=model, retryable=False
+        )
+    raise exc
+
+
+def _short(exc: Exception) -> str:
+    text = str(getattr(exc, "message", exc))
+    return text if len(text) <= 300 else text[:300] + "…"

@@ -1,0 +1,127 @@
+"""Assessments a model writes itself: the canonical prompt in, an :class:`Assessment` out.
+
+The parser is tolerant where the intent is unambiguous and strict where it is not:
+
+* accepted: the JSON in a code fence or amid prose; vector names in any case, with spaces or
+  hyphens; scores as numbers, numeric strings (``"0.85"``) or percentages (``"85%"`` → 0.85);
+  per-vector objects (``{"score": …, "rationale": …}``) or a list of
+  ``{"vector"|"name": …, "score": …}``; extra top-level commentary fields, which are dropped;
+* refused: numbers above 1 that are not written as percentages (is 85 meant as 0.85 or is it
+  a slip?), NaN and infinities, unknown vector names, missing vectors where the phase needs all
+  13, scores that are not numbers at all.
+
+Every refusal is a :class:`ParseError` carrying the raw reply, so the caller's one repair round
+can quote it back to the model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from noetic.assessment import Assessment, Phase
+from noetic.assessment_prompt import build_assessment_prompt
+from noetic.errors import ParseError, ValidationError
+from noetic.llm.base import Provider, Request
+from noetic.llm.structured import complete_parsed, extract_json
+from noetic.profiles import Profile
+
+SYSTEM = (
+    "You are assessing your own epistemic state honestly. Scores are fractions in [0, 1]. "
+    "Reply with a single JSON object."
+)
+_KEEP = ("recommended_action", "action", "note", "rationales", "evidence")
+_PERCENT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*%\s*$")
+
+
+def _name(key: Any) -> str:
+    return re.sub(r"[\s\-]+", "_", str(key).strip().lower())
+
+
+def _score(name: str, value: Any) -> Any:
+    """A score as a float where intent is clear; otherwise the value, for validation to refuse."""
+    if isinstance(value, str):
+        text = value.strip()
+        percent = _PERCENT.match(text)
+        if percent:
+            number = float(percent.group(1))
+            if not 0 <= number <= 100:
+                raise ValidationError(f"vector {name!r} is {value!r}, outside 0–100%", field=name)
+            return number / 100
+        try:
+            return float(text)
+        except ValueError:
+            raise ValidationError(
+                f"vector {name!r} has a score that is not a number: {value!r}", field=name
+            ) from None
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        raise ValidationError(f"vector {name!r} is {value!r}; give a number in [0, 1]", field=name)
+    return value
+
+
+def _vectors(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, list):
+        items = {}
+        for entry in raw:
+            if not isinstance(entry, Mapping):
+                raise ValidationError("a vector list entry is not an object", field="vectors")
+            key = entry.get("vector", entry.get("name"))
+            if key is None:
+                raise ValidationError("a vector list entry has no 'vector' name", field="vectors")
+            items[key] = {k: v for k, v in entry.items() if k not in ("vector", "name")}
+        raw = items
+    if not isinstance(raw, Mapping):
+        raise ValidationError("'vectors' must be an object", field="vectors")
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = _name(key)
+        if isinstance(value, Mapping):
+            entry = {_name(k): v for k, v in value.items()}
+            if "score" not in entry and "value" in entry:
+                entry["score"] = entry.pop("value")
+            if "score" in entry:
+                entry["score"] = _score(name, entry["score"])
+            out[name] = {k: v for k, v in entry.items() if k in ("score", "rationale", "evidence")}
+        else:
+            out[name] = _score(name, value)
+    return out
+
+
+def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
+    """Parse a model's reply into an :class:`Assessment` (rules in the module docstring)."""
+    phase = Phase(phase)
+    try:
+        data = extract_json(text)
+        if "vectors" not in data and isinstance(data.get("assessment"), Mapping):
+            data = dict(data["assessment"])
+        if "vectors" in data:
+            envelope = {k: data[k] for k in _KEEP if k in data}
+            envelope["vectors"] = _vectors(data["vectors"])
+        else:
+            envelope = {"vectors": _vectors({k: v for k, v in data.items() if k not in _KEEP})}
+            envelope.update({k: data[k] for k in _KEEP if k in data})
+        return Assessment.from_input(phase, envelope)
+    except ParseError:
+        raise
+    except ValidationError as exc:
+        raise ParseError(exc.message, raw=text) from None
+    except (TypeError, ValueError) as exc:
+        raise ParseError(f"malformed assessment: {exc}", raw=text) from None
+
+
+async def assess_with_model(
+    provider: Provider,
+    task: str,
+    phase: Phase | str,
+    profile: Profile | None = None,
+    previous: Assessment | None = None,
+    *,
+    max_tokens: int = 3000,
+) -> Assessment:
+    """Ask the model for its own assessment; one repair round; :class:`ParseError` after."""
+    phase = Phase(phase)
+    prompt = build_assessment_prompt(task, phase, profile, previous)
+    request = Request.of(prompt, system=SYSTEM, max_tokens=max_tokens)
+    return await complete_parsed(provider, request, lambda t: parse_assessment_reply(t, phase))

@@ -1,0 +1,133 @@
+"""Retries, per-call timeouts and recording, wrapped around any provider.
+
+Retried: HTTP 429 (waiting the server's ``retry-after`` when it sent one), 5xx, connection
+errors and timeouts. Not retried: any other 4xx, configuration errors. Decisions use
+:attr:`ProviderError.retryable` and status codes, never message text. The SDKs' own retries
+are switched off (``max_retries=0``) so these are the only ones.
+
+Every attempt, failed ones included, becomes an :class:`LLMCall` handed to ``record`` (the
+store's ``record_llm_call``) and an ``llm_call`` event on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.errors import ProviderError
+from noetic.events import EventBus, EventKind
+from noetic.llm.base import Completion, LLMCall, Provider, Request
+
+
+class RetryPolicy(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    max_attempts: int = Field(4, ge=1, le=20)
+    base_delay: float = Field(0.5, ge=0)
+    max_delay: float = Field(30.0, ge=0)
+    timeout: float = Field(120.0, gt=0)
+
+    def backoff(self, attempt: int, rand: float) -> float:
+        """Exponential backoff with equal jitter: half fixed, half random."""
+        cap = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return cap / 2 + rand * cap / 2
+
+
+class ResilientProvider:
+    """A provider that retries, times out, and records every attempt."""
+
+    def __init__(
+        self,
+        inner: Provider,
+        policy: RetryPolicy | None = None,
+        *,
+        record: Callable[[LLMCall], None] | None = None,
+        bus: EventBus | None = None,
+        session_id: str | None = None,
+        cascade_id: str | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self.policy = policy or RetryPolicy()
+        self._record = record
+        self._bus = bus
+        self.session_id = session_id
+        self.cascade_id = cascade_id
+        self._sleep = sleep
+        self._rand = rand
+
+    async def complete(self, request: Request) -> Completion:
+        policy = self.policy
+        for attempt in range(1, policy.max_attempts + 1):
+            start = time.perf_counter()
+            try:
+                result = await asyncio.wait_for(self.inner.complete(request), policy.timeout)
+            except TimeoutError:
+                error = ProviderError(
+                    f"{self.name}:{self.model} gave no answer within {policy.timeout:g} s",
+                    provider=self.name,
+                    model=self.model,
+                    retryable=True,
+                    kind="timeout",
+                )
+            except ProviderError as exc:
+                error = exc
+            else:
+                self._log(attempt, start, result=result)
+                return result
+            self._log(attempt, start, error=error)
+            if not error.retryable or attempt == policy.max_attempts:
+                raise error
+            delay = policy.backoff(attempt, self._rand())
+            if error.retry_after is not None:
+                if error.retry_after > policy.max_delay:
+                    raise ProviderError(
+                        f"{error.message}; the server asks to wait {error.retry_after:g} s, "
+                        f"more than the {policy.max_delay:g} s allowed",
+                        provider=self.name,
+                        model=self.model,
+                        status=error.status,
+                        retry_after=error.retry_after,
+                        kind=error.kind,
+                    ) from error
+                delay = error.retry_after
+            await self._sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _log(
+        self,
+        attempt: int,
+        start: float,
+        *,
+        result: Completion | None = None,
+        error: ProviderError | None = None,
+    ) -> None:
+        call = LLMCall(
+            provider=self.name,
+            model=result.model if result else self.model,
+            attempt=attempt,
+            outcome="ok" if result else "error",
+            tokens_in=result.usage.input_tokens if result else 0,
+            tokens_out=result.usage.output_tokens if result else 0,
+            latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            error_class=None if result else (error.kind if error else None),
+            status=error.status if error else None,
+            session_id=self.session_id,
+            cascade_id=self.cascade_id,
+        )
+        if self._record is not None:
+            self._record(call)
+        if self._bus is not None:
+            self._bus.emit(
+                EventKind.LLM_CALL,
+                session_id=self.session_id,
+                cascade_id=self.cascade_id,
+                data=call.model_dump(mode="json", exclude={"session_id", "cascade_id"}),
+            )

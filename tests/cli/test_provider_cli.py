@@ -1,0 +1,63 @@
+"""`--provider`: a model writes the assessment, over real HTTP to a local model server."""
+
+import json
+
+from typer.testing import CliRunner
+
+from noetic.cli import app
+from noetic.store import Store, resolve_home
+from noetic.store.llm_calls import llm_calls
+from noetic.vectors import VECTOR_NAMES
+
+from ..llm.model_server import error, reply, running
+
+runner = CliRunner()
+
+
+def scores(value):
+    body = {v: {"score": value, "rationale": f"{v} looks fine"} for v in VECTOR_NAMES}
+    body["engagement"]["score"] = body["coherence"]["score"] = 0.9
+    return "My assessment:\n```json\n" + json.dumps({"vectors": body}) + "\n```"
+
+
+def test_a_model_writes_preflight_and_postflight_through_the_cli():
+    with running() as server:
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        server.enqueue(error(503), reply(scores(0.5)), reply(scores(0.9)))
+        runner.invoke(app, ["bootstrap", "--profile", "balanced"])
+        pre = runner.invoke(app, ["preflight", "tidy the docs", "--provider", spec, "--json"])
+        assert pre.exit_code == 0, pre.output
+        body = json.loads(pre.stdout)
+        assert body["decision"]["action"] == "INVESTIGATE"
+        assert body["assessment"]["assessment"]["rationales"]["know"] == "know looks fine"
+        prompt = server.requests[-1]["messages"][-1]["content"]
+        assert "TASK: tidy the docs" in prompt
+        post = runner.invoke(app, ["postflight", "--provider", spec, "--json"])
+        assert post.exit_code == 0, post.output
+        assert json.loads(post.stdout)["calibration"]["classification"] == "underconfident"
+    with Store(resolve_home()) as store:
+        calls = llm_calls(store)
+    assert [(c.attempt, c.outcome, c.status) for c in calls] == [
+        (1, "error", 503),
+        (2, "ok", None),
+        (1, "ok", None),
+    ]
+    assert calls[-1].cascade_id is not None
+
+
+def test_an_unusable_model_reply_exits_3_and_records_nothing():
+    with running() as server:
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        server.enqueue(reply("I am quite sure."), reply("Really, very sure."))
+        runner.invoke(app, ["bootstrap"])
+        result = runner.invoke(app, ["preflight", "t", "--provider", spec, "--json"])
+    assert result.exit_code == 3
+    assert "after one repair round" in json.loads(result.stdout)["error"]["message"]
+    state = json.loads(runner.invoke(app, ["state", "--json"]).stdout)
+    assert state["latest"] is None
+
+
+def test_scores_and_provider_together_are_refused():
+    runner.invoke(app, ["bootstrap"])
+    result = runner.invoke(app, ["check", "--vectors", "{}", "--provider", "ollama:x"])
+    assert result.exit_code == 1 and "not both" in result.stderr
