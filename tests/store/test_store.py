@@ -176,3 +176,19 @@ def test_resolve_home_order(tmp_path, monkeypatch):
     monkeypatch.setenv("NOETIC_HOME", str(tmp_path / "env"))
     assert resolve_home(cwd=deep) == tmp_path / "env"
     assert resolve_home(tmp_path / "explicit", cwd=deep) == tmp_path / "explicit"
+
+
+def test_the_fast_export_matches_the_validated_records(store):
+    s = store.create_session(ai_id="a", profile="balanced")
+    c = store.open_cascade(s.id, "t", profile="balanced")
+    a = Assessment.from_input(
+        "check",
+        {"vectors": {"know": {"score": 0.4, "rationale": "r", "evidence": "e"}}, "action": "RESET"},
+    )
+    store.add_assessment(s.id, a, decide(a, T), cascade_id=c.id)
+    record(store, s.id, cascade_id=c.id)
+    exported = store.export_session(s.id)["assessments"]
+    validated = [
+        r.model_dump(mode="json", exclude={"id"}) for r in store.assessments(session_id=s.id)
+    ]
+    assert exported == validated

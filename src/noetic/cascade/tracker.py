@@ -202,6 +202,10 @@ class Tracker:
         )
         return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
 
+    def open_task(self, session_id: str, what: str) -> CascadeRecord:
+        """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""
+        return self._open_cascade(self.store.get_session(session_id), what)
+
     # internals ----------------------------------------------------------------------------
 
     def _open_cascade(self, session: SessionRecord, what: str) -> CascadeRecord:

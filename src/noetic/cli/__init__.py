@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from noetic.cli import profiles, sessions, workflow
+from noetic.cli import mcp, profiles, sessions, workflow
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -27,6 +27,8 @@ for command in (
     workflow.state,
     sessions.rebuild,
     demo,
+    mcp.mcp,
+    mcp.serve,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")

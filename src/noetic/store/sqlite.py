@@ -59,8 +59,13 @@ class Store:
             raise StoreError(f"cannot create the store directory {self.home}: {exc}") from exc
         self.db_path = self.home / "noetic.db"
         try:
+            # A store may be opened on one thread and served from another (an ASGI server's
+            # loop); it is still used by one thread at a time.
             self.conn = sqlite3.connect(
-                self.db_path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+                self.db_path,
+                isolation_level=None,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                check_same_thread=False,
             )
             self.conn.row_factory = sqlite3.Row
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -374,24 +379,33 @@ class Store:
     # export / import / rebuild ------------------------------------------------------------
 
     def export_session(self, session_id: str) -> dict[str, Any]:
-        """The whole session as one JSON-ready document (the session file's format)."""
+        """The whole session as one JSON-ready document (the session file's format).
+
+        Built straight from the rows (this runs after every write, so it avoids re-validating
+        what the store itself wrote); :meth:`import_session` validates it on the way back.
+        """
         session = self.get_session(session_id)
         sid = session.id
+        rows = self.conn.execute(
+            "SELECT * FROM assessments WHERE session_id = ? ORDER BY seq", (sid,)
+        ).fetchall()
+        events = self.conn.execute(
+            "SELECT at, kind, session_id, cascade_id, data FROM events WHERE session_id = ? "
+            "ORDER BY id",
+            (sid,),
+        ).fetchall()
         return {
             "format": EXPORT_FORMAT,
             "version": EXPORT_VERSION,
             "session": session.model_dump(mode="json"),
             "cascades": [c.model_dump(mode="json") for c in self.cascades(sid)],
-            "assessments": [_export_assessment(a) for a in self.assessments(session_id=sid)],
+            "assessments": [_export_assessment(r) for r in rows],
             "investigations": [
                 i.model_dump(mode="json", exclude={"id"})
                 for i in self.investigations(session_id=sid)
             ],
             "goals": [g.model_dump(mode="json") for g in self.goals(session_id=sid)],
-            "events": [
-                e.model_dump(mode="json", exclude={"id"})
-                for e in self.events(session_id=sid, limit=1_000_000)
-            ],
+            "events": [{**dict(e), "data": json.loads(e["data"])} for e in events],
         }
 
     def import_session(self, doc: Any, *, replace: bool = False) -> SessionRecord:
@@ -537,8 +551,32 @@ def _assessment(row: sqlite3.Row) -> AssessmentRecord:
     )
 
 
-def _export_assessment(rec: AssessmentRecord) -> dict[str, Any]:
-    return rec.model_dump(mode="json", exclude={"id"})
+def _export_assessment(row: sqlite3.Row) -> dict[str, Any]:
+    """The export form of an assessment row: ``AssessmentRecord.model_dump(mode="json")``
+    without the row id, built without re-validation (a test checks the two agree)."""
+    return {
+        "session_id": row["session_id"],
+        "cascade_id": row["cascade_id"],
+        "seq": row["seq"],
+        "assessment": {
+            "phase": row["phase"],
+            "vectors": {v: row[v] for v in VECTOR_NAMES if row[v] is not None},
+            "rationales": json.loads(row["rationales"]),
+            "evidence": json.loads(row["evidence"]),
+            "recommended_action": row["recommended_action"],
+            "note": row["note"],
+            "carried": json.loads(row["carried"]),
+        },
+        "decision": {
+            "action": row["action"],
+            "confidence": row["confidence"],
+            "threshold": row["threshold"],
+            "rule": row["rule"],
+            "reason": row["reason"],
+            "gaps": json.loads(row["gaps"]),
+        },
+        "created_at": row["created_at"],
+    }
 
 
 def _reflex_frame(rec: AssessmentRecord, ai_id: str, tasks: dict[str, str]) -> dict[str, Any]:

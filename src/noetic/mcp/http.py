@@ -1,0 +1,44 @@
+"""Streamable HTTP for the MCP server, behind an optional bearer token."""
+
+from __future__ import annotations
+
+import hmac
+import json
+from pathlib import Path
+from typing import Any
+
+from noetic.mcp.server import build_server
+
+
+class BearerAuth:
+    """Plain ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self._expected):
+                body = json.dumps({"error": "missing or wrong bearer token"}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="noetic"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
+    """The ASGI app: the MCP endpoint at ``/mcp``, wrapped in bearer auth when a token is set."""
+    app = build_server(home).streamable_http_app(host=host)
+    return BearerAuth(app, token) if token else app

@@ -1,0 +1,195 @@
+"""Every tool through a real in-process MCP client: a happy path and a bad input each."""
+
+import asyncio
+
+import pytest
+
+from mcp import Client
+from noetic.vectors import VECTOR_NAMES
+
+from ..conftest import uniform
+
+GOOD = uniform(0.85, engagement=0.9, coherence=0.9)
+LOW = uniform(0.5, engagement=0.9, coherence=0.9)
+
+
+def call(server, *steps, **client_kw):
+    """Run (tool, args) steps in one client session; return the results."""
+
+    async def go():
+        async with Client(server, **client_kw) as client:
+            return [await client.call_tool(name, args) for name, args in steps]
+
+    return asyncio.run(go())
+
+
+def ok(result):
+    assert not result.is_error, result.content[0].text
+    return result.structured_content
+
+
+def err(result):
+    assert result.is_error
+    return result.content[0].text
+
+
+def test_the_full_agent_transaction(server):
+    results = call(
+        server,
+        ("bootstrap_session", {"ai_id": "claude", "ai_model": "claude-sonnet-4-5"}),
+        ("execute_preflight", {"task": "fix the login bug"}),
+        ("submit_preflight_assessment", {"task": "fix the login bug", "vectors": LOW}),
+        ("get_epistemic_state", {}),
+        ("execute_check", {}),
+        ("submit_check_assessment", {"vectors": {"know": 0.9, "context": 0.9}}),
+        ("execute_postflight", {}),
+        ("submit_postflight_assessment", {"vectors": GOOD}),
+        ("get_session_summary", {}),
+        ("get_calibration_report", {"ai_id": "claude"}),
+    )
+    boot, prompt, pre, state, check_prompt, check, post_prompt, post, summary, report = map(
+        ok, results
+    )
+    assert boot["profile"]["name"] == "high_reasoning_collaborative"
+    assert "TASK: fix the login bug" in prompt["prompt"]
+    assert all(v in prompt["prompt"] for v in VECTOR_NAMES)
+    assert pre["decision"]["action"] == "INVESTIGATE"
+    assert state["open_cascade"]["task"] == "fix the login bug"
+    assert check_prompt["phase"] == "check" and '"know": 0.5' in check_prompt["prompt"]
+    assert check["assessment"]["assessment"]["carried"]
+    assert post_prompt["phase"] == "postflight"
+    assert post["calibration"]["classification"] == "underconfident"
+    assert summary["tasks"][0]["status"] == "completed"
+    assert report["completed_tasks"] == 1 and report["classifications"] == {"underconfident": 1}
+    assert report["not_yet_recorded"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"),
+    [
+        ("submit_preflight_assessment", {"task": "t", "vectors": {**GOOD, "know": 1.7}}, "outside"),
+        ("submit_preflight_assessment", {"task": "t", "vectors": {"know": 0.5}}, "needs all 13"),
+        ("submit_check_assessment", {"vectors": {"know": "high"}}, "must be a number"),
+        ("submit_postflight_assessment", {"vectors": GOOD}, "PREFLIGHT first"),
+        ("execute_check", {}, "PREFLIGHT first"),
+        ("execute_postflight", {}, "PREFLIGHT first"),
+        ("get_epistemic_state", {"session_id": "s_unknown"}, "unknown session"),
+        ("get_session_summary", {"session_id": "s_unknown"}, "unknown session"),
+        ("generate_goals", {}, "no assessment"),
+        ("query_goal_orchestrator", {"session_id": "s_unknown"}, "unknown session"),
+        ("get_workflow_guidance", {"phase": "dance"}, "unknown phase"),
+        ("execute_cli_command", {"command": "rm -rf /"}, "not an allowed"),
+        ("execute_cli_command", {"command": "sessions export x -o /tmp/y"}, "allows only"),
+        ("execute_cli_command", {"command": "state --store /etc"}, "--store cannot"),
+        ("execute_cli_command", {"command": "state 'unclosed"}, "cannot parse"),
+        ("cli_help", {"command": "no-such-command"}, "no help"),
+        ("resume_previous_session", {"limit": 0}, "between 1 and 100"),
+        ("execute_preflight", {"task": ""}, "needs the task"),
+        ("query_ai", {"question": "hi", "provider": "bogus:model"}, "unknown provider"),
+    ],
+)
+def test_bad_input_is_a_tool_error_that_names_the_problem(server, tool, args, message):
+    boot, result = call(server, ("bootstrap_session", {}), (tool, args))
+    ok(boot)
+    assert message in err(result)
+
+
+def test_an_unknown_session_for_a_postflight(server):
+    (result,) = call(
+        server, ("submit_postflight_assessment", {"vectors": GOOD, "session_id": "s_x"})
+    )
+    assert "unknown session" in err(result)
+
+
+def test_goals_from_gaps_and_the_orchestrator(server):
+    results = call(
+        server,
+        ("bootstrap_session", {"profile": "balanced"}),
+        (
+            "submit_preflight_assessment",
+            {"task": "t", "vectors": uniform(0.5, engagement=0.9, coherence=0.9, know=0.2)},
+        ),
+        ("generate_goals", {}),
+        ("generate_goals", {}),
+        ("query_goal_orchestrator", {}),
+    )
+    goals = ok(results[2])["goals"]
+    assert goals[0]["target_vector"] == "know" and goals[0]["priority"] == pytest.approx(0.4)
+    assert len(ok(results[3])["goals"]) == len(goals)  # no duplicates on a second call
+    assert ok(results[4])["goals"] == goals
+
+
+def test_previous_sessions_and_texts(server):
+    results = call(
+        server,
+        ("bootstrap_session", {"ai_id": "a"}),
+        ("bootstrap_session", {"ai_id": "b"}),
+        ("resume_previous_session", {"ai_id": "a"}),
+        ("get_empirica_introduction", {}),
+        ("get_workflow_guidance", {}),
+        ("get_workflow_guidance", {"phase": "check"}),
+        ("cli_help", {"command": "preflight"}),
+        ("execute_cli_command", {"command": "noetic sessions list --json"}),
+    )
+    previous = ok(results[2])
+    assert [s["ai_id"] for s in previous["sessions"]] == ["a"]
+    assert "13 vectors" in ok(results[3])["text"]
+    assert "POSTFLIGHT" in ok(results[4])["text"]
+    assert ok(results[5])["text"].startswith("CHECK")
+    assert "--vectors" in ok(results[6])["text"]
+    cli = ok(results[7])
+    assert cli["exit_code"] == 0 and '"ai_id": "b"' in cli["stdout"]
+
+
+def test_capabilities_not_yet_recorded_say_so_without_numbers(server):
+    results = call(
+        server,
+        ("query_bayesian_beliefs", {}),
+        ("check_drift_monitor", {}),
+        ("create_cascade", {"task": "t"}),
+    )
+    for result in results:
+        body = ok(result)
+        assert body["available"] is False and "not yet" in body["reason"]
+
+
+def test_query_ai_without_provider_or_sampling_is_a_clear_error(server):
+    (result,) = call(server, ("query_ai", {"question": "hi"}))
+    assert "does not support MCP sampling" in err(result)
+
+
+def test_query_ai_runs_on_the_clients_own_model_through_sampling(server):
+    from mcp.types import CreateMessageResult, TextContent
+
+    seen = []
+
+    async def sampler(context, params):
+        seen.append(params)
+        text = params.messages[-1].content.text
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=f"echo: {text}"), model="host"
+        )
+
+    (result,) = call(
+        server, ("query_ai", {"question": "what is 2+2?"}), sampling_callback=sampler, mode="legacy"
+    )
+    body = ok(result)
+    assert body == {"answer": "echo: what is 2+2?", "provider": "mcp-sampling", "model": "host"}
+    assert seen[0].max_tokens == 1024
+
+
+def test_resources_and_prompt(server):
+    async def go():
+        async with Client(server) as client:
+            resources = await client.list_resources()
+            sessions = await client.read_resource("noetic://sessions")
+            profiles = await client.read_resource("noetic://profiles")
+            prompt = await client.get_prompt("workflow_guidance")
+            return resources, sessions, profiles, prompt
+
+    call(server, ("bootstrap_session", {"ai_id": "res"}))
+    resources, sessions, profiles, prompt = asyncio.run(go())
+    assert {str(r.uri) for r in resources.resources} == {"noetic://sessions", "noetic://profiles"}
+    assert '"ai_id": "res"' in sessions.contents[0].text
+    assert "critical_domain" in profiles.contents[0].text
+    assert "PREFLIGHT" in prompt.messages[0].content.text
