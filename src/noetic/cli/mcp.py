@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -57,7 +58,8 @@ def serve(
     err.print("Connect Claude Code:")
     err.print(f"  claude mcp add --transport http noetic {url}{auth}", markup=False)
     err.print("Or run it over stdio from any MCP client:")
-    err.print(f"  claude mcp add noetic -- {sys.argv[0]} mcp --store {home}", markup=False)
+    exe = Path(sys.argv[0]).resolve()
+    err.print(f"  claude mcp add noetic -- {exe} mcp --store {home.resolve()}", markup=False)
     err.print('Other clients: {"mcpServers": {"noetic": {"url": "' + url + '"}}}', markup=False)
     import uvicorn
 
