@@ -30,8 +30,8 @@ def current(server):
     return {t.name: t.input_schema for t in asyncio.run(go())}
 
 
-def test_exactly_the_seed_tools(server):
-    assert set(current(server)) == SEED_TOOLS
+def test_the_seed_tools_plus_outcome_recording(server):
+    assert set(current(server)) == SEED_TOOLS | {"record_outcome"}
 
 
 def test_tool_schemas_match_the_snapshot(server):

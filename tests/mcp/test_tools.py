@@ -60,8 +60,11 @@ def test_the_full_agent_transaction(server):
     assert post_prompt["phase"] == "postflight"
     assert post["calibration"]["classification"] == "underconfident"
     assert summary["tasks"][0]["status"] == "completed"
-    assert report["completed_tasks"] == 1 and report["classifications"] == {"underconfident": 1}
-    assert report["not_yet_recorded"]
+    self_report = report["self_consistency"]
+    assert self_report["completed_tasks"] == 1
+    assert self_report["classifications"] == {"underconfident": 1}
+    assert report["outcomes"]["tasks"] == 0
+    assert "insufficient data" in report["outcomes"]["metrics"]["brier"]["reason"]
 
 
 @pytest.mark.parametrize(
@@ -86,6 +89,10 @@ def test_the_full_agent_transaction(server):
         ("resume_previous_session", {"limit": 0}, "between 1 and 100"),
         ("execute_preflight", {"task": ""}, "needs the task"),
         ("query_ai", {"question": "hi", "provider": "bogus:model"}, "unknown provider"),
+        ("record_outcome", {"score": 1.0}, "no task"),
+        ("record_outcome", {"score": 1.5}, "less than or equal to 1"),
+        ("record_outcome", {"score": 1.0, "task_id": "c_missing"}, "unknown cascade"),
+        ("check_drift_monitor", {"window": 2}, "between 5 and 1000"),
     ],
 )
 def test_bad_input_is_a_tool_error_that_names_the_problem(server, tool, args, message):
@@ -141,16 +148,33 @@ def test_previous_sessions_and_texts(server):
     assert cli["exit_code"] == 0 and '"ai_id": "b"' in cli["stdout"]
 
 
-def test_capabilities_not_yet_recorded_say_so_without_numbers(server):
-    results = call(
-        server,
-        ("query_bayesian_beliefs", {}),
-        ("check_drift_monitor", {}),
-        ("create_cascade", {"task": "t"}),
-    )
-    for result in results:
-        body = ok(result)
-        assert body["available"] is False and "not yet" in body["reason"]
+def test_outcomes_beliefs_and_drift(server):
+    steps = [("bootstrap_session", {"ai_id": "o"})]
+    for i in range(25):
+        steps += [
+            ("submit_preflight_assessment", {"task": f"t{i}", "vectors": GOOD}),
+            ("submit_postflight_assessment", {"vectors": GOOD}),
+            ("record_outcome", {"score": 0.0, "source": "test", "evidence": "tests failed"}),
+        ]
+    steps += [
+        ("get_calibration_report", {"ai_id": "o"}),
+        ("query_bayesian_beliefs", {"ai_id": "o"}),
+        ("check_drift_monitor", {"ai_id": "o"}),
+    ]
+    results = call(server, *steps)
+    outcome = ok(results[3])
+    assert outcome["score"] == 0.0 and outcome["predicted_preflight"] > 0.7
+    report, beliefs, drift = (ok(r) for r in results[-3:])
+    assert report["outcomes"]["tasks"] == 25
+    assert report["outcomes"]["metrics"]["signed_bias"]["value"] > 0.7
+    assert beliefs["beliefs"][0]["direction"] == "overconfident"
+    assert "insufficient data" in drift["reason"]
+
+
+def test_capabilities_not_in_this_version_say_so_without_numbers(server):
+    (result,) = call(server, ("create_cascade", {"task": "t"}))
+    body = ok(result)
+    assert body["available"] is False and "not yet" in body["reason"]
 
 
 def test_query_ai_without_provider_or_sampling_is_a_clear_error(server):

@@ -40,7 +40,6 @@ class BasicCalibrationReport(BaseModel):
     classifications: dict[str, int]
     mean_confidence_change: float | None
     mean_learning: float | None
-    not_yet_recorded: list[str]
 
 
 def session_summary(store: Store, session_id: str) -> SessionSummary:
@@ -84,8 +83,4 @@ def basic_calibration_report(store: Store, ai_id: str | None = None) -> BasicCal
             round(sum(r["confidence_change"] for r in results) / n, 6) if n else None
         ),
         mean_learning=round(sum(r["learning_magnitude"] for r in results) / n, 6) if n else None,
-        not_yet_recorded=[
-            "outcome-based calibration (Brier score, ECE, reliability, AUROC): no outcomes are "
-            "recorded by this version, so only POSTFLIGHT-vs-PREFLIGHT self-consistency is shown"
-        ],
     )

@@ -18,8 +18,9 @@ from noetic.assessment import Assessment, Decision, Phase, decide
 from noetic.calibration import BasicCalibration, basic_calibration
 from noetic.errors import ValidationError, WorkflowError
 from noetic.events import EventBus, EventKind
-from noetic.profiles import PostflightMode, Profile, ProfileRegistry
+from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
 from noetic.store import Store
+from noetic.store.outcomes import active_overrides, effective_profile
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
@@ -79,7 +80,8 @@ class Tracker:
     ) -> tuple[SessionRecord, Profile]:
         if not ai_id.strip():
             raise ValidationError("ai_id must not be empty", field="ai_id", value=ai_id)
-        chosen = self.registry.select(profile, ai_model=ai_model, domain=domain)
+        selected = self.registry.select(profile, ai_model=ai_model, domain=domain)
+        chosen = with_overrides(selected, active_overrides(self.store, selected.name))
         session = self.store.create_session(
             ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain, project=project
         )
@@ -91,7 +93,8 @@ class Tracker:
         return session, chosen
 
     def profile_of(self, session: SessionRecord) -> Profile:
-        return self.registry.get(session.profile)
+        """The session's profile with the guardian's active adjustments applied."""
+        return effective_profile(self.store, self.registry, session.profile)
 
     def state(self, session_id: str) -> EpistemicState:
         session = self.store.get_session(session_id)

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from noetic.cli import mcp, profiles, sessions, workflow
+from noetic.cli import calibration, mcp, profiles, sessions, workflow
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -29,10 +29,12 @@ for command in (
     demo,
     mcp.mcp,
     mcp.serve,
+    calibration.outcome,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(profiles.app, name="profile")
+app.add_typer(calibration.app, name="calibration")
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Assessment, Phase
 from noetic.assessment_prompt import build_assessment_prompt
+from noetic.beliefs import DriftReport
 from noetic.cascade.goals import threshold_goals
 from noetic.cascade.reports import (
     BasicCalibrationReport,
@@ -28,10 +29,15 @@ from noetic.cascade.reports import (
 )
 from noetic.cascade.tracker import EpistemicState, Postflight, Recorded, Tracker
 from noetic.errors import NoeticError, ValidationError
+from noetic.guardian import BeliefsReport, CalibrationReport, Filters, calibration_report
+from noetic.guardian import check_drift_monitor as drift_report
+from noetic.guardian import query_bayesian_beliefs as beliefs_report
+from noetic.guardian import record_outcome as record_task_outcome
 from noetic.mcp import cli_bridge, guidance
 from noetic.profiles import Profile, ProfileRegistry
 from noetic.store import Store
 from noetic.store.files import read_current_session, write_current_session
+from noetic.store.outcomes import OutcomeRecord
 from noetic.store.records import GoalRecord, SessionRecord
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -83,6 +89,11 @@ class Goals(Frozen):
 
 class Text(Frozen):
     text: str
+
+
+class CalibrationOut(Frozen):
+    outcomes: CalibrationReport
+    self_consistency: BasicCalibrationReport
 
 
 class AiAnswer(Frozen):
@@ -259,25 +270,48 @@ def build_server(home: Path) -> MCPServer:
         return tracker.postflight(sid(session_id), a)
 
     @tool(
-        "Calibration over your finished tasks: how POSTFLIGHT confidence moved against "
-        "PREFLIGHT (well_calibrated / overconfident / underconfident counts)."
+        "Your calibration: outcome-based metrics (Brier score, ECE, reliability, signed bias, "
+        "AUROC, with 95% intervals) over tasks with recorded outcomes, and how POSTFLIGHT "
+        "confidence moved against PREFLIGHT over finished tasks."
     )
-    async def get_calibration_report(ai_id: str | None = None) -> BasicCalibrationReport:
-        return basic_calibration_report(store, ai_id)
-
-    @tool("Bayesian beliefs about your calibration bias per vector, learned from outcomes.")
-    async def query_bayesian_beliefs(ai_id: str | None = None) -> Unavailable:
-        return Unavailable(
-            reason="not yet recorded: beliefs are updated from verified task outcomes, which "
-            "this version does not record yet; no numbers are reported rather than invented"
+    async def get_calibration_report(ai_id: str | None = None) -> CalibrationOut:
+        return CalibrationOut(
+            outcomes=calibration_report(store, Filters(ai_id=ai_id)),
+            self_consistency=basic_calibration_report(store, ai_id),
         )
 
-    @tool("Check for calibration drift over time (recent against historical calibration).")
-    async def check_drift_monitor(ai_id: str | None = None) -> Unavailable:
-        return Unavailable(
-            reason="not yet recorded: drift is measured on outcome-based calibration, which "
-            "this version does not record yet; see get_calibration_report for self-consistency"
+    @tool(
+        "Record the verified outcome of a task (a test run, a human verdict, a checked answer): "
+        "score 1.0 success, 0.0 failure, or in between. Default task: the current session's "
+        "latest. This is what makes calibration real."
+    )
+    async def record_outcome(
+        score: Annotated[float, Field(ge=0, le=1)],
+        source: str = "check",
+        evidence: str = "",
+        task_id: Annotated[
+            str | None, Field(description="A cascade id, or a session id (its latest task).")
+        ] = None,
+    ) -> OutcomeRecord:
+        return record_task_outcome(
+            store, task_id or sid(None), score=score, source=source, evidence=evidence
         )
+
+    @tool(
+        "Bayesian beliefs about your calibration bias (overall and per vector), learned from "
+        "recorded outcomes, each with mean, variance, evidence count and whether it is credible."
+    )
+    async def query_bayesian_beliefs(ai_id: str | None = None) -> BeliefsReport:
+        return beliefs_report(store, ai_id)
+
+    @tool(
+        "Check for calibration drift (recent against earlier outcomes, the 0.15 threshold) and "
+        "sycophancy-style drift (confidence rising while outcomes do not)."
+    )
+    async def check_drift_monitor(ai_id: str | None = None, window: int = 20) -> DriftReport:
+        if not 5 <= window <= 1000:
+            raise ValidationError("window must be between 5 and 1000", field="window")
+        return drift_report(store, ai_id, window=window)
 
     @tool("List the goals of a session (from generate_goals), with status and priority.")
     async def query_goal_orchestrator(session_id: SessionId = None) -> Goals:

@@ -111,6 +111,20 @@ class Profile(_Strict):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
 
 
+def with_overrides(profile: Profile, overrides: dict[str, float]) -> Profile:
+    """The profile with dotted-field overrides applied (``{"tuning.confidence_weight": 0.8}``),
+    validated like any profile."""
+    if not overrides:
+        return profile
+    data = profile.model_dump(mode="json")
+    for dotted, value in overrides.items():
+        section, _, field = dotted.partition(".")
+        if section not in data or not isinstance(data[section], dict) or field not in data[section]:
+            raise ValidationError(f"unknown profile field {dotted!r}", field=dotted, value=value)
+        data[section][field] = value
+    return parse_profile(data, source=f"profile {profile.name} with adjustments")
+
+
 def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
     """Validate profile data; an error names the source, the field and the value."""
     if not isinstance(data, dict):
@@ -255,4 +269,5 @@ __all__ = [
     "ToolMode",
     "load_profile_file",
     "parse_profile",
+    "with_overrides",
 ]

@@ -146,6 +146,42 @@ def m002_llm_calls(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX llm_calls_session ON llm_calls (session_id, id)")
 
 
+@migration
+def m003_outcomes(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE outcomes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    cascade_id TEXT NOT NULL REFERENCES cascades (id),
+    ai_id TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    domain TEXT,
+    source TEXT NOT NULL CHECK (source IN ('test', 'human', 'check')),
+    score REAL NOT NULL CHECK (score >= 0 AND score <= 1),
+    evidence TEXT NOT NULL DEFAULT '',
+    predicted_preflight REAL,
+    predicted_check REAL,
+    predicted_vectors TEXT NOT NULL DEFAULT '{}'
+)"""
+    )
+    conn.execute("CREATE INDEX outcomes_cascade ON outcomes (cascade_id, source, id)")
+    conn.execute("CREATE INDEX outcomes_ai ON outcomes (ai_id, at)")
+    conn.execute(
+        """CREATE TABLE profile_adjustments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    profile TEXT NOT NULL,
+    field TEXT NOT NULL,
+    old REAL NOT NULL,
+    new REAL NOT NULL,
+    reason TEXT NOT NULL,
+    evidence TEXT NOT NULL DEFAULT '{}',
+    undone_at TEXT
+)"""
+    )
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

@@ -1,0 +1,214 @@
+"""`noetic outcome` and `noetic calibration report|beliefs|drift|guardian`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_store, stdout
+
+app = typer.Typer(help="Calibration against recorded outcomes.", no_args_is_help=True)
+
+AiOpt = Annotated[str | None, typer.Option("--ai-id", help="Only this AI's outcomes.")]
+
+
+def outcome(
+    target: Annotated[
+        str | None,
+        typer.Argument(help="Cascade id, or session id (its latest task). Default: current."),
+    ] = None,
+    success: Annotated[bool, typer.Option("--success", help="The task succeeded (1.0).")] = False,
+    failure: Annotated[bool, typer.Option("--failure", help="The task failed (0.0).")] = False,
+    score: Annotated[
+        float | None, typer.Option("--score", help="A graded outcome in [0, 1].")
+    ] = None,
+    evidence: Annotated[str, typer.Option(help="What the verdict rests on.")] = "",
+    source: Annotated[str, typer.Option(help="test, human or check.")] = "human",
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Record a verified outcome of a task, next to what the agent predicted."""
+    from noetic.errors import NotFoundError, ValidationError
+    from noetic.guardian import record_outcome
+    from noetic.store.files import read_current_session
+
+    with handled(json):
+        given = [v for v in (success, failure, score is not None) if v]
+        if len(given) != 1:
+            raise ValidationError(
+                "give exactly one of --success, --failure or --score X", field="outcome"
+            )
+        value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
+        opened = open_store(store)
+        target = target or read_current_session(opened.home)
+        if target is None:
+            raise NotFoundError("no task given and no current session", fix="pass a task id")
+        record = record_outcome(opened, target, score=value, source=source, evidence=evidence)
+    emit(
+        record,
+        json,
+        lambda: stdout().print(
+            f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id};"
+            f" it predicted {record.predicted_preflight:.2f} at PREFLIGHT"
+        ),
+    )
+
+
+def _bar(value: float, width: int = 24) -> str:
+    filled = round(max(0.0, min(1.0, value)) * width)
+    return "█" * filled + "·" * (width - filled)
+
+
+def _fmt(metric: Any) -> str:
+    if metric.value is None:
+        return f"— ({metric.reason})"
+    return f"{metric.value:.3f}  [95% CI {metric.low:.3f}–{metric.high:.3f}]"
+
+
+@app.command()
+def report(
+    ai_id: AiOpt = None,
+    profile: Annotated[str | None, typer.Option(help="Only tasks run under this profile.")] = None,
+    domain: Annotated[str | None, typer.Option(help="Only sessions in this domain.")] = None,
+    since_days: Annotated[float | None, typer.Option(help="Only the last N days.")] = None,
+    at: Annotated[str, typer.Option(help="Score the PREFLIGHT or the last CHECK.")] = "preflight",
+    bins: Annotated[int, typer.Option(min=1, max=50, help="Equal-mass bins.")] = 10,
+    plot: Annotated[Path | None, typer.Option(help="Write a reliability diagram PNG.")] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Brier score, ECE, reliability, signed bias and AUROC over recorded outcomes."""
+    from noetic.errors import ValidationError
+    from noetic.guardian import Filters, calibration_report
+
+    with handled(json):
+        if at not in ("preflight", "check"):
+            raise ValidationError("--at must be preflight or check", field="at", value=at)
+        filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
+        result = calibration_report(open_store(store), filters, prediction=at, bins=bins)  # type: ignore[arg-type]
+        if plot is not None:
+            _plot(result, plot)
+
+    def render() -> None:
+        out = stdout()
+        m = result.metrics
+        out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
+        out.print(f"  Brier score      {_fmt(m.brier)}")
+        out.print(f"  ECE ({m.bins} bins)    {_fmt(m.ece)}")
+        out.print(f"  signed bias      {_fmt(m.signed_bias)}  (+ = overconfident)")
+        out.print(f"  AUROC            {_fmt(m.auroc)}")
+        if m.reliability:
+            out.print("\n  confidence bin     n   stated   observed")
+            for b in m.reliability:
+                out.print(
+                    f"  {b.low:.2f}–{b.high:.2f}  {b.count:>5}   {b.mean_confidence:.2f} "
+                    f"{_bar(b.mean_confidence, 12)}   {b.observed:.2f} {_bar(b.observed, 12)}"
+                )
+        if plot is not None:
+            out.print(f"\nreliability diagram written to {plot}")
+
+    emit(result, json, render)
+
+
+def _plot(result: Any, path: Path) -> None:
+    from noetic.errors import UsageError
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("--plot needs matplotlib", fix="pip install 'noetic[plot]'") from None
+    bins = result.metrics.reliability
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
+    ax.plot(
+        [b.mean_confidence for b in bins], [b.observed for b in bins], marker="o", label="agent"
+    )
+    ax.set_xlabel("stated confidence")
+    ax.set_ylabel("observed success rate")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_title(f"Reliability ({result.tasks} tasks)")
+    ax.legend(loc="upper left")
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+
+
+@app.command()
+def beliefs(ai_id: AiOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Bayesian beliefs about calibration bias per vector, learned from outcomes."""
+    from noetic.guardian import query_bayesian_beliefs
+
+    with handled(json):
+        result = query_bayesian_beliefs(open_store(store), ai_id)
+
+    def render() -> None:
+        out = stdout()
+        out.print(f"[bold]Beliefs[/] from {result.tasks} tasks with outcomes")
+        for b in result.beliefs:
+            flag = f"[yellow]{b.direction}[/]" if b.credible else "[dim]no credible bias[/]"
+            out.print(
+                f"  {b.target:<12} bias {b.mean:+.3f} ± {1.96 * b.variance**0.5:.3f} "
+                f"(n={b.evidence})  {flag}"
+            )
+
+    emit(result, json, render)
+
+
+@app.command("drift")
+def drift_(
+    ai_id: AiOpt = None,
+    window: Annotated[int, typer.Option(min=5, help="Recent outcomes to compare.")] = 20,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Calibration drift and sycophancy-style drift between recent and earlier outcomes."""
+    from noetic.guardian import check_drift_monitor
+
+    with handled(json):
+        result = check_drift_monitor(open_store(store), ai_id, window=window)
+    emit(result, json, lambda: stdout().print(f"drift: {result.reason}"))
+
+
+@app.command()
+def guardian(
+    profile: Annotated[str, typer.Option(help="The profile to tune.")],
+    ai_id: AiOpt = None,
+    apply: Annotated[bool, typer.Option("--apply", help="Make the proposed change.")] = False,
+    undo: Annotated[int | None, typer.Option(help="Undo an applied adjustment by id.")] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Propose a profile correction from credible bias; change nothing without --apply."""
+    from noetic.guardian import guardian as run_guardian
+    from noetic.guardian import undo as undo_adjustment
+    from noetic.profiles import ProfileRegistry
+
+    with handled(json):
+        opened = open_store(store)
+        if undo is not None:
+            result: Any = undo_adjustment(opened, undo)
+        else:
+            registry = ProfileRegistry(opened.home / "profiles")
+            result = run_guardian(opened, registry, profile, ai_id=ai_id, apply=apply)
+
+    def render() -> None:
+        out = stdout()
+        if undo is not None:
+            out.print(f"adjustment {result.id} undone: {result.field} back to {result.old}")
+            return
+        b = result.belief
+        out.print(
+            f"[bold]{result.profile}[/]: {result.tasks_considered} tasks · bias {b.mean:+.3f} "
+            f"[{b.low:+.3f}, {b.high:+.3f}]"
+        )
+        if result.proposal:
+            p = result.proposal
+            out.print(f"proposal: {p.field} {p.old} → {p.new} ({p.reason})")
+        out.print(result.note)
+
+    emit(result, json, render)
