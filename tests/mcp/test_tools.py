@@ -217,3 +217,26 @@ def test_resources_and_prompt(server):
     assert '"ai_id": "res"' in sessions.contents[0].text
     assert "critical_domain" in profiles.contents[0].text
     assert "PREFLIGHT" in prompt.messages[0].content.text
+
+
+def test_observe_runs_on_the_clients_model_through_sampling(server):
+    from mcp.types import CreateMessageResult, TextContent
+
+    replies = iter(
+        [
+            "CONFIDENCE: 0.7\nLAYERS: C02,C07,C10\nCONTENT: thinking",
+            "CONFIDENCE: 0.96\nLAYERS: C02\nCONTENT: crystallized",
+        ]
+    )
+
+    async def sampler(context, params):
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=next(replies)), model="host"
+        )
+
+    (result,) = call(
+        server, ("observe", {"query": "why?"}), sampling_callback=sampler, mode="legacy"
+    )
+    body = ok(result)
+    assert body["answer"] == "crystallized" and body["reason"] == "HighConfidence"
+    assert body["stages"] == 2 and body["model_calls"] == 2

@@ -38,7 +38,7 @@ def test_stdio_subprocess_initialises_lists_tools_and_runs_a_transaction(tmp_pat
             return tools, boot, pre, post
 
     tools, boot, pre, post = asyncio.run(go())
-    assert len(tools.tools) == 22
+    assert len(tools.tools) == 23
     assert boot.structured_content["session"]["ai_id"] == "stdio"
     assert pre.structured_content["decision"]["action"] == "PROCEED"
     assert post.structured_content["calibration"]["classification"] == "well_calibrated"
@@ -86,7 +86,7 @@ def test_http_with_the_token_serves_the_tools(http_server):
             return tools, boot
 
     tools, boot = asyncio.run(go())
-    assert len(tools.tools) == 22
+    assert len(tools.tools) == 23
     assert boot.structured_content["session"]["ai_id"] == "http"
 
 

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from noetic.cli import calibration, mcp, profiles, sessions, workflow
+from noetic.cli import calibration, mcp, observe, profiles, sessions, workflow
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -35,6 +35,7 @@ for command in (
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(profiles.app, name="profile")
 app.add_typer(calibration.app, name="calibration")
+app.add_typer(observe.app, name="observe")
 
 
 def main() -> None:

@@ -10,10 +10,9 @@ budget measured with it errs on the safe side. ``bench/token_counts.py`` prints 
 from __future__ import annotations
 
 import functools
-import importlib.util
-from pathlib import Path
 from typing import Any
 
+from noetic.embeddings import tokenizer_file
 from noetic.errors import UsageError
 
 TOKENIZER_NAME = "llama-2 (wordllama l2_supercat)"
@@ -27,14 +26,7 @@ def _tokenizer() -> Any:
         raise UsageError(
             "token counting needs the 'tokenizers' package", fix="pip install 'noetic[tokens]'"
         ) from None
-    spec = importlib.util.find_spec("wordllama")  # locate the files without importing it
-    if spec is None or not spec.submodule_search_locations:
-        raise UsageError(
-            "token counting needs the tokenizer file shipped in 'wordllama'",
-            fix="pip install 'noetic[tokens]'",
-        )
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    return Tokenizer.from_file(str(folder / "tokenizers" / "l2_supercat_tokenizer_config.json"))
+    return Tokenizer.from_file(str(tokenizer_file()))
 
 
 def count_tokens(text: str) -> int:

@@ -34,6 +34,7 @@ from noetic.guardian import check_drift_monitor as drift_report
 from noetic.guardian import query_bayesian_beliefs as beliefs_report
 from noetic.guardian import record_outcome as record_task_outcome
 from noetic.mcp import cli_bridge, guidance
+from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile, ProfileRegistry
 from noetic.store import Store
 from noetic.store.files import read_current_session, write_current_session
@@ -372,6 +373,25 @@ def build_server(home: Path) -> MCPServer:
             reason="not yet available: the autonomous CASCADE engine is not part of this "
             "version; drive the workflow yourself with execute_preflight / submit_* tools"
         )
+
+    @tool(
+        "Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as "
+        "soon as the answer has crystallized; known answers come from the pattern cache with no "
+        "model call. Uses the given provider, else the configured one, else your own model "
+        "through MCP sampling."
+    )
+    async def observe(query: str, ctx: Context, provider: str | None = None) -> ChainResult:
+        from noetic.embeddings import default_embedder
+        from noetic.llm.resilience import ResilientProvider
+        from noetic.observer.cache import PatternCache
+        from noetic.observer.chain import run_chain
+        from noetic.store.llm_calls import record_llm_call
+
+        model = ResilientProvider(
+            _provider_for(provider, home, ctx), record=partial(record_llm_call, store)
+        )
+        cache = PatternCache(store, default_embedder())
+        return await run_chain(query, model, cache=cache, store=store, bus=tracker.bus)
 
     @server.resource("noetic://sessions", description="Recent sessions (JSON).")
     async def sessions_resource() -> str:

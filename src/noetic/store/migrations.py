@@ -182,6 +182,54 @@ def m003_outcomes(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m004_observer(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE observer_runs (
+    id TEXT PRIMARY KEY,
+    at TEXT NOT NULL,
+    query TEXT NOT NULL,
+    provider TEXT,
+    model TEXT,
+    stages INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    model_calls INTEGER NOT NULL,
+    cache_hit INTEGER NOT NULL,
+    stage_budget INTEGER NOT NULL,
+    answer TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    note TEXT NOT NULL DEFAULT ''
+)"""
+    )
+    conn.execute(
+        """CREATE TABLE observations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES observer_runs (id),
+    stage INTEGER NOT NULL,
+    layers TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    content TEXT NOT NULL,
+    at TEXT NOT NULL
+)"""
+    )
+    conn.execute(
+        """CREATE TABLE pattern_cache (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    query TEXT NOT NULL,
+    embedder TEXT NOT NULL,
+    embedding BLOB NOT NULL,
+    answer TEXT NOT NULL,
+    answer_embedding BLOB NOT NULL,
+    confidence REAL NOT NULL,
+    layers TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    last_used_at REAL NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0
+)"""
+    )
+    conn.execute("CREATE INDEX pattern_cache_lru ON pattern_cache (last_used_at)")
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

@@ -1,0 +1,124 @@
+"""`noetic observe "query" --provider P` and `noetic observe stats`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_store, stderr, stdout
+
+
+class _QueryByDefault(TyperGroup):
+    """`noetic observe "some question"` runs the chain; `noetic observe stats` shows stats."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().resolve_command(ctx, args)
+
+
+app = typer.Typer(
+    cls=_QueryByDefault,
+    help='Staged reasoning that stops when it has crystallized: noetic observe "query".',
+    no_args_is_help=True,
+)
+
+
+@app.command("run", hidden=True)
+def run(
+    query: Annotated[str, typer.Argument(help="The question to reason about.")],
+    provider: Annotated[
+        str | None, typer.Option(help="Model: anthropic:M, openai:M, ollama:M, …")
+    ] = None,
+    adaptive: Annotated[
+        bool, typer.Option(help="Let stage 1's predicted confidence set the stage budget.")
+    ] = False,
+    cache: Annotated[bool, typer.Option(help="Use the pattern cache.")] = True,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Run the observer chain on a query, showing each stage as it completes."""
+    import asyncio
+    from functools import partial
+
+    from noetic.events import EventBus, EventKind
+    from noetic.llm.registry import parse_provider, resolve_provider_spec
+    from noetic.llm.resilience import ResilientProvider
+    from noetic.observer.crystallization import ObserverSettings
+    from noetic.store.llm_calls import record_llm_call
+
+    with handled(json):
+        opened = open_store(store)
+        model = ResilientProvider(
+            parse_provider(resolve_provider_spec(provider, opened.home)),
+            record=partial(record_llm_call, opened),
+        )
+        bus = EventBus()
+        bus.subscribe(opened.append_event)
+        err = stderr()
+
+        def show(event: Any) -> None:
+            if event.kind == EventKind.OBSERVATION:
+                d = event.data
+                err.print(
+                    f"[bold]stage {d['stage']}[/] {d['role']} · confidence "
+                    f"{d['confidence']:.2f} · layers {','.join(d['layers']) or '—'}"
+                )
+
+        bus.subscribe(show)
+        pattern_cache = _cache(opened) if cache else None
+        result = asyncio.run(
+            _run(query, model, ObserverSettings(adaptive=adaptive), pattern_cache, opened, bus)
+        )
+
+    def render() -> None:
+        out = stdout()
+        reason = result.reason.value if result.reason else "ended early"
+        out.print(
+            f"[bold]crystallized[/] after {result.stages} stage(s) · {reason} · "
+            f"{result.model_calls} model call(s)" + (" · from cache" if result.cache_hit else "")
+        )
+        if result.note:
+            out.print(f"[dim]{result.note}[/]")
+        out.print(result.answer, markup=False)
+
+    emit(result, json, render)
+
+
+async def _run(query: str, model: Any, settings: Any, cache: Any, store: Any, bus: Any) -> Any:
+    from noetic.observer.chain import run_chain
+
+    return await run_chain(query, model, settings=settings, cache=cache, store=store, bus=bus)
+
+
+def _cache(store: Any) -> Any:
+    from noetic.embeddings import default_embedder
+    from noetic.observer.cache import PatternCache
+
+    return PatternCache(store, default_embedder())
+
+
+@app.command()
+def stats(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Chain lengths, crystallization reasons, and model calls saved."""
+    from noetic.observer.chain import observer_stats
+
+    with handled(json):
+        result = observer_stats(open_store(store))
+
+    def render() -> None:
+        out = stdout()
+        out.print(f"[bold]{result.runs} runs[/] · average {result.average_stages} stages")
+        for length, count in result.chain_lengths.items():
+            out.print(f"  {length} stage(s): {count}")
+        for reason, count in result.reasons.items():
+            out.print(f"  {reason}: {count}")
+        out.print(
+            f"model calls {result.model_calls} · saved by early stopping "
+            f"{result.calls_saved_by_early_stopping} · by the cache ~"
+            f"{result.calls_saved_by_cache_estimate} ({result.cache_hits} hits)"
+        )
+
+    emit(result, json, render)

@@ -1,0 +1,1 @@
+"""The observer chain: staged reasoning that stops when it has crystallized."""

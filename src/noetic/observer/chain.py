@@ -1,0 +1,238 @@
+"""The observer chain: Explore → Refine → Integrate → Crystallize, stopping when crystallized.
+
+Each stage is a fresh model call carrying a summary of the stages before it. After each stage
+the inspector checks the five crystallization reasons (see :mod:`.crystallization`). A pattern
+cache, when given, is consulted before stage 1: a hit answers with zero model calls. A stage
+whose reply cannot be parsed is asked once more, quoting the problem; if that fails too, the
+chain ends with the last good observation and says why (or, at stage 1, raises the
+:class:`ParseError`, since there is nothing to answer with).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.errors import ParseError
+from noetic.events import EventBus, EventKind, Timer
+from noetic.llm.base import Message, Provider, Request
+from noetic.observer.cache import PatternCache
+from noetic.observer.context import ChainContext
+from noetic.observer.crystallization import (
+    CrystallizationCheck,
+    ObserverSettings,
+    Reason,
+    check,
+    stage_budget,
+)
+from noetic.observer.observation import Observation, parse_observation
+from noetic.observer.prompts import ROLES, stage_prompt
+from noetic.store import Store
+from noetic.store.observations import runs, save_run
+
+
+class ChainResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    answer: str
+    confidence: float
+    layers: tuple[str, ...]
+    stages: int
+    reason: Reason | None
+    checks: list[CrystallizationCheck]
+    observations: list[Observation]
+    model_calls: int
+    cache_hit: bool
+    stage_budget: int
+    note: str = ""
+    run_id: str | None = None
+
+
+async def _observe(
+    provider: Provider, stage: int, prompt: str, settings: ObserverSettings
+) -> tuple[Observation | None, int, str]:
+    """One stage: ask, parse; on a parse error ask once more quoting it."""
+    request = Request.of(prompt, max_tokens=settings.max_tokens)
+    reply = await provider.complete(request)
+    try:
+        return parse_observation(reply.text, stage), 1, ""
+    except ParseError as exc:
+        problem = exc.message
+    retry = request.model_copy(
+        update={
+            "messages": (
+                *request.messages,
+                Message(role="assistant", content=reply.text),
+                Message(
+                    role="user",
+                    content=f"That reply could not be read: {problem}. Answer again in exactly "
+                    "the format asked (CONFIDENCE, LAYERS, CONTENT).",
+                ),
+            )
+        }
+    )
+    second = await provider.complete(retry)
+    try:
+        return parse_observation(second.text, stage), 2, ""
+    except ParseError as exc:
+        return None, 2, f"stage {stage} reply unreadable twice ({problem}; then {exc.message})"
+
+
+async def run_chain(
+    query: str,
+    provider: Provider,
+    *,
+    settings: ObserverSettings | None = None,
+    cache: PatternCache | None = None,
+    store: Store | None = None,
+    bus: EventBus | None = None,
+) -> ChainResult:
+    settings = settings or ObserverSettings()
+    bus = bus or EventBus()
+    timer = Timer()
+    if cache is not None:
+        hit = cache.lookup(query)
+        if hit is not None:
+            result = ChainResult(
+                query=query,
+                answer=hit.answer,
+                confidence=hit.confidence,
+                layers=hit.layers,
+                stages=0,
+                reason=Reason.PATTERN_MATCH,
+                checks=[],
+                observations=[],
+                model_calls=0,
+                cache_hit=True,
+                stage_budget=0,
+                note=f"answered from the pattern cache (similarity {hit.similarity:.3f} to "
+                f"{hit.query!r})",
+            )
+            return _finish(result, provider, store, bus, timer)
+    context = ChainContext.from_query(query)
+    budget = settings.max_stages
+    calls = 0
+    checks: list[CrystallizationCheck] = []
+    note = ""
+    for stage in range(1, settings.max_stages + 1):
+        role = ROLES[min(stage, 4)][0]
+        bus.emit(EventKind.PHASE_ENTERED, data={"engine": "observer", "stage": stage, "role": role})
+        prompt = stage_prompt(
+            stage, query, context.summary(), predict=settings.adaptive and stage == 1
+        )
+        observation, used, problem = await _observe(provider, stage, prompt, settings)
+        calls += used
+        if observation is None:
+            if context.latest() is None:
+                raise ParseError(f"the observer chain produced no usable observation: {problem}",
+                                 raw="")  # fmt: skip
+            note = f"{problem}; ended with the stage {context.latest().stage} observation"
+            break
+        context.add(observation)
+        bus.emit(
+            EventKind.OBSERVATION,
+            data={
+                "stage": stage,
+                "role": role,
+                "confidence": observation.confidence,
+                "layers": list(observation.layers),
+                "content": observation.content,
+            },
+        )
+        if stage == 1:
+            budget = stage_budget(observation, settings)
+        known = cache is not None and cache.knows_answer(observation.content)
+        result = check(
+            observation,
+            context.previous(),
+            pattern_match=known,
+            stage_budget=budget,
+            settings=settings,
+        )
+        checks.append(result)
+        if result.is_crystallized:
+            break
+    final = context.observations[-1]  # stage 1 either added one or raised
+    result = ChainResult(
+        query=query,
+        answer=final.content,
+        confidence=final.confidence,
+        layers=final.layers,
+        stages=len(context.observations),
+        reason=checks[-1].reason if checks and not note else None,
+        checks=checks,
+        observations=context.observations,
+        model_calls=calls,
+        cache_hit=False,
+        stage_budget=budget,
+        note=note,
+    )
+    if cache is not None and result.reason is not None:
+        cache.add(query, result.answer, result.confidence, result.layers)
+    return _finish(result, provider, store, bus, timer)
+
+
+def _finish(
+    result: ChainResult, provider: Provider, store: Store | None, bus: EventBus, timer: Timer
+) -> ChainResult:
+    if store is not None:
+        run_id = save_run(
+            store,
+            {
+                **result.model_dump(include={"query", "stages", "model_calls", "cache_hit",
+                                             "stage_budget", "answer", "confidence", "note"}),
+                "provider": provider.name,
+                "model": provider.model,
+                "reason": result.reason.value if result.reason else "unparseable",
+            },
+            [o.model_dump() for o in result.observations],
+        )  # fmt: skip
+        result = result.model_copy(update={"run_id": run_id})
+    bus.emit(
+        EventKind.RUN_FINISHED,
+        data={
+            "engine": "observer",
+            "stages": result.stages,
+            "reason": result.reason.value if result.reason else None,
+            "model_calls": result.model_calls,
+            "cache_hit": result.cache_hit,
+            "ms": timer.ms,
+        },
+    )
+    return result
+
+
+class ObserverStats(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    runs: int
+    chain_lengths: dict[int, int]
+    reasons: dict[str, int]
+    average_stages: float | None
+    cache_hits: int
+    model_calls: int
+    calls_saved_by_early_stopping: int
+    calls_saved_by_cache_estimate: float
+
+
+def observer_stats(store: Store, max_stages: int = 4) -> ObserverStats:
+    """Chain lengths, reasons, and the model calls early stopping and the cache saved.
+
+    Early stopping saved ``max_stages − stages`` calls per chain run; a cache hit saved what an
+    uncached chain costs on average (an estimate, labelled as one)."""
+    rows = runs(store)
+    chains = [r for r in rows if not r["cache_hit"]]
+    hits = len(rows) - len(chains)
+    mean_calls = sum(r["model_calls"] for r in chains) / len(chains) if chains else 0.0
+    return ObserverStats(
+        runs=len(rows),
+        chain_lengths=dict(sorted(Counter(r["stages"] for r in chains).items())),
+        reasons=dict(Counter(r["reason"] for r in rows)),
+        average_stages=round(sum(r["stages"] for r in chains) / len(chains), 3) if chains else None,
+        cache_hits=hits,
+        model_calls=sum(r["model_calls"] for r in rows),
+        calls_saved_by_early_stopping=sum(max(0, max_stages - r["stages"]) for r in chains),
+        calls_saved_by_cache_estimate=round(hits * mean_calls, 3),
+    )

@@ -1,0 +1,87 @@
+"""Observer-chain runs, their observations, and the pattern cache's rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from noetic.store.sqlite import Store, new_id, now
+
+
+def save_run(store: Store, run: dict[str, Any], observations: list[dict[str, Any]]) -> str:
+    """Persist one chain run and its observations in one transaction; returns the run id."""
+    run_id = new_id("o")
+    stamp = now()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO observer_runs (id, at, query, provider, model, stages, reason, "
+            "model_calls, cache_hit, stage_budget, answer, confidence, note) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, stamp, run["query"], run["provider"], run["model"], run["stages"],
+             run["reason"], run["model_calls"], int(run["cache_hit"]), run["stage_budget"],
+             run["answer"], run["confidence"], run["note"]),
+        )  # fmt: skip
+        conn.executemany(
+            "INSERT INTO observations (run_id, stage, layers, confidence, content, at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (run_id, o["stage"], json.dumps(list(o["layers"])), o["confidence"],
+                 o["content"], stamp)
+                for o in observations
+            ],
+        )  # fmt: skip
+    return run_id
+
+
+def runs(store: Store) -> list[dict[str, Any]]:
+    return [dict(r) for r in store.conn.execute("SELECT * FROM observer_runs ORDER BY at, id")]
+
+
+def cache_vectors(store: Store, embedder: str, born_after: float) -> list[tuple[int, bytes, bytes]]:
+    """``(id, query embedding, answer embedding)`` of every live entry."""
+    rows = store.conn.execute(
+        "SELECT id, embedding, answer_embedding FROM pattern_cache "
+        "WHERE embedder = ? AND created_at >= ? ORDER BY id",
+        (embedder, born_after),
+    )
+    return [(r["id"], r["embedding"], r["answer_embedding"]) for r in rows]
+
+
+def cache_expire(store: Store, born_before: float) -> int:
+    with store.transaction() as conn:
+        return conn.execute(
+            "DELETE FROM pattern_cache WHERE created_at < ?", (born_before,)
+        ).rowcount
+
+
+def cache_touch(store: Store, entry_id: int, at: float) -> dict[str, Any]:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE pattern_cache SET last_used_at = ?, hits = hits + 1 WHERE id = ?",
+            (at, entry_id),
+        )
+    return cache_entry(store, entry_id)
+
+
+def cache_entry(store: Store, entry_id: int) -> dict[str, Any]:
+    row = store.conn.execute("SELECT * FROM pattern_cache WHERE id = ?", (entry_id,)).fetchone()
+    return {**dict(row), "layers": tuple(json.loads(row["layers"]))}
+
+
+def cache_add(store: Store, entry: dict[str, Any], max_size: int) -> None:
+    """Insert an entry, then evict the least recently used beyond ``max_size``."""
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO pattern_cache (query, embedder, embedding, answer, answer_embedding, "
+            "confidence, layers, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (entry["query"], entry["embedder"], entry["embedding"], entry["answer"],
+             entry["answer_embedding"], entry["confidence"], json.dumps(list(entry["layers"])),
+             entry["at"], entry["at"]),
+        )  # fmt: skip
+        count = conn.execute("SELECT COUNT(*) FROM pattern_cache").fetchone()[0]
+        if count > max_size:
+            conn.execute(
+                "DELETE FROM pattern_cache WHERE id IN (SELECT id FROM pattern_cache "
+                "ORDER BY last_used_at, id LIMIT ?)",
+                (count - max_size,),
+            )
