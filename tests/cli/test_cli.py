@@ -164,3 +164,15 @@ def test_importing_the_cli_loads_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_goals_generate_list_and_show():
+    run("bootstrap", "--profile", "balanced")
+    run("preflight", "t", "--vectors", json.dumps(gated(0.8) | {"know": 0.3, "context": 0.5}))
+    created = ok_json("goals", "generate")
+    assert [g["target_vector"] for g in created] == ["know", "context"]
+    assert ok_json("goals", "generate") == []  # no duplicates
+    listed = ok_json("goals", "list")
+    assert [g["id"] for g in listed] == [g["id"] for g in created]
+    assert ok_json("goals", "show", created[0]["id"])["source"] == "threshold"
+    assert run("goals", "show", "g_missing").exit_code == 1

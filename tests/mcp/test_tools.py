@@ -1,6 +1,7 @@
 """Every tool through a real in-process MCP client: a happy path and a bad input each."""
 
 import asyncio
+import json
 
 import pytest
 
@@ -171,10 +172,27 @@ def test_outcomes_beliefs_and_drift(server):
     assert "insufficient data" in drift["reason"]
 
 
-def test_capabilities_not_in_this_version_say_so_without_numbers(server):
-    (result,) = call(server, ("create_cascade", {"task": "t"}))
+def test_create_cascade_runs_on_the_clients_model(server):
+    from mcp.types import CreateMessageResult, TextContent
+
+    scores = json.dumps({"vectors": GOOD})
+    replies = iter(
+        [scores, '{"approach": "answer directly", "strategy": "general", "complex": false}',
+         "The answer.", scores]
+    )  # fmt: skip
+
+    async def sampler(context, params):
+        return CreateMessageResult(
+            role="assistant", content=TextContent(type="text", text=next(replies)), model="host"
+        )
+
+    (result,) = call(
+        server, ("create_cascade", {"task": "say hi"}), sampling_callback=sampler, mode="legacy"
+    )
     body = ok(result)
-    assert body["available"] is False and "not yet" in body["reason"]
+    assert body["status"] == "completed" and body["output"] == "The answer."
+    assert [p["phase"] for p in body["trajectory"]] == ["PREFLIGHT", "POSTFLIGHT"]
+    assert body["calibration"]["classification"] == "well_calibrated"
 
 
 def test_query_ai_without_provider_or_sampling_is_a_clear_error(server):

@@ -181,7 +181,9 @@ class Tracker:
         )
         return record
 
-    def postflight(self, session_id: str, assessment: Assessment) -> Postflight:
+    def postflight(
+        self, session_id: str, assessment: Assessment, *, extra: dict | None = None
+    ) -> Postflight:
         _expect_phase(assessment, Phase.POSTFLIGHT)
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "POSTFLIGHT")
@@ -195,7 +197,9 @@ class Tracker:
         recorded = self._record(session, cascade, profile, assessment)
         calibration = basic_calibration(pre, assessment, profile.tuning)
         closed = self.store.finish_cascade(
-            cascade.id, "completed", {"calibration": calibration.model_dump(mode="json")}
+            cascade.id,
+            "completed",
+            {**(extra or {}), "calibration": calibration.model_dump(mode="json")},
         )
         self.bus.emit(
             EventKind.RUN_FINISHED,
@@ -204,6 +208,19 @@ class Tracker:
             data={"status": "completed", "classification": calibration.classification.value},
         )
         return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
+
+    def end_task(self, session_id: str, status: str, result: dict) -> CascadeRecord:
+        """Close the open task with a status other than a POSTFLIGHT (clarify, delegate, a
+        Sentinel stop, a failure), keeping everything recorded so far."""
+        cascade = self.open_task(session_id, f"ending a task as {status}")
+        closed = self.store.finish_cascade(cascade.id, status, result)
+        self.bus.emit(
+            EventKind.RUN_FINISHED,
+            session_id=cascade.session_id,
+            cascade_id=cascade.id,
+            data={"status": status},
+        )
+        return closed
 
     def open_task(self, session_id: str, what: str) -> CascadeRecord:
         """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""

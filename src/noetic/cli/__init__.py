@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from noetic.cli import calibration, mcp, observe, profiles, sessions, workflow
+from noetic.cli import calibration, cascade, goals, mcp, observe, profiles, sessions, workflow
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -36,6 +36,8 @@ app.add_typer(sessions.app, name="sessions")
 app.add_typer(profiles.app, name="profile")
 app.add_typer(calibration.app, name="calibration")
 app.add_typer(observe.app, name="observe")
+app.add_typer(cascade.app, name="cascade")
+app.add_typer(goals.app, name="goals")
 
 
 def main() -> None:

@@ -118,10 +118,16 @@ async def assess_with_model(
     profile: Profile | None = None,
     previous: Assessment | None = None,
     *,
+    findings: str = "",
     max_tokens: int = 3000,
 ) -> Assessment:
-    """Ask the model for its own assessment; one repair round; :class:`ParseError` after."""
+    """Ask the model for its own assessment; one repair round; :class:`ParseError` after.
+
+    ``findings`` (what investigation turned up, or what the work produced) is put before the
+    prompt so a reassessment rests on evidence."""
     phase = Phase(phase)
     prompt = build_assessment_prompt(task, phase, profile, previous)
+    if findings.strip():
+        prompt = f"What you have found or done so far:\n{findings.strip()}\n\n{prompt}"
     request = Request.of(prompt, system=SYSTEM, max_tokens=max_tokens)
     return await complete_parsed(provider, request, lambda t: parse_assessment_reply(t, phase))

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Assessment, Phase
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.beliefs import DriftReport
+from noetic.cascade.engine import CascadeRun
 from noetic.cascade.goals import threshold_goals
 from noetic.cascade.reports import (
     BasicCalibrationReport,
@@ -76,11 +77,6 @@ class PromptOut(Frozen):
 class SessionList(Frozen):
     sessions: list[SessionRecord]
     note: str
-
-
-class Unavailable(Frozen):
-    available: bool = False
-    reason: str
 
 
 class Goals(Frozen):
@@ -366,13 +362,24 @@ def build_server(home: Path) -> MCPServer:
         return Goals(session_id=s, goals=store.goals(session_id=s))
 
     @tool(
-        "Run a whole CASCADE autonomously on a model (PREFLIGHT → investigate → ACT → POSTFLIGHT)."
+        "Run a whole CASCADE autonomously on a model (PREFLIGHT, THINK, PLAN, INVESTIGATE and "
+        "CHECK with workspace tools, ACT, POSTFLIGHT) in a new session; returns the output, the "
+        "13-vector trajectory and the calibration. Uses the given provider, else the "
+        "configured one, else your own model through MCP sampling."
     )
-    async def create_cascade(task: str, provider: str | None = None) -> Unavailable:
-        return Unavailable(
-            reason="not yet available: the autonomous CASCADE engine is not part of this "
-            "version; drive the workflow yourself with execute_preflight / submit_* tools"
+    async def create_cascade(
+        task: str, ctx: Context, provider: str | None = None, profile: str | None = None
+    ) -> CascadeRun:
+        from noetic.cascade.engine import run_cascade
+        from noetic.cascade.investigation.tools import discover
+        from noetic.llm.resilience import ResilientProvider
+        from noetic.store.llm_calls import record_llm_call
+
+        model = ResilientProvider(
+            _provider_for(provider, home, ctx), record=partial(record_llm_call, store)
         )
+        session, _ = tracker.bootstrap(ai_id="cascade", profile=profile, ai_model=model.model)
+        return await run_cascade(task, model, tracker, session.id, tools=discover(Path.cwd()))
 
     @tool(
         "Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as "

@@ -1,0 +1,452 @@
+"""The autonomous CASCADE: a model drives PREFLIGHT → THINK → PLAN → INVESTIGATE ⇄ CHECK → ACT
+→ POSTFLIGHT, and Noetic records every step.
+
+The state machine, in one place (each arrow is a model call):
+
+    PREFLIGHT ─ decision ─┬─ PROCEED ───────────────────────────────┐
+                          ├─ INVESTIGATE ─→ THINK → [PLAN] → INVESTIGATE ⇄ CHECK
+                          ├─ CLARIFY  → the model's questions; run ends "clarify"
+                          ├─ DELEGATE → the reason and what it needs; run ends "delegate"
+                          └─ RESET    → back to THINK, once; a second RESET ends "reset_refused"
+    INVESTIGATE ⇄ CHECK leaves on PROCEED (exit "proceed") or at the profile's max rounds
+    (exit "max_rounds"); CHECK can also CLARIFY / DELEGATE / RESET as above.
+    ACT → output;  POSTFLIGHT → a genuine model reassessment → delta and calibration.
+
+THINK always runs (the strategy is chosen there, by the model); PLAN runs when the model judged
+the task complex. Assessments go through the :class:`Tracker` (SQLite + JSON + reflex logs);
+THINK, PLAN, ACT and the run summary go into the cascade's record; every phase is an event with
+its duration. A reply that stays unusable after its repair round, a provider failure, or a
+Sentinel stop ends the run with a clear status, keeping what was recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from contextlib import AsyncExitStack
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.assessment import Action, Assessment, Phase
+from noetic.cascade.investigation.mcp_tools import mcp_plugins
+from noetic.cascade.investigation.offer import Strategy, allowed, offer
+from noetic.cascade.investigation.tools import InvestigationPlugin
+from noetic.cascade.sentinel import Sentinel, SentinelLimits, SentinelStop
+from noetic.cascade.tracker import Recorded, Tracker
+from noetic.errors import NoeticError, ParseError, ProviderError
+from noetic.events import EventKind, Timer
+from noetic.llm.assess import assess_with_model
+from noetic.llm.base import Provider, Request
+from noetic.llm.structured import complete_structured
+from noetic.profiles import Profile
+from noetic.vectors import VECTOR_NAMES
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class RunStatus(StrEnum):
+    COMPLETED = "completed"
+    CLARIFY = "clarify"
+    DELEGATE = "delegate"
+    RESET_REFUSED = "reset_refused"
+    TIMEOUT = "timeout"
+    TOOL_LIMIT = "tool_limit"
+    PARSE_FAILURE = "parse_failure"
+    PROVIDER_FAILURE = "provider_failure"
+
+
+class Think(BaseModel):
+    approach: str = Field(description="How you will approach the task, in a few sentences.")
+    strategy: Strategy = Field(description="code, research, creative or general work")
+    complex: bool = Field(description="True if the task needs breaking into subgoals first.")
+
+
+class Plan(BaseModel):
+    subgoals: list[str] = Field(min_length=1, max_length=10)
+
+
+class ToolCall(BaseModel):
+    tool: str
+    arguments: dict[str, Any] = {}
+    purpose: str = ""
+    target_vector: str | None = None
+
+
+class InvestigationStep(BaseModel):
+    calls: list[ToolCall] = Field(default_factory=list, max_length=5)
+    notes: str = ""
+
+
+class Questions(BaseModel):
+    questions: list[str] = Field(min_length=1)
+
+
+class Delegation(BaseModel):
+    reason: str
+    needs: list[str] = []
+
+
+class ToolUse(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    tool: str
+    purpose: str
+    target_vector: str | None
+    success: bool
+    information: str
+
+
+class TrajectoryPoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    phase: str
+    seq: int
+    vectors: dict[str, float]
+    confidence: float
+    action: str
+
+
+class RunSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    limits: SentinelLimits = SentinelLimits()
+    max_resets: int = Field(1, ge=0)
+    max_tokens: int = Field(2048, gt=0)
+
+
+class CascadeRun(BaseModel):
+    session_id: str
+    cascade_id: str | None = None
+    task: str
+    profile: str
+    status: RunStatus
+    detail: str = ""
+    output: str | None = None
+    questions: list[str] = []
+    delegation: Delegation | None = None
+    think: list[Think] = []
+    plan: list[str] = []
+    rounds: int = 0
+    loop_exit: str | None = None
+    resets: int = 0
+    tool_uses: list[ToolUse] = []
+    trajectory: list[TrajectoryPoint] = []
+    calibration: dict[str, Any] | None = None
+    phases: list[dict[str, Any]] = []
+
+
+class _Ended(Exception):
+    """Internal: the run reached an end other than completion."""
+
+    def __init__(self, status: RunStatus, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+async def run_cascade(
+    task: str,
+    provider: Provider,
+    tracker: Tracker,
+    session_id: str,
+    *,
+    tools: list[InvestigationPlugin] = (),  # type: ignore[assignment]
+    mcp_servers: dict[str, list[str]] | None = None,
+    settings: RunSettings | None = None,
+    workspace: Path | None = None,
+) -> CascadeRun:
+    """Run one task through the CASCADE on ``provider``; see the module docstring."""
+    settings = settings or RunSettings()
+    session = tracker.store.get_session(session_id)
+    profile = tracker.profile_of(session)
+    sentinel = Sentinel(settings.limits, tracker.bus, session_id=session.id)
+    run = CascadeRun(session_id=session.id, task=task, profile=profile.name, status="completed")
+    engine = _Engine(task, provider, tracker, session.id, profile, sentinel, settings, run)
+    async with AsyncExitStack() as stack:
+        engine.tools = list(tools) + (await mcp_plugins(stack, mcp_servers) if mcp_servers else [])
+        try:
+            await engine.go()
+        except _Ended as end:
+            engine.close(end.status, end.detail)
+        except SentinelStop as stop:
+            status = RunStatus.TIMEOUT if stop.rule == "timeout" else RunStatus.TOOL_LIMIT
+            engine.close(status, f"Sentinel stopped the run: {stop}")
+        except ParseError as exc:
+            engine.close(RunStatus.PARSE_FAILURE, f"unusable model reply: {exc.message}")
+        except ProviderError as exc:
+            engine.close(RunStatus.PROVIDER_FAILURE, str(exc))
+    return run
+
+
+class _Engine:
+    def __init__(
+        self,
+        task: str,
+        provider: Provider,
+        tracker: Tracker,
+        session_id: str,
+        profile: Profile,
+        sentinel: Sentinel,
+        settings: RunSettings,
+        run: CascadeRun,
+    ) -> None:
+        self.task = task
+        self.provider = provider
+        self.tracker = tracker
+        self.session_id = session_id
+        self.profile = profile
+        self.sentinel = sentinel
+        self.settings = settings
+        self.run = run
+        self.tools: list[InvestigationPlugin] = []
+        self.findings: list[str] = []
+        self.last: Recorded | None = None
+
+    # the state machine ----------------------------------------------------------------
+
+    async def go(self) -> None:
+        decision = await self.assess(Phase.PREFLIGHT)
+        while True:
+            await self.handle_stop(decision.action)
+            think = await self.phase("THINK", self.think())
+            if think.complex:
+                await self.phase("PLAN", self.plan(think))
+            decision = await self.investigate_until_ready(think.strategy)
+            if decision.action in (Action.CLARIFY, Action.DELEGATE, Action.RESET):
+                continue  # handle_stop at the top ends the run or restarts from THINK
+            break
+        output = await self.phase("ACT", self.act())
+        self.run.output = output
+        await self.assess(Phase.POSTFLIGHT, findings=f"Your output:\n{output}")
+
+    async def handle_stop(self, action: Action) -> None:
+        if action == Action.CLARIFY:
+            asked = await self.structured(
+                "List the questions whose answers you need before you can do this task well.",
+                Questions,
+            )
+            self.run.questions = asked.questions
+            raise _Ended(RunStatus.CLARIFY, "the model needs clarification")
+        if action == Action.DELEGATE:
+            self.run.delegation = await self.structured(
+                "Explain why this task is beyond you, and what (people, tools, access, "
+                "information) it would need.",
+                Delegation,
+            )
+            raise _Ended(RunStatus.DELEGATE, self.run.delegation.reason)
+        if action == Action.RESET:
+            if self.run.resets >= self.settings.max_resets:
+                raise _Ended(
+                    RunStatus.RESET_REFUSED,
+                    f"a RESET was asked after {self.run.resets} already; refused",
+                )
+            self.run.resets += 1
+            self.findings.append("You decided to RESET: start your thinking over from scratch.")
+            self.tracker.bus.emit(
+                EventKind.DECISION,
+                session_id=self.session_id,
+                cascade_id=self.run.cascade_id,
+                data={"action": "RESET", "note": f"restarting from THINK ({self.run.resets})"},
+            )
+
+    async def investigate_until_ready(self, strategy: Strategy) -> Any:
+        decision = self.last.decision  # type: ignore[union-attr]  # set by PREFLIGHT
+        max_rounds = self.profile.investigation.max_rounds
+        restarting = decision.action == Action.RESET  # after a RESET, investigate afresh
+        while restarting or decision.action == Action.INVESTIGATE:
+            restarting = False
+            if max_rounds is not None and self.run.rounds >= max_rounds:
+                self.run.loop_exit = "max_rounds"
+                return decision
+            self.run.rounds += 1
+            await self.phase("INVESTIGATE", self.investigate(strategy, decision.gaps))
+            decision = await self.assess(Phase.CHECK, findings="\n\n".join(self.findings))
+        self.run.loop_exit = "proceed" if decision.action == Action.PROCEED else None
+        return decision
+
+    # phases -----------------------------------------------------------------------------
+
+    async def assess(self, phase: Phase, findings: str = "") -> Any:
+        name = phase.value.upper()
+        previous = self.last.assessment.assessment if self.last else None
+
+        async def work() -> Recorded:
+            a: Assessment = await self.call(
+                assess_with_model(
+                    self.provider, self.task, phase, self.profile,
+                    previous if phase != Phase.PREFLIGHT else None, findings=findings,
+                )
+            )  # fmt: skip
+            if phase == Phase.PREFLIGHT:
+                recorded = self.tracker.preflight(self.session_id, self.task, a)
+                self.run.cascade_id = self.sentinel.cascade_id = recorded.cascade.id
+                return recorded
+            if phase == Phase.CHECK:
+                return self.tracker.check(self.session_id, a)
+            done = self.tracker.postflight(
+                self.session_id, a, extra={"run": self.summary(RunStatus.COMPLETED)}
+            )
+            self.run.calibration = done.calibration.model_dump(mode="json")
+            return done
+
+        self.last = await self.phase(name, work())
+        rec = self.last.assessment
+        self.sentinel.observe(self.last.decision, rec.assessment.vectors)
+        self.run.trajectory.append(
+            TrajectoryPoint(
+                phase=name,
+                seq=rec.seq,
+                vectors=rec.assessment.vectors,
+                confidence=rec.decision.confidence,
+                action=rec.decision.action.value,
+            )
+        )
+        return self.last.decision
+
+    async def think(self) -> Think:
+        result = await self.structured(
+            "Think about how to approach this task before doing it. Say which kind of work it is "
+            "(code, research, creative or general) and whether it is complex enough to break "
+            "into subgoals.",
+            Think,
+        )
+        self.run.think.append(result)
+        return result
+
+    async def plan(self, think: Think) -> None:
+        plan = await self.structured(
+            f"Your approach: {think.approach}\nBreak the task into 2 to 7 concrete subgoals.",
+            Plan,
+        )
+        self.run.plan = plan.subgoals
+        for goal in plan.subgoals:
+            self.tracker.store.add_goal(
+                self.session_id, goal, source="llm", cascade_id=self.run.cascade_id
+            )
+
+    async def investigate(self, strategy: Strategy, gaps: tuple[str, ...]) -> None:
+        brief = offer(self.tools, self.profile, gaps, strategy)
+        step = await self.structured(
+            f"{brief}\n\nChoose up to 5 tool calls that would close your gaps (tool name, "
+            "arguments, purpose, the vector it targets), or none if reasoning alone will do.",
+            InvestigationStep,
+        )
+        if step.notes:
+            self.findings.append(step.notes)
+        runnable = {t.name: t for t in allowed(self.tools, self.profile)}
+        known = {t.name for t in self.tools}
+        for call in step.calls:
+            self.sentinel.tool_call()
+            if call.tool not in runnable:
+                why = (
+                    f"refused: {call.tool!r} is not an approved tool under profile "
+                    f"{self.profile.name!r}"
+                    if call.tool in known
+                    else f"unknown tool {call.tool!r}; available: {', '.join(runnable)}"
+                )
+                self.record_tool(call, False, why)
+                continue
+            try:
+                self.sentinel.remaining()
+                info = await asyncio.wait_for(
+                    runnable[call.tool].run(call.arguments), self.sentinel.remaining()
+                )
+                self.record_tool(call, True, info)
+            except TimeoutError:
+                self.sentinel.timed_out()
+            except SentinelStop:
+                raise
+            except Exception as exc:  # a plugin's failure is information, not a crash
+                self.record_tool(call, False, f"{type(exc).__name__}: {exc}")
+
+    async def act(self) -> str:
+        plan = "\n".join(f"- {g}" for g in self.run.plan)
+        prompt = (
+            f"Now do the task.\nTASK: {self.task}\n"
+            + (f"Your plan:\n{plan}\n" if plan else "")
+            + ("What you found:\n" + "\n\n".join(self.findings) if self.findings else "")
+            + "\nGive the complete result."
+        )
+        reply = await self.call(
+            self.provider.complete(Request.of(prompt, max_tokens=self.settings.max_tokens))
+        )
+        return reply.text
+
+    # plumbing ---------------------------------------------------------------------------
+
+    def record_tool(self, call: ToolCall, success: bool, information: str) -> None:
+        use = ToolUse(
+            round=self.run.rounds,
+            tool=call.tool,
+            purpose=call.purpose,
+            target_vector=call.target_vector if call.target_vector else None,
+            success=success,
+            information=information,
+        )
+        self.run.tool_uses.append(use)
+        self.findings.append(f"[{call.tool} {json.dumps(call.arguments)}] {information}")
+        target = use.target_vector if use.target_vector in VECTOR_NAMES else None
+        self.tracker.store.add_investigation(
+            self.session_id,
+            cascade_id=self.run.cascade_id,
+            round=use.round,
+            note=call.purpose,
+            tool=call.tool,
+            purpose=call.purpose,
+            target_vector=target,
+            success=success,
+            information_gained=information[:2000],
+        )
+        self.tracker.bus.emit(
+            EventKind.TOOL_CALL,
+            session_id=self.session_id,
+            cascade_id=self.run.cascade_id,
+            data={"tool": call.tool, "success": success, "round": use.round},
+        )
+
+    async def structured(self, instruction: str, model_cls: type[M]) -> M:
+        prompt = f"TASK: {self.task}\n\n{instruction}"
+        if self.findings:
+            prompt += "\n\nSo far:\n" + "\n\n".join(self.findings[-10:])
+        request = Request.of(prompt, max_tokens=self.settings.max_tokens)
+        return await self.call(complete_structured(self.provider, request, model_cls))
+
+    async def call(self, awaitable: Any) -> Any:
+        """A model call bounded by the Sentinel's remaining time."""
+        try:
+            return await asyncio.wait_for(awaitable, self.sentinel.remaining())
+        except TimeoutError:
+            self.sentinel.timed_out()
+
+    async def phase(self, name: str, awaitable: Any) -> Any:
+        self.sentinel.remaining()
+        timer = Timer()
+        bus, cid = self.tracker.bus, self.run.cascade_id
+        bus.emit(EventKind.PHASE_ENTERED, session_id=self.session_id, cascade_id=cid,
+                 data={"phase": name})  # fmt: skip
+        result = await awaitable
+        self.run.phases.append({"phase": name, "ms": timer.ms})
+        bus.emit(
+            EventKind.PHASE_COMPLETED,
+            session_id=self.session_id,
+            cascade_id=self.run.cascade_id,
+            data={"phase": name, "ms": timer.ms},
+        )
+        return result
+
+    def summary(self, status: RunStatus) -> dict[str, Any]:
+        data = self.run.model_dump(mode="json", exclude={"trajectory", "calibration"})
+        return {**data, "status": status.value}
+
+    def close(self, status: RunStatus, detail: str) -> None:
+        self.run.status = status
+        self.run.detail = detail
+        if self.run.cascade_id is None:
+            return
+        with contextlib.suppress(NoeticError):  # already closed by a POSTFLIGHT
+            self.tracker.end_task(self.session_id, status.value, {"run": self.summary(status)})

@@ -1,0 +1,117 @@
+"""`noetic cascade run "task" --provider P`: the whole CASCADE on a model, shown live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_tracker, stderr, stdout
+
+app = typer.Typer(help="Autonomous CASCADE runs on a model.", no_args_is_help=True)
+
+
+@app.command()
+def run(
+    task: Annotated[str, typer.Argument(help="The task to carry out.")],
+    provider: Annotated[
+        str | None, typer.Option(help="anthropic:M, openai:M, ollama:M, openai-compatible:URL#M")
+    ] = None,
+    profile: Annotated[str | None, typer.Option(help="Profile (default: chosen by model).")] = None,
+    workspace: Annotated[
+        Path, typer.Option(help="Folder the built-in tools may read.", file_okay=False)
+    ] = Path("."),
+    timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
+    max_tool_calls: Annotated[int, typer.Option(min=0, help="Tool-call limit.")] = 30,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Run PREFLIGHT → THINK → PLAN → INVESTIGATE ⇄ CHECK → ACT → POSTFLIGHT on a model."""
+    import asyncio
+    from functools import partial
+
+    from noetic.cascade.engine import RunSettings, run_cascade
+    from noetic.cascade.investigation.mcp_tools import configured_servers
+    from noetic.cascade.investigation.tools import discover
+    from noetic.cascade.sentinel import SentinelLimits
+    from noetic.events import EventKind
+    from noetic.llm.registry import parse_provider, resolve_provider_spec
+    from noetic.llm.resilience import ResilientProvider
+    from noetic.store.files import write_current_session
+    from noetic.store.llm_calls import record_llm_call
+
+    with handled(json):
+        tracker = open_tracker(store)
+        home = tracker.store.home
+        spec = resolve_provider_spec(provider, home)
+        model_name = spec.partition(":")[2].rpartition("#")[2]
+        session, chosen = tracker.bootstrap(ai_id=model_name, profile=profile, ai_model=model_name)
+        write_current_session(home, session.id)
+        model = ResilientProvider(
+            parse_provider(spec),
+            record=partial(record_llm_call, tracker.store),
+            bus=tracker.bus,
+            session_id=session.id,
+        )
+        err = stderr()
+
+        def live(event: Any) -> None:
+            d = event.data
+            if event.kind == EventKind.PHASE_COMPLETED:
+                err.print(f"[bold]{d['phase']:<11}[/] {d['ms']:8.0f} ms")
+            elif event.kind == EventKind.DECISION and "rule" in d:
+                err.print(f"            → {d['action']}: {d['reason']}")
+            elif event.kind == EventKind.TOOL_CALL:
+                ok = "ok" if d["success"] else "failed"
+                err.print(f"            tool {d['tool']} ({ok})")
+            elif event.kind == EventKind.CONSTRAINT_ENFORCED:
+                err.print(f"[red]Sentinel[/] {d['rule']}: {d['value']} (limit {d['limit']})")
+
+        tracker.bus.subscribe(live)
+        if not json:
+            err.print(f"[bold]CASCADE[/] {task!r} · profile {chosen.name} · {spec}")
+        result = asyncio.run(
+            run_cascade(
+                task,
+                model,
+                tracker,
+                session.id,
+                tools=discover(workspace),
+                mcp_servers=configured_servers(home),
+                settings=RunSettings(
+                    limits=SentinelLimits(timeout_s=timeout, max_tool_calls=max_tool_calls)
+                ),
+            )
+        )
+
+    def render() -> None:
+        from noetic.cli.render import vector_table
+
+        out = stdout()
+        out.print(
+            f"\n[bold]status[/] {result.status.value}"
+            + (f" · {result.detail}" if result.detail else "")
+        )
+        if result.output:
+            out.print(result.output, markup=False)
+        for q in result.questions:
+            out.print(f"? {q}", markup=False)
+        if result.delegation:
+            out.print(
+                f"delegate: {result.delegation.reason}; needs: {', '.join(result.delegation.needs)}"
+            )
+        if result.trajectory:
+            first, last = result.trajectory[0], result.trajectory[-1]
+            out.print(
+                vector_table(
+                    last.vectors, f"trajectory: {first.phase} → {last.phase}", first.vectors
+                )
+            )
+            out.print(
+                " → ".join(f"{p.phase} {p.confidence:.2f} {p.action}" for p in result.trajectory)
+            )
+        if result.calibration:
+            out.print(f"calibration: {result.calibration['classification']}")
+
+    emit(result, json, render)

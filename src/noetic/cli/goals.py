@@ -1,0 +1,72 @@
+"""`noetic goals list|show`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from noetic.cli._common import (
+    JsonOpt,
+    SessionOpt,
+    StoreOpt,
+    current_session,
+    emit,
+    handled,
+    open_tracker,
+    stdout,
+)
+
+app = typer.Typer(help="Goals from vector gaps or from the model's plan.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The session's goals, in the order they were set."""
+    with handled(json):
+        tracker = open_tracker(store)
+        goals = tracker.store.goals(session_id=current_session(tracker, session))
+
+    def render() -> None:
+        out = stdout()
+        for g in goals:
+            out.print(
+                f"{g.id}  [{g.status}] ({g.source}, priority {g.priority:.2f}) {g.description}"
+            )
+        if not goals:
+            out.print("no goals yet")
+
+    emit(goals, json, render)
+
+
+@app.command()
+def generate(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Threshold mode: one goal per vector under the profile's gap threshold, weakest first."""
+    from noetic.cascade.goals import threshold_goals
+
+    with handled(json):
+        tracker = open_tracker(store)
+        sid = current_session(tracker, session)
+        created = threshold_goals(
+            tracker.store, sid, tracker.profile_of(tracker.store.get_session(sid))
+        )
+
+    def render() -> None:
+        for g in created:
+            stdout().print(f"{g.id}  priority {g.priority:.2f}  {g.description}")
+        if not created:
+            stdout().print("no new goals: no gaps, or goals already set for them")
+
+    emit(created, json, render)
+
+
+@app.command()
+def show(
+    goal_id: Annotated[str, typer.Argument(help="Goal id.")],
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """One goal in full."""
+    with handled(json):
+        goal = open_tracker(store).store.get_goal(goal_id)
+    emit(goal, json, lambda: stdout().print(goal.model_dump_json(indent=2), markup=False))

@@ -1,0 +1,85 @@
+"""The engine end to end: the CLI against a local model server, an external MCP server's
+tools, and the goals commands."""
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from noetic.cascade.engine import RunStatus, run_cascade
+from noetic.cascade.investigation.mcp_tools import configured_servers
+from noetic.cascade.tracker import Tracker
+from noetic.cli import app
+from noetic.errors import ValidationError
+from noetic.llm.scripted import ScriptedProvider
+from noetic.profiles import ProfileRegistry
+
+from ..llm.model_server import reply, running
+from .test_engine import call, scores, step, think
+
+NOETIC = str(Path(sys.executable).with_name("noetic"))
+runner = CliRunner()
+
+
+def test_cli_runs_a_cascade_against_a_local_model_server(tmp_path):
+    (tmp_path / "notes.txt").write_text("the deadline is Friday")
+    with running() as server:
+        server.enqueue(
+            reply(scores(0.5)),
+            reply(think(complex_=False, strategy="research")),
+            reply(step(call("read_file", path="notes.txt"))),
+            reply(scores(0.9)),
+            reply("The deadline is Friday."),
+            reply(scores(0.9)),
+        )
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        args = ["cascade", "run", "when is the deadline?", "--provider", spec,
+                "--workspace", str(tmp_path), "--profile", "balanced"]  # fmt: skip
+        result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["status"] == "completed" and body["output"] == "The deadline is Friday."
+    assert body["tool_uses"][0]["information"].endswith("the deadline is Friday")
+    assert [p["phase"] for p in body["trajectory"]] == ["PREFLIGHT", "CHECK", "POSTFLIGHT"]
+    goals = runner.invoke(app, ["goals", "list", "--json"])
+    assert goals.exit_code == 0 and json.loads(goals.stdout) == []
+
+
+def test_human_output_shows_phases_and_the_trajectory(tmp_path):
+    with running() as server:
+        server.enqueue(reply(scores(0.9)), reply(think()), reply("Done."), reply(scores(0.9)))
+        spec = f"openai-compatible:{server.url}/v1#m"
+        result = runner.invoke(app, ["cascade", "run", "t", "--provider", spec,
+                                     "--workspace", str(tmp_path)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "PREFLIGHT" in result.stderr and "POSTFLIGHT" in result.stderr
+    assert "status completed" in result.stdout and "trajectory" in result.stdout
+
+
+def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path):
+    (store.home / "config.toml").write_text(
+        f'[mcp_servers.guide]\ncommand = ["{NOETIC}", "mcp", "--store", "{tmp_path / "other"}"]\n'
+    )
+    tracker = Tracker(store, ProfileRegistry())
+    session, _ = tracker.bootstrap(profile="balanced")
+    provider = ScriptedProvider([
+        scores(0.5), think(),
+        step(call("guide.get_workflow_guidance", phase="check")),
+        scores(0.9), "done", scores(0.9),
+    ])  # fmt: skip
+    run = asyncio.run(
+        run_cascade("t", provider, tracker, session.id, mcp_servers=configured_servers(store.home))
+    )
+    assert run.status is RunStatus.COMPLETED
+    (use,) = run.tool_uses
+    assert use.success and "CHECK" in use.information
+    assert "guide.get_workflow_guidance" in provider.calls[2].messages[0].content
+
+
+def test_bad_mcp_server_config_is_a_clear_error(tmp_path):
+    (tmp_path / "config.toml").write_text('[mcp_servers.x]\ncommand = "not a list"\n')
+    with pytest.raises(ValidationError, match="must be a list of strings"):
+        configured_servers(tmp_path)
