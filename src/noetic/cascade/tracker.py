@@ -27,6 +27,7 @@ from noetic.store.records import (
     InvestigationRecord,
     SessionRecord,
 )
+from noetic.store.summaries import RecallSummary, save_summary
 
 
 class Recorded(BaseModel):
@@ -200,6 +201,25 @@ class Tracker:
             cascade.id,
             "completed",
             {**(extra or {}), "calibration": calibration.model_dump(mode="json")},
+        )
+        save_summary(
+            self.store,
+            RecallSummary(
+                cascade_id=cascade.id,
+                session_id=session.id,
+                ai_id=session.ai_id,
+                project=session.project,
+                task=cascade.task,
+                ended_at=closed.ended_at or closed.created_at,
+                pre=pre.vectors,
+                post=assessment.vectors,
+                delta=calibration.delta,
+                learning=calibration.learning_magnitude,
+                calibration=calibration.classification.value,
+                confidence_pre=calibration.confidence_pre,
+                confidence_post=calibration.confidence_post,
+                notes=assessment.note,
+            ),
         )
         self.bus.emit(
             EventKind.RUN_FINISHED,

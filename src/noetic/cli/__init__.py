@@ -6,7 +6,17 @@ import os
 
 import typer
 
-from noetic.cli import calibration, cascade, goals, mcp, observe, profiles, sessions, workflow
+from noetic.cli import (
+    calibration,
+    cascade,
+    goals,
+    mcp,
+    observe,
+    profiles,
+    recall,
+    sessions,
+    workflow,
+)
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -30,6 +40,7 @@ for command in (
     mcp.mcp,
     mcp.serve,
     calibration.outcome,
+    recall.recall,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")

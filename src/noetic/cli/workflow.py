@@ -43,14 +43,23 @@ def bootstrap(
     domain: Annotated[str | None, typer.Option(help="Task domain, for auto-selection.")] = None,
     ai_id: Annotated[str, typer.Option(help="Who is assessing itself.")] = "agent",
     project: Annotated[str | None, typer.Option(help="Project name for this session.")] = None,
+    recall: Annotated[
+        str | None,
+        typer.Option("--recall", help="Also recall earlier tasks relevant to this upcoming task."),
+    ] = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Open a session, choose its profile and make it the project's current session."""
     from noetic.store.files import write_current_session
 
+    recalled = None
     with handled(json):
         tracker = open_tracker(store)
+        if recall:
+            from noetic.cli.recall import recall_for
+
+            recalled = recall_for(tracker, recall, ai_id=ai_id)
         session, chosen = tracker.bootstrap(
             ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
         )
@@ -66,9 +75,13 @@ def bootstrap(
             f"tools {chosen.investigation.tool_mode.value} · {chosen.philosophy}"
         )
         out.print(f"  store {tracker.store.home}")
+        if recalled is not None:
+            for w in recalled.warnings:
+                out.print(f"[yellow]recall:[/] {w}")
+            out.print(recalled.context, markup=False)
         out.print('next: noetic preflight "describe the task"')
 
-    emit({"session": session, "profile": chosen}, json, render)
+    emit({"session": session, "profile": chosen, "recall": recalled}, json, render)
 
 
 def _assess(

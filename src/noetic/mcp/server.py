@@ -37,6 +37,7 @@ from noetic.guardian import record_outcome as record_task_outcome
 from noetic.mcp import cli_bridge, guidance
 from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile, ProfileRegistry
+from noetic.recall.engine import RecallResult
 from noetic.store import Store
 from noetic.store.files import read_current_session, write_current_session
 from noetic.store.outcomes import OutcomeRecord
@@ -74,9 +75,9 @@ class PromptOut(Frozen):
     next_step: str
 
 
-class SessionList(Frozen):
+class Resumed(Frozen):
     sessions: list[SessionRecord]
-    note: str
+    recall: RecallResult | None
 
 
 class Goals(Frozen):
@@ -184,17 +185,24 @@ def build_server(home: Path) -> MCPServer:
         )
 
     @tool(
-        "List your most recent sessions (newest first) to pick up where you left off. "
-        "Returns sessions by recency only."
+        "Pick up where you left off: given the task you are about to start, recall the most "
+        "relevant earlier tasks (semantic and epistemic match, well-calibrated only, within a "
+        "token budget) as a context block; without a task, list your recent sessions."
     )
-    async def resume_previous_session(ai_id: str | None = None, limit: int = 5) -> SessionList:
+    async def resume_previous_session(
+        task: str | None = None,
+        ai_id: str | None = None,
+        limit: int = 5,
+        budget: int | None = None,
+    ) -> Resumed:
         if not 1 <= limit <= 100:
             raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
-        return SessionList(
-            sessions=store.list_sessions(limit=limit, ai_id=ai_id),
-            note="ordered by recency; relevance-ranked recall of past sessions is not yet "
-            "available in this version",
-        )
+        recalled = None
+        if task:
+            from noetic.cli.recall import recall_for
+
+            recalled = recall_for(tracker, task, ai_id=ai_id, limit=limit, budget=budget)
+        return Resumed(sessions=store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
 
     @tool(
         "Summarise a session: its tasks, how many assessments and investigations each had, "

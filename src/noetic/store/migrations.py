@@ -230,6 +230,31 @@ def m004_observer(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX pattern_cache_lru ON pattern_cache (last_used_at)")
 
 
+@migration
+def m005_session_summaries(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE session_summaries (
+    cascade_id TEXT PRIMARY KEY REFERENCES cascades (id),
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    ai_id TEXT NOT NULL,
+    project TEXT,
+    task TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    pre TEXT NOT NULL,
+    post TEXT NOT NULL,
+    delta TEXT NOT NULL,
+    learning REAL NOT NULL,
+    calibration TEXT NOT NULL,
+    confidence_pre REAL NOT NULL,
+    confidence_post REAL NOT NULL,
+    notes TEXT NOT NULL DEFAULT '',
+    embedder TEXT,
+    embedding BLOB
+)"""
+    )
+    conn.execute("CREATE INDEX session_summaries_ai ON session_summaries (ai_id, ended_at)")
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

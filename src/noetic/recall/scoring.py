@@ -1,0 +1,105 @@
+"""How past tasks are scored for recall. Pure functions; weights in :class:`RecallConfig`.
+
+**Epistemic need** (from the current PREFLIGHT): ``need = mean(uncertainty, 1 − know,
+1 − context, 1 − state)`` — how much the agent lacks. The seed's thresholds pick the strategy:
+need > 0.7 → deep (5 tasks), > 0.5 → moderate (3), > 0.3 → light (1), else summary (only the
+titles of up to 10 tasks). Without a current PREFLIGHT the strategy is moderate.
+
+**Score** of a past task ``s`` for the current task::
+
+    score = (w_sem · semantic + w_state · state + w_delta · delta
+             + w_learn · learning + w_recent · recency) · calibration_multiplier
+
+* semantic: cosine similarity of the task texts' embeddings, clipped at 0;
+* state: ``1 − ‖pre_now − pre_s‖ / √13``: it started where the agent is now;
+* delta: cosine between what the agent now lacks (``1 − oriented score`` per vector) and what
+  ``s`` learned (its positive oriented deltas), clipped at 0: it learned what is missing now;
+* learning: ``s``'s learning magnitude, scaled so 0.3 counts as full;
+* recency: ``1 / (1 + 0.1 · days)`` (the seed's decay);
+* calibration multiplier: 1.0 for well-calibrated tasks, ``poor_calibration_multiplier`` (0.3,
+  the seed's) for the others when the filter lets them through at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.vectors import VECTOR_NAMES, oriented
+
+
+class Strategy(StrEnum):
+    DEEP = "deep"
+    MODERATE = "moderate"
+    LIGHT = "light"
+    SUMMARY = "summary"
+
+
+class RecallConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    w_semantic: float = 0.40
+    w_state: float = 0.15
+    w_delta: float = 0.15
+    w_learning: float = 0.15
+    w_recency: float = 0.15
+    recency_decay: float = 0.1
+    full_learning: float = 0.3
+    deep_above: float = 0.7
+    moderate_above: float = 0.5
+    light_above: float = 0.3
+    sessions: dict[str, int] = Field(
+        default_factory=lambda: {"deep": 5, "moderate": 3, "light": 1, "summary": 10}
+    )
+    allowed_calibration: tuple[str, ...] = ("well_calibrated",)
+    poor_calibration_multiplier: float = 0.3
+    drift_threshold: float = 0.15
+    max_projects: int = 2
+    budget_tokens: int = Field(40_000, gt=0)  # 20% of a 200k context
+
+
+def need(current: Mapping[str, float]) -> float:
+    parts = [current.get("uncertainty", 0.5)] + [
+        1 - current.get(v, 0.5) for v in ("know", "context", "state")
+    ]
+    return sum(parts) / len(parts)
+
+
+def strategy(need_score: float | None, config: RecallConfig) -> Strategy:
+    if need_score is None:
+        return Strategy.MODERATE
+    if need_score > config.deep_above:
+        return Strategy.DEEP
+    if need_score > config.moderate_above:
+        return Strategy.MODERATE
+    if need_score > config.light_above:
+        return Strategy.LIGHT
+    return Strategy.SUMMARY
+
+
+def state_similarity(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    shared = [v for v in VECTOR_NAMES if v in a and v in b]
+    if not shared:
+        return 0.0
+    distance = math.sqrt(sum((a[v] - b[v]) ** 2 for v in shared))
+    return max(0.0, 1 - distance / math.sqrt(len(shared)))
+
+
+def delta_similarity(current: Mapping[str, float], delta: Mapping[str, float]) -> float:
+    lacks = [1 - oriented(v, current[v]) if v in current else 0.0 for v in VECTOR_NAMES]
+    learned = [
+        max(0.0, -delta[v] if v in ("density", "uncertainty") else delta[v]) if v in delta else 0.0
+        for v in VECTOR_NAMES
+    ]
+    na = math.sqrt(sum(x * x for x in lacks))
+    nb = math.sqrt(sum(x * x for x in learned))
+    if na == 0 or nb == 0:
+        return 0.0
+    return max(0.0, sum(x * y for x, y in zip(lacks, learned, strict=True)) / (na * nb))
+
+
+def recency(days: float, config: RecallConfig) -> float:
+    return 1 / (1 + config.recency_decay * max(0.0, days))

@@ -1,0 +1,185 @@
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from noetic.cli import app
+from noetic.embeddings import default_embedder
+from noetic.llm.tokens import count_tokens
+from noetic.recall.engine import recall
+from noetic.recall.scoring import (
+    RecallConfig,
+    Strategy,
+    delta_similarity,
+    need,
+    recency,
+    state_similarity,
+    strategy,
+)
+from noetic.store import Store
+from noetic.store.summaries import RecallSummary, save_summary
+from noetic.vectors import VECTOR_NAMES
+
+from ..conftest import uniform
+
+NOW = datetime(2026, 11, 22, tzinfo=UTC)
+
+
+def summary(task, *, cid=None, calibration="well_calibrated", project="p", days=1,
+            pre=0.5, post=0.8, notes=""):  # fmt: skip
+    pre_v, post_v = uniform(pre), uniform(post)
+    return RecallSummary(
+        cascade_id=cid or f"c_{abs(hash((task, days, calibration))) % 10**12}",
+        session_id="s_x", ai_id="a", project=project, task=task,
+        ended_at=(NOW - timedelta(days=days)).isoformat(), pre=pre_v, post=post_v,
+        delta={k: round(post_v[k] - pre_v[k], 6) for k in VECTOR_NAMES},
+        learning=abs(post - pre), calibration=calibration, confidence_pre=pre,
+        confidence_post=post, notes=notes,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def seeded(store):
+    store.conn.execute(
+        "INSERT INTO sessions (id, ai_id, profile, created_at) VALUES ('s_x', 'a', 'balanced', ?)",
+        (NOW.isoformat(),),
+    )
+    return store
+
+
+def add(store, *summaries):
+    for s in summaries:
+        store.conn.execute(
+            "INSERT OR IGNORE INTO cascades (id, session_id, task, status, profile, created_at) "
+            "VALUES (?, 's_x', ?, 'completed', 'balanced', ?)",
+            (s.cascade_id, s.task, s.ended_at),
+        )
+        save_summary(store, s)
+
+
+def run(store, task, **kw):
+    return recall(store, task, default_embedder(), count_tokens, now=NOW, **kw)
+
+
+def test_strategy_thresholds_are_the_seeds():
+    c = RecallConfig()
+    assert strategy(0.71, c) is Strategy.DEEP and strategy(0.7, c) is Strategy.MODERATE
+    assert strategy(0.51, c) is Strategy.MODERATE and strategy(0.5, c) is Strategy.LIGHT
+    assert strategy(0.31, c) is Strategy.LIGHT and strategy(0.3, c) is Strategy.SUMMARY
+    assert strategy(None, c) is Strategy.MODERATE
+    assert need(uniform(0.2)) == pytest.approx(0.8) and need(uniform(0.9)) == pytest.approx(0.1)
+
+
+def test_scoring_parts():
+    assert state_similarity(uniform(0.5), uniform(0.5)) == 1.0
+    assert state_similarity(uniform(0.0), uniform(1.0)) == pytest.approx(0.0)
+    lacking_know = uniform(0.9, know=0.1)
+    learned_know = {v: 0.0 for v in VECTOR_NAMES} | {"know": 0.6}
+    learned_other = {v: 0.0 for v in VECTOR_NAMES} | {"impact": 0.6}
+    assert delta_similarity(lacking_know, learned_know) > delta_similarity(
+        lacking_know, learned_other
+    )
+    assert recency(0, RecallConfig()) == 1.0 and recency(10, RecallConfig()) == 0.5
+
+
+def test_cold_start_loads_nothing_and_says_so(store):
+    result = run(store, "anything")
+    assert result.context == "" and result.candidates == []
+    assert "cold start" in result.warnings[0]
+
+
+def test_semantic_match_where_keywords_fail(seeded):
+    add(
+        seeded,
+        summary("resolve login failures for SSO users", days=20),
+        summary("bake a sourdough loaf", days=1),
+        summary("plan the quarterly marketing budget", days=1),
+    )
+    result = run(seeded, "fix the authentication bug", current=uniform(0.3), limit=1)
+    ranked = [c.task for c in result.candidates]
+    assert ranked[0] == "resolve login failures for SSO users"
+    assert result.candidates[0].chosen and "chosen" in result.candidates[0].why
+    assert result.candidates[0].semantic > 3 * max(c.semantic for c in result.candidates[1:])
+    assert "resolve login failures" in result.context
+
+
+def test_poorly_calibrated_tasks_never_get_through_the_filter(seeded):
+    add(seeded, summary("fix the auth bug", calibration="overconfident"),
+        summary("fix the auth bug again", calibration="underconfident"))  # fmt: skip
+    result = run(seeded, "fix the auth bug", current=uniform(0.2))
+    assert not any(c.chosen for c in result.candidates)
+    assert all("filtered out" in c.why for c in result.candidates)
+    everything = RecallConfig(allowed_calibration=("overconfident", "underconfident"))
+    loose = run(seeded, "fix the auth bug", current=uniform(0.2), config=everything)
+    assert all(c.chosen and c.multiplier == 0.3 for c in loose.candidates)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(st.text(min_size=1, max_size=60), st.sampled_from(
+        ["well_calibrated", "overconfident"]), st.integers(0, 60)), min_size=1, max_size=12),
+    st.integers(min_value=5, max_value=2000),
+    st.floats(0, 1),
+)  # fmt: skip
+def test_budgets_are_never_exceeded_and_the_filter_always_holds(
+    tmp_path_factory, rows, budget, level
+):
+    with Store(tmp_path_factory.mktemp("r"), write_files=False) as store:
+        store.conn.execute(
+            "INSERT INTO sessions (id, ai_id, profile, created_at) VALUES ('s_x','a','b','x')"
+        )
+        add(store, *(summary(t, cid=f"c_{i}", calibration=c, days=d)
+                     for i, (t, c, d) in enumerate(rows)))  # fmt: skip
+        result = run(store, "some task", current=uniform(level), budget=budget)
+        assert count_tokens(result.context) <= budget
+        assert result.tokens <= budget
+        for c in result.candidates:
+            assert not (c.chosen and c.calibration != "well_calibrated")
+
+
+def test_detail_level_shrinks_to_fit(seeded):
+    add(seeded, *(summary(f"task {i} about parsers", days=i, notes="n" * 200) for i in range(5)))
+    roomy = run(seeded, "parsers", current=uniform(0.1))
+    tight = run(seeded, "parsers", current=uniform(0.1), budget=120)
+    assert roomy.level == "detailed" and roomy.strategy is Strategy.DEEP
+    assert tight.level in ("compressed", "ultra_compressed") and tight.tokens <= 120
+    assert any("budget" in c.why for c in tight.candidates) or tight.level == "ultra_compressed"
+
+
+def test_summary_strategy_lists_task_titles_only(seeded):
+    add(seeded, summary("write the changelog"), summary("tag the release"))
+    result = run(seeded, "release", current=uniform(0.95))
+    assert result.strategy is Strategy.SUMMARY and result.level == "summary"
+    assert "- write the changelog" in result.context and "calibration" not in result.context
+
+
+def test_coherence_and_drift_warnings(seeded):
+    add(seeded, *(summary(f"task {i}", project=f"proj{i}", days=i) for i in range(3)))
+    result = run(seeded, "task", current=uniform(0.2))
+    assert any("span 3 projects" in w for w in result.warnings)
+    add(seeded, *(summary(f"old {i}", days=30 + i) for i in range(8)),
+        *(summary(f"new {i}", calibration="overconfident", days=0) for i in range(5)))  # fmt: skip
+    drifted = run(seeded, "task", current=uniform(0.2))
+    assert any("calibration drift" in w for w in drifted.warnings)
+
+
+def test_postflight_writes_the_summary_and_the_cli_recalls_it(tmp_path):
+    runner = CliRunner()
+    store = ["--store", str(tmp_path / "s")]
+    gated = uniform(0.8, engagement=0.9, coherence=0.9)
+    runner.invoke(app, ["bootstrap", *store])
+    runner.invoke(
+        app, ["preflight", "resolve login failures", "--vectors", json.dumps(gated), *store]
+    )
+    runner.invoke(app, ["postflight", "--vectors", json.dumps(gated), *store])
+    result = runner.invoke(app, ["recall", "fix the authentication bug", "--json", *store])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["candidates"][0]["task"] == "resolve login failures"
+    boot = runner.invoke(app, ["bootstrap", "--recall", "fix the auth bug", "--json", *store])
+    assert json.loads(boot.stdout)["recall"]["candidates"][0]["chosen"] is True
