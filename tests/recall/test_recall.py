@@ -183,3 +183,24 @@ def test_postflight_writes_the_summary_and_the_cli_recalls_it(tmp_path):
     assert body["candidates"][0]["task"] == "resolve login failures"
     boot = runner.invoke(app, ["bootstrap", "--recall", "fix the auth bug", "--json", *store])
     assert json.loads(boot.stdout)["recall"]["candidates"][0]["chosen"] is True
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.floats(0, 1), min_size=13, max_size=13),
+    st.lists(st.floats(0, 1), min_size=13, max_size=13),
+    st.lists(st.floats(-1, 1), min_size=13, max_size=13),
+)
+def test_the_vectorised_scores_equal_the_documented_formulas(now, pre, delta):
+    import numpy as np
+
+    from noetic.recall.engine import _epistemic
+
+    current = dict(zip(VECTOR_NAMES, now, strict=True))
+    pre_d = dict(zip(VECTOR_NAMES, pre, strict=True))
+    delta_d = dict(zip(VECTOR_NAMES, delta, strict=True))
+    state, dsim = _epistemic(
+        current, np.array([pre], dtype=np.float32), np.array([delta], dtype=np.float32)
+    )
+    assert state[0] == pytest.approx(state_similarity(current, pre_d), abs=1e-5)
+    assert dsim[0] == pytest.approx(delta_similarity(current, delta_d), abs=1e-5)

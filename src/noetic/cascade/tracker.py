@@ -20,6 +20,7 @@ from noetic.errors import ValidationError, WorkflowError
 from noetic.events import EventBus, EventKind
 from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
 from noetic.store import Store
+from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
 from noetic.store.outcomes import active_overrides, effective_profile
 from noetic.store.records import (
     AssessmentRecord,
@@ -61,12 +62,19 @@ class Tracker:
     """Records the agent-driven workflow. Collaborators are passed in; nothing is global."""
 
     def __init__(
-        self, store: Store, registry: ProfileRegistry, bus: EventBus | None = None
+        self,
+        store: Store,
+        registry: ProfileRegistry,
+        bus: EventBus | None = None,
+        *,
+        checkpoints: bool = True,
     ) -> None:
         self.store = store
         self.registry = registry
         self.bus = bus or EventBus()
         self.bus.subscribe(store.append_event)
+        self.checkpoints = checkpoints
+        self.repo = git_root(store.home) if checkpoints else None
 
     # sessions -----------------------------------------------------------------------------
 
@@ -272,7 +280,22 @@ class Tracker:
         assessment: Assessment,
     ) -> Recorded:
         decision = decide(assessment, profile.thresholds, profile.tuning)
+        earlier = self.store.assessments(cascade_id=cascade.id)
         record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
+        if self.checkpoints:
+            write_checkpoint(
+                self.store,
+                make_checkpoint(
+                    session.id,
+                    cascade.id,
+                    assessment.phase.value,
+                    assessment.vectors,
+                    decision.action.value,
+                    earlier[-1].assessment.vectors if earlier else None,
+                    assessment.note,
+                ),
+                self.repo,
+            )
         self.bus.emit(
             EventKind.ASSESSMENT_RECORDED,
             session_id=session.id,

@@ -49,6 +49,7 @@ app.add_typer(calibration.app, name="calibration")
 app.add_typer(observe.app, name="observe")
 app.add_typer(cascade.app, name="cascade")
 app.add_typer(goals.app, name="goals")
+app.add_typer(recall.checkpoint_app, name="checkpoint")
 
 
 def main() -> None:

@@ -51,3 +51,69 @@ def recall(
         out.print(result.context, markup=False)
 
     emit(result, json, render)
+
+
+checkpoint_app = typer.Typer(help="Compact per-phase checkpoints (git notes, or SQLite).")
+
+
+def _where(store: Any) -> Any:
+    from noetic.store.checkpoints import git_root
+
+    return git_root(store.home)
+
+
+@checkpoint_app.command("list")
+def checkpoint_list(
+    session: Annotated[str | None, typer.Option(help="Only this session (id prefix).")] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Every checkpoint, oldest first, and where it is kept."""
+    from noetic.store.checkpoints import list_checkpoints
+
+    with handled(json):
+        opened = open_tracker(store).store
+        found = list_checkpoints(opened, _where(opened), session=session)
+    rows = [{"where": w, **cp.model_dump()} for w, cp in found]
+
+    def render() -> None:
+        out = stdout()
+        for w, cp in found:
+            out.print(f"{cp.at}  {w:<16} {cp.session} {cp.phase:<10} {cp.action}", markup=False)
+        if not found:
+            out.print("no checkpoints yet")
+
+    emit(rows, json, render)
+
+
+@checkpoint_app.command("show")
+def checkpoint_show(
+    session: Annotated[str, typer.Argument(help="Session id or prefix.")],
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """A session's checkpoints with their vectors named."""
+    from noetic.store.checkpoints import list_checkpoints
+
+    with handled(json):
+        opened = open_tracker(store).store
+        found = list_checkpoints(opened, _where(opened), session=session)
+    rows = [{"where": w, **cp.model_dump(), "named": cp.named_vectors()} for w, cp in found]
+    emit(rows, json, lambda: stdout().print("\n".join(cp.line() for _, cp in found), markup=False))
+
+
+@checkpoint_app.command("load")
+def checkpoint_load(
+    tasks: Annotated[int, typer.Option(min=1, help="How many recent tasks.")] = 5,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """The compact context a new session starts from: the latest checkpoint of recent tasks."""
+    from noetic.llm.tokens import count_tokens
+    from noetic.store.checkpoints import bootstrap_context
+
+    with handled(json):
+        opened = open_tracker(store).store
+        block = bootstrap_context(opened, _where(opened), tasks=tasks)
+    data = {"context": block, "tokens": count_tokens(block)}
+    emit(data, json, lambda: stdout().print(block or "no checkpoints yet", markup=False))

@@ -1,10 +1,11 @@
 """Recall: choose past tasks for a new session and render them to fit a token budget.
 
 Steps: epistemic need → strategy (how many tasks); the calibration filter; scoring
-(:mod:`.scoring`); the safeguards (drift alert, context coherence, cold start); then the detail
-level — ``detailed``, ``compressed`` or ``ultra_compressed`` — the richest that fits the budget
-(counted with the real tokenizer), dropping the lowest-scored tasks if even the most compressed
-does not fit. The result carries every score and the reason each task was chosen or left out.
+(:mod:`.scoring`, vectorised over every past task); the safeguards (drift alert, context
+coherence, cold start); then the detail level (``detailed``, ``compressed`` or
+``ultra_compressed``), the richest that fits the budget counted with the real tokenizer,
+dropping the lowest-scored tasks if even the most compressed does not fit. The result carries
+the scores of the top 50 and the reason each was chosen or left out, and counts the rest.
 """
 
 from __future__ import annotations
@@ -15,18 +16,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.embeddings import Embedder, cosine_top_k
-from noetic.recall.scoring import (
-    RecallConfig,
-    Strategy,
-    delta_similarity,
-    need,
-    recency,
-    state_similarity,
-    strategy,
-)
+from noetic.embeddings import Embedder
+from noetic.recall.scoring import RecallConfig, Strategy, need, strategy
 from noetic.store import Store
-from noetic.store.summaries import RecallSummary, load_summaries, save_embeddings
+from noetic.store.summaries import (
+    RecallSummary,
+    load_summaries,
+    save_embeddings,
+    scoring_columns,
+)
+from noetic.vectors import INVERTED, VECTOR_NAMES
 
 LEVELS = ("detailed", "compressed", "ultra_compressed")
 
@@ -59,31 +58,13 @@ class RecallResult(BaseModel):
     budget_tokens: int
     tokens: int
     context: str
+    considered: int
+    filtered_by_calibration: int
     candidates: list[Candidate]
     warnings: list[str]
 
 
-def _embed_missing(
-    store: Store, embedder: Embedder, rows: list[tuple[RecallSummary, Any]]
-) -> dict[str, Any]:
-    import numpy as np
-
-    vectors: dict[str, Any] = {}
-    missing = []
-    for summary, (name, blob) in rows:
-        if name == embedder.name and blob is not None:
-            vectors[summary.cascade_id] = np.frombuffer(blob, dtype=np.float32)
-        else:
-            missing.append(summary)
-    if missing:
-        fresh = embedder.embed([s.task for s in missing])
-        save_embeddings(
-            store,
-            embedder.name,
-            [(s.cascade_id, v.tobytes()) for s, v in zip(missing, fresh, strict=True)],
-        )
-        vectors.update({s.cascade_id: v for s, v in zip(missing, fresh, strict=True)})
-    return vectors
+REPORTED = 50  # candidates listed with their scores; the rest are counted
 
 
 def render(summary: RecallSummary, level: str) -> str:
@@ -105,6 +86,32 @@ def render(summary: RecallSummary, level: str) -> str:
     return "\n".join(lines)
 
 
+def _embeddings(store: Store, embedder: Embedder, rows: list[Any]) -> Any:
+    """The task embeddings of every row, computing (and storing) the missing ones."""
+    import numpy as np
+
+    missing = [
+        i for i, r in enumerate(rows) if r["embedder"] != embedder.name or r["embedding"] is None
+    ]
+    fresh = embedder.embed([rows[i]["task"] for i in missing]) if missing else None
+    if missing:
+        save_embeddings(
+            store,
+            embedder.name,
+            [(rows[i]["cascade_id"], v.tobytes()) for i, v in zip(missing, fresh, strict=True)],
+        )
+    blobs = [r["embedding"] for r in rows]
+    for j, i in enumerate(missing):
+        blobs[i] = fresh[j].tobytes()
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
+
+
+def _packed(rows: list[Any], column: str) -> Any:
+    import numpy as np
+
+    return np.frombuffer(b"".join(r[column] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
 def recall(
     store: Store,
     task: str,
@@ -118,97 +125,119 @@ def recall(
     config: RecallConfig | None = None,
     now: datetime | None = None,
 ) -> RecallResult:
+    import numpy as np
+
     config = config or RecallConfig()
     budget = budget or config.budget_tokens
     now = now or datetime.now(UTC)
     need_score = need(current) if current else None
     chosen_strategy = strategy(need_score, config)
     wanted = limit if limit is not None else config.sessions[chosen_strategy.value]
-    rows = load_summaries(store, ai_id=ai_id)
+    rows = scoring_columns(store, ai_id=ai_id)
     warnings: list[str] = []
     if not rows:
         cold = "cold start: no finished tasks to recall; loading nothing"
         return RecallResult(
             task=task, need=need_score, strategy=chosen_strategy, level=None,
-            budget_tokens=budget, tokens=0, context="", candidates=[], warnings=[cold],
+            budget_tokens=budget, tokens=0, context="", considered=0,
+            filtered_by_calibration=0, candidates=[], warnings=[cold],
         )  # fmt: skip
-    calibrations = [1.0 if s.calibration == "well_calibrated" else 0.0 for s, _ in rows]
-    if len(calibrations) >= 10:
-        recent, history = calibrations[-5:], calibrations[:-5]
-        gap = abs(sum(recent) / len(recent) - sum(history) / len(history))
+    calibration = np.array([r["calibration"] for r in rows])
+    well = (calibration == "well_calibrated").astype(float)
+    if len(rows) >= 10:
+        gap = abs(well[-5:].mean() - well[:-5].mean())
         if gap > config.drift_threshold:
             warnings.append(
                 f"calibration drift: the share of well-calibrated tasks moved by {gap:.2f} "
-                f"(recent 5 against the {len(history)} before); review what is loaded"
+                f"(recent 5 against the {len(rows) - 5} before); review what is loaded"
             )
-    vectors = _embed_missing(store, embedder, rows)
-    query = embedder.embed([task])[0]
-    scored = []
-    for summary, _ in rows:
-        similarity = max(0.0, cosine_top_k(query, vectors[summary.cascade_id][None, :], 1)[0][1])
-        state = state_similarity(current, summary.pre) if current else 0.0
-        delta = delta_similarity(current, summary.delta) if current else 0.0
-        learning = min(1.0, summary.learning / config.full_learning)
-        days = (now - datetime.fromisoformat(summary.ended_at)).total_seconds() / 86400
-        rec = recency(days, config)
-        allowed = summary.calibration in config.allowed_calibration
-        multiplier = (
-            1.0 if summary.calibration == "well_calibrated" else config.poor_calibration_multiplier
-        )
-        raw = (config.w_semantic * similarity + config.w_state * state + config.w_delta * delta
-               + config.w_learning * learning + config.w_recency * rec)  # fmt: skip
-        scored.append((raw * multiplier, summary, similarity, state, delta, learning, rec,
-                       multiplier, allowed))  # fmt: skip
-    scored.sort(key=lambda t: -t[0])
-    picked = [t for t in scored if t[8]][:wanted]
-    level, context, kept = _fit(picked, chosen_strategy, budget, count_tokens)
-    projects = {t[1].project or "(none)" for t in kept}
+    semantic = np.clip(_embeddings(store, embedder, rows) @ embedder.embed([task])[0], 0, None)
+    if current:
+        state, delta = _epistemic(current, _packed(rows, "pre_vec"), _packed(rows, "delta_vec"))
+    else:
+        state = delta = np.zeros(len(rows))
+    learning = np.minimum(1.0, np.array([r["learning"] for r in rows]) / config.full_learning)
+    days = np.array([(now - datetime.fromisoformat(r["ended_at"])).total_seconds() / 86400
+                     for r in rows])  # fmt: skip
+    rec = 1 / (1 + config.recency_decay * np.maximum(days, 0))
+    multiplier = np.where(well == 1, 1.0, config.poor_calibration_multiplier)
+    allowed = np.isin(calibration, list(config.allowed_calibration))
+    score = (config.w_semantic * semantic + config.w_state * state + config.w_delta * delta
+             + config.w_learning * learning + config.w_recency * rec) * multiplier  # fmt: skip
+    order = [int(i) for i in np.argsort(-score, kind="stable")]
+    picked = [i for i in order if allowed[i]][:wanted]
+    full = load_summaries(store, [rows[i]["cascade_id"] for i in picked])
+    level, context, kept = _fit([full[rows[i]["cascade_id"]] for i in picked], chosen_strategy,
+                                budget, count_tokens)  # fmt: skip
+    kept_ids = {s.cascade_id for s in kept}
+    projects = {s.project or "(none)" for s in kept}
     if len(projects) > config.max_projects:
         warnings.append(
             f"context coherence: the loaded tasks span {len(projects)} projects "
             f"({', '.join(sorted(projects))}); mixing contexts can confuse more than it helps"
         )
-    kept_ids = {t[1].cascade_id for t in kept}
-    picked_ids = {t[1].cascade_id for t in picked}
+    picked_ids = {rows[i]["cascade_id"] for i in picked}
     candidates = []
-    for rank, (score, s, sem, state, delta, learning, rec, mult, allowed) in enumerate(scored, 1):
-        if s.cascade_id in kept_ids:
-            why = f"chosen: rank {rank} of {len(scored)}"
-        elif not allowed:
-            why = f"left out: calibration {s.calibration} is filtered out"
-        elif s.cascade_id in picked_ids:
+    for rank, i in enumerate(order[:REPORTED], 1):
+        r = rows[i]
+        cid = r["cascade_id"]
+        if cid in kept_ids:
+            why = f"chosen: rank {rank} of {len(rows)}"
+        elif not allowed[i]:
+            why = f"left out: calibration {r['calibration']} is filtered out"
+        elif cid in picked_ids:
             why = f"left out: did not fit the {budget}-token budget"
         else:
-            why = f"left out: rank {rank}, the {chosen_strategy.value} strategy loads {wanted}"
+            why = f"left out: rank {rank}; the {chosen_strategy.value} strategy loads {wanted}"
         candidates.append(Candidate(
-            cascade_id=s.cascade_id, task=s.task, project=s.project, calibration=s.calibration,
-            score=round(score, 6), semantic=round(sem, 6), state=round(state, 6),
-            delta=round(delta, 6), learning=round(learning, 6), recency=round(rec, 6),
-            multiplier=mult, chosen=s.cascade_id in kept_ids, why=why,
+            cascade_id=cid, task=r["task"], project=r["project"], calibration=r["calibration"],
+            score=round(float(score[i]), 6), semantic=round(float(semantic[i]), 6),
+            state=round(float(state[i]), 6), delta=round(float(delta[i]), 6),
+            learning=round(float(learning[i]), 6), recency=round(float(rec[i]), 6),
+            multiplier=float(multiplier[i]), chosen=cid in kept_ids, why=why,
         ))  # fmt: skip
-    return RecallResult(task=task, need=need_score, strategy=chosen_strategy, level=level,
-                        budget_tokens=budget, tokens=count_tokens(context), context=context,
-                        candidates=candidates, warnings=warnings)  # fmt: skip
+    return RecallResult(
+        task=task, need=need_score, strategy=chosen_strategy, level=level, budget_tokens=budget,
+        tokens=count_tokens(context), context=context, considered=len(rows),
+        filtered_by_calibration=int((~allowed).sum()), candidates=candidates, warnings=warnings,
+    )  # fmt: skip
+
+
+def _epistemic(current: Mapping[str, float], pre: Any, delta: Any) -> tuple[Any, Any]:
+    """Vectorised :func:`state_similarity` and :func:`delta_similarity` over all rows."""
+    import numpy as np
+
+    cur = np.array([current.get(v, np.nan) for v in VECTOR_NAMES], dtype=np.float32)
+    diff = pre - cur
+    valid = ~np.isnan(diff)
+    dist = np.sqrt(np.nansum(diff**2, axis=1))
+    count = valid.sum(axis=1)
+    state = np.where(count > 0, np.maximum(0, 1 - dist / np.sqrt(np.maximum(count, 1))), 0)
+    inverted = np.array([v in INVERTED for v in VECTOR_NAMES])
+    oriented_now = np.where(inverted, 1 - cur, cur)
+    lacks = np.nan_to_num(1 - oriented_now)
+    learned = np.clip(np.nan_to_num(np.where(inverted, -delta, delta)), 0, None)
+    norms = np.linalg.norm(learned, axis=1) * np.linalg.norm(lacks)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sim = np.where(norms > 0, (learned @ lacks) / norms, 0)
+    return state, np.clip(sim, 0, None)
 
 
 def _fit(
-    picked: list[Any], chosen: Strategy, budget: int, count: Callable[[str], int]
-) -> tuple[str | None, str, list[Any]]:
+    picked: list[RecallSummary], chosen: Strategy, budget: int, count: Callable[[str], int]
+) -> tuple[str | None, str, list[RecallSummary]]:
     """The richest level whose block fits; if none does, drop the lowest-scored tasks."""
     header = "# What you learned in earlier tasks (most relevant first)\n"
-    if chosen == Strategy.SUMMARY:
-        picked_list = picked
-        while picked_list:
-            block = header + "\n".join(f"- {t[1].task}" for t in picked_list)
-            if count(block) <= budget:
-                return "summary", block, picked_list
-            picked_list = picked_list[:-1]
-        return None, "", []
     kept = list(picked)
     while kept:
-        for level in LEVELS:
-            block = header + "\n\n".join(render(t[1], level) for t in kept)
+        if chosen == Strategy.SUMMARY:
+            block = header + "\n".join(f"- {s.task}" for s in kept)
             if count(block) <= budget:
-                return level, block, kept
+                return "summary", block, kept
+        else:
+            for level in LEVELS:
+                block = header + "\n\n".join(render(s, level) for s in kept)
+                if count(block) <= budget:
+                    return level, block, kept
         kept = kept[:-1]
     return None, "", []

@@ -8,7 +8,9 @@ a migration this code does not know was written by a newer Noetic, and opening i
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import struct
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -253,6 +255,39 @@ def m005_session_summaries(conn: sqlite3.Connection) -> None:
 )"""
     )
     conn.execute("CREATE INDEX session_summaries_ai ON session_summaries (ai_id, ended_at)")
+
+
+@migration
+def m006_checkpoints(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        """CREATE TABLE checkpoints (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    cascade_id TEXT,
+    at TEXT NOT NULL,
+    line TEXT NOT NULL
+)"""
+    )
+    conn.execute("CREATE INDEX checkpoints_session ON checkpoints (session_id, id)")
+
+
+@migration
+def m007_summary_vectors(conn: sqlite3.Connection) -> None:
+    """Pre-state and delta as packed float32 (13 each, NaN where absent), so recall scores
+    every past task with array arithmetic instead of parsing JSON row by row."""
+    conn.execute("ALTER TABLE session_summaries ADD COLUMN pre_vec BLOB")
+    conn.execute("ALTER TABLE session_summaries ADD COLUMN delta_vec BLOB")
+    nan = float("nan")
+    rows = conn.execute("SELECT cascade_id, pre, delta FROM session_summaries").fetchall()
+    for cascade_id, pre, delta in rows:
+        packed = [
+            struct.pack(f"{len(VECTOR_NAMES)}f", *(d.get(v, nan) for v in VECTOR_NAMES))
+            for d in (json.loads(pre), json.loads(delta))
+        ]
+        conn.execute(
+            "UPDATE session_summaries SET pre_vec = ?, delta_vec = ? WHERE cascade_id = ?",
+            (*packed, cascade_id),
+        )
 
 
 def _applied(conn: sqlite3.Connection) -> set[str]:

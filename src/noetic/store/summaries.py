@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from noetic.store.sqlite import Store
+from noetic.vectors import VECTOR_NAMES
 
 
 class RecallSummary(BaseModel):
@@ -31,10 +32,19 @@ class RecallSummary(BaseModel):
     notes: str
 
 
+def pack(vectors: dict[str, float]) -> bytes:
+    """13 float32 in canonical order, NaN where a vector is absent."""
+    import numpy as np
+
+    return np.array([vectors.get(v, np.nan) for v in VECTOR_NAMES], dtype=np.float32).tobytes()
+
+
 def save_summary(store: Store, summary: RecallSummary) -> None:
     row = summary.model_dump()
     for key in ("pre", "post", "delta"):
         row[key] = json.dumps(row[key])
+    row["pre_vec"] = pack(summary.pre)
+    row["delta_vec"] = pack(summary.delta)
     cols = ", ".join(row)
     with store.transaction() as conn:
         conn.execute(
@@ -44,18 +54,32 @@ def save_summary(store: Store, summary: RecallSummary) -> None:
         )
 
 
-def load_summaries(store: Store, *, ai_id: str | None = None) -> list[tuple[RecallSummary, Any]]:
-    """Every summary with its stored embedding blob (or ``None``), oldest first."""
-    sql = "SELECT * FROM session_summaries"
+def scoring_columns(store: Store, *, ai_id: str | None = None) -> list[Any]:
+    """What recall scores with, for every summary (oldest first): no JSON parsing."""
+    sql = (
+        "SELECT cascade_id, task, project, calibration, learning, ended_at, embedder, embedding, "
+        "pre_vec, delta_vec FROM session_summaries"
+    )
     args: list[Any] = []
     if ai_id is not None:
         sql, args = sql + " WHERE ai_id = ?", [ai_id]
-    out = []
-    for r in store.conn.execute(sql + " ORDER BY ended_at, cascade_id", args):
-        data = {k: r[k] for k in RecallSummary.model_fields}
-        for key in ("pre", "post", "delta"):
-            data[key] = json.loads(data[key])
-        out.append((RecallSummary(**data), (r["embedder"], r["embedding"])))
+    return store.conn.execute(sql + " ORDER BY ended_at, cascade_id", args).fetchall()
+
+
+def load_summaries(store: Store, cascade_ids: list[str]) -> dict[str, RecallSummary]:
+    """Full summaries for the given tasks."""
+    out = {}
+    for start in range(0, len(cascade_ids), 500):
+        chunk = cascade_ids[start : start + 500]
+        rows = store.conn.execute(
+            f"SELECT * FROM session_summaries WHERE cascade_id IN ({','.join('?' * len(chunk))})",
+            chunk,
+        )
+        for r in rows:
+            data = {k: r[k] for k in RecallSummary.model_fields}
+            for key in ("pre", "post", "delta"):
+                data[key] = json.loads(data[key])
+            out[r["cascade_id"]] = RecallSummary(**data)
     return out
 
 

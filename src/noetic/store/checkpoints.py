@@ -1,0 +1,142 @@
+"""Compact checkpoints, one per assessment, in git notes when the project is a repository.
+
+A checkpoint is one JSON line (vectors to two decimals in canonical order, the action, the three
+largest moves since the previous assessment, a short note), a few dozen tokens, so a new session
+can load where the last ones stood instead of whole session files. In a git repository with at
+least one commit, checkpoints are appended to a note on ``HEAD`` under
+``refs/notes/noetic/checkpoints``, so they travel with the history (``git push origin
+refs/notes/noetic/*``). Without git, outside a repository, or before the first commit, they go
+to the store's ``checkpoints`` table instead. Either way the store can list them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.store.sqlite import Store, now
+from noetic.vectors import VECTOR_NAMES
+
+NOTES_REF = "refs/notes/noetic/checkpoints"
+
+
+class Checkpoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    session: str
+    cascade: str | None
+    phase: str
+    vectors: list[float]
+    action: str
+    moves: dict[str, float]
+    note: str = ""
+    at: str
+
+    def line(self) -> str:
+        data = {"s": self.session, "c": self.cascade, "p": self.phase, "v": self.vectors,
+                "a": self.action, "d": self.moves, "n": self.note, "t": self.at}  # fmt: skip
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+    @classmethod
+    def from_line(cls, line: str) -> Checkpoint:
+        d = json.loads(line)
+        return cls(session=d["s"], cascade=d["c"], phase=d["p"], vectors=d["v"], action=d["a"],
+                   moves=d["d"], note=d.get("n", ""), at=d["t"])  # fmt: skip
+
+    def named_vectors(self) -> dict[str, float]:
+        return dict(zip(VECTOR_NAMES, self.vectors, strict=True))
+
+
+def make_checkpoint(
+    session: str,
+    cascade: str | None,
+    phase: str,
+    vectors: dict[str, float],
+    action: str,
+    previous: dict[str, float] | None,
+    note: str = "",
+) -> Checkpoint:
+    moves = {}
+    if previous:
+        changes = {k: vectors[k] - previous[k] for k in vectors if k in previous}
+        top = sorted(changes.items(), key=lambda kv: -abs(kv[1]))[:3]
+        moves = {k: round(v, 2) for k, v in top if abs(v) >= 0.005}
+    return Checkpoint(
+        session=session, cascade=cascade, phase=phase,
+        vectors=[round(vectors.get(v, float("nan")), 2) for v in VECTOR_NAMES],
+        action=action, moves=moves, note=note[:120], at=now()[:19],
+    )  # fmt: skip
+
+
+def git_root(path: Path) -> Path | None:
+    """The repository containing ``path`` if git is installed and it has a commit."""
+    if shutil.which("git") is None:
+        return None
+    probe = path if path.is_dir() else path.parent
+    while not probe.exists():
+        probe = probe.parent
+    out = _git(probe, "rev-parse", "--show-toplevel")
+    if out is None or _git(probe, "rev-parse", "--verify", "HEAD") is None:
+        return None
+    return Path(out.strip())
+
+
+def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, input=stdin, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def write_checkpoint(store: Store, checkpoint: Checkpoint, repo: Path | None) -> str:
+    """Append to the git note on HEAD, or to SQLite; returns where it went."""
+    line = checkpoint.line()
+    if repo is not None and _git(repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD",
+                                 stdin=line) is not None:  # fmt: skip
+        return "git"
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO checkpoints (session_id, cascade_id, at, line) VALUES (?, ?, ?, ?)",
+            (checkpoint.session, checkpoint.cascade, checkpoint.at, line),
+        )
+    return "sqlite"
+
+
+def list_checkpoints(
+    store: Store, repo: Path | None, *, session: str | None = None
+) -> list[tuple[str, Checkpoint]]:
+    """Every checkpoint, ``(where, checkpoint)``, oldest first."""
+    found: list[tuple[str, Checkpoint]] = []
+    if repo is not None:
+        listing = _git(repo, "notes", "--ref", NOTES_REF, "list") or ""
+        for row in listing.splitlines():
+            _, obj = row.split()
+            text = _git(repo, "notes", "--ref", NOTES_REF, "show", obj) or ""
+            found += [(f"git:{obj[:12]}", Checkpoint.from_line(x)) for x in text.splitlines()
+                      if x.strip()]  # fmt: skip
+    for r in store.conn.execute("SELECT line FROM checkpoints ORDER BY id"):
+        found.append(("sqlite", Checkpoint.from_line(r["line"])))
+    found.sort(key=lambda t: t[1].at)
+    if session is not None:
+        found = [t for t in found if t[1].session.startswith(session)]
+    return found
+
+
+def bootstrap_context(store: Store, repo: Path | None, *, tasks: int = 5) -> str:
+    """The latest checkpoint of each of the last ``tasks`` tasks, as a compact block."""
+    latest: dict[Any, Checkpoint] = {}
+    for _, cp in list_checkpoints(store, repo):
+        latest[cp.cascade or cp.session] = cp
+    recent = sorted(latest.values(), key=lambda c: c.at)[-tasks:]
+    if not recent:
+        return ""
+    header = "# Where earlier tasks stood (vectors in order: " + ",".join(VECTOR_NAMES) + ")"
+    return "\n".join([header, *(cp.line() for cp in recent)])

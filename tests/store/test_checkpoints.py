@@ -1,0 +1,103 @@
+import json
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from noetic.assessment import Assessment
+from noetic.cascade.tracker import Tracker
+from noetic.cli import app
+from noetic.llm.tokens import count_tokens
+from noetic.profiles import ProfileRegistry
+from noetic.store import Store
+from noetic.store.checkpoints import (
+    NOTES_REF,
+    Checkpoint,
+    bootstrap_context,
+    git_root,
+    list_checkpoints,
+)
+
+from ..conftest import uniform
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+        "-m", "first")  # fmt: skip
+    git(root, "config", "user.name", "t")
+    git(root, "config", "user.email", "t@t")
+    return root
+
+
+def work(store):
+    tracker = Tracker(store, ProfileRegistry())
+    session, _ = tracker.bootstrap(profile="balanced")
+    gated = uniform(0.5, engagement=0.9, coherence=0.9)
+    tracker.preflight(session.id, "t", Assessment.from_input("preflight", gated))
+    tracker.check(session.id, Assessment.from_input("check", {"know": 0.9, "context": 0.85}))
+    tracker.postflight(session.id, Assessment.from_input("postflight", gated | {"know": 0.9}))
+    return tracker, session
+
+
+def test_checkpoints_round_trip_through_git_notes(repo):
+    with Store(repo / ".noetic") as store:
+        tracker, session = work(store)
+        assert tracker.repo == repo.resolve()
+        found = list_checkpoints(store, tracker.repo)
+        assert [w.startswith("git:") for w, _ in found] == [True, True, True]
+        assert [cp.phase for _, cp in found] == ["preflight", "check", "postflight"]
+        assert found[1][1].moves == {"know": 0.4, "context": 0.35}
+        assert found[1][1].named_vectors()["know"] == 0.9
+        assert store.conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] == 0
+    note = git(repo, "notes", "--ref", NOTES_REF, "show", "HEAD").stdout.splitlines()
+    assert Checkpoint.from_line(note[0]).session == session.id
+
+
+def test_outside_a_repository_checkpoints_fall_back_to_sqlite(tmp_path):
+    with Store(tmp_path / "plain" / ".noetic") as store:
+        tracker, _ = work(store)
+        assert tracker.repo is None
+        found = list_checkpoints(store, None)
+        assert [w for w, _ in found] == ["sqlite"] * 3
+
+
+def test_a_repository_without_commits_falls_back_too(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert git_root(root) is None
+
+
+def test_bootstrap_context_is_compact_against_the_session_json(repo):
+    with Store(repo / ".noetic") as store:
+        tracker, session = work(store)
+        block = bootstrap_context(store, tracker.repo)
+        full = json.dumps(store.export_session(session.id))
+    one = count_tokens(block.splitlines()[1])
+    assert one < 150 and count_tokens(block) < count_tokens(full) / 5
+
+
+def test_the_cli_lists_shows_and_loads(repo):
+    runner = CliRunner()
+    store = ["--store", str(repo / ".noetic")]
+    gated = json.dumps(uniform(0.8, engagement=0.9, coherence=0.9))
+    runner.invoke(app, ["bootstrap", *store])
+    runner.invoke(app, ["preflight", "t", "--vectors", gated, *store])
+    listed = json.loads(runner.invoke(app, ["checkpoint", "list", "--json", *store]).stdout)
+    assert listed[0]["where"].startswith("git:") and listed[0]["phase"] == "preflight"
+    shown = json.loads(
+        runner.invoke(
+            app, ["checkpoint", "show", listed[0]["session"][:8], "--json", *store]
+        ).stdout
+    )
+    assert shown[0]["named"]["know"] == 0.8
+    loaded = json.loads(runner.invoke(app, ["checkpoint", "load", "--json", *store]).stdout)
+    assert loaded["tokens"] > 0 and listed[0]["session"] in loaded["context"]
