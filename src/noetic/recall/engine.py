@@ -151,7 +151,8 @@ def recall(
                 f"calibration drift: the share of well-calibrated tasks moved by {gap:.2f} "
                 f"(recent 5 against the {len(rows) - 5} before); review what is loaded"
             )
-    semantic = np.clip(_embeddings(store, embedder, rows) @ embedder.embed([task])[0], 0, None)
+    similarity = np.clip(_embeddings(store, embedder, rows) @ embedder.embed([task])[0], 0, None)
+    semantic = np.minimum(1.0, similarity / max(float(similarity.max()), config.semantic_floor))
     if current:
         state, delta = _epistemic(current, _packed(rows, "pre_vec"), _packed(rows, "delta_vec"))
     else:

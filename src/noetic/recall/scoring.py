@@ -7,10 +7,14 @@ titles of up to 10 tasks). Without a current PREFLIGHT the strategy is moderate.
 
 **Score** of a past task ``s`` for the current task::
 
-    score = (w_sem · semantic + w_state · state + w_delta · delta
-             + w_learn · learning + w_recent · recency) · calibration_multiplier
+    score = (0.50·semantic + 0.10·state + 0.10·delta + 0.15·learning + 0.15·recency)
+            · calibration_multiplier
 
-* semantic: cosine similarity of the task texts' embeddings, clipped at 0;
+* semantic: cosine similarity of the task texts' embeddings, clipped at 0 and divided by the
+  best similarity among the candidates (or ``semantic_floor``, 0.3, if that is higher), so the
+  closest task scores 1: static embeddings compress similarities into a narrow band (a good
+  paraphrase lands near 0.3–0.4), and without this an unrelated task with the same epistemic
+  shape and more recency ties with the relevant one;
 * state: ``1 − ‖pre_now − pre_s‖ / √13``: it started where the agent is now;
 * delta: cosine between what the agent now lacks (``1 − oriented score`` per vector) and what
   ``s`` learned (its positive oriented deltas), clipped at 0: it learned what is missing now;
@@ -41,11 +45,12 @@ class Strategy(StrEnum):
 class RecallConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    w_semantic: float = 0.40
-    w_state: float = 0.15
-    w_delta: float = 0.15
+    w_semantic: float = 0.50
+    w_state: float = 0.10
+    w_delta: float = 0.10
     w_learning: float = 0.15
     w_recency: float = 0.15
+    semantic_floor: float = 0.3
     recency_decay: float = 0.1
     full_learning: float = 0.3
     deep_above: float = 0.7
