@@ -204,3 +204,41 @@ def test_the_vectorised_scores_equal_the_documented_formulas(now, pre, delta):
     )
     assert state[0] == pytest.approx(state_similarity(current, pre_d), abs=1e-5)
     assert dsim[0] == pytest.approx(delta_similarity(current, delta_d), abs=1e-5)
+
+
+def test_qdrant_and_numpy_backends_agree(seeded, tmp_path):
+    from noetic.store.qdrant_index import QdrantIndex
+
+    add(seeded, *(summary(t, days=i) for i, t in enumerate([
+        "resolve login failures for SSO users", "bake a sourdough loaf",
+        "speed up the invoice query", "fix the flaky timezone test", "write the release notes",
+    ])))  # fmt: skip
+    index = QdrantIndex(str(tmp_path / "qdrant"), default_embedder().dimension)
+    try:
+        for task in ("fix the authentication bug", "database performance", "bread"):
+            exact = run(seeded, task, current=uniform(0.3))
+            qdrant = run(seeded, task, current=uniform(0.3), index=index)
+            assert [c.cascade_id for c in qdrant.candidates] == [
+                c.cascade_id for c in exact.candidates
+            ]
+            for a, b in zip(exact.candidates, qdrant.candidates, strict=True):
+                assert a.semantic == pytest.approx(b.semantic, abs=1e-5)
+                assert a.score == pytest.approx(b.score, abs=1e-5)
+            assert qdrant.context == exact.context
+        assert index.sync(["x"], default_embedder().embed(["x"])) == 1
+    finally:
+        index.close()
+
+
+def test_the_cli_uses_qdrant_when_asked(tmp_path):
+    runner = CliRunner()
+    store = ["--store", str(tmp_path / "s")]
+    gated = json.dumps(uniform(0.8, engagement=0.9, coherence=0.9))
+    runner.invoke(app, ["bootstrap", *store])
+    runner.invoke(app, ["preflight", "resolve login failures", "--vectors", gated, *store])
+    runner.invoke(app, ["postflight", "--vectors", gated, *store])
+    args = ["recall", "fix the auth bug", "--qdrant", str(tmp_path / "q"), "--json", *store]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["candidates"][0]["chosen"]
+    assert (tmp_path / "q").is_dir()

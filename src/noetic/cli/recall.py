@@ -31,13 +31,28 @@ def recall(
     limit: Annotated[int | None, typer.Option(min=0, help="How many tasks at most.")] = None,
     budget: Annotated[int | None, typer.Option(min=1, help="Token budget.")] = None,
     ai_id: Annotated[str | None, typer.Option(help="Only this AI's tasks.")] = None,
+    qdrant: Annotated[
+        str | None, typer.Option(help="Qdrant backend: a local folder or a server URL.")
+    ] = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Choose past tasks to load (semantic + epistemic match, calibration-filtered) and print a
     context block ready to paste into a prompt."""
     with handled(json):
-        result = recall_for(open_tracker(store), task, limit=limit, budget=budget, ai_id=ai_id)
+        index = None
+        if qdrant:
+            from noetic.embeddings import default_embedder
+            from noetic.store.qdrant_index import QdrantIndex
+
+            index = QdrantIndex(qdrant, default_embedder().dimension)
+        try:
+            result = recall_for(
+                open_tracker(store), task, limit=limit, budget=budget, ai_id=ai_id, index=index
+            )
+        finally:
+            if index is not None:
+                index.close()
 
     def render() -> None:
         out = stdout()

@@ -124,7 +124,10 @@ def recall(
     budget: int | None = None,
     config: RecallConfig | None = None,
     now: datetime | None = None,
+    index: Any = None,
 ) -> RecallResult:
+    """``index`` is an optional vector backend (:class:`noetic.store.qdrant_index.QdrantIndex`)
+    for the semantic part; without it the search is exact numpy over the stored vectors."""
     import numpy as np
 
     config = config or RecallConfig()
@@ -151,7 +154,15 @@ def recall(
                 f"calibration drift: the share of well-calibrated tasks moved by {gap:.2f} "
                 f"(recent 5 against the {len(rows) - 5} before); review what is loaded"
             )
-    similarity = np.clip(_embeddings(store, embedder, rows) @ embedder.embed([task])[0], 0, None)
+    matrix = _embeddings(store, embedder, rows)
+    query = embedder.embed([task])[0]
+    if index is None:
+        similarity = np.clip(matrix @ query, 0, None)
+    else:
+        ids = [r["cascade_id"] for r in rows]
+        index.sync(ids, matrix)
+        found = index.similarities(query, ids)
+        similarity = np.clip(np.array([found.get(c, 0.0) for c in ids]), 0, None)
     semantic = np.minimum(1.0, similarity / max(float(similarity.max()), config.semantic_floor))
     if current:
         state, delta = _epistemic(current, _packed(rows, "pre_vec"), _packed(rows, "delta_vec"))
