@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from noetic.errors import ParseError, ValidationError
-from noetic.llm.base import Message, Provider, Request
+from noetic.llm.base import Completion, Message, Provider, Request
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -56,9 +56,16 @@ async def complete_parsed(
     parse: Callable[[str], T],
     *,
     repair: bool = True,
+    expected: str = "the corrected JSON object",
+    replies: list[Completion] | None = None,
 ) -> T:
-    """Ask, parse; on failure ask once more quoting the error; then raise :class:`ParseError`."""
+    """Ask, parse; on failure ask once more quoting the error; then raise :class:`ParseError`.
+
+    ``expected`` names what the repair request asks for; every reply is appended to ``replies``
+    when given (callers that count model calls)."""
+    replies = replies if replies is not None else []
     reply = await provider.complete(request)
+    replies.append(reply)
     try:
         return parse(reply.text)
     except (ParseError, ValidationError, PydanticValidationError) as exc:
@@ -73,12 +80,13 @@ async def complete_parsed(
                 Message(
                     role="user",
                     content=f"Your reply could not be used: {problem}. Reply again with only "
-                    "the corrected JSON object.",
+                    f"{expected}.",
                 ),
             )
         }
     )
     second = await provider.complete(fix_request)
+    replies.append(second)
     try:
         return parse(second.text)
     except (ParseError, ValidationError, PydanticValidationError) as exc:

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import ParseError
 from noetic.events import EventBus, EventKind, Timer
-from noetic.llm.base import Message, Provider, Request
+from noetic.llm.base import Completion, Provider, Request
+from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
 from noetic.observer.context import ChainContext
 from noetic.observer.crystallization import (
@@ -54,30 +55,18 @@ async def _observe(
     provider: Provider, stage: int, prompt: str, settings: ObserverSettings
 ) -> tuple[Observation | None, int, str]:
     """One stage: ask, parse; on a parse error ask once more quoting it."""
-    request = Request.of(prompt, max_tokens=settings.max_tokens)
-    reply = await provider.complete(request)
+    replies: list[Completion] = []
     try:
-        return parse_observation(reply.text, stage), 1, ""
+        observation = await complete_parsed(
+            provider,
+            Request.of(prompt, max_tokens=settings.max_tokens),
+            lambda text: parse_observation(text, stage),
+            expected="an answer in exactly the format asked (CONFIDENCE, LAYERS, CONTENT)",
+            replies=replies,
+        )
     except ParseError as exc:
-        problem = exc.message
-    retry = request.model_copy(
-        update={
-            "messages": (
-                *request.messages,
-                Message(role="assistant", content=reply.text),
-                Message(
-                    role="user",
-                    content=f"That reply could not be read: {problem}. Answer again in exactly "
-                    "the format asked (CONFIDENCE, LAYERS, CONTENT).",
-                ),
-            )
-        }
-    )
-    second = await provider.complete(retry)
-    try:
-        return parse_observation(second.text, stage), 2, ""
-    except ParseError as exc:
-        return None, 2, f"stage {stage} reply unreadable twice ({problem}; then {exc.message})"
+        return None, len(replies), f"stage {stage} reply unreadable twice ({exc.message})"
+    return observation, len(replies), ""
 
 
 async def run_chain(
