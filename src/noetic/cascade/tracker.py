@@ -12,6 +12,8 @@ open one is explicitly abandoned.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Assessment, Decision, Phase, decide
@@ -74,7 +76,7 @@ class Tracker:
         self.bus = bus or EventBus()
         self.bus.subscribe(store.append_event)
         self.checkpoints = checkpoints
-        self.repo = git_root(store.home) if checkpoints else None
+        self._repo: Path | bool | None = False  # found on first use: it spawns git
 
     # sessions -----------------------------------------------------------------------------
 
@@ -249,6 +251,13 @@ class Tracker:
             data={"status": status},
         )
         return closed
+
+    @property
+    def repo(self) -> Path | None:
+        """The git repository holding the store, if any (checkpoints go to its notes)."""
+        if self._repo is False:
+            self._repo = git_root(self.store.home) if self.checkpoints else None
+        return self._repo  # type: ignore[return-value]
 
     def open_task(self, session_id: str, what: str) -> CascadeRecord:
         """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""

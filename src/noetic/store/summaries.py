@@ -5,6 +5,8 @@ POSTFLIGHT would add the model's load time to every CLI postflight)."""
 from __future__ import annotations
 
 import json
+import math
+import struct
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -33,10 +35,9 @@ class RecallSummary(BaseModel):
 
 
 def pack(vectors: dict[str, float]) -> bytes:
-    """13 float32 in canonical order, NaN where a vector is absent."""
-    import numpy as np
-
-    return np.array([vectors.get(v, np.nan) for v in VECTOR_NAMES], dtype=np.float32).tobytes()
+    """13 float32 in canonical order, NaN where a vector is absent (no numpy: this runs at
+    every POSTFLIGHT, where importing numpy would cost more than the write)."""
+    return struct.pack(f"{len(VECTOR_NAMES)}f", *(vectors.get(v, math.nan) for v in VECTOR_NAMES))
 
 
 def save_summary(store: Store, summary: RecallSummary) -> None:
