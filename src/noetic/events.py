@@ -28,11 +28,8 @@ class EventKind(StrEnum):
     TOOL_CALL = "tool_call"
     LLM_CALL = "llm_call"
     CONSTRAINT_ENFORCED = "constraint_enforced"
-    GOAL = "goal"
     OBSERVATION = "observation"
-    OUTCOME_RECORDED = "outcome_recorded"
     RUN_FINISHED = "run_finished"
-    WARNING = "warning"
 
 
 def utcnow() -> datetime:

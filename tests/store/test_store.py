@@ -119,7 +119,7 @@ def test_importing_a_damaged_export_fails_cleanly(store, tmp_path, mutate, messa
 
 
 def test_events_are_append_only(store):
-    store.append_event(Event(kind=EventKind.WARNING, data={"m": 1}))
+    store.append_event(Event(kind=EventKind.DECISION, data={"m": 1}))
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         store.conn.execute("UPDATE events SET kind = 'x'")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
