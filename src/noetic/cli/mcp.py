@@ -56,11 +56,19 @@ def serve(
     err.print(f"[bold]Noetic MCP server[/] at {url} · store {home}")
     auth = f' --header "Authorization: Bearer {token}"' if token else ""
     err.print("Connect Claude Code:")
-    err.print(f"  claude mcp add --transport http noetic {url}{auth}", markup=False)
+    err.print(f"  claude mcp add --transport http noetic {url}{auth}", markup=False, soft_wrap=True)
     err.print("Or run it over stdio from any MCP client:")
     exe = Path(sys.argv[0]).resolve()
-    err.print(f"  claude mcp add noetic -- {exe} mcp --store {home.resolve()}", markup=False)
-    err.print('Other clients: {"mcpServers": {"noetic": {"url": "' + url + '"}}}', markup=False)
+    err.print(
+        f"  claude mcp add noetic -- {exe} mcp --store {home.resolve()}",
+        markup=False,
+        soft_wrap=True,
+    )
+    err.print(
+        'Other clients: {"mcpServers": {"noetic": {"url": "' + url + '"}}}',
+        markup=False,
+        soft_wrap=True,
+    )
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="warning")
