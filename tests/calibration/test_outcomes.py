@@ -184,3 +184,12 @@ def test_few_outcomes_report_insufficient_data(store):
     assert report.metrics.brier.value is None
     assert "insufficient data: 3 outcomes" in report.metrics.brier.reason
     assert "insufficient data" in check_drift_monitor(store, "few").reason
+
+
+def test_a_20_point_drift_is_caught_by_the_drift_monitor(quiet_store):
+    """A seeded example; how often such a shift is caught is measured in the benchmark."""
+    simulate(quiet_store, 100, bias=0.0, seed=11)
+    simulate(quiet_store, 60, bias=0.2, seed=12)
+    report = check_drift_monitor(quiet_store, "sim", window=60)
+    assert report.calibration_drift, report
+    assert report.bias_recent - report.bias_history == pytest.approx(0.2, abs=0.1)
