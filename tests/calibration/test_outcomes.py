@@ -193,3 +193,16 @@ def test_a_20_point_drift_is_caught_by_the_drift_monitor(quiet_store):
     report = check_drift_monitor(quiet_store, "sim", window=60)
     assert report.calibration_drift, report
     assert report.bias_recent - report.bias_history == pytest.approx(0.2, abs=0.1)
+
+
+def test_a_profile_may_let_the_guardian_apply_by_itself(quiet_store, tmp_path):
+    from noetic.store.outcomes import adjustments
+
+    path = tmp_path / "self_tuning.yaml"
+    path.write_text("name: self_tuning\nguardian:\n  auto_apply: true\n")
+    ProfileRegistry(quiet_store.home / "profiles").import_file(path)
+    simulate(quiet_store, DETECT_WITHIN, bias=0.2, profile="self_tuning")
+    applied = adjustments(quiet_store, profile="self_tuning")
+    assert applied and applied[0].new < 1.0  # corrected while outcomes came in, no --apply
+    simulate(quiet_store, DETECT_WITHIN, bias=0.2, profile="balanced", ai_id="other")
+    assert adjustments(quiet_store, profile="balanced") == []  # the default never does

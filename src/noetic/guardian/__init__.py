@@ -105,7 +105,7 @@ def record_outcome(
             fix="record outcomes for tasks that began with a PREFLIGHT",
         )
     checks = [a for a in history if a.assessment.phase == Phase.CHECK]
-    return add_outcome(
+    record = add_outcome(
         store,
         session_id=session.id,
         cascade_id=cascade.id,
@@ -119,6 +119,10 @@ def record_outcome(
         predicted_check=checks[-1].decision.confidence if checks else None,
         predicted_vectors=pre.assessment.vectors,
     )
+    registry = ProfileRegistry(store.home / "profiles")
+    if effective_profile(store, registry, cascade.profile).guardian.auto_apply:
+        guardian(store, registry, cascade.profile, ai_id=session.ai_id)
+    return record
 
 
 def _resolve_task(store: Store, target: str):
@@ -223,11 +227,13 @@ def guardian(
     ai_id: str | None = None,
     apply: bool = False,
 ) -> GuardianReport:
-    """Propose (and only with ``apply`` make) a profile correction from credible bias.
+    """Propose a profile correction from credible bias, and make it only with ``apply`` or when
+    the profile says ``guardian: {auto_apply: true}``.
 
     Only outcomes recorded after the profile's last applied adjustment count, so a correction
     is judged on the confidences it produced, not on the ones it corrected."""
     profile = effective_profile(store, registry, profile_name)
+    apply = apply or profile.guardian.auto_apply
     applied_before = [a for a in adjustments(store, profile=profile_name) if a.undone_at is None]
     after = applied_before[-1].at if applied_before else None
     points = [

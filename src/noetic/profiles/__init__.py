@@ -82,6 +82,12 @@ class ActionThresholds(_Strict):
     delegate_below: float = Field(0.35, ge=0, le=1)
 
 
+class GuardianSettings(_Strict):
+    """Whether the Bayesian guardian may apply its corrections to this profile by itself."""
+
+    auto_apply: bool = False
+
+
 class Profile(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
@@ -91,6 +97,7 @@ class Profile(_Strict):
     actions: ActionThresholds = ActionThresholds()
     postflight_mode: PostflightMode = PostflightMode.FULL
     tuning: Tuning = Tuning()
+    guardian: GuardianSettings = GuardianSettings()
 
     @property
     def dynamic(self) -> bool:
