@@ -23,3 +23,14 @@ def test_without_scores_preflight_prints_the_prompt_and_records_nothing():
         assert name in out["prompt"]
     state = ok_json("state")
     assert state["open_cascade"] is None and state["latest"] is None
+
+
+def test_check_without_scores_prints_the_check_prompt_for_the_open_task():
+    runner.invoke(app, ["bootstrap"])
+    early = runner.invoke(app, ["check", "--json"], input="")
+    assert early.exit_code == 1 and "PREFLIGHT first" in early.stdout
+    scores = {v: 0.8 for v in VECTOR_NAMES}
+    runner.invoke(app, ["preflight", "tidy the docs", "--vectors", json.dumps(scores)])
+    out = ok_json("check", input="")
+    assert out["recorded"] is False and "TASK: tidy the docs" in out["prompt"]
+    assert '"know": 0.8' in out["prompt"] and "only the vectors that changed" in out["prompt"]

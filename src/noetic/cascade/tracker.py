@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Assessment, Decision, Phase, decide
+from noetic.assessment_prompt import build_assessment_prompt
 from noetic.calibration import BasicCalibration, basic_calibration
 from noetic.errors import ValidationError, WorkflowError
 from noetic.events import EventBus, EventKind
@@ -127,6 +128,26 @@ class Tracker:
             latest=latest,
             next_step=step,
         )
+
+    def context_for(
+        self, session_id: str, phase: Phase, task: str | None = None
+    ) -> tuple[str, Profile, Assessment | None]:
+        """What an assessment at ``phase`` is about: the task, the session's profile and the
+        previous assessment of the open task (none at PREFLIGHT, which starts a task)."""
+        session = self.store.get_session(session_id)
+        profile = self.profile_of(session)
+        if Phase(phase) == Phase.PREFLIGHT:
+            if not (task or "").strip():
+                raise ValidationError("a PREFLIGHT needs the task", field="task", value=task)
+            return task or "", profile, None
+        cascade = self._open_cascade(session, Phase(phase).value.upper())
+        history = self.store.assessments(cascade_id=cascade.id)
+        return cascade.task, profile, history[-1].assessment if history else None
+
+    def prompt(self, session_id: str, phase: Phase, task: str | None = None) -> str:
+        """The canonical assessment prompt for the session's next assessment at ``phase``."""
+        the_task, profile, previous = self.context_for(session_id, phase, task)
+        return build_assessment_prompt(the_task, Phase(phase), profile, previous)
 
     # phases -------------------------------------------------------------------------------
 

@@ -111,17 +111,7 @@ def _assess(
     if provider:
         assessment = _model_assessment(tracker, sid, Phase(phase), provider, task)
     elif data is None:
-        from noetic.assessment_prompt import build_assessment_prompt
-
-        state = tracker.state(sid)
-        the_task = task or (state.open_cascade.task if state.open_cascade else "")
-        previous = state.latest.assessment if state.latest else None
-        prompt = build_assessment_prompt(
-            the_task,
-            Phase(phase),
-            tracker.profile_of(state.session),
-            previous if phase != "preflight" else None,
-        )
+        prompt = tracker.prompt(sid, Phase(phase), task)
         return {"session_id": sid, "phase": phase, "prompt": prompt, "recorded": False}
     else:
         assessment = Assessment.from_input(phase, data)
@@ -142,8 +132,8 @@ def _model_assessment(tracker: Any, sid: str, phase: Any, spec: str, task: str |
     from noetic.llm.resilience import ResilientProvider
     from noetic.store.llm_calls import record_llm_call
 
-    state = tracker.state(sid)
-    cascade = state.open_cascade
+    the_task, profile, previous = tracker.context_for(sid, phase, task)
+    cascade = tracker.store.open_cascade_of(sid)
     model = ResilientProvider(
         parse_provider(resolve_provider_spec(spec, tracker.store.home)),
         record=partial(record_llm_call, tracker.store),
@@ -151,9 +141,6 @@ def _model_assessment(tracker: Any, sid: str, phase: Any, spec: str, task: str |
         session_id=sid,
         cascade_id=cascade.id if cascade else None,
     )
-    the_task = task or (cascade.task if cascade else "")
-    previous = state.latest.assessment if state.latest and phase != "preflight" else None
-    profile = tracker.profile_of(state.session)
     return asyncio.run(assess_with_model(model, the_task, phase, profile, previous))
 
 

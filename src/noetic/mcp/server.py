@@ -18,7 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Assessment, Phase
-from noetic.assessment_prompt import build_assessment_prompt
 from noetic.beliefs import DriftReport
 from noetic.cascade.engine import CascadeRun
 from noetic.cascade.goals import threshold_goals
@@ -140,19 +139,11 @@ def build_server(home: Path) -> MCPServer:
         return register
 
     def prompt_for(phase: Phase, session_id: str | None, task: str | None) -> PromptOut:
-        state = tracker.state(sid(session_id))
-        if phase == Phase.PREFLIGHT:
-            if not task:
-                raise ValidationError("execute_preflight needs the task", field="task")
-            the_task, previous = task, None
-        else:
-            the_task = tracker.open_task(state.session.id, phase.value.upper()).task
-            previous = state.latest.assessment if state.latest else None
-        text = build_assessment_prompt(the_task, phase, tracker.profile_of(state.session), previous)
+        s = sid(session_id)
         return PromptOut(
-            session_id=state.session.id,
+            session_id=s,
             phase=phase.value,
-            prompt=text,
+            prompt=tracker.prompt(s, phase, task),
             next_step=f"answer it, then call submit_{phase.value}_assessment",
         )
 
