@@ -1,9 +1,11 @@
 """MCP over stdio from the SDK client: start-up to the first list_tools, and the round trip of
-submit_preflight_assessment (p50 / p95 over 200 calls; each call writes SQLite, the session JSON
-and a reflex log)."""
+submit_preflight_assessment (p50 / p95 over 200 calls), next to a trivial tool on the same
+connection (the SDK's floor). Each submit commits to SQLite and writes the session's JSON file
+and a reflex log."""
 
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -13,43 +15,63 @@ from mcp import Client, StdioServerParameters
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 CALLS = 200
+STARTS = 5
 SCORES = {
     "engagement": 0.9, "know": 0.8, "do": 0.8, "context": 0.8, "clarity": 0.8,
     "coherence": 0.9, "signal": 0.8, "density": 0.2, "state": 0.8, "change": 0.8,
     "completion": 0.8, "impact": 0.8, "uncertainty": 0.2,
 }  # fmt: skip
+ARGS = {"task": "bench", "vectors": SCORES, "abandon_open": True}
+
+
+def summary(label: str, times: list[float]) -> str:
+    times = sorted(times)
+    p95 = times[int(0.95 * len(times)) - 1]
+    return f"{label}: p50 {statistics.median(times):.2f} ms, p95 {p95:.2f} ms (n={len(times)})"
+
+
+async def startup(store: str) -> float:
+    start = time.perf_counter()
+    async with Client(StdioServerParameters(command=NOETIC, args=["mcp", "--store", store])) as c:
+        await c.list_tools()
+        return (time.perf_counter() - start) * 1000
+
+
+async def timed(client: Client, name: str, args: dict) -> float:
+    t = time.perf_counter()
+    result = await client.call_tool(name, args)
+    elapsed = (time.perf_counter() - t) * 1000
+    assert not result.is_error, result.content[0].text
+    return elapsed
 
 
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        starts = [await startup(tmp) for _ in range(STARTS)]
         params = StdioServerParameters(command=NOETIC, args=["mcp", "--store", tmp])
-        start = time.perf_counter()
-        async with Client(params) as client:
-            await client.list_tools()
-            startup = (time.perf_counter() - start) * 1000
-            fresh, growing = [], []
-            args = {"task": "bench", "vectors": SCORES, "abandon_open": True}
-            for i in range(CALLS + 10):  # a new session for every task
+        async with Client(params, mode="legacy") as client:
+            for _ in range(20):  # warm up
+                await client.call_tool("get_empirica_introduction", {})
+            floor = [await timed(client, "get_empirica_introduction", {}) for _ in range(CALLS)]
+            fresh = []
+            for _ in range(CALLS):  # a new session for every task
                 await client.call_tool("bootstrap_session", {"ai_id": "bench"})
-                t = time.perf_counter()
-                result = await client.call_tool("submit_preflight_assessment", args)
-                if i >= 10:
-                    fresh.append((time.perf_counter() - t) * 1000)
-                assert not result.is_error
+                fresh.append(await timed(client, "submit_preflight_assessment", ARGS))
             await client.call_tool("bootstrap_session", {"ai_id": "bench"})
-            for _ in range(CALLS):  # one session accumulating 200 tasks
-                t = time.perf_counter()
-                result = await client.call_tool("submit_preflight_assessment", args)
-                growing.append((time.perf_counter() - t) * 1000)
-                assert not result.is_error
-    print(f"start-up to first list_tools: {startup:.0f} ms")
-    for label, times in (("first task of a session", fresh), ("one session, 200 tasks", growing)):
-        times.sort()
-        print(
-            f"submit_preflight_assessment over stdio, {label}: "
-            f"p50 {statistics.median(times):.2f} ms, p95 {times[int(0.95 * len(times)) - 1]:.2f} ms"
-            f" (n={CALLS})"
-        )
+            growing = [
+                await timed(client, "submit_preflight_assessment", ARGS) for _ in range(CALLS)
+            ]
+    code = "import time; t = time.perf_counter(); import mcp.server.mcpserver; "
+    code += "print((time.perf_counter() - t) * 1000)"
+    imports = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    import_ms = float(imports.stdout)
+    print(
+        f"start-up to first list_tools: median {statistics.median(starts):.0f} ms over {STARTS} "
+        f"starts (importing the mcp server SDK alone: {import_ms:.0f} ms)"
+    )
+    print(summary("trivial tool (get_empirica_introduction), the SDK floor", floor))
+    print(summary("submit_preflight_assessment, first task of a session", fresh))
+    print(summary("submit_preflight_assessment, one session accumulating tasks", growing))
 
 
 if __name__ == "__main__":

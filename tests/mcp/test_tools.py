@@ -1,40 +1,24 @@
-"""Every tool through a real in-process MCP client: a happy path and a bad input each."""
+"""The workflow and monitoring tools through a real in-process MCP client: a happy path and a
+bad input each. Model-backed tools are in test_model_tools.py, the CLI bridge in
+test_cli_bridge.py, resources and the prompt in test_resources.py."""
 
-import asyncio
-import json
+import re
 
 import pytest
 
-from mcp import Client
+from noetic.assessment import Action, Decision, Phase
+from noetic.mcp.tools import _next_step
+from noetic.store.files import read_current_session
 from noetic.vectors import VECTOR_NAMES
 
 from ..conftest import uniform
+from ._client import call, err, ok
 
 GOOD = uniform(0.85, engagement=0.9, coherence=0.9)
 LOW = uniform(0.5, engagement=0.9, coherence=0.9)
 
 
-def call(server, *steps, **client_kw):
-    """Run (tool, args) steps in one client session; return the results."""
-
-    async def go():
-        async with Client(server, **client_kw) as client:
-            return [await client.call_tool(name, args) for name, args in steps]
-
-    return asyncio.run(go())
-
-
-def ok(result):
-    assert not result.is_error, result.content[0].text
-    return result.structured_content
-
-
-def err(result):
-    assert result.is_error
-    return result.content[0].text
-
-
-def test_the_full_agent_transaction(server):
+def test_the_full_agent_transaction(server, _isolated_home):
     results = call(
         server,
         ("bootstrap_session", {"ai_id": "claude", "ai_model": "claude-sonnet-4-5"}),
@@ -52,48 +36,74 @@ def test_the_full_agent_transaction(server):
         ok, results
     )
     assert boot["profile"]["name"] == "high_reasoning_collaborative"
+    assert read_current_session(_isolated_home) == boot["session"]["id"]
     assert "TASK: fix the login bug" in prompt["prompt"]
     assert all(v in prompt["prompt"] for v in VECTOR_NAMES)
     assert pre["decision"]["action"] == "INVESTIGATE"
+    assert pre["next_step"].startswith("investigate (") and "submit_check" in pre["next_step"]
     assert state["open_cascade"]["task"] == "fix the login bug"
+    assert state["open_cascade"]["id"] == pre["cascade_id"]
     assert check_prompt["phase"] == "check" and '"know": 0.5' in check_prompt["prompt"]
-    assert check["assessment"]["assessment"]["carried"]
+    assert (check["phase"], check["seq"], check["task"]) == ("check", 2, "fix the login bug")
+    assert set(check["carried"]) == set(VECTOR_NAMES) - {"know", "context"}
+    assert check["vectors"] == {**LOW, "know": 0.9, "context": 0.9}  # completed by carry-over
     assert post_prompt["phase"] == "postflight"
     assert post["calibration"]["classification"] == "underconfident"
+    assert "record_outcome" in post["next_step"]
     assert summary["tasks"][0]["status"] == "completed"
     self_report = report["self_consistency"]
     assert self_report["completed_tasks"] == 1
     assert self_report["classifications"] == {"underconfident": 1}
+    # No outcome was recorded, so the outcome metrics say so instead of showing numbers.
     assert report["outcomes"]["tasks"] == 0
+    assert report["outcomes"]["metrics"]["brier"]["value"] is None
     assert "insufficient data" in report["outcomes"]["metrics"]["brier"]["reason"]
 
 
 @pytest.mark.parametrize(
     ("tool", "args", "message"),
     [
-        ("submit_preflight_assessment", {"task": "t", "vectors": {**GOOD, "know": 1.7}}, "outside"),
-        ("submit_preflight_assessment", {"task": "t", "vectors": {"know": 0.5}}, "needs all 13"),
-        ("submit_check_assessment", {"vectors": {"know": "high"}}, "must be a number"),
-        ("submit_postflight_assessment", {"vectors": GOOD}, "PREFLIGHT first"),
-        ("execute_check", {}, "PREFLIGHT first"),
-        ("execute_postflight", {}, "PREFLIGHT first"),
-        ("get_epistemic_state", {"session_id": "s_unknown"}, "unknown session"),
-        ("get_session_summary", {"session_id": "s_unknown"}, "unknown session"),
-        ("generate_goals", {}, "no assessment"),
-        ("query_goal_orchestrator", {"session_id": "s_unknown"}, "unknown session"),
-        ("get_workflow_guidance", {"phase": "dance"}, "unknown phase"),
-        ("execute_cli_command", {"command": "rm -rf /"}, "not an allowed"),
-        ("execute_cli_command", {"command": "sessions export x -o /tmp/y"}, "allows only"),
-        ("execute_cli_command", {"command": "state --store /etc"}, "--store cannot"),
-        ("execute_cli_command", {"command": "state 'unclosed"}, "cannot parse"),
-        ("cli_help", {"command": "no-such-command"}, "no help"),
+        ("bootstrap_session", {"profile": "nope"}, "unknown profile 'nope'"),
+        ("bootstrap_session", {"ai_id": " "}, "ai_id must not be empty"),
         ("resume_previous_session", {"limit": 0}, "between 1 and 100"),
-        ("execute_preflight", {"task": ""}, "needs the task"),
-        ("query_ai", {"question": "hi", "provider": "bogus:model"}, "unknown provider"),
+        ("get_session_summary", {"session_id": "s_unknown"}, "unknown session"),
+        ("get_epistemic_state", {"session_id": "s_unknown"}, "unknown session"),
+        ("execute_preflight", {"task": " "}, "needs the task"),
+        ("submit_preflight_assessment", {"task": "t", "vectors": {**GOOD, "know": 1.7}}, "outside"),
+        ("submit_preflight_assessment", {"task": "t", "vectors": {**GOOD, "do": -0.1}}, "outside"),
+        ("submit_preflight_assessment", {"task": "t", "vectors": {"know": 0.5}}, "needs all 13"),
+        (
+            "submit_preflight_assessment",
+            {"task": "t", "vectors": {**GOOD, "wisdom": 0.5}},
+            "unknown vector 'wisdom'",
+        ),
+        (
+            "submit_preflight_assessment",
+            {"task": " ", "vectors": GOOD},
+            "task description is empty",
+        ),
+        (
+            "submit_preflight_assessment",
+            {"task": "t", "vectors": GOOD, "recommended_action": "JUMP"},
+            "unknown action 'JUMP'",
+        ),
+        ("submit_preflight_assessment", {"task": "t", "vectors": "high"}, "valid dictionary"),
+        ("execute_check", {}, "PREFLIGHT first"),
+        ("submit_check_assessment", {"vectors": {"know": "high"}}, "must be a number"),
+        ("submit_check_assessment", {"vectors": {"know": 0.9}}, "PREFLIGHT first"),
+        ("execute_postflight", {}, "PREFLIGHT first"),
+        ("submit_postflight_assessment", {"vectors": GOOD}, "PREFLIGHT first"),
+        ("submit_postflight_assessment", {"vectors": GOOD, "session_id": "s_x"}, "unknown session"),
+        ("get_calibration_report", {"bins": 0}, "greater than or equal to 1"),
+        ("get_calibration_report", {"at": "act"}, "'preflight' or 'check'"),
+        ("get_calibration_report", {"since_days": 0}, "greater than 0"),
         ("record_outcome", {"score": 1.0}, "no task"),
         ("record_outcome", {"score": 1.5}, "less than or equal to 1"),
         ("record_outcome", {"score": 1.0, "task_id": "c_missing"}, "unknown cascade"),
         ("check_drift_monitor", {"window": 2}, "between 5 and 1000"),
+        ("query_goal_orchestrator", {"session_id": "s_unknown"}, "unknown session"),
+        ("generate_goals", {}, "no assessment"),
+        ("get_workflow_guidance", {"phase": "dance"}, "unknown phase"),
     ],
 )
 def test_bad_input_is_a_tool_error_that_names_the_problem(server, tool, args, message):
@@ -102,11 +112,35 @@ def test_bad_input_is_a_tool_error_that_names_the_problem(server, tool, args, me
     assert message in err(result)
 
 
-def test_an_unknown_session_for_a_postflight(server):
-    (result,) = call(
-        server, ("submit_postflight_assessment", {"vectors": GOOD, "session_id": "s_x"})
+def test_a_tool_needing_a_session_before_any_bootstrap_says_what_to_call(server):
+    (result,) = call(server, ("get_epistemic_state", {}))
+    assert "call bootstrap_session first" in err(result)
+
+
+def test_a_second_postflight_finds_the_task_closed(server):
+    results = call(
+        server,
+        ("bootstrap_session", {}),
+        ("submit_preflight_assessment", {"task": "t", "vectors": GOOD}),
+        ("submit_postflight_assessment", {"vectors": GOOD}),
+        ("submit_postflight_assessment", {"vectors": GOOD}),
     )
-    assert "unknown session" in err(result)
+    assert "already completed" in err(results[-1])
+
+
+def test_a_preflight_while_a_task_is_open_needs_abandon_open(server):
+    results = call(
+        server,
+        ("bootstrap_session", {}),
+        ("submit_preflight_assessment", {"task": "first", "vectors": GOOD}),
+        ("submit_preflight_assessment", {"task": "second", "vectors": GOOD}),
+        ("submit_preflight_assessment", {"task": "second", "vectors": GOOD, "abandon_open": True}),
+        ("get_session_summary", {}),
+    )
+    assert "still open" in err(results[2])
+    ok(results[3])
+    tasks = ok(results[4])["tasks"]
+    assert [(t["task"], t["status"]) for t in tasks] == [("first", "abandoned"), ("second", "open")]
 
 
 def test_goals_from_gaps_and_the_orchestrator(server):
@@ -136,17 +170,29 @@ def test_previous_sessions_and_texts(server):
         ("get_empirica_introduction", {}),
         ("get_workflow_guidance", {}),
         ("get_workflow_guidance", {"phase": "check"}),
-        ("cli_help", {"command": "preflight"}),
-        ("execute_cli_command", {"command": "noetic sessions list --json"}),
+        ("get_workflow_guidance", {"phase": "outcome"}),
     )
     previous = ok(results[2])
     assert [s["ai_id"] for s in previous["sessions"]] == ["a"]
+    assert previous["recall"] is None
     assert "13 vectors" in ok(results[3])["text"]
     assert "POSTFLIGHT" in ok(results[4])["text"]
     assert ok(results[5])["text"].startswith("CHECK")
-    assert "--vectors" in ok(results[6])["text"]
-    cli = ok(results[7])
-    assert cli["exit_code"] == 0 and '"ai_id": "b"' in cli["stdout"]
+    assert "record_outcome" in ok(results[6])["text"]
+
+
+def test_resuming_with_a_task_recalls_the_relevant_earlier_task(server):
+    steps = [("bootstrap_session", {"ai_id": "r"})]
+    for task in ("fix the login bug in the auth module", "write a haiku about autumn leaves"):
+        steps += [
+            ("submit_preflight_assessment", {"task": task, "vectors": LOW}),
+            ("submit_postflight_assessment", {"vectors": LOW}),
+        ]
+    steps.append(("resume_previous_session", {"task": "the login form rejects valid passwords"}))
+    recall = ok(call(server, *steps)[-1])["recall"]
+    assert recall["considered"] == 2
+    assert recall["candidates"][0]["task"] == "fix the login bug in the auth module"
+    assert "login bug" in recall["context"]
 
 
 def test_outcomes_beliefs_and_drift(server):
@@ -158,103 +204,37 @@ def test_outcomes_beliefs_and_drift(server):
             ("record_outcome", {"score": 0.0, "source": "test", "evidence": "tests failed"}),
         ]
     steps += [
-        ("get_calibration_report", {"ai_id": "o"}),
+        ("get_calibration_report", {"ai_id": "o", "bins": 2}),
         ("query_bayesian_beliefs", {"ai_id": "o"}),
         ("check_drift_monitor", {"ai_id": "o"}),
+        ("check_drift_monitor", {"ai_id": "o", "window": 5}),
     ]
     results = call(server, *steps)
     outcome = ok(results[3])
     assert outcome["score"] == 0.0 and outcome["predicted_preflight"] > 0.7
-    report, beliefs, drift = (ok(r) for r in results[-3:])
+    report, beliefs, drift, drift_small = (ok(r) for r in results[-4:])
     assert report["outcomes"]["tasks"] == 25
     assert report["outcomes"]["metrics"]["signed_bias"]["value"] > 0.7
     assert beliefs["beliefs"][0]["direction"] == "overconfident"
-    assert "insufficient data" in drift["reason"]
+    assert beliefs["beliefs"][0]["credible"] is True
+    assert "insufficient data" in drift["reason"] and drift["bias_recent"] is None
+    assert drift_small["n"] == 25 and drift_small["bias_recent"] > 0.7
+    assert drift_small["calibration_drift"] is False  # consistently overconfident: no drift
 
 
-def test_create_cascade_runs_on_the_clients_model(server):
-    from mcp.types import CreateMessageResult, TextContent
+def test_without_outcomes_beliefs_are_the_prior_and_say_so(server):
+    (result,) = call(server, ("query_bayesian_beliefs", {"ai_id": "nobody"}))
+    beliefs = ok(result)
+    assert beliefs["tasks"] == 0
+    assert all(b["evidence"] == 0 and not b["credible"] for b in beliefs["beliefs"])
+    assert {b["direction"] for b in beliefs["beliefs"]} == {"none"}
 
-    scores = json.dumps({"vectors": GOOD})
-    replies = iter(
-        [scores, '{"approach": "answer directly", "strategy": "general", "complex": false}',
-         "The answer.", scores]
-    )  # fmt: skip
 
-    async def sampler(context, params):
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=next(replies)), model="host"
-        )
-
-    (result,) = call(
-        server, ("create_cascade", {"task": "say hi"}), sampling_callback=sampler, mode="legacy"
+@pytest.mark.parametrize("action", list(Action))
+def test_every_decision_comes_with_a_next_step_naming_a_tool(action):
+    decision = Decision(
+        action=action, confidence=0.5, threshold=0.7, rule="r", reason="x", gaps=("know",)
     )
-    body = ok(result)
-    assert body["status"] == "completed" and body["output"] == "The answer."
-    assert [p["phase"] for p in body["trajectory"]] == ["PREFLIGHT", "POSTFLIGHT"]
-    assert body["calibration"]["classification"] == "well_calibrated"
-
-
-def test_query_ai_without_provider_or_sampling_is_a_clear_error(server):
-    (result,) = call(server, ("query_ai", {"question": "hi"}))
-    assert "does not support MCP sampling" in err(result)
-
-
-def test_query_ai_runs_on_the_clients_own_model_through_sampling(server):
-    from mcp.types import CreateMessageResult, TextContent
-
-    seen = []
-
-    async def sampler(context, params):
-        seen.append(params)
-        text = params.messages[-1].content.text
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=f"echo: {text}"), model="host"
-        )
-
-    (result,) = call(
-        server, ("query_ai", {"question": "what is 2+2?"}), sampling_callback=sampler, mode="legacy"
-    )
-    body = ok(result)
-    assert body == {"answer": "echo: what is 2+2?", "provider": "mcp-sampling", "model": "host"}
-    assert seen[0].max_tokens == 1024
-
-
-def test_resources_and_prompt(server):
-    async def go():
-        async with Client(server) as client:
-            resources = await client.list_resources()
-            sessions = await client.read_resource("noetic://sessions")
-            profiles = await client.read_resource("noetic://profiles")
-            prompt = await client.get_prompt("workflow_guidance")
-            return resources, sessions, profiles, prompt
-
-    call(server, ("bootstrap_session", {"ai_id": "res"}))
-    resources, sessions, profiles, prompt = asyncio.run(go())
-    assert {str(r.uri) for r in resources.resources} == {"noetic://sessions", "noetic://profiles"}
-    assert '"ai_id": "res"' in sessions.contents[0].text
-    assert "critical_domain" in profiles.contents[0].text
-    assert "PREFLIGHT" in prompt.messages[0].content.text
-
-
-def test_observe_runs_on_the_clients_model_through_sampling(server):
-    from mcp.types import CreateMessageResult, TextContent
-
-    replies = iter(
-        [
-            "CONFIDENCE: 0.7\nLAYERS: C02,C07,C10\nCONTENT: thinking",
-            "CONFIDENCE: 0.96\nLAYERS: C02\nCONTENT: crystallized",
-        ]
-    )
-
-    async def sampler(context, params):
-        return CreateMessageResult(
-            role="assistant", content=TextContent(type="text", text=next(replies)), model="host"
-        )
-
-    (result,) = call(
-        server, ("observe", {"query": "why?"}), sampling_callback=sampler, mode="legacy"
-    )
-    body = ok(result)
-    assert body["answer"] == "crystallized" and body["reason"] == "HighConfidence"
-    assert body["stages"] == 2 and body["model_calls"] == 2
+    step = _next_step(Phase.CHECK, decision)
+    assert re.search(r"\b(submit|execute)_\w+|explain", step), step
+    assert _next_step(Phase.POSTFLIGHT, decision).endswith("call record_outcome")

@@ -1,8 +1,14 @@
-"""Real transports: a subprocess over stdio, and streamable HTTP with and without a token."""
+"""Real transports: `noetic mcp` over stdio in a subprocess, streamable HTTP with and without a
+token, and `noetic serve` as the user runs it. Every server here stops by itself."""
 
 import asyncio
 import json
+import os
+import queue
+import re
+import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -19,6 +25,8 @@ from noetic.cli import app
 from noetic.mcp.http import http_app
 
 from ..conftest import uniform
+from ._client import host_model
+from .test_snapshot import SEED_TOOLS
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 SCORES = uniform(0.8, engagement=0.9, coherence=0.9)
@@ -28,20 +36,79 @@ def test_stdio_subprocess_initialises_lists_tools_and_runs_a_transaction(tmp_pat
     params = StdioServerParameters(command=NOETIC, args=["mcp", "--store", str(tmp_path / "s")])
 
     async def go():
-        async with Client(params) as client:
+        async with Client(params, mode="legacy") as client:
+            info = client.session.initialize_result
             tools = await client.list_tools()
             boot = await client.call_tool("bootstrap_session", {"ai_id": "stdio"})
             pre = await client.call_tool(
                 "submit_preflight_assessment", {"task": "t", "vectors": SCORES}
             )
             post = await client.call_tool("submit_postflight_assessment", {"vectors": SCORES})
-            return tools, boot, pre, post
+            return info, tools, boot, pre, post
 
-    tools, boot, pre, post = asyncio.run(go())
-    assert len(tools.tools) == 23
+    info, tools, boot, pre, post = asyncio.run(go())
+    assert info.server_info.name == "noetic"
+    assert SEED_TOOLS <= {t.name for t in tools.tools}
     assert boot.structured_content["session"]["ai_id"] == "stdio"
     assert pre.structured_content["decision"]["action"] == "PROCEED"
     assert post.structured_content["calibration"]["classification"] == "well_calibrated"
+
+
+def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "execute_cli_command", "arguments": {"command": "state"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [NOETIC, "mcp", "--store", str(tmp_path / "s")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines = []
+
+    def converse():
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+        while len(lines) < 3 and (line := proc.stdout.readline()):
+            lines.append(line)
+
+    talker = threading.Thread(target=converse, daemon=True)
+    talker.start()
+    talker.join(timeout=60)
+    proc.stdin.close()  # end of input: the server exits
+    try:
+        assert proc.wait(timeout=30) == 0
+        lines += proc.stdout.readlines()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+    replies = [json.loads(line) for line in lines]
+    assert all(r["jsonrpc"] == "2.0" for r in replies)
+    assert [r["id"] for r in replies] == [1, 2, 3]
+    # The CLI command's own output (an error: no session yet) came back inside the result.
+    result = replies[2]["result"]["structuredContent"]
+    assert result["exit_code"] == 1 and "no current session" in result["stderr"]
 
 
 def free_port():
@@ -71,26 +138,127 @@ def test_http_refuses_requests_without_the_right_token(http_server):
     assert httpx2.post(http_server, json=init).status_code == 401
     wrong = httpx2.post(http_server, json=init, headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
+    assert wrong.headers["www-authenticate"].startswith("Bearer")
     assert json.loads(wrong.text) == {"error": "missing or wrong bearer token"}
 
 
-def test_http_with_the_token_serves_the_tools(http_server):
+def test_http_with_the_token_serves_the_tools_and_samples_the_clients_model(http_server):
     async def go():
         headers = {"Authorization": "Bearer s3cret"}
         async with (
             httpx2.AsyncClient(headers=headers) as http,
-            Client(streamable_http_client(http_server, http_client=http)) as client,
+            Client(
+                streamable_http_client(http_server, http_client=http),
+                mode="legacy",
+                sampling_callback=host_model("over http"),
+            ) as client,
         ):
             tools = await client.list_tools()
             boot = await client.call_tool("bootstrap_session", {"ai_id": "http"})
-            return tools, boot
+            answer = await client.call_tool("query_ai", {"question": "hi"})
+            return tools, boot, answer
 
-    tools, boot = asyncio.run(go())
-    assert len(tools.tools) == 23
+    tools, boot, answer = asyncio.run(go())
+    assert SEED_TOOLS <= {t.name for t in tools.tools}
     assert boot.structured_content["session"]["ai_id"] == "http"
+    assert answer.structured_content["answer"] == "over http"
 
 
 def test_binding_beyond_loopback_needs_a_token():
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
     assert result.exit_code == 1
     assert "needs a token" in result.stderr
+
+
+def test_serve_refuses_a_busy_port_before_printing_anything(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            app, ["serve", "--port", str(port), "--store", str(tmp_path / "s")]
+        )
+    assert result.exit_code == 1
+    assert "cannot listen on 127.0.0.1" in result.stderr and "claude" not in result.stderr
+
+
+class Served:
+    """`noetic serve` in a subprocess; its stderr lines arrive on a queue."""
+
+    def __init__(self, args, env):
+        self.proc = subprocess.Popen(
+            [NOETIC, "serve", *args],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self._pumping = threading.Thread(target=self._pump, daemon=True)
+        self._pumping.start()
+
+    def _pump(self):
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def banner(self, until, timeout=30):
+        seen, deadline = [], time.monotonic() + timeout
+        while not any(until in line for line in seen):
+            seen.append(self.lines.get(timeout=max(0.1, deadline - time.monotonic())))
+        return "".join(seen)
+
+    def stop(self):
+        """Ctrl-C; the server shuts down cleanly and exits 130, as a terminal expects."""
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+        finally:
+            self._pumping.join(timeout=5)
+            self.proc.stderr.close()
+
+
+def test_serve_prints_the_url_and_how_to_connect_and_serves(tmp_path):
+    served = Served(["--port", "0", "--store", str(tmp_path / "s")], os.environ)
+    try:
+        banner = served.banner(until='"command"')
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", banner).group(1)
+        assert f"claude mcp add --transport http noetic {url}\n" in banner
+        assert f"claude mcp add noetic -- {NOETIC} mcp --store {tmp_path / 's'}" in banner
+        assert json.dumps({"mcpServers": {"noetic": {"type": "http", "url": url}}}) in banner
+
+        async def go():
+            async with Client(url, mode="legacy") as client:
+                return await client.list_tools()
+
+        assert SEED_TOOLS <= {t.name for t in asyncio.run(go()).tools}
+    finally:
+        assert served.stop() == 130
+
+
+def test_serve_with_a_token_from_the_environment(tmp_path):
+    env = {**os.environ, "NOETIC_TOKEN": "from-env"}
+    served = Served(["--port", "0", "--store", str(tmp_path / "s")], env)
+    try:
+        banner = served.banner(until='"command"')
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", banner).group(1)
+        # The command names the variable rather than echoing the secret into logs.
+        assert f'noetic {url} --header "Authorization: Bearer ${{NOETIC_TOKEN}}"' in banner
+        assert "from-env" not in banner
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert httpx2.post(url, json=ping).status_code == 401
+        authed = httpx2.post(
+            url,
+            json=ping,
+            headers={
+                "Authorization": "Bearer from-env",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-06-18",
+            },
+        )
+        assert authed.status_code != 401
+    finally:
+        assert served.stop() == 130

@@ -1,11 +1,16 @@
-"""`noetic mcp` (stdio) and `noetic serve` (streamable HTTP). The SDK loads only here."""
+"""`noetic mcp` (stdio) and `noetic serve` (streamable HTTP).
+
+The MCP SDK costs most of a second to import, so it is imported only inside these commands.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,7 +33,9 @@ def mcp(store: StoreOpt = None) -> None:
 
 def serve(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8765,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free port).")
+    ] = 8765,
     token: Annotated[
         str | None,
         typer.Option(help="Bearer token clients must send (or $NOETIC_TOKEN).", show_default=False),
@@ -39,6 +46,7 @@ def serve(
     from noetic.errors import UsageError
     from noetic.store import resolve_home
 
+    from_env = token is None and bool(os.environ.get("NOETIC_TOKEN"))
     token = token or os.environ.get("NOETIC_TOKEN") or None
     with handled(False):
         if host not in LOOPBACK and not token:
@@ -48,27 +56,53 @@ def serve(
                 "'Authorization: Bearer SECRET')",
             )
         home = resolve_home(store)
+        sock = _bind(host, port)
         from noetic.mcp.http import http_app
 
         app = http_app(home, host=host, token=token)
-    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
-    err = stderr()
-    err.print(f"[bold]Noetic MCP server[/] at {url} · store {home}")
-    auth = f' --header "Authorization: Bearer {token}"' if token else ""
-    err.print("Connect Claude Code:")
-    err.print(f"  claude mcp add --transport http noetic {url}{auth}", markup=False, soft_wrap=True)
-    err.print("Or run it over stdio from any MCP client:")
-    exe = Path(sys.argv[0]).resolve()
-    err.print(
-        f"  claude mcp add noetic -- {exe} mcp --store {home.resolve()}",
-        markup=False,
-        soft_wrap=True,
-    )
-    err.print(
-        'Other clients: {"mcpServers": {"noetic": {"url": "' + url + '"}}}',
-        markup=False,
-        soft_wrap=True,
-    )
+    bound = sock.getsockname()[1]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/mcp"
+    _print_connection(url, home, "${NOETIC_TOKEN}" if from_env else token, host)
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+def _bind(host: str, port: int) -> Any:
+    """Bind before printing anything, so a busy port is a clear error, not a half-started server."""
+    import socket
+
+    from noetic.errors import UsageError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            fix="pick another --port (or --port 0 for any free one)",
+        ) from None
+
+
+def _print_connection(url: str, home: Path, token: str | None, host: str) -> None:
+    """The URL, and the exact commands to connect Claude Code and other MCP clients."""
+    err = stderr()
+    err.print(f"[bold]Noetic MCP server[/] at {url} · store {home}")
+    if host not in LOOPBACK:
+        err.print(f"[dim]bound to {host}: from other machines, use this machine's address[/]")
+    auth = f' --header "Authorization: Bearer {token}"' if token else ""
+    exe = str(Path(sys.argv[0]).resolve())
+    stdio = [exe, "mcp", "--store", str(home.resolve())]
+    http_entry: dict[str, Any] = {"type": "http", "url": url}
+    if token:
+        http_entry["headers"] = {"Authorization": f"Bearer {token}"}
+    for line in (
+        "Connect Claude Code over HTTP:",
+        f"  claude mcp add --transport http noetic {url}{auth}",
+        "or over stdio (no server needed; the client starts it):",
+        f"  claude mcp add noetic -- {shlex.join(stdio)}",
+        "Other MCP clients (mcpServers configuration, HTTP or stdio):",
+        "  " + json.dumps({"mcpServers": {"noetic": http_entry}}),
+        "  " + json.dumps({"mcpServers": {"noetic": {"command": exe, "args": stdio[1:]}}}),
+    ):
+        err.print(line, markup=False, soft_wrap=True, highlight=False)

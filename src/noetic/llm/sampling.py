@@ -2,12 +2,15 @@
 
 When an agent such as Claude Code connects to Noetic's MCP server and declares the sampling
 capability, any engine can run on that agent's model with no API key of Noetic's. The provider
-wraps one tool call's server session; it lives only as long as that call.
+wraps the server session of one tool call and lives only as long as that call; its requests ride
+that call's channel (``related_request_id``), which over streamable HTTP is the call's own
+response stream.
 
-The MCP specification marks sampling as deprecated from protocol 2026-07-28 in favour of
-input-required rounds, which cannot carry an engine's sequence of model calls; this provider
-uses ``sampling/createMessage`` on connections that negotiated an earlier protocol (what
-clients speak today) and says so when a client cannot sample.
+The MCP specification deprecates sampling from protocol 2026-07-28 in favour of input-required
+rounds, which cannot carry an engine's sequence of model calls. This provider sends
+``sampling/createMessage`` on connections that negotiated an earlier protocol (what clients
+speak today); the server checks the connection can carry it before choosing this provider.
+Clients report no token counts for sampling, so usage is recorded as zero.
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ class SamplingProvider:
 
     name = "mcp-sampling"
 
-    def __init__(self, session: Any, *, model: str = "client") -> None:
+    def __init__(
+        self, session: Any, *, model: str = "client", related_request_id: Any = None
+    ) -> None:
         self._session = session
+        self._related = related_request_id
         self.model = model
 
     async def complete(self, request: Request) -> Completion:
         from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
         from mcp.types import SamplingMessage, TextContent
+        from pydantic import ValidationError as PydanticValidationError
 
         messages = [
             SamplingMessage(role=m.role, content=TextContent(type="text", text=m.content))
@@ -46,21 +53,29 @@ class SamplingProvider:
                     max_tokens=request.max_tokens,
                     system_prompt=request.system,
                     temperature=request.temperature,
+                    related_request_id=self._related,
                 )
         except MCPError as exc:
             raise ProviderError(
-                f"the MCP client refused the sampling request: {exc}",
+                f"the MCP client did not run the sampling request: {exc}",
                 provider=self.name,
                 model=self.model,
                 retryable=False,
             ) from exc
-        content = result.content
-        text = getattr(content, "text", None)
-        if text is None:
+        except PydanticValidationError as exc:
             raise ProviderError(
-                f"the MCP client answered with {getattr(content, 'type', '?')} content, not text",
+                f"the MCP client answered the sampling request with a malformed result: {exc}",
                 provider=self.name,
                 model=self.model,
+                retryable=False,
+            ) from exc
+        text = getattr(result.content, "text", None)
+        if text is None:
+            raise ProviderError(
+                f"the MCP client answered with {result.content.type} content, not text",
+                provider=self.name,
+                model=self.model,
+                retryable=False,
             )
         return Completion(
             text=text,

@@ -1,9 +1,14 @@
-"""``execute_cli_command``: ``noetic`` subcommands run in-process, never through a shell.
+"""``execute_cli_command`` and ``cli_help``: ``noetic`` subcommands run in-process, never a shell.
 
-The command line is split with :mod:`shlex`; only allow-listed subcommands run, through the
-same typer app as the terminal, with ``--store`` pinned to the server's store so a client cannot
-point it elsewhere. Commands that serve, start servers or write files outside the store are not
-on the list.
+The command line is split with :mod:`shlex` and checked against an allow-list; what passes runs
+through the same typer app as the terminal, with ``--store`` pinned to the server's store so a
+client cannot point it elsewhere. Left out on purpose: commands and options that serve, start
+other servers, read or write files outside the store (``--vectors-file``, ``--plot``,
+``--qdrant``, exports and imports), or call a model (``--provider``: the server's event loop is
+already running, and ``query_ai``, ``create_cascade`` and ``observe`` are the tools for that).
+
+Commands run under click's ``CliRunner``, which swaps stdin, stdout and stderr for buffers while
+the command runs: a command can neither read the protocol's stdin nor write onto its stdout.
 """
 
 from __future__ import annotations
@@ -16,15 +21,24 @@ from pydantic import BaseModel, ConfigDict
 from noetic.errors import ValidationError
 
 ALLOWED: dict[str, frozenset[str] | None] = {
-    "state": None,
     "bootstrap": None,
     "preflight": None,
-    "check": None,
     "investigate": None,
+    "check": None,
     "postflight": None,
+    "state": None,
+    "outcome": None,
+    "recall": None,
     "sessions": frozenset({"list", "show"}),
     "profile": frozenset({"list", "show"}),
+    "calibration": frozenset({"report", "beliefs", "drift"}),
+    "goals": frozenset({"list", "show", "generate"}),
+    "checkpoint": frozenset({"list", "show", "load"}),
+    "observe": frozenset({"stats"}),
 }
+"""Top-level command → allowed subcommands (``None``: the command has none)."""
+
+BLOCKED_OPTIONS = ("--store", "--vectors-file", "--plot", "--qdrant", "--provider")
 
 
 class CliResult(BaseModel):
@@ -36,6 +50,13 @@ class CliResult(BaseModel):
     stderr: str
 
 
+def describe_allowed() -> str:
+    """The allow-list as an agent reads it: ``sessions list|show, state, ...``."""
+    return ", ".join(
+        f"{cmd} {'|'.join(sorted(subs))}" if subs else cmd for cmd, subs in sorted(ALLOWED.items())
+    )
+
+
 def parse_command(command: str) -> list[str]:
     """Split and check a command line against the allow-list; return the arguments."""
     try:
@@ -44,30 +65,35 @@ def parse_command(command: str) -> list[str]:
         raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
     if args and args[0] == "noetic":
         args = args[1:]
-    allowed = ", ".join(sorted(ALLOWED))
     if not args:
-        raise ValidationError("empty command", field="command", fix=f"allowed: {allowed}")
-    sub = ALLOWED.get(args[0], False)
-    if sub is False:
+        raise ValidationError(
+            "empty command", field="command", fix=f"allowed: {describe_allowed()}"
+        )
+    subs = ALLOWED.get(args[0], False)
+    if subs is False:
         raise ValidationError(
             f"'{args[0]}' is not an allowed noetic command",
             field="command",
-            fix=f"allowed: {allowed}",
+            value=args[0],
+            fix=f"allowed: {describe_allowed()}",
         )
-    if sub is not None and (len(args) < 2 or args[1] not in sub):
+    if subs is not None and (len(args) < 2 or args[1] not in subs):
         raise ValidationError(
-            f"'noetic {args[0]}' allows only: {', '.join(sorted(sub))}", field="command"
+            f"'noetic {args[0]}' allows only: {', '.join(sorted(subs))}",
+            field="command",
+            value=" ".join(args[:2]),
         )
-    if any(a == "--store" or a.startswith("--store=") for a in args):
-        raise ValidationError("--store cannot be set from MCP", field="command")
-    if any(a in ("--vectors-file",) or a.startswith("--vectors-file=") for a in args):
-        raise ValidationError(
-            "--vectors-file cannot be used from MCP; pass --vectors", field="command"
-        )
+    for arg in args:
+        option = arg.split("=", 1)[0]
+        if option in BLOCKED_OPTIONS:
+            raise ValidationError(
+                f"{option} cannot be used through MCP", field="command", value=option
+            )
     return args
 
 
 def run_cli(command: str, store: Path) -> CliResult:
+    """Run an allowed command against ``store``: its output and exit code, as in a terminal."""
     from typer.testing import CliRunner
 
     from noetic.cli import app
@@ -83,11 +109,15 @@ def run_cli(command: str, store: Path) -> CliResult:
 
 
 def cli_help(command: str | None = None) -> str:
+    """``noetic [command] --help``, as text."""
     from typer.testing import CliRunner
 
     from noetic.cli import app
 
-    args = shlex.split(command) if command else []
+    try:
+        args = shlex.split(command) if command else []
+    except ValueError as exc:
+        raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
     if args and args[0] == "noetic":
         args = args[1:]
     result = CliRunner().invoke(app, [*args, "--help"])

@@ -27,6 +27,10 @@ STEPS = {
     "act": "Do the work.",
     "postflight": "After the work: execute_postflight, then submit_postflight_assessment with a "
     "genuine reassessment of all 13 vectors. Noetic reports the deltas and the calibration.",
+    "outcome": "Once you know whether the work really succeeded (the tests pass, the user "
+    "confirms), call record_outcome: 1.0 success, 0.0 failure, or in between, with the evidence. "
+    "This calibrates you against reality rather than against your own reports; "
+    "get_calibration_report, query_bayesian_beliefs and check_drift_monitor read it.",
 }
 
 

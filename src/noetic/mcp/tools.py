@@ -1,0 +1,498 @@
+"""The tools: the seed's 21, plus ``record_outcome`` and ``observe``.
+
+Each is a few lines that call the function the matching CLI command calls and return a pydantic
+model, so clients get ``structuredContent`` and a schema for it. Descriptions are written for
+the agent reading the tool list: what the tool does, and what to call next.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal, Self
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.assessment import Action, Assessment, Decision, Phase
+from noetic.beliefs import DriftReport
+from noetic.calibration import BasicCalibration
+from noetic.cascade.engine import CascadeRun
+from noetic.cascade.goals import threshold_goals
+from noetic.cascade.reports import (
+    BasicCalibrationReport,
+    SessionSummary,
+    basic_calibration_report,
+    session_summary,
+)
+from noetic.cascade.tracker import EpistemicState, Recorded
+from noetic.errors import ValidationError
+from noetic.guardian import BeliefsReport, CalibrationReport, Filters, calibration_report
+from noetic.guardian import check_drift_monitor as drift_report
+from noetic.guardian import query_bayesian_beliefs as beliefs_report
+from noetic.guardian import record_outcome as record_task_outcome
+from noetic.mcp import cli_bridge, guidance
+from noetic.mcp.server import Noetic, tool_errors
+from noetic.observer.chain import ChainResult
+from noetic.profiles import Profile
+from noetic.recall.engine import RecallResult
+from noetic.store.files import write_current_session
+from noetic.store.outcomes import OutcomeRecord
+from noetic.store.records import GoalRecord, SessionRecord
+from noetic.vectors import VECTOR_NAMES
+
+Scores = Annotated[
+    dict[str, Any],
+    Field(
+        description='Scores by vector: {"know": 0.8, ...} or {"know": {"score": 0.8, '
+        '"rationale": "...", "evidence": "..."}, ...}. Fractions in [0, 1]; for density and '
+        "uncertainty high is worse. Vectors: " + ", ".join(VECTOR_NAMES) + "."
+    ),
+]
+YourAction = Annotated[
+    str | None,
+    Field(
+        description="What you would do: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET "
+        "(recorded; Noetic's decision comes from the scores and the profile)."
+    ),
+]
+SessionId = Annotated[
+    str | None,
+    Field(description="Session id from bootstrap_session (default: the current session)."),
+]
+ProviderSpec = Annotated[
+    str | None,
+    Field(
+        description="anthropic:MODEL, openai:MODEL, ollama:MODEL or "
+        "openai-compatible:URL#MODEL (default: the configured one, else your own model "
+        "through MCP sampling)."
+    ),
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Bootstrapped(_Frozen):
+    session: SessionRecord
+    profile: Profile
+    next_step: str
+
+
+class PromptOut(_Frozen):
+    session_id: str
+    phase: str
+    prompt: str
+    next_step: str
+
+
+class Resumed(_Frozen):
+    sessions: list[SessionRecord]
+    recall: RecallResult | None
+
+
+class Goals(_Frozen):
+    session_id: str
+    goals: list[GoalRecord]
+
+
+class Text(_Frozen):
+    text: str
+
+
+class CalibrationOut(_Frozen):
+    outcomes: CalibrationReport
+    self_consistency: BasicCalibrationReport
+
+
+class Submitted(_Frozen):
+    """The receipt for a submitted assessment: the decision and what to do next.
+
+    Leaner than the CLI's ``--json`` record (which echoes the whole assessment), because an
+    agent reads every byte of a tool result: the vectors are given once, completed with the
+    ones a CHECK carried over."""
+
+    session_id: str
+    cascade_id: str
+    task: str
+    phase: str
+    seq: int
+    vectors: dict[str, float]
+    carried: list[str]
+    decision: Decision
+    next_step: str
+
+    @classmethod
+    def of(cls, recorded: Recorded, **extra: Any) -> Self:
+        a = recorded.assessment.assessment
+        return cls(
+            session_id=recorded.session_id,
+            cascade_id=recorded.cascade.id,
+            task=recorded.cascade.task,
+            phase=a.phase.value,
+            seq=recorded.assessment.seq,
+            vectors=a.vectors,
+            carried=list(a.carried),
+            decision=recorded.decision,
+            next_step=_next_step(a.phase, recorded.decision),
+            **extra,
+        )
+
+
+class Finished(Submitted):
+    calibration: BasicCalibration
+
+
+def _next_step(phase: Phase, decision: Decision) -> str:
+    if phase == Phase.POSTFLIGHT:
+        return "once you know whether the work really succeeded, call record_outcome"
+    weakest = ", ".join(decision.gaps[:3]) or "the weakest vectors"
+    return {
+        Action.PROCEED: "do the work, then call execute_postflight",
+        Action.INVESTIGATE: f"investigate ({weakest}), then call submit_check_assessment",
+        Action.CLARIFY: "ask for clearer requirements, then call submit_check_assessment",
+        Action.DELEGATE: "hand the task to someone better placed, or explain what you need",
+        Action.RESET: "start over: submit_preflight_assessment with abandon_open=true",
+    }[decision.action]
+
+
+class AiAnswer(_Frozen):
+    answer: str
+    provider: str
+    model: str
+
+
+def register_tools(server: MCPServer, n: Noetic) -> None:
+    """Add every tool to ``server``, acting on ``n``'s store."""
+    tracker, store = n.tracker, n.store
+
+    def tool(description: str) -> Any:
+        def register(fn: Any) -> Any:
+            server.add_tool(tool_errors(fn), name=fn.__name__, description=description)
+            return fn
+
+        return register
+
+    def prompt_for(phase: Phase, session_id: str | None, task: str | None) -> PromptOut:
+        sid = n.session_id(session_id)
+        return PromptOut(
+            session_id=sid,
+            phase=phase.value,
+            prompt=tracker.prompt(sid, phase, task),
+            next_step=f"answer it, then call submit_{phase.value}_assessment",
+        )
+
+    def assessment(phase: Phase, vectors: dict[str, Any], action: str | None, note: str) -> Any:
+        data: dict[str, Any] = {"vectors": vectors, "note": note}
+        if action:
+            data["recommended_action"] = action
+        return Assessment.from_input(phase, data)
+
+    # sessions ---------------------------------------------------------------------------
+
+    @tool(
+        "Open a Noetic session and choose its profile (explicit name, else by ai_model, else "
+        "by domain). Call once per working session; keep the returned session id."
+    )
+    async def bootstrap_session(
+        ai_id: str = "agent",
+        session_type: Annotated[
+            str | None, Field(description="Accepted for compatibility; not used.")
+        ] = None,
+        profile: str | None = None,
+        ai_model: str | None = None,
+        domain: str | None = None,
+        project: str | None = None,
+    ) -> Bootstrapped:
+        session, chosen = tracker.bootstrap(
+            ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
+        )
+        write_current_session(n.home, session.id)
+        return Bootstrapped(
+            session=session,
+            profile=chosen,
+            next_step="call execute_preflight with the task you are about to attempt",
+        )
+
+    @tool(
+        "Pick up where you left off: given the task you are about to start, recall the most "
+        "relevant earlier tasks (semantic and epistemic match, well-calibrated only, within a "
+        "token budget) as a context block; without a task, list your recent sessions."
+    )
+    async def resume_previous_session(
+        task: str | None = None,
+        ai_id: str | None = None,
+        limit: int = 5,
+        budget: Annotated[int | None, Field(description="Token budget for the recall.")] = None,
+    ) -> Resumed:
+        if not 1 <= limit <= 100:
+            raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
+        recalled = None
+        if task:
+            from noetic.cli.recall import recall_for
+
+            recalled = recall_for(tracker, task, ai_id=ai_id, limit=limit, budget=budget)
+        return Resumed(sessions=store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
+
+    @tool(
+        "Summarise a session: its tasks, how many assessments and investigations each had, "
+        "the last decision and the calibration of finished tasks."
+    )
+    async def get_session_summary(session_id: SessionId = None) -> SessionSummary:
+        return session_summary(store, n.session_id(session_id))
+
+    @tool(
+        "Where a session stands: the open task, the latest assessment and decision, and what "
+        "to do next."
+    )
+    async def get_epistemic_state(session_id: SessionId = None) -> EpistemicState:
+        return tracker.state(n.session_id(session_id))
+
+    # the assessment workflow --------------------------------------------------------------
+
+    @tool(
+        "Get the PREFLIGHT self-assessment prompt for a task. Records nothing; answer it and "
+        "call submit_preflight_assessment."
+    )
+    async def execute_preflight(task: str, session_id: SessionId = None) -> PromptOut:
+        return prompt_for(Phase.PREFLIGHT, session_id, task)
+
+    @tool(
+        "Record your PREFLIGHT (all 13 vectors) for a task; opens the task and returns the "
+        "decision: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET."
+    )
+    async def submit_preflight_assessment(
+        task: str,
+        vectors: Scores,
+        session_id: SessionId = None,
+        recommended_action: YourAction = None,
+        note: str = "",
+        abandon_open: Annotated[
+            bool, Field(description="Close a task still open in this session as abandoned.")
+        ] = False,
+    ) -> Submitted:
+        a = assessment(Phase.PREFLIGHT, vectors, recommended_action, note)
+        sid = n.session_id(session_id)
+        return Submitted.of(tracker.preflight(sid, task, a, abandon_open=abandon_open))
+
+    @tool("Get the CHECK prompt for the open task (after investigating). Records nothing.")
+    async def execute_check(session_id: SessionId = None) -> PromptOut:
+        return prompt_for(Phase.CHECK, session_id, None)
+
+    @tool(
+        "Record a CHECK: only the vectors that changed are needed; the rest carry over. "
+        "Returns the decision."
+    )
+    async def submit_check_assessment(
+        vectors: Scores,
+        session_id: SessionId = None,
+        recommended_action: YourAction = None,
+        note: str = "",
+    ) -> Submitted:
+        a = assessment(Phase.CHECK, vectors, recommended_action, note)
+        return Submitted.of(tracker.check(n.session_id(session_id), a))
+
+    @tool("Get the POSTFLIGHT prompt for the open task (after the work). Records nothing.")
+    async def execute_postflight(session_id: SessionId = None) -> PromptOut:
+        return prompt_for(Phase.POSTFLIGHT, session_id, None)
+
+    @tool(
+        "Record your POSTFLIGHT (all 13 vectors, a genuine reassessment); closes the task and "
+        "returns the deltas and the calibration. Then call record_outcome once you know "
+        "whether the work really succeeded."
+    )
+    async def submit_postflight_assessment(
+        vectors: Scores,
+        session_id: SessionId = None,
+        recommended_action: YourAction = None,
+        note: str = "",
+    ) -> Finished:
+        a = assessment(Phase.POSTFLIGHT, vectors, recommended_action, note)
+        done = tracker.postflight(n.session_id(session_id), a)
+        return Finished.of(done, calibration=done.calibration)
+
+    # monitoring ---------------------------------------------------------------------------
+
+    @tool(
+        "Your calibration: outcome-based metrics (Brier score, ECE, reliability, signed bias, "
+        "AUROC, with 95% intervals) over tasks with recorded outcomes, and how POSTFLIGHT "
+        "confidence moved against PREFLIGHT over finished tasks."
+    )
+    async def get_calibration_report(
+        ai_id: str | None = None,
+        profile: Annotated[str | None, Field(description="Only tasks under this profile.")] = None,
+        domain: Annotated[str | None, Field(description="Only sessions in this domain.")] = None,
+        since_days: Annotated[
+            float | None, Field(gt=0, description="Only the last N days.")
+        ] = None,
+        at: Annotated[
+            Literal["preflight", "check"],
+            Field(description="Score the confidence stated at PREFLIGHT or at the last CHECK."),
+        ] = "preflight",
+        bins: Annotated[int, Field(ge=1, le=50, description="Equal-mass reliability bins.")] = 10,
+    ) -> CalibrationOut:
+        filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
+        return CalibrationOut(
+            outcomes=calibration_report(store, filters, prediction=at, bins=bins),
+            self_consistency=basic_calibration_report(store, ai_id),
+        )
+
+    @tool(
+        "Record the verified outcome of a task (a test run, a human verdict, a checked answer): "
+        "score 1.0 success, 0.0 failure, or in between. Default task: the current session's "
+        "latest. This is what makes calibration real."
+    )
+    async def record_outcome(
+        score: Annotated[float, Field(ge=0, le=1)],
+        source: Annotated[str, Field(description="test, human or check.")] = "check",
+        evidence: Annotated[str, Field(description="What the verdict rests on.")] = "",
+        task_id: Annotated[
+            str | None, Field(description="A cascade id, or a session id (its latest task).")
+        ] = None,
+    ) -> OutcomeRecord:
+        target = task_id or n.session_id(None)
+        return record_task_outcome(store, target, score=score, source=source, evidence=evidence)
+
+    @tool(
+        "Bayesian beliefs about your calibration bias (overall and per vector), learned from "
+        "recorded outcomes, each with mean, variance, evidence count and whether it is credible."
+    )
+    async def query_bayesian_beliefs(ai_id: str | None = None) -> BeliefsReport:
+        return beliefs_report(store, ai_id)
+
+    @tool(
+        "Check for calibration drift (recent against earlier outcomes, the 0.15 threshold) and "
+        "sycophancy-style drift (confidence rising while outcomes do not)."
+    )
+    async def check_drift_monitor(
+        ai_id: str | None = None,
+        window: Annotated[int, Field(description="Recent outcomes to compare (5-1000).")] = 20,
+    ) -> DriftReport:
+        if not 5 <= window <= 1000:
+            raise ValidationError("window must be between 5 and 1000", field="window", value=window)
+        return drift_report(store, ai_id, window=window)
+
+    @tool("List the goals of a session (from generate_goals), with status and priority.")
+    async def query_goal_orchestrator(session_id: SessionId = None) -> Goals:
+        sid = n.session_id(session_id)
+        return Goals(session_id=sid, goals=store.goals(session_id=sid))
+
+    # utility ------------------------------------------------------------------------------
+
+    @tool("What Noetic is and how to use it well. Read this first.")
+    async def get_empirica_introduction() -> Text:
+        return Text(text=guidance.INTRODUCTION)
+
+    @tool(
+        "Step-by-step guidance for the workflow, or for one phase (bootstrap, preflight, "
+        "investigate, check, act, postflight, outcome)."
+    )
+    async def get_workflow_guidance(phase: str | None = None) -> Text:
+        return Text(text=guidance.workflow_guidance(phase))
+
+    @tool("Help text of the noetic CLI, or of one command (e.g. 'preflight').")
+    async def cli_help(command: str | None = None) -> Text:
+        return Text(text=cli_bridge.cli_help(command))
+
+    @tool(
+        "Run one allow-listed noetic CLI command in-process (no shell; --store is pinned to "
+        "this server's store), e.g. 'sessions list --json'. Allowed: "
+        + cli_bridge.describe_allowed()
+        + "."
+    )
+    async def execute_cli_command(command: str) -> cli_bridge.CliResult:
+        return cli_bridge.run_cli(command, n.home)
+
+    @tool(
+        "Ask a model a question: a configured provider (e.g. 'ollama:llama3.2'), or, when "
+        "none is given or configured, your own model through MCP sampling."
+    )
+    async def query_ai(
+        question: str,
+        ctx: Context,
+        provider: ProviderSpec = None,
+        system: Annotated[str | None, Field(description="A system prompt.")] = None,
+        max_tokens: Annotated[int, Field(ge=1, le=32000)] = 1024,
+    ) -> AiAnswer:
+        from noetic.llm.base import Request
+
+        if not question.strip():
+            raise ValidationError("the question is empty", field="question")
+        reply = await n.recorded(n.provider(provider, ctx)).complete(
+            Request.of(question, system=system, max_tokens=max_tokens)
+        )
+        return AiAnswer(answer=reply.text, provider=reply.provider, model=reply.model)
+
+    @tool(
+        "Turn the gaps in the session's latest assessment into goals (threshold mode: one "
+        "goal per vector under the profile's gap threshold, weakest first)."
+    )
+    async def generate_goals(session_id: SessionId = None) -> Goals:
+        sid = n.session_id(session_id)
+        threshold_goals(store, sid, tracker.profile_of(store.get_session(sid)))
+        return Goals(session_id=sid, goals=store.goals(session_id=sid))
+
+    @tool(
+        "Run a whole CASCADE autonomously on a model (PREFLIGHT, THINK, PLAN, INVESTIGATE and "
+        "CHECK with workspace tools, ACT, POSTFLIGHT) in a new session; returns the output, the "
+        "13-vector trajectory and the calibration. Uses the given provider, else the "
+        "configured one, else your own model through MCP sampling."
+    )
+    async def create_cascade(
+        task: str,
+        ctx: Context,
+        provider: ProviderSpec = None,
+        profile: Annotated[str | None, Field(description="Default: chosen by model.")] = None,
+        timeout: Annotated[float, Field(gt=0, le=3600, description="Seconds.")] = 900,
+        max_tool_calls: Annotated[int, Field(ge=0, le=200)] = 30,
+    ) -> CascadeRun:
+        from noetic.cascade.engine import RunSettings, run_cascade
+        from noetic.cascade.investigation.mcp_tools import configured_servers
+        from noetic.cascade.investigation.tools import discover
+        from noetic.cascade.sentinel import SentinelLimits
+
+        if not task.strip():
+            raise ValidationError("the task is empty", field="task")
+        inner = n.provider(provider, ctx)
+        session, _ = tracker.bootstrap(ai_id=inner.model, profile=profile, ai_model=inner.model)
+        write_current_session(n.home, session.id)
+        limits = SentinelLimits(timeout_s=timeout, max_tool_calls=max_tool_calls)
+        return await run_cascade(
+            task,
+            n.recorded(inner, session_id=session.id),
+            tracker,
+            session.id,
+            tools=discover(Path.cwd()),
+            mcp_servers=configured_servers(n.home),
+            settings=RunSettings(limits=limits),
+        )
+
+    @tool(
+        "Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as "
+        "soon as the answer has crystallized; known answers come from the pattern cache with no "
+        "model call. Uses the given provider, else the configured one, else your own model "
+        "through MCP sampling."
+    )
+    async def observe(
+        query: str,
+        ctx: Context,
+        provider: ProviderSpec = None,
+        adaptive: Annotated[
+            bool, Field(description="Let stage 1's predicted confidence set the stage budget.")
+        ] = False,
+    ) -> ChainResult:
+        from noetic.embeddings import default_embedder
+        from noetic.observer.cache import PatternCache
+        from noetic.observer.chain import run_chain
+        from noetic.observer.crystallization import ObserverSettings
+
+        if not query.strip():
+            raise ValidationError("the query is empty", field="query")
+        return await run_chain(
+            query,
+            n.recorded(n.provider(provider, ctx)),
+            settings=ObserverSettings(adaptive=adaptive),
+            cache=PatternCache(store, default_embedder()),
+            store=store,
+            bus=tracker.bus,
+        )

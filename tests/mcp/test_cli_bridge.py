@@ -1,0 +1,129 @@
+"""`execute_cli_command` and `cli_help`: allow-listed noetic commands, in-process, no shell."""
+
+import json
+import shlex
+
+import click
+import pytest
+import typer
+from hypothesis import given
+from hypothesis import strategies as st
+
+from noetic.cli import app
+from noetic.errors import ValidationError
+from noetic.mcp.cli_bridge import ALLOWED, BLOCKED_OPTIONS, parse_command
+
+from ..conftest import uniform
+from ._client import call, err, ok
+
+
+def test_cli_commands_act_on_the_servers_store(server):
+    scores = json.dumps(uniform(0.8, engagement=0.9, coherence=0.9))
+    results = call(
+        server,
+        ("execute_cli_command", {"command": "bootstrap --ai-id cli --json"}),
+        ("execute_cli_command", {"command": f"noetic preflight 'a task' --vectors {scores!r}"}),
+        ("get_epistemic_state", {}),
+        ("execute_cli_command", {"command": "sessions list --json"}),
+        ("execute_cli_command", {"command": "calibration drift --json"}),
+    )
+    boot, pre, state, listed, drift = map(ok, results)
+    assert boot["exit_code"] == 0 and boot["command"][:2] == ["noetic", "bootstrap"]
+    assert pre["exit_code"] == 0
+    assert state["open_cascade"]["task"] == "a task"  # the MCP tools see what the CLI wrote
+    assert [s["ai_id"] for s in json.loads(listed["stdout"])] == ["cli"]
+    assert "insufficient data" in json.loads(drift["stdout"])["reason"]
+
+
+def test_a_command_that_would_read_stdin_gets_an_empty_one(server):
+    # Without scores `preflight` prints the prompt; it must not read the protocol's stdin.
+    results = call(
+        server,
+        ("bootstrap_session", {}),
+        ("execute_cli_command", {"command": "preflight 'the task'"}),
+    )
+    out = ok(results[1])
+    assert out["exit_code"] == 0 and "TASK: the task" in out["stdout"]
+
+
+def test_a_failing_command_reports_its_exit_code_and_message(server):
+    (result,) = call(server, ("execute_cli_command", {"command": "sessions show s_nope"}))
+    out = ok(result)
+    assert out["exit_code"] == 1 and "unknown session" in out["stderr"]
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("rm -rf /", "not an allowed"),
+        ("noetic serve", "not an allowed"),
+        ("cascade run 'task'", "not an allowed"),
+        ("sessions export x -o /tmp/y", "allows only"),
+        ("profile import /etc/passwd", "allows only"),
+        ("sessions", "allows only"),
+        ("state --store /etc", "--store cannot"),
+        ("state --store=/etc", "--store cannot"),
+        ("preflight t --vectors-file /etc/passwd", "--vectors-file cannot"),
+        ("calibration report --plot /tmp/x.png", "--plot cannot"),
+        ("recall task --qdrant http://elsewhere", "--qdrant cannot"),
+        ("preflight t --provider ollama:x", "--provider cannot"),
+        ("state 'unclosed", "cannot parse"),
+        ("", "empty command"),
+        ("noetic", "empty command"),
+        ("state; rm -rf /", "not an allowed"),
+    ],
+)
+def test_commands_off_the_allow_list_are_refused(server, command, message):
+    (result,) = call(server, ("execute_cli_command", {"command": command}))
+    assert message in err(result)
+
+
+def test_shell_syntax_is_never_interpreted(server, tmp_path):
+    target = tmp_path / "pwned"
+    (result,) = call(server, ("execute_cli_command", {"command": f"state && touch {target}"}))
+    out = ok(result)
+    assert out["exit_code"] == 2  # typer rejects the stray arguments; no shell ran them
+    assert not target.exists()
+
+
+def _command(path):
+    cmd = typer.main.get_command(app)
+    for name in path:
+        cmd = cmd.commands[name]
+    return cmd
+
+
+@pytest.mark.parametrize(
+    "path",
+    [(c,) if subs is None else (c, s) for c, subs in ALLOWED.items() for s in sorted(subs or ())],
+)
+def test_every_allowed_command_exists_and_takes_store(path):
+    cmd = _command(path)
+    assert not isinstance(cmd, click.Group), path
+    assert any("--store" in p.opts for p in cmd.params), path
+
+
+@given(st.text(max_size=80))
+def test_parse_command_returns_only_allowed_commands_or_refuses(text):
+    try:
+        args = parse_command(text)
+    except ValidationError:
+        return
+    assert args[0] in ALLOWED
+    assert not any(a.split("=", 1)[0] in BLOCKED_OPTIONS for a in args)
+    words = shlex.split(text)
+    assert args == (words[1:] if words[0] == "noetic" else words)
+
+
+def test_cli_help(server):
+    results = call(
+        server,
+        ("cli_help", {}),
+        ("cli_help", {"command": "noetic preflight"}),
+        ("cli_help", {"command": "no-such-command"}),
+        ("cli_help", {"command": "'unclosed"}),
+    )
+    assert "bootstrap" in ok(results[0])["text"]
+    assert "--vectors" in ok(results[1])["text"]
+    assert "no help for 'no-such-command'" in err(results[2])
+    assert "cannot parse" in err(results[3])
