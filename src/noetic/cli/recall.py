@@ -9,23 +9,6 @@ import typer
 from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_tracker, stdout
 
 
-def recall_for(tracker: Any, task: str, **kwargs: Any) -> Any:
-    """Recall against the current session's latest assessment, when there is one."""
-    from noetic.embeddings import default_embedder
-    from noetic.llm.tokens import count_tokens
-    from noetic.recall.engine import recall as run_recall
-    from noetic.store.files import read_current_session
-
-    current = None
-    sid = read_current_session(tracker.store.home)
-    if sid is not None:
-        history = tracker.store.assessments(session_id=sid)
-        current = history[-1].assessment.vectors if history else None
-    return run_recall(
-        tracker.store, task, default_embedder(), count_tokens, current=current, **kwargs
-    )
-
-
 def recall(
     task: Annotated[str, typer.Argument(help="The task you are about to start.")],
     limit: Annotated[int | None, typer.Option(min=0, help="How many tasks at most.")] = None,
@@ -39,6 +22,8 @@ def recall(
 ) -> None:
     """Choose past tasks to load (semantic + epistemic match, calibration-filtered) and print a
     context block ready to paste into a prompt."""
+    from noetic.recall.engine import recall_for_current_session
+
     with handled(json):
         index = None
         if qdrant:
@@ -47,8 +32,13 @@ def recall(
 
             index = QdrantIndex(qdrant, default_embedder().dimension)
         try:
-            result = recall_for(
-                open_tracker(store), task, limit=limit, budget=budget, ai_id=ai_id, index=index
+            result = recall_for_current_session(
+                open_tracker(store).store,
+                task,
+                limit=limit,
+                budget=budget,
+                ai_id=ai_id,
+                index=index,
             )
         finally:
             if index is not None:

@@ -57,9 +57,9 @@ def bootstrap(
     with handled(json):
         tracker = open_tracker(store)
         if recall:
-            from noetic.cli.recall import recall_for
+            from noetic.recall.engine import recall_for_current_session
 
-            recalled = recall_for(tracker, recall, ai_id=ai_id)
+            recalled = recall_for_current_session(tracker.store, recall, ai_id=ai_id)
         session, chosen = tracker.bootstrap(
             ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
         )

@@ -229,9 +229,11 @@ def register_tools(server: MCPServer, n: Noetic) -> None:
             raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
         recalled = None
         if task:
-            from noetic.cli.recall import recall_for
+            from noetic.recall.engine import recall_for_current_session
 
-            recalled = recall_for(tracker, task, ai_id=ai_id, limit=limit, budget=budget)
+            recalled = recall_for_current_session(
+                store, task, ai_id=ai_id, limit=limit, budget=budget
+            )
         return Resumed(sessions=store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
 
     @tool(

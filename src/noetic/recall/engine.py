@@ -253,3 +253,18 @@ def _fit(
                     return level, block, kept
         kept = kept[:-1]
     return None, "", []
+
+
+def recall_for_current_session(store: Store, task: str, **kwargs: Any) -> RecallResult:
+    """Recall with the default embedder and tokenizer, against the project's current session's
+    latest assessment when there is one (what the CLI and the MCP server both use)."""
+    from noetic.embeddings import default_embedder
+    from noetic.llm.tokens import count_tokens
+    from noetic.store.files import read_current_session
+
+    current = None
+    sid = read_current_session(store.home)
+    if sid is not None:
+        history = store.assessments(session_id=sid)
+        current = history[-1].assessment.vectors if history else None
+    return recall(store, task, default_embedder(), count_tokens, current=current, **kwargs)
