@@ -16,10 +16,10 @@ from tests.cascade.test_engine import call, scores, step, think
 
 from noetic.cascade.engine import run_cascade
 from noetic.cascade.investigation.tools import discover
-from noetic.cascade.tracker import Tracker
 from noetic.llm.scripted import ScriptedProvider
 from noetic.llm.tokens import count_tokens
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 
 RUNS = 20

@@ -15,11 +15,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from noetic.assessment import Assessment
-from noetic.cascade.tracker import Tracker
 from noetic.embeddings import default_embedder
 from noetic.llm.tokens import count_tokens
 from noetic.profiles import ProfileRegistry
 from noetic.recall.engine import recall
+from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.store.checkpoints import bootstrap_context
 from noetic.store.summaries import pack

@@ -20,7 +20,7 @@ _PUBLIC = {
     "Profile": "noetic.profiles",
     "ProfileRegistry": "noetic.profiles",
     "Store": "noetic.store",
-    "Tracker": "noetic.cascade.tracker",
+    "Tracker": "noetic.runtime.tracker",
     "VECTOR_NAMES": "noetic.vectors",
     "overall_confidence": "noetic.vectors",
     "basic_calibration": "noetic.calibration",

@@ -7,7 +7,6 @@ import pytest
 from typer.testing import CliRunner
 
 from noetic.assessment import Assessment
-from noetic.cascade.tracker import Tracker
 from noetic.cli import app
 from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.guardian import (
@@ -21,6 +20,7 @@ from noetic.guardian import (
     undo,
 )
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.store.outcomes import outcomes
 

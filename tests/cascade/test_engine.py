@@ -7,11 +7,11 @@ import pytest
 
 from noetic.cascade.engine import RunSettings, RunStatus, run_cascade
 from noetic.cascade.investigation.tools import InvestigationPlugin, discover
-from noetic.cascade.sentinel import SentinelLimits
-from noetic.cascade.tracker import Tracker
 from noetic.events import EventKind
 from noetic.llm.scripted import ScriptedProvider
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.sentinel import SentinelLimits
+from noetic.runtime.tracker import Tracker
 
 from ..conftest import uniform
 

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from noetic.cascade.engine import RunStatus, run_cascade
 from noetic.cascade.investigation.mcp_tools import configured_servers
-from noetic.cascade.tracker import Tracker
 from noetic.cli import app
 from noetic.errors import ValidationError
 from noetic.llm.scripted import ScriptedProvider
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
 
 from ..llm.model_server import reply, running
 from .test_engine import call, scores, step, think

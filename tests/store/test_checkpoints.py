@@ -5,10 +5,10 @@ import pytest
 from typer.testing import CliRunner
 
 from noetic.assessment import Assessment
-from noetic.cascade.tracker import Tracker
 from noetic.cli import app
 from noetic.llm.tokens import count_tokens
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.store.checkpoints import (
     NOTES_REF,

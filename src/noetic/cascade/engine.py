@@ -35,14 +35,14 @@ from noetic.assessment import Action, Assessment, Phase
 from noetic.cascade.investigation.mcp_tools import mcp_plugins
 from noetic.cascade.investigation.offer import Strategy, allowed, offer
 from noetic.cascade.investigation.tools import InvestigationPlugin
-from noetic.cascade.sentinel import Sentinel, SentinelLimits, SentinelStop
-from noetic.cascade.tracker import Recorded, Tracker
 from noetic.errors import NoeticError, ParseError, ProviderError
 from noetic.events import EventKind, Timer
 from noetic.llm.assess import assess_with_model
 from noetic.llm.base import Provider, Request
 from noetic.llm.structured import complete_structured
 from noetic.profiles import Profile
+from noetic.runtime.sentinel import Sentinel, SentinelLimits, SentinelStop
+from noetic.runtime.tracker import Recorded, Tracker
 from noetic.vectors import VECTOR_NAMES
 
 M = TypeVar("M", bound=BaseModel)

@@ -21,7 +21,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from noetic.cascade.tracker import Tracker
+    from noetic.runtime.tracker import Tracker
     from noetic.store import Store
 
 EXIT_USER_ERROR = 1
@@ -100,8 +100,8 @@ def open_store(store: Path | None) -> Store:
 
 
 def open_tracker(store: Path | None) -> Tracker:
-    from noetic.cascade.tracker import Tracker
     from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
 
     opened = open_store(store)
     return Tracker(opened, ProfileRegistry(opened.home / "profiles"))

@@ -34,10 +34,10 @@ def run(
     from noetic.cascade.engine import RunSettings, run_cascade
     from noetic.cascade.investigation.mcp_tools import configured_servers
     from noetic.cascade.investigation.tools import discover
-    from noetic.cascade.sentinel import SentinelLimits
     from noetic.events import EventKind
     from noetic.llm.registry import parse_provider, resolve_provider_spec
     from noetic.llm.resilience import ResilientProvider
+    from noetic.runtime.sentinel import SentinelLimits
     from noetic.store.files import write_current_session
     from noetic.store.llm_calls import record_llm_call
 

@@ -15,11 +15,11 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from noetic.cascade.tracker import Tracker
 from noetic.errors import NoeticError, UsageError, ValidationError
 from noetic.llm.base import Provider
 from noetic.mcp import guidance
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.store.files import read_current_session
 

@@ -24,7 +24,6 @@ from noetic.cascade.reports import (
     basic_calibration_report,
     session_summary,
 )
-from noetic.cascade.tracker import EpistemicState, Recorded
 from noetic.errors import ValidationError
 from noetic.guardian import BeliefsReport, CalibrationReport, Filters, calibration_report
 from noetic.guardian import check_drift_monitor as drift_report
@@ -35,6 +34,7 @@ from noetic.mcp.server import Noetic, tool_errors
 from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
+from noetic.runtime.tracker import EpistemicState, Recorded
 from noetic.store.files import write_current_session
 from noetic.store.outcomes import OutcomeRecord
 from noetic.store.records import GoalRecord, SessionRecord
@@ -451,7 +451,7 @@ def register_tools(server: MCPServer, n: Noetic) -> None:
         from noetic.cascade.engine import RunSettings, run_cascade
         from noetic.cascade.investigation.mcp_tools import configured_servers
         from noetic.cascade.investigation.tools import discover
-        from noetic.cascade.sentinel import SentinelLimits
+        from noetic.runtime.sentinel import SentinelLimits
 
         if not task.strip():
             raise ValidationError("the task is empty", field="task")

@@ -1,10 +1,10 @@
 import pytest
 
 from noetic.assessment import Action, Assessment
-from noetic.cascade.tracker import Tracker
 from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.events import EventKind
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
 
 from ..conftest import uniform
 
