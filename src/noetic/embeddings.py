@@ -40,8 +40,9 @@ def wordllama_dir() -> Path:
     spec = importlib.util.find_spec("wordllama")
     if spec is None or not spec.submodule_search_locations:
         raise UsageError(
-            "offline embeddings and token counts need the 'wordllama' package",
-            fix="pip install 'noetic[tokens]'",
+            "offline embeddings and token counts need the 'wordllama' package, which Noetic "
+            "installs with itself",
+            fix="reinstall Noetic: pip install --force-reinstall noetic",
         )
     return Path(next(iter(spec.submodule_search_locations)))
 

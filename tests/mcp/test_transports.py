@@ -20,6 +20,7 @@ import uvicorn
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
+import noetic
 from mcp import Client, StdioServerParameters
 from noetic.cli import app
 from noetic.mcp.http import http_app
@@ -48,10 +49,31 @@ def test_stdio_subprocess_initialises_lists_tools_and_runs_a_transaction(tmp_pat
 
     info, tools, boot, pre, post = asyncio.run(go())
     assert info.server_info.name == "noetic"
+    assert info.server_info.version == noetic.__version__ != ""
     assert SEED_TOOLS <= {t.name for t in tools.tools}
     assert boot.structured_content["session"]["ai_id"] == "stdio"
     assert pre.structured_content["decision"]["action"] == "PROCEED"
     assert post.structured_content["calibration"]["classification"] == "well_calibrated"
+
+
+def test_stdio_line_without_a_store_writes_into_the_project_the_client_starts_it_in(tmp_path):
+    """The printed stdio command names no store, so each project keeps its own."""
+    env = {k: v for k, v in os.environ.items() if k != "NOETIC_HOME"}
+    projects = [tmp_path / "alpha", tmp_path / "beta"]
+
+    async def go(project):
+        (project / ".git").mkdir(parents=True)
+        params = StdioServerParameters(command=NOETIC, args=["mcp"], cwd=project, env=env)
+        async with Client(params, mode="legacy") as client:
+            await client.call_tool("bootstrap_session", {"ai_id": project.name})
+
+    for project in projects:
+        asyncio.run(go(project))
+    for project in projects:
+        from noetic.store import Store
+
+        with Store(project / ".noetic") as store:
+            assert [s.ai_id for s in store.list_sessions()] == [project.name]
 
 
 def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
@@ -227,7 +249,11 @@ def test_serve_prints_the_url_and_how_to_connect_and_serves(tmp_path):
         banner = served.banner(until='"command"')
         url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", banner).group(1)
         assert f"claude mcp add --transport http noetic {url}\n" in banner
-        assert f"claude mcp add noetic -- {NOETIC} mcp --store {tmp_path / 's'}" in banner
+        assert f"serving the store {tmp_path / 's'} to every client connected over HTTP" in banner
+        # The stdio line names no store: it follows the project the client starts it in.
+        stdio = re.search(r"claude mcp add noetic -- (.*)\n", banner).group(1)
+        assert stdio in (f"{NOETIC} mcp", "noetic mcp")
+        assert "--store" not in banner
         assert json.dumps({"mcpServers": {"noetic": {"type": "http", "url": url}}}) in banner
 
         async def go():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
 import typer
 
@@ -21,12 +22,37 @@ from noetic.cli.demo import demo
 
 app = typer.Typer(
     name="noetic",
-    help="Epistemic infrastructure for LLM agents: assess, investigate, act, calibrate.",
-    no_args_is_help=True,
-    add_completion=False,
+    help="Epistemic infrastructure for LLM agents: assess, investigate, act, calibrate.\n\n"
+    'Start with `noetic demo`, or `noetic bootstrap` then `noetic preflight "your task"`.',
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from noetic import __version__
+
+        typer.echo(f"noetic {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_show_version, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Bare `noetic` prints this help and succeeds; `noetic --version` prints the version."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
 
 for command in (
     workflow.bootstrap,

@@ -43,16 +43,38 @@ SessionOpt = Annotated[
 ]
 
 
-def stdout() -> Console:
+# Wide enough that nothing written to a pipe or a file is ever wrapped or truncated.
+_UNBOUNDED_WIDTH = 1_000_000
+
+
+def _console(err: bool) -> Console:
+    """A terminal gets Rich's wrapping and colour; a pipe or a file gets every line whole.
+
+    Text read by a program or pasted into an agent's context (JSON, prompts, checkpoints, error
+    messages) must survive intact, and a table's ids must be copyable, so off a terminal the
+    console neither wraps lines nor shrinks table columns.
+    """
     from rich.console import Console
 
-    return Console(highlight=False)
+    stream = sys.stderr if err else sys.stdout
+    if stream.isatty():
+        return Console(stderr=err, highlight=False)
+    return Console(stderr=err, highlight=False, soft_wrap=True, width=_UNBOUNDED_WIDTH)
+
+
+def stdout() -> Console:
+    return _console(err=False)
 
 
 def stderr() -> Console:
-    from rich.console import Console
+    return _console(err=True)
 
-    return Console(stderr=True, highlight=False)
+
+def esc(value: object) -> str:
+    """``value`` as text Rich prints literally: ``noetic[openai]`` stays ``noetic[openai]``."""
+    from rich.markup import escape
+
+    return escape(str(value))
 
 
 def to_jsonable(data: Any) -> Any:
@@ -87,9 +109,10 @@ def handled(as_json: bool) -> Iterator[None]:
         if as_json:
             sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2) + "\n")
         else:
-            stderr().print(f"[bold red]error:[/] {exc.message}", markup=True)
+            err = stderr()
+            err.print(f"[bold red]error:[/] {esc(exc.message)}")
             if exc.fix:
-                stderr().print(f"[dim]fix:[/] {exc.fix}", markup=True)
+                err.print(f"[dim]fix:[/] {esc(exc.fix)}")
         raise typer.Exit(code) from None
 
 

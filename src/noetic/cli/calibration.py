@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_store, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stdout
 
 app = typer.Typer(help="Calibration against recorded outcomes.", no_args_is_help=True)
 
@@ -107,7 +107,7 @@ def report(
                     f"{_bar(b.mean_confidence, 12)}   {b.observed:.2f} {_bar(b.observed, 12)}"
                 )
         if plot is not None:
-            out.print(f"\nreliability diagram written to {plot}")
+            out.print(f"\nreliability diagram written to {esc(plot)}")
 
     emit(result, json, render)
 
@@ -171,7 +171,7 @@ def drift_(
 
     with handled(json):
         result = check_drift_monitor(open_store(store), ai_id, window=window)
-    emit(result, json, lambda: stdout().print(f"drift: {result.reason}"))
+    emit(result, json, lambda: stdout().print(f"drift: {esc(result.reason)}"))
 
 
 @app.command()
@@ -203,12 +203,12 @@ def guardian(
             return
         b = result.belief
         out.print(
-            f"[bold]{result.profile}[/]: {result.tasks_considered} tasks · bias {b.mean:+.3f} "
-            f"[{b.low:+.3f}, {b.high:+.3f}]"
+            f"[bold]{esc(result.profile)}[/]: {result.tasks_considered} tasks · "
+            f"bias {b.mean:+.3f} " + esc(f"[{b.low:+.3f}, {b.high:+.3f}]")
         )
         if result.proposal:
             p = result.proposal
-            out.print(f"proposal: {p.field} {p.old} → {p.new} ({p.reason})")
-        out.print(result.note)
+            out.print(f"proposal: {p.field} {p.old} → {p.new} ({esc(p.reason)})")
+        out.print(result.note, markup=False)
 
     emit(result, json, render)

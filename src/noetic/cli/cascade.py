@@ -7,7 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_tracker, stderr, stdout
+from noetic.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    esc,
+    handled,
+    open_tracker,
+    stderr,
+    stdout,
+)
 
 app = typer.Typer(help="Autonomous CASCADE runs on a model.", no_args_is_help=True)
 
@@ -61,16 +70,18 @@ def run(
             if event.kind == EventKind.PHASE_COMPLETED:
                 err.print(f"[bold]{d['phase']:<11}[/] {d['ms']:8.0f} ms")
             elif event.kind == EventKind.DECISION and "rule" in d:
-                err.print(f"            → {d['action']}: {d['reason']}")
+                err.print(f"            → {d['action']}: {esc(d['reason'])}")
             elif event.kind == EventKind.TOOL_CALL:
                 ok = "ok" if d["success"] else "failed"
-                err.print(f"            tool {d['tool']} ({ok})")
+                err.print(f"            tool {esc(d['tool'])} ({ok})")
             elif event.kind == EventKind.CONSTRAINT_ENFORCED:
                 err.print(f"[red]Sentinel[/] {d['rule']}: {d['value']} (limit {d['limit']})")
 
         tracker.bus.subscribe(live)
         if not json:
-            err.print(f"[bold]CASCADE[/] {task!r} · profile {chosen.name} · {spec}")
+            err.print(
+                f"[bold]CASCADE[/] {esc(repr(task))} · profile {esc(chosen.name)} · {esc(spec)}"
+            )
         result = asyncio.run(
             run_cascade(
                 task,
@@ -91,7 +102,7 @@ def run(
         out = stdout()
         out.print(
             f"\n[bold]status[/] {result.status.value}"
-            + (f" · {result.detail}" if result.detail else "")
+            + (f" · {esc(result.detail)}" if result.detail else "")
         )
         if result.output:
             out.print(result.output, markup=False)
@@ -99,7 +110,10 @@ def run(
             out.print(f"? {q}", markup=False)
         if result.delegation:
             out.print(
-                f"delegate: {result.delegation.reason}; needs: {', '.join(result.delegation.needs)}"
+                esc(
+                    f"delegate: {result.delegation.reason}; "
+                    f"needs: {', '.join(result.delegation.needs)}"
+                )
             )
         if result.trajectory:
             first, last = result.trajectory[0], result.trajectory[-1]

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, stdout
+from noetic.cli._common import JsonOpt, esc, stdout
 
 TASK = "Fix the flaky timezone test in billing/test_invoices.py"
 
@@ -83,8 +83,11 @@ def demo(
 
         def step(title: str, command: str) -> None:
             if not quiet:
-                out.rule(f"[bold]{title}")
-                out.print(f"[dim]$[/] [cyan]{command}[/]")
+                if out.is_terminal:
+                    out.rule(f"[bold]{title}")
+                else:
+                    out.print(f"── [bold]{title}[/] ──")
+                out.print(f"[dim]$[/] [cyan]{esc(command)}[/]")
 
         if not quiet:
             out.print(

@@ -12,6 +12,7 @@ from noetic.cli._common import (
     StoreOpt,
     current_session,
     emit,
+    esc,
     handled,
     open_tracker,
     stdout,
@@ -31,7 +32,8 @@ def list_(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = Fa
         out = stdout()
         for g in goals:
             out.print(
-                f"{g.id}  [{g.status}] ({g.source}, priority {g.priority:.2f}) {g.description}"
+                f"{g.id}  {esc(f'[{g.status}]')} ({g.source}, priority {g.priority:.2f}) "
+                f"{esc(g.description)}"
             )
         if not goals:
             out.print("no goals yet")
@@ -53,7 +55,7 @@ def generate(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt =
 
     def render() -> None:
         for g in created:
-            stdout().print(f"{g.id}  priority {g.priority:.2f}  {g.description}")
+            stdout().print(f"{g.id}  priority {g.priority:.2f}  {esc(g.description)}")
         if not created:
             stdout().print("no new goals: no gaps, or goals already set for them")
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import StoreOpt, handled, stderr
+from noetic.cli._common import StoreOpt, esc, handled, stderr
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -85,24 +85,41 @@ def _bind(host: str, port: int) -> Any:
 
 
 def _print_connection(url: str, home: Path, token: str | None, host: str) -> None:
-    """The URL, and the exact commands to connect Claude Code and other MCP clients."""
+    """The URL, the store it serves, and the exact commands to connect MCP clients.
+
+    Over HTTP every client shares the one store this server opened. The stdio line names no
+    store: the client starts ``noetic mcp`` in its own project, and the store follows that
+    project (its ``.noetic``, else the git root's), so projects never write into each other.
+    """
     err = stderr()
-    err.print(f"[bold]Noetic MCP server[/] at {url} · store {home}")
+    err.print(f"[bold]Noetic MCP server[/] at {esc(url)}")
+    err.print(f"serving the store {esc(home.resolve())} to every client connected over HTTP")
     if host not in LOOPBACK:
-        err.print(f"[dim]bound to {host}: from other machines, use this machine's address[/]")
+        err.print(f"[dim]bound to {esc(host)}: from other machines, use this machine's address[/]")
     auth = f' --header "Authorization: Bearer {token}"' if token else ""
-    exe = str(Path(sys.argv[0]).resolve())
-    stdio = [exe, "mcp", "--store", str(home.resolve())]
+    stdio = [_executable(), "mcp"]
     http_entry: dict[str, Any] = {"type": "http", "url": url}
     if token:
         http_entry["headers"] = {"Authorization": f"Bearer {token}"}
     for line in (
         "Connect Claude Code over HTTP:",
         f"  claude mcp add --transport http noetic {url}{auth}",
-        "or over stdio (no server needed; the client starts it):",
+        "or over stdio (no server needed; the client starts it, and the store is the .noetic of",
+        "the project the client starts it in):",
         f"  claude mcp add noetic -- {shlex.join(stdio)}",
         "Other MCP clients (mcpServers configuration, HTTP or stdio):",
         "  " + json.dumps({"mcpServers": {"noetic": http_entry}}),
-        "  " + json.dumps({"mcpServers": {"noetic": {"command": exe, "args": stdio[1:]}}}),
+        "  " + json.dumps({"mcpServers": {"noetic": {"command": stdio[0], "args": stdio[1:]}}}),
     ):
         err.print(line, markup=False, soft_wrap=True, highlight=False)
+
+
+def _executable() -> str:
+    """``noetic`` when that is what PATH finds, else the full path of the running one."""
+    import shutil
+
+    running = Path(sys.argv[0]).resolve()
+    on_path = shutil.which("noetic")
+    if on_path is not None and Path(on_path).resolve() == running:
+        return "noetic"
+    return str(running)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_store, stderr, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stderr, stdout
 
 
 class _QueryByDefault(TyperGroup):
@@ -81,7 +81,7 @@ def run(
             f"{result.model_calls} model call(s)" + (" · from cache" if result.cache_hit else "")
         )
         if result.note:
-            out.print(f"[dim]{result.note}[/]")
+            out.print(f"[dim]{esc(result.note)}[/]")
         out.print(result.answer, markup=False)
 
     emit(result, json, render)

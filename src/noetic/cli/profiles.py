@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, stdout
 
 app = typer.Typer(help="Investigation profiles: list, show, export, import.", no_args_is_help=True)
 
@@ -32,12 +32,12 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
         table = Table("name", "threshold", "max rounds", "tools", "source", "for")
         for p in profiles:
             table.add_row(
-                p.name,
+                esc(p.name),
                 str(p.investigation.confidence_threshold),
                 str(p.investigation.max_rounds or "unlimited"),
                 p.investigation.tool_mode.value,
                 "built-in" if registry.is_builtin(p.name) else "user",
-                p.description,
+                esc(p.description),
             )
         stdout().print(table)
 
@@ -69,7 +69,7 @@ def export(
             typer.echo(text, nl=False)
         else:
             file.write_text(text, encoding="utf-8")
-            stdout().print(f"exported {name} to {file}")
+            stdout().print(f"exported {esc(name)} to {esc(file)}")
 
 
 @app.command("import")
@@ -82,4 +82,4 @@ def import_(
     """Validate a profile YAML (safe loader) and add it to the user's profiles."""
     with handled(json):
         profile = _registry(store).import_file(file, name)
-    emit(profile, json, lambda: stdout().print(f"imported profile {profile.name}"))
+    emit(profile, json, lambda: stdout().print(f"imported profile {esc(profile.name)}"))

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_tracker, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_tracker, stdout
 
 
 def recall(
@@ -52,7 +52,7 @@ def recall(
             f"{result.tokens}/{result.budget_tokens} tokens[/]"
         )
         for w in result.warnings:
-            out.print(f"[yellow]warning:[/] {w}")
+            out.print(f"[yellow]warning:[/] {esc(w)}")
         out.print(result.context, markup=False)
 
     emit(result, json, render)

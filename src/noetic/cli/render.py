@@ -61,12 +61,14 @@ def vector_table(
 
 
 def decision_line(decision: Decision) -> str:
+    from rich.markup import escape
+
     style = "green" if decision.action == "PROCEED" else "yellow"
     threshold = f" (threshold {decision.threshold:.2f})" if decision.threshold is not None else ""
     return (
         f"[bold {style}]{decision.action.value}[/] · confidence "
         f"[{colour(decision.confidence)}]{decision.confidence:.2f}[/]{threshold} — "
-        f"{decision.reason}"
+        f"{escape(decision.reason)}"
     )
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, handled, open_store, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stdout
 
 app = typer.Typer(help="List, show, export and import sessions.", no_args_is_help=True)
 
@@ -31,7 +31,7 @@ def list_(
 
         table = Table("id", "ai", "profile", "tasks", "created")
         for s in sessions:
-            table.add_row(s.id, s.ai_id, s.profile, str(counts[s.id]), s.created_at[:19])
+            table.add_row(s.id, esc(s.ai_id), esc(s.profile), str(counts[s.id]), s.created_at[:19])
         stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
 
     emit(sessions, json, render)
@@ -54,9 +54,11 @@ def show(
 
         out = stdout()
         s = doc["session"]
-        out.print(f"[bold]session[/] {s['id']} · ai {s['ai_id']} · profile {s['profile']}")
+        out.print(
+            f"[bold]session[/] {s['id']} · ai {esc(s['ai_id'])} · profile {esc(s['profile'])}"
+        )
         for cascade in doc["cascades"]:
-            out.print(f"\n[bold]task[/] {cascade['task']} · {cascade['status']}")
+            out.print(f"\n[bold]task[/] {esc(cascade['task'])} · {cascade['status']}")
             for raw in doc["assessments"]:
                 if raw["cascade_id"] != cascade["id"]:
                     continue
@@ -87,7 +89,7 @@ def export(
             typer.echo(jsonlib.dumps(doc, indent=2, ensure_ascii=False))
         else:
             atomic_write_json(output, doc)
-            stdout().print(f"exported {doc['session']['id']} to {output}")
+            stdout().print(f"exported {doc['session']['id']} to {esc(output)}")
 
 
 @app.command("import")
@@ -125,6 +127,6 @@ def rebuild(store: StoreOpt = None, json: JsonOpt = False) -> None:
         json,
         lambda: stdout().print(
             f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex logs "
-            f"in {opened.home}"
+            f"in {esc(opened.home)}"
         ),
     )

@@ -13,6 +13,7 @@ from noetic.cli._common import (
     StoreOpt,
     current_session,
     emit,
+    esc,
     handled,
     open_tracker,
     read_json_input,
@@ -69,15 +70,17 @@ def bootstrap(
         out = stdout()
         threshold = chosen.investigation.confidence_threshold
         rounds = chosen.investigation.max_rounds or "unlimited"
-        out.print(f"[bold]session[/] {session.id} · ai {session.ai_id} · profile {chosen.name}")
+        out.print(
+            f"[bold]session[/] {session.id} · ai {esc(session.ai_id)} · profile {esc(chosen.name)}"
+        )
         out.print(
             f"  threshold {threshold} · max rounds {rounds} · "
-            f"tools {chosen.investigation.tool_mode.value} · {chosen.philosophy}"
+            f"tools {chosen.investigation.tool_mode.value} · {esc(chosen.philosophy)}"
         )
-        out.print(f"  store {tracker.store.home}")
+        out.print(f"  store {esc(tracker.store.home)}")
         if recalled is not None:
             for w in recalled.warnings:
-                out.print(f"[yellow]recall:[/] {w}")
+                out.print(f"[yellow]recall:[/] {esc(w)}")
             out.print(recalled.context, markup=False)
         out.print('next: noetic preflight "describe the task"')
 
@@ -152,7 +155,7 @@ def _render_assessment(result: Any) -> None:
         out.print(result["prompt"], markup=False)
         return
     a = result.assessment.assessment
-    title = f"{a.phase.value.upper()} · {result.cascade.task}"
+    title = f"{a.phase.value.upper()} · {esc(result.cascade.task)}"
     before = None
     if a.phase == "postflight":
         delta = result.calibration.delta
@@ -239,7 +242,7 @@ def investigate(
         json,
         lambda: stdout().print(
             f"investigation round {record.round} recorded"
-            + (f" (tool {record.tool})" if record.tool else "")
+            + (f" (tool {esc(record.tool)})" if record.tool else "")
             + " · next: noetic check"
         ),
     )
@@ -255,13 +258,13 @@ def state(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = Fa
 
     def render() -> None:
         out = stdout()
-        out.print(f"[bold]session[/] {result.session.id} · profile {result.profile}")
+        out.print(f"[bold]session[/] {result.session.id} · profile {esc(result.profile)}")
         if result.open_cascade:
-            out.print(f"open task: {result.open_cascade.task}")
+            out.print(f"open task: {esc(result.open_cascade.task)}")
         if result.latest:
             latest = result.latest
             out.print(vector_table(latest.assessment.vectors, f"latest: {latest.assessment.phase}"))
             out.print(decision_line(latest.decision))
-        out.print(f"next: {result.next_step}")
+        out.print(f"next: {esc(result.next_step)}")
 
     emit(result, json, render)

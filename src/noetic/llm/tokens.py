@@ -24,7 +24,8 @@ def _tokenizer() -> Any:
         from tokenizers import Tokenizer
     except ImportError:
         raise UsageError(
-            "token counting needs the 'tokenizers' package", fix="pip install 'noetic[tokens]'"
+            "token counting needs the 'tokenizers' package, which Noetic installs with itself",
+            fix="reinstall Noetic: pip install --force-reinstall noetic",
         ) from None
     return Tokenizer.from_file(str(tokenizer_file()))
 

@@ -110,8 +110,11 @@ def build_server(home: Path) -> MCPServer:
     from noetic.mcp.tools import register_tools
 
     noetic = Noetic(home)
+    from noetic import __version__
+
     server = MCPServer(
         "noetic",
+        version=__version__,
         instructions=guidance.INTRODUCTION + "\n\n" + guidance.workflow_guidance(),
         log_level="WARNING",  # tool errors go back to the client; stderr keeps what is wrong
     )

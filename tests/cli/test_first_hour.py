@@ -1,0 +1,101 @@
+"""What a newcomer meets first: the version, help, completion, hints that keep their brackets,
+the dependencies a plain install brings, and a Makefile that probes for Python quietly."""
+
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from typer.testing import CliRunner
+
+import noetic
+from noetic.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+NOETIC = str(Path(sys.executable).with_name("noetic"))
+runner = CliRunner()
+
+
+def test_version_flag_prints_the_installed_version():
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"noetic {noetic.__version__}\n"
+    assert noetic.__version__ == importlib.metadata.version("noetic")
+
+
+def test_bare_noetic_prints_help_on_stdout_and_succeeds():
+    done = subprocess.run([NOETIC], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert done.stdout.startswith("Usage: noetic")
+    for command in ("bootstrap", "preflight", "mcp", "serve", "recall"):
+        assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
+
+
+def test_shell_completion_is_offered_and_completes_commands():
+    assert "--install-completion" in runner.invoke(app, ["--help"]).stdout
+    env = {**os.environ, "_NOETIC_COMPLETE": "complete_bash", "COMP_WORDS": "noetic pre"}
+    done = subprocess.run(
+        [NOETIC], env={**env, "COMP_CWORD": "1"}, capture_output=True, text=True, timeout=60
+    )
+    assert "preflight" in done.stdout.split()
+
+
+def test_hints_keep_their_square_brackets():
+    """Rich markup must not eat `[provider]` or `noetic[openai]` out of a fix."""
+    result = runner.invoke(app, ["cascade", "run", "a task"])
+    assert result.exit_code == 1
+    assert "[provider] default = " in result.stderr
+
+
+def test_errors_to_a_pipe_are_never_wrapped():
+    long_name = "x" * 150
+    result = runner.invoke(app, ["profile", "show", long_name])
+    assert result.exit_code == 1
+    first = result.stderr.splitlines()[0]
+    assert long_name in first and first.startswith("error:")
+
+
+def test_the_mcp_server_and_offline_recall_come_with_a_plain_install():
+    """No extra is needed for `noetic mcp`, `noetic serve`, `noetic recall`; SDKs stay extras."""
+    core = {
+        Requirement(r).name.lower()
+        for r in importlib.metadata.requires("noetic") or []
+        if "extra ==" not in r
+    }
+    assert {"mcp", "uvicorn", "wordllama", "tokenizers", "safetensors"} <= core
+    assert not {"anthropic", "openai", "qdrant-client", "matplotlib"} & core
+
+
+def test_make_probes_for_python_without_printing_shim_errors(tmp_path):
+    """A pyenv shim for a version that is not installed prints to stderr; make stays quiet."""
+    if shutil.which("make") is None:
+        raise AssertionError("make is needed to build and test Noetic")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    for name in ("python3.13", "python3.12"):
+        shim = shims / name
+        shim.write_text(f"#!/bin/sh\necho 'pyenv: {name}: command not found' >&2\nexit 127\n")
+        shim.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["make", "-n", "-C", str(ROOT), "lint"], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "command not found" not in done.stderr
+
+
+def test_tables_to_a_pipe_keep_whole_ids_and_names():
+    long_ai = "an-agent-with-a-rather-long-identifier-" * 3
+    assert runner.invoke(app, ["bootstrap", "--ai-id", long_ai, "--json"]).exit_code == 0
+    sessions = runner.invoke(app, ["sessions", "list"]).stdout
+    assert long_ai in sessions
+    profiles = runner.invoke(app, ["profile", "list"])
+    from noetic.profiles import ProfileRegistry
+
+    registry = ProfileRegistry()
+    for name in registry.names():
+        assert registry.get(name).description in profiles.stdout
