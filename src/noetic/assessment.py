@@ -29,6 +29,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from noetic.errors import ValidationError
+from noetic.untrusted import check_text_field
 from noetic.vectors import META_VECTOR, VECTOR_NAMES, check_score, oriented, overall_confidence
 
 ENGAGEMENT_GATE: Final = 0.60
@@ -76,6 +77,16 @@ class Assessment(BaseModel):
                 value=value,
             )
         return {str(k): check_score(str(k), v) for k, v in value.items()}
+
+    @field_validator("note")
+    @classmethod
+    def _check_note(cls, value: str) -> str:
+        return check_text_field(value, "note")
+
+    @field_validator("rationales", "evidence", mode="before")
+    @classmethod
+    def _check_texts(cls, value: Any, info: Any) -> dict[str, str]:
+        return _text_map(value, info.field_name)
 
     @field_validator("recommended_action", mode="before")
     @classmethod
@@ -153,8 +164,8 @@ class Assessment(BaseModel):
                 "vectors must be an object of name → score", field="vectors", value=raw_vectors
             )
         vectors: dict[str, Any] = {}
-        rationales = dict(envelope.pop("rationales", {}) or {})
-        evidence = dict(envelope.pop("evidence", {}) or {})
+        rationales = _text_map(envelope.pop("rationales", None), "rationales")
+        evidence = _text_map(envelope.pop("evidence", None), "evidence")
         for name, value in raw_vectors.items():
             if isinstance(value, Mapping):
                 if "score" not in value:
@@ -185,6 +196,29 @@ class Assessment(BaseModel):
             recommended_action=action,
             note=str(note or ""),
         )
+
+
+def _text_map(raw: Any, label: str) -> dict[str, str]:
+    """Rationales or evidence: an object of vector name → text, each text within its limit."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ValidationError(
+            f"{label} must be an object of vector name → text, got {type(raw).__name__}",
+            field=label,
+            value=raw,
+            fix=f'write {label} as {{"know": "why", ...}}',
+        )
+    out: dict[str, str] = {}
+    for name, text in raw.items():
+        if not isinstance(text, str):
+            raise ValidationError(
+                f"{label} for {name!r} must be text, got {type(text).__name__}",
+                field=f"{label}.{name}",
+                value=text,
+            )
+        out[str(name)] = check_text_field(text, f"{label}.{name}")
+    return out
 
 
 class Thresholds(BaseModel):

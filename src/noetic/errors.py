@@ -5,6 +5,7 @@
     NoeticError
     ├── UsageError            the caller's mistake (bad vectors, unknown profile, wrong order)
     │   ├── ValidationError   a value failed validation; names the field and the value
+    │   │   └── LimitExceeded an input over one of the limits in noetic.limits; names it
     │   ├── NotFoundError     an id, profile or file that does not exist
     │   └── WorkflowError     a step out of order (CHECK before PREFLIGHT, POSTFLIGHT twice)
     └── RuntimeFailure        something outside the caller's control
@@ -57,6 +58,26 @@ class ValidationError(UsageError):
         super().__init__(message, fix=fix)
         self.field = field
         self.value = value
+
+
+class LimitExceeded(ValidationError):
+    """An input is over a limit in :mod:`noetic.limits`: ``limit`` names it, ``maximum`` and
+    ``size`` are the bound and what was seen."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str,
+        maximum: int,
+        size: int,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        super().__init__(message, field=field, value=size, fix=fix)
+        self.limit = limit
+        self.maximum = maximum
+        self.size = size
 
 
 class NotFoundError(UsageError):

@@ -97,7 +97,7 @@ GOOD = [
 BAD = [
     ("no json at all", "I feel fairly confident about this task overall.", "no JSON object"),
     ("empty", "", "no JSON object"),
-    ("truncated json", '{"know": 0.8, "do": 0.', "no JSON object"),
+    ("truncated json", '{"know": 0.8, "do": 0.', "never closed"),
     ("85 without percent", dumps({**FULL, "know": 85}), "outside [0, 1]"),
     ("1.5", dumps({**FULL, "know": 1.5}), "outside [0, 1]"),
     ("negative", dumps({**FULL, "know": -0.2}), "outside [0, 1]"),
@@ -112,6 +112,22 @@ BAD = [
     ("vectors not object", dumps({"vectors": "all good"}), "must be an object"),
     ("bare list of numbers", dumps({"vectors": [0.5, 0.6]}), "not an object"),
     ("unknown action", dumps({"vectors": FULL, "action": "PANIC"}), "unknown action"),
+    (
+        "keys differing only in case",
+        dumps({**FULL, "know": 0.1}).replace("}", ', "KNOW": 0.9}'),
+        "'know' and 'KNOW'",
+    ),
+    (
+        "names equal once normalised",
+        dumps({**FULL, "know": 0.1}).replace("}", ', " Know ": 0.9}'),
+        "'know' and ' Know '",
+    ),
+    ("rationales as a list", dumps({"vectors": FULL, "rationales": [1, 2]}), "must be an object"),
+    ("rationale not text", dumps({"vectors": FULL, "rationales": {"know": 3}}), "must be text"),
+    ("trailing comma", dumps(FULL)[:-1] + ",\n}", "trailing comma before '}' at line 2"),
+    ("nested brackets", '{"vectors": ' + "[" * 1000 + "]" * 1000 + "}", "json_depth"),
+    ("5,001-digit number", dumps(FULL).replace("0.7", "7" * 5001, 1), "number_chars"),
+    ("reply too long", dumps(FULL) + " " * 200_000, "reply_chars"),
 ]
 
 

@@ -75,8 +75,16 @@ def _vectors(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, Mapping):
         raise ValidationError("'vectors' must be an object", field="vectors")
     out: dict[str, Any] = {}
+    spelled: dict[str, Any] = {}
     for key, value in raw.items():
         name = _name(key)
+        if name in spelled:
+            raise ValidationError(
+                f"vectors {spelled[name]!r} and {key!r} both name {name!r}; give it once",
+                field=name,
+                value=[spelled[name], key],
+            )
+        spelled[name] = key
         if isinstance(value, Mapping):
             entry = {_name(k): v for k, v in value.items()}
             if "score" not in entry and "value" in entry:
@@ -87,6 +95,13 @@ def _vectors(raw: Any) -> dict[str, Any]:
         else:
             out[name] = _score(name, value)
     return out
+
+
+def _texts(raw: Any, field: str) -> Any:
+    """Rationales or evidence keyed by vector names in the tolerant spelling."""
+    if not isinstance(raw, Mapping):
+        return raw  # refused with a clear message by Assessment.from_input
+    return {_name(k): v for k, v in raw.items()}
 
 
 def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
@@ -102,6 +117,9 @@ def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
         else:
             envelope = {"vectors": _vectors({k: v for k, v in data.items() if k not in _KEEP})}
             envelope.update({k: data[k] for k in _KEEP if k in data})
+        for field in ("rationales", "evidence"):
+            if field in envelope:
+                envelope[field] = _texts(envelope[field], field)
         return Assessment.from_input(phase, envelope)
     except ParseError:
         raise

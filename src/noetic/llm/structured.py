@@ -9,33 +9,113 @@ model once to repair its reply, quoting the error; a second failure raises
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from noetic.errors import ParseError, ValidationError
+from noetic.errors import LimitExceeded, ParseError, ValidationError
+from noetic.limits import REPLY_CHARS
 from noetic.llm.base import Completion, Message, Provider, Request
+from noetic.untrusted import parse_json
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
-_DECODER = json.JSONDecoder()
+_INSIDE = re.compile(r'["{}]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def _object_spans(text: str) -> tuple[list[tuple[int, int]], int | None]:
+    """Candidate objects: the outermost balanced ``{…}`` spans, in order, found in one pass.
+
+    Outside braces the text is prose and its quotes mean nothing; inside, strings are skipped
+    so braces in them do not count. When a ``{`` is never closed (a stray brace in prose, or a
+    truncated reply), the outermost closed spans after it are still candidates; the second
+    value is where the first unclosed ``{`` starts, if there is one."""
+    spans: list[tuple[int, int]] = []
+    unclosed: int | None = None
+    pos = 0
+    while (start := text.find("{", pos)) != -1:
+        stack = [start]
+        closed: list[tuple[int, int]] = []
+        pos = start + 1
+        while stack:
+            found = _INSIDE.search(text, pos)
+            if found is None:
+                break
+            pos = found.end()
+            char = found.group()
+            if char == '"':
+                rest = _STRING_REST.match(text, pos)
+                if rest is None:
+                    break
+                pos = rest.end()
+            elif char == "{":
+                stack.append(found.start())
+            else:
+                closed.append((stack.pop(), pos))
+        if not stack:
+            spans.append(closed[-1])
+            continue
+        unclosed = stack[0] if unclosed is None else unclosed
+        outer_end = -1
+        for span in sorted(closed):
+            if span[0] >= outer_end:
+                spans.append(span)
+                outer_end = span[1]
+        break
+    return spans, unclosed
+
+
+def _where(text: str, pos: int) -> str:
+    line = text.count("\n", 0, pos) + 1
+    column = pos - text.rfind("\n", 0, pos)
+    return f"line {line} column {column}"
+
+
+def _syntax_problem(text: str, exc: json.JSONDecodeError, offset: int) -> str:
+    pos = offset + exc.pos
+    before = text[:pos].rstrip()
+    if before.endswith(",") and text[pos : pos + 1] in ("}", "]"):
+        return f"a trailing comma before {text[pos]!r} at {_where(text, pos)}"
+    return f"{exc.msg} at {_where(text, pos)}"
 
 
 def extract_json(text: str) -> dict[str, Any]:
-    """The first complete JSON object in ``text``; :class:`ParseError` if there is none."""
-    start = text.find("{")
-    while start != -1:
+    """The first complete JSON object in ``text``; :class:`ParseError` if there is none.
+
+    Linear in the length of ``text``, which is bounded by :data:`noetic.limits.REPLY_CHARS`;
+    the object is read under the rules of :func:`noetic.untrusted.parse_json` (nesting, number
+    length, no duplicate keys). When no candidate is a valid object, the error describes the
+    first candidate's problem and where it is."""
+    try:
+        REPLY_CHARS.check(len(text), "the reply")
+    except LimitExceeded as exc:
+        raise ParseError(exc.message, raw=text) from None
+    spans, unclosed = _object_spans(text)
+    problem: str | None = None
+    for start, end in spans:
         try:
-            value, _ = _DECODER.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
+            value = parse_json(text[start:end], "the reply's JSON object")
+        except json.JSONDecodeError as exc:
+            problem = problem or _syntax_problem(text, exc, start)
+            continue
+        except ValidationError as exc:
+            problem = problem or exc.message
             continue
         if isinstance(value, dict):
             return value
-        start = text.find("{", start + 1)
+    if problem is not None:
+        raise ParseError(f"the reply's JSON object is malformed: {problem}", raw=text)
+    if unclosed is not None:
+        raise ParseError(
+            "the reply contains no complete JSON object: the '{' at "
+            f"{_where(text, unclosed)} is never closed",
+            raw=text,
+        )
     raise ParseError("the reply contains no JSON object", raw=text)
 
 

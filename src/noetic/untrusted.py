@@ -1,0 +1,170 @@
+"""Text and JSON from outside Noetic, decoded and parsed one way everywhere.
+
+The policy:
+
+* **Text is UTF-8.** Bytes that are not are refused with the position of the first bad byte
+  (:func:`decode_utf8`); text that arrived already decoded with invalid bytes smuggled in (lone
+  surrogates, as Python gives for a command-line argument that was not UTF-8) is refused the
+  same way (:func:`check_text`).
+* **JSON is bounded before it is parsed** (:func:`load_json`): its size by the caller's limit,
+  its nesting by :data:`noetic.limits.JSON_DEPTH` (checked in one linear pass, so no parser
+  recursion can overflow), each number by :data:`noetic.limits.NUMBER_CHARS`. An object may not
+  hold the same key twice, nor two keys that differ only in case (``"know"`` and ``"KNOW"``):
+  which one was meant is not ours to guess.
+* **Identifiers** (AI ids, session ids, profile and project names) are short, not blank, and
+  hold no NUL or other control characters (:func:`check_identifier`); free **text fields** are
+  bounded by :data:`noetic.limits.TEXT_CHARS` (:func:`check_text_field`).
+
+Every refusal is a :class:`noetic.errors.ValidationError` (a :class:`LimitExceeded` for a limit)
+naming the source and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from typing import Any
+
+from noetic.errors import ValidationError
+from noetic.limits import IDENTIFIER_CHARS, JSON_DEPTH, NUMBER_CHARS, TEXT_CHARS, Limit
+
+_BRACKET_OR_QUOTE = re.compile(r'["\[\]{}]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def decode_utf8(data: bytes, source: str, limit: Limit | None = None) -> str:
+    """``data`` as text; invalid UTF-8 is refused with the offset of the first bad byte."""
+    if limit is not None:
+        limit.check(len(data), source)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"{source} is not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
+            field=source,
+            value=exc.start,
+            fix="send UTF-8 text",
+        ) from None
+
+
+def check_text(text: str, source: str) -> str:
+    """``text`` unchanged, unless it carries bytes that were not UTF-8 (lone surrogates)."""
+    bad = _SURROGATE.search(text)
+    if bad is not None:
+        raise ValidationError(
+            f"{source} is not valid UTF-8: an invalid byte or lone surrogate at character "
+            f"{bad.start()}",
+            field=source,
+            value=bad.start(),
+            fix="send UTF-8 text",
+        )
+    return text
+
+
+def check_text_field(value: str, field: str) -> str:
+    """A free-text field (task, note, rationale…): valid text within the length limit."""
+    TEXT_CHARS.check(len(value), field)
+    return check_text(value, field)
+
+
+def check_identifier(value: str, field: str) -> str:
+    """An identifier: not blank, within the length limit, no control characters."""
+    IDENTIFIER_CHARS.check(len(value), field)
+    check_text(value, field)
+    if not value.strip():
+        raise ValidationError(f"{field} is blank", field=field, value=value)
+    for i, char in enumerate(value):
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            raise ValidationError(
+                f"{field} contains the control character U+{ord(char):04X} at character {i}",
+                field=field,
+                value=value,
+                fix="use printable characters only",
+            )
+    return value
+
+
+def check_depth(text: str, source: str) -> None:
+    """Refuse JSON nested deeper than :data:`JSON_DEPTH`, in one linear pass over ``text``."""
+    depth = 0
+    pos = 0
+    search, string_rest = _BRACKET_OR_QUOTE.search, _STRING_REST.match
+    while (found := search(text, pos)) is not None:
+        char = found.group()
+        pos = found.end()
+        if char == '"':
+            rest = string_rest(text, pos)
+            if rest is None:  # an unterminated string: the parser reports it
+                return
+            pos = rest.end()
+        elif char in "[{":
+            depth += 1
+            if depth > JSON_DEPTH.maximum:
+                JSON_DEPTH.check(depth, f"{source} (nested at character {found.start()})")
+        else:
+            depth -= 1
+
+
+def _number(convert: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        NUMBER_CHARS.check(len(text), f"the number {text[:20]}…")
+        return convert(text)
+
+    return parse
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, str] = {}
+    for key, _ in pairs:
+        folded = key.casefold()
+        if folded in seen:
+            other = seen[folded]
+            how = "twice" if other == key else "in two spellings that differ only in case"
+            raise ValidationError(
+                f"duplicate keys {other!r} and {key!r}: an object names one key {how}",
+                field=key,
+                value=[other, key],
+                fix="give each key once",
+            )
+        seen[folded] = key
+    return dict(pairs)
+
+
+def parse_json(text: str, source: str) -> Any:
+    """Parse bounded JSON; raises :class:`json.JSONDecodeError` for a syntax error (positions
+    relative to ``text``), :class:`ValidationError` for a broken rule or limit."""
+    check_depth(text, source)
+    value = json.loads(
+        text,
+        parse_int=_number(int),
+        parse_float=_number(float),
+        object_pairs_hook=_unique_keys,
+    )
+    try:  # an escape such as "\ud800" decodes to a lone surrogate, which is not text
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{source} holds a string with an escaped lone surrogate (such as \\ud800), "
+            "which is not a character",
+            field=source,
+            fix="send valid Unicode text",
+        ) from None
+    return value
+
+
+def load_json(text: str, source: str, limit: Limit | None = None) -> Any:
+    """Bounded JSON from ``source`` (see the module docstring); every failure a
+    :class:`ValidationError` naming the source, the problem and where it is."""
+    if limit is not None:
+        limit.check(len(text), source)
+    check_text(text, source)
+    try:
+        return parse_json(text, source)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            field=source,
+            value=text[:200],
+        ) from None
