@@ -49,7 +49,27 @@ def test_a_command_that_would_read_stdin_gets_an_empty_one(server):
 def test_a_failing_command_reports_its_exit_code_and_message(server):
     (result,) = call(server, ("execute_cli_command", {"command": "sessions show s_nope"}))
     out = ok(result)
-    assert out["exit_code"] == 1 and "unknown session" in out["stderr"]
+    assert out["exit_code"] == 1 and "unknown session" in out["data"]["error"]["message"]
+    (text,) = call(
+        server, ("execute_cli_command", {"command": "sessions show s_nope", "output": "text"})
+    )
+    out = ok(text)
+    assert out["exit_code"] == 1 and "unknown session" in out["stderr"] and out["data"] is None
+
+
+def test_the_agent_gets_json_or_plain_text_never_box_drawing(server):
+    results = call(
+        server,
+        ("bootstrap_session", {"ai_id": "reader"}),
+        ("execute_cli_command", {"command": "sessions list"}),
+        ("execute_cli_command", {"command": "profile list", "output": "text"}),
+    )
+    listed, profiles = ok(results[1]), ok(results[2])
+    assert [s["ai_id"] for s in listed["data"]] == ["reader"]
+    assert listed["command"][-1] == "--json"
+    text = profiles["stdout"]
+    assert "balanced" in text and not set("┏┃━│└┡") & set(text)
+    assert text.splitlines()[0].split()[:2] == ["name", "threshold"]
 
 
 @pytest.mark.parametrize(

@@ -130,7 +130,8 @@ def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
     assert [r["id"] for r in replies] == [1, 2, 3]
     # The CLI command's own output (an error: no session yet) came back inside the result.
     result = replies[2]["result"]["structuredContent"]
-    assert result["exit_code"] == 1 and "no current session" in result["stderr"]
+    assert result["exit_code"] == 1
+    assert "no current session" in result["data"]["error"]["message"]
 
 
 def free_port():

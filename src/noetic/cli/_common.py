@@ -146,6 +146,26 @@ def current_session(tracker: Tracker, explicit: str | None) -> str:
     return tracker.store.get_session(remembered).id
 
 
+# How long a pipe may take to deliver its first byte (`echo … | noetic check` starts both at once).
+_STDIN_GRACE_S = 0.2
+
+
+def _stdin_has_data() -> bool:
+    """Whether reading stdin would return at once: data or end of input is waiting.
+
+    An agent's harness may leave stdin an open pipe that never delivers anything; reading it
+    would wait forever, so without data within a short grace the scores are taken as not given
+    (and the prompt is printed). ``--vectors-file -`` always reads stdin.
+    """
+    import select
+
+    try:
+        ready, _, _ = select.select([sys.stdin], [], [], _STDIN_GRACE_S)
+    except (OSError, ValueError, TypeError):  # no file descriptor: an in-memory stream
+        return True
+    return bool(ready)
+
+
 def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | None:
     """Scores from --vectors, --vectors-file or stdin (when piped); None when none was given."""
     from noetic.errors import NotFoundError, ValidationError
@@ -170,7 +190,7 @@ def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | Non
             source = str(vectors_file)
     elif vectors is not None:
         text, source = vectors, "--vectors"
-    elif not sys.stdin.isatty():
+    elif not sys.stdin.isatty() and _stdin_has_data():
         text, source = sys.stdin.read(), "stdin"
         if not text.strip():
             return None

@@ -27,9 +27,9 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
         profiles = [registry.get(n) for n in registry.names()]
 
     def render() -> None:
-        from rich.table import Table
+        from noetic.cli.render import table as new_table
 
-        table = Table("name", "threshold", "max rounds", "tools", "source", "for")
+        table = new_table("name", "threshold", "max rounds", "tools", "source", "for")
         for p in profiles:
             table.add_row(
                 esc(p.name),
@@ -61,15 +61,27 @@ def export(
     name: Annotated[str, typer.Argument(help="Profile name.")],
     file: Annotated[Path | None, typer.Argument(help="Write here (default: stdout).")] = None,
     store: StoreOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Export a profile as YAML, to edit and import under a new name."""
-    with handled(False):
+    """Export a profile as YAML, to edit and import under a new name.
+
+    With --json: ``{"name", "yaml"}``, or ``{"name", "path"}`` when written to a file."""
+    with handled(json):
         text = _registry(store).get(name).to_yaml()
-        if file is None:
-            typer.echo(text, nl=False)
-        else:
-            file.write_text(text, encoding="utf-8")
-            stdout().print(f"exported {esc(name)} to {esc(file)}")
+        if file is not None:
+            try:
+                file.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                from noetic.errors import UsageError
+
+                raise UsageError(
+                    f"cannot write {file}: {exc.strerror or exc}", fix="choose another path"
+                ) from None
+    if file is None:
+        emit({"name": name, "yaml": text}, json, lambda: typer.echo(text, nl=False))
+    else:
+        written = {"name": name, "path": str(file)}
+        emit(written, json, lambda: stdout().print(f"exported {esc(name)} to {esc(file)}"))
 
 
 @app.command("import")

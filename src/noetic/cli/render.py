@@ -29,20 +29,36 @@ def bar(value: float, width: int = 20) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+def table(*headers: str, title: str | None = None) -> Table:
+    """A table with box drawing on a terminal, and plain aligned columns for a pipe or a file
+    (what an agent or ``grep``/``awk`` reads)."""
+    import sys
+
+    from rich import box
+    from rich.table import Table
+
+    framed = sys.stdout.isatty()
+    return Table(
+        *headers,
+        title=title,
+        title_justify="left",
+        box=box.HEAVY_HEAD if framed else None,
+        pad_edge=framed,
+    )
+
+
 def vector_table(
     vectors: dict[str, float], title: str, before: dict[str, float] | None = None
 ) -> Table:
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    table.add_column("vector")
-    table.add_column("tier", style="dim")
+    out = table(title=title)
+    out.add_column("vector")
+    out.add_column("tier", style="dim")
     if before is not None:
-        table.add_column("before", justify="right")
-    table.add_column("score", justify="right")
-    table.add_column("", no_wrap=True)
+        out.add_column("before", justify="right")
+    out.add_column("score", justify="right")
+    out.add_column("", no_wrap=True)
     if before is not None:
-        table.add_column("Δ", justify="right")
+        out.add_column("Δ", justify="right")
     for name in VECTOR_NAMES:
         if name not in vectors:
             continue
@@ -56,8 +72,8 @@ def vector_table(
         if before is not None:
             delta = value - before[name] if name in before else 0.0
             row.append(f"{delta:+.2f}")
-        table.add_row(*row)
-    return table
+        out.add_row(*row)
+    return out
 
 
 def decision_line(decision: Decision) -> str:

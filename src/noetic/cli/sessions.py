@@ -27,9 +27,9 @@ def list_(
         counts = {s.id: len(opened.cascades(s.id)) for s in sessions}
 
     def render() -> None:
-        from rich.table import Table
+        from noetic.cli.render import table as new_table
 
-        table = Table("id", "ai", "profile", "tasks", "created")
+        table = new_table("id", "ai", "profile", "tasks", "created")
         for s in sessions:
             table.add_row(s.id, esc(s.ai_id), esc(s.profile), str(counts[s.id]), s.created_at[:19])
         stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
@@ -79,17 +79,22 @@ def export(
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
     store: StoreOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Export a session as one JSON document (re-import with `noetic sessions import`)."""
+    """Export a session as one JSON document (re-import with `noetic sessions import`).
+
+    To stdout the export is the document (with or without --json); with --output, --json
+    prints where it went."""
     from noetic.store.files import atomic_write_json
 
-    with handled(False):
+    with handled(json):
         doc = open_store(store).export_session(session_id)
         if output is None:
             typer.echo(jsonlib.dumps(doc, indent=2, ensure_ascii=False))
-        else:
-            atomic_write_json(output, doc)
-            stdout().print(f"exported {doc['session']['id']} to {esc(output)}")
+            return
+        atomic_write_json(output, doc)
+    written = {"session_id": doc["session"]["id"], "path": str(output)}
+    emit(written, json, lambda: stdout().print(f"exported {doc['session']['id']} to {esc(output)}"))
 
 
 @app.command("import")

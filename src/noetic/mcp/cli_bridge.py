@@ -7,14 +7,20 @@ other servers, read or write files outside the store (``--vectors-file``, ``--pl
 ``--qdrant``, exports and imports), or call a model (``--provider``: the server's event loop is
 already running, and ``query_ai``, ``create_cascade`` and ``observe`` are the tools for that).
 
+An agent reads the output, so by default the command runs with ``--json`` and the parsed
+document comes back as ``data`` (the box-drawn tables are for people at a terminal); with
+``output="text"`` it gets the text a pipe would get, never wrapped.
+
 Commands run under click's ``CliRunner``, which swaps stdin, stdout and stderr for buffers while
 the command runs: a command can neither read the protocol's stdin nor write onto its stdout.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -48,6 +54,8 @@ class CliResult(BaseModel):
     exit_code: int
     stdout: str
     stderr: str
+    data: Any = None
+    """The JSON document the command printed (``output="json"``), else None."""
 
 
 def describe_allowed() -> str:
@@ -92,19 +100,30 @@ def parse_command(command: str) -> list[str]:
     return args
 
 
-def run_cli(command: str, store: Path) -> CliResult:
-    """Run an allowed command against ``store``: its output and exit code, as in a terminal."""
+def run_cli(command: str, store: Path, output: Literal["json", "text"] = "json") -> CliResult:
+    """Run an allowed command against ``store``: its output and exit code, and with
+    ``output="json"`` the JSON document it printed, parsed."""
     from typer.testing import CliRunner
 
     from noetic.cli import app
 
     args = [*parse_command(command), "--store", str(store)]
+    as_json = output == "json"
+    if as_json and "--json" not in args:
+        args.append("--json")
     result = CliRunner().invoke(app, args, input="")
+    data = None
+    if as_json and result.stdout.strip():
+        try:
+            data = json.loads(result.stdout)
+        except json.JSONDecodeError:
+            data = None
     return CliResult(
         command=["noetic", *args],
         exit_code=result.exit_code,
         stdout=result.stdout,
         stderr=result.stderr,
+        data=data,
     )
 
 

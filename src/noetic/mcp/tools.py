@@ -398,12 +398,19 @@ def register_tools(server: MCPServer, n: Noetic) -> None:
 
     @tool(
         "Run one allow-listed noetic CLI command in-process (no shell; --store is pinned to "
-        "this server's store), e.g. 'sessions list --json'. Allowed: "
+        "this server's store), e.g. 'sessions list'. By default it runs with --json and the "
+        "parsed document is in 'data'; output='text' gives the plain text instead. Allowed: "
         + cli_bridge.describe_allowed()
         + "."
     )
-    async def execute_cli_command(command: str) -> cli_bridge.CliResult:
-        return cli_bridge.run_cli(command, n.home)
+    async def execute_cli_command(
+        command: str,
+        output: Annotated[
+            Literal["json", "text"],
+            Field(description="'json' (default): the parsed document in 'data'; 'text': prose."),
+        ] = "json",
+    ) -> cli_bridge.CliResult:
+        return cli_bridge.run_cli(command, n.home, output)
 
     @tool(
         "Ask a model a question: a configured provider (e.g. 'ollama:llama3.2'), or, when "

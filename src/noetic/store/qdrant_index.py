@@ -8,9 +8,11 @@ products of L2-normalised vectors.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from noetic.errors import UsageError
+from noetic.errors import StoreError, UsageError
 
 _NS = uuid.UUID("6f1f6c39-3f64-4a55-9a55-5e0f2a0b4d11")
 
@@ -28,20 +30,48 @@ class QdrantIndex:
                 "the Qdrant backend needs qdrant-client", fix="pip install 'noetic[qdrant]'"
             ) from None
         self._models = models
+        self.location = location
         remote = location.startswith(("http://", "https://"))
-        self.client = QdrantClient(url=location) if remote else QdrantClient(path=location)
-        self.collection = collection
-        if not self.client.collection_exists(collection):
-            self.client.create_collection(
-                collection,
-                vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
+        with self._reachable():
+            # The client's own version probe runs in a thread and only warns when the server is
+            # down; the first real request below reports that as an error instead.
+            self.client = (
+                QdrantClient(url=location, check_compatibility=False)
+                if remote
+                else QdrantClient(path=location)
             )
+            self.collection = collection
+            if not self.client.collection_exists(collection):
+                self.client.create_collection(
+                    collection,
+                    vectors_config=models.VectorParams(
+                        size=dimension, distance=models.Distance.COSINE
+                    ),
+                )
+
+    @contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """Qdrant's connection and HTTP errors become a :class:`StoreError` naming the server."""
+        from qdrant_client.http.exceptions import ApiException
+
+        try:
+            yield
+        except ApiException as exc:
+            raise StoreError(
+                f"Qdrant at {self.location} did not answer: {exc}",
+                fix="start the server (e.g. docker run -p 6333:6333 qdrant/qdrant), or give a "
+                "local folder instead: --qdrant ./qdrant-data",
+            ) from None
 
     def close(self) -> None:
         self.client.close()
 
     def sync(self, cascade_ids: list[str], vectors: Any) -> int:
         """Upsert the vectors not yet in the collection; returns how many were added."""
+        with self._reachable():
+            return self._sync(cascade_ids, vectors)
+
+    def _sync(self, cascade_ids: list[str], vectors: Any) -> int:
         have: set[str] = set()
         for start in range(0, len(cascade_ids), 1000):
             chunk = [_point_id(c) for c in cascade_ids[start : start + 1000]]
@@ -59,7 +89,12 @@ class QdrantIndex:
 
     def similarities(self, query: Any, cascade_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of ``query`` to each of the given tasks."""
-        result = self.client.query_points(
+        with self._reachable():
+            result = self._query(query, cascade_ids)
+        return {p.payload["cascade_id"]: float(p.score) for p in result.points}
+
+    def _query(self, query: Any, cascade_ids: list[str]) -> Any:
+        return self.client.query_points(
             self.collection,
             query=query.tolist(),
             limit=max(1, len(cascade_ids)),
@@ -68,4 +103,3 @@ class QdrantIndex:
             ),
             with_payload=True,
         )
-        return {p.payload["cascade_id"]: float(p.score) for p in result.points}
