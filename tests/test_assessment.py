@@ -13,7 +13,7 @@ from noetic.assessment import (
     gaps,
 )
 from noetic.errors import ValidationError
-from noetic.vectors import VECTOR_NAMES
+from noetic.vectors import VECTOR_NAMES, oriented
 
 from .conftest import uniform
 
@@ -157,3 +157,24 @@ def test_decide_is_total_over_valid_vectors(vectors):
     result = decide(pre(**vectors), FIXED)
     assert result.action in Action
     assert 0 <= result.confidence <= 1
+
+
+def test_below_threshold_without_gaps_names_the_lowest_not_a_fixed_vector():
+    strict = Thresholds(confidence_threshold=0.95, gap_threshold=0.6)
+    vectors = uniform(0.8, know=0.7, context=0.72, state=0.74, uncertainty=0.15)
+    decision = decide(pre(**vectors), strict)
+    assert decision.action is Action.INVESTIGATE and decision.gaps == ()
+    assert decision.reason.endswith(
+        "no vector below the gap threshold 0.60; lowest: know, context, state"
+    )
+    weak = decide(pre(**uniform(0.8, know=0.3, uncertainty=0.9)), strict)
+    assert weak.reason.endswith("weakest: uncertainty, know")
+
+
+@given(st.fixed_dictionaries({v: st.floats(0, 1) for v in VECTOR_NAMES}))
+def test_an_investigate_reason_only_names_vectors_that_are_gaps_or_lowest(vectors):
+    decision = decide(pre(**vectors), FIXED)
+    if decision.rule == "threshold" and decision.action is Action.INVESTIGATE:
+        named = decision.reason.rpartition(": ")[2].split(", ")
+        ranked = [n for _, n in sorted((oriented(n, s), n) for n, s in vectors.items())]
+        assert named == (list(decision.gaps[:3]) or ranked[:3])

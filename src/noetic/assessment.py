@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from noetic.errors import ValidationError
 from noetic.untrusted import check_text_field
-from noetic.vectors import META_VECTOR, VECTOR_NAMES, check_score, oriented, overall_confidence
+from noetic.vectors import VECTOR_NAMES, check_score, oriented, overall_confidence
 
 ENGAGEMENT_GATE: Final = 0.60
 COHERENCE_MINIMUM: Final = 0.50
@@ -308,10 +308,18 @@ def decide(assessment: Assessment, thresholds: Thresholds, tuning: Any = None) -
             f"confidence {confidence:.2f} meets the threshold {threshold:.2f}",
             threshold,
         )
-    weakest = ", ".join(found[:3]) or META_VECTOR
     return made(
         Action.INVESTIGATE,
         "threshold",
-        f"confidence {confidence:.2f} is below the threshold {threshold:.2f}; weakest: {weakest}",
+        f"confidence {confidence:.2f} is below the threshold {threshold:.2f}; "
+        + _weakest(v, found, thresholds.gap_threshold),
         threshold,
     )
+
+
+def _weakest(vectors: Mapping[str, float], found: tuple[str, ...], gap_threshold: float) -> str:
+    """The gaps to work on; when no vector is a gap, the lowest three, said as such."""
+    if found:
+        return "weakest: " + ", ".join(found[:3])
+    lowest = [n for _, n in sorted((oriented(n, s), n) for n, s in vectors.items())[:3]]
+    return f"no vector below the gap threshold {gap_threshold:.2f}; lowest: " + ", ".join(lowest)

@@ -13,7 +13,14 @@ from noetic.errors import WorkflowError
 from noetic.profiles import Profile
 from noetic.store import Store
 from noetic.store.records import GoalRecord
-from noetic.vectors import DESCRIPTIONS, oriented
+from noetic.vectors import DESCRIPTIONS, INVERTED, oriented
+
+
+def _move(name: str, value: float, target: float) -> str:
+    """The goal in the vector's own terms: density and uncertainty are lowered, not raised."""
+    if name in INVERTED:
+        return f"Lower {name} from {value:.2f} to at most {1 - target:.2f}"
+    return f"Raise {name} from {value:.2f} to at least {target:.2f}"
 
 
 def threshold_goals(store: Store, session_id: str, profile: Profile) -> list[GoalRecord]:
@@ -40,7 +47,7 @@ def threshold_goals(store: Store, session_id: str, profile: Profile) -> list[Goa
         created.append(
             store.add_goal(
                 session_id,
-                f"Raise {name} from {score:.2f} to at least {target:.2f} "
+                f"{_move(name, vectors[name], target)} "
                 f"({DESCRIPTIONS[name].split(':')[0].lower()})",
                 source="threshold",
                 cascade_id=latest.cascade_id,

@@ -11,6 +11,9 @@ from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store
 
 app = typer.Typer(help="Calibration against recorded outcomes.", no_args_is_help=True)
 
+# Not an error: a check that found what it looks for, distinct from 1 (usage) and 3 (runtime).
+EXIT_DRIFT = 4
+
 AiOpt = Annotated[str | None, typer.Option("--ai-id", help="Only this AI's outcomes.")]
 
 
@@ -163,6 +166,13 @@ def beliefs(ai_id: AiOpt = None, store: StoreOpt = None, json: JsonOpt = False) 
 def drift_(
     ai_id: AiOpt = None,
     window: Annotated[int, typer.Option(min=5, help="Recent outcomes to compare.")] = 20,
+    fail_on_drift: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-drift",
+            help=f"Exit {EXIT_DRIFT} when drift is detected (the report is printed either way).",
+        ),
+    ] = False,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -172,6 +182,8 @@ def drift_(
     with handled(json):
         result = check_drift_monitor(open_store(store), ai_id, window=window)
     emit(result, json, lambda: stdout().print(f"drift: {esc(result.reason)}"))
+    if fail_on_drift and (result.calibration_drift or result.sycophancy_drift):
+        raise typer.Exit(EXIT_DRIFT)
 
 
 @app.command()
