@@ -15,12 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.cascade.test_engine import call, scores, step, think
 
 from noetic.cascade.engine import run_cascade
-from noetic.cascade.investigation.tools import discover
 from noetic.llm.scripted import ScriptedProvider
 from noetic.llm.tokens import count_tokens
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
+from noetic.tools.discovery import discover
 
 RUNS = 20
 
@@ -48,8 +49,9 @@ async def main() -> None:
             for _ in range(RUNS):
                 session, _ = tracker.bootstrap(profile="balanced")
                 provider = ScriptedProvider(replies())
-                run = await run_cascade("fix the parser", provider, tracker, session.id,
-                                        tools=discover(ws))  # fmt: skip
+                ctx = build_context("cascade", tracker=tracker, provider=provider,
+                                    session_id=session.id, tools=discover(ws))  # fmt: skip
+                run = await run_cascade(ctx, "fix the parser")
                 assert run.rounds == 3, run.status
                 for p in run.phases:
                     per_phase[p["phase"]].append(p["ms"])

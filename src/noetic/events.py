@@ -4,13 +4,30 @@ CASCADE, the observer chain, Nova and the agent all emit :class:`Event` values t
 :class:`EventBus`. Subscribers decide what happens to them: the store persists them, the CLI
 renders them live, the dashboard streams them. Emitting never fails the emitter: a subscriber
 that raises is reported once through :mod:`warnings` and the event still reaches the others.
+
+Every event has the same envelope, whichever engine sent it::
+
+    {"kind": "phase_completed", "at": "2026-…Z", "engine": "cascade",
+     "session_id": "…", "cascade_id": "…", "data": {"phase": "CHECK", "ms": 12.5}}
+
+``engine`` names the engine whose run emitted it (``None`` for the agent-driven workflow, where
+the agent itself is the engine); ``cascade_id`` is the task's id. ``data`` has one model per kind
+(:data:`PAYLOADS`), validated when the event is emitted, so a reader never has to guess its
+shape: a field an emitter misspells is a bug that fails at once, not a key a dashboard misses.
+``docs/architecture.md`` lists every payload.
+
+The engine is taken from :func:`engine_scope` when the emitter does not name it, so the shared
+tracker's assessment and decision events inside a CASCADE run say ``"cascade"`` without the
+tracker knowing which engine called it.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -36,16 +53,136 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class Payload(BaseModel):
+    """The base of every event's ``data``: frozen, and unknown fields are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SessionStarted(Payload):
+    ai_id: str
+    profile: str
+    ai_model: str | None = None
+    domain: str | None = None
+
+
+class PhaseEntered(Payload):
+    """A phase (CASCADE, the agent's nodes) or a stage (observer, Nova turns) begins."""
+
+    phase: str
+    stage: int | None = None
+    role: str | None = None
+
+
+class PhaseCompleted(PhaseEntered):
+    ms: float
+
+
+class AssessmentRecorded(Payload):
+    phase: str
+    seq: int
+    confidence: float
+    missing: list[str] = []
+    carried: list[str] = []
+
+
+class DecisionMade(Payload):
+    action: str
+    reason: str = ""
+    rule: str | None = None
+
+
+class InvestigationLogged(Payload):
+    round: int
+    tool: str | None = None
+    note: str = ""
+    target_vector: str | None = None
+
+
+class ToolCalled(Payload):
+    tool: str
+    success: bool
+    round: int | None = None
+    ms: float | None = None
+    error: str | None = None
+
+
+class LLMCalled(Payload):
+    provider: str
+    model: str
+    attempt: int
+    outcome: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: float = 0.0
+    error_class: str | None = None
+    status: int | None = None
+
+
+class ConstraintEnforced(Payload):
+    rule: str
+    value: float
+    limit: float
+
+
+class Observed(Payload):
+    stage: int
+    role: str
+    confidence: float
+    layers: list[str]
+    content: str
+
+
+class RunFinished(Payload):
+    status: str
+    ms: float | None = None
+    summary: dict[str, Any] = {}
+
+
+PAYLOADS: dict[EventKind, type[Payload]] = {
+    EventKind.SESSION_STARTED: SessionStarted,
+    EventKind.PHASE_ENTERED: PhaseEntered,
+    EventKind.PHASE_COMPLETED: PhaseCompleted,
+    EventKind.ASSESSMENT_RECORDED: AssessmentRecorded,
+    EventKind.DECISION: DecisionMade,
+    EventKind.INVESTIGATION: InvestigationLogged,
+    EventKind.TOOL_CALL: ToolCalled,
+    EventKind.LLM_CALL: LLMCalled,
+    EventKind.CONSTRAINT_ENFORCED: ConstraintEnforced,
+    EventKind.OBSERVATION: Observed,
+    EventKind.RUN_FINISHED: RunFinished,
+}
+
+
 class Event(BaseModel):
-    """Something that happened, with when, where (session / cascade) and the details."""
+    """Something that happened: when, which engine, where (session / task), and the details."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: EventKind
     at: datetime = Field(default_factory=utcnow)
+    engine: str | None = None
     session_id: str | None = None
     cascade_id: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def payload(self) -> Payload:
+        """``data`` as its kind's typed model."""
+        return PAYLOADS[self.kind].model_validate(self.data)
+
+
+_engine: ContextVar[str | None] = ContextVar("noetic_engine", default=None)
+
+
+@contextmanager
+def engine_scope(name: str) -> Iterator[None]:
+    """Events emitted inside this block (and tasks it starts) name ``name`` as their engine."""
+    token = _engine.set(name)
+    try:
+        yield
+    finally:
+        _engine.reset(token)
 
 
 Subscriber = Callable[[Event], None]
@@ -62,8 +199,25 @@ class EventBus:
         self._subscribers.append(subscriber)
         return lambda: self._subscribers.remove(subscriber)
 
-    def emit(self, kind: EventKind, **fields: Any) -> Event:
-        event = Event(kind=kind, **fields)
+    def emit(
+        self,
+        kind: EventKind,
+        *,
+        data: dict[str, Any] | Payload | None = None,
+        engine: str | None = None,
+        session_id: str | None = None,
+        cascade_id: str | None = None,
+    ) -> Event:
+        """Validate ``data`` against the kind's payload model and publish the event."""
+        model = PAYLOADS[kind]
+        payload = data if isinstance(data, model) else model.model_validate(data or {})
+        event = Event(
+            kind=kind,
+            engine=engine or _engine.get(),
+            session_id=session_id,
+            cascade_id=cascade_id,
+            data=payload.model_dump(mode="json"),
+        )
         self.publish(event)
         return event
 

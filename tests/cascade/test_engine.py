@@ -5,13 +5,14 @@ import json
 
 import pytest
 
-from noetic.cascade.engine import RunSettings, RunStatus, run_cascade
-from noetic.cascade.investigation.tools import InvestigationPlugin, discover
+from noetic.cascade.engine import RunStatus, run_cascade
 from noetic.events import EventKind
 from noetic.llm.scripted import ScriptedProvider
 from noetic.profiles import ProfileRegistry
-from noetic.runtime.sentinel import SentinelLimits
+from noetic.runtime.context import Limits, build_context
 from noetic.runtime.tracker import Tracker
+from noetic.tools import tool
+from noetic.tools.discovery import discover
 
 from ..conftest import uniform
 
@@ -39,12 +40,14 @@ def tracker(store):
     return Tracker(store, ProfileRegistry(store.home / "profiles"))
 
 
-def go(tracker, replies, *, profile="balanced", tools=(), settings=None, task="fix the bug"):
+def go(tracker, replies, *, profile="balanced", tools=(), limits=None, task="fix the bug"):
     session, _ = tracker.bootstrap(ai_id="m", profile=profile)
     provider = ScriptedProvider(replies)
-    run = asyncio.run(
-        run_cascade(task, provider, tracker, session.id, tools=list(tools), settings=settings)
-    )
+    ctx = build_context(
+        "cascade", tracker=tracker, provider=provider, session_id=session.id,
+        tools=list(tools), limits=limits,
+    )  # fmt: skip
+    run = asyncio.run(run_cascade(ctx, task))
     return run, provider, session
 
 
@@ -141,14 +144,14 @@ def test_engagement_gate_is_enforced_and_recorded(tracker):
     assert gate == {"rule": "engagement_gate", "value": 0.4, "limit": 0.6}
 
 
-def web_search(**_):
+def web_search(q: str) -> str:
+    """Search the web."""
     return "results"
 
 
 def test_prescribed_mode_refuses_unapproved_tools(tracker, tmp_path):
     (tmp_path / "dose.md").write_text("max 4 g/day")
-    web = InvestigationPlugin(name="web_search", description="search the web",
-                              improves_vectors=("know",), executor=web_search)  # fmt: skip
+    web = tool(web_search, improves_vectors=("know",))
     replies = [
         scores(0.7), think(strategy="research"),
         step(call("web_search", q="paracetamol"), call("read_file", path="dose.md")),
@@ -164,30 +167,29 @@ def test_prescribed_mode_refuses_unapproved_tools(tracker, tmp_path):
     assert "Only these approved tools" in offered and "web_search" not in offered
 
 
-def broken(**_):
+def jira(q: str) -> str:
+    """Search tickets."""
     raise RuntimeError("JIRA is down")
 
 
 def test_a_plugin_that_raises_is_recorded_and_the_run_continues(tracker):
-    jira = InvestigationPlugin(name="jira", description="search tickets", executor=broken)
     replies = [scores(0.5), think(), step(call("jira", q="bug")), scores(0.9), "ok", scores(0.9)]
-    run, _, session = go(tracker, replies, tools=[jira])
+    run, _, session = go(tracker, replies, tools=[tool(jira)])
     assert run.status is RunStatus.COMPLETED
     (use,) = run.tool_uses
     assert not use.success and "RuntimeError: JIRA is down" in use.information
     assert tracker.store.investigations(session_id=session.id)[0].success is False
 
 
-async def slow(**_):
+async def crawl() -> str:
+    """Crawl slowly."""
     await asyncio.sleep(5)
     return "late"
 
 
 def test_sentinel_timeout_ends_the_run_with_a_status(tracker):
-    sleepy = InvestigationPlugin(name="crawl", description="slow crawl", executor=slow)
     replies = [scores(0.5), think(), step(call("crawl"))]
-    settings = RunSettings(limits=SentinelLimits(timeout_s=0.5))
-    run, _, session = go(tracker, replies, tools=[sleepy], settings=settings)
+    run, _, session = go(tracker, replies, tools=[tool(crawl)], limits=Limits(timeout_s=0.5))
     assert run.status is RunStatus.TIMEOUT and "timeout" in run.detail
     (stop,) = events(tracker, session, EventKind.CONSTRAINT_ENFORCED)
     assert stop["rule"] == "timeout" and stop["limit"] == 0.5
@@ -198,8 +200,9 @@ def test_sentinel_tool_limit(tracker, tmp_path):
     (tmp_path / "a.txt").write_text("a")
     replies = [scores(0.5), think(), step(call("read_file", path="a.txt"),
                                           call("read_file", path="a.txt"))]  # fmt: skip
-    settings = RunSettings(limits=SentinelLimits(max_tool_calls=1))
-    run, _, session = go(tracker, replies, tools=discover(tmp_path), settings=settings)
+    run, _, session = go(
+        tracker, replies, tools=discover(tmp_path), limits=Limits(max_tool_calls=1)
+    )
     assert run.status is RunStatus.TOOL_LIMIT
     (stop,) = events(tracker, session, EventKind.CONSTRAINT_ENFORCED)
     assert (stop["rule"], stop["value"], stop["limit"]) == ("tool_limit", 2, 1)
@@ -231,5 +234,6 @@ def test_workspace_tools_cannot_escape(tmp_path):
     (tmp_path / "ws").mkdir()
     (tmp_path / "secret.txt").write_text("s")
     read = {p.name: p for p in discover(tmp_path / "ws")}["read_file"]
-    with pytest.raises(Exception, match="outside the workspace"):
-        asyncio.run(read.run({"path": "../secret.txt"}))
+    result = asyncio.run(read.call({"path": "../secret.txt"}))
+    assert not result.ok and "outside the workspace" in result.error
+    assert result.argument == "path" and result.retry

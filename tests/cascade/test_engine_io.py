@@ -10,12 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from noetic.cascade.engine import RunStatus, run_cascade
-from noetic.cascade.investigation.mcp_tools import configured_servers
 from noetic.cli import app
 from noetic.errors import ValidationError
 from noetic.llm.scripted import ScriptedProvider
 from noetic.profiles import ProfileRegistry
+from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
+from noetic.tools.mcp_servers import configured_servers
 
 from ..llm.model_server import reply, running
 from .test_engine import call, scores, step, think
@@ -70,9 +71,11 @@ def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path)
         step(call("guide.get_workflow_guidance", phase="check")),
         scores(0.9), "done", scores(0.9),
     ])  # fmt: skip
-    run = asyncio.run(
-        run_cascade("t", provider, tracker, session.id, mcp_servers=configured_servers(store.home))
-    )
+    ctx = build_context(
+        "cascade", tracker=tracker, provider=provider, session_id=session.id,
+        mcp_servers=configured_servers(store.home),
+    )  # fmt: skip
+    run = asyncio.run(run_cascade(ctx, "t"))
     assert run.status is RunStatus.COMPLETED
     (use,) = run.tool_uses
     assert use.success and "CHECK" in use.information

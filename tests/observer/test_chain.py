@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+import os
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -9,18 +11,26 @@ from typer.testing import CliRunner
 from noetic.cli import app
 from noetic.embeddings import default_embedder
 from noetic.errors import ParseError
-from noetic.events import EventBus, EventKind
+from noetic.events import EventKind
 from noetic.llm.scripted import ScriptedProvider
 from noetic.observer.cache import PatternCache
 from noetic.observer.chain import observer_stats, run_chain
 from noetic.observer.crystallization import ObserverSettings, Reason
+from noetic.profiles import ProfileRegistry
+from noetic.runtime.context import build_context
+from noetic.runtime.tracker import Tracker
+from noetic.store import Store
 
 from ..llm.model_server import reply, running
 
 
-def run(query, replies, **kw):
+def run(query, replies, *, store=None, seen=None, **kw):
     provider = ScriptedProvider(replies)
-    return asyncio.run(run_chain(query, provider, **kw)), provider
+    store = store or Store(Path(os.environ["NOETIC_HOME"]))
+    ctx = build_context("observer", tracker=Tracker(store, ProfileRegistry()), provider=provider)
+    if seen is not None:
+        ctx.bus.subscribe(seen.append)
+    return asyncio.run(run_chain(ctx, query, **kw)), provider
 
 
 def test_seed_example_1_simple_query_ends_at_stage_2_low_complexity():
@@ -100,12 +110,16 @@ def test_adaptive_budget_stops_early_when_the_explorer_predicts_high_confidence(
 
 
 def test_events_and_persistence(store):
-    bus = EventBus()
     seen = []
-    bus.subscribe(seen.append)
-    result, _ = run("q", ["CONFIDENCE: 0.96\nLAYERS: C02\nCONTENT: done"], store=store, bus=bus)
+    result, _ = run("q", ["CONFIDENCE: 0.96\nLAYERS: C02\nCONTENT: done"], store=store, seen=seen)
     kinds = [e.kind for e in seen]
-    assert kinds == [EventKind.PHASE_ENTERED, EventKind.OBSERVATION, EventKind.RUN_FINISHED]
+    assert kinds == [
+        EventKind.PHASE_ENTERED, EventKind.LLM_CALL, EventKind.OBSERVATION, EventKind.RUN_FINISHED
+    ]  # fmt: skip
+    assert {e.engine for e in seen} == {"observer"}  # the model call too, through the context
+    assert seen[-1].data["status"] == "HighConfidence"
+    stored = store.events(kind="observation")
+    assert len(stored) == 1 and stored[0].engine == "observer"
     stats = observer_stats(store)
     assert stats.runs == 1 and stats.reasons == {"HighConfidence": 1}
     assert stats.calls_saved_by_early_stopping == 3 and result.run_id

@@ -26,23 +26,22 @@ import contextlib
 import json
 from contextlib import AsyncExitStack
 from enum import StrEnum
-from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Action, Assessment, Phase
-from noetic.cascade.investigation.mcp_tools import mcp_plugins
-from noetic.cascade.investigation.offer import Strategy, allowed, offer
-from noetic.cascade.investigation.tools import InvestigationPlugin
-from noetic.errors import NoeticError, ParseError, ProviderError
+from noetic.cascade.offer import Strategy, allowed, offer
+from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
 from noetic.events import EventKind, Timer
 from noetic.llm.assess import assess_with_model
-from noetic.llm.base import Provider, Request
+from noetic.llm.base import Request
 from noetic.llm.structured import complete_structured
 from noetic.profiles import Profile
-from noetic.runtime.sentinel import Sentinel, SentinelLimits, SentinelStop
-from noetic.runtime.tracker import Recorded, Tracker
+from noetic.runtime.context import RunContext
+from noetic.runtime.sentinel import SentinelStop
+from noetic.runtime.tracker import Recorded
+from noetic.tools.base import Toolset
 from noetic.vectors import VECTOR_NAMES
 
 M = TypeVar("M", bound=BaseModel)
@@ -112,9 +111,10 @@ class TrajectoryPoint(BaseModel):
 
 
 class RunSettings(BaseModel):
+    """CASCADE's own settings; time and tool limits come from the run context."""
+
     model_config = ConfigDict(frozen=True)
 
-    limits: SentinelLimits = SentinelLimits()
     max_resets: int = Field(1, ge=0)
     max_tokens: int = Field(2048, gt=0)
 
@@ -150,60 +150,54 @@ class _Ended(Exception):
 
 
 async def run_cascade(
-    task: str,
-    provider: Provider,
-    tracker: Tracker,
-    session_id: str,
-    *,
-    tools: list[InvestigationPlugin] = (),  # type: ignore[assignment]
-    mcp_servers: dict[str, list[str]] | None = None,
-    settings: RunSettings | None = None,
-    workspace: Path | None = None,
+    ctx: RunContext, task: str, *, settings: RunSettings | None = None
 ) -> CascadeRun:
-    """Run one task through the CASCADE on ``provider``; see the module docstring."""
+    """Run one task through the CASCADE on the context's model; see the module docstring.
+
+    ``ctx`` needs a session and a provider. Its tools (and those of its MCP servers) are the
+    whole list offered to the model: to add one to the built-ins, pass
+    ``[*discover(workspace), yours]``.
+    """
     settings = settings or RunSettings()
-    session = tracker.store.get_session(session_id)
-    profile = tracker.profile_of(session)
-    sentinel = Sentinel(settings.limits, tracker.bus, session_id=session.id)
+    if ctx.session_id is None:
+        raise UsageError(
+            "a CASCADE run needs a session", fix="build_context(..., session_id=session.id)"
+        )
+    session = ctx.store.get_session(ctx.session_id)
+    profile = ctx.profile or ctx.tracker.profile_of(session)
     run = CascadeRun(session_id=session.id, task=task, profile=profile.name, status="completed")
-    engine = _Engine(task, provider, tracker, session.id, profile, sentinel, settings, run)
-    async with AsyncExitStack() as stack:
-        engine.tools = list(tools) + (await mcp_plugins(stack, mcp_servers) if mcp_servers else [])
-        try:
-            await engine.go()
-        except _Ended as end:
-            engine.close(end.status, end.detail)
-        except SentinelStop as stop:
-            status = RunStatus.TIMEOUT if stop.rule == "timeout" else RunStatus.TOOL_LIMIT
-            engine.close(status, f"Sentinel stopped the run: {stop}")
-        except ParseError as exc:
-            engine.close(RunStatus.PARSE_FAILURE, f"unusable model reply: {exc.message}")
-        except ProviderError as exc:
-            engine.close(RunStatus.PROVIDER_FAILURE, str(exc))
+    engine = _Engine(ctx, task, profile, settings, run)
+    with ctx.scope():
+        async with AsyncExitStack() as stack:
+            engine.tools = Toolset(await ctx.open_tools(stack))
+            try:
+                await engine.go()
+            except _Ended as end:
+                engine.close(end.status, end.detail)
+            except SentinelStop as stop:
+                status = RunStatus.TIMEOUT if stop.rule == "timeout" else RunStatus.TOOL_LIMIT
+                engine.close(status, f"Sentinel stopped the run: {stop}")
+            except ParseError as exc:
+                engine.close(RunStatus.PARSE_FAILURE, f"unusable model reply: {exc.message}")
+            except ProviderError as exc:
+                engine.close(RunStatus.PROVIDER_FAILURE, str(exc))
     return run
 
 
 class _Engine:
     def __init__(
-        self,
-        task: str,
-        provider: Provider,
-        tracker: Tracker,
-        session_id: str,
-        profile: Profile,
-        sentinel: Sentinel,
-        settings: RunSettings,
-        run: CascadeRun,
+        self, ctx: RunContext, task: str, profile: Profile, settings: RunSettings, run: CascadeRun
     ) -> None:
+        self.ctx = ctx
         self.task = task
-        self.provider = provider
-        self.tracker = tracker
-        self.session_id = session_id
+        self.provider = ctx.model
+        self.tracker = ctx.tracker
+        self.session_id = run.session_id
         self.profile = profile
-        self.sentinel = sentinel
+        self.sentinel = ctx.sentinel
         self.settings = settings
         self.run = run
-        self.tools: list[InvestigationPlugin] = []
+        self.tools = Toolset([])
         self.findings: list[str] = []
         self.last: Recorded | None = None
 
@@ -247,11 +241,9 @@ class _Engine:
                 )
             self.run.resets += 1
             self.findings.append("You decided to RESET: start your thinking over from scratch.")
-            self.tracker.bus.emit(
+            self.ctx.emit(
                 EventKind.DECISION,
-                session_id=self.session_id,
-                cascade_id=self.run.cascade_id,
-                data={"action": "RESET", "note": f"restarting from THINK ({self.run.resets})"},
+                {"action": "RESET", "reason": f"restarting from THINK ({self.run.resets})"},
             )
 
     async def investigate_until_ready(self, strategy: Strategy) -> Any:
@@ -284,7 +276,8 @@ class _Engine:
             )  # fmt: skip
             if phase == Phase.PREFLIGHT:
                 recorded = self.tracker.preflight(self.session_id, self.task, a)
-                self.run.cascade_id = self.sentinel.cascade_id = recorded.cascade.id
+                self.run.cascade_id = recorded.cascade.id
+                self.ctx.start_task(recorded.cascade.id)
                 return recorded
             if phase == Phase.CHECK:
                 return self.tracker.check(self.session_id, a)
@@ -330,7 +323,8 @@ class _Engine:
             )
 
     async def investigate(self, strategy: Strategy, gaps: tuple[str, ...]) -> None:
-        brief = offer(self.tools, self.profile, gaps, strategy)
+        tools = list(self.tools)
+        brief = offer(tools, self.profile, gaps, strategy)
         step = await self.structured(
             f"{brief}\n\nChoose up to 5 tool calls that would close your gaps (tool name, "
             "arguments, purpose, the vector it targets), or none if reasoning alone will do.",
@@ -338,31 +332,23 @@ class _Engine:
         )
         if step.notes:
             self.findings.append(step.notes)
-        runnable = {t.name: t for t in allowed(self.tools, self.profile)}
-        known = {t.name for t in self.tools}
+        runnable = Toolset(allowed(tools, self.profile))
         for call in step.calls:
             self.sentinel.tool_call()
-            if call.tool not in runnable:
+            if call.tool in self.tools.tools and call.tool not in runnable.tools:
                 why = (
                     f"refused: {call.tool!r} is not an approved tool under profile "
                     f"{self.profile.name!r}"
-                    if call.tool in known
-                    else f"unknown tool {call.tool!r}; available: {', '.join(runnable)}"
                 )
                 self.record_tool(call, False, why)
                 continue
             try:
-                self.sentinel.remaining()
-                info = await asyncio.wait_for(
-                    runnable[call.tool].run(call.arguments), self.sentinel.remaining()
+                result = await asyncio.wait_for(
+                    runnable.call(call.tool, call.arguments), self.sentinel.remaining()
                 )
-                self.record_tool(call, True, info)
             except TimeoutError:
                 self.sentinel.timed_out()
-            except SentinelStop:
-                raise
-            except Exception as exc:  # a plugin's failure is information, not a crash
-                self.record_tool(call, False, f"{type(exc).__name__}: {exc}")
+            self.record_tool(call, result.ok, result.for_model(), ms=result.ms)
 
     async def act(self) -> str:
         plan = "\n".join(f"- {g}" for g in self.run.plan)
@@ -379,7 +365,9 @@ class _Engine:
 
     # plumbing ---------------------------------------------------------------------------
 
-    def record_tool(self, call: ToolCall, success: bool, information: str) -> None:
+    def record_tool(
+        self, call: ToolCall, success: bool, information: str, ms: float | None = None
+    ) -> None:
         use = ToolUse(
             round=self.run.rounds,
             tool=call.tool,
@@ -402,11 +390,9 @@ class _Engine:
             success=success,
             information_gained=information[:2000],
         )
-        self.tracker.bus.emit(
+        self.ctx.emit(
             EventKind.TOOL_CALL,
-            session_id=self.session_id,
-            cascade_id=self.run.cascade_id,
-            data={"tool": call.tool, "success": success, "round": use.round},
+            {"tool": call.tool, "success": success, "round": use.round, "ms": ms},
         )
 
     async def structured(self, instruction: str, model_cls: type[M]) -> M:
@@ -426,17 +412,10 @@ class _Engine:
     async def phase(self, name: str, awaitable: Any) -> Any:
         self.sentinel.remaining()
         timer = Timer()
-        bus, cid = self.tracker.bus, self.run.cascade_id
-        bus.emit(EventKind.PHASE_ENTERED, session_id=self.session_id, cascade_id=cid,
-                 data={"phase": name})  # fmt: skip
+        self.ctx.emit(EventKind.PHASE_ENTERED, {"phase": name})
         result = await awaitable
         self.run.phases.append({"phase": name, "ms": timer.ms})
-        bus.emit(
-            EventKind.PHASE_COMPLETED,
-            session_id=self.session_id,
-            cascade_id=self.run.cascade_id,
-            data={"phase": name, "ms": timer.ms},
-        )
+        self.ctx.emit(EventKind.PHASE_COMPLETED, {"phase": name, "ms": timer.ms})
         return result
 
     def summary(self, status: RunStatus) -> dict[str, Any]:

@@ -38,17 +38,14 @@ def run(
 ) -> None:
     """Run PREFLIGHT → THINK → PLAN → INVESTIGATE ⇄ CHECK → ACT → POSTFLIGHT on a model."""
     import asyncio
-    from functools import partial
 
-    from noetic.cascade.engine import RunSettings, run_cascade
-    from noetic.cascade.investigation.mcp_tools import configured_servers
-    from noetic.cascade.investigation.tools import discover
+    from noetic.cascade.engine import run_cascade
     from noetic.events import EventKind
-    from noetic.llm.registry import parse_provider, resolve_provider_spec
-    from noetic.llm.resilience import ResilientProvider
-    from noetic.runtime.sentinel import SentinelLimits
+    from noetic.llm.registry import resolve_provider_spec
+    from noetic.runtime.context import Limits, build_context
     from noetic.store.files import write_current_session
-    from noetic.store.llm_calls import record_llm_call
+    from noetic.tools.discovery import discover
+    from noetic.tools.mcp_servers import configured_servers
 
     with handled(json):
         tracker = open_tracker(store)
@@ -57,11 +54,15 @@ def run(
         model_name = spec.partition(":")[2].rpartition("#")[2]
         session, chosen = tracker.bootstrap(ai_id=model_name, profile=profile, ai_model=model_name)
         write_current_session(home, session.id)
-        model = ResilientProvider(
-            parse_provider(spec),
-            record=partial(record_llm_call, tracker.store),
-            bus=tracker.bus,
+        ctx = build_context(
+            "cascade",
+            tracker=tracker,
+            provider=spec,
             session_id=session.id,
+            profile=chosen,
+            limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
+            tools=discover(workspace),
+            mcp_servers=configured_servers(home),
         )
         err = stderr()
 
@@ -69,7 +70,7 @@ def run(
             d = event.data
             if event.kind == EventKind.PHASE_COMPLETED:
                 err.print(f"[bold]{d['phase']:<11}[/] {d['ms']:8.0f} ms")
-            elif event.kind == EventKind.DECISION and "rule" in d:
+            elif event.kind == EventKind.DECISION and d.get("rule"):
                 err.print(f"            → {d['action']}: {esc(d['reason'])}")
             elif event.kind == EventKind.TOOL_CALL:
                 ok = "ok" if d["success"] else "failed"
@@ -82,19 +83,7 @@ def run(
             err.print(
                 f"[bold]CASCADE[/] {esc(repr(task))} · profile {esc(chosen.name)} · {esc(spec)}"
             )
-        result = asyncio.run(
-            run_cascade(
-                task,
-                model,
-                tracker,
-                session.id,
-                tools=discover(workspace),
-                mcp_servers=configured_servers(home),
-                settings=RunSettings(
-                    limits=SentinelLimits(timeout_s=timeout, max_tool_calls=max_tool_calls)
-                ),
-            )
-        )
+        result = asyncio.run(run_cascade(ctx, task))
 
     def render() -> None:
         from noetic.cli.render import vector_table

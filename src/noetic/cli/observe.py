@@ -7,7 +7,17 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stderr, stdout
+from noetic.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    esc,
+    handled,
+    open_store,
+    open_tracker,
+    stderr,
+    stdout,
+)
 
 
 class _QueryByDefault(TyperGroup):
@@ -41,22 +51,15 @@ def run(
 ) -> None:
     """Run the observer chain on a query, showing each stage as it completes."""
     import asyncio
-    from functools import partial
 
-    from noetic.events import EventBus, EventKind
-    from noetic.llm.registry import parse_provider, resolve_provider_spec
-    from noetic.llm.resilience import ResilientProvider
+    from noetic.events import EventKind
     from noetic.observer.crystallization import ObserverSettings
-    from noetic.store.llm_calls import record_llm_call
+    from noetic.runtime.context import build_context
 
     with handled(json):
-        opened = open_store(store)
-        model = ResilientProvider(
-            parse_provider(resolve_provider_spec(provider, opened.home)),
-            record=partial(record_llm_call, opened),
+        ctx = build_context(
+            "observer", tracker=open_tracker(store), provider=provider, needs_model=True
         )
-        bus = EventBus()
-        bus.subscribe(opened.append_event)
         err = stderr()
 
         def show(event: Any) -> None:
@@ -67,11 +70,9 @@ def run(
                     f"{d['confidence']:.2f} · layers {','.join(d['layers']) or '—'}"
                 )
 
-        bus.subscribe(show)
-        pattern_cache = _cache(opened) if cache else None
-        result = asyncio.run(
-            _run(query, model, ObserverSettings(adaptive=adaptive), pattern_cache, opened, bus)
-        )
+        ctx.bus.subscribe(show)
+        pattern_cache = _cache(ctx.store) if cache else None
+        result = asyncio.run(_run(ctx, query, ObserverSettings(adaptive=adaptive), pattern_cache))
 
     def render() -> None:
         out = stdout()
@@ -87,10 +88,10 @@ def run(
     emit(result, json, render)
 
 
-async def _run(query: str, model: Any, settings: Any, cache: Any, store: Any, bus: Any) -> Any:
+async def _run(ctx: Any, query: str, settings: Any, cache: Any) -> Any:
     from noetic.observer.chain import run_chain
 
-    return await run_chain(query, model, settings=settings, cache=cache, store=store, bus=bus)
+    return await run_chain(ctx, query, settings=settings, cache=cache)
 
 
 def _cache(store: Any) -> Any:

@@ -128,23 +128,20 @@ def _assess(
 def _model_assessment(tracker: Any, sid: str, phase: Any, spec: str, task: str | None) -> Any:
     """Ask the named model for its own assessment, recording every call in ``llm_calls``."""
     import asyncio
-    from functools import partial
 
-    from noetic.llm.assess import assess_with_model
-    from noetic.llm.registry import parse_provider, resolve_provider_spec
-    from noetic.llm.resilience import ResilientProvider
-    from noetic.store.llm_calls import record_llm_call
+    from noetic.runtime.assess import model_assessment
+    from noetic.runtime.context import build_context
 
-    the_task, profile, previous = tracker.context_for(sid, phase, task)
     cascade = tracker.store.open_cascade_of(sid)
-    model = ResilientProvider(
-        parse_provider(resolve_provider_spec(spec, tracker.store.home)),
-        record=partial(record_llm_call, tracker.store),
-        bus=tracker.bus,
+    ctx = build_context(
+        None,
+        tracker=tracker,
+        provider=spec,
         session_id=sid,
-        cascade_id=cascade.id if cascade else None,
+        task_id=cascade.id if cascade else None,
+        needs_model=True,
     )
-    return asyncio.run(assess_with_model(model, the_task, phase, profile, previous))
+    return asyncio.run(model_assessment(ctx, phase, task))
 
 
 def _render_assessment(result: Any) -> None:

@@ -77,14 +77,14 @@ def parse_command(command: str) -> list[str]:
         raise ValidationError(
             "empty command", field="command", fix=f"allowed: {describe_allowed()}"
         )
-    subs = ALLOWED.get(args[0], False)
-    if subs is False:
+    if args[0] not in ALLOWED:
         raise ValidationError(
             f"'{args[0]}' is not an allowed noetic command",
             field="command",
             value=args[0],
             fix=f"allowed: {describe_allowed()}",
         )
+    subs = ALLOWED[args[0]]
     if subs is not None and (len(args) < 2 or args[1] not in subs):
         raise ValidationError(
             f"'noetic {args[0]}' allows only: {', '.join(sorted(subs))}",

@@ -8,9 +8,9 @@ so the calling agent can correct itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial, wraps
+from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,14 +23,19 @@ from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.store.files import read_current_session
 
+if TYPE_CHECKING:
+    from noetic.runtime.context import Limits, RunContext
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Noetic:
-    """What every tool shares: the store under ``home`` and the tracker over it."""
+    """What every tool shares: the store under ``home``, the tracker over it, and the
+    workspace the built-in tools may read (the directory the server was started in)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, workspace: Path | None = None) -> None:
         self.home = home
+        self.workspace = (workspace or Path.cwd()).resolve()
         self.store = Store(home)
         self.tracker = Tracker(self.store, ProfileRegistry(home / "profiles"))
 
@@ -47,14 +52,36 @@ class Noetic:
 
     def recorded(self, provider: Provider, *, session_id: str | None = None) -> Provider:
         """``provider`` retried and recorded like every model call."""
-        from noetic.llm.resilience import ResilientProvider
-        from noetic.store.llm_calls import record_llm_call
+        from noetic.runtime.context import recorded_provider
 
-        return ResilientProvider(
-            provider,
-            record=partial(record_llm_call, self.store),
-            bus=self.tracker.bus,
+        return recorded_provider(provider, self.tracker, session_id=session_id)
+
+    def context(
+        self,
+        engine: str,
+        provider: Provider,
+        *,
+        session_id: str | None = None,
+        limits: Limits | None = None,
+        with_tools: bool = False,
+    ) -> RunContext:
+        """A run context over this server's store for one engine run."""
+        from noetic.runtime.context import build_context
+
+        tools = mcp_servers = None
+        if with_tools:
+            from noetic.tools.discovery import discover
+            from noetic.tools.mcp_servers import configured_servers
+
+            tools, mcp_servers = discover(self.workspace), configured_servers(self.home)
+        return build_context(
+            engine,
+            tracker=self.tracker,
+            provider=provider,
             session_id=session_id,
+            limits=limits,
+            tools=tools,
+            mcp_servers=mcp_servers,
         )
 
     def provider(self, spec: str | None, ctx: Context) -> Provider:
@@ -104,12 +131,13 @@ def tool_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def build_server(home: Path) -> MCPServer:
-    """An MCP server over the store at ``home``."""
+def build_server(home: Path, workspace: Path | None = None) -> MCPServer:
+    """An MCP server over the store at ``home``; built-in tools read ``workspace`` (default:
+    the working directory at start)."""
     from noetic.mcp.resources import register_resources
     from noetic.mcp.tools import register_tools
 
-    noetic = Noetic(home)
+    noetic = Noetic(home, workspace)
     from noetic import __version__
 
     server = MCPServer(

@@ -7,7 +7,6 @@ the agent reading the tool list: what the tool does, and what to call next.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -455,26 +454,22 @@ def register_tools(server: MCPServer, n: Noetic) -> None:
         timeout: Annotated[float, Field(gt=0, le=3600, description="Seconds.")] = 900,
         max_tool_calls: Annotated[int, Field(ge=0, le=200)] = 30,
     ) -> CascadeRun:
-        from noetic.cascade.engine import RunSettings, run_cascade
-        from noetic.cascade.investigation.mcp_tools import configured_servers
-        from noetic.cascade.investigation.tools import discover
-        from noetic.runtime.sentinel import SentinelLimits
+        from noetic.cascade.engine import run_cascade
+        from noetic.runtime.context import Limits
 
         if not task.strip():
             raise ValidationError("the task is empty", field="task")
         inner = n.provider(provider, ctx)
         session, _ = tracker.bootstrap(ai_id=inner.model, profile=profile, ai_model=inner.model)
         write_current_session(n.home, session.id)
-        limits = SentinelLimits(timeout_s=timeout, max_tool_calls=max_tool_calls)
-        return await run_cascade(
-            task,
-            n.recorded(inner, session_id=session.id),
-            tracker,
-            session.id,
-            tools=discover(Path.cwd()),
-            mcp_servers=configured_servers(n.home),
-            settings=RunSettings(limits=limits),
+        run = n.context(
+            "cascade",
+            inner,
+            session_id=session.id,
+            limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
+            with_tools=True,
         )
+        return await run_cascade(run, task)
 
     @tool(
         "Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as "
@@ -498,10 +493,8 @@ def register_tools(server: MCPServer, n: Noetic) -> None:
         if not query.strip():
             raise ValidationError("the query is empty", field="query")
         return await run_chain(
+            n.context("observer", n.provider(provider, ctx)),
             query,
-            n.recorded(n.provider(provider, ctx)),
             settings=ObserverSettings(adaptive=adaptive),
             cache=PatternCache(store, default_embedder()),
-            store=store,
-            bus=tracker.bus,
         )

@@ -15,7 +15,7 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import ParseError
-from noetic.events import EventBus, EventKind, Timer
+from noetic.events import EventKind, Timer
 from noetic.llm.base import Completion, Provider, Request
 from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
@@ -29,6 +29,7 @@ from noetic.observer.crystallization import (
 )
 from noetic.observer.observation import Observation, parse_observation
 from noetic.observer.prompts import ROLES, stage_prompt
+from noetic.runtime.context import RunContext
 from noetic.store import Store
 from noetic.store.observations import runs, save_run
 
@@ -70,16 +71,21 @@ async def _observe(
 
 
 async def run_chain(
+    ctx: RunContext,
     query: str,
-    provider: Provider,
     *,
     settings: ObserverSettings | None = None,
     cache: PatternCache | None = None,
-    store: Store | None = None,
-    bus: EventBus | None = None,
 ) -> ChainResult:
-    settings = settings or ObserverSettings()
-    bus = bus or EventBus()
+    """Reason about ``query`` on the context's model in stages; see the module docstring."""
+    with ctx.scope():
+        return await _chain(ctx, query, settings or ObserverSettings(), cache)
+
+
+async def _chain(
+    ctx: RunContext, query: str, settings: ObserverSettings, cache: PatternCache | None
+) -> ChainResult:
+    provider = ctx.model
     timer = Timer()
     if cache is not None:
         hit = cache.lookup(query)
@@ -99,7 +105,7 @@ async def run_chain(
                 note=f"answered from the pattern cache (similarity {hit.similarity:.3f} to "
                 f"{hit.query!r})",
             )
-            return _finish(result, provider, store, bus, timer)
+            return _finish(ctx, result, timer)
     context = ChainContext.from_query(query)
     budget = settings.max_stages
     calls = 0
@@ -107,22 +113,23 @@ async def run_chain(
     note = ""
     for stage in range(1, settings.max_stages + 1):
         role = ROLES[min(stage, 4)][0]
-        bus.emit(EventKind.PHASE_ENTERED, data={"engine": "observer", "stage": stage, "role": role})
+        ctx.emit(EventKind.PHASE_ENTERED, {"phase": "OBSERVE", "stage": stage, "role": role})
         prompt = stage_prompt(
             stage, query, context.summary(), predict=settings.adaptive and stage == 1
         )
         observation, used, problem = await _observe(provider, stage, prompt, settings)
         calls += used
         if observation is None:
-            if context.latest() is None:
+            last = context.latest()
+            if last is None:
                 raise ParseError(f"the observer chain produced no usable observation: {problem}",
                                  raw="")  # fmt: skip
-            note = f"{problem}; ended with the stage {context.latest().stage} observation"
+            note = f"{problem}; ended with the stage {last.stage} observation"
             break
         context.add(observation)
-        bus.emit(
+        ctx.emit(
             EventKind.OBSERVATION,
-            data={
+            {
                 "stage": stage,
                 "role": role,
                 "confidence": observation.confidence,
@@ -133,15 +140,15 @@ async def run_chain(
         if stage == 1:
             budget = stage_budget(observation, settings)
         known = cache is not None and cache.knows_answer(observation.content)
-        result = check(
+        verdict = check(
             observation,
             context.previous(),
             pattern_match=known,
             stage_budget=budget,
             settings=settings,
         )
-        checks.append(result)
-        if result.is_crystallized:
+        checks.append(verdict)
+        if verdict.is_crystallized:
             break
     final = context.observations[-1]  # stage 1 either added one or raised
     result = ChainResult(
@@ -160,34 +167,33 @@ async def run_chain(
     )
     if cache is not None and result.reason is not None:
         cache.add(query, result.answer, result.confidence, result.layers)
-    return _finish(result, provider, store, bus, timer)
+    return _finish(ctx, result, timer)
 
 
-def _finish(
-    result: ChainResult, provider: Provider, store: Store | None, bus: EventBus, timer: Timer
-) -> ChainResult:
-    if store is not None:
-        run_id = save_run(
-            store,
-            {
-                **result.model_dump(include={"query", "stages", "model_calls", "cache_hit",
-                                             "stage_budget", "answer", "confidence", "note"}),
-                "provider": provider.name,
-                "model": provider.model,
-                "reason": result.reason.value if result.reason else "unparseable",
-            },
-            [o.model_dump() for o in result.observations],
-        )  # fmt: skip
-        result = result.model_copy(update={"run_id": run_id})
-    bus.emit(
+def _finish(ctx: RunContext, result: ChainResult, timer: Timer) -> ChainResult:
+    provider = ctx.model
+    run_id = save_run(
+        ctx.store,
+        {
+            **result.model_dump(include={"query", "stages", "model_calls", "cache_hit",
+                                         "stage_budget", "answer", "confidence", "note"}),
+            "provider": provider.name,
+            "model": provider.model,
+            "reason": result.reason.value if result.reason else "unparseable",
+        },
+        [o.model_dump() for o in result.observations],
+    )  # fmt: skip
+    result = result.model_copy(update={"run_id": run_id})
+    ctx.emit(
         EventKind.RUN_FINISHED,
-        data={
-            "engine": "observer",
-            "stages": result.stages,
-            "reason": result.reason.value if result.reason else None,
-            "model_calls": result.model_calls,
-            "cache_hit": result.cache_hit,
+        {
+            "status": result.reason.value if result.reason else "ended_early",
             "ms": timer.ms,
+            "summary": {
+                "stages": result.stages,
+                "model_calls": result.model_calls,
+                "cache_hit": result.cache_hit,
+            },
         },
     )
     return result

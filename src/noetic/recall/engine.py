@@ -93,16 +93,16 @@ def _embeddings(store: Store, embedder: Embedder, rows: list[Any]) -> Any:
     missing = [
         i for i, r in enumerate(rows) if r["embedder"] != embedder.name or r["embedding"] is None
     ]
-    fresh = embedder.embed([rows[i]["task"] for i in missing]) if missing else None
+    blobs = [r["embedding"] for r in rows]
     if missing:
+        fresh = embedder.embed([rows[i]["task"] for i in missing])
         save_embeddings(
             store,
             embedder.name,
             [(rows[i]["cascade_id"], v.tobytes()) for i, v in zip(missing, fresh, strict=True)],
         )
-    blobs = [r["embedding"] for r in rows]
-    for j, i in enumerate(missing):
-        blobs[i] = fresh[j].tobytes()
+        for j, i in enumerate(missing):
+            blobs[i] = fresh[j].tobytes()
     return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
 
 

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import COHERENCE_MINIMUM, ENGAGEMENT_GATE, Decision
-from noetic.events import EventBus, EventKind
+from noetic.events import EventKind
+
+Emit = Callable[..., object]
 
 
 class SentinelLimits(BaseModel):
@@ -37,28 +40,25 @@ class SentinelStop(Exception):
 
 
 class Sentinel:
+    """The universal constraints of one run. ``emit(kind, data)`` is the run context's, so
+    each enforcement is stamped with the run's engine, session and task."""
+
     def __init__(
         self,
         limits: SentinelLimits,
-        bus: EventBus,
+        emit: Emit,
         *,
-        session_id: str,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limits = limits
-        self.bus = bus
-        self.session_id = session_id
-        self.cascade_id: str | None = None
+        self.emit = emit
         self.clock = clock
         self.started = clock()
         self.tool_calls = 0
 
     def _enforce(self, rule: str, value: float, limit: float) -> None:
-        self.bus.emit(
-            EventKind.CONSTRAINT_ENFORCED,
-            session_id=self.session_id,
-            cascade_id=self.cascade_id,
-            data={"rule": rule, "value": round(value, 6), "limit": limit},
+        self.emit(
+            EventKind.CONSTRAINT_ENFORCED, {"rule": rule, "value": round(value, 6), "limit": limit}
         )
 
     def remaining(self) -> float:
@@ -68,7 +68,7 @@ class Sentinel:
             self.timed_out()
         return left
 
-    def timed_out(self) -> None:
+    def timed_out(self) -> NoReturn:
         elapsed = self.clock() - self.started
         self._enforce("timeout", elapsed, self.limits.timeout_s)
         raise SentinelStop("timeout", elapsed, self.limits.timeout_s)

@@ -256,7 +256,10 @@ class Tracker:
             EventKind.RUN_FINISHED,
             session_id=session.id,
             cascade_id=cascade.id,
-            data={"status": "completed", "classification": calibration.classification.value},
+            data={
+                "status": "completed",
+                "summary": {"classification": calibration.classification.value},
+            },
         )
         return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
 

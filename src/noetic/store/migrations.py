@@ -290,6 +290,12 @@ def m007_summary_vectors(conn: sqlite3.Connection) -> None:
         )
 
 
+@migration
+def m008_event_engine(conn: sqlite3.Connection) -> None:
+    """Events name the engine whose run emitted them (NULL: the agent-driven workflow)."""
+    conn.execute("ALTER TABLE events ADD COLUMN engine TEXT")
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

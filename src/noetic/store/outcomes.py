@@ -61,6 +61,7 @@ def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
             f"INSERT INTO outcomes ({cols}) VALUES ({', '.join('?' for _ in data)})",
             list(data.values()),
         )
+    assert cur.lastrowid is not None  # an INSERT always sets it
     return get_outcome(store, cur.lastrowid)
 
 
@@ -126,7 +127,7 @@ def undo_adjustment(store: Store, adjustment_id: int) -> Adjustment:
 def adjustments(
     store: Store, *, profile: str | None = None, adjustment_id: int | None = None
 ) -> list[Adjustment]:
-    sql, args = "SELECT * FROM profile_adjustments", []
+    sql, args = "SELECT * FROM profile_adjustments", list[str | int]()
     if profile is not None:
         sql, args = sql + " WHERE profile = ?", [profile]
     if adjustment_id is not None:

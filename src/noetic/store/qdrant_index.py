@@ -91,7 +91,7 @@ class QdrantIndex:
         """Cosine similarity of ``query`` to each of the given tasks."""
         with self._reachable():
             result = self._query(query, cascade_ids)
-        return {p.payload["cascade_id"]: float(p.score) for p in result.points}
+        return {(p.payload or {})["cascade_id"]: float(p.score) for p in result.points}
 
     def _query(self, query: Any, cascade_ids: list[str]) -> Any:
         return self.client.query_points(

@@ -79,6 +79,7 @@ class EventRecord(_Record):
     id: int
     at: str
     kind: str
+    engine: str | None = None
     session_id: str | None = None
     cascade_id: str | None = None
     data: dict[str, Any] = {}

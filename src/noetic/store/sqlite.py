@@ -350,10 +350,12 @@ class Store:
         data = event.model_dump(mode="json")
         with self.transaction() as c:
             c.execute(
-                "INSERT INTO events (at, kind, session_id, cascade_id, data) VALUES (?,?,?,?,?)",
+                "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
+                "VALUES (?,?,?,?,?,?)",
                 (
                     data["at"],
                     data["kind"],
+                    data["engine"],
                     data["session_id"],
                     data["cascade_id"],
                     json.dumps(data["data"]),
@@ -390,8 +392,8 @@ class Store:
             "SELECT * FROM assessments WHERE session_id = ? ORDER BY seq", (sid,)
         ).fetchall()
         events = self.conn.execute(
-            "SELECT at, kind, session_id, cascade_id, data FROM events WHERE session_id = ? "
-            "ORDER BY id",
+            "SELECT at, kind, engine, session_id, cascade_id, data FROM events "
+            "WHERE session_id = ? ORDER BY id",
             (sid,),
         ).fetchall()
         return {
@@ -439,11 +441,12 @@ class Store:
             if not exists:
                 for event in parsed["events"]:
                     c.execute(
-                        "INSERT INTO events (at, kind, session_id, cascade_id, data) "
-                        "VALUES (?,?,?,?,?)",
+                        "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
+                        "VALUES (?,?,?,?,?,?)",
                         (
                             event["at"],
                             event["kind"],
+                            event.get("engine"),
                             event.get("session_id"),
                             event.get("cascade_id"),
                             json.dumps(event.get("data", {})),

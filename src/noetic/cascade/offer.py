@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from noetic.cascade.investigation.tools import InvestigationPlugin
 from noetic.profiles import Profile, ToolMode
+from noetic.tools.base import Tool
 
 
 class Strategy(StrEnum):
@@ -36,7 +36,7 @@ FRAMING = {
 }
 
 
-def allowed(tools: list[InvestigationPlugin], profile: Profile) -> list[InvestigationPlugin]:
+def allowed(tools: list[Tool], profile: Profile) -> list[Tool]:
     """The tools that may run under the profile (prescribed mode: approved ones only)."""
     if profile.investigation.tool_mode == ToolMode.PRESCRIBED:
         approved = set(profile.investigation.approved_tools)
@@ -44,9 +44,7 @@ def allowed(tools: list[InvestigationPlugin], profile: Profile) -> list[Investig
     return list(tools)
 
 
-def offer(
-    tools: list[InvestigationPlugin], profile: Profile, gaps: tuple[str, ...], strategy: Strategy
-) -> str:
+def offer(tools: list[Tool], profile: Profile, gaps: tuple[str, ...], strategy: Strategy) -> str:
     """The investigation brief for the model, shaped by the tool mode."""
     mode = profile.investigation.tool_mode
     usable = allowed(tools, profile)

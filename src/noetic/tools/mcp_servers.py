@@ -1,12 +1,13 @@
-"""Tools of external MCP servers, offered as investigation plugins.
+"""Tools of external MCP servers, offered through the same :class:`Tool` interface.
 
 Servers are named in ``<store>/config.toml``::
 
     [mcp_servers.docs]
     command = ["uvx", "some-docs-mcp-server"]
 
-Each server runs for the length of one CASCADE run; its tools are listed once and called through
-the ``mcp`` client SDK.
+Each server runs for the length of one run (closed with the caller's exit stack); its tools are
+listed once, their input schemas become the tools' parameters, and arguments are checked
+against those schemas before the call goes out through the ``mcp`` client SDK.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from noetic.cascade.investigation.tools import InvestigationPlugin
 from noetic.errors import ValidationError
+from noetic.tools.base import Tool, schema_validator
 
 
 def configured_servers(home: Path) -> dict[str, list[str]]:
@@ -40,34 +41,35 @@ def configured_servers(home: Path) -> dict[str, list[str]]:
     return servers
 
 
-async def mcp_plugins(
-    stack: AsyncExitStack, servers: dict[str, list[str]]
-) -> list[InvestigationPlugin]:
-    """Connect to each server (closed with ``stack``) and wrap its tools as plugins."""
+async def server_tools(stack: AsyncExitStack, servers: dict[str, list[str]]) -> list[Tool]:
+    """Connect to each server (closed with ``stack``) and wrap its tools."""
     from mcp import Client, StdioServerParameters
 
-    plugins = []
+    tools = []
     for server, command in servers.items():
         client = await stack.enter_async_context(
             Client(StdioServerParameters(command=command[0], args=command[1:]))
         )
-        for tool in (await client.list_tools()).tools:
-            plugins.append(
-                InvestigationPlugin(
-                    name=f"{server}.{tool.name}",
-                    description=f"[MCP {server}] {tool.description or tool.name}",
-                    executor=_caller(client, tool.name),
+        for listed in (await client.list_tools()).tools:
+            schema = dict(listed.input_schema or {"type": "object"})
+            tools.append(
+                Tool(
+                    name=f"{server}.{listed.name}",
+                    description=f"[MCP {server}] {listed.description or listed.name}",
+                    parameters=schema,
+                    function=_caller(client, listed.name),
+                    validate_arguments=schema_validator(schema),
                 )
             )
-    return plugins
+    return tools
 
 
-def _caller(client: Any, tool: str) -> Any:
+def _caller(client: Any, name: str) -> Any:
     async def call(**arguments: Any) -> str:
-        result = await client.call_tool(tool, arguments)
+        result = await client.call_tool(name, arguments)
         text = "\n".join(getattr(block, "text", "") for block in result.content)
         if result.is_error:
-            raise ValidationError(f"MCP tool {tool} failed: {text}", field=tool)
+            raise RuntimeError(f"MCP tool {name} failed: {text}")
         return text
 
     return call

@@ -1,1 +1,0 @@
-"""Investigation: tools and plugins, strategies, and how a profile's tool mode offers them."""

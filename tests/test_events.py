@@ -1,0 +1,63 @@
+"""Typed events: one payload model per kind, one envelope for every engine."""
+
+import asyncio
+
+import pydantic
+import pytest
+
+from noetic.events import PAYLOADS, Event, EventBus, EventKind, PhaseCompleted, engine_scope
+
+
+def test_every_kind_has_a_payload_model():
+    assert set(PAYLOADS) == set(EventKind)
+
+
+def test_emit_validates_the_payload():
+    bus = EventBus()
+    event = bus.emit(EventKind.PHASE_COMPLETED, data={"phase": "CHECK", "ms": "12.5"})
+    assert event.data == {"phase": "CHECK", "stage": None, "role": None, "ms": 12.5}
+    assert isinstance(event.payload, PhaseCompleted) and event.payload.ms == 12.5
+    with pytest.raises(pydantic.ValidationError, match="phse"):
+        bus.emit(EventKind.PHASE_ENTERED, data={"phse": "CHECK"})
+    with pytest.raises(pydantic.ValidationError, match="ms"):
+        bus.emit(EventKind.PHASE_COMPLETED, data={"phase": "CHECK"})
+
+
+def test_engine_comes_from_the_scope_unless_named():
+    bus = EventBus()
+    seen: list[Event] = []
+    bus.subscribe(seen.append)
+
+    async def inner() -> None:
+        bus.emit(EventKind.RUN_FINISHED, data={"status": "ok"})
+
+    with engine_scope("nova"):
+        bus.emit(EventKind.RUN_FINISHED, data={"status": "ok"})
+        bus.emit(EventKind.RUN_FINISHED, engine="agent", data={"status": "ok"})
+        asyncio.run(inner())  # tasks inherit the scope
+    bus.emit(EventKind.RUN_FINISHED, data={"status": "ok"})
+    assert [e.engine for e in seen] == ["nova", "agent", "nova", None]
+
+
+def test_a_failing_subscriber_warns_and_others_still_receive():
+    bus = EventBus()
+    seen: list[Event] = []
+
+    def broken(_: Event) -> None:
+        raise RuntimeError("boom")
+
+    bus.subscribe(broken)
+    bus.subscribe(seen.append)
+    with pytest.warns(RuntimeWarning, match="boom"):
+        bus.emit(EventKind.DECISION, data={"action": "PROCEED"})
+    assert len(seen) == 1
+
+
+def test_the_store_keeps_the_envelope(store):
+    bus = EventBus()
+    bus.subscribe(store.append_event)
+    with engine_scope("cascade"):
+        bus.emit(EventKind.DECISION, session_id="s1", cascade_id="c1", data={"action": "PROCEED"})
+    (stored,) = store.events(session_id="s1")
+    assert (stored.kind, stored.engine, stored.cascade_id) == ("decision", "cascade", "c1")
+    assert stored.data == {"action": "PROCEED", "reason": "", "rule": None}
