@@ -7,10 +7,11 @@ so the calling agent can correct itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from functools import wraps
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -116,6 +117,34 @@ class Noetic:
         params = ctx.session.client_params
         client = params.client_info.name if params is not None else "client"
         return SamplingProvider(ctx.session, model=client, related_request_id=ctx.request_id)
+
+
+ToolFunction = Callable[..., Awaitable[Any]]
+
+
+def bind(fn: ToolFunction, noetic: Noetic) -> ToolFunction:
+    """``fn(noetic, ...)`` as a tool function without its first argument.
+
+    The SDK builds the tool's input schema from the signature and the resolved type hints, so
+    the bound function carries both, less the ``Noetic`` argument; a tool stays a module-level
+    function that a test can call directly with a ``Noetic`` of its own.
+    """
+    signature = inspect.signature(fn)
+    hints = get_type_hints(fn, include_extras=True)
+    first, *rest = signature.parameters.values()
+    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in rest]
+
+    async def bound(*args: Any, **kwargs: Any) -> Any:
+        return await fn(noetic, *args, **kwargs)
+
+    bound.__name__ = bound.__qualname__ = fn.__name__
+    bound.__doc__ = fn.__doc__
+    bound.__module__ = fn.__module__
+    bound.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=params, return_annotation=hints.get("return", signature.return_annotation)
+    )
+    bound.__annotations__ = {k: v for k, v in hints.items() if k != first.name}
+    return bound
 
 
 def tool_errors(fn: F) -> F:

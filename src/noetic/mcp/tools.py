@@ -1,6 +1,9 @@
-"""The tools: the seed's 21, plus ``record_outcome`` and ``observe``.
+"""The tools: the seed's 21, plus ``record_outcome``, ``generate_goals`` and ``observe``.
 
-Each is a few lines that call the function the matching CLI command calls and return a pydantic
+Each tool is a module-level async function whose first argument is the server's
+:class:`~noetic.mcp.server.Noetic` (store, tracker, workspace); :data:`TOOLS` is the table the
+server registers, binding that argument, so a test can call any tool alone. Each is a few lines
+that call the runtime or engine function the matching CLI command calls and return a pydantic
 model, so clients get ``structuredContent`` and a schema for it. Descriptions are written for
 the agent reading the tool list: what the tool does, and what to call next.
 """
@@ -29,7 +32,7 @@ from noetic.guardian import check_drift_monitor as drift_report
 from noetic.guardian import query_bayesian_beliefs as beliefs_report
 from noetic.guardian import record_outcome as record_task_outcome
 from noetic.mcp import cli_bridge, guidance
-from noetic.mcp.server import Noetic, tool_errors
+from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
 from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
@@ -161,340 +164,400 @@ class AiAnswer(_Frozen):
     model: str
 
 
-def register_tools(server: MCPServer, n: Noetic) -> None:
-    """Add every tool to ``server``, acting on ``n``'s store."""
-    tracker, store = n.tracker, n.store
-
-    def tool(description: str) -> Any:
-        def register(fn: Any) -> Any:
-            server.add_tool(tool_errors(fn), name=fn.__name__, description=description)
-            return fn
-
-        return register
-
-    def prompt_for(phase: Phase, session_id: str | None, task: str | None) -> PromptOut:
-        sid = n.session_id(session_id)
-        return PromptOut(
-            session_id=sid,
-            phase=phase.value,
-            prompt=tracker.prompt(sid, phase, task),
-            next_step=f"answer it, then call submit_{phase.value}_assessment",
-        )
-
-    def assessment(phase: Phase, vectors: dict[str, Any], action: str | None, note: str) -> Any:
-        data: dict[str, Any] = {"vectors": vectors, "note": note}
-        if action:
-            data["recommended_action"] = action
-        return Assessment.from_input(phase, data)
-
-    # sessions ---------------------------------------------------------------------------
-
-    @tool(
-        "Open a Noetic session and choose its profile (explicit name, else by ai_model, else "
-        "by domain). Call once per working session; keep the returned session id."
+def _prompt_for(n: Noetic, phase: Phase, session_id: str | None, task: str | None) -> PromptOut:
+    sid = n.session_id(session_id)
+    return PromptOut(
+        session_id=sid,
+        phase=phase.value,
+        prompt=n.tracker.prompt(sid, phase, task),
+        next_step=f"answer it, then call submit_{phase.value}_assessment",
     )
-    async def bootstrap_session(
-        ai_id: str = "agent",
-        session_type: Annotated[
-            str | None, Field(description="Accepted for compatibility; not used.")
-        ] = None,
-        profile: str | None = None,
-        ai_model: str | None = None,
-        domain: str | None = None,
-        project: str | None = None,
-    ) -> Bootstrapped:
-        session, chosen = tracker.bootstrap(
-            ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
-        )
-        write_current_session(n.home, session.id)
-        return Bootstrapped(
-            session=session,
-            profile=chosen,
-            next_step="call execute_preflight with the task you are about to attempt",
-        )
 
-    @tool(
+
+def _assessment(phase: Phase, vectors: dict[str, Any], action: str | None, note: str) -> Any:
+    data: dict[str, Any] = {"vectors": vectors, "note": note}
+    if action:
+        data["recommended_action"] = action
+    return Assessment.from_input(phase, data)
+
+
+async def bootstrap_session(
+    n: Noetic,
+    ai_id: str = "agent",
+    session_type: Annotated[
+        str | None, Field(description="Accepted for compatibility; not used.")
+    ] = None,
+    profile: str | None = None,
+    ai_model: str | None = None,
+    domain: str | None = None,
+    project: str | None = None,
+) -> Bootstrapped:
+    session, chosen = n.tracker.bootstrap(
+        ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
+    )
+    write_current_session(n.home, session.id)
+    return Bootstrapped(
+        session=session,
+        profile=chosen,
+        next_step="call execute_preflight with the task you are about to attempt",
+    )
+
+
+async def resume_previous_session(
+    n: Noetic,
+    task: str | None = None,
+    ai_id: str | None = None,
+    limit: int = 5,
+    budget: Annotated[int | None, Field(description="Token budget for the recall.")] = None,
+) -> Resumed:
+    if not 1 <= limit <= 100:
+        raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
+    recalled = None
+    if task:
+        from noetic.recall.engine import recall_for_current_session
+
+        recalled = recall_for_current_session(
+            n.store, task, ai_id=ai_id, limit=limit, budget=budget
+        )
+    return Resumed(sessions=n.store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
+
+
+async def get_session_summary(n: Noetic, session_id: SessionId = None) -> SessionSummary:
+    return session_summary(n.store, n.session_id(session_id))
+
+
+async def get_epistemic_state(n: Noetic, session_id: SessionId = None) -> EpistemicState:
+    return n.tracker.state(n.session_id(session_id))
+
+
+async def execute_preflight(n: Noetic, task: str, session_id: SessionId = None) -> PromptOut:
+    return _prompt_for(n, Phase.PREFLIGHT, session_id, task)
+
+
+async def submit_preflight_assessment(
+    n: Noetic,
+    task: str,
+    vectors: Scores,
+    session_id: SessionId = None,
+    recommended_action: YourAction = None,
+    note: str = "",
+    abandon_open: Annotated[
+        bool, Field(description="Close a task still open in this session as abandoned.")
+    ] = False,
+) -> Submitted:
+    a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note)
+    sid = n.session_id(session_id)
+    return Submitted.of(n.tracker.preflight(sid, task, a, abandon_open=abandon_open))
+
+
+async def execute_check(n: Noetic, session_id: SessionId = None) -> PromptOut:
+    return _prompt_for(n, Phase.CHECK, session_id, None)
+
+
+async def submit_check_assessment(
+    n: Noetic,
+    vectors: Scores,
+    session_id: SessionId = None,
+    recommended_action: YourAction = None,
+    note: str = "",
+) -> Submitted:
+    a = _assessment(Phase.CHECK, vectors, recommended_action, note)
+    return Submitted.of(n.tracker.check(n.session_id(session_id), a))
+
+
+async def execute_postflight(n: Noetic, session_id: SessionId = None) -> PromptOut:
+    return _prompt_for(n, Phase.POSTFLIGHT, session_id, None)
+
+
+async def submit_postflight_assessment(
+    n: Noetic,
+    vectors: Scores,
+    session_id: SessionId = None,
+    recommended_action: YourAction = None,
+    note: str = "",
+) -> Finished:
+    a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note)
+    done = n.tracker.postflight(n.session_id(session_id), a)
+    return Finished.of(done, calibration=done.calibration)
+
+
+async def get_calibration_report(
+    n: Noetic,
+    ai_id: str | None = None,
+    profile: Annotated[str | None, Field(description="Only tasks under this profile.")] = None,
+    domain: Annotated[str | None, Field(description="Only sessions in this domain.")] = None,
+    since_days: Annotated[float | None, Field(gt=0, description="Only the last N days.")] = None,
+    at: Annotated[
+        Literal["preflight", "check"],
+        Field(description="Score the confidence stated at PREFLIGHT or at the last CHECK."),
+    ] = "preflight",
+    bins: Annotated[int, Field(ge=1, le=50, description="Equal-mass reliability bins.")] = 10,
+) -> CalibrationOut:
+    filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
+    return CalibrationOut(
+        outcomes=calibration_report(n.store, filters, prediction=at, bins=bins),
+        self_consistency=basic_calibration_report(n.store, ai_id),
+    )
+
+
+async def record_outcome(
+    n: Noetic,
+    score: Annotated[float, Field(ge=0, le=1)],
+    source: Annotated[str, Field(description="test, human or check.")] = "check",
+    evidence: Annotated[str, Field(description="What the verdict rests on.")] = "",
+    task_id: Annotated[
+        str | None, Field(description="A cascade id, or a session id (its latest task).")
+    ] = None,
+) -> OutcomeRecord:
+    target = task_id or n.session_id(None)
+    return record_task_outcome(n.store, target, score=score, source=source, evidence=evidence)
+
+
+async def query_bayesian_beliefs(n: Noetic, ai_id: str | None = None) -> BeliefsReport:
+    return beliefs_report(n.store, ai_id)
+
+
+async def check_drift_monitor(
+    n: Noetic,
+    ai_id: str | None = None,
+    window: Annotated[int, Field(description="Recent outcomes to compare (5-1000).")] = 20,
+) -> DriftReport:
+    if not 5 <= window <= 1000:
+        raise ValidationError("window must be between 5 and 1000", field="window", value=window)
+    return drift_report(n.store, ai_id, window=window)
+
+
+async def query_goal_orchestrator(n: Noetic, session_id: SessionId = None) -> Goals:
+    sid = n.session_id(session_id)
+    return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
+
+
+async def get_empirica_introduction(n: Noetic) -> Text:
+    return Text(text=guidance.INTRODUCTION)
+
+
+async def get_workflow_guidance(n: Noetic, phase: str | None = None) -> Text:
+    return Text(text=guidance.workflow_guidance(phase))
+
+
+async def cli_help(n: Noetic, command: str | None = None) -> Text:
+    return Text(text=cli_bridge.cli_help(command))
+
+
+async def execute_cli_command(
+    n: Noetic,
+    command: str,
+    output: Annotated[
+        Literal["json", "text"],
+        Field(description="'json' (default): the parsed document in 'data'; 'text': prose."),
+    ] = "json",
+) -> cli_bridge.CliResult:
+    return cli_bridge.run_cli(command, n.home, output)
+
+
+async def query_ai(
+    n: Noetic,
+    question: str,
+    ctx: Context,
+    provider: ProviderSpec = None,
+    system: Annotated[str | None, Field(description="A system prompt.")] = None,
+    max_tokens: Annotated[int, Field(ge=1, le=32000)] = 1024,
+) -> AiAnswer:
+    from noetic.llm.base import Request
+
+    if not question.strip():
+        raise ValidationError("the question is empty", field="question")
+    reply = await n.recorded(n.provider(provider, ctx)).complete(
+        Request.of(question, system=system, max_tokens=max_tokens)
+    )
+    return AiAnswer(answer=reply.text, provider=reply.provider, model=reply.model)
+
+
+async def generate_goals(n: Noetic, session_id: SessionId = None) -> Goals:
+    sid = n.session_id(session_id)
+    threshold_goals(n.store, sid, n.tracker.profile_of(n.store.get_session(sid)))
+    return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
+
+
+async def create_cascade(
+    n: Noetic,
+    task: str,
+    ctx: Context,
+    provider: ProviderSpec = None,
+    profile: Annotated[str | None, Field(description="Default: chosen by model.")] = None,
+    timeout: Annotated[float, Field(gt=0, le=3600, description="Seconds.")] = 900,
+    max_tool_calls: Annotated[int, Field(ge=0, le=200)] = 30,
+) -> CascadeRun:
+    from noetic.cascade.engine import run_cascade
+    from noetic.runtime.context import Limits
+
+    if not task.strip():
+        raise ValidationError("the task is empty", field="task")
+    inner = n.provider(provider, ctx)
+    session, _ = n.tracker.bootstrap(ai_id=inner.model, profile=profile, ai_model=inner.model)
+    write_current_session(n.home, session.id)
+    run = n.context(
+        "cascade",
+        inner,
+        session_id=session.id,
+        limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
+        with_tools=True,
+    )
+    return await run_cascade(run, task)
+
+
+async def observe(
+    n: Noetic,
+    query: str,
+    ctx: Context,
+    provider: ProviderSpec = None,
+    adaptive: Annotated[
+        bool, Field(description="Let stage 1's predicted confidence set the stage budget.")
+    ] = False,
+) -> ChainResult:
+    from noetic.embeddings import default_embedder
+    from noetic.observer.cache import PatternCache
+    from noetic.observer.chain import run_chain
+    from noetic.observer.crystallization import ObserverSettings
+
+    if not query.strip():
+        raise ValidationError("the query is empty", field="query")
+    return await run_chain(
+        n.context("observer", n.provider(provider, ctx)),
+        query,
+        settings=ObserverSettings(adaptive=adaptive),
+        cache=PatternCache(n.store, default_embedder()),
+    )
+
+
+# the table the server registers, in the order clients list them --------------------------
+
+TOOLS: list[tuple[ToolFunction, str]] = [
+    (
+        bootstrap_session,
+        "Open a Noetic session and choose its profile (explicit name, else by ai_model, else "
+        "by domain). Call once per working session; keep the returned session id.",
+    ),
+    (
+        resume_previous_session,
         "Pick up where you left off: given the task you are about to start, recall the most "
         "relevant earlier tasks (semantic and epistemic match, well-calibrated only, within a "
-        "token budget) as a context block; without a task, list your recent sessions."
-    )
-    async def resume_previous_session(
-        task: str | None = None,
-        ai_id: str | None = None,
-        limit: int = 5,
-        budget: Annotated[int | None, Field(description="Token budget for the recall.")] = None,
-    ) -> Resumed:
-        if not 1 <= limit <= 100:
-            raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
-        recalled = None
-        if task:
-            from noetic.recall.engine import recall_for_current_session
-
-            recalled = recall_for_current_session(
-                store, task, ai_id=ai_id, limit=limit, budget=budget
-            )
-        return Resumed(sessions=store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
-
-    @tool(
+        "token budget) as a context block; without a task, list your recent sessions.",
+    ),
+    (
+        get_session_summary,
         "Summarise a session: its tasks, how many assessments and investigations each had, "
-        "the last decision and the calibration of finished tasks."
-    )
-    async def get_session_summary(session_id: SessionId = None) -> SessionSummary:
-        return session_summary(store, n.session_id(session_id))
-
-    @tool(
+        "the last decision and the calibration of finished tasks.",
+    ),
+    (
+        get_epistemic_state,
         "Where a session stands: the open task, the latest assessment and decision, and what "
-        "to do next."
-    )
-    async def get_epistemic_state(session_id: SessionId = None) -> EpistemicState:
-        return tracker.state(n.session_id(session_id))
-
-    # the assessment workflow --------------------------------------------------------------
-
-    @tool(
+        "to do next.",
+    ),
+    (
+        execute_preflight,
         "Get the PREFLIGHT self-assessment prompt for a task. Records nothing; answer it and "
-        "call submit_preflight_assessment."
-    )
-    async def execute_preflight(task: str, session_id: SessionId = None) -> PromptOut:
-        return prompt_for(Phase.PREFLIGHT, session_id, task)
-
-    @tool(
+        "call submit_preflight_assessment.",
+    ),
+    (
+        submit_preflight_assessment,
         "Record your PREFLIGHT (all 13 vectors) for a task; opens the task and returns the "
-        "decision: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET."
-    )
-    async def submit_preflight_assessment(
-        task: str,
-        vectors: Scores,
-        session_id: SessionId = None,
-        recommended_action: YourAction = None,
-        note: str = "",
-        abandon_open: Annotated[
-            bool, Field(description="Close a task still open in this session as abandoned.")
-        ] = False,
-    ) -> Submitted:
-        a = assessment(Phase.PREFLIGHT, vectors, recommended_action, note)
-        sid = n.session_id(session_id)
-        return Submitted.of(tracker.preflight(sid, task, a, abandon_open=abandon_open))
-
-    @tool("Get the CHECK prompt for the open task (after investigating). Records nothing.")
-    async def execute_check(session_id: SessionId = None) -> PromptOut:
-        return prompt_for(Phase.CHECK, session_id, None)
-
-    @tool(
+        "decision: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET.",
+    ),
+    (
+        execute_check,
+        "Get the CHECK prompt for the open task (after investigating). Records nothing.",
+    ),
+    (
+        submit_check_assessment,
         "Record a CHECK: only the vectors that changed are needed; the rest carry over. "
-        "Returns the decision."
-    )
-    async def submit_check_assessment(
-        vectors: Scores,
-        session_id: SessionId = None,
-        recommended_action: YourAction = None,
-        note: str = "",
-    ) -> Submitted:
-        a = assessment(Phase.CHECK, vectors, recommended_action, note)
-        return Submitted.of(tracker.check(n.session_id(session_id), a))
-
-    @tool("Get the POSTFLIGHT prompt for the open task (after the work). Records nothing.")
-    async def execute_postflight(session_id: SessionId = None) -> PromptOut:
-        return prompt_for(Phase.POSTFLIGHT, session_id, None)
-
-    @tool(
+        "Returns the decision.",
+    ),
+    (
+        execute_postflight,
+        "Get the POSTFLIGHT prompt for the open task (after the work). Records nothing.",
+    ),
+    (
+        submit_postflight_assessment,
         "Record your POSTFLIGHT (all 13 vectors, a genuine reassessment); closes the task and "
         "returns the deltas and the calibration. Then call record_outcome once you know "
-        "whether the work really succeeded."
-    )
-    async def submit_postflight_assessment(
-        vectors: Scores,
-        session_id: SessionId = None,
-        recommended_action: YourAction = None,
-        note: str = "",
-    ) -> Finished:
-        a = assessment(Phase.POSTFLIGHT, vectors, recommended_action, note)
-        done = tracker.postflight(n.session_id(session_id), a)
-        return Finished.of(done, calibration=done.calibration)
-
-    # monitoring ---------------------------------------------------------------------------
-
-    @tool(
+        "whether the work really succeeded.",
+    ),
+    (
+        get_calibration_report,
         "Your calibration: outcome-based metrics (Brier score, ECE, reliability, signed bias, "
         "AUROC, with 95% intervals) over tasks with recorded outcomes, and how POSTFLIGHT "
-        "confidence moved against PREFLIGHT over finished tasks."
-    )
-    async def get_calibration_report(
-        ai_id: str | None = None,
-        profile: Annotated[str | None, Field(description="Only tasks under this profile.")] = None,
-        domain: Annotated[str | None, Field(description="Only sessions in this domain.")] = None,
-        since_days: Annotated[
-            float | None, Field(gt=0, description="Only the last N days.")
-        ] = None,
-        at: Annotated[
-            Literal["preflight", "check"],
-            Field(description="Score the confidence stated at PREFLIGHT or at the last CHECK."),
-        ] = "preflight",
-        bins: Annotated[int, Field(ge=1, le=50, description="Equal-mass reliability bins.")] = 10,
-    ) -> CalibrationOut:
-        filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
-        return CalibrationOut(
-            outcomes=calibration_report(store, filters, prediction=at, bins=bins),
-            self_consistency=basic_calibration_report(store, ai_id),
-        )
-
-    @tool(
+        "confidence moved against PREFLIGHT over finished tasks.",
+    ),
+    (
+        record_outcome,
         "Record the verified outcome of a task (a test run, a human verdict, a checked answer): "
         "score 1.0 success, 0.0 failure, or in between. Default task: the current session's "
-        "latest. This is what makes calibration real."
-    )
-    async def record_outcome(
-        score: Annotated[float, Field(ge=0, le=1)],
-        source: Annotated[str, Field(description="test, human or check.")] = "check",
-        evidence: Annotated[str, Field(description="What the verdict rests on.")] = "",
-        task_id: Annotated[
-            str | None, Field(description="A cascade id, or a session id (its latest task).")
-        ] = None,
-    ) -> OutcomeRecord:
-        target = task_id or n.session_id(None)
-        return record_task_outcome(store, target, score=score, source=source, evidence=evidence)
-
-    @tool(
+        "latest. This is what makes calibration real.",
+    ),
+    (
+        query_bayesian_beliefs,
         "Bayesian beliefs about your calibration bias (overall and per vector), learned from "
-        "recorded outcomes, each with mean, variance, evidence count and whether it is credible."
-    )
-    async def query_bayesian_beliefs(ai_id: str | None = None) -> BeliefsReport:
-        return beliefs_report(store, ai_id)
-
-    @tool(
+        "recorded outcomes, each with mean, variance, evidence count and whether it is credible.",
+    ),
+    (
+        check_drift_monitor,
         "Check for calibration drift (recent against earlier outcomes, the 0.15 threshold) and "
-        "sycophancy-style drift (confidence rising while outcomes do not)."
-    )
-    async def check_drift_monitor(
-        ai_id: str | None = None,
-        window: Annotated[int, Field(description="Recent outcomes to compare (5-1000).")] = 20,
-    ) -> DriftReport:
-        if not 5 <= window <= 1000:
-            raise ValidationError("window must be between 5 and 1000", field="window", value=window)
-        return drift_report(store, ai_id, window=window)
-
-    @tool("List the goals of a session (from generate_goals), with status and priority.")
-    async def query_goal_orchestrator(session_id: SessionId = None) -> Goals:
-        sid = n.session_id(session_id)
-        return Goals(session_id=sid, goals=store.goals(session_id=sid))
-
-    # utility ------------------------------------------------------------------------------
-
-    @tool("What Noetic is and how to use it well. Read this first.")
-    async def get_empirica_introduction() -> Text:
-        return Text(text=guidance.INTRODUCTION)
-
-    @tool(
+        "sycophancy-style drift (confidence rising while outcomes do not).",
+    ),
+    (
+        query_goal_orchestrator,
+        "List the goals of a session (from generate_goals), with status and priority.",
+    ),
+    (
+        get_empirica_introduction,
+        "What Noetic is and how to use it well. Read this first.",
+    ),
+    (
+        get_workflow_guidance,
         "Step-by-step guidance for the workflow, or for one phase (bootstrap, preflight, "
-        "investigate, check, act, postflight, outcome)."
-    )
-    async def get_workflow_guidance(phase: str | None = None) -> Text:
-        return Text(text=guidance.workflow_guidance(phase))
-
-    @tool("Help text of the noetic CLI, or of one command (e.g. 'preflight').")
-    async def cli_help(command: str | None = None) -> Text:
-        return Text(text=cli_bridge.cli_help(command))
-
-    @tool(
+        "investigate, check, act, postflight, outcome).",
+    ),
+    (
+        cli_help,
+        "Help text of the noetic CLI, or of one command (e.g. 'preflight').",
+    ),
+    (
+        execute_cli_command,
         "Run one allow-listed noetic CLI command in-process (no shell; --store is pinned to "
         "this server's store), e.g. 'sessions list'. By default it runs with --json and the "
         "parsed document is in 'data'; output='text' gives the plain text instead. Allowed: "
         + cli_bridge.describe_allowed()
-        + "."
-    )
-    async def execute_cli_command(
-        command: str,
-        output: Annotated[
-            Literal["json", "text"],
-            Field(description="'json' (default): the parsed document in 'data'; 'text': prose."),
-        ] = "json",
-    ) -> cli_bridge.CliResult:
-        return cli_bridge.run_cli(command, n.home, output)
-
-    @tool(
+        + ".",
+    ),
+    (
+        query_ai,
         "Ask a model a question: a configured provider (e.g. 'ollama:llama3.2'), or, when "
-        "none is given or configured, your own model through MCP sampling."
-    )
-    async def query_ai(
-        question: str,
-        ctx: Context,
-        provider: ProviderSpec = None,
-        system: Annotated[str | None, Field(description="A system prompt.")] = None,
-        max_tokens: Annotated[int, Field(ge=1, le=32000)] = 1024,
-    ) -> AiAnswer:
-        from noetic.llm.base import Request
-
-        if not question.strip():
-            raise ValidationError("the question is empty", field="question")
-        reply = await n.recorded(n.provider(provider, ctx)).complete(
-            Request.of(question, system=system, max_tokens=max_tokens)
-        )
-        return AiAnswer(answer=reply.text, provider=reply.provider, model=reply.model)
-
-    @tool(
+        "none is given or configured, your own model through MCP sampling.",
+    ),
+    (
+        generate_goals,
         "Turn the gaps in the session's latest assessment into goals (threshold mode: one "
-        "goal per vector under the profile's gap threshold, weakest first)."
-    )
-    async def generate_goals(session_id: SessionId = None) -> Goals:
-        sid = n.session_id(session_id)
-        threshold_goals(store, sid, tracker.profile_of(store.get_session(sid)))
-        return Goals(session_id=sid, goals=store.goals(session_id=sid))
-
-    @tool(
+        "goal per vector under the profile's gap threshold, weakest first).",
+    ),
+    (
+        create_cascade,
         "Run a whole CASCADE autonomously on a model (PREFLIGHT, THINK, PLAN, INVESTIGATE and "
         "CHECK with workspace tools, ACT, POSTFLIGHT) in a new session; returns the output, the "
         "13-vector trajectory and the calibration. Uses the given provider, else the "
-        "configured one, else your own model through MCP sampling."
-    )
-    async def create_cascade(
-        task: str,
-        ctx: Context,
-        provider: ProviderSpec = None,
-        profile: Annotated[str | None, Field(description="Default: chosen by model.")] = None,
-        timeout: Annotated[float, Field(gt=0, le=3600, description="Seconds.")] = 900,
-        max_tool_calls: Annotated[int, Field(ge=0, le=200)] = 30,
-    ) -> CascadeRun:
-        from noetic.cascade.engine import run_cascade
-        from noetic.runtime.context import Limits
-
-        if not task.strip():
-            raise ValidationError("the task is empty", field="task")
-        inner = n.provider(provider, ctx)
-        session, _ = tracker.bootstrap(ai_id=inner.model, profile=profile, ai_model=inner.model)
-        write_current_session(n.home, session.id)
-        run = n.context(
-            "cascade",
-            inner,
-            session_id=session.id,
-            limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
-            with_tools=True,
-        )
-        return await run_cascade(run, task)
-
-    @tool(
+        "configured one, else your own model through MCP sampling.",
+    ),
+    (
+        observe,
         "Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as "
         "soon as the answer has crystallized; known answers come from the pattern cache with no "
         "model call. Uses the given provider, else the configured one, else your own model "
-        "through MCP sampling."
-    )
-    async def observe(
-        query: str,
-        ctx: Context,
-        provider: ProviderSpec = None,
-        adaptive: Annotated[
-            bool, Field(description="Let stage 1's predicted confidence set the stage budget.")
-        ] = False,
-    ) -> ChainResult:
-        from noetic.embeddings import default_embedder
-        from noetic.observer.cache import PatternCache
-        from noetic.observer.chain import run_chain
-        from noetic.observer.crystallization import ObserverSettings
+        "through MCP sampling.",
+    ),
+]
 
-        if not query.strip():
-            raise ValidationError("the query is empty", field="query")
-        return await run_chain(
-            n.context("observer", n.provider(provider, ctx)),
-            query,
-            settings=ObserverSettings(adaptive=adaptive),
-            cache=PatternCache(store, default_embedder()),
-        )
+
+def register_tools(server: MCPServer, n: Noetic) -> None:
+    """Add every tool in :data:`TOOLS` to ``server``, acting on ``n``'s store."""
+    for fn, description in TOOLS:
+        server.add_tool(tool_errors(bind(fn, n)), name=fn.__name__, description=description)
