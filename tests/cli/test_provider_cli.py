@@ -61,3 +61,29 @@ def test_scores_and_provider_together_are_refused():
     runner.invoke(app, ["bootstrap"])
     result = runner.invoke(app, ["check", "--vectors", "{}", "--provider", "ollama:x"])
     assert result.exit_code == 1 and "not both" in result.stderr
+
+
+def test_the_default_provider_answers_assessments_only_when_asked(monkeypatch):
+    """NOETIC_PROVIDER never replaces the caller's own assessment; --provider default uses it."""
+    with running() as server:
+        monkeypatch.setenv("NOETIC_PROVIDER", f"openai-compatible:{server.url}/v1#local-model")
+        runner.invoke(app, ["bootstrap", "--profile", "balanced"])
+        prompt = runner.invoke(app, ["preflight", "tidy the docs"])
+        assert prompt.exit_code == 0 and "TASK: tidy the docs" in prompt.stdout
+        assert "--provider default" in prompt.stderr
+        assert server.requests == []  # no model was called
+        as_json = runner.invoke(app, ["preflight", "tidy the docs", "--json"])
+        assert json.loads(as_json.stdout)["recorded"] is False and as_json.stderr == ""
+        server.enqueue(reply(scores(0.5)))
+        pre = runner.invoke(app, ["preflight", "tidy the docs", "--provider", "default", "--json"])
+        assert pre.exit_code == 0, pre.output
+        assert json.loads(pre.stdout)["decision"]["action"] == "INVESTIGATE"
+        assert len(server.requests) == 1
+
+
+def test_provider_default_without_a_configured_one_says_how_to_configure_it(monkeypatch):
+    monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
+    runner.invoke(app, ["bootstrap"])
+    result = runner.invoke(app, ["preflight", "t", "--provider", "default"])
+    assert result.exit_code == 1 and "NOETIC_PROVIDER" in result.stderr
+    assert "--provider default" not in runner.invoke(app, ["preflight", "t"]).stderr

@@ -93,6 +93,8 @@ def run(
             f"\n[bold]status[/] {result.status.value}"
             + (f" · {esc(result.detail)}" if result.detail else "")
         )
+        if result.loop_exit == "max_rounds":
+            out.print(_round_limit(result, chosen.investigation.max_rounds), markup=False)
         if result.output:
             out.print(result.output, markup=False)
         for q in result.questions:
@@ -118,3 +120,13 @@ def run(
             out.print(f"calibration: {result.calibration['classification']}")
 
     emit(result, json, render)
+
+
+def _round_limit(result: Any, max_rounds: int | None) -> str:
+    """Why the run acted while still short of ready: the profile's round limit."""
+    checks = [p for p in result.trajectory if p.phase == "CHECK"]
+    where = f"; confidence {checks[-1].confidence:.2f} at the last CHECK" if checks else ""
+    return (
+        f"investigation stopped at the round limit ({result.rounds} of {max_rounds} rounds, the "
+        f"profile's max_rounds) before the model was ready{where}; it acted on what it had"
+    )

@@ -29,7 +29,8 @@ ProviderOpt = Annotated[
     typer.Option(
         "--provider",
         help="Let a model write the assessment: anthropic:MODEL, openai:MODEL, ollama:MODEL, "
-        "openai-compatible:URL#MODEL.",
+        "openai-compatible:URL#MODEL, or 'default' for $NOETIC_PROVIDER / config.toml. "
+        "Without it the assessment is yours to give (the prompt is printed).",
     ),
 ]
 VectorsFileOpt = Annotated[
@@ -115,6 +116,14 @@ def _assess(
         assessment = _model_assessment(tracker, sid, Phase(phase), provider, task)
     elif data is None:
         prompt = tracker.prompt(sid, Phase(phase), task)
+        if not as_json and _default_provider_set(tracker.store.home):
+            from noetic.cli._common import stderr
+
+            stderr().print(
+                "a default provider is configured, but assessments are the caller's own unless "
+                "asked: add --provider default to have that model answer",
+                markup=False,
+            )
         return {"session_id": sid, "phase": phase, "prompt": prompt, "recorded": False}
     else:
         assessment = Assessment.from_input(phase, data)
@@ -136,12 +145,23 @@ def _model_assessment(tracker: Any, sid: str, phase: Any, spec: str, task: str |
     ctx = build_context(
         None,
         tracker=tracker,
-        provider=spec,
+        provider=None if spec == "default" else spec,  # default: the configured one
         session_id=sid,
         task_id=cascade.id if cascade else None,
         needs_model=True,
     )
     return asyncio.run(model_assessment(ctx, phase, task))
+
+
+def _default_provider_set(home: Path) -> bool:
+    from noetic.errors import UsageError
+    from noetic.llm.registry import resolve_provider_spec
+
+    try:
+        resolve_provider_spec(None, home)
+    except UsageError:
+        return False
+    return True
 
 
 def _render_assessment(result: Any) -> None:
