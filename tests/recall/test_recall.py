@@ -106,15 +106,52 @@ def test_semantic_match_where_keywords_fail(seeded):
     assert "resolve login failures" in result.context
 
 
-def test_poorly_calibrated_tasks_never_get_through_the_filter(seeded):
-    add(seeded, summary("fix the auth bug", calibration="overconfident"),
-        summary("fix the auth bug again", calibration="underconfident"))  # fmt: skip
+def verify(store, cascade_id, predicted, outcome):
+    """A recorded outcome of ``cascade_id``: ``predicted`` was the confidence before acting."""
+    store.conn.execute(
+        "INSERT INTO outcomes (at, session_id, cascade_id, ai_id, profile, source, score, "
+        "predicted_preflight) VALUES (?, 's_x', ?, 'a', 'balanced', 'test', ?, ?)",
+        (NOW.isoformat(), cascade_id, outcome, predicted),
+    )
+
+
+def test_tasks_whose_outcome_contradicted_the_prediction_never_get_through(seeded):
+    add(seeded, summary("fix the auth bug", cid="c_over"),
+        summary("fix the auth bug again", cid="c_under"))  # fmt: skip
+    verify(seeded, "c_over", 0.9, 0.0)  # confident, and it failed
+    verify(seeded, "c_under", 0.2, 1.0)  # sure it would fail, and it succeeded
     result = run(seeded, "fix the auth bug", current=uniform(0.2))
     assert not any(c.chosen for c in result.candidates)
-    assert all("filtered out" in c.why for c in result.candidates)
-    everything = RecallConfig(allowed_calibration=("overconfident", "underconfident"))
+    assert {c.verdict for c in result.candidates} == {"overconfident", "underconfident"}
+    assert all("outcome contradicted the prediction" in c.why for c in result.candidates)
+    assert result.left_out["calibration_filter"] == 2 and result.context == ""
+    everything = RecallConfig(allowed_verdicts=("overconfident", "underconfident"))
     loose = run(seeded, "fix the auth bug", current=uniform(0.2), config=everything)
     assert all(c.chosen and c.multiplier == 0.3 for c in loose.candidates)
+
+
+def test_learning_is_not_miscalibration_outcomes_decide(seeded):
+    """POSTFLIGHT calls a task whose confidence rose 'underconfident'; that alone filters
+    nothing. Without an outcome it is unverified and kept; an outcome on the side the
+    prediction leaned to confirms it."""
+    add(seeded, summary("fix the flaky timezone test", cid="c_learned",
+                        calibration="underconfident", pre=0.5, post=0.9),
+        summary("fix the flaky date test", cid="c_checked", calibration="underconfident",
+                pre=0.5, post=0.9))  # fmt: skip
+    verify(seeded, "c_checked", 0.67, 1.0)
+    result = run(seeded, "fix another flaky timezone test", current=uniform(0.3))
+    verdicts = {c.cascade_id: c.verdict for c in result.candidates}
+    assert verdicts == {"c_learned": "unverified", "c_checked": "confirmed"}
+    assert all(c.chosen and c.multiplier == 1.0 for c in result.candidates)
+    assert result.unverified == 1 and result.left_out["calibration_filter"] == 0
+
+
+def test_the_latest_outcome_counts(seeded):
+    add(seeded, summary("ship it", cid="c_1"))
+    verify(seeded, "c_1", 0.9, 0.0)
+    verify(seeded, "c_1", 0.9, 1.0)  # re-checked: it did work
+    (only,) = run(seeded, "ship it", current=uniform(0.3)).candidates
+    assert only.verdict == "confirmed" and only.chosen
 
 
 @settings(
@@ -122,7 +159,9 @@ def test_poorly_calibrated_tasks_never_get_through_the_filter(seeded):
 )
 @given(
     st.lists(st.tuples(st.text(min_size=1, max_size=60), st.sampled_from(
-        ["well_calibrated", "overconfident"]), st.integers(0, 60)), min_size=1, max_size=12),
+        ["well_calibrated", "overconfident"]), st.integers(0, 60),
+        st.none() | st.tuples(st.floats(0, 1), st.sampled_from([0.0, 1.0]))),
+        min_size=1, max_size=12),
     st.integers(min_value=5, max_value=2000),
     st.floats(0, 1),
 )  # fmt: skip
@@ -134,12 +173,32 @@ def test_budgets_are_never_exceeded_and_the_filter_always_holds(
             "INSERT INTO sessions (id, ai_id, profile, created_at) VALUES ('s_x','a','b','x')"
         )
         add(store, *(summary(t, cid=f"c_{i}", calibration=c, days=d)
-                     for i, (t, c, d) in enumerate(rows)))  # fmt: skip
+                     for i, (t, c, d, _) in enumerate(rows)))  # fmt: skip
+        for i, (*_, checked) in enumerate(rows):
+            if checked is not None:
+                verify(store, f"c_{i}", *checked)
         result = run(store, "some task", current=uniform(level), budget=budget)
         assert count_tokens(result.context) <= budget
         assert result.tokens <= budget
-        for c in result.candidates:
-            assert not (c.chosen and c.calibration != "well_calibrated")
+        for i, (*_, checked) in enumerate(rows):
+            (c,) = [c for c in result.candidates if c.cascade_id == f"c_{i}"]
+            if checked is None:
+                assert c.verdict == "unverified"
+                continue
+            error = checked[0] - checked[1]
+            expected = (
+                "overconfident"
+                if error > 0.5
+                else "underconfident"
+                if error < -0.5
+                else "confirmed"
+            )
+            assert c.verdict == expected
+            assert not (c.chosen and expected != "confirmed")
+        # Every task considered is either loaded or counted with the reason it was left out.
+        loaded = sum(c.chosen for c in result.candidates)
+        assert loaded + sum(result.left_out.values()) == result.considered
+        assert result.unverified == sum(checked is None for *_, checked in rows)
 
 
 def test_detail_level_shrinks_to_fit(seeded):

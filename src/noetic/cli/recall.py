@@ -45,12 +45,16 @@ def recall(
                 index.close()
 
     def render() -> None:
+        from noetic.cli.render import recall_accounting
+
         out = stdout()
         need = f"{result.need:.2f}" if result.need is not None else "unknown"
         out.print(
             f"[dim]need {need} → {result.strategy.value}; level {result.level}; "
             f"{result.tokens}/{result.budget_tokens} tokens[/]"
         )
+        if result.considered:
+            out.print(f"[dim]{esc(recall_accounting(result))}[/]")
         for w in result.warnings:
             out.print(f"[yellow]warning:[/] {esc(w)}")
         out.print(result.context, markup=False)

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from noetic.assessment import Decision
     from noetic.calibration import BasicCalibration
+    from noetic.recall.engine import RecallResult
 
 
 def colour(value: float) -> str:
@@ -94,4 +95,20 @@ def calibration_line(cal: BasicCalibration) -> str:
         f"calibration: [bold {style}]{cal.classification.value}[/] · confidence "
         f"{cal.confidence_pre:.2f} → {cal.confidence_post:.2f} ({cal.confidence_change:+.2f}, "
         f"tolerance ±{cal.tolerance:.2f}) · learning {cal.learning_magnitude:.2f}"
+    )
+
+
+def recall_accounting(result: RecallResult) -> str:
+    """Every task considered, loaded or left out, and why."""
+    loaded = result.considered - sum(result.left_out.values())
+    unverified = f" ({result.unverified} without an outcome yet)" if result.unverified else ""
+    reasons = {
+        "calibration_filter": "by the calibration filter (their outcome contradicted the "
+        "prediction)",
+        "beyond_strategy": f"ranked below what the {result.strategy.value} strategy loads",
+        "over_budget": f"over the {result.budget_tokens}-token budget",
+    }
+    left = [f"{n} {reasons.get(k, k)}" for k, n in result.left_out.items() if n]
+    return f"considered {result.considered} earlier task(s){unverified}: loaded {loaded}" + (
+        "; left out " + ", ".join(left) if left else ""
     )

@@ -80,6 +80,10 @@ def bootstrap(
         )
         out.print(f"  store {esc(tracker.store.home)}")
         if recalled is not None:
+            from noetic.cli.render import recall_accounting
+
+            if recalled.considered:
+                out.print(recall_accounting(recalled), markup=False)
             for w in recalled.warnings:
                 out.print(f"[yellow]recall:[/] {esc(w)}")
             out.print(recalled.context, markup=False)

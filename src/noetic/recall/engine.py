@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.embeddings import Embedder
 from noetic.recall.scoring import RecallConfig, Strategy, need, strategy
+from noetic.recall.verification import CONFIRMED, UNVERIFIED, verdicts
 from noetic.store import Store
 from noetic.store.summaries import (
     RecallSummary,
@@ -37,6 +38,7 @@ class Candidate(BaseModel):
     task: str
     project: str | None
     calibration: str
+    verdict: str
     score: float
     semantic: float
     state: float
@@ -60,6 +62,12 @@ class RecallResult(BaseModel):
     context: str
     considered: int
     filtered_by_calibration: int
+    unverified: int = 0
+    """Tasks considered that have no recorded outcome yet (kept, and named as such)."""
+    left_out: dict[str, int] = {}
+    """Tasks not loaded, by reason: ``calibration_filter`` (by default: their outcome
+    contradicted the prediction), ``beyond_strategy`` (ranked below what the strategy loads),
+    ``over_budget``; with the loaded ones, they add up to ``considered``."""
     candidates: list[Candidate]
     warnings: list[str]
 
@@ -154,6 +162,8 @@ def recall(
                 f"calibration drift: the share of well-calibrated tasks moved by {gap:.2f} "
                 f"(recent 5 against the {len(rows) - 5} before); review what is loaded"
             )
+    found = verdicts(store, [r["cascade_id"] for r in rows], config.outcome_tolerance)
+    verdict = np.array([found[r["cascade_id"]] for r in rows])
     matrix = _embeddings(store, embedder, rows)
     query = embedder.embed([task])[0]
     if index is None:
@@ -172,8 +182,9 @@ def recall(
     days = np.array([(now - datetime.fromisoformat(r["ended_at"])).total_seconds() / 86400
                      for r in rows])  # fmt: skip
     rec = 1 / (1 + config.recency_decay * np.maximum(days, 0))
-    multiplier = np.where(well == 1, 1.0, config.poor_calibration_multiplier)
-    allowed = np.isin(calibration, list(config.allowed_calibration))
+    trusted = np.isin(verdict, [CONFIRMED, UNVERIFIED])
+    multiplier = np.where(trusted, 1.0, config.poor_calibration_multiplier)
+    allowed = np.isin(verdict, list(config.allowed_verdicts))
     score = (config.w_semantic * semantic + config.w_state * state + config.w_delta * delta
              + config.w_learning * learning + config.w_recency * rec) * multiplier  # fmt: skip
     order = [int(i) for i in np.argsort(-score, kind="stable")]
@@ -196,14 +207,15 @@ def recall(
         if cid in kept_ids:
             why = f"chosen: rank {rank} of {len(rows)}"
         elif not allowed[i]:
-            why = f"left out: calibration {r['calibration']} is filtered out"
+            why = f"left out: its outcome contradicted the prediction ({verdict[i]})"
         elif cid in picked_ids:
             why = f"left out: did not fit the {budget}-token budget"
         else:
             why = f"left out: rank {rank}; the {chosen_strategy.value} strategy loads {wanted}"
         candidates.append(Candidate(
             cascade_id=cid, task=r["task"], project=r["project"], calibration=r["calibration"],
-            score=round(float(score[i]), 6), semantic=round(float(semantic[i]), 6),
+            verdict=str(verdict[i]), score=round(float(score[i]), 6),
+            semantic=round(float(semantic[i]), 6),
             state=round(float(state[i]), 6), delta=round(float(delta[i]), 6),
             learning=round(float(learning[i]), 6), recency=round(float(rec[i]), 6),
             multiplier=float(multiplier[i]), chosen=cid in kept_ids, why=why,
@@ -211,7 +223,12 @@ def recall(
     return RecallResult(
         task=task, need=need_score, strategy=chosen_strategy, level=level, budget_tokens=budget,
         tokens=count_tokens(context), context=context, considered=len(rows),
-        filtered_by_calibration=int((~allowed).sum()), candidates=candidates, warnings=warnings,
+        filtered_by_calibration=int((~allowed).sum()),
+        unverified=int((verdict == UNVERIFIED).sum()),
+        left_out={"calibration_filter": int((~allowed).sum()),
+                  "beyond_strategy": int(allowed.sum()) - len(picked),
+                  "over_budget": len(picked) - len(kept)},
+        candidates=candidates, warnings=warnings,
     )  # fmt: skip
 
 

@@ -20,8 +20,10 @@ titles of up to 10 tasks). Without a current PREFLIGHT the strategy is moderate.
   ``s`` learned (its positive oriented deltas), clipped at 0: it learned what is missing now;
 * learning: ``s``'s learning magnitude, scaled so 0.3 counts as full;
 * recency: ``1 / (1 + 0.1 · days)`` (the seed's decay);
-* calibration multiplier: 1.0 for well-calibrated tasks, ``poor_calibration_multiplier`` (0.3,
-  the seed's) for the others when the filter lets them through at all.
+* calibration multiplier: 1.0 for tasks whose outcome confirmed the prediction and for tasks
+  without an outcome yet, ``poor_calibration_multiplier`` (0.3, the seed's) for tasks whose
+  outcome contradicted it, when the filter lets them through at all (see
+  :mod:`noetic.recall.verification`: verified outcomes decide, not POSTFLIGHT's self-report).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ class RecallConfig(BaseModel):
     sessions: dict[str, int] = Field(
         default_factory=lambda: {"deep": 5, "moderate": 3, "light": 1, "summary": 10}
     )
-    allowed_calibration: tuple[str, ...] = ("well_calibrated",)
+    allowed_verdicts: tuple[str, ...] = ("confirmed", "unverified")
+    outcome_tolerance: float = Field(0.5, ge=0, le=1)
     poor_calibration_multiplier: float = 0.3
     drift_threshold: float = 0.15
     max_projects: int = 2

@@ -1,0 +1,54 @@
+"""Which past tasks recall can trust: verified outcomes decide, not the agent's self-reports.
+
+POSTFLIGHT's calibration compares the agent's two self-reports, so a task whose confidence rose
+from PREFLIGHT to POSTFLIGHT comes out "underconfident" although that rise is the learning
+recall exists to find. The calibration filter therefore reads recorded outcomes
+(``noetic outcome``) instead:
+
+* ``confirmed``: the task has an outcome, and it fell on the side the agent's last prediction
+  before acting (its CHECK confidence, else its PREFLIGHT) leaned to:
+  ``|prediction − outcome| ≤ tolerance`` (0.5 by default: a 0.67 followed by a success is
+  consistent; a 0.8 followed by a failure is not). One task cannot show calibration in the
+  statistical sense; it can only contradict its prediction, and that is what is tested.
+* ``overconfident`` / ``underconfident``: the outcome contradicted the prediction (predicted
+  high and failed, predicted low and succeeded); the default filter leaves these out.
+* ``unverified``: no outcome yet. Kept and scored like a confirmed task, and named as such.
+
+The latest outcome of a task counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from noetic.store import Store
+
+CONFIRMED = "confirmed"
+UNVERIFIED = "unverified"
+
+
+def verdicts(store: Store, cascade_ids: Iterable[str], tolerance: float = 0.5) -> dict[str, str]:
+    """The verdict of every given task (``unverified`` when it has no outcome)."""
+    wanted = set(cascade_ids)
+    latest: dict[str, str] = {}
+    rows = store.conn.execute(
+        "SELECT cascade_id, score, predicted_preflight, predicted_check FROM outcomes "
+        "ORDER BY at, id"
+    )
+    for cid, score, pre, check in rows:
+        if cid not in wanted:
+            continue
+        predicted = check if check is not None else pre
+        latest[cid] = _verdict(predicted, score, tolerance)
+    return {cid: latest.get(cid, UNVERIFIED) for cid in wanted}
+
+
+def _verdict(predicted: float | None, outcome: float, tolerance: float) -> str:
+    if predicted is None:
+        return UNVERIFIED
+    error = predicted - outcome
+    if error > tolerance:
+        return "overconfident"
+    if error < -tolerance:
+        return "underconfident"
+    return CONFIRMED
