@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated
 
 import typer
@@ -18,6 +19,7 @@ from noetic.cli import (
     sessions,
     workflow,
 )
+from noetic.cli._common import refuse_undecodable_argv
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -81,6 +83,7 @@ app.add_typer(recall.checkpoint_app, name="checkpoint")
 def main() -> None:
     # Noetic registers no pydantic plugins; skipping the entry-point scan saves ~15 ms a command.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    refuse_undecodable_argv(sys.argv[1:])
     app()
 
 

@@ -166,9 +166,45 @@ def _stdin_has_data() -> bool:
     return bool(ready)
 
 
-def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | None:
-    """Scores from --vectors, --vectors-file or stdin (when piped); None when none was given."""
+def read_text_file(path: Path, source: str | None = None) -> str:
+    """A file's text under the one decoding policy: at most ``file_bytes``, UTF-8, invalid
+    bytes reported with their offset (:mod:`noetic.untrusted`)."""
     from noetic.errors import NotFoundError, ValidationError
+    from noetic.limits import FILE_BYTES
+    from noetic.untrusted import decode_utf8
+
+    source = source or str(path)
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(FILE_BYTES.maximum + 1)
+    except FileNotFoundError:
+        raise NotFoundError(f"file not found: {path}") from None
+    except OSError as exc:
+        raise ValidationError(f"cannot read {source}: {exc}", field=source) from None
+    return decode_utf8(data, source, FILE_BYTES)
+
+
+def read_stdin() -> str:
+    """Stdin's text under the one decoding policy, bounded by ``stdin_bytes``."""
+    from noetic.limits import STDIN_BYTES
+    from noetic.untrusted import decode_utf8
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text-only stdin (some embedders): already decoded
+        text = sys.stdin.read(STDIN_BYTES.maximum + 1)
+        data = text.encode("utf-8", errors="surrogateescape")
+    else:
+        data = stream.read(STDIN_BYTES.maximum + 1)
+    return decode_utf8(data, "stdin", STDIN_BYTES)
+
+
+def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | None:
+    """Scores from --vectors, --vectors-file or stdin (when piped); None when none was given.
+
+    Every source is read under the one decoding policy and parsed as bounded JSON
+    (:func:`noetic.untrusted.load_json`)."""
+    from noetic.errors import ValidationError
+    from noetic.untrusted import load_json
 
     if vectors is not None and vectors_file is not None:
         raise ValidationError(
@@ -176,32 +212,32 @@ def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | Non
         )
     if vectors_file is not None:
         if str(vectors_file) == "-":
-            text = sys.stdin.read()
-            source = "stdin"
+            text, source = read_stdin(), "stdin"
         else:
-            try:
-                text = vectors_file.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise NotFoundError(f"vector file not found: {vectors_file}") from None
-            except OSError as exc:
-                raise ValidationError(
-                    f"cannot read vector file {vectors_file}: {exc}", field="vectors_file"
-                ) from None
-            source = str(vectors_file)
+            text, source = read_text_file(vectors_file), str(vectors_file)
     elif vectors is not None:
         text, source = vectors, "--vectors"
     elif not sys.stdin.isatty() and _stdin_has_data():
-        text, source = sys.stdin.read(), "stdin"
+        text, source = read_stdin(), "stdin"
         if not text.strip():
             return None
     else:
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            field="vectors",
-            value=text[:200],
-            fix='pass an object such as {"know": 0.8, "do": 0.7, ...}',
-        ) from None
+        return load_json(text, source)
+    except ValidationError as exc:
+        if exc.fix is None:
+            exc.fix = 'pass an object such as {"know": 0.8, "do": 0.7, ...}'
+        raise
+
+
+def refuse_undecodable_argv(args: list[str]) -> None:
+    """Exit 1 with a clear error when a command-line argument was not valid UTF-8."""
+    from noetic.untrusted import check_text
+
+    try:
+        with handled("--json" in args):
+            for i, arg in enumerate(args, start=1):
+                check_text(arg, f"command-line argument {i}")
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None

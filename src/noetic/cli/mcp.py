@@ -55,6 +55,10 @@ def serve(
                 fix="pass --token SECRET or set NOETIC_TOKEN (clients send "
                 "'Authorization: Bearer SECRET')",
             )
+        if token is not None:
+            from noetic.mcp.http import check_token
+
+            check_token(token)
         home = resolve_home(store)
         sock = _bind(host, port)
         from noetic.mcp.http import http_app

@@ -8,7 +8,16 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stdout
+from noetic.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    esc,
+    handled,
+    open_store,
+    read_text_file,
+    stdout,
+)
 
 app = typer.Typer(help="List, show, export and import sessions.", no_args_is_help=True)
 
@@ -105,19 +114,10 @@ def import_(
     json: JsonOpt = False,
 ) -> None:
     """Import an exported session exactly (same ids and timestamps)."""
-    from noetic.errors import NotFoundError, ValidationError
+    from noetic.untrusted import load_json
 
     with handled(json):
-        try:
-            text = file.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFoundError(f"file not found: {file}") from None
-        try:
-            doc = jsonlib.loads(text)
-        except jsonlib.JSONDecodeError as exc:
-            raise ValidationError(
-                f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}", field="file"
-            ) from None
+        doc = load_json(read_text_file(file), str(file))
         session = open_store(store).import_session(doc, replace=replace)
     emit(session, json, lambda: stdout().print(f"imported session {session.id}"))
 

@@ -7,7 +7,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+from noetic.errors import ValidationError
 from noetic.mcp.server import build_server
+
+
+def check_token(token: str) -> str:
+    """A bearer token: one or more visible ASCII characters, no spaces (a blank or padded token
+    would be accepted by mistake, or could not be sent in a header at all)."""
+    if not token.strip():
+        raise ValidationError(
+            "the bearer token is blank", field="token", fix="pass --token with a real secret"
+        )
+    for i, char in enumerate(token):
+        if not "!" <= char <= "~":
+            raise ValidationError(
+                f"the bearer token has {'a space' if char.isspace() else repr(char)} at "
+                f"character {i}; use visible ASCII characters only",
+                field="token",
+                fix="generate one with: python -c 'import secrets; print(secrets.token_urlsafe())'",
+            )
+    return token
 
 
 class BearerAuth:
@@ -15,7 +34,7 @@ class BearerAuth:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = f"Bearer {check_token(token)}".encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -40,5 +59,7 @@ class BearerAuth:
 
 def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
     """The ASGI app: the MCP endpoint at ``/mcp``, wrapped in bearer auth when a token is set."""
+    if token is not None:
+        check_token(token)
     app = build_server(home).streamable_http_app(host=host)
-    return BearerAuth(app, token) if token else app
+    return BearerAuth(app, token) if token is not None else app

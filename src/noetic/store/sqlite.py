@@ -31,6 +31,7 @@ from noetic.store.records import (
     InvestigationRecord,
     SessionRecord,
 )
+from noetic.untrusted import check_identifier, check_text_field
 from noetic.vectors import VECTOR_NAMES
 
 EXPORT_FORMAT: Final = "noetic.session"
@@ -111,6 +112,10 @@ class Store:
         domain: str | None = None,
         project: str | None = None,
     ) -> SessionRecord:
+        named = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain}
+        for field, value in {**named, "project": project}.items():
+            if value is not None:
+                check_identifier(value, field)
         record = SessionRecord(
             id=new_id("s"),
             ai_id=ai_id,
@@ -162,6 +167,7 @@ class Store:
     def open_cascade(
         self, session_id: str, task: str, *, profile: str, provider: str | None = None
     ) -> CascadeRecord:
+        check_text_field(task, "task")
         record = CascadeRecord(
             id=new_id("c"),
             session_id=session_id,
@@ -263,6 +269,8 @@ class Store:
         success: bool | None = None,
         information_gained: str | None = None,
     ) -> InvestigationRecord:
+        for field, text in (("note", note), ("information_gained", information_gained or "")):
+            check_text_field(text, field)
         row = {
             "session_id": session_id,
             "cascade_id": cascade_id,
