@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,10 +50,64 @@ def show(
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """One profile in full."""
+    """One profile in full, as new sessions use it: the file plus the guardian's corrections in
+    effect (each listed with the file's value and how to undo it)."""
     with handled(json):
-        profile = _registry(store).get(name)
-    emit(profile, json, lambda: stdout().print(profile.to_yaml(), markup=False))
+        profile, corrections = _effective(store, name)
+
+    def render() -> None:
+        out = stdout()
+        if corrections:
+            out.print(
+                f"# {profile.name} as sessions use it: the guardian's corrections are applied",
+                markup=False,
+            )
+            for c in corrections:
+                out.print(
+                    f"#   {c['field']}: {c['file_value']} in the profile file → {c['value']} "
+                    f"(adjustment {c['adjustment']}, {c['at'][:19]}; undo: noetic calibration "
+                    f"guardian --profile {profile.name} --undo {c['adjustment']})",
+                    markup=False,
+                )
+        out.print(profile.to_yaml(), markup=False)
+
+    emit({**profile.model_dump(mode="json"), "corrections": corrections}, json, render)
+
+
+def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]]:
+    """The profile with the store's active guardian adjustments, and those adjustments.
+
+    A store that does not exist yet has none, and is not created just to look."""
+    from noetic.profiles import ProfileRegistry, with_overrides
+    from noetic.store import Store, resolve_home
+    from noetic.store.outcomes import adjustments
+
+    home = resolve_home(store)
+    base = ProfileRegistry(home / "profiles").get(name)
+    if not (home / "noetic.db").is_file():
+        return base, []
+    with Store(home) as opened:
+        active = [a for a in adjustments(opened, profile=base.name) if a.undone_at is None]
+    newest = {a.field: a for a in active}  # later adjustments of a field replace earlier ones
+    flat = base.model_dump()
+    corrections = [
+        {
+            "field": a.field,
+            "file_value": _dotted(flat, a.field),
+            "value": a.new,
+            "adjustment": a.id,
+            "at": a.at,
+            "reason": a.reason,
+        }
+        for a in newest.values()
+    ]
+    return with_overrides(base, {a.field: a.new for a in newest.values()}), corrections
+
+
+def _dotted(data: dict[str, Any], field: str) -> Any:
+    for part in field.split("."):
+        data = data[part]
+    return data
 
 
 @app.command()

@@ -264,7 +264,11 @@ def guardian(
             evidence={"belief": belief.model_dump(), "tasks": [p.cascade_id for p in points]},
         )
     if proposal is None:
-        note = "no credible bias: nothing to change" if points else "no outcomes yet"
+        note = (
+            "no credible bias: nothing to change"
+            if points
+            else _no_outcomes(store, profile_name, ai_id, after)
+        )
     elif applied is None:
         note = "proposal only: run with --apply to change the profile"
     else:
@@ -277,6 +281,17 @@ def guardian(
         applied=applied,
         note=note,
     )
+
+
+def _no_outcomes(store: Store, profile: str, ai_id: str | None, after: str | None) -> str:
+    """Why nothing can be judged: no outcomes at all, or none since the last correction."""
+    if after is None:
+        return "no outcomes yet"
+    before = sum(
+        p.predicted_preflight is not None
+        for p in outcome_points(store, Filters(ai_id=ai_id, profile=profile))
+    )
+    return f"no outcomes since the last correction ({before} before it)"
 
 
 def undo(store: Store, adjustment_id: int) -> Adjustment:
