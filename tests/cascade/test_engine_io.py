@@ -45,7 +45,7 @@ def test_cli_runs_a_cascade_against_a_local_model_server(tmp_path):
     assert body["status"] == "completed" and body["output"] == "The deadline is Friday."
     assert body["tool_uses"][0]["information"].endswith("the deadline is Friday")
     assert [p["phase"] for p in body["trajectory"]] == ["PREFLIGHT", "CHECK", "POSTFLIGHT"]
-    goals = runner.invoke(app, ["goals", "list", "--json"])
+    goals = runner.invoke(app, ["goals", "list", "--ai-id", "local-model", "--json"])
     assert goals.exit_code == 0 and json.loads(goals.stdout) == []
 
 

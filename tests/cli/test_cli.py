@@ -26,9 +26,13 @@ def gated(value):
     return uniform(value, engagement=0.85, coherence=0.85)
 
 
-def test_a_whole_transaction_chains_on_the_current_session():
+def test_a_whole_transaction_chains_on_the_agents_current_session(monkeypatch):
     boot = ok_json("bootstrap", "--ai-model", "claude-3-5-haiku", "--ai-id", "claude")
     assert boot["profile"]["name"] == "autonomous_agent"
+    assert boot["env"] == {"NOETIC_AI_ID": "claude", "NOETIC_SESSION": boot["session"]["id"]}
+    assert boot["exports"] == [f"export {k}={v}" for k, v in boot["env"].items()]
+    # Naming the agent once (as the export line does) is enough for every later command.
+    monkeypatch.setenv("NOETIC_AI_ID", "claude")
     pre = ok_json("preflight", "ship the fix", "--vectors", json.dumps(gated(0.5)))
     assert pre["decision"]["action"] == "INVESTIGATE"
     assert pre["session_id"] == boot["session"]["id"]
@@ -86,9 +90,12 @@ def test_workflow_errors_exit_1_and_say_the_fix():
 
 
 def test_unknown_session_and_no_current_session():
+    run("bootstrap", "--ai-id", "someone")
     result = run("state", "--json")
     assert result.exit_code == 1
-    assert "bootstrap" in json.loads(result.stdout)["error"]["fix"]
+    error = json.loads(result.stdout)["error"]
+    assert "agent 'agent' has no current session" in error["message"]
+    assert "bootstrap" in error["fix"] and "someone" in error["fix"]
     result = run("state", "--session", "s_missing", "--json")
     assert result.exit_code == 1 and "unknown session" in result.stdout
 

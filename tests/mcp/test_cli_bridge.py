@@ -12,27 +12,51 @@ from hypothesis import strategies as st
 from noetic.cli import app
 from noetic.errors import ValidationError
 from noetic.mcp.cli_bridge import ALLOWED, BLOCKED_OPTIONS, parse_command
+from noetic.mcp.server import build_server
 
 from ..conftest import uniform
 from ._client import call, err, ok
 
 
-def test_cli_commands_act_on_the_servers_store(server):
+def test_cli_commands_act_on_the_servers_store_and_the_clients_session(server):
     scores = json.dumps(uniform(0.8, engagement=0.9, coherence=0.9))
     results = call(
         server,
-        ("execute_cli_command", {"command": "bootstrap --ai-id cli --json"}),
+        ("bootstrap_session", {"ai_id": "cli"}),
         ("execute_cli_command", {"command": f"noetic preflight 'a task' --vectors {scores!r}"}),
         ("get_epistemic_state", {}),
         ("execute_cli_command", {"command": "sessions list --json"}),
         ("execute_cli_command", {"command": "calibration drift --json"}),
     )
     boot, pre, state, listed, drift = map(ok, results)
-    assert boot["exit_code"] == 0 and boot["command"][:2] == ["noetic", "bootstrap"]
     assert pre["exit_code"] == 0
+    command = pre["command"]
+    assert command[command.index("--session") + 1] == boot["session"]["id"]
     assert state["open_cascade"]["task"] == "a task"  # the MCP tools see what the CLI wrote
     assert [s["ai_id"] for s in json.loads(listed["stdout"])] == ["cli"]
     assert "insufficient data" in json.loads(drift["stdout"])["reason"]
+
+
+def test_session_commands_need_the_clients_own_session(server, _isolated_home, monkeypatch):
+    # Neither a session the CLI's default agent started nor the server's environment leaks in.
+    from noetic.store.current import write_current_session
+
+    (boot,) = call(server, ("bootstrap_session", {"ai_id": "other"}))
+    sid = ok(boot)["session"]["id"]
+    write_current_session(_isolated_home, sid)
+    monkeypatch.setenv("NOETIC_SESSION", sid)
+    (fresh,) = call(server, ("execute_cli_command", {"command": "state"}))
+    assert ok(fresh)["exit_code"] == 0  # the in-process server is one client: its own session
+    for command, message in (
+        ("bootstrap --ai-id x", "bootstrap_session"),
+        ("state --json", "acts on a session and this client has none"),
+    ):
+        other = build_server(_isolated_home)
+        (result,) = call(other, ("execute_cli_command", {"command": command}))
+        assert message in err(result)
+    other = build_server(_isolated_home)
+    (named,) = call(other, ("execute_cli_command", {"command": f"state --session {sid} --json"}))
+    assert json.loads(ok(named)["stdout"])["session"]["id"] == sid
 
 
 def test_a_command_that_would_read_stdin_gets_an_empty_one(server):
@@ -100,7 +124,11 @@ def test_commands_off_the_allow_list_are_refused(server, command, message):
 
 def test_shell_syntax_is_never_interpreted(server, tmp_path):
     target = tmp_path / "pwned"
-    (result,) = call(server, ("execute_cli_command", {"command": f"state && touch {target}"}))
+    _, result = call(
+        server,
+        ("bootstrap_session", {}),
+        ("execute_cli_command", {"command": f"state && touch {target}"}),
+    )
     out = ok(result)
     assert out["exit_code"] == 2  # typer rejects the stray arguments; no shell ran them
     assert not target.exists()

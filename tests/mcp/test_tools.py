@@ -8,7 +8,7 @@ import pytest
 
 from noetic.assessment import Action, Decision, Phase
 from noetic.mcp.tools import _next_step
-from noetic.store.files import read_current_session
+from noetic.store.current import agents_with_current_sessions
 from noetic.vectors import VECTOR_NAMES
 
 from ..conftest import uniform
@@ -36,7 +36,7 @@ def test_the_full_agent_transaction(server, _isolated_home):
         ok, results
     )
     assert boot["profile"]["name"] == "high_reasoning_collaborative"
-    assert read_current_session(_isolated_home) == boot["session"]["id"]
+    assert agents_with_current_sessions(_isolated_home) == {}  # the CLI's are not touched
     assert "TASK: fix the login bug" in prompt["prompt"]
     assert all(v in prompt["prompt"] for v in VECTOR_NAMES)
     assert pre["decision"]["action"] == "INVESTIGATE"

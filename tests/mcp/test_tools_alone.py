@@ -18,7 +18,7 @@ def test_the_workflow_through_the_tool_functions_alone(tmp_path):
     async def flow():
         boot = await tools.bootstrap_session(n, ai_id="solo")
         prompt = await tools.execute_preflight(n, task="fix the parser")
-        pre = await tools.submit_preflight_assessment(n, "fix the parser", uniform(0.8))
+        pre = await tools.submit_preflight_assessment(n, uniform(0.8))  # the task from above
         post = await tools.submit_postflight_assessment(n, uniform(0.9))
         return boot, prompt, pre, post
 

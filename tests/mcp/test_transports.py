@@ -94,7 +94,10 @@ def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
             "jsonrpc": "2.0",
             "id": 3,
             "method": "tools/call",
-            "params": {"name": "execute_cli_command", "arguments": {"command": "state"}},
+            "params": {
+                "name": "execute_cli_command",
+                "arguments": {"command": "sessions show s_nope"},
+            },
         },
     ]
     proc = subprocess.Popen(
@@ -128,10 +131,10 @@ def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
     replies = [json.loads(line) for line in lines]
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     assert [r["id"] for r in replies] == [1, 2, 3]
-    # The CLI command's own output (an error: no session yet) came back inside the result.
+    # The CLI command's own output (an error: no such session) came back inside the result.
     result = replies[2]["result"]["structuredContent"]
     assert result["exit_code"] == 1
-    assert "no current session" in result["data"]["error"]["message"]
+    assert "unknown session" in result["data"]["error"]["message"]
 
 
 def free_port():

@@ -17,6 +17,7 @@ from noetic.cli import (
     profiles,
     recall,
     sessions,
+    where,
     workflow,
 )
 from noetic.cli._common import refuse_undecodable_argv
@@ -69,6 +70,7 @@ for command in (
     mcp.serve,
     calibration.outcome,
     recall.recall,
+    where.where,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")

@@ -39,7 +39,23 @@ StoreOpt = Annotated[
 ]
 SessionOpt = Annotated[
     str | None,
-    typer.Option("--session", "-s", help="Session id or prefix (default: the current session)."),
+    typer.Option(
+        "--session",
+        "-s",
+        envvar="NOETIC_SESSION",
+        help="Session id or prefix (default: $NOETIC_SESSION, else the agent's current session).",
+        show_default=False,
+    ),
+]
+AiIdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ai-id",
+        envvar="NOETIC_AI_ID",
+        help="The agent acting: its current session is used (default: $NOETIC_AI_ID, else "
+        "'agent').",
+        show_default=False,
+    ),
 ]
 
 
@@ -116,33 +132,46 @@ def handled(as_json: bool) -> Iterator[None]:
         raise typer.Exit(code) from None
 
 
-def open_store(store: Path | None) -> Store:
-    from noetic.store import Store, resolve_home
+def open_store(store: Path | None, *, create: bool = False) -> Store:
+    """The store the command uses. Only commands that write pass ``create``; for the others a
+    missing store is an error that says where it looked, and nothing is created."""
+    from noetic.store import Store, locate_store, require_store
 
-    return Store(resolve_home(store))
+    location = locate_store(store)
+    return Store(location.home if create else require_store(location))
 
 
-def open_tracker(store: Path | None) -> Tracker:
+def open_tracker(store: Path | None, *, create: bool = False) -> Tracker:
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
 
-    opened = open_store(store)
+    opened = open_store(store, create=create)
     return Tracker(opened, ProfileRegistry(opened.home / "profiles"))
 
 
-def current_session(tracker: Tracker, explicit: str | None) -> str:
-    """The session to act on: explicit, else the project's current one."""
-    from noetic.errors import NotFoundError
-    from noetic.store.files import read_current_session
+def agent(ai_id: str | None) -> str:
+    """The agent acting: the one named (``--ai-id`` or ``$NOETIC_AI_ID``), else the default."""
+    from noetic.errors import ValidationError
+    from noetic.store.current import DEFAULT_AI_ID
+
+    if ai_id is None:
+        return DEFAULT_AI_ID
+    if not ai_id.strip():
+        raise ValidationError("the agent id is empty", field="ai_id", value=ai_id)
+    return ai_id
+
+
+def current_session(tracker: Tracker, explicit: str | None, ai_id: str | None = None) -> str:
+    """The session to act on: the one named (``--session`` or ``$NOETIC_SESSION``), else the
+    agent's current session in this store."""
+    from noetic.store.current import read_current_session
 
     if explicit:
         return tracker.store.get_session(explicit).id
-    remembered = read_current_session(tracker.store.home)
+    who = agent(ai_id)
+    remembered = read_current_session(tracker.store.home, who)
     if remembered is None:
-        raise NotFoundError(
-            "no current session in this project",
-            fix="run `noetic bootstrap` first, or pass --session ID",
-        )
+        raise _no_current_session(tracker.store.home, who)
     return tracker.store.get_session(remembered).id
 
 
@@ -164,6 +193,41 @@ def _stdin_has_data() -> bool:
     except (OSError, ValueError, TypeError):  # no file descriptor: an in-memory stream
         return True
     return bool(ready)
+
+
+def optional_current_session(
+    tracker: Tracker, explicit: str | None, ai_id: str | None = None
+) -> str | None:
+    """Like :func:`current_session`, for commands that also work without a session: the agent
+    is the one named, else ``$NOETIC_AI_ID``, else the default; None when it has none."""
+    import os
+
+    from noetic.store.current import read_current_session
+
+    if explicit:
+        return tracker.store.get_session(explicit).id
+    who = agent(ai_id or os.environ.get("NOETIC_AI_ID"))
+    remembered = read_current_session(tracker.store.home, who)
+    return tracker.store.get_session(remembered).id if remembered else None
+
+
+def _no_current_session(home: Path, who: str) -> Exception:
+    from noetic.errors import NotFoundError
+    from noetic.store.current import agents_with_current_sessions
+
+    others = sorted(agents_with_current_sessions(home))
+    fix = f"run `noetic bootstrap --ai-id {who}` first, or pass --session ID"
+    if others:
+        fix += (
+            f"; agents with a current session here: {', '.join(others)} "
+            "(name yours with --ai-id or NOETIC_AI_ID)"
+        )
+    return NotFoundError(f"agent {who!r} has no current session in {home}", fix=fix)
+
+
+def session_used(session_id: str, ai_id: str | None = None) -> str:
+    """The line a writing command prints to say which session it wrote into."""
+    return f"[dim]session {session_id}" + (f" · agent {ai_id}" if ai_id else "") + "[/]"
 
 
 def read_text_file(path: Path, source: str | None = None) -> str:

@@ -7,7 +7,18 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stdout
+from noetic.cli._common import (
+    JsonOpt,
+    SessionOpt,
+    StoreOpt,
+    emit,
+    esc,
+    handled,
+    open_store,
+    open_tracker,
+    optional_current_session,
+    stdout,
+)
 
 app = typer.Typer(help="Calibration against recorded outcomes.", no_args_is_help=True)
 
@@ -20,7 +31,10 @@ AiOpt = Annotated[str | None, typer.Option("--ai-id", help="Only this AI's outco
 def outcome(
     target: Annotated[
         str | None,
-        typer.Argument(help="Cascade id, or session id (its latest task). Default: current."),
+        typer.Argument(
+            help="Cascade id, or session id (its latest task). Default: the agent's current "
+            "session."
+        ),
     ] = None,
     success: Annotated[bool, typer.Option("--success", help="The task succeeded (1.0).")] = False,
     failure: Annotated[bool, typer.Option("--failure", help="The task failed (0.0).")] = False,
@@ -29,13 +43,21 @@ def outcome(
     ] = None,
     evidence: Annotated[str, typer.Option(help="What the verdict rests on.")] = "",
     source: Annotated[str, typer.Option(help="test, human or check.")] = "human",
+    session: SessionOpt = None,
+    ai_id: Annotated[
+        str | None,
+        typer.Option(
+            "--ai-id",
+            envvar="NOETIC_AI_ID",
+            help="The agent whose current session's task it is ($NOETIC_AI_ID).",
+        ),
+    ] = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Record a verified outcome of a task, next to what the agent predicted."""
     from noetic.errors import NotFoundError, ValidationError
     from noetic.guardian import record_outcome
-    from noetic.store.files import read_current_session
 
     with handled(json):
         given = [v for v in (success, failure, score is not None) if v]
@@ -44,16 +66,22 @@ def outcome(
                 "give exactly one of --success, --failure or --score X", field="outcome"
             )
         value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
-        opened = open_store(store)
-        target = target or read_current_session(opened.home)
+        tracker = open_tracker(store)
+        target = target or optional_current_session(tracker, session, ai_id)
         if target is None:
-            raise NotFoundError("no task given and no current session", fix="pass a task id")
-        record = record_outcome(opened, target, score=value, source=source, evidence=evidence)
+            raise NotFoundError(
+                "no task given and no current session",
+                fix="pass a task id, or name the agent with --ai-id",
+            )
+        record = record_outcome(
+            tracker.store, target, score=value, source=source, evidence=evidence
+        )
     emit(
         record,
         json,
         lambda: stdout().print(
-            f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id};"
+            f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id}"
+            f" of session {record.session_id};"
             f" it predicted {record.predicted_preflight:.2f} at PREFLIGHT"
         ),
     )

@@ -43,17 +43,17 @@ def run(
     from noetic.events import EventKind
     from noetic.llm.registry import resolve_provider_spec
     from noetic.runtime.context import Limits, build_context
-    from noetic.store.files import write_current_session
+    from noetic.store.current import write_current_session
     from noetic.tools.discovery import discover
     from noetic.tools.mcp_servers import configured_servers
 
     with handled(json):
-        tracker = open_tracker(store)
+        tracker = open_tracker(store, create=True)
         home = tracker.store.home
         spec = resolve_provider_spec(provider, home)
         model_name = spec.partition(":")[2].rpartition("#")[2]
         session, chosen = tracker.bootstrap(ai_id=model_name, profile=profile, ai_model=model_name)
-        write_current_session(home, session.id)
+        write_current_session(home, session.id, model_name)
         ctx = build_context(
             "cascade",
             tracker=tracker,

@@ -100,7 +100,7 @@ def demo(
             _walk(home, quiet, step)
         if quiet:
             from noetic.store import Store
-            from noetic.store.files import read_current_session
+            from noetic.store.current import read_current_session
 
             with Store(home) as opened:
                 sid = read_current_session(home) or ""
@@ -123,7 +123,7 @@ def _walk(home: Path, quiet: bool, step: Callable[[str, str], None]) -> None:
     from noetic.cli import workflow
 
     step("1 · bootstrap: open a session", "noetic bootstrap --ai-model claude-haiku-4")
-    workflow.bootstrap(ai_model="claude-haiku-4", ai_id="demo-agent", store=home, json=quiet)
+    workflow.bootstrap(ai_model="claude-haiku-4", store=home, json=quiet)
     step("2 · preflight: the baseline, before any work", f'noetic preflight "{TASK}" --vectors …')
     workflow.preflight(TASK, vectors=jsonlib.dumps(PREFLIGHT), store=home, json=quiet)
     step("3 · investigate: look before acting", f'noetic investigate --note "{INVESTIGATION}"')

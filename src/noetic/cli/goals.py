@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from noetic.cli._common import (
+    AiIdOpt,
     JsonOpt,
     SessionOpt,
     StoreOpt,
@@ -15,6 +16,7 @@ from noetic.cli._common import (
     esc,
     handled,
     open_tracker,
+    session_used,
     stdout,
 )
 
@@ -22,11 +24,13 @@ app = typer.Typer(help="Goals from vector gaps or from the model's plan.", no_ar
 
 
 @app.command("list")
-def list_(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+def list_(
+    session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
+) -> None:
     """The session's goals, in the order they were set."""
     with handled(json):
         tracker = open_tracker(store)
-        goals = tracker.store.goals(session_id=current_session(tracker, session))
+        goals = tracker.store.goals(session_id=current_session(tracker, session, ai_id))
 
     def render() -> None:
         out = stdout()
@@ -42,18 +46,21 @@ def list_(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = Fa
 
 
 @app.command()
-def generate(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
+def generate(
+    session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
+) -> None:
     """Threshold mode: one goal per vector under the profile's gap threshold, weakest first."""
     from noetic.cascade.goals import threshold_goals
 
     with handled(json):
         tracker = open_tracker(store)
-        sid = current_session(tracker, session)
+        sid = current_session(tracker, session, ai_id)
         created = threshold_goals(
             tracker.store, sid, tracker.profile_of(tracker.store.get_session(sid))
         )
 
     def render() -> None:
+        stdout().print(session_used(sid))
         for g in created:
             stdout().print(f"{g.id}  priority {g.priority:.2f}  {esc(g.description)}")
         if not created:

@@ -58,7 +58,10 @@ def run(
 
     with handled(json):
         ctx = build_context(
-            "observer", tracker=open_tracker(store), provider=provider, needs_model=True
+            "observer",
+            tracker=open_tracker(store, create=True),
+            provider=provider,
+            needs_model=True,
         )
         err = stderr()
 

@@ -6,7 +6,17 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_tracker, stdout
+from noetic.cli._common import (
+    JsonOpt,
+    SessionOpt,
+    StoreOpt,
+    emit,
+    esc,
+    handled,
+    open_tracker,
+    optional_current_session,
+    stdout,
+)
 
 
 def recall(
@@ -17,6 +27,7 @@ def recall(
     qdrant: Annotated[
         str | None, typer.Option(help="Qdrant backend: a local folder or a server URL.")
     ] = None,
+    session: SessionOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -32,9 +43,11 @@ def recall(
 
             index = QdrantIndex(qdrant, default_embedder().dimension)
         try:
+            tracker = open_tracker(store)
             result = recall_for_current_session(
-                open_tracker(store).store,
+                tracker.store,
                 task,
+                session_id=optional_current_session(tracker, session, ai_id),
                 limit=limit,
                 budget=budget,
                 ai_id=ai_id,

@@ -118,7 +118,7 @@ def import_(
 
     with handled(json):
         doc = load_json(read_text_file(file), str(file))
-        session = open_store(store).import_session(doc, replace=replace)
+        session = open_store(store, create=True).import_session(doc, replace=replace)
     emit(session, json, lambda: stdout().print(f"imported session {session.id}"))
 
 

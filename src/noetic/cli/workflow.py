@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli._common import (
+    AiIdOpt,
     JsonOpt,
     SessionOpt,
     StoreOpt,
@@ -17,6 +18,8 @@ from noetic.cli._common import (
     handled,
     open_tracker,
     read_json_input,
+    session_used,
+    stderr,
     stdout,
 )
 
@@ -43,7 +46,12 @@ def bootstrap(
     profile: Annotated[str | None, typer.Option(help="Profile name.")] = None,
     ai_model: Annotated[str | None, typer.Option(help="Model id, for auto-selection.")] = None,
     domain: Annotated[str | None, typer.Option(help="Task domain, for auto-selection.")] = None,
-    ai_id: Annotated[str, typer.Option(help="Who is assessing itself.")] = "agent",
+    ai_id: Annotated[
+        str,
+        typer.Option(
+            "--ai-id", envvar="NOETIC_AI_ID", help="Who is assessing itself ($NOETIC_AI_ID)."
+        ),
+    ] = "agent",
     project: Annotated[str | None, typer.Option(help="Project name for this session.")] = None,
     recall: Annotated[
         str | None,
@@ -52,20 +60,39 @@ def bootstrap(
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Open a session, choose its profile and make it the project's current session."""
-    from noetic.store.files import write_current_session
+    """Open a session, choose its profile and make it this agent's current session.
+
+    Prints the `export` lines that pin the agent and the session for the commands that follow
+    in the same shell (`eval` them, or copy them)."""
+    import os
+    import shlex
+
+    from noetic.store.current import write_current_session
 
     recalled = None
     with handled(json):
-        tracker = open_tracker(store)
+        tracker = open_tracker(store, create=True)
         if recall:
             from noetic.recall.engine import recall_for_current_session
+            from noetic.store.current import read_current_session
 
-            recalled = recall_for_current_session(tracker.store, recall, ai_id=ai_id)
+            previous = read_current_session(tracker.store.home, ai_id)
+            recalled = recall_for_current_session(
+                tracker.store, recall, ai_id=ai_id, session_id=previous
+            )
         session, chosen = tracker.bootstrap(
             ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
         )
-        write_current_session(tracker.store.home, session.id)
+        write_current_session(tracker.store.home, session.id, ai_id)
+    env = {"NOETIC_AI_ID": ai_id, "NOETIC_SESSION": session.id}
+    exports = [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
+    stale = os.environ.get("NOETIC_SESSION")
+    if stale and stale != session.id:
+        stderr().print(
+            f"[yellow]NOETIC_SESSION is still {stale}:[/] commands in this shell act on it "
+            "until you run the export lines below",
+            markup=True,
+        )
 
     def render() -> None:
         out = stdout()
@@ -87,14 +114,22 @@ def bootstrap(
             for w in recalled.warnings:
                 out.print(f"[yellow]recall:[/] {esc(w)}")
             out.print(recalled.context, markup=False)
+        out.print("pin this agent and session in this shell (or eval these lines):")
+        for line in exports:
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print('next: noetic preflight "describe the task"')
 
-    emit({"session": session, "profile": chosen, "recall": recalled}, json, render)
+    emit(
+        {"session": session, "profile": chosen, "recall": recalled, "env": env, "exports": exports},
+        json,
+        render,
+    )
 
 
 def _assess(
     phase: str,
     session: str | None,
+    ai_id: str | None,
     store: Path | None,
     vectors: str | None,
     vectors_file: Path | None,
@@ -108,7 +143,7 @@ def _assess(
     from noetic.assessment import Assessment, Phase
 
     tracker = open_tracker(store)
-    sid = current_session(tracker, session)
+    sid = current_session(tracker, session, ai_id)
     if provider and (vectors is not None or vectors_file is not None):
         from noetic.errors import ValidationError
 
@@ -182,6 +217,7 @@ def _render_assessment(result: Any) -> None:
         delta = result.calibration.delta
         before = {k: round(a.vectors[k] - d, 6) for k, d in delta.items()}
     out.print(vector_table(a.vectors, title, before))
+    out.print(session_used(result.session_id))
     if a.carried:
         out.print(f"[dim]carried from the previous assessment: {', '.join(a.carried)}[/]")
     out.print(decision_line(result.decision))
@@ -198,13 +234,23 @@ def preflight(
     ] = False,
     provider: ProviderOpt = None,
     session: SessionOpt = None,
+    ai_id: AiIdOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Baseline assessment before a task. Without scores, prints the prompt to answer."""
     with handled(json):
         result = _assess(
-            "preflight", session, store, vectors, vectors_file, json, task, abandon_open, provider
+            "preflight",
+            session,
+            ai_id,
+            store,
+            vectors,
+            vectors_file,
+            json,
+            task,
+            abandon_open,
+            provider,
         )
     emit(result, json, lambda: _render_assessment(result))
 
@@ -214,12 +260,15 @@ def check(
     vectors_file: VectorsFileOpt = None,
     provider: ProviderOpt = None,
     session: SessionOpt = None,
+    ai_id: AiIdOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Reassess after investigating (partial scores allowed) and print the decision."""
     with handled(json):
-        result = _assess("check", session, store, vectors, vectors_file, json, provider=provider)
+        result = _assess(
+            "check", session, ai_id, store, vectors, vectors_file, json, provider=provider
+        )
     emit(result, json, lambda: _render_assessment(result))
 
 
@@ -228,13 +277,14 @@ def postflight(
     vectors_file: VectorsFileOpt = None,
     provider: ProviderOpt = None,
     session: SessionOpt = None,
+    ai_id: AiIdOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Final reassessment: records it, prints the deltas and the calibration, closes the task."""
     with handled(json):
         result = _assess(
-            "postflight", session, store, vectors, vectors_file, json, provider=provider
+            "postflight", session, ai_id, store, vectors, vectors_file, json, provider=provider
         )
     emit(result, json, lambda: _render_assessment(result))
 
@@ -246,6 +296,7 @@ def investigate(
         str | None, typer.Option(help="The vector this investigation targets.")
     ] = None,
     session: SessionOpt = None,
+    ai_id: AiIdOpt = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -256,7 +307,7 @@ def investigate(
         if vector is not None:
             check_score(vector, 0.0)
         tracker = open_tracker(store)
-        sid = current_session(tracker, session)
+        sid = current_session(tracker, session, ai_id)
         record = tracker.investigate(sid, note, tool=tool, target_vector=vector)
     emit(
         record,
@@ -264,18 +315,20 @@ def investigate(
         lambda: stdout().print(
             f"investigation round {record.round} recorded"
             + (f" (tool {esc(record.tool)})" if record.tool else "")
-            + " · next: noetic check"
+            + f" in session {record.session_id} · next: noetic check"
         ),
     )
 
 
-def state(session: SessionOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """Where the current session stands and what to do next."""
+def state(
+    session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
+) -> None:
+    """Where the agent's current session stands and what to do next."""
     from noetic.cli.render import decision_line, vector_table
 
     with handled(json):
         tracker = open_tracker(store)
-        result = tracker.state(current_session(tracker, session))
+        result = tracker.state(current_session(tracker, session, ai_id))
 
     def render() -> None:
         out = stdout()

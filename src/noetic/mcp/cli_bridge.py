@@ -11,6 +11,11 @@ An agent reads the output, so by default the command runs with ``--json`` and th
 document comes back as ``data`` (the box-drawn tables are for people at a terminal); with
 ``output="text"`` it gets the text a pipe would get, never wrapped.
 
+Commands act on the calling client's current session: a command that takes ``--session`` and
+is given none gets the client's (the one its ``bootstrap_session`` started), and without one it
+is refused rather than falling back to a session some other agent started. ``bootstrap`` is left
+out for the same reason: ``bootstrap_session`` starts the client's session.
+
 Commands run under click's ``CliRunner``, which swaps stdin, stdout and stderr for buffers while
 the command runs: a command can neither read the protocol's stdin nor write onto its stdout.
 """
@@ -27,7 +32,6 @@ from pydantic import BaseModel, ConfigDict
 from noetic.errors import ValidationError
 
 ALLOWED: dict[str, frozenset[str] | None] = {
-    "bootstrap": None,
     "preflight": None,
     "investigate": None,
     "check": None,
@@ -77,6 +81,13 @@ def parse_command(command: str) -> list[str]:
         raise ValidationError(
             "empty command", field="command", fix=f"allowed: {describe_allowed()}"
         )
+    if args[0] == "bootstrap":
+        raise ValidationError(
+            "start a session with the bootstrap_session tool, not through the CLI",
+            field="command",
+            value=args[0],
+            fix="call bootstrap_session; later commands here act on the session it returns",
+        )
     if args[0] not in ALLOWED:
         raise ValidationError(
             f"'{args[0]}' is not an allowed noetic command",
@@ -100,18 +111,36 @@ def parse_command(command: str) -> list[str]:
     return args
 
 
-def run_cli(command: str, store: Path, output: Literal["json", "text"] = "json") -> CliResult:
-    """Run an allowed command against ``store``: its output and exit code, and with
-    ``output="json"`` the JSON document it printed, parsed."""
+def run_cli(
+    command: str,
+    store: Path,
+    output: Literal["json", "text"] = "json",
+    *,
+    session_id: str | None = None,
+) -> CliResult:
+    """Run an allowed command against ``store``, on the client's current session
+    ``session_id``: its output and exit code, and with ``output="json"`` the JSON document it
+    printed, parsed."""
     from typer.testing import CliRunner
 
     from noetic.cli import app
 
     args = [*parse_command(command), "--store", str(store)]
+    if _takes_session(args) and not _names_session(args):
+        if session_id is None:
+            raise ValidationError(
+                f"'noetic {args[0]}' acts on a session and this client has none",
+                field="command",
+                fix="call bootstrap_session first, or pass --session ID",
+            )
+        args += ["--session", session_id]
     as_json = output == "json"
     if as_json and "--json" not in args:
         args.append("--json")
-    result = CliRunner().invoke(app, args, input="")
+    # The server's own environment must not choose the agent or the session.
+    result = CliRunner().invoke(
+        app, args, input="", env={"NOETIC_SESSION": None, "NOETIC_AI_ID": None}
+    )
     data = None
     if as_json and result.stdout.strip():
         try:
@@ -125,6 +154,25 @@ def run_cli(command: str, store: Path, output: Literal["json", "text"] = "json")
         stderr=result.stderr,
         data=data,
     )
+
+
+def _takes_session(args: list[str]) -> bool:
+    """Whether the (sub)command named by ``args`` has a ``--session`` option."""
+    import typer
+
+    from noetic.cli import app
+
+    command: Any = typer.main.get_command(app)
+    for name in args:
+        subcommands = getattr(command, "commands", None)
+        if subcommands is None or name not in subcommands:
+            break
+        command = subcommands[name]
+    return any(param.name == "session" for param in command.params)
+
+
+def _names_session(args: list[str]) -> bool:
+    return any(a in ("--session", "-s") or a.startswith("--session=") for a in args)
 
 
 def cli_help(command: str | None = None) -> str:

@@ -61,5 +61,5 @@ def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -
     """The ASGI app: the MCP endpoint at ``/mcp``, wrapped in bearer auth when a token is set."""
     if token is not None:
         check_token(token)
-    app = build_server(home).streamable_http_app(host=host)
+    app = build_server(home, per_connection=True).streamable_http_app(host=host)
     return BearerAuth(app, token) if token is not None else app

@@ -3,6 +3,12 @@
 Tool calls are function calls inside this process; every tool is a thin call into the functions
 the CLI uses. Noetic's errors come back as tool errors whose text names the problem and the fix,
 so the calling agent can correct itself.
+
+Each client has its own current session, set by its ``bootstrap_session`` and used by every
+tool called without a ``session_id``. Over stdio the client is the process (one client per
+server); over streamable HTTP it is the MCP session (the ``Mcp-Session-Id`` the transport
+assigned at initialize), so clients of one server never act on each other's session. The
+store's per-agent current sessions (the CLI's) are neither read nor written here.
 """
 
 from __future__ import annotations
@@ -22,7 +28,6 @@ from noetic.mcp import guidance
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
-from noetic.store.files import read_current_session
 
 if TYPE_CHECKING:
     from noetic.runtime.context import Limits, RunContext
@@ -30,26 +35,74 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Noetic:
-    """What every tool shares: the store under ``home``, the tracker over it, and the
-    workspace the built-in tools may read (the directory the server was started in)."""
+SESSION_HEADER = "mcp-session-id"
 
-    def __init__(self, home: Path, workspace: Path | None = None) -> None:
+
+class Noetic:
+    """What every tool shares: the store under ``home``, the tracker over it, the workspace the
+    built-in tools may read (the directory the server was started in), and each client's
+    current session (``per_connection``: keyed by the MCP session id, for HTTP; otherwise one
+    for the process, for stdio)."""
+
+    def __init__(
+        self, home: Path, workspace: Path | None = None, *, per_connection: bool = False
+    ) -> None:
         self.home = home
         self.workspace = (workspace or Path.cwd()).resolve()
         self.store = Store(home)
         self.tracker = Tracker(self.store, ProfileRegistry(home / "profiles"))
+        self.per_connection = per_connection
+        self._current: dict[str, str] = {}
+        self._pending_tasks: dict[str, str] = {}
 
-    def session_id(self, given: str | None) -> str:
-        """The session a tool acts on: the one given, else the project's current session."""
+    def session_id(self, given: str | None, ctx: Context | None) -> str:
+        """The session a tool acts on: the one given, else this client's current session."""
         if given:
             return self.store.get_session(given).id
-        remembered = read_current_session(self.home)
+        remembered = self._current.get(self._client(ctx, required=True) or "")
         if remembered is None:
             raise ValidationError(
-                "no session_id given and no current session", fix="call bootstrap_session first"
+                "no session_id given and this client has no current session",
+                fix="call bootstrap_session first, or pass the session_id it returned",
             )
         return self.store.get_session(remembered).id
+
+    def current(self, ctx: Context | None) -> str | None:
+        """This client's current session, if it has one."""
+        client = self._client(ctx, required=False)
+        return None if client is None else self._current.get(client)
+
+    def set_current(self, ctx: Context | None, session_id: str) -> None:
+        """Make ``session_id`` this client's current session (and nobody else's)."""
+        client = self._client(ctx, required=False)
+        if client is not None:
+            self._current[client] = session_id
+
+    def remember_task(self, session_id: str, task: str) -> None:
+        """The task of the session's latest ``execute_preflight``, for a submission without one."""
+        self._pending_tasks[session_id] = task
+
+    def pending_task(self, session_id: str) -> str | None:
+        return self._pending_tasks.get(session_id)
+
+    def forget_task(self, session_id: str) -> None:
+        self._pending_tasks.pop(session_id, None)
+
+    def _client(self, ctx: Context | None, *, required: bool) -> str | None:
+        """Who is calling: "" for the one client of a stdio server (or a direct call, without
+        ``ctx``), else the MCP session id; None when an HTTP request carries none."""
+        if not self.per_connection:
+            return ""
+        headers = ctx.headers if ctx is not None else None
+        client = headers.get(SESSION_HEADER) if headers is not None else None
+        if client is None and required:
+            raise ValidationError(
+                "no session_id given, and this connection has no MCP session to keep a "
+                "current session in (stateless HTTP)",
+                field="session_id",
+                fix="pass the session_id that bootstrap_session returned",
+            )
+        return client
 
     def recorded(self, provider: Provider, *, session_id: str | None = None) -> Provider:
         """``provider`` retried and recorded like every model call."""
@@ -160,13 +213,16 @@ def tool_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def build_server(home: Path, workspace: Path | None = None) -> MCPServer:
+def build_server(
+    home: Path, workspace: Path | None = None, *, per_connection: bool = False
+) -> MCPServer:
     """An MCP server over the store at ``home``; built-in tools read ``workspace`` (default:
-    the working directory at start)."""
+    the working directory at start). ``per_connection``: each MCP session (HTTP) has its own
+    current session; otherwise the process is the one client (stdio)."""
     from noetic.mcp.resources import register_resources
     from noetic.mcp.tools import register_tools
 
-    noetic = Noetic(home, workspace)
+    noetic = Noetic(home, workspace, per_connection=per_connection)
     from noetic import __version__
 
     server = MCPServer(

@@ -37,7 +37,6 @@ from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
 from noetic.runtime.tracker import EpistemicState, Recorded
-from noetic.store.files import write_current_session
 from noetic.store.outcomes import OutcomeRecord
 from noetic.store.records import GoalRecord, SessionRecord
 from noetic.vectors import VECTOR_NAMES
@@ -59,7 +58,11 @@ YourAction = Annotated[
 ]
 SessionId = Annotated[
     str | None,
-    Field(description="Session id from bootstrap_session (default: the current session)."),
+    Field(description="Session id from bootstrap_session (default: your current session)."),
+]
+TaskText = Annotated[
+    str | None,
+    Field(description="The task about to be attempted (the seed's name for it: prompt)."),
 ]
 ProviderSpec = Annotated[
     str | None,
@@ -164,8 +167,10 @@ class AiAnswer(_Frozen):
     model: str
 
 
-def _prompt_for(n: Noetic, phase: Phase, session_id: str | None, task: str | None) -> PromptOut:
-    sid = n.session_id(session_id)
+def _prompt_for(
+    n: Noetic, ctx: Context | None, phase: Phase, session_id: str | None, task: str | None
+) -> PromptOut:
+    sid = n.session_id(session_id, ctx)
     return PromptOut(
         session_id=sid,
         phase=phase.value,
@@ -191,11 +196,12 @@ async def bootstrap_session(
     ai_model: str | None = None,
     domain: str | None = None,
     project: str | None = None,
+    ctx: Context | None = None,
 ) -> Bootstrapped:
     session, chosen = n.tracker.bootstrap(
         ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
     )
-    write_current_session(n.home, session.id)
+    n.set_current(ctx, session.id)
     return Bootstrapped(
         session=session,
         profile=chosen,
@@ -209,6 +215,7 @@ async def resume_previous_session(
     ai_id: str | None = None,
     limit: int = 5,
     budget: Annotated[int | None, Field(description="Token budget for the recall.")] = None,
+    ctx: Context | None = None,
 ) -> Resumed:
     if not 1 <= limit <= 100:
         raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
@@ -217,41 +224,87 @@ async def resume_previous_session(
         from noetic.recall.engine import recall_for_current_session
 
         recalled = recall_for_current_session(
-            n.store, task, ai_id=ai_id, limit=limit, budget=budget
+            n.store, task, session_id=n.current(ctx), ai_id=ai_id, limit=limit, budget=budget
         )
     return Resumed(sessions=n.store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
 
 
-async def get_session_summary(n: Noetic, session_id: SessionId = None) -> SessionSummary:
-    return session_summary(n.store, n.session_id(session_id))
+async def get_session_summary(
+    n: Noetic,
+    session_id: SessionId = None,
+    ctx: Context | None = None,
+) -> SessionSummary:
+    return session_summary(n.store, n.session_id(session_id, ctx))
 
 
-async def get_epistemic_state(n: Noetic, session_id: SessionId = None) -> EpistemicState:
-    return n.tracker.state(n.session_id(session_id))
+async def get_epistemic_state(
+    n: Noetic,
+    session_id: SessionId = None,
+    ctx: Context | None = None,
+) -> EpistemicState:
+    return n.tracker.state(n.session_id(session_id, ctx))
 
 
-async def execute_preflight(n: Noetic, task: str, session_id: SessionId = None) -> PromptOut:
-    return _prompt_for(n, Phase.PREFLIGHT, session_id, task)
+async def execute_preflight(
+    n: Noetic,
+    session_id: SessionId = None,
+    prompt: TaskText = None,
+    task: Annotated[str | None, Field(description="The same as prompt.")] = None,
+    ctx: Context | None = None,
+) -> PromptOut:
+    the_task = _one_task(prompt, task)
+    if the_task is None:
+        raise ValidationError(
+            "execute_preflight needs the task", field="prompt", fix="pass prompt='the task'"
+        )
+    out = _prompt_for(n, ctx, Phase.PREFLIGHT, session_id, the_task)
+    n.remember_task(out.session_id, the_task)
+    return out
 
 
 async def submit_preflight_assessment(
     n: Noetic,
-    task: str,
     vectors: Scores,
     session_id: SessionId = None,
+    task: Annotated[
+        str | None, Field(description="The task (default: the one given to execute_preflight).")
+    ] = None,
     recommended_action: YourAction = None,
     note: str = "",
     abandon_open: Annotated[
         bool, Field(description="Close a task still open in this session as abandoned.")
     ] = False,
+    ctx: Context | None = None,
 ) -> Submitted:
     a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note)
-    sid = n.session_id(session_id)
-    return Submitted.of(n.tracker.preflight(sid, task, a, abandon_open=abandon_open))
+    sid = n.session_id(session_id, ctx)
+    the_task = task if task is not None else n.pending_task(sid)
+    if the_task is None:
+        raise ValidationError(
+            f"no task for session {sid}: none given and no execute_preflight before",
+            field="task",
+            fix="pass task='…', or call execute_preflight with the task first",
+        )
+    recorded = n.tracker.preflight(sid, the_task, a, abandon_open=abandon_open)
+    n.forget_task(sid)
+    return Submitted.of(recorded)
 
 
-async def execute_check(n: Noetic, session_id: SessionId = None) -> PromptOut:
-    return _prompt_for(n, Phase.CHECK, session_id, None)
+def _one_task(prompt: str | None, task: str | None) -> str | None:
+    """The task from the seed's ``prompt`` or from ``task``; both only if they agree."""
+    if prompt is not None and task is not None and prompt != task:
+        raise ValidationError(
+            "prompt and task disagree: give the task once",
+            field="prompt",
+            value={"prompt": prompt, "task": task},
+        )
+    return prompt if prompt is not None else task
+
+
+async def execute_check(
+    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+) -> PromptOut:
+    return _prompt_for(n, ctx, Phase.CHECK, session_id, None)
 
 
 async def submit_check_assessment(
@@ -260,13 +313,16 @@ async def submit_check_assessment(
     session_id: SessionId = None,
     recommended_action: YourAction = None,
     note: str = "",
+    ctx: Context | None = None,
 ) -> Submitted:
     a = _assessment(Phase.CHECK, vectors, recommended_action, note)
-    return Submitted.of(n.tracker.check(n.session_id(session_id), a))
+    return Submitted.of(n.tracker.check(n.session_id(session_id, ctx), a))
 
 
-async def execute_postflight(n: Noetic, session_id: SessionId = None) -> PromptOut:
-    return _prompt_for(n, Phase.POSTFLIGHT, session_id, None)
+async def execute_postflight(
+    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+) -> PromptOut:
+    return _prompt_for(n, ctx, Phase.POSTFLIGHT, session_id, None)
 
 
 async def submit_postflight_assessment(
@@ -275,9 +331,10 @@ async def submit_postflight_assessment(
     session_id: SessionId = None,
     recommended_action: YourAction = None,
     note: str = "",
+    ctx: Context | None = None,
 ) -> Finished:
     a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note)
-    done = n.tracker.postflight(n.session_id(session_id), a)
+    done = n.tracker.postflight(n.session_id(session_id, ctx), a)
     return Finished.of(done, calibration=done.calibration)
 
 
@@ -308,8 +365,9 @@ async def record_outcome(
     task_id: Annotated[
         str | None, Field(description="A cascade id, or a session id (its latest task).")
     ] = None,
+    ctx: Context | None = None,
 ) -> OutcomeRecord:
-    target = task_id or n.session_id(None)
+    target = task_id or n.session_id(None, ctx)
     return record_task_outcome(n.store, target, score=score, source=source, evidence=evidence)
 
 
@@ -327,8 +385,10 @@ async def check_drift_monitor(
     return drift_report(n.store, ai_id, window=window)
 
 
-async def query_goal_orchestrator(n: Noetic, session_id: SessionId = None) -> Goals:
-    sid = n.session_id(session_id)
+async def query_goal_orchestrator(
+    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+) -> Goals:
+    sid = n.session_id(session_id, ctx)
     return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
 
 
@@ -351,8 +411,9 @@ async def execute_cli_command(
         Literal["json", "text"],
         Field(description="'json' (default): the parsed document in 'data'; 'text': prose."),
     ] = "json",
+    ctx: Context | None = None,
 ) -> cli_bridge.CliResult:
-    return cli_bridge.run_cli(command, n.home, output)
+    return cli_bridge.run_cli(command, n.home, output, session_id=n.current(ctx))
 
 
 async def query_ai(
@@ -373,8 +434,10 @@ async def query_ai(
     return AiAnswer(answer=reply.text, provider=reply.provider, model=reply.model)
 
 
-async def generate_goals(n: Noetic, session_id: SessionId = None) -> Goals:
-    sid = n.session_id(session_id)
+async def generate_goals(
+    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+) -> Goals:
+    sid = n.session_id(session_id, ctx)
     threshold_goals(n.store, sid, n.tracker.profile_of(n.store.get_session(sid)))
     return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
 
@@ -395,7 +458,7 @@ async def create_cascade(
         raise ValidationError("the task is empty", field="task")
     inner = n.provider(provider, ctx)
     session, _ = n.tracker.bootstrap(ai_id=inner.model, profile=profile, ai_model=inner.model)
-    write_current_session(n.home, session.id)
+    n.set_current(ctx, session.id)
     run = n.context(
         "cascade",
         inner,
@@ -456,8 +519,9 @@ TOOLS: list[tuple[ToolFunction, str]] = [
     ),
     (
         execute_preflight,
-        "Get the PREFLIGHT self-assessment prompt for a task. Records nothing; answer it and "
-        "call submit_preflight_assessment.",
+        "Get the PREFLIGHT self-assessment prompt for a task (give it as prompt or task). "
+        "Records nothing; answer it and call submit_preflight_assessment, which takes the task "
+        "from here.",
     ),
     (
         submit_preflight_assessment,

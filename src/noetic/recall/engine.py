@@ -272,16 +272,17 @@ def _fit(
     return None, "", []
 
 
-def recall_for_current_session(store: Store, task: str, **kwargs: Any) -> RecallResult:
-    """Recall with the default embedder and tokenizer, against the project's current session's
-    latest assessment when there is one (what the CLI and the MCP server both use)."""
+def recall_for_current_session(
+    store: Store, task: str, *, session_id: str | None = None, **kwargs: Any
+) -> RecallResult:
+    """Recall with the default embedder and tokenizer, against the latest assessment of the
+    agent's current session ``session_id`` when there is one (what the CLI and the MCP server
+    both use)."""
     from noetic.embeddings import default_embedder
     from noetic.llm.tokens import count_tokens
-    from noetic.store.files import read_current_session
 
     current = None
-    sid = read_current_session(store.home)
-    if sid is not None:
-        history = store.assessments(session_id=sid)
+    if session_id is not None:
+        history = store.assessments(session_id=session_id)
         current = history[-1].assessment.vectors if history else None
     return recall(store, task, default_embedder(), count_tokens, current=current, **kwargs)

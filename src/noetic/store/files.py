@@ -70,24 +70,3 @@ def reflex_path(
     day = created_at[:10]
     name = f"{safe_name(session_id)}-{seq:04d}-{safe_name(phase)}.json"
     return home / "reflex_logs" / safe_name(ai_id) / day / name
-
-
-def current_session_path(home: Path) -> Path:
-    return home / "current_session"
-
-
-def read_current_session(home: Path) -> str | None:
-    """The session the project's commands chain on, if one was set."""
-    try:
-        value = current_session_path(home).read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return None
-    return value or None
-
-
-def write_current_session(home: Path, session_id: str) -> None:
-    path = current_session_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".current_session.{os.getpid()}.tmp")
-    tmp.write_text(session_id + "\n", encoding="utf-8")
-    os.replace(tmp, path)
