@@ -30,9 +30,16 @@ VECTORS = {
 def main(transactions: int = 7) -> None:
     steps = {
         "bootstrap": ["bootstrap", "--ai-id", "bench"],
-        "preflight": ["preflight", "bench task", "--vectors", json.dumps(VECTORS)],
-        "check": ["check", "--vectors", json.dumps({"know": 0.8})],
-        "postflight": ["postflight", "--vectors", json.dumps(VECTORS)],
+        "preflight": [
+            "preflight",
+            "bench task",
+            "--ai-id",
+            "bench",
+            "--vectors",
+            json.dumps(VECTORS),
+        ],
+        "check": ["check", "--ai-id", "bench", "--vectors", json.dumps({"know": 0.8})],
+        "postflight": ["postflight", "--ai-id", "bench", "--vectors", json.dumps(VECTORS)],
     }
     times: dict[str, list[float]] = {name: [] for name in steps}
     with tempfile.TemporaryDirectory() as tmp:

@@ -157,3 +157,22 @@ def test_the_task_comes_from_the_preceding_preflight_or_is_given(server):
     ok(results[7])
     assert "no execute_preflight before" in err(results[8])  # used once, then forgotten
     assert ok(results[9])["task"] == "given"
+
+
+def test_a_long_running_server_remembers_a_bounded_number_of_clients(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from noetic.mcp import server as server_module
+    from noetic.mcp.server import Noetic
+
+    monkeypatch.setattr(server_module, "REMEMBERED", 3)
+    n = Noetic(tmp_path / "store", workspace=tmp_path, per_connection=True)
+    sessions = [n.store.create_session(ai_id=f"c{i}", profile="balanced").id for i in range(5)]
+    clients = [SimpleNamespace(headers={"mcp-session-id": f"m{i}"}) for i in range(5)]
+    for client, sid in zip(clients[:3], sessions[:3], strict=True):
+        n.set_current(client, sid)
+    assert n.session_id(None, clients[0]) == sessions[0]  # still there, and now used last
+    n.set_current(clients[0], sessions[0])
+    for client, sid in zip(clients[3:], sessions[3:], strict=True):
+        n.set_current(client, sid)
+    assert [n.current(c) for c in clients] == [sessions[0], None, None, sessions[3], sessions[4]]

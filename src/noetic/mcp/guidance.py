@@ -16,9 +16,11 @@ Be honest: a low score you can act on is worth more than a confident guess."""
 
 STEPS = {
     "bootstrap": "Call bootstrap_session once per working session (pass ai_model so the right "
-    "profile is chosen). Keep the session_id it returns.",
-    "preflight": "Before starting a task: execute_preflight(session_id, task) gives the "
-    "assessment prompt. Answer it honestly, then submit_preflight_assessment with your scores.",
+    "profile is chosen). It becomes your current session: later tools use it when you pass no "
+    "session_id (another client's calls never change it).",
+    "preflight": "Before starting a task: execute_preflight(session_id, prompt) gives the "
+    "assessment prompt for the task in prompt. Answer it honestly, then "
+    "submit_preflight_assessment(session_id, vectors): the task carries over.",
     "investigate": "If the decision is INVESTIGATE, look into the weakest vectors it names "
     "(read code, run checks, ask). Then reassess.",
     "check": "execute_check gives the prompt; submit_check_assessment with only the vectors "

@@ -36,6 +36,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 SESSION_HEADER = "mcp-session-id"
+REMEMBERED = 10_000
+"""At most this many clients' current sessions (and pending tasks) are kept; the oldest go
+first, so a long-running HTTP server's memory stays bounded."""
 
 
 class Noetic:
@@ -76,11 +79,11 @@ class Noetic:
         """Make ``session_id`` this client's current session (and nobody else's)."""
         client = self._client(ctx, required=False)
         if client is not None:
-            self._current[client] = session_id
+            _remember(self._current, client, session_id)
 
     def remember_task(self, session_id: str, task: str) -> None:
         """The task of the session's latest ``execute_preflight``, for a submission without one."""
-        self._pending_tasks[session_id] = task
+        _remember(self._pending_tasks, session_id, task)
 
     def pending_task(self, session_id: str) -> str | None:
         return self._pending_tasks.get(session_id)
@@ -198,6 +201,13 @@ def bind(fn: ToolFunction, noetic: Noetic) -> ToolFunction:
     )
     bound.__annotations__ = {k: v for k, v in hints.items() if k != first.name}
     return bound
+
+
+def _remember(memory: dict[str, str], key: str, value: str) -> None:
+    memory.pop(key, None)  # re-inserted last: the most recently used is kept longest
+    memory[key] = value
+    while len(memory) > REMEMBERED:
+        del memory[next(iter(memory))]
 
 
 def tool_errors(fn: F) -> F:
