@@ -1,7 +1,7 @@
 """MCP over stdio from the SDK client: start-up to the first list_tools, and the round trip of
 submit_preflight_assessment (p50 / p95 over 200 calls), next to a trivial tool on the same
-connection (the SDK's floor). Each submit commits to SQLite and writes the session's JSON file
-and a reflex log."""
+connection (the SDK's floor). Each submit commits to SQLite and queues the session's JSON file
+and a reflex log, which the server writes a moment later on its background thread."""
 
 import asyncio
 import statistics
@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 CALLS = 200
+FILL = 1000
 STARTS = 5
 SCORES = {
     "engagement": 0.9, "know": 0.8, "do": 0.8, "context": 0.8, "clarity": 0.8,
@@ -58,6 +59,8 @@ async def main() -> None:
                 await client.call_tool("bootstrap_session", {"ai_id": "bench"})
                 fresh.append(await timed(client, "submit_preflight_assessment", ARGS))
             await client.call_tool("bootstrap_session", {"ai_id": "bench"})
+            for _ in range(FILL):  # a session already holding 1,000 assessments
+                await client.call_tool("submit_preflight_assessment", ARGS)
             growing = [
                 await timed(client, "submit_preflight_assessment", ARGS) for _ in range(CALLS)
             ]
@@ -71,7 +74,7 @@ async def main() -> None:
     )
     print(summary("trivial tool (get_empirica_introduction), the SDK floor", floor))
     print(summary("submit_preflight_assessment, first task of a session", fresh))
-    print(summary("submit_preflight_assessment, one session accumulating tasks", growing))
+    print(summary(f"submit_preflight_assessment, session holding {FILL}+ assessments", growing))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A separate process that writes assessments into a store (used by the concurrency tests).
 
-Usage: python _writer.py HOME SESSION_ID COUNT [--forever]
+Usage: python _writer.py HOME SESSION_ID COUNT [--forever] [--background]
 """
 
 import sys
@@ -13,7 +13,7 @@ def main() -> None:
     home, session_id, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     forever = "--forever" in sys.argv
     thresholds = Thresholds(confidence_threshold=0.7)
-    with Store(home) as store:
+    with Store(home, background="--background" in sys.argv) as store:
         i = 0
         while forever or i < count:
             value = (i % 100) / 100

@@ -8,6 +8,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from noetic.assessment import Assessment, Thresholds, decide
 from noetic.store import Store
 from noetic.store.files import session_json_path
 
@@ -81,3 +84,53 @@ def test_sigkill_mid_write_leaves_sqlite_intact_and_rebuild_restores_files(tmp_p
         doc = json.loads(session_json_path(home, sid).read_text())
         assert len(doc["assessments"]) == len(rows)
         assert len(list((home / "reflex_logs").rglob("*.json"))) == len(rows)
+
+
+def _kill_after(home: Path, sid: str, count: int, *flags: str) -> None:
+    proc = subprocess.Popen([sys.executable, WRITER, str(home), sid, "0", "--forever", *flags])
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            conn = sqlite3.connect(home / "noetic.db", timeout=30)
+            done = conn.execute("SELECT COUNT(*) FROM assessments").fetchone()[0]
+            conn.close()
+            if done >= count:
+                break
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("flags", [(), ("--background",)], ids=["at-close", "background"])
+def test_after_sigkill_the_next_store_writes_what_the_dead_process_left(tmp_path, flags):
+    home = tmp_path / "store"
+    with Store(home) as store:
+        sid = store.create_session(ai_id="victim", profile="balanced").id
+    _kill_after(home, sid, 60, *flags)
+    with Store(home) as store:
+        behind = store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0]
+        rows = store.assessments(session_id=sid)
+        expected = store.export_session(sid)
+    assert behind > 0  # the marker survived the kill, in the same transactions as the writes
+    with Store(home) as store:  # closing drained the backlog: files equal SQLite again
+        assert store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0] == 0
+    assert json.loads(session_json_path(home, sid).read_text()) == expected
+    logged = sorted(int(p.name.split("-")[-2]) for p in (home / "reflex_logs").rglob("*.json"))
+    assert logged == [r.seq for r in rows]
+
+
+def test_a_long_lived_store_writes_files_in_the_background_and_coalesces(tmp_path):
+    with Store(tmp_path / "s", background=True) as store:
+        sid = store.create_session(ai_id="srv", profile="balanced").id
+        for i in range(50):
+            a = Assessment.from_input("check", {"know": i / 50})
+            store.add_assessment(sid, a, decide(a, Thresholds(confidence_threshold=0.7)))
+        deadline = time.monotonic() + 30
+        path = session_json_path(store.home, sid)
+        backlog = "SELECT COUNT(*) FROM file_backlog"
+        while time.monotonic() < deadline and store.conn.execute(backlog).fetchone()[0]:
+            time.sleep(0.02)
+        assert len(json.loads(path.read_text())["assessments"]) == 50
+        assert store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0] == 0

@@ -52,6 +52,9 @@ def _root(
     ] = False,
 ) -> None:
     """Bare `noetic` prints this help and succeeds; `noetic --version` prints the version."""
+    from noetic.cli._common import close_stores
+
+    ctx.call_on_close(close_stores)
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
         raise typer.Exit()

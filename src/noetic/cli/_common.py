@@ -132,13 +132,25 @@ def handled(as_json: bool) -> Iterator[None]:
         raise typer.Exit(code) from None
 
 
+_OPENED: list[Store] = []
+
+
 def open_store(store: Path | None, *, create: bool = False) -> Store:
-    """The store the command uses. Only commands that write pass ``create``; for the others a
-    missing store is an error that says where it looked, and nothing is created."""
+    """The store the command uses, closed (its files written) when the command ends. Only
+    commands that write pass ``create``; for the others a missing store is an error that says
+    where it looked, and nothing is created."""
     from noetic.store import Store, locate_store, require_store
 
     location = locate_store(store)
-    return Store(location.home if create else require_store(location))
+    opened = Store(location.home if create else require_store(location))
+    _OPENED.append(opened)
+    return opened
+
+
+def close_stores() -> None:
+    """Close every store a command opened: the root command calls this when it ends."""
+    while _OPENED:
+        _OPENED.pop().close()
 
 
 def open_tracker(store: Path | None, *, create: bool = False) -> Tracker:

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, esc, stdout
+from noetic.cli._common import JsonOpt, close_stores, esc, stdout
 
 TASK = "Fix the flaky timezone test in billing/test_invoices.py"
 
@@ -98,6 +98,7 @@ def demo(
         silence = contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext()
         with silence:
             _walk(home, quiet, step)
+        close_stores()  # each step's store writes its files, so the listing below shows them
         if quiet:
             from noetic.store import Store
             from noetic.store.current import read_current_session

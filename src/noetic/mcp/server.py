@@ -52,7 +52,7 @@ class Noetic:
     ) -> None:
         self.home = home
         self.workspace = (workspace or Path.cwd()).resolve()
-        self.store = Store(home)
+        self.store = Store(home, background=True)  # files follow a moment after writes
         self.tracker = Tracker(self.store, ProfileRegistry(home / "profiles"))
         self.per_connection = per_connection
         self._current: dict[str, str] = {}

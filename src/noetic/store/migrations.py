@@ -296,6 +296,28 @@ def m008_event_engine(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE events ADD COLUMN engine TEXT")
 
 
+@migration
+def m009_file_backlog(conn: sqlite3.Connection) -> None:
+    """Sessions whose JSON document and reflex logs lag SQLite: written in the same transaction
+    as the change, deleted once the files are written (see :mod:`noetic.store.mirror`)."""
+    conn.execute(
+        """CREATE TABLE file_backlog (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    assessment_id INTEGER,
+    all_reflex INTEGER NOT NULL DEFAULT 0
+)"""
+    )
+
+
+@migration
+def m010_open_cascades(conn: sqlite3.Connection) -> None:
+    """Finding a session's open task reads only open tasks, however many it has finished."""
+    conn.execute(
+        "CREATE INDEX cascades_open ON cascades (session_id, created_at, id) WHERE status = 'open'"
+    )
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

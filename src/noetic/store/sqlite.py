@@ -3,15 +3,21 @@
 One :class:`Store` owns one connection. The database runs in WAL mode with a busy timeout, so
 several processes can write to one store at once: each logical write is one ``BEGIN IMMEDIATE``
 transaction, and a writer that finds the database locked waits rather than failing. After a
-write that touches a session, the session's JSON document (and, for an assessment, its reflex
-log) is rewritten from SQLite under a file lock, so the newest committed state always wins.
+write that touches a session, the same transaction queues the session's files in
+``file_backlog``; :mod:`noetic.store.mirror` rewrites the JSON document and writes the reflex logs
+from SQLite under a file lock (so the newest committed state always wins) when the store closes
+or, in a long-lived process, a moment later on a background thread. A write's cost does not grow
+with the session.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import sqlite3
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -23,6 +29,7 @@ from noetic.errors import NotFoundError, StoreError, ValidationError
 from noetic.events import Event
 from noetic.store import files
 from noetic.store.migrations import migrate
+from noetic.store.mirror import Mirror, drain
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
@@ -51,9 +58,16 @@ def new_id(prefix: str) -> str:
 class Store:
     """SQLite plus the JSON and reflex-log files derived from it, under one home directory."""
 
-    def __init__(self, home: Path | str, *, write_files: bool = True) -> None:
+    def __init__(
+        self, home: Path | str, *, write_files: bool = True, background: bool = False
+    ) -> None:
+        """``background``: a long-lived process (the MCP server) writes the session files on a
+        thread a moment after each write; otherwise they are written at :meth:`flush_files`
+        and :meth:`close` (and at exit, for a store nobody closed)."""
         self.home = Path(home)
         self.write_files = write_files
+        self.background = background
+        self.mirror = Mirror(self)
         try:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -74,15 +88,39 @@ class Store:
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
             migrate(self.conn)
+            behind = self.conn.execute("SELECT 1 FROM file_backlog LIMIT 1").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"cannot open the store database {self.db_path}: {exc}",
                 fix="if the file is damaged, move it aside; JSON session files can be "
                 "re-imported with `noetic sessions import`",
             ) from exc
+        self._closed = False
+        _OPEN.add(self)
+        if behind and write_files and background:
+            self.mirror.wake()  # a process that died left files behind: bring them up to date
 
     def close(self) -> None:
-        self.conn.close()
+        """Write the files still in the backlog, then close the connection."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        _OPEN.discard(self)
+        try:
+            self.mirror.stop()
+            if self.write_files:
+                drain(self)
+        finally:
+            self.conn.close()
+
+    def flush_files(self) -> int:
+        """Bring every session file the backlog names up to date now."""
+        self.mirror.stop()
+        return drain(self)
+
+    def _files_changed(self) -> None:
+        if self.write_files and self.background:
+            self.mirror.wake()
 
     def __enter__(self) -> Store:
         return self
@@ -127,15 +165,13 @@ class Store:
         )
         with self.transaction() as c:
             _insert(c, "sessions", record.model_dump())
-        self._write_session_files(record.id)
+            _queue(c, record.id)
+        self._files_changed()
         return record
 
     def get_session(self, session_id: str) -> SessionRecord:
         """A session by id or unique id prefix."""
-        rows = self.conn.execute(
-            "SELECT * FROM sessions WHERE id = ? OR id LIKE ? ESCAPE '\\' LIMIT 2",
-            (session_id, _like_prefix(session_id)),
-        ).fetchall()
+        rows = _by_id_or_prefix(self.conn, "sessions", session_id)
         exact = [r for r in rows if r["id"] == session_id]
         if exact:
             return SessionRecord(**dict(exact[0]))
@@ -184,10 +220,7 @@ class Store:
         return record
 
     def get_cascade(self, cascade_id: str) -> CascadeRecord:
-        row = self.conn.execute(
-            "SELECT * FROM cascades WHERE id = ? OR id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2",
-            (cascade_id, _like_prefix(cascade_id)),
-        ).fetchall()
+        row = _by_id_or_prefix(self.conn, "cascades", cascade_id)
         if len(row) == 1 or (row and row[0]["id"] == cascade_id):
             return _cascade(row[0])
         if len(row) > 1:
@@ -218,7 +251,8 @@ class Store:
                 "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
                 (status, now(), json.dumps(result), cascade.id),
             )
-        self._write_session_files(cascade.session_id)
+            _queue(c, cascade.session_id)
+        self._files_changed()
         return self.get_cascade(cascade.id)
 
     # assessments --------------------------------------------------------------------------
@@ -243,9 +277,9 @@ class Store:
             new_row = c.execute(
                 "SELECT * FROM assessments WHERE id = ?", (cursor.lastrowid,)
             ).fetchone()
-        record = _assessment(new_row)
-        self._write_session_files(session_id, reflex=record)
-        return record
+            _queue(c, session_id, assessment_id=cursor.lastrowid)
+        self._files_changed()
+        return _assessment(new_row)
 
     def assessments(
         self, *, session_id: str | None = None, cascade_id: str | None = None
@@ -285,7 +319,8 @@ class Store:
         }
         with self.transaction() as c:
             cursor = _insert(c, "investigations", row)
-        self._write_session_files(session_id)
+            _queue(c, session_id)
+        self._files_changed()
         return InvestigationRecord(id=cursor.lastrowid, **row)
 
     def investigations(
@@ -323,7 +358,8 @@ class Store:
         )
         with self.transaction() as c:
             _insert(c, "goals", record.model_dump())
-        self._write_session_files(session_id)
+            _queue(c, session_id)
+        self._files_changed()
         return record
 
     def set_goal_status(self, goal_id: str, status: str) -> GoalRecord:
@@ -332,11 +368,16 @@ class Store:
                 "UPDATE goals SET status = ?, updated_at = ? WHERE id = ?",
                 (status, now(), goal_id),
             ).rowcount
+            if updated:
+                c.execute(
+                    "INSERT INTO file_backlog (session_id) SELECT session_id FROM goals "
+                    "WHERE id = ?",
+                    (goal_id,),
+                )
         if not updated:
             raise NotFoundError(f"unknown goal {goal_id!r}")
-        goal = self.get_goal(goal_id)
-        self._write_session_files(goal.session_id)
-        return goal
+        self._files_changed()
+        return self.get_goal(goal_id)
 
     def get_goal(self, goal_id: str) -> GoalRecord:
         row = self.conn.execute("SELECT * FROM goals WHERE id = ?", (goal_id,)).fetchone()
@@ -369,6 +410,8 @@ class Store:
                     json.dumps(data["data"]),
                 ),
             )
+            if event.session_id is not None:
+                _queue(c, event.session_id)
 
     def events(
         self,
@@ -460,48 +503,78 @@ class Store:
                             json.dumps(event.get("data", {})),
                         ),
                     )
-        self._write_session_files(sid, all_reflex=True)
+            _queue(c, sid, all_reflex=True)
+        self._files_changed()
         return parsed["session"]
 
     def rebuild_files(self) -> dict[str, int]:
-        """Rewrite every session JSON and reflex log from SQLite."""
-        ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
-        reflex = 0
-        for sid in ids:
-            reflex += self._write_session_files(sid, all_reflex=True, force=True)
+        """Rewrite every session JSON and reflex log from SQLite; the backlog is then empty."""
+        self.mirror.stop()
+        with files.file_lock(self.home / ".files.lock"):
+            ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
+            reflex = sum(self.write_session_files_now(sid, all_reflex=True) for sid in ids)
+            with self.transaction() as c:
+                c.execute("DELETE FROM file_backlog")
         return {"sessions": len(ids), "reflex_logs": reflex}
 
-    def _write_session_files(
-        self,
-        session_id: str,
-        *,
-        reflex: AssessmentRecord | None = None,
-        all_reflex: bool = False,
-        force: bool = False,
+    def write_session_files_now(
+        self, session_id: str, assessment_ids: set[int] | None = None, *, all_reflex: bool = False
     ) -> int:
-        if not (self.write_files or force):
-            return 0
-        with files.file_lock(self.home / ".files.lock"):
+        """Write the session's JSON document and the reflex logs of the given assessments (or
+        all of them). The caller holds the files lock; see :mod:`noetic.store.mirror`."""
+        try:
             doc = self.export_session(session_id)
-            files.atomic_write_json(files.session_json_path(self.home, session_id), doc)
-            records = (
-                self.assessments(session_id=session_id)
-                if all_reflex
-                else ([reflex] if reflex else [])
-            )
-            ai_id = doc["session"]["ai_id"]
-            tasks = {c["id"]: c["task"] for c in doc["cascades"]}
-            for rec in records:
-                path = files.reflex_path(
-                    self.home,
-                    ai_id,
-                    rec.created_at,
-                    session_id,
-                    rec.seq,
-                    rec.assessment.phase.value,
+        except NotFoundError:  # deleted since it was queued: nothing to mirror
+            return 0
+        files.atomic_write_json(files.session_json_path(self.home, session_id), doc, sync=False)
+        if all_reflex:
+            seqs = None
+        elif assessment_ids:
+            marks = ",".join("?" for _ in assessment_ids)
+            seqs = {
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT seq FROM assessments WHERE id IN ({marks})", list(assessment_ids)
                 )
-                files.atomic_write_json(path, _reflex_frame(rec, ai_id, tasks))
-        return len(records)
+            }
+        else:
+            return 0
+        ai_id = doc["session"]["ai_id"]
+        tasks = {c["id"]: c["task"] for c in doc["cascades"]}
+        written = 0
+        for rec in doc["assessments"]:
+            if seqs is None or rec["seq"] in seqs:
+                path = files.reflex_path(
+                    self.home, ai_id, rec["created_at"], session_id, rec["seq"],
+                    rec["assessment"]["phase"],
+                )  # fmt: skip
+                files.atomic_write_json(path, _reflex_frame(rec, ai_id, tasks), sync=False)
+                written += 1
+        return written
+
+
+_OPEN: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_stores() -> None:
+    """A process that exits without closing its stores still writes their files."""
+    for store in list(_OPEN):
+        with contextlib.suppress(Exception):
+            store.close()
+
+
+def _queue(
+    c: sqlite3.Connection,
+    session_id: str,
+    *,
+    assessment_id: int | None = None,
+    all_reflex: bool = False,
+) -> None:
+    c.execute(
+        "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
+        (session_id, assessment_id, int(all_reflex)),
+    )
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> sqlite3.Cursor:
@@ -510,9 +583,16 @@ def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> sqlite
     return conn.execute(f"INSERT INTO {table} ({cols}) VALUES ({marks})", list(row.values()))
 
 
-def _like_prefix(prefix: str) -> str:
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"{escaped}%"
+def _by_id_or_prefix(conn: sqlite3.Connection, table: str, key: str) -> list[sqlite3.Row]:
+    """The row whose id is ``key``, else up to two whose id starts with it (both lookups use
+    the primary key, so they cost the same however many rows the table holds)."""
+    exact = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (key,)).fetchone()
+    if exact is not None:
+        return [exact]
+    return conn.execute(
+        f"SELECT * FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
+        (key, key + "\U0010ffff"),
+    ).fetchall()
 
 
 def _where(**filters: Any) -> tuple[str, list[Any]]:
@@ -590,21 +670,23 @@ def _export_assessment(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
-def _reflex_frame(rec: AssessmentRecord, ai_id: str, tasks: dict[str, str]) -> dict[str, Any]:
+def _reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict[str, Any]:
+    """A reflex log from an assessment in its export form."""
+    a = rec["assessment"]
     return {
         "format": "noetic.reflex",
         "ai_id": ai_id,
-        "session_id": rec.session_id,
-        "cascade_id": rec.cascade_id,
-        "task": tasks.get(rec.cascade_id or ""),
-        "seq": rec.seq,
-        "phase": rec.assessment.phase.value,
-        "created_at": rec.created_at,
-        "vectors": rec.assessment.vectors,
-        "rationales": rec.assessment.rationales,
-        "evidence": rec.assessment.evidence,
-        "note": rec.assessment.note,
-        "decision": rec.decision.model_dump(mode="json"),
+        "session_id": rec["session_id"],
+        "cascade_id": rec["cascade_id"],
+        "task": tasks.get(rec["cascade_id"] or ""),
+        "seq": rec["seq"],
+        "phase": a["phase"],
+        "created_at": rec["created_at"],
+        "vectors": a["vectors"],
+        "rationales": a["rationales"],
+        "evidence": a["evidence"],
+        "note": a["note"],
+        "decision": rec["decision"],
     }
 
 

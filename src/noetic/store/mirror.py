@@ -1,0 +1,102 @@
+"""Keeping the session JSON documents and reflex logs in step with SQLite, off the write path.
+
+A write that changes a session adds a row to ``file_backlog`` in the same SQLite transaction:
+the durable marker that the session's files are behind. :func:`drain` brings them up to date:
+it reads the backlog, rewrites each marked session's JSON document once (however many writes it
+had), writes the reflex log of each marked assessment, and only then deletes the rows it served.
+So the cost of a write no longer grows with the session; the rewrite is paid once per drain.
+
+Drains happen when the store is closed (every CLI command), when the process exits, on
+:meth:`Store.flush_files`, and in a long-lived process (the MCP server) on a background thread a
+moment after each write, so files lag SQLite by about :data:`DELAY` (one second).
+
+What the files promise after a crash: SQLite holds every committed write. After a killed process
+the files hold everything drained before it died and the backlog names the rest; the next store
+opened on the directory drains it. Files are replaced by rename, never half-written; they are
+not fsync'd (the backlog row is what makes them recoverable), so after a power loss some may be
+older than SQLite, and ``noetic rebuild`` rewrites them all.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from noetic.store import files
+
+if TYPE_CHECKING:
+    from noetic.store.sqlite import Store
+
+DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite
+
+
+def drain(store: Store) -> int:
+    """Write the files the backlog asks for; returns how many backlog rows were served."""
+    with files.file_lock(store.home / ".files.lock"):
+        rows = store.conn.execute(
+            "SELECT id, session_id, assessment_id, all_reflex FROM file_backlog ORDER BY id"
+        ).fetchall()
+        if not rows:
+            return 0
+        wanted: dict[str, set[int]] = defaultdict(set)
+        everything: set[str] = set()
+        for row in rows:
+            wanted[row["session_id"]]
+            if row["assessment_id"] is not None:
+                wanted[row["session_id"]].add(row["assessment_id"])
+            if row["all_reflex"]:
+                everything.add(row["session_id"])
+        for session_id, assessment_ids in wanted.items():
+            store.write_session_files_now(
+                session_id, assessment_ids, all_reflex=session_id in everything
+            )
+        with store.transaction() as c:
+            c.execute("DELETE FROM file_backlog WHERE id <= ?", (rows[-1]["id"],))
+        return len(rows)
+
+
+class Mirror:
+    """A background drainer for one store, started by the first write that needs it."""
+
+    def __init__(self, store: Store, delay: float = DELAY) -> None:
+        self.store = store
+        self.delay = delay
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def wake(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="noetic-files", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Stop the thread (after the drain it is in, if any)."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._stop.set()
+            self._wake.set()
+            thread.join()
+            self._stop.clear()
+
+    def _run(self) -> None:
+        from noetic.store.sqlite import Store
+
+        reader = Store(self.store.home, write_files=False)
+        try:
+            while not self._stop.is_set():
+                self._wake.wait()
+                if self._stop.wait(self.delay):  # coalesce the writes of the next moment
+                    break
+                self._wake.clear()
+                try:
+                    drain(reader)
+                except Exception:  # the backlog keeps the rows; the next drain retries
+                    continue
+        finally:
+            reader.close()
