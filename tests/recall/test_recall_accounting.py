@@ -28,7 +28,8 @@ def test_the_accounting_names_every_reason():
     runner.invoke(app, ["preflight", "next", "--vectors", json.dumps(uniform(0.9))])
     human = runner.invoke(app, ["recall", "fix the authentication bug"])
     assert human.exit_code == 0, human.output
-    body = json.loads(runner.invoke(app, ["recall", "fix the authentication bug", "--json"]).stdout)
+    args = ["recall", "fix the authentication bug", "--json", "--explain"]
+    body = json.loads(runner.invoke(app, args).stdout)
     assert body["considered"] == 3 and body["unverified"] == 1
     assert body["left_out"]["calibration_filter"] == 1
     loaded = sum(c["chosen"] for c in body["candidates"])

@@ -74,6 +74,7 @@ for command in (
     calibration.outcome,
     recall.recall,
     where.where,
+    recall.reindex,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")

@@ -13,8 +13,10 @@ from noetic.cli._common import (
     emit,
     esc,
     handled,
+    open_store,
     open_tracker,
     optional_current_session,
+    stderr,
     stdout,
 )
 
@@ -24,6 +26,15 @@ def recall(
     limit: Annotated[int | None, typer.Option(min=0, help="How many tasks at most.")] = None,
     budget: Annotated[int | None, typer.Option(min=1, help="Token budget.")] = None,
     ai_id: Annotated[str | None, typer.Option(help="Only this AI's tasks.")] = None,
+    project: Annotated[
+        str | None, typer.Option(help="Search this project (default: the current session's).")
+    ] = None,
+    all_projects: Annotated[
+        bool, typer.Option("--all-projects", help="Search every project.")
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Also list the top 50 with every score.")
+    ] = False,
     qdrant: Annotated[
         str | None, typer.Option(help="Qdrant backend: a local folder or a server URL.")
     ] = None,
@@ -31,17 +42,18 @@ def recall(
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Choose past tasks to load (semantic + epistemic match, calibration-filtered) and print a
-    context block ready to paste into a prompt."""
+    """Choose past tasks to load (semantic match in the current project, calibration-filtered,
+    nothing when no task is close enough) and print a context block ready to paste into a
+    prompt."""
     from noetic.recall.engine import recall_for_current_session
 
     with handled(json):
         index = None
         if qdrant:
-            from noetic.embeddings import default_embedder
+            from noetic.embeddings import recall_embedder
             from noetic.store.qdrant_index import QdrantIndex
 
-            index = QdrantIndex(qdrant, default_embedder().dimension)
+            index = QdrantIndex(qdrant, recall_embedder().dimension)
         try:
             tracker = open_tracker(store)
             result = recall_for_current_session(
@@ -51,7 +63,10 @@ def recall(
                 limit=limit,
                 budget=budget,
                 ai_id=ai_id,
+                project=project,
+                all_projects=all_projects,
                 index=index,
+                explain=explain,
             )
         finally:
             if index is not None:
@@ -63,16 +78,46 @@ def recall(
         out = stdout()
         need = f"{result.need:.2f}" if result.need is not None else "unknown"
         out.print(
-            f"[dim]need {need} → {result.strategy.value}; level {result.level}; "
-            f"{result.tokens}/{result.budget_tokens} tokens[/]"
+            f"[dim]need {need} → {result.strategy.value}; {result.scope}; level {result.level}; "
+            f"{'' if result.tokens_exact else '≤'}{result.tokens}/{result.budget_tokens} tokens[/]"
         )
         if result.considered:
             out.print(f"[dim]{esc(recall_accounting(result))}[/]")
         for w in result.warnings:
             out.print(f"[yellow]warning:[/] {esc(w)}")
+        for c in result.chosen:
+            out.print(f"[dim]{esc(c.why)}: {esc(c.task)}[/]")
         out.print(result.context, markup=False)
 
     emit(result, json, render)
+
+
+def reindex(
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Embed every finished task that the configured embedder has not embedded yet (after
+    upgrading, or after changing NOETIC_RECALL_EMBEDDER), showing progress, and update the index."""
+    from noetic.embeddings import recall_embedder
+    from noetic.recall.index import embed_pending, index_for, pending_count
+
+    with handled(json):
+        opened = open_store(store)
+        embedder = recall_embedder()
+        todo = pending_count(opened, embedder.name)
+        if json or not todo:
+            done = embed_pending(opened, embedder)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=stderr(), transient=False) as bar:
+                job = bar.add_task(f"embedding with {embedder.name}", total=todo)
+                done = embed_pending(
+                    opened, embedder, progress=lambda n, total: bar.update(job, completed=n)
+                )
+        rows = index_for(opened, embedder).rows
+    data = {"embedder": embedder.name, "embedded": done, "indexed": rows}
+    emit(data, json, lambda: stdout().print(f"embedded {done}; {rows} tasks indexed"))
 
 
 checkpoint_app = typer.Typer(help="Compact per-phase checkpoints (git notes, or SQLite).")

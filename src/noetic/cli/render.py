@@ -105,6 +105,7 @@ def recall_accounting(result: RecallResult) -> str:
     reasons = {
         "calibration_filter": "by the calibration filter (their outcome contradicted the "
         "prediction)",
+        "below_similarity": "under the similarity floor",
         "beyond_strategy": f"ranked below what the {result.strategy.value} strategy loads",
         "over_budget": f"over the {result.budget_tokens}-token budget",
     }

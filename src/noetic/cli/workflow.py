@@ -57,6 +57,14 @@ def bootstrap(
         str | None,
         typer.Option("--recall", help="Also recall earlier tasks relevant to this upcoming task."),
     ] = None,
+    vectors: Annotated[
+        str | None,
+        typer.Option(
+            "--vectors",
+            help="With --recall: a fresh assessment of the upcoming task (JSON scores); its "
+            "need decides how much to load. Without it the need is neutral.",
+        ),
+    ] = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -73,12 +81,13 @@ def bootstrap(
     with handled(json):
         tracker = open_tracker(store, create=True)
         if recall:
-            from noetic.recall.engine import recall_for_current_session
-            from noetic.store.current import read_current_session
+            from noetic.assessment import Assessment
+            from noetic.recall.engine import recall_default
 
-            previous = read_current_session(tracker.store.home, ai_id)
-            recalled = recall_for_current_session(
-                tracker.store, recall, ai_id=ai_id, session_id=previous
+            fresh = read_json_input(vectors, None) if vectors is not None else None
+            current = Assessment.from_input("preflight", fresh).vectors if fresh else None
+            recalled = recall_default(
+                tracker.store, recall, current=current, ai_id=ai_id, project=project
             )
         session, chosen = tracker.bootstrap(
             ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
@@ -287,6 +296,10 @@ def postflight(
             "postflight", session, ai_id, store, vectors, vectors_file, json, provider=provider
         )
     emit(result, json, lambda: _render_assessment(result))
+    if not isinstance(result, dict):  # a finished task: embed it for recall now
+        from noetic.recall.index import index_new_tasks
+
+        index_new_tasks(open_tracker(store).store)
 
 
 def investigate(

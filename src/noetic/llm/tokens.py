@@ -9,29 +9,16 @@ budget measured with it errs on the safe side. ``bench/token_counts.py`` prints 
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-from noetic.embeddings import tokenizer_file
-from noetic.errors import UsageError
+from noetic.embeddings import count_tokens, llama_tokenizer
 
 TOKENIZER_NAME = "llama-2 (wordllama l2_supercat)"
 
 
-@functools.cache
 def _tokenizer() -> Any:
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise UsageError(
-            "token counting needs the 'tokenizers' package, which Noetic installs with itself",
-            fix="reinstall Noetic: pip install --force-reinstall noetic",
-        ) from None
-    return Tokenizer.from_file(str(tokenizer_file()))
+    # the same parsed tokenizer the WordLlama embedder uses: loaded once per process
+    return llama_tokenizer()
 
 
-def count_tokens(text: str) -> int:
-    """Tokens in ``text`` (no special tokens added)."""
-    if not text:
-        return 0
-    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+__all__ = ["TOKENIZER_NAME", "count_tokens"]

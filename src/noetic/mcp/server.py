@@ -26,6 +26,7 @@ from noetic.errors import NoeticError, UsageError, ValidationError
 from noetic.llm.base import Provider
 from noetic.mcp import guidance
 from noetic.profiles import ProfileRegistry
+from noetic.recall.index import embed_finished_tasks
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 
@@ -57,6 +58,7 @@ class Noetic:
         self.per_connection = per_connection
         self._current: dict[str, str] = {}
         self._pending_tasks: dict[str, str] = {}
+        self.tracker.bus.subscribe(embed_finished_tasks(self.store))
 
     def session_id(self, given: str | None, ctx: Context | None) -> str:
         """The session a tool acts on: the one given, else this client's current session."""

@@ -213,20 +213,28 @@ async def resume_previous_session(
     n: Noetic,
     task: str | None = None,
     ai_id: str | None = None,
-    limit: int = 5,
+    limit: Annotated[
+        int | None, Field(description="At most this many tasks; default: by your need.")
+    ] = None,
     budget: Annotated[int | None, Field(description="Token budget for the recall.")] = None,
+    all_projects: Annotated[bool, Field(description="Search every project.")] = False,
+    explain: Annotated[
+        bool, Field(description="Also return the top 50 candidates with their scores.")
+    ] = False,
     ctx: Context | None = None,
 ) -> Resumed:
-    if not 1 <= limit <= 100:
+    if limit is not None and not 1 <= limit <= 100:
         raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
     recalled = None
     if task:
         from noetic.recall.engine import recall_for_current_session
 
         recalled = recall_for_current_session(
-            n.store, task, session_id=n.current(ctx), ai_id=ai_id, limit=limit, budget=budget
-        )
-    return Resumed(sessions=n.store.list_sessions(limit=limit, ai_id=ai_id), recall=recalled)
+            n.store, task, session_id=n.current(ctx), ai_id=ai_id, limit=limit, budget=budget,
+            all_projects=all_projects, explain=explain,
+        )  # fmt: skip
+    sessions = n.store.list_sessions(limit=limit or 5, ai_id=ai_id)
+    return Resumed(sessions=sessions, recall=recalled)
 
 
 async def get_session_summary(
@@ -504,8 +512,9 @@ TOOLS: list[tuple[ToolFunction, str]] = [
     (
         resume_previous_session,
         "Pick up where you left off: given the task you are about to start, recall the most "
-        "relevant earlier tasks (semantic and epistemic match, well-calibrated only, within a "
-        "token budget) as a context block; without a task, list your recent sessions.",
+        "relevant earlier tasks of this project (semantic match, well-calibrated only, within a "
+        "token budget; nothing when none is close) as a context block with what was chosen and "
+        "why; without a task, list your recent sessions.",
     ),
     (
         get_session_summary,

@@ -1,15 +1,19 @@
 """Recall: choose past tasks for a new session and render them to fit a token budget.
 
-Steps: epistemic need → strategy (how many tasks); the calibration filter; scoring
-(:mod:`.scoring`, vectorised over every past task); the safeguards (drift alert, context
-coherence, cold start); then the detail level (``detailed``, ``compressed`` or
-``ultra_compressed``), the richest that fits the budget counted with the real tokenizer,
-dropping the lowest-scored tasks if even the most compressed does not fit. The result carries
-the scores of the top 50 and the reason each was chosen or left out, and counts the rest.
+Steps: epistemic need → strategy (how many tasks); the scope (the current project unless
+widened; one AI if asked); semantic search over the memory-mapped index (:mod:`.index`), a
+shortlist of the closest tasks, the similarity floor (nothing loaded when even the closest task
+is unrelated); the epistemic terms and the calibration filter on the shortlist (:mod:`.scoring`);
+the safeguards (drift alert, context coherence, cold start); then the detail level
+(``detailed``, ``compressed`` or ``ultra_compressed``), the richest that fits the budget counted
+with the real tokenizer, dropping the lowest-scored tasks if even the most compressed does not
+fit. The result lists what was chosen and why; the scores of the top 50 only when asked
+(``explain``).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -17,15 +21,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from noetic.embeddings import Embedder
-from noetic.recall.scoring import RecallConfig, Strategy, need, strategy
-from noetic.recall.verification import CONFIRMED, UNVERIFIED, verdicts
+from noetic.errors import NotFoundError
+from noetic.recall.index import embed_pending, index_for
+from noetic.recall.scoring import RecallConfig, Strategy, floors, need, strategy
+from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS
 from noetic.store import Store
-from noetic.store.summaries import (
-    RecallSummary,
-    load_summaries,
-    save_embeddings,
-    scoring_columns,
-)
+from noetic.store.summaries import RecallSummary, cascade_ids, load_summaries
 from noetic.vectors import INVERTED, VECTOR_NAMES
 
 LEVELS = ("detailed", "compressed", "ultra_compressed")
@@ -50,15 +51,31 @@ class Candidate(BaseModel):
     why: str
 
 
+class Chosen(BaseModel):
+    """A loaded task, compactly: what the agent sees beside the context block."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cascade_id: str
+    task: str
+    project: str | None
+    similarity: float
+    score: float
+    why: str
+
+
 class RecallResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task: str
     need: float | None
     strategy: Strategy
+    scope: str
+    embedder: str
     level: str | None
     budget_tokens: int
-    tokens: int
+    tokens: int  # exact when tokens_exact, else an upper bound (see token_bound)
+    tokens_exact: bool = True
     context: str
     considered: int
     filtered_by_calibration: int
@@ -66,9 +83,11 @@ class RecallResult(BaseModel):
     """Tasks considered that have no recorded outcome yet (kept, and named as such)."""
     left_out: dict[str, int] = {}
     """Tasks not loaded, by reason: ``calibration_filter`` (by default: their outcome
-    contradicted the prediction), ``beyond_strategy`` (ranked below what the strategy loads),
-    ``over_budget``; with the loaded ones, they add up to ``considered``."""
-    candidates: list[Candidate]
+    contradicted the prediction), ``below_similarity`` (under the similarity floor),
+    ``beyond_strategy`` (ranked below what the strategy loads), ``over_budget``; with the
+    loaded ones, they add up to ``considered``."""
+    chosen: list[Chosen]
+    candidates: list[Candidate] | None = None
     warnings: list[str]
 
 
@@ -94,32 +113,6 @@ def render(summary: RecallSummary, level: str) -> str:
     return "\n".join(lines)
 
 
-def _embeddings(store: Store, embedder: Embedder, rows: list[Any]) -> Any:
-    """The task embeddings of every row, computing (and storing) the missing ones."""
-    import numpy as np
-
-    missing = [
-        i for i, r in enumerate(rows) if r["embedder"] != embedder.name or r["embedding"] is None
-    ]
-    blobs = [r["embedding"] for r in rows]
-    if missing:
-        fresh = embedder.embed([rows[i]["task"] for i in missing])
-        save_embeddings(
-            store,
-            embedder.name,
-            [(rows[i]["cascade_id"], v.tobytes()) for i, v in zip(missing, fresh, strict=True)],
-        )
-        for j, i in enumerate(missing):
-            blobs[i] = fresh[j].tobytes()
-    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
-
-
-def _packed(rows: list[Any], column: str) -> Any:
-    import numpy as np
-
-    return np.frombuffer(b"".join(r[column] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-
-
 def recall(
     store: Store,
     task: str,
@@ -128,14 +121,19 @@ def recall(
     *,
     current: Mapping[str, float] | None = None,
     ai_id: str | None = None,
+    project: str | None = None,
+    all_projects: bool = False,
     limit: int | None = None,
     budget: int | None = None,
     config: RecallConfig | None = None,
     now: datetime | None = None,
     index: Any = None,
+    explain: bool = False,
 ) -> RecallResult:
-    """``index`` is an optional vector backend (:class:`noetic.store.qdrant_index.QdrantIndex`)
-    for the semantic part; without it the search is exact numpy over the stored vectors."""
+    """Past tasks of ``project`` (tasks without one when it is ``None``; every project with
+    ``all_projects``) to load for ``task``. ``index`` is an optional vector backend
+    (:class:`noetic.store.qdrant_index.QdrantIndex`) for the similarities; without it they are
+    exact numpy over the memory-mapped index. ``explain`` adds the top-50 table."""
     import numpy as np
 
     config = config or RecallConfig()
@@ -144,53 +142,77 @@ def recall(
     need_score = need(current) if current else None
     chosen_strategy = strategy(need_score, config)
     wanted = limit if limit is not None else config.sessions[chosen_strategy.value]
-    rows = scoring_columns(store, ai_id=ai_id)
+    floor, keep = floors(embedder, config)
+    scope = "all projects" if all_projects else f"project {project or '(none)'}"
     warnings: list[str] = []
-    if not rows:
-        cold = "cold start: no finished tasks to recall; loading nothing"
-        return RecallResult(
-            task=task, need=need_score, strategy=chosen_strategy, level=None,
-            budget_tokens=budget, tokens=0, context="", considered=0,
-            filtered_by_calibration=0, candidates=[], warnings=[cold],
-        )  # fmt: skip
-    calibration = np.array([r["calibration"] for r in rows])
-    well = (calibration == "well_calibrated").astype(float)
-    if len(rows) >= 10:
-        gap = abs(well[-5:].mean() - well[:-5].mean())
-        if gap > config.drift_threshold:
+    idx = index_for(store, embedder)
+    if idx.pending():
+        embed_pending(store, embedder, limit=config.catch_up)
+        idx.refresh()
+        if left := idx.pending():
             warnings.append(
-                f"calibration drift: the share of well-calibrated tasks moved by {gap:.2f} "
-                f"(recent 5 against the {len(rows) - 5} before); review what is loaded"
+                f"{left} finished tasks are not embedded yet for {embedder.name}; this recall "
+                "ranks the others. Run `noetic reindex` to embed them (it shows progress)"
             )
-    found = verdicts(store, [r["cascade_id"] for r in rows], config.outcome_tolerance)
-    verdict = np.array([found[r["cascade_id"]] for r in rows])
-    matrix = _embeddings(store, embedder, rows)
+    scoped = idx.scope(ai_id=ai_id, project=project, all_projects=all_projects)
+    pos, n = scoped.positions, scoped.rows
+
+    def result(**kw: Any) -> RecallResult:
+        return RecallResult(**{
+            "task": task, "need": need_score, "strategy": chosen_strategy, "scope": scope,
+            "embedder": embedder.name, "level": None, "budget_tokens": budget, "tokens": 0,
+            "context": "", "considered": n, "filtered_by_calibration": 0, "chosen": [],
+            "candidates": [] if explain else None, "warnings": warnings, **kw,
+        })  # fmt: skip
+
+    if n == 0:
+        wider = "" if all_projects else "; --all-projects widens the search"
+        warnings.append(f"cold start: no finished tasks in {scope} to recall{wider}; "
+                        "loading nothing")  # fmt: skip
+        return result()
+    if scoped.drift is not None and scoped.drift > config.drift_threshold:
+        warnings.append(
+            f"calibration drift: the share of well-calibrated tasks moved by {scoped.drift:.2f} "
+            f"(recent 5 against the {n - 5} before); review what is loaded"
+        )
+    verdict_all = idx.verdicts(config.outcome_tolerance)
+    verdict = verdict_all if pos is None else verdict_all[pos]
+    allowed_by = np.array([v in config.allowed_verdicts for v in VERDICTS])
+    trusted_by = np.array([v in (CONFIRMED, UNVERIFIED) for v in VERDICTS])
+    allowed_all = allowed_by[verdict]
     query = embedder.embed([task])[0]
     if index is None:
-        similarity = np.clip(matrix @ query, 0, None)
+        similarity = (idx.vectors if pos is None else idx.vectors[pos]) @ query
     else:
-        ids = [r["cascade_id"] for r in rows]
-        index.sync(ids, matrix)
-        found = index.similarities(query, ids)
-        similarity = np.clip(np.array([found.get(c, 0.0) for c in ids]), 0, None)
-    semantic = np.minimum(1.0, similarity / max(float(similarity.max()), config.semantic_floor))
+        similarity = _qdrant(store, index, idx, pos, query)
+    short = _top(similarity, config.shortlist)
+    sim = similarity[short].astype(np.float64)
+    m = idx.meta[short if pos is None else pos[short]]
     if current:
-        state, delta = _epistemic(current, _packed(rows, "pre_vec"), _packed(rows, "delta_vec"))
+        state, delta = _epistemic(current, m["pre"], m["delta"])
     else:
-        state = delta = np.zeros(len(rows))
-    learning = np.minimum(1.0, np.array([r["learning"] for r in rows]) / config.full_learning)
-    days = np.array([(now - datetime.fromisoformat(r["ended_at"])).total_seconds() / 86400
-                     for r in rows])  # fmt: skip
-    rec = 1 / (1 + config.recency_decay * np.maximum(days, 0))
-    trusted = np.isin(verdict, [CONFIRMED, UNVERIFIED])
-    multiplier = np.where(trusted, 1.0, config.poor_calibration_multiplier)
-    allowed = np.isin(verdict, list(config.allowed_verdicts))
-    score = (config.w_semantic * semantic + config.w_state * state + config.w_delta * delta
+        state = delta = np.zeros(len(short))
+    learning = np.minimum(1.0, m["learning"] / config.full_learning)
+    days = np.maximum(now.timestamp() - m["ended"], 0) / 86400
+    rec = 1 / (1 + config.recency_decay * days)
+    multiplier = np.where(trusted_by[verdict[short]], 1.0, config.poor_calibration_multiplier)
+    allowed = allowed_all[short]
+    score = (config.w_semantic * sim + config.w_state * state + config.w_delta * delta
              + config.w_learning * learning + config.w_recency * rec) * multiplier  # fmt: skip
-    order = [int(i) for i in np.argsort(-score, kind="stable")]
-    picked = [i for i in order if allowed[i]][:wanted]
-    full = load_summaries(store, [rows[i]["cascade_id"] for i in picked])
-    level, context, kept = _fit([full[rows[i]["cascade_id"]] for i in picked], chosen_strategy,
+    order = np.argsort(-score, kind="stable")
+    best = float(sim.max())
+    if best < floor:
+        warnings.append(
+            f"nothing relevant: the closest earlier task in {scope} has similarity {best:.2f}, "
+            f"under the floor {floor:.2f}; loading nothing"
+        )
+    eligible = allowed & (sim >= keep) & (best >= floor)
+    eligible_all = int((allowed_all & (similarity >= keep)).sum()) if best >= floor else 0
+    picked = [int(i) for i in order if eligible[i]][:wanted]
+    report = [int(i) for i in order[: REPORTED if explain else 0]]
+    ids = cascade_ids(store, [int(m["seq"][i]) for i in {*picked, *report}])
+    full = load_summaries(store, [ids[int(m["seq"][i])] for i in {*picked, *report}])
+    level, context, kept = _fit([full[ids[int(m["seq"][i])]] for i in picked], chosen_strategy,
                                 budget, count_tokens)  # fmt: skip
     kept_ids = {s.cascade_id for s in kept}
     projects = {s.project or "(none)" for s in kept}
@@ -199,37 +221,94 @@ def recall(
             f"context coherence: the loaded tasks span {len(projects)} projects "
             f"({', '.join(sorted(projects))}); mixing contexts can confuse more than it helps"
         )
-    picked_ids = {rows[i]["cascade_id"] for i in picked}
-    candidates = []
-    for rank, i in enumerate(order[:REPORTED], 1):
-        r = rows[i]
-        cid = r["cascade_id"]
+    rank = {int(i): r for r, i in enumerate(order, 1)}
+
+    def why(i: int) -> str:
+        cid = ids[int(m["seq"][i])]
         if cid in kept_ids:
-            why = f"chosen: rank {rank} of {len(rows)}"
-        elif not allowed[i]:
-            why = f"left out: its outcome contradicted the prediction ({verdict[i]})"
-        elif cid in picked_ids:
-            why = f"left out: did not fit the {budget}-token budget"
-        else:
-            why = f"left out: rank {rank}; the {chosen_strategy.value} strategy loads {wanted}"
-        candidates.append(Candidate(
-            cascade_id=cid, task=r["task"], project=r["project"], calibration=r["calibration"],
-            verdict=str(verdict[i]), score=round(float(score[i]), 6),
-            semantic=round(float(semantic[i]), 6),
-            state=round(float(state[i]), 6), delta=round(float(delta[i]), 6),
-            learning=round(float(learning[i]), 6), recency=round(float(rec[i]), 6),
-            multiplier=float(multiplier[i]), chosen=cid in kept_ids, why=why,
-        ))  # fmt: skip
-    return RecallResult(
-        task=task, need=need_score, strategy=chosen_strategy, level=level, budget_tokens=budget,
-        tokens=count_tokens(context), context=context, considered=len(rows),
-        filtered_by_calibration=int((~allowed).sum()),
-        unverified=int((verdict == UNVERIFIED).sum()),
-        left_out={"calibration_filter": int((~allowed).sum()),
-                  "beyond_strategy": int(allowed.sum()) - len(picked),
-                  "over_budget": len(picked) - len(kept)},
-        candidates=candidates, warnings=warnings,
-    )  # fmt: skip
+            return f"chosen: rank {rank[i]} of {n}, similarity {sim[i]:.2f}"
+        if not allowed[i]:
+            found = VERDICTS[verdict[short[i]]]
+            return f"left out: its outcome contradicted the prediction ({found})"
+        if best < floor:
+            return f"left out: nothing reaches the similarity floor {floor:.2f}"
+        if sim[i] < keep:
+            return f"left out: similarity {sim[i]:.2f} is under {keep:.2f}"
+        if i in picked:
+            return f"left out: did not fit the {budget}-token budget"
+        return f"left out: rank {rank[i]}; the {chosen_strategy.value} strategy loads {wanted}"
+
+    chosen = [
+        Chosen(cascade_id=ids[int(m["seq"][i])], task=full[ids[int(m["seq"][i])]].task,
+               project=full[ids[int(m["seq"][i])]].project, similarity=round(float(sim[i]), 4),
+               score=round(float(score[i]), 4), why=why(i))
+        for i in picked if ids[int(m["seq"][i])] in kept_ids
+    ]  # fmt: skip
+    candidates = None
+    if explain:
+        candidates = []
+        for i in report:
+            s = full[ids[int(m["seq"][i])]]
+            candidates.append(Candidate(
+                cascade_id=s.cascade_id, task=s.task, project=s.project,
+                calibration=s.calibration, verdict=VERDICTS[verdict[short[i]]],
+                score=round(float(score[i]), 6),
+                semantic=round(float(sim[i]), 6), state=round(float(state[i]), 6),
+                delta=round(float(delta[i]), 6), learning=round(float(learning[i]), 6),
+                recency=round(float(rec[i]), 6), multiplier=float(multiplier[i]),
+                chosen=s.cascade_id in kept_ids, why=why(i),
+            ))  # fmt: skip
+    return result(
+        level=level,
+        tokens=_tokens(context, budget, count_tokens),
+        tokens_exact=not context or token_bound(context) > budget // 2,
+        context=context,
+        chosen=chosen,
+        candidates=candidates,
+        filtered_by_calibration=n - int(allowed_all.sum()),
+        unverified=int((verdict == 0).sum()),
+        left_out={
+            "calibration_filter": n - int(allowed_all.sum()),
+            "below_similarity": int(allowed_all.sum()) - eligible_all,
+            "beyond_strategy": eligible_all - len(picked),
+            "over_budget": len(picked) - len(kept),
+        },
+    )
+
+
+def _tokens(context: str, budget: int, count: Callable[[str], int]) -> int:
+    """The block's tokens: counted when the bound comes within half the budget, else the bound
+    (a cold CLI call then never loads the tokenizer for a block far under budget)."""
+    bound = token_bound(context)
+    return count(context) if context and bound > budget // 2 else bound
+
+
+def _code(codes: list[Any], value: Any) -> int:
+    return codes.index(value) if value in codes else -2
+
+
+def _top(values: Any, k: int) -> Any:
+    """Positions of the ``k`` largest values (unordered): a partition, not a sort."""
+    import numpy as np
+
+    if len(values) <= k:
+        return np.arange(len(values))
+    return np.argpartition(-values, k - 1)[:k]
+
+
+def _qdrant(store: Store, backend: Any, idx: Any, pos: Any, query: Any) -> Any:
+    """The similarities from a Qdrant collection, synced with the index first."""
+    import numpy as np
+
+    rows = np.arange(idx.rows) if pos is None else pos
+    seqs = [int(s) for s in idx.meta["seq"][rows]]
+    by_seq = {}
+    for start in range(0, len(seqs), 500):
+        by_seq.update(cascade_ids(store, seqs[start : start + 500]))
+    ids = [by_seq[s] for s in seqs]
+    backend.sync(ids, idx.vectors[rows])
+    found = backend.similarities(query, ids)
+    return np.array([found.get(c, 0.0) for c in ids], dtype=np.float32)
 
 
 def _epistemic(current: Mapping[str, float], pre: Any, delta: Any) -> tuple[Any, Any]:
@@ -258,31 +337,63 @@ def _fit(
     """The richest level whose block fits; if none does, drop the lowest-scored tasks."""
     header = "# What you learned in earlier tasks (most relevant first)\n"
     kept = list(picked)
+
+    def fits(block: str) -> bool:
+        return token_bound(block) <= budget or count(block) <= budget
+
     while kept:
         if chosen == Strategy.SUMMARY:
             block = header + "\n".join(f"- {s.task}" for s in kept)
-            if count(block) <= budget:
+            if fits(block):
                 return "summary", block, kept
         else:
             for level in LEVELS:
                 block = header + "\n\n".join(render(s, level) for s in kept)
-                if count(block) <= budget:
+                if fits(block):
                     return level, block, kept
         kept = kept[:-1]
     return None, "", []
 
 
-def recall_for_current_session(
-    store: Store, task: str, *, session_id: str | None = None, **kwargs: Any
-) -> RecallResult:
-    """Recall with the default embedder and tokenizer, against the latest assessment of the
-    agent's current session ``session_id`` when there is one (what the CLI and the MCP server
-    both use)."""
-    from noetic.embeddings import default_embedder
-    from noetic.llm.tokens import count_tokens
+def token_bound(text: str) -> int:
+    """An upper bound on the Llama-2 tokenizer's count, with no tokenizer: every token covers
+    at least one UTF-8 byte of the text, plus the one word-boundary marker it prepends."""
+    return len(text.encode("utf-8")) + 1 if text else 0
 
+
+def recall_default(store: Store, task: str, **kwargs: Any) -> RecallResult:
+    """:func:`recall` with the configured embedder and the real tokenizer."""
+    # counted with noetic.llm.tokens' tokenizer, imported from where it is loaded: importing
+    # the llm package would bring in asyncio and the network stack for nothing
+    from noetic.embeddings import count_tokens, recall_embedder
+
+    return recall(store, task, recall_embedder(), count_tokens, **kwargs)
+
+
+def recall_for_current_session(
+    store: Store,
+    task: str,
+    *,
+    session_id: str | None = None,
+    project: str | None = None,
+    all_projects: bool = False,
+    **kwargs: Any,
+) -> RecallResult:
+    """Recall for the agent's current session ``session_id`` (what ``noetic recall`` and the
+    MCP server use): its latest assessment gives the need, its project the scope (every project
+    when there is no current session), unless ``project`` or ``all_projects`` say otherwise."""
     current = None
+    session = None
     if session_id is not None:
         history = store.assessments(session_id=session_id)
         current = history[-1].assessment.vectors if history else None
-    return recall(store, task, default_embedder(), count_tokens, current=current, **kwargs)
+        with contextlib.suppress(NotFoundError):
+            session = store.get_session(session_id)
+    if project is None and not all_projects:
+        if session is None:
+            all_projects = True
+        else:
+            project = session.project
+    return recall_default(
+        store, task, current=current, project=project, all_projects=all_projects, **kwargs
+    )

@@ -3,18 +3,18 @@
 **Epistemic need** (from the current PREFLIGHT): ``need = mean(uncertainty, 1 − know,
 1 − context, 1 − state)`` — how much the agent lacks. The seed's thresholds pick the strategy:
 need > 0.7 → deep (5 tasks), > 0.5 → moderate (3), > 0.3 → light (1), else summary (only the
-titles of up to 10 tasks). Without a current PREFLIGHT the strategy is moderate.
+titles of up to 10 tasks). Without a current assessment the strategy is moderate.
 
-**Score** of a past task ``s`` for the current task::
+**Floor.** Nothing is loaded unless the closest task's cosine similarity reaches the
+embedder's floor (all-MiniLM-L6-v2: 0.35), and no task under the keep threshold (0.15) is
+loaded beside it: an unrelated query loads nothing and says so.
 
-    score = (0.50·semantic + 0.10·state + 0.10·delta + 0.15·learning + 0.15·recency)
-            · calibration_multiplier
+**Score** of a past task ``s`` on the shortlist (the ``shortlist`` closest by similarity)::
 
-* semantic: cosine similarity of the task texts' embeddings, clipped at 0 and divided by the
-  best similarity among the candidates (or ``semantic_floor``, 0.3, if that is higher), so the
-  closest task scores 1: static embeddings compress similarities into a narrow band (a good
-  paraphrase lands near 0.3–0.4), and without this an unrelated task with the same epistemic
-  shape and more recency ties with the relevant one;
+    score = (w_semantic·similarity + w_state·state + w_delta·delta + w_learning·learning
+             + w_recency·recency) · calibration_multiplier
+
+* similarity: cosine similarity of the task texts' embeddings;
 * state: ``1 − ‖pre_now − pre_s‖ / √13``: it started where the agent is now;
 * delta: cosine between what the agent now lacks (``1 − oriented score`` per vector) and what
   ``s`` learned (its positive oriented deltas), clipped at 0: it learned what is missing now;
@@ -24,6 +24,9 @@ titles of up to 10 tasks). Without a current PREFLIGHT the strategy is moderate.
   without an outcome yet, ``poor_calibration_multiplier`` (0.3, the seed's) for tasks whose
   outcome contradicted it, when the filter lets them through at all (see
   :mod:`noetic.recall.verification`: verified outcomes decide, not POSTFLIGHT's self-report).
+
+The weights were tuned on the relevance set (``bench/recall_quality.py``); ``docs/recall.md``
+gives the figures behind them.
 """
 
 from __future__ import annotations
@@ -47,12 +50,15 @@ class Strategy(StrEnum):
 class RecallConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    w_semantic: float = 0.50
-    w_state: float = 0.10
-    w_delta: float = 0.10
-    w_learning: float = 0.15
-    w_recency: float = 0.15
-    semantic_floor: float = 0.3
+    w_semantic: float = 1.0
+    w_state: float = 0.0
+    w_delta: float = 0.0
+    w_learning: float = 0.05
+    w_recency: float = 0.05
+    semantic_floor: float | None = None  # the embedder's own when None
+    keep_floor: float | None = None
+    shortlist: int = Field(200, ge=1)  # closest tasks scored in full
+    catch_up: int = Field(32, ge=0)  # pending tasks a recall embeds before it ranks
     recency_decay: float = 0.1
     full_learning: float = 0.3
     deep_above: float = 0.7
@@ -111,3 +117,18 @@ def delta_similarity(current: Mapping[str, float], delta: Mapping[str, float]) -
 
 def recency(days: float, config: RecallConfig) -> float:
     return 1 / (1 + config.recency_decay * max(0.0, days))
+
+
+FLOORS = {"all-minilm-l6-v2": (0.35, 0.15)}
+DEFAULT_FLOORS = (0.30, 0.15)
+
+
+def floors(embedder: object, config: RecallConfig) -> tuple[float, float]:
+    """``(floor, keep)``: the closest task must reach ``floor`` for anything to load, and
+    nothing under ``keep`` loads beside it. Calibrated per embedder on the relevance set."""
+    floor, keep = FLOORS.get(getattr(embedder, "name", ""), DEFAULT_FLOORS)
+    if config.semantic_floor is not None:
+        floor = config.semantic_floor
+    if config.keep_floor is not None:
+        keep = config.keep_floor
+    return floor, min(keep, floor)

@@ -27,20 +27,31 @@ CONFIRMED = "confirmed"
 UNVERIFIED = "unverified"
 
 
+VERDICTS = (UNVERIFIED, CONFIRMED, "overconfident", "underconfident")
+
+
 def verdicts(store: Store, cascade_ids: Iterable[str], tolerance: float = 0.5) -> dict[str, str]:
     """The verdict of every given task (``unverified`` when it has no outcome)."""
-    wanted = set(cascade_ids)
+    latest = outcome_verdicts(store, tolerance)
+    return {cid: latest.get(cid, UNVERIFIED) for cid in set(cascade_ids)}
+
+
+def outcome_verdicts(store: Store, tolerance: float = 0.5) -> dict[str, str]:
+    """The verdict of every task that has an outcome (the rest are ``unverified``)."""
     latest: dict[str, str] = {}
     rows = store.conn.execute(
         "SELECT cascade_id, score, predicted_preflight, predicted_check FROM outcomes "
         "ORDER BY at, id"
     )
     for cid, score, pre, check in rows:
-        if cid not in wanted:
-            continue
         predicted = check if check is not None else pre
         latest[cid] = _verdict(predicted, score, tolerance)
-    return {cid: latest.get(cid, UNVERIFIED) for cid in wanted}
+    return latest
+
+
+def last_outcome(store: Store) -> int:
+    """The newest outcome's id: what a cache of verdicts is keyed on."""
+    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM outcomes").fetchone()[0])
 
 
 def _verdict(predicted: float | None, outcome: float, tolerance: float) -> str:

@@ -318,6 +318,41 @@ def m010_open_cascades(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m011_recall_vectors(conn: sqlite3.Connection) -> None:
+    """What recall scores with, apart from the summaries: one row per task and embedder, with
+    the embedding and the scoring columns, appended in ``seq`` order so an index can catch up
+    by reading only the rows after the last it saw. A deleted row bumps the embedder's
+    ``generation``, which tells indexes to rebuild instead."""
+    conn.execute(
+        """CREATE TABLE recall_vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    embedder TEXT NOT NULL,
+    cascade_id TEXT NOT NULL,
+    ai_id TEXT NOT NULL,
+    project TEXT,
+    calibration TEXT NOT NULL,
+    learning REAL NOT NULL,
+    ended REAL NOT NULL,
+    pre_vec BLOB NOT NULL,
+    delta_vec BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (embedder, cascade_id)
+)"""
+    )
+    conn.execute("CREATE INDEX recall_vectors_cascade ON recall_vectors (cascade_id)")
+    conn.execute("CREATE INDEX recall_vectors_seq ON recall_vectors (embedder, seq)")
+    conn.execute(
+        "CREATE TABLE recall_generations (embedder TEXT PRIMARY KEY, generation INTEGER NOT NULL)"
+    )
+    conn.execute(
+        """CREATE TRIGGER recall_vectors_deleted AFTER DELETE ON recall_vectors BEGIN
+    INSERT INTO recall_generations (embedder, generation) VALUES (old.embedder, 1)
+    ON CONFLICT (embedder) DO UPDATE SET generation = generation + 1;
+END"""
+    )
+
+
 def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 

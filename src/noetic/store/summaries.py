@@ -1,6 +1,8 @@
-"""``session_summaries``: one row per finished task, written at POSTFLIGHT, so recall reads one
-table and never runs a query per session. Embeddings are filled on first recall (embedding at
-POSTFLIGHT would add the model's load time to every CLI postflight)."""
+"""``session_summaries``: one row per finished task, written at POSTFLIGHT, so recall never runs
+a query per session; and ``recall_vectors``: per task and embedder, its embedding and the
+columns recall scores with, appended in ``seq`` order when the task is embedded (see
+:mod:`noetic.recall.index`). Rewriting a summary deletes its vectors, so the task is embedded
+again."""
 
 from __future__ import annotations
 
@@ -48,23 +50,12 @@ def save_summary(store: Store, summary: RecallSummary) -> None:
     row["delta_vec"] = pack(summary.delta)
     cols = ", ".join(row)
     with store.transaction() as conn:
+        conn.execute("DELETE FROM recall_vectors WHERE cascade_id = ?", (summary.cascade_id,))
         conn.execute(
             f"INSERT OR REPLACE INTO session_summaries ({cols}) "
             f"VALUES ({', '.join('?' for _ in row)})",
             list(row.values()),
         )
-
-
-def scoring_columns(store: Store, *, ai_id: str | None = None) -> list[Any]:
-    """What recall scores with, for every summary (oldest first): no JSON parsing."""
-    sql = (
-        "SELECT cascade_id, task, project, calibration, learning, ended_at, embedder, embedding, "
-        "pre_vec, delta_vec FROM session_summaries"
-    )
-    args: list[Any] = []
-    if ai_id is not None:
-        sql, args = sql + " WHERE ai_id = ?", [ai_id]
-    return store.conn.execute(sql + " ORDER BY ended_at, cascade_id", args).fetchall()
 
 
 def load_summaries(store: Store, cascade_ids: list[str]) -> dict[str, RecallSummary]:
@@ -84,9 +75,87 @@ def load_summaries(store: Store, cascade_ids: list[str]) -> dict[str, RecallSumm
     return out
 
 
-def save_embeddings(store: Store, embedder: str, rows: list[tuple[str, bytes]]) -> None:
+VECTOR_COLUMNS = "seq, cascade_id, ai_id, project, calibration, learning, ended, pre_vec, delta_vec"
+
+
+def pending(store: Store, embedder: str, limit: int | None = None) -> list[Any]:
+    """Summaries not yet embedded with ``embedder``, newest first: cascade id, task and the
+    scoring columns."""
+    sql = (
+        "SELECT cascade_id, task, ai_id, project, calibration, learning, ended_at, pre_vec, "
+        "delta_vec FROM session_summaries s WHERE NOT EXISTS (SELECT 1 FROM recall_vectors r "
+        "WHERE r.embedder = ? AND r.cascade_id = s.cascade_id) ORDER BY ended_at DESC"
+    )
+    args: list[Any] = [embedder]
+    if limit is not None:
+        sql, args = sql + " LIMIT ?", [embedder, limit]
+    return store.conn.execute(sql, args).fetchall()
+
+
+def pending_count(store: Store, embedder: str) -> int:
+    """How many summaries have no vectors for ``embedder`` (two counts; no join unless they
+    differ)."""
+    conn = store.conn
+    total = conn.execute("SELECT count(*) FROM session_summaries").fetchone()[0]
+    done = conn.execute(
+        "SELECT count(*) FROM recall_vectors WHERE embedder = ?", (embedder,)
+    ).fetchone()[0]
+    if total == done:
+        return 0
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM session_summaries s WHERE NOT EXISTS (SELECT 1 FROM "
+            "recall_vectors r WHERE r.embedder = ? AND r.cascade_id = s.cascade_id)",
+            (embedder,),
+        ).fetchone()[0]
+    )
+
+
+def save_vectors(store: Store, embedder: str, rows: list[Any], vectors: list[bytes]) -> None:
+    """Append the vectors of ``rows`` (as returned by :func:`pending`). A task whose summary
+    was rewritten meanwhile is skipped: it is pending again."""
     with store.transaction() as conn:
-        conn.executemany(
-            "UPDATE session_summaries SET embedder = ?, embedding = ? WHERE cascade_id = ?",
-            [(embedder, blob, cid) for cid, blob in rows],
-        )
+        for r, blob in zip(rows, vectors, strict=True):
+            conn.execute(
+                "INSERT OR IGNORE INTO recall_vectors (embedder, cascade_id, ai_id, project, "
+                "calibration, learning, ended, pre_vec, delta_vec, vector) "
+                "SELECT ?, cascade_id, ai_id, project, calibration, learning, ?, pre_vec, "
+                "delta_vec, ? FROM session_summaries WHERE cascade_id = ? AND task = ?",
+                (embedder, _epoch(r["ended_at"]), blob, r["cascade_id"], r["task"]),
+            )
+
+
+def vectors_since(store: Store, embedder: str, seq: int) -> list[Any]:
+    """The vector rows of ``embedder`` after ``seq``, in order."""
+    return store.conn.execute(
+        f"SELECT {VECTOR_COLUMNS}, vector FROM recall_vectors WHERE embedder = ? AND seq > ? "
+        "ORDER BY seq",
+        (embedder, seq),
+    ).fetchall()
+
+
+def vector_state(store: Store, embedder: str) -> tuple[int, int]:
+    """``(generation, last seq)`` of ``embedder``'s vectors: what an index compares with."""
+    conn = store.conn
+    gen = conn.execute(
+        "SELECT generation FROM recall_generations WHERE embedder = ?", (embedder,)
+    ).fetchone()
+    last = conn.execute(
+        "SELECT max(seq) FROM recall_vectors WHERE embedder = ?", (embedder,)
+    ).fetchone()[0]
+    return (gen[0] if gen else 0), (last or 0)
+
+
+def cascade_ids(store: Store, seqs: list[int]) -> dict[int, str]:
+    rows = store.conn.execute(
+        f"SELECT seq, cascade_id FROM recall_vectors WHERE seq IN ({','.join('?' * len(seqs))})",
+        seqs,
+    )
+    return {r[0]: r[1] for r in rows}
+
+
+def _epoch(iso: str) -> float:
+    from datetime import UTC, datetime
+
+    at = datetime.fromisoformat(iso)
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
