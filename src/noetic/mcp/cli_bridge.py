@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import ValidationError
+from noetic.limits import COMMAND_CHARS
+
+_RUNNER = threading.Lock()
+"""``CliRunner`` swaps the process's stdin, stdout and stderr while a command runs, so commands
+run one at a time (on worker threads, never on the server's event loop)."""
 
 ALLOWED: dict[str, frozenset[str] | None] = {
     "preflight": None,
@@ -69,10 +75,20 @@ def describe_allowed() -> str:
     )
 
 
+def _split(command: str) -> list[str]:
+    """The command line split as a shell would, once it is within ``command_chars`` (``shlex``
+    is slow on long input: the limit keeps one call from costing seconds)."""
+    COMMAND_CHARS.check(len(command), "the command")
+    try:
+        return shlex.split(command)
+    except ValueError as exc:
+        raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
+
+
 def parse_command(command: str) -> list[str]:
     """Split and check a command line against the allow-list; return the arguments."""
     try:
-        args = shlex.split(command)
+        args = _split(command)
     except ValueError as exc:
         raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
     if args and args[0] == "noetic":
@@ -138,9 +154,10 @@ def run_cli(
     if as_json and "--json" not in args:
         args.append("--json")
     # The server's own environment must not choose the agent or the session.
-    result = CliRunner().invoke(
-        app, args, input="", env={"NOETIC_SESSION": None, "NOETIC_AI_ID": None}
-    )
+    with _RUNNER:
+        result = CliRunner().invoke(
+            app, args, input="", env={"NOETIC_SESSION": None, "NOETIC_AI_ID": None}
+        )
     data = None
     if as_json and result.stdout.strip():
         try:
@@ -181,13 +198,11 @@ def cli_help(command: str | None = None) -> str:
 
     from noetic.cli import app
 
-    try:
-        args = shlex.split(command) if command else []
-    except ValueError as exc:
-        raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
+    args = _split(command) if command else []
     if args and args[0] == "noetic":
         args = args[1:]
-    result = CliRunner().invoke(app, [*args, "--help"])
+    with _RUNNER:
+        result = CliRunner().invoke(app, [*args, "--help"])
     if result.exit_code != 0:
         raise ValidationError(f"no help for {command!r}: {result.output.strip()}", field="command")
     return result.stdout

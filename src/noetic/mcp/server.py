@@ -13,12 +13,15 @@ store's per-agent current sessions (the CLI's) are neither read nor written here
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from functools import wraps
+from functools import partial, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
+import anyio
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -29,6 +32,7 @@ from noetic.profiles import ProfileRegistry
 from noetic.recall.index import embed_finished_tasks
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
+from noetic.untrusted import check_text_field
 
 if TYPE_CHECKING:
     from noetic.runtime.context import Limits, RunContext
@@ -212,13 +216,67 @@ def _remember(memory: dict[str, str], key: str, value: str) -> None:
         del memory[next(iter(memory))]
 
 
+TOOL_TIMEOUT_S = 120.0
+"""How long a tool that does local work (no model call) may take before its caller gets an error.
+Tools that call a model run under their own budgets (``create_cascade``'s ``timeout``)."""
+
+
+def _talks_to_client(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` talks to the client mid-call (sampling): it requires the request
+    :class:`Context` and must run on the event loop. Tools whose ``ctx`` is optional
+    (``Context | None``) only read who is calling, which a worker thread can do."""
+    return any(
+        p.annotation in (Context, "Context") for p in inspect.signature(fn).parameters.values()
+    )
+
+
+def _check_arguments(name: str, kwargs: dict[str, Any]) -> None:
+    """Every text in the arguments is valid and within ``text_chars`` (walked without
+    recursion, so a deeply nested value cannot exhaust the stack)."""
+    pending: list[tuple[str, Any]] = list(kwargs.items())
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str):
+            check_text_field(value, where)
+        elif isinstance(value, dict):
+            pending.extend((f"{where}.{k}", v) for k, v in value.items())
+            pending.extend((f"{where} key", k) for k in value)
+        elif isinstance(value, list | tuple):
+            pending.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+
+
+def _run_to_end(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    result = fn(*args, **kwargs)
+    return asyncio.run(result) if inspect.iscoroutine(result) else result
+
+
 def tool_errors(fn: F) -> F:
-    """Noetic's errors become tool errors the calling agent can read and act on."""
+    """Noetic's errors become tool errors the calling agent can read and act on.
+
+    Text arguments are checked first (:func:`noetic.untrusted.check_text_field`). A tool that
+    does not talk to the client runs on a worker thread under :data:`TOOL_TIMEOUT_S`, so its
+    blocking work (the store, the CLI bridge, recall and its embeddings, files) never holds up
+    the event loop, and with it every other client's calls; past the timeout the caller gets
+    an error and the server goes on (the abandoned thread finishes in the background)."""
+    on_loop = _talks_to_client(fn)
 
     @wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return await fn(*args, **kwargs)
+            _check_arguments(fn.__name__, kwargs)
+            if on_loop:
+                return await fn(*args, **kwargs)
+            timeout = TOOL_TIMEOUT_S
+            try:
+                with anyio.fail_after(timeout):
+                    return await anyio.to_thread.run_sync(
+                        partial(_run_to_end, fn, args, kwargs), abandon_on_cancel=True
+                    )
+            except TimeoutError:
+                raise ToolError(
+                    f"{fn.__name__} took longer than {timeout:g} s and was abandoned; "
+                    "try a smaller request"
+                ) from None
         except NoeticError as exc:
             raise ToolError(str(exc)) from exc
 

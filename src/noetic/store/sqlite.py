@@ -16,6 +16,7 @@ import atexit
 import contextlib
 import json
 import sqlite3
+import threading
 import uuid
 import weakref
 from collections.abc import Iterator
@@ -73,6 +74,7 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot create the store directory {self.home}: {exc}") from exc
         self.db_path = self.home / "noetic.db"
+        self._writing = threading.RLock()
         try:
             # A store may be opened on one thread and served from another (an ASGI server's
             # loop); it is still used by one thread at a time.
@@ -130,14 +132,18 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One logical write: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+        """One logical write: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
+
+        Threads sharing this store (an MCP server's worker threads) take turns: one
+        transaction at a time on the connection."""
+        with self._writing:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     # sessions -----------------------------------------------------------------------------
 
