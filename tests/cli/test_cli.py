@@ -130,7 +130,7 @@ def test_export_import_round_trip_through_the_cli(tmp_path):
 def test_rebuild_and_show(tmp_path):
     run("bootstrap")
     run("preflight", "t", "--vectors", json.dumps(gated(0.8)))
-    assert ok_json("rebuild") == {"sessions": 1, "reflex_logs": 1}
+    assert ok_json("rebuild") == {"sessions": 1, "reflex_logs": 1, "temporary_files_removed": 0}
     sid = ok_json("state")["session"]["id"]
     shown = run("sessions", "show", sid[:8])
     assert shown.exit_code == 0 and "PREFLIGHT" in shown.stdout

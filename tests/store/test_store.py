@@ -61,7 +61,7 @@ def test_a_corrupt_database_file_is_a_clear_store_error(tmp_path):
     (tmp_path / "s" / "noetic.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="cannot open the store database") as info:
         Store(tmp_path / "s")
-    assert "sessions import" in info.value.fix
+    assert "rebuild --from-files" in info.value.fix
 
 
 def test_every_assessment_lands_in_sqlite_json_and_a_reflex_log(store):

@@ -122,16 +122,56 @@ def import_(
     emit(session, json, lambda: stdout().print(f"imported session {session.id}"))
 
 
-def rebuild(store: StoreOpt = None, json: JsonOpt = False) -> None:
-    """Regenerate every session JSON file and reflex log from SQLite."""
-    with handled(json):
-        opened = open_store(store)
-        counts = opened.rebuild_files()
-    emit(
-        counts,
-        json,
-        lambda: stdout().print(
-            f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex logs "
-            f"in {esc(opened.home)}"
+def rebuild(
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+    from_files: Annotated[
+        bool,
+        typer.Option(
+            "--from-files",
+            help="Restore the database from the session JSON files (when it was lost or "
+            "damaged), verifying the counts.",
         ),
+    ] = False,
+) -> None:
+    """Regenerate every session JSON file and reflex log from SQLite (or, with --from-files,
+    SQLite from the session files); remove temporary files left by killed writers."""
+    from noetic.errors import StoreError
+    from noetic.store import resolve_home
+    from noetic.store.files import sweep_temporary_files
+
+    with handled(json):
+        home = resolve_home(store)
+        restored = None
+        if from_files:
+            from noetic.store.recovery import restore_from_files
+
+            restored = restore_from_files(home)
+        opened = open_store(store)
+        counts: dict[str, object] = dict(opened.rebuild_files())
+        counts["temporary_files_removed"] = sweep_temporary_files(home)
+        if restored is not None:
+            counts["restored"] = restored.model_dump(mode="json")
+            if restored.unreadable:
+                problems = "; ".join(f"{u.file}: {u.problem}" for u in restored.unreadable)
+                raise StoreError(
+                    f"restored {restored.sessions} sessions, but {len(restored.unreadable)} "
+                    f"session files could not be restored: {problems}",
+                    fix="repair or remove those files and run the command again",
+                )
+    emit(counts, json, lambda: _print_rebuild(counts, home))
+
+
+def _print_rebuild(counts: dict[str, object], home: Path) -> None:
+    restored = counts.get("restored")
+    if isinstance(restored, dict):
+        rows = ", ".join(f"{n} {table}" for table, n in restored["rows"].items())
+        stdout().print(f"restored {restored['sessions']} sessions from their files ({rows})")
+        if restored["moved_aside"]:
+            stdout().print(f"the damaged database was moved to {esc(restored['moved_aside'])}")
+        for bad in restored["unreadable"]:
+            stdout().print(f"could not restore {esc(bad['file'])}: {esc(bad['problem'])}")
+    stdout().print(
+        f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex logs "
+        f"in {esc(home)}; removed {counts['temporary_files_removed']} leftover temporary files"
     )

@@ -65,6 +65,51 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def session_files(home: Path) -> list[Path]:
+    """The session JSON documents under ``home``, in name order."""
+    folder = home / "sessions"
+    return (
+        sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
+        if folder.is_dir()
+        else []
+    )
+
+
+def refuse_lost_database(home: Path, db_path: Path, state: str) -> None:
+    """Raise when the database is gone (``state``: ``missing or empty``, checked before it is
+    opened, or ``empty``, once open) while session files still hold the history."""
+    if state != "empty" and db_path.exists() and db_path.stat().st_size > 0:
+        return
+    found = session_files(home)
+    if not found:
+        return
+    from noetic.errors import StoreError
+
+    what = "missing" if not db_path.exists() else "empty"
+    raise StoreError(
+        f"the store database {db_path} is {what}, but {len(found)} session files in "
+        f"{home / 'sessions'} hold its history",
+        fix="run `noetic rebuild --from-files` to restore the database from them",
+    )
+
+
+def sweep_temporary_files(home: Path, *, older_than_s: float = 60.0) -> int:
+    """Remove temporary files left by writers that were killed mid-write (older than
+    ``older_than_s``, so a write in progress keeps its file); the number removed."""
+    import time
+
+    cutoff = time.time() - older_than_s
+    removed = 0
+    for path in home.rglob(".*.tmp"):
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed
+
+
 def session_json_path(home: Path, session_id: str) -> Path:
     return home / "sessions" / f"{safe_name(session_id)}.json"
 

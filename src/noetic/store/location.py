@@ -90,6 +90,9 @@ def require_store(location: StoreLocation) -> Path:
     it looked and how to start one. Creates nothing."""
     if location.exists:
         return location.home
+    from noetic.store.files import refuse_lost_database
+
+    refuse_lost_database(location.home, location.home / DB_NAME, "missing")
     looked = ", ".join(str(p) for p in location.looked_in)
     raise NotFoundError(
         f"no Noetic store here (looked in {looked}; {location.reason})",

@@ -357,6 +357,16 @@ def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 
 
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """Migrations this database still needs (read only; a database without the table needs
+    them all)."""
+    table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    applied = _applied(conn) if table else set()
+    return [fn.__name__ for fn in MIGRATIONS if fn.__name__ not in applied]
+
+
 def migrate(conn: sqlite3.Connection) -> list[str]:
     """Apply pending migrations, each in its own transaction. Returns the names applied."""
     conn.execute(

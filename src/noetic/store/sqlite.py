@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import sqlite3
 import threading
 import uuid
@@ -29,7 +30,7 @@ from noetic.assessment import Assessment, Decision
 from noetic.errors import NotFoundError, StoreError, ValidationError
 from noetic.events import Event
 from noetic.store import files
-from noetic.store.migrations import migrate
+from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror, drain
 from noetic.store.records import (
     AssessmentRecord,
@@ -60,47 +61,62 @@ class Store:
     """SQLite plus the JSON and reflex-log files derived from it, under one home directory."""
 
     def __init__(
-        self, home: Path | str, *, write_files: bool = True, background: bool = False
+        self,
+        home: Path | str,
+        *,
+        write_files: bool = True,
+        background: bool = False,
+        recovering: bool = False,
     ) -> None:
-        """``background``: a long-lived process (the MCP server) writes the session files on a
+        """Open (creating if needed) the store under ``home``.
+
+        ``background``: a long-lived process (the MCP server) writes the session files on a
         thread a moment after each write; otherwise they are written at :meth:`flush_files`
-        and :meth:`close` (and at exit, for a store nobody closed)."""
+        and :meth:`close` (and at exit, for a store nobody closed).
+
+        A store on a read-only file system or without write permission opens read-only: reads
+        work and every write raises :class:`StoreError` saying so. A database that is missing
+        or empty while session files exist is refused (their history would silently vanish)
+        unless ``recovering`` (``noetic rebuild --from-files``)."""
         self.home = Path(home)
         self.write_files = write_files
         self.background = background
         self.mirror = Mirror(self)
+        self.read_only = False
+        self.db_path = self.home / "noetic.db"
+        self._writing = threading.RLock()
+        if not recovering:
+            files.refuse_lost_database(self.home, self.db_path, "missing or empty")
         try:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the store directory {self.home}: {exc}") from exc
-        self.db_path = self.home / "noetic.db"
-        self._writing = threading.RLock()
         try:
-            # A store may be opened on one thread and served from another (an ASGI server's
-            # loop); it is still used by one thread at a time.
-            self.conn = sqlite3.connect(
-                self.db_path,
-                isolation_level=None,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                check_same_thread=False,
-            )
-            self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            self.conn.execute("PRAGMA foreign_keys = ON")
-            migrate(self.conn)
+            try:
+                self.conn = _connect(self.db_path)
+            except sqlite3.OperationalError as exc:
+                if not _cannot_write(exc, self.db_path):
+                    raise
+                self.conn = _connect_read_only(self.db_path)
+                self.read_only = True
             behind = self.conn.execute("SELECT 1 FROM file_backlog LIMIT 1").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
-                f"cannot open the store database {self.db_path}: {exc}",
-                fix="if the file is damaged, move it aside; JSON session files can be "
-                "re-imported with `noetic sessions import`",
+                f"cannot open the store database {self.db_path}: {exc}", fix=_open_fix(exc)
             ) from exc
+        if not recovering and self._no_sessions():
+            try:
+                files.refuse_lost_database(self.home, self.db_path, "empty")
+            except StoreError:
+                self.conn.close()
+                raise
         self._closed = False
         _OPEN.add(self)
-        if behind and write_files and background:
+        if behind and write_files and background and not self.read_only:
             self.mirror.wake()  # a process that died left files behind: bring them up to date
+
+    def _no_sessions(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
 
     def close(self) -> None:
         """Write the files still in the backlog, then close the connection."""
@@ -110,7 +126,7 @@ class Store:
         _OPEN.discard(self)
         try:
             self.mirror.stop()
-            if self.write_files:
+            if self.write_files and not self.read_only:
                 drain(self)
         finally:
             self.conn.close()
@@ -136,14 +152,31 @@ class Store:
 
         Threads sharing this store (an MCP server's worker threads) take turns: one
         transaction at a time on the connection."""
+        if self.read_only:
+            raise self._read_only()
         with self._writing:
-            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                except BaseException:
+                    self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                # SQLite may open a database it cannot write without saying so; the first
+                # write finds out.
+                if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
+                    raise
+                self.read_only = True
+                raise self._read_only() from exc
+
+    def _read_only(self) -> StoreError:
+        return StoreError(
+            f"the store {self.home} is read-only: this command writes to it",
+            fix="run it where the store's directory is writable; reading commands "
+            "(state, sessions list, calibration report) work as they are",
+        )
 
     # sessions -----------------------------------------------------------------------------
 
@@ -581,6 +614,66 @@ def _queue(
         "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
         (session_id, assessment_id, int(all_reflex)),
     )
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # A store may be opened on one thread and used from others (an MCP server's worker
+    # threads); transactions take turns (see Store.transaction).
+    conn = sqlite3.connect(
+        path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    migrate(conn)
+    return conn
+
+
+def _cannot_write(exc: sqlite3.OperationalError, path: Path) -> bool:
+    """Whether opening failed because the database or its directory cannot be written."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith("SQLITE_READONLY"):
+        return True
+    return name.startswith("SQLITE_CANTOPEN") and path.exists() and os.access(path, os.R_OK)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """The database opened for reading only: ``mode=ro``, or, when SQLite cannot even create
+    its shared-memory file beside a WAL database, ``immutable=1``."""
+    for query in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?{query}",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.row_factory = sqlite3.Row
+        try:
+            needed = pending(conn)
+        except sqlite3.OperationalError:
+            conn.close()
+            continue
+        if needed:
+            conn.close()
+            raise StoreError(
+                f"the store database {path} is read-only and needs migrations this Noetic "
+                f"would apply: {', '.join(needed)}",
+                fix="open it once with write access",
+            )
+        return conn
+    raise StoreError(f"cannot open the store database {path} even for reading")
+
+
+def _open_fix(exc: sqlite3.DatabaseError) -> str:
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+        return (
+            "the file is damaged: `noetic rebuild --from-files` moves it aside and restores "
+            "the sessions from their JSON files"
+        )
+    return "check that the file and its directory can be read"
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> sqlite3.Cursor:
