@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test lint bench clean
+.PHONY: run demo test lint bench fuzz clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
@@ -31,6 +31,10 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest -q
+
+# The fuzz suite at ten times the examples `make test` gives it (NOETIC_FUZZ_EXAMPLES to change).
+fuzz: $(STAMP)
+	$(BIN)/pytest -q tests/fuzz --hypothesis-profile=fuzz --hypothesis-show-statistics
 
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from noetic.store import Store
 from noetic.vectors import VECTOR_NAMES
+
+# `make fuzz` runs tests/fuzz under this profile: ten times Hypothesis's default 100 examples
+# per test unless NOETIC_FUZZ_EXAMPLES says otherwise. `make test` runs them at the default.
+settings.register_profile(
+    "fuzz", max_examples=int(os.environ.get("NOETIC_FUZZ_EXAMPLES", "1000")), deadline=None
+)
 
 
 @pytest.fixture(autouse=True)
