@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from typer.testing import CliRunner
 
@@ -33,6 +34,15 @@ def test_bare_noetic_prints_help_on_stdout_and_succeeds():
     assert done.stdout.startswith("Usage: noetic")
     for command in ("bootstrap", "preflight", "mcp", "serve", "recall"):
         assert re.search(rf"^\s+{command}\s", done.stdout, re.M), command
+
+
+@pytest.mark.parametrize(
+    "group", ["sessions", "profile", "calibration", "observe", "cascade", "goals", "checkpoint"]
+)
+def test_a_command_group_without_a_subcommand_prints_its_help_and_succeeds(group):
+    result = runner.invoke(app, [group])
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"Usage: noetic {group}") and "Commands" in result.stdout
 
 
 def test_shell_completion_is_offered_and_completes_commands():
@@ -99,3 +109,20 @@ def test_tables_to_a_pipe_keep_whole_ids_and_names():
     registry = ProfileRegistry()
     for name in registry.names():
         assert registry.get(name).description in profiles.stdout
+
+
+def test_a_missing_provider_sdk_names_the_extra_with_its_brackets(tmp_path):
+    """Without the openai SDK, the fix reads `pip install 'noetic[openai]'`, brackets and all."""
+    script = (
+        "import sys; sys.modules['openai'] = None\n"
+        "from noetic.cli import main\n"
+        "sys.argv = ['noetic', 'preflight', 't', '--provider', 'openai:gpt-4o']\n"
+        "main()\n"
+    )
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "NOETIC_HOME": str(tmp_path / "s")}
+    assert runner.invoke(app, ["bootstrap", "--store", str(tmp_path / "s")]).exit_code == 0
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+    assert "fix: pip install 'noetic[openai]'" in done.stderr

@@ -20,7 +20,7 @@ from noetic.cli import (
     where,
     workflow,
 )
-from noetic.cli._common import refuse_undecodable_argv
+from noetic.cli._common import help_when_bare, refuse_undecodable_argv
 from noetic.cli.demo import demo
 
 app = typer.Typer(
@@ -55,9 +55,7 @@ def _root(
     from noetic.cli._common import close_stores
 
     ctx.call_on_close(close_stores)
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit()
+    help_when_bare(ctx)
 
 
 for command in (

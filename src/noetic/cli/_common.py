@@ -93,6 +93,18 @@ def esc(value: object) -> str:
     return escape(str(value))
 
 
+def help_when_bare(ctx: typer.Context) -> None:
+    """A command group run without a subcommand prints its help and succeeds."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
+
+
+def group(help: str, **options: Any) -> typer.Typer:
+    """A command group (``noetic sessions``…): without a subcommand it prints its help."""
+    return typer.Typer(help=help, callback=help_when_bare, invoke_without_command=True, **options)
+
+
 def to_jsonable(data: Any) -> Any:
     from pydantic import BaseModel
 

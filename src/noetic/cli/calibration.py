@@ -13,6 +13,7 @@ from noetic.cli._common import (
     StoreOpt,
     emit,
     esc,
+    group,
     handled,
     open_store,
     open_tracker,
@@ -20,7 +21,7 @@ from noetic.cli._common import (
     stdout,
 )
 
-app = typer.Typer(help="Calibration against recorded outcomes.", no_args_is_help=True)
+app = group("Calibration against recorded outcomes.")
 
 # Not an error: a check that found what it looks for, distinct from 1 (usage) and 3 (runtime).
 EXIT_DRIFT = 4

@@ -12,13 +12,14 @@ from noetic.cli._common import (
     StoreOpt,
     emit,
     esc,
+    group,
     handled,
     open_tracker,
     stderr,
     stdout,
 )
 
-app = typer.Typer(help="Autonomous CASCADE runs on a model.", no_args_is_help=True)
+app = group("Autonomous CASCADE runs on a model.")
 
 
 @app.command()

@@ -14,13 +14,14 @@ from noetic.cli._common import (
     current_session,
     emit,
     esc,
+    group,
     handled,
     open_tracker,
     session_used,
     stdout,
 )
 
-app = typer.Typer(help="Goals from vector gaps or from the model's plan.", no_args_is_help=True)
+app = group("Goals from vector gaps or from the model's plan.")
 
 
 @app.command("list")

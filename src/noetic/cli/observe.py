@@ -12,6 +12,7 @@ from noetic.cli._common import (
     StoreOpt,
     emit,
     esc,
+    group,
     handled,
     open_store,
     open_tracker,
@@ -29,10 +30,9 @@ class _QueryByDefault(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
-app = typer.Typer(
+app = group(
+    'Staged reasoning that stops when it has crystallized: noetic observe "query".',
     cls=_QueryByDefault,
-    help='Staged reasoning that stops when it has crystallized: noetic observe "query".',
-    no_args_is_help=True,
 )
 
 

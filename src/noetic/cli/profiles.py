@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, group, handled, stdout
 
-app = typer.Typer(help="Investigation profiles: list, show, export, import.", no_args_is_help=True)
+app = group("Investigation profiles: list, show, export, import.")
 
 
 def _registry(store: Path | None):

@@ -12,6 +12,7 @@ from noetic.cli._common import (
     StoreOpt,
     emit,
     esc,
+    group,
     handled,
     open_store,
     open_tracker,
@@ -120,7 +121,7 @@ def reindex(
     emit(data, json, lambda: stdout().print(f"embedded {done}; {rows} tasks indexed"))
 
 
-checkpoint_app = typer.Typer(help="Compact per-phase checkpoints (git notes, or SQLite).")
+checkpoint_app = group("Compact per-phase checkpoints (git notes, or SQLite).")
 
 
 def _where(store: Any) -> Any:

@@ -13,13 +13,14 @@ from noetic.cli._common import (
     StoreOpt,
     emit,
     esc,
+    group,
     handled,
     open_store,
     read_text_file,
     stdout,
 )
 
-app = typer.Typer(help="List, show, export and import sessions.", no_args_is_help=True)
+app = group("List, show, export and import sessions.")
 
 
 @app.command("list")
