@@ -58,6 +58,7 @@ def test_human_output_shows_phases_and_the_trajectory(tmp_path):
     assert result.exit_code == 0, result.output
     assert "PREFLIGHT" in result.stderr and "POSTFLIGHT" in result.stderr
     assert "status completed" in result.stdout and "trajectory" in result.stdout
+    assert "session s_" in result.stdout and "agent m" in result.stdout
 
 
 def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path):

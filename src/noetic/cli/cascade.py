@@ -15,6 +15,7 @@ from noetic.cli._common import (
     group,
     handled,
     open_tracker,
+    session_used,
     stderr,
     stdout,
 )
@@ -119,6 +120,7 @@ def run(
             )
         if result.calibration:
             out.print(f"calibration: {result.calibration['classification']}")
+        out.print(session_used(session.id, esc(model_name)))
 
     emit(result, json, render)
 
