@@ -108,6 +108,7 @@ def main() -> None:
         return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     print(f"{AGENTS} agents × {rounds} tasks (preflight, check, postflight) on one store")
+    load(2, explicit=True)  # warm-up, not shown: whichever load ran first was slower
     named, baseline = load(rounds, explicit=False), load(rounds, explicit=True)
     print(f"{'':<14}{'NOETIC_AI_ID only':>20}{'baseline: --session':>22}")
     for key in named:
