@@ -117,6 +117,11 @@ class LLMCalled(Payload):
     latency_ms: float = 0.0
     error_class: str | None = None
     status: int | None = None
+    tokens_cached: int = 0
+    tokens_cache_write: int = 0
+    cost_usd: float | None = None
+    stop_reason: str | None = None
+    note: str | None = None
 
 
 class ConstraintEnforced(Payload):
@@ -173,6 +178,11 @@ class Event(BaseModel):
 
 
 _engine: ContextVar[str | None] = ContextVar("noetic_engine", default=None)
+
+
+def current_engine() -> str | None:
+    """The engine named by the innermost :func:`engine_scope`, if any."""
+    return _engine.get()
 
 
 @contextmanager

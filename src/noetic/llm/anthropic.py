@@ -1,14 +1,38 @@
-"""Anthropic's Messages API through the official ``anthropic`` SDK."""
+"""Anthropic's Messages API through the official ``anthropic`` SDK.
+
+Wire mapping: tools become ``tools`` entries with an ``input_schema``; ``tool_choice`` becomes
+``{"type": "auto" | "any" | "none" | "tool"}``; tool calls arrive as ``tool_use`` content
+blocks and go back as ``tool_result`` blocks at the start of the next user turn. A
+``json_schema`` request is answered through a forced tool (``reply``) whose input schema is the
+schema; its input is the reply's text. An endpoint that answers that with a 400 naming tools
+gets the prompt instruction instead, from then on (see :mod:`noetic.llm.structured`).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
 
-from noetic.errors import UsageError
+from noetic.errors import ProviderError, UsageError
 from noetic.llm._http import missing_sdk, translate
-from noetic.llm.base import Completion, Request, Usage
+from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
+from noetic.llm.structured import NativeSchemaMemory, with_instruction
+
+#: The forced tool that carries a structured reply.
+REPLY_TOOL = "reply"
+
+_STOP: dict[str, StopReason] = {
+    "end_turn": "end",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+
+#: Endpoints (base URLs) that refused the forced-tool structured reply during this process.
+NO_NATIVE_SCHEMA = NativeSchemaMemory("tools")
 
 
 class AnthropicProvider:
@@ -19,6 +43,8 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    native_tools = True
+    native_schema = True
 
     def __init__(
         self,
@@ -46,29 +72,129 @@ class AnthropicProvider:
             )
         self._client = client
 
-    async def complete(self, request: Request) -> Completion:
+    @property
+    def endpoint(self) -> str:
+        return str(getattr(self._client, "base_url", "")).rstrip("/")
+
+    def wire(self, request: Request, *, native_schema: bool) -> dict[str, Any]:
+        """The ``messages.create`` arguments for ``request``."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [_message(m) for m in request.messages],
         }
-        if request.system:
-            kwargs["system"] = request.system
+        system = request.system
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in request.tools
+        ]
+        choice = _choice(request.tool_choice)
+        if request.json_schema is not None:
+            if native_schema and not request.tools:
+                tools = [
+                    {
+                        "name": REPLY_TOOL,
+                        "description": "Give your reply: one object matching the schema.",
+                        "input_schema": request.json_schema,
+                    }
+                ]
+                choice = {"type": "tool", "name": REPLY_TOOL}
+            else:
+                system = with_instruction(system, request.json_schema)
+        if system:
+            kwargs["system"] = system
+        if tools:
+            kwargs["tools"] = tools
+        if choice is not None:
+            kwargs["tool_choice"] = choice
+        return kwargs
+
+    async def complete(self, request: Request) -> Completion:
+        native = request.json_schema is not None and not request.tools
+        native = native and NO_NATIVE_SCHEMA.allows(self.endpoint)
         start = time.perf_counter()
+        note = None
         try:
-            reply = await self._client.messages.create(**kwargs)
+            reply = await self._create(self.wire(request, native_schema=native))
+        except ProviderError as exc:
+            if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
+                raise
+            note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
+            native = False
+            reply = await self._create(self.wire(request, native_schema=False))
+        return self._completion(reply, request, start, native=native, note=note)
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return await self._client.messages.create(**kwargs)
         except self._sdk.APIError as exc:
             raise translate(exc, self._sdk, self.name, self.model) from exc
-        text = "".join(
-            getattr(block, "text", "") for block in reply.content if block.type == "text"
-        )
+
+    def _completion(
+        self, reply: Any, request: Request, start: float, *, native: bool, note: str | None
+    ) -> Completion:
+        texts: list[str] = []
+        calls = []
+        for block in reply.content:
+            if block.type == "text":
+                texts.append(getattr(block, "text", ""))
+            elif block.type == "tool_use":
+                if native and block.name == REPLY_TOOL:
+                    texts.append(json.dumps(block.input))
+                else:
+                    calls.append(parse_tool_call(block.id, block.name, block.input, request.tools))
+        stop = _STOP.get(reply.stop_reason or "", "other")
+        if native and stop == "tool_use" and not calls:
+            stop = "end"  # the forced reply tool is the answer, not a call to run
+        usage = reply.usage
+        structured = None
+        if request.json_schema is not None:
+            structured = "native" if native else "instruction"
         return Completion(
-            text=text,
+            text="".join(texts),
             usage=Usage(
-                input_tokens=reply.usage.input_tokens or 0,
-                output_tokens=reply.usage.output_tokens or 0,
+                input_tokens=(usage.input_tokens or 0)
+                + (getattr(usage, "cache_read_input_tokens", 0) or 0)
+                + (getattr(usage, "cache_creation_input_tokens", 0) or 0),
+                output_tokens=usage.output_tokens or 0,
+                cached_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+                cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
             ),
             model=reply.model or self.model,
             provider=self.name,
             latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            tool_calls=tuple(calls),
+            stop_reason=stop,
+            structured=structured,
+            note=note,
         )
+
+
+def _message(m: Message) -> dict[str, Any]:
+    if not m.tool_calls and not m.tool_results:
+        return {"role": m.role, "content": m.content}
+    blocks: list[dict[str, Any]] = [
+        {
+            "type": "tool_result",
+            "tool_use_id": r.call_id,
+            "content": r.content,
+            **({"is_error": True} if r.is_error else {}),
+        }
+        for r in m.tool_results
+    ]
+    if m.content:
+        blocks.append({"type": "text", "text": m.content})
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls
+    ]
+    return {"role": m.role, "content": blocks}
+
+
+def _choice(choice: str | None) -> dict[str, Any] | None:
+    if choice is None:
+        return None
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    if choice == "required":
+        return {"type": "any"}
+    return {"type": "tool", "name": choice}

@@ -3,25 +3,103 @@
 A provider turns a :class:`Request` into a :class:`Completion` with one async method,
 ``complete``. Everything else (retries, recording, structured output) is layered on top by
 functions in this package, so an adapter stays a thin translation of one wire format.
+
+Tool calls are part of the contract, in one shape for every wire format::
+
+    Request(messages=…, tools=(ToolSpec(name="read_file", description="…", parameters={…}),),
+            tool_choice="auto")                     # or "required", "none", a tool's name
+    → Completion(tool_calls=(ToolCall(id="call_1", name="read_file", arguments={…}),),
+                 stop_reason="tool_use")
+    → the next request's messages end with completion.message() and
+      Message.results(ToolCallResult(call_id="call_1", content="…"))
+
+A provider that speaks this natively says so with ``native_tools = True``; one that cannot
+(:class:`~noetic.llm.sampling.SamplingProvider` on most clients) refuses a request with tools
+with a :class:`~noetic.errors.ProviderError` of kind ``unsupported``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from noetic.errors import ValidationError
+
+#: Tool names both wire formats accept (Anthropic and OpenAI share the rule).
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+StopReason = Literal["end", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+
+
+class ToolSpec(BaseModel):
+    """A tool offered to the model: its name, what it does, the JSON schema of its arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=TOOL_NAME.pattern)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+
+class ToolCall(BaseModel):
+    """One tool call the model made. ``arguments`` is the parsed JSON object; when the model
+    sent something that is not one (malformed JSON, a list, an unknown tool), ``arguments`` is
+    empty and ``error`` says what was wrong, so an engine can send that back as the result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class ToolCallResult(BaseModel):
+    """What a tool call produced, sent back to the model in a user message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    content: str
+    is_error: bool = False
 
 
 class Message(BaseModel):
+    """One turn. An assistant turn may carry the tool calls it made; a user turn may carry
+    the results of those calls (before any text)."""
+
     model_config = ConfigDict(frozen=True)
 
     role: Literal["user", "assistant"]
-    content: str
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[ToolCallResult, ...] = ()
+
+    @model_validator(mode="after")
+    def _fits_role(self) -> Message:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only an assistant message carries tool calls")
+        if self.tool_results and self.role != "user":
+            raise ValueError("only a user message carries tool results")
+        return self
+
+    @classmethod
+    def results(cls, *results: ToolCallResult, text: str = "") -> Message:
+        """The user turn that answers the previous turn's tool calls."""
+        return cls(role="user", content=text, tool_results=results)
 
 
 class Request(BaseModel):
-    """What is asked of a model."""
+    """What is asked of a model.
+
+    ``json_schema`` asks for a reply that is one JSON object matching the schema (see
+    :func:`noetic.llm.structured.complete_structured`); ``tools`` and ``tool_choice`` offer tools
+    (``tool_choice``: ``"auto"``, ``"required"``, ``"none"`` or the name of one offered tool).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -30,6 +108,24 @@ class Request(BaseModel):
     max_tokens: int = Field(1024, gt=0)
     temperature: float = Field(0.0, ge=0, le=2)
     json_schema: dict[str, Any] | None = None
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: str | None = None
+
+    @model_validator(mode="after")
+    def _tools_are_consistent(self) -> Request:
+        names = [t.name for t in self.tools]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"tool {dup!r} is offered twice")
+        choice = self.tool_choice
+        if choice is not None and choice not in ("auto", "required", "none", *names):
+            raise ValueError(
+                f"tool_choice {choice!r} is not 'auto', 'required', 'none' or an offered "
+                f"tool ({', '.join(names) or 'none offered'})"
+            )
+        if choice == "required" and not self.tools:
+            raise ValueError("tool_choice 'required' with no tools offered")
+        return self
 
     @classmethod
     def of(cls, prompt: str, **kwargs: Any) -> Request:
@@ -38,14 +134,27 @@ class Request(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens as the provider reported them. ``input_tokens`` counts every prompt token,
+    ``cached_tokens`` those of them read from the provider's prompt cache and
+    ``cache_write_tokens`` those written to it."""
+
     model_config = ConfigDict(frozen=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 class Completion(BaseModel):
-    """A model's reply and what it cost."""
+    """A model's reply and what it cost.
+
+    ``stop_reason`` is one vocabulary for every provider: ``end`` (the model finished),
+    ``tool_use`` (it wants ``tool_calls`` run), ``max_tokens``, ``stop_sequence``,
+    ``refusal``, ``other``. ``structured`` says how a ``json_schema`` request was honoured:
+    ``native`` (the provider's own mechanism) or ``instruction`` (a prompt instruction, after
+    the endpoint refused the native one); ``note`` says why, when it fell back.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -54,6 +163,14 @@ class Completion(BaseModel):
     model: str
     provider: str
     latency_ms: float = 0.0
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: StopReason = "end"
+    structured: Literal["native", "instruction"] | None = None
+    note: str | None = None
+
+    def message(self) -> Message:
+        """This reply as the assistant turn of the next request."""
+        return Message(role="assistant", content=self.text, tool_calls=self.tool_calls)
 
 
 @runtime_checkable
@@ -71,8 +188,45 @@ def complete_sync(provider: Provider, request: Request) -> Completion:
     return asyncio.run(provider.complete(request))
 
 
+def supports_tools(provider: Provider) -> bool:
+    """Whether ``provider`` takes :attr:`Request.tools` natively."""
+    return bool(getattr(provider, "native_tools", False))
+
+
+def parse_tool_call(call_id: str, name: str, raw: Any, offered: tuple[ToolSpec, ...]) -> ToolCall:
+    """A :class:`ToolCall` from what the wire carried: ``raw`` is a JSON text (OpenAI) or an
+    already-decoded object (Anthropic). Never raises: problems land in ``error``."""
+    from noetic.untrusted import parse_json
+
+    error: str | None = None
+    arguments: dict[str, Any] = {}
+    value: Any = raw
+    if isinstance(raw, str):
+        try:
+            value = parse_json(raw.strip() or "{}", f"the arguments of tool call {name!r}")
+        except json.JSONDecodeError as exc:
+            value = None
+            error = f"the arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+        except ValidationError as exc:
+            value = None
+            error = exc.message
+    if error is None:
+        if isinstance(value, dict):
+            arguments = value
+        else:
+            error = f"the arguments must be a JSON object, not {type(value).__name__}"
+    if offered and name not in {t.name for t in offered}:
+        known = ", ".join(t.name for t in offered)
+        error = f"there is no tool {name!r}; the tools are: {known}"
+        arguments = {}
+    return ToolCall(id=call_id or f"call_{name}", name=name, arguments=arguments, error=error)
+
+
 class LLMCall(BaseModel):
-    """One attempt at a model call, as recorded in ``llm_calls`` and emitted as an event."""
+    """One attempt at a model call, as recorded in ``llm_calls`` and emitted as an event.
+
+    ``cost_usd`` is None when the model has no known price (see :mod:`noetic.llm.prices`): an
+    unknown cost is never shown as 0."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -87,3 +241,9 @@ class LLMCall(BaseModel):
     status: int | None = None
     session_id: str | None = None
     cascade_id: str | None = None
+    tokens_cached: int = 0
+    tokens_cache_write: int = 0
+    cost_usd: float | None = None
+    stop_reason: str | None = None
+    note: str | None = None
+    engine: str | None = None

@@ -1,17 +1,45 @@
 """OpenAI Chat Completions through the official ``openai`` SDK: OpenAI itself, a local Ollama
-(its ``/v1`` endpoint), and any OpenAI-compatible server (vLLM, LM Studio, OpenRouter…)."""
+(its ``/v1`` endpoint), and any OpenAI-compatible server (vLLM, LM Studio, OpenRouter…).
+
+Wire mapping: tools become ``{"type": "function", "function": {name, description,
+parameters}}``; ``tool_choice`` is ``"auto"``, ``"required"``, ``"none"`` or
+``{"type": "function", "function": {"name": …}}``; tool calls arrive in
+``message.tool_calls`` with their arguments as JSON text (parsed here; a malformed one becomes
+:attr:`ToolCall.error`), and results go back as ``role: "tool"`` messages. A ``json_schema``
+request sends ``response_format: {"type": "json_schema", …}``, strict when the schema allows
+it; an endpoint that answers that with a 400 naming ``response_format`` gets the prompt
+instruction instead, from then on (see :mod:`noetic.llm.structured`).
+"""
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from typing import Any
 
+from noetic.errors import ProviderError
 from noetic.llm._http import missing_sdk, translate
-from noetic.llm.base import Completion, Request, Usage
+from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
+from noetic.llm.structured import NativeSchemaMemory, with_instruction
+
+_STOP: dict[str, StopReason] = {
+    "stop": "end",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+#: Endpoints (base URLs) that refused ``response_format`` during this process.
+NO_NATIVE_SCHEMA = NativeSchemaMemory("response_format")
 
 
 class OpenAICompatibleProvider:
     """One wire format, many hosts: ``name`` says which (``openai``, ``ollama``, …)."""
+
+    native_tools = True
+    native_schema = True
 
     def __init__(
         self,
@@ -36,30 +64,150 @@ class OpenAICompatibleProvider:
             )
         self._client = client
 
+    @property
+    def endpoint(self) -> str:
+        return str(getattr(self._client, "base_url", "")).rstrip("/")
+
+    def wire(self, request: Request, *, native_schema: bool) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments for ``request``."""
+        system = request.system
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.json_schema is not None:
+            if native_schema:
+                kwargs["response_format"] = response_format(request.json_schema)
+            else:
+                system = with_instruction(system, request.json_schema)
+        messages: list[dict[str, Any]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        for m in request.messages:
+            messages += _messages(m)
+        kwargs["messages"] = messages
+        if request.tools:
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in request.tools
+            ]
+        if request.tool_choice in ("auto", "required", "none"):
+            kwargs["tool_choice"] = request.tool_choice
+        elif request.tool_choice is not None:
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
+        return kwargs
+
     async def complete(self, request: Request) -> Completion:
-        messages: list[dict[str, str]] = []
-        if request.system:
-            messages.append({"role": "system", "content": request.system})
-        messages += [{"role": m.role, "content": m.content} for m in request.messages]
+        native = request.json_schema is not None and NO_NATIVE_SCHEMA.allows(self.endpoint)
         start = time.perf_counter()
+        note = None
         try:
-            reply = await self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
-            )
-        except self._sdk.APIError as exc:
-            raise translate(exc, self._sdk, self.name, self.model) from exc
+            reply = await self._create(self.wire(request, native_schema=native))
+        except ProviderError as exc:
+            if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
+                raise
+            note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
+            native = False
+            reply = await self._create(self.wire(request, native_schema=False))
         choice = reply.choices[0] if reply.choices else None
-        usage = reply.usage
+        calls = tuple(
+            parse_tool_call(c.id, c.function.name, c.function.arguments or "", request.tools)
+            for c in ((choice.message.tool_calls or []) if choice else [])
+            if getattr(c, "function", None) is not None
+        )
         return Completion(
             text=(choice.message.content or "") if choice else "",
-            usage=Usage(
-                input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-                output_tokens=(usage.completion_tokens or 0) if usage else 0,
-            ),
+            usage=_usage(reply.usage),
             model=reply.model or self.model,
             provider=self.name,
             latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            tool_calls=calls,
+            stop_reason=_STOP.get((choice.finish_reason or "") if choice else "", "other"),
+            structured=(
+                None if request.json_schema is None else ("native" if native else "instruction")
+            ),
+            note=note,
         )
+
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        try:
+            return await self._client.chat.completions.create(**kwargs)
+        except self._sdk.APIError as exc:
+            raise translate(exc, self._sdk, self.name, self.model) from exc
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        output_tokens=usage.completion_tokens or 0,
+        cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
+    )
+
+
+def _messages(m: Message) -> list[dict[str, Any]]:
+    if m.role == "assistant" and m.tool_calls:
+        return [
+            {
+                "role": "assistant",
+                "content": m.content or None,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    }
+                    for c in m.tool_calls
+                ],
+            }
+        ]
+    out: list[dict[str, Any]] = [
+        {
+            "role": "tool",
+            "tool_call_id": r.call_id,
+            "content": f"error: {r.content}" if r.is_error else r.content,
+        }
+        for r in m.tool_results
+    ]
+    if m.content or not m.tool_results:
+        out.append({"role": m.role, "content": m.content})
+    return out
+
+
+_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def strict_allowed(schema: Any) -> bool:
+    """Whether OpenAI's strict mode accepts ``schema``: every object closes its properties
+    (``additionalProperties: false``) and requires all of them, all the way down."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            props = schema.get("properties", {})
+            if schema.get("additionalProperties") is not False:
+                return False
+            if set(schema.get("required", [])) != set(props):
+                return False
+        return all(strict_allowed(v) for v in schema.values())
+    if isinstance(schema, list):
+        return all(strict_allowed(v) for v in schema)
+    return True
+
+
+def response_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` field for ``schema``."""
+    title = schema.get("title")
+    name = _NAME.sub("_", title)[:64] if isinstance(title, str) and title else "reply"
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": schema, "strict": strict_allowed(schema)},
+    }

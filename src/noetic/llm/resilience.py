@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.errors import ProviderError
-from noetic.events import EventBus, EventKind
+from noetic.events import EventBus, EventKind, current_engine
 from noetic.llm.base import Completion, LLMCall, Provider, Request
 
 
@@ -55,6 +55,8 @@ class ResilientProvider:
         self.inner = inner
         self.name = inner.name
         self.model = inner.model
+        self.native_tools = bool(getattr(inner, "native_tools", False))
+        self.native_schema = bool(getattr(inner, "native_schema", False))
         self.policy = policy or RetryPolicy()
         self._record = record
         self._bus = bus
@@ -121,6 +123,11 @@ class ResilientProvider:
             status=error.status if error else None,
             session_id=self.session_id,
             cascade_id=self.cascade_id,
+            tokens_cached=result.usage.cached_tokens if result else 0,
+            tokens_cache_write=result.usage.cache_write_tokens if result else 0,
+            stop_reason=result.stop_reason if result else None,
+            note=result.note if result else None,
+            engine=current_engine(),
         )
         if self._record is not None:
             self._record(call)
@@ -129,5 +136,5 @@ class ResilientProvider:
                 EventKind.LLM_CALL,
                 session_id=self.session_id,
                 cascade_id=self.cascade_id,
-                data=call.model_dump(mode="json", exclude={"session_id", "cascade_id"}),
+                data=call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"}),
             )

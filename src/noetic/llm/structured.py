@@ -1,22 +1,34 @@
 """Getting structured data out of model replies.
 
-:func:`extract_json` finds the first complete JSON object in a reply, whether it is bare, in a
-code fence or surrounded by prose. :func:`complete_parsed` asks, parses, and on failure asks the
-model once to repair its reply, quoting the error; a second failure raises
-:class:`noetic.errors.ParseError` carrying the raw text.
+:func:`complete_structured` sets :attr:`Request.json_schema`. A provider with
+``native_schema = True`` sends the schema in its wire format's own field (OpenAI's
+``response_format``, a forced tool on Anthropic's), so the model is held to it; for the others
+the schema goes into the system prompt as an instruction. An endpoint that rejects the native
+field with HTTP 400 naming it is remembered (:class:`NativeSchemaMemory`, per base URL, for the
+life of the process): that request and every later one to it fall back to the instruction, and
+the reply says so in :attr:`Completion.structured` and :attr:`Completion.note`, which the
+``llm_calls`` record keeps.
+
+Either way the reply is then parsed the same: :func:`extract_json` finds the first complete JSON
+object in a reply, whether it is bare, in a code fence or surrounded by prose.
+:func:`complete_parsed` asks, parses, and on failure asks the model once to repair its reply,
+quoting the error; a second failure raises :class:`noetic.errors.ParseError` carrying the raw
+text.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from noetic.errors import LimitExceeded, ParseError, ValidationError
+from noetic.errors import LimitExceeded, ParseError, ProviderError, ValidationError
 from noetic.limits import REPLY_CHARS
 from noetic.llm.base import Completion, Message, Provider, Request
 from noetic.untrusted import parse_json
@@ -176,19 +188,65 @@ async def complete_parsed(
         ) from None
 
 
+def instruction_for(schema: dict[str, Any]) -> str:
+    """The prompt instruction that asks for a reply matching ``schema``."""
+    text = json.dumps(schema, separators=(",", ":"))
+    return f"Answer with one JSON object matching this JSON schema, and nothing else:\n{text}"
+
+
 def schema_instruction(model_cls: type[BaseModel]) -> str:
-    schema = json.dumps(model_cls.model_json_schema(), separators=(",", ":"))
-    return f"Answer with one JSON object matching this JSON schema, and nothing else:\n{schema}"
+    return instruction_for(model_cls.model_json_schema())
+
+
+def with_instruction(system: str | None, schema: dict[str, Any]) -> str:
+    """``system`` with the schema instruction appended."""
+    return "\n\n".join(p for p in (system, instruction_for(schema)) if p)
+
+
+class NativeSchemaMemory:
+    """Which endpoints refused a native structured-output field during this process.
+
+    ``field`` is the word the endpoint's 400 names (``response_format``, ``tools``). Thread-safe:
+    the MCP server runs engines on several threads."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+        self._refused: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def allows(self, endpoint: str) -> bool:
+        with self._lock:
+            return endpoint not in self._refused
+
+    def rejected(self, exc: ProviderError) -> bool:
+        """Whether ``exc`` is the endpoint refusing the field (a 400 that names it)."""
+        return exc.status == 400 and self.field in exc.message
+
+    def remember(self, endpoint: str, exc: ProviderError) -> str:
+        """Mark ``endpoint``; the returned note is what the call record keeps."""
+        note = (
+            f"{endpoint or 'the endpoint'} refused {self.field} for structured output "
+            f"(HTTP 400); the schema goes in the prompt from now on"
+        )
+        with self._lock:
+            self._refused[endpoint] = exc.message
+        logging.getLogger("noetic.llm").warning("%s: %s", note, exc.message)
+        return note
+
+    def forget(self) -> None:
+        """Clear the memory (tests, or after reconfiguring an endpoint)."""
+        with self._lock:
+            self._refused.clear()
 
 
 async def complete_structured(
     provider: Provider, request: Request, model_cls: type[M], *, repair: bool = True
 ) -> M:
     """A validated ``model_cls`` instance from the model's reply (see module docstring)."""
-    system = "\n\n".join(p for p in (request.system, schema_instruction(model_cls)) if p)
-    asked = request.model_copy(
-        update={"system": system, "json_schema": model_cls.model_json_schema()}
-    )
+    schema = model_cls.model_json_schema()
+    native = bool(getattr(provider, "native_schema", False))
+    system = request.system if native else with_instruction(request.system, schema)
+    asked = request.model_copy(update={"system": system, "json_schema": schema})
     return await complete_parsed(
         provider, asked, lambda text: model_cls.model_validate(extract_json(text)), repair=repair
     )

@@ -397,3 +397,21 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
             conn.execute("ROLLBACK")
             raise MigrationError(f"migration {fn.__name__} failed: {exc}") from exc
     return done
+
+
+@migration
+def m012_llm_call_costs(conn: sqlite3.Connection) -> None:
+    """What a model call cost: cached prompt tokens (read from and written to the provider's
+    cache), the price in US dollars (NULL when the model has no known price, never 0), the stop
+    reason, a note (a structured-output fallback), and the run's engine for ``noetic logs``."""
+    for column in (
+        "tokens_cached INTEGER NOT NULL DEFAULT 0",
+        "tokens_cache_write INTEGER NOT NULL DEFAULT 0",
+        "cost_usd REAL",
+        "stop_reason TEXT",
+        "note TEXT",
+        "engine TEXT",
+    ):
+        conn.execute(f"ALTER TABLE llm_calls ADD COLUMN {column}")
+    conn.execute("CREATE INDEX llm_calls_cascade ON llm_calls (cascade_id, id)")
+    conn.execute("CREATE INDEX llm_calls_model ON llm_calls (model, id)")
