@@ -1,0 +1,95 @@
+"""What each workflow command loads: nothing it does not use.
+
+Every command runs in a fresh interpreter (the way an agent's shell calls it) and reports the
+heavy packages left in ``sys.modules``. The workflow commands need the models (pydantic), the
+profiles (yaml) and the terminal output (rich, typer); none of them may load a model SDK, the
+MCP server, HTTP clients, plotting or vector databases. Only POSTFLIGHT may load the embedder
+(numpy, tokenizers): it indexes the finished task for recall.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ..conftest import uniform
+
+HEAVY = (
+    "mcp",
+    "anthropic",
+    "openai",
+    "httpx",
+    "uvicorn",
+    "starlette",
+    "matplotlib",
+    "qdrant_client",
+    "sklearn",
+    "jsonschema",
+    "numpy",
+    "tokenizers",
+    "wordllama",
+    "safetensors",
+)
+EMBEDDER = {"numpy", "tokenizers", "safetensors"}
+
+HARNESS = """
+import json, sys
+from noetic.cli import main
+args, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.argv = ["noetic", *args]
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code or 0
+print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}),
+      file=sys.stderr)
+"""
+
+
+def loaded(args: list[str], cwd: Path) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(HEAVY)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, (args, proc.stdout, proc.stderr)
+    return set(report["loaded"])
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    monkeypatch.delenv("NOETIC_HOME", raising=False)
+    monkeypatch.setenv("NOETIC_AI_ID", "importer")
+    return root
+
+
+def test_each_workflow_command_loads_only_what_it_uses(project: Path) -> None:
+    vectors = json.dumps(uniform(0.8))
+    commands = [
+        ["bootstrap"],
+        ["preflight", "tidy the parser", "--vectors", vectors],
+        ["investigate", "--note", "read the parser"],
+        ["check", "--vectors", vectors],
+        ["state"],
+        ["state", "--json"],
+        ["sessions", "list"],
+        ["where"],
+    ]
+    for args in commands:
+        assert loaded(args, project) == set(), args
+    # POSTFLIGHT indexes the finished task for recall, so the embedder is the one addition.
+    after = loaded(["postflight", "--vectors", vectors], project)
+    assert after <= EMBEDDER, after
+    # and the calibration report it leads to still loads no model SDK or server
+    assert loaded(["calibration", "report"], project) <= EMBEDDER
