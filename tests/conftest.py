@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,14 @@ from noetic.vectors import VECTOR_NAMES
 settings.register_profile(
     "fuzz", max_examples=int(os.environ.get("NOETIC_FUZZ_EXAMPLES", "1000")), deadline=None
 )
+
+
+# A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored in every
+# process started from it. Tests stop servers with Ctrl-C as a terminal would, so the suite gives
+# its children the default disposition even when it runs in the background (handlers, unlike
+# "ignored", are reset to the default when a child program starts).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
