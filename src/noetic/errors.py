@@ -12,6 +12,7 @@
         ├── StoreError        the store could not be read or written
         │   └── MigrationError
         ├── ProviderError     a model call failed (provider, model, status, retryable)
+        │   └── StreamInterrupted  a streamed reply broke after text arrived (carries it)
         ├── ParseError        a model reply could not be understood (carries the raw text)
         └── BudgetExceeded    a token, time or call budget ran out
 
@@ -20,6 +21,8 @@ Retry decisions look at types and status codes, never at message text. The CLI m
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class NoeticError(Exception):
@@ -124,6 +127,15 @@ class ProviderError(RuntimeFailure):
         self.retryable = retryable
         self.retry_after = retry_after
         self.kind = kind
+
+
+class StreamInterrupted(ProviderError):
+    """A streamed reply broke after some text had been shown; ``received`` is that text. It is
+    not retried: the reader has seen the start of a reply another attempt would not repeat."""
+
+    def __init__(self, message: str, *, received: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.received = received
 
 
 class ParseError(RuntimeFailure):

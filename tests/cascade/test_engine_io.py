@@ -87,3 +87,20 @@ def test_bad_mcp_server_config_is_a_clear_error(tmp_path):
     (tmp_path / "config.toml").write_text('[mcp_servers.x]\ncommand = "not a list"\n')
     with pytest.raises(ValidationError, match="must be a list of strings"):
         configured_servers(tmp_path)
+
+
+def test_act_streams_its_reply_to_stderr_as_it_arrives(tmp_path):
+    with running() as server:
+        server.enqueue(
+            reply(scores(0.9)), reply(think()), reply("Done, all three files."),
+            reply(scores(0.9)),
+        )  # fmt: skip
+        spec = f"openai-compatible:{server.url}/v1#m"
+        result = runner.invoke(app, ["cascade", "run", "t", "--provider", spec,
+                                     "--workspace", str(tmp_path)])  # fmt: skip
+        streamed = [body.get("stream", False) for body in server.requests]
+    assert result.exit_code == 0, result.output
+    assert streamed == [False, False, True, False]  # only ACT, the reply a person waits on
+    assert "Done, all three files." in result.stderr
+    assert result.stderr.index("Done, all three files.") < result.stderr.index("POSTFLIGHT")
+    assert "Done, all three files." in result.stdout  # stdout is not a terminal here

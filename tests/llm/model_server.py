@@ -9,6 +9,11 @@ a ``response_format`` without a schema, roles out of order…) is answered with 
 the problem and kept in ``refused``, so a test sees a malformed request fail the way it would
 against the service.
 
+A request with ``"stream": true`` is answered over server-sent events in its wire format's
+shape (Anthropic's ``message_start`` … ``message_stop`` events; OpenAI's ``chat.completion.chunk``
+objects and ``[DONE]``), the text split into one delta per word, ``token_delay`` seconds apart;
+``cut_after`` drops the connection after that many deltas (0: before the first).
+
 ``schema_mode`` is how the server treats native structured output (``response_format`` on the
 OpenAI wire, a forced tool on the Anthropic wire): ``honour`` answers with the behaviour's
 ``structured`` object in the native shape, ``ignore`` answers with ``text`` as a model that was
@@ -18,6 +23,7 @@ does not know it does.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -46,6 +52,8 @@ class Behaviour:
     tool_calls: list[tuple[str, str, Any]] = field(default_factory=list)
     structured: dict[str, Any] | None = None
     stop_reason: str | None = None
+    token_delay: float = 0.0
+    cut_after: int | None = None
 
 
 def reply(text: str, **kw: Any) -> Behaviour:
@@ -85,6 +93,8 @@ class ModelServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # chunked bodies for streams, as real services send
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
@@ -110,9 +120,15 @@ class ModelServer:
                 if behaviour.delay:
                     time.sleep(behaviour.delay)
                 payload = server._payload(anthropic, body, behaviour)
+                if body.get("stream") and behaviour.status < 400:
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self._stream(anthropic, payload, behaviour)
+                    return
                 data = json.dumps(payload).encode()
+                self.close_connection = True  # one request per connection: no idle pool
                 try:
                     self.send_response(behaviour.status)
+                    self.send_header("connection", "close")
                     self.send_header("content-type", "application/json")
                     for k, v in behaviour.headers.items():
                         self.send_header(k, v)
@@ -128,6 +144,30 @@ class ModelServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def _stream(self, anthropic: bool, payload: dict[str, Any], b: Behaviour) -> None:
+                self.close_connection = True
+                self.send_response(200)
+                self.send_header("connection", "close")
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                events = anthropic_events(payload) if anthropic else openai_chunks(payload)
+                sent = 0
+                for is_delta, event in events:
+                    if is_delta:
+                        if b.cut_after is not None and sent >= b.cut_after:
+                            self.wfile.flush()
+                            self.close_connection = True  # no closing chunk: a dropped stream
+                            return
+                        if b.token_delay:
+                            time.sleep(b.token_delay)
+                        sent += 1
+                    data = event.encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
@@ -234,6 +274,67 @@ class ModelServer:
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text)
+
+
+def anthropic_events(message: dict[str, Any]) -> Iterator[tuple[bool, str]]:
+    """The SSE events of a streamed Messages reply; the flag marks text deltas."""
+
+    def sse(kind: str, data: dict[str, Any]) -> str:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
+
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None}
+    start["usage"] = {**usage, "output_tokens": 1}
+    yield False, sse("message_start", {"message": start})
+    for i, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            opening = {"type": "text", "text": ""}
+            yield False, sse("content_block_start", {"index": i, "content_block": opening})
+            for word in _words(block["text"]):
+                delta = {"type": "text_delta", "text": word}
+                yield True, sse("content_block_delta", {"index": i, "delta": delta})
+        else:
+            opening = {**block, "input": {}}
+            yield False, sse("content_block_start", {"index": i, "content_block": opening})
+            raw = json.dumps(block["input"])
+            for piece in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                yield False, sse("content_block_delta", {"index": i, "delta": delta})
+        yield False, sse("content_block_stop", {"index": i})
+    ending = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    out = {"output_tokens": usage["output_tokens"]}
+    yield False, sse("message_delta", {"delta": ending, "usage": out})
+    yield False, sse("message_stop", {})
+
+
+def openai_chunks(completion: dict[str, Any]) -> Iterator[tuple[bool, str]]:
+    """The SSE chunks of a streamed chat completion; the flag marks text deltas."""
+    base = {k: completion[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return f"data: {json.dumps({**base, 'choices': [choice]})}\n\n"
+
+    message = completion["choices"][0]["message"]
+    yield False, chunk({"role": "assistant", "content": ""})
+    for word in _words(message.get("content") or ""):
+        yield True, chunk({"content": word})
+    for i, call in enumerate(message.get("tool_calls") or []):
+        args = call["function"]["arguments"]
+        function = {"name": call["function"]["name"], "arguments": ""}
+        opening = {"index": i, "id": call["id"], "type": "function", "function": function}
+        yield False, chunk({"tool_calls": [opening]})
+        for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
+            yield False, chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+    yield False, chunk({}, completion["choices"][0]["finish_reason"])
+    usage = {**base, "choices": [], "usage": completion["usage"]}
+    yield False, f"data: {json.dumps(usage)}\n\n"
+    yield False, "data: [DONE]\n\n"
 
 
 def openai_problems(body: dict[str, Any]) -> list[str]:

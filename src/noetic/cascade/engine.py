@@ -35,7 +35,7 @@ from noetic.cascade.offer import Strategy, allowed, offer
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
 from noetic.events import EventKind, Timer
 from noetic.llm.assess import assess_with_model
-from noetic.llm.base import Request
+from noetic.llm.base import Request, complete_streaming
 from noetic.llm.structured import complete_structured
 from noetic.profiles import Profile
 from noetic.runtime.context import RunContext
@@ -358,9 +358,8 @@ class _Engine:
             + ("What you found:\n" + "\n\n".join(self.findings) if self.findings else "")
             + "\nGive the complete result."
         )
-        reply = await self.call(
-            self.provider.complete(Request.of(prompt, max_tokens=self.settings.max_tokens))
-        )
+        request = Request.of(prompt, max_tokens=self.settings.max_tokens)
+        reply = await self.call(complete_streaming(self.provider, request, self.ctx.on_text))
         return reply.text
 
     # plumbing ---------------------------------------------------------------------------

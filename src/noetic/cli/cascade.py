@@ -1,7 +1,10 @@
-"""`noetic cascade run "task" --provider P`: the whole CASCADE on a model, shown live."""
+"""`noetic cascade run "task" --provider P`: the whole CASCADE on a model, shown live: each
+phase as it ends, tool calls, and ACT's reply as the model writes it (on stderr; stdout gets the
+result, which repeats the reply unless stdout is the same terminal)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,6 +52,16 @@ def run(
     from noetic.tools.discovery import discover
     from noetic.tools.mcp_servers import configured_servers
 
+    streamed: list[str] = []
+
+    def show_text(delta: str) -> None:
+        """ACT's reply, as the model writes it (stderr, so stdout stays the result)."""
+        if not streamed:
+            sys.stderr.write("\n")
+        streamed.append(delta)
+        sys.stderr.write(delta)
+        sys.stderr.flush()
+
     with handled(json):
         tracker = open_tracker(store, create=True)
         home = tracker.store.home
@@ -65,11 +78,15 @@ def run(
             limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
             tools=discover(workspace),
             mcp_servers=configured_servers(home),
+            on_text=None if json else show_text,
         )
         err = stderr()
 
         def live(event: Any) -> None:
             d = event.data
+            if streamed and not streamed[-1].endswith("\n"):
+                streamed.append("\n")
+                sys.stderr.write("\n\n")
             if event.kind == EventKind.PHASE_COMPLETED:
                 err.print(f"[bold]{d['phase']:<11}[/] {d['ms']:8.0f} ms")
             elif event.kind == EventKind.DECISION and d.get("rule"):
@@ -97,7 +114,7 @@ def run(
         )
         if result.loop_exit == "max_rounds":
             out.print(_round_limit(result, chosen.investigation.max_rounds), markup=False)
-        if result.output:
+        if result.output and not (streamed and sys.stdout.isatty()):  # not shown twice
             out.print(result.output, markup=False)
         for q in result.questions:
             out.print(f"? {q}", markup=False)

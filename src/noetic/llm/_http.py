@@ -71,3 +71,32 @@ def translate(exc: Exception, sdk: Any, provider: str, model: str) -> ProviderEr
 def _short(exc: Exception) -> str:
     text = str(getattr(exc, "message", exc))
     return text if len(text) <= 300 else text[:300] + "…"
+
+
+def stream_failure(exc: Exception, provider: str, model: str) -> ProviderError:
+    """A transport failure while reading a streamed body (the SDKs let their HTTP client's
+    errors through there), as a retryable connection error; anything else is raised."""
+    if _transport_error(exc):
+        return ProviderError(
+            f"{provider}:{model}: the stream broke: {type(exc).__name__}: {exc}",
+            provider=provider,
+            model=model,
+            retryable=True,
+            kind="connection",
+        )
+    raise exc
+
+
+def _transport_error(exc: Exception) -> bool:
+    """Whether ``exc`` is an error of the HTTP client under the SDKs (``httpx2`` in current
+    releases, ``httpx`` in older ones)."""
+    import importlib
+
+    for module in ("httpx2", "httpx"):
+        try:
+            base = importlib.import_module(module).HTTPError
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(exc, base):
+            return True
+    return False

@@ -6,6 +6,10 @@ blocks and go back as ``tool_result`` blocks at the start of the next user turn.
 ``json_schema`` request is answered through a forced tool (``reply``) whose input schema is the
 schema; its input is the reply's text. An endpoint that answers that with a 400 naming tools
 gets the prompt instruction instead, from then on (see :mod:`noetic.llm.structured`).
+
+``stream`` uses the SDK's ``messages.stream``: text deltas as they come, then the same
+:class:`Completion` ``complete`` gives. A stream that ends before ``message_stop`` (the
+connection dropped) is a retryable connection error, never a short reply.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from typing import Any
 
 from noetic.errors import ProviderError, UsageError
-from noetic.llm._http import missing_sdk, translate
+from noetic.llm._http import missing_sdk, stream_failure, translate
 from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
 from noetic.llm.structured import NativeSchemaMemory, with_instruction
 
@@ -123,6 +129,52 @@ class AnthropicProvider:
             native = False
             reply = await self._create(self.wire(request, native_schema=False))
         return self._completion(reply, request, start, native=native, note=note)
+
+    async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
+        native = request.json_schema is not None and not request.tools
+        native = native and NO_NATIVE_SCHEMA.allows(self.endpoint)
+        start = time.perf_counter()
+        note = None
+        async with AsyncExitStack() as stack:
+            try:
+                events = await self._open(stack, self.wire(request, native_schema=native))
+            except ProviderError as exc:
+                if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
+                    raise
+                note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
+                native = False
+                events = await self._open(stack, self.wire(request, native_schema=False))
+            finished = False
+            try:
+                async for event in events:
+                    if event.type == "text" and event.text:
+                        yield event.text
+                    elif event.type == "message_stop":
+                        finished = True
+                reply = await events.get_final_message() if finished else None
+            except Exception as exc:
+                raise self._broken(exc) from exc
+            if reply is None or reply.stop_reason is None:
+                raise ProviderError(
+                    f"{self.name}:{self.model}: the stream ended before the reply was complete",
+                    provider=self.name,
+                    model=self.model,
+                    retryable=True,
+                    kind="connection",
+                )
+        yield self._completion(reply, request, start, native=native, note=note)
+
+    async def _open(self, stack: AsyncExitStack, kwargs: dict[str, Any]) -> Any:
+        try:
+            return await stack.enter_async_context(self._client.messages.stream(**kwargs))
+        except self._sdk.APIError as exc:
+            raise translate(exc, self._sdk, self.name, self.model) from exc
+
+    def _broken(self, exc: Exception) -> ProviderError:
+        """A failure while reading a stream, as a :class:`ProviderError`."""
+        if isinstance(exc, self._sdk.APIError):
+            return translate(exc, self._sdk, self.name, self.model)
+        return stream_failure(exc, self.name, self.model)
 
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         try:

@@ -14,8 +14,14 @@ Tool calls are part of the contract, in one shape for every wire format::
       Message.results(ToolCallResult(call_id="call_1", content="…"))
 
 A provider that speaks this natively says so with ``native_tools = True``; one that cannot
-(:class:`~noetic.llm.sampling.SamplingProvider` on most clients) refuses a request with tools
-with a :class:`~noetic.errors.ProviderError` of kind ``unsupported``.
+refuses a request with tools with a :class:`~noetic.errors.ProviderError` of kind
+``unsupported``.
+
+Streaming: a provider may also have ``stream(request)``, an async iterator of text deltas
+(``str``) that ends with the full :class:`Completion` (usage, tool calls and all).
+:func:`stream_completion` gives that shape for any provider (one delta, the whole text, for
+those that cannot stream), and :func:`complete_streaming` runs a call while handing each delta
+to a callback, which is how the CLI shows a reply as it is written.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -186,6 +193,54 @@ class Provider(Protocol):
 def complete_sync(provider: Provider, request: Request) -> Completion:
     """Run one completion from synchronous code (the CLI edge); not for use inside a loop."""
     return asyncio.run(provider.complete(request))
+
+
+@runtime_checkable
+class StreamingProvider(Provider, Protocol):
+    """A provider that can also stream: text deltas, then the :class:`Completion`."""
+
+    def stream(self, request: Request) -> AsyncIterator[str | Completion]: ...
+
+
+async def stream_completion(
+    provider: Provider, request: Request
+) -> AsyncGenerator[str | Completion, None]:
+    """Text deltas then the :class:`Completion`, from any provider."""
+    method = getattr(provider, "stream", None)
+    if method is None:
+        completion = await provider.complete(request)
+        if completion.text:
+            yield completion.text
+        yield completion
+        return
+    async for item in method(request):
+        yield item
+
+
+async def complete_streaming(
+    provider: Provider, request: Request, on_text: Callable[[str], None] | None
+) -> Completion:
+    """``provider.complete(request)``, with each text delta handed to ``on_text`` as it
+    arrives (a plain ``complete`` when ``on_text`` is None)."""
+    if on_text is None:
+        return await provider.complete(request)
+    result: Completion | None = None
+    async for item in stream_completion(provider, request):
+        if isinstance(item, Completion):
+            result = item
+        else:
+            on_text(item)
+    if result is None:
+        from noetic.errors import ProviderError
+
+        raise ProviderError(
+            f"{provider.name}:{provider.model}: the stream ended without a reply",
+            provider=provider.name,
+            model=provider.model,
+            retryable=True,
+            kind="connection",
+        )
+    return result
 
 
 def supports_tools(provider: Provider) -> bool:

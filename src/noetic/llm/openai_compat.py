@@ -9,6 +9,11 @@ parameters}}``; ``tool_choice`` is ``"auto"``, ``"required"``, ``"none"`` or
 request sends ``response_format: {"type": "json_schema", …}``, strict when the schema allows
 it; an endpoint that answers that with a 400 naming ``response_format`` gets the prompt
 instruction instead, from then on (see :mod:`noetic.llm.structured`).
+
+``stream`` sends ``stream: true`` with ``stream_options: {"include_usage": true}`` and
+assembles the chunks: text deltas as they come, tool-call fragments joined by index, usage from
+the last chunk (zero when the server sends none). A stream that ends without a
+``finish_reason`` (the connection dropped) is a retryable connection error, never a short reply.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from noetic.errors import ProviderError
-from noetic.llm._http import missing_sdk, translate
+from noetic.llm._http import missing_sdk, stream_failure, translate
 from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
 from noetic.llm.structured import NativeSchemaMemory, with_instruction
 
@@ -105,32 +111,128 @@ class OpenAICompatibleProvider:
             kwargs["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
         return kwargs
 
-    async def complete(self, request: Request) -> Completion:
+    async def _send(self, request: Request, **extra: Any) -> tuple[Any, bool, str | None]:
+        """The SDK's answer to ``request``, whether the schema went natively, and the note
+        saying why it did not, when an endpoint refused it."""
         native = request.json_schema is not None and NO_NATIVE_SCHEMA.allows(self.endpoint)
-        start = time.perf_counter()
-        note = None
         try:
-            reply = await self._create(self.wire(request, native_schema=native))
+            return (
+                await self._create({**self.wire(request, native_schema=native), **extra}),
+                native,
+                None,
+            )
         except ProviderError as exc:
             if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
                 raise
             note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
-            native = False
-            reply = await self._create(self.wire(request, native_schema=False))
+            return (
+                await self._create({**self.wire(request, native_schema=False), **extra}),
+                False,
+                note,
+            )
+
+    async def complete(self, request: Request) -> Completion:
+        start = time.perf_counter()
+        reply, native, note = await self._send(request)
         choice = reply.choices[0] if reply.choices else None
         calls = tuple(
             parse_tool_call(c.id, c.function.name, c.function.arguments or "", request.tools)
             for c in ((choice.message.tool_calls or []) if choice else [])
             if getattr(c, "function", None) is not None
         )
-        return Completion(
+        return self._completion(
+            request,
+            start,
             text=(choice.message.content or "") if choice else "",
             usage=_usage(reply.usage),
-            model=reply.model or self.model,
+            model=reply.model,
+            calls=calls,
+            finish=(choice.finish_reason or "") if choice else "",
+            native=native,
+            note=note,
+        )
+
+    async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
+        start = time.perf_counter()
+        chunks, native, note = await self._send(
+            request, stream=True, stream_options={"include_usage": True}
+        )
+        text: list[str] = []
+        parts: dict[int, dict[str, str]] = {}
+        finish: str | None = None
+        usage: Any = None
+        model: str | None = None
+        try:
+            async for chunk in chunks:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = chunk.usage
+                for choice in chunk.choices or []:
+                    if choice.index != 0:
+                        continue
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text.append(delta.content)
+                        yield delta.content
+                    for fragment in (delta.tool_calls or []) if delta is not None else []:
+                        part = parts.setdefault(fragment.index, {"id": "", "name": "", "args": ""})
+                        part["id"] = fragment.id or part["id"]
+                        if fragment.function is not None:
+                            part["name"] += fragment.function.name or ""
+                            part["args"] += fragment.function.arguments or ""
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except self._sdk.APIError as exc:
+            raise translate(exc, self._sdk, self.name, self.model) from exc
+        except Exception as exc:
+            raise stream_failure(exc, self.name, self.model) from exc
+        finally:
+            await chunks.close()
+        if finish is None:
+            raise ProviderError(
+                f"{self.name}:{self.model}: the stream ended before the reply was complete",
+                provider=self.name,
+                model=self.model,
+                retryable=True,
+                kind="connection",
+            )
+        calls = tuple(
+            parse_tool_call(p["id"], p["name"], p["args"], request.tools)
+            for _, p in sorted(parts.items())
+        )
+        yield self._completion(
+            request,
+            start,
+            text="".join(text),
+            usage=_usage(usage),
+            model=model,
+            calls=calls,
+            finish=finish,
+            native=native,
+            note=note,
+        )
+
+    def _completion(
+        self,
+        request: Request,
+        start: float,
+        *,
+        text: str,
+        usage: Usage,
+        model: str | None,
+        calls: tuple[Any, ...],
+        finish: str,
+        native: bool,
+        note: str | None,
+    ) -> Completion:
+        return Completion(
+            text=text,
+            usage=usage,
+            model=model or self.model,
             provider=self.name,
             latency_ms=round((time.perf_counter() - start) * 1000, 3),
             tool_calls=calls,
-            stop_reason=_STOP.get((choice.finish_reason or "") if choice else "", "other"),
+            stop_reason=_STOP.get(finish, "other"),
             structured=(
                 None if request.json_schema is None else ("native" if native else "instruction")
             ),

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from noetic.errors import ProviderError
+from noetic.errors import ProviderError, StreamInterrupted
 from noetic.events import EventBus, EventKind, current_engine
-from noetic.llm.base import Completion, LLMCall, Provider, Request
+from noetic.llm.base import Completion, LLMCall, Provider, Request, stream_completion
 
 
 class RetryPolicy(BaseModel):
@@ -72,36 +73,98 @@ class ResilientProvider:
             try:
                 result = await asyncio.wait_for(self.inner.complete(request), policy.timeout)
             except TimeoutError:
-                error = ProviderError(
-                    f"{self.name}:{self.model} gave no answer within {policy.timeout:g} s",
-                    provider=self.name,
-                    model=self.model,
-                    retryable=True,
-                    kind="timeout",
-                )
+                error = self._timeout()
             except ProviderError as exc:
                 error = exc
             else:
                 self._log(attempt, start, result=result)
                 return result
             self._log(attempt, start, error=error)
-            if not error.retryable or attempt == policy.max_attempts:
-                raise error
-            delay = policy.backoff(attempt, self._rand())
-            if error.retry_after is not None:
-                if error.retry_after > policy.max_delay:
+            await self._wait_or_raise(error, attempt)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
+        """Text deltas, then the :class:`Completion`; see :func:`noetic.llm.base.stream_completion`.
+
+        The policy's ``timeout`` bounds the wait for each piece, not the whole reply. A stream
+        that breaks before any text arrived is retried like a failed call; one that breaks
+        after raises :class:`StreamInterrupted` carrying the text that did arrive."""
+        policy = self.policy
+        for attempt in range(1, policy.max_attempts + 1):
+            start = time.perf_counter()
+            received: list[str] = []
+            result: Completion | None = None
+            try:
+                async with aclosing(stream_completion(self.inner, request)) as pieces:
+                    while True:
+                        try:
+                            item = await asyncio.wait_for(anext(pieces), policy.timeout)
+                        except StopAsyncIteration:
+                            break
+                        if isinstance(item, Completion):
+                            result = item
+                        else:
+                            received.append(item)
+                            yield item
+                if result is None:
                     raise ProviderError(
-                        f"{error.message}; the server asks to wait {error.retry_after:g} s, "
-                        f"more than the {policy.max_delay:g} s allowed",
+                        f"{self.name}:{self.model}: the stream ended without a reply",
                         provider=self.name,
                         model=self.model,
-                        status=error.status,
-                        retry_after=error.retry_after,
-                        kind=error.kind,
-                    ) from error
-                delay = error.retry_after
-            await self._sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")
+                        retryable=True,
+                        kind="connection",
+                    )
+            except TimeoutError:
+                error = self._timeout()
+            except ProviderError as exc:
+                error = exc
+            else:
+                self._log(attempt, start, result=result)
+                yield result
+                return
+            if received:
+                text = "".join(received)
+                error = StreamInterrupted(
+                    f"{error.message} (the stream broke after {len(text)} characters of reply)",
+                    received=text,
+                    provider=self.name,
+                    model=self.model,
+                    status=error.status,
+                    kind=error.kind,
+                )
+                self._log(attempt, start, error=error)
+                raise error
+            self._log(attempt, start, error=error)
+            await self._wait_or_raise(error, attempt)
+
+    def _timeout(self) -> ProviderError:
+        return ProviderError(
+            f"{self.name}:{self.model} gave no answer within {self.policy.timeout:g} s",
+            provider=self.name,
+            model=self.model,
+            retryable=True,
+            kind="timeout",
+        )
+
+    async def _wait_or_raise(self, error: ProviderError, attempt: int) -> None:
+        """Sleep before the next attempt, or raise ``error`` when there is none to make."""
+        policy = self.policy
+        if not error.retryable or attempt == policy.max_attempts:
+            raise error
+        delay = policy.backoff(attempt, self._rand())
+        if error.retry_after is not None:
+            if error.retry_after > policy.max_delay:
+                raise ProviderError(
+                    f"{error.message}; the server asks to wait {error.retry_after:g} s, "
+                    f"more than the {policy.max_delay:g} s allowed",
+                    provider=self.name,
+                    model=self.model,
+                    status=error.status,
+                    retry_after=error.retry_after,
+                    kind=error.kind,
+                ) from error
+            delay = error.retry_after
+        await self._sleep(delay)
 
     def _log(
         self,

@@ -14,6 +14,7 @@ the bus) is written once::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
@@ -59,6 +60,7 @@ class RunContext:
     limits: Limits = field(default_factory=Limits)
     tools: list[Tool] = field(default_factory=list)
     mcp_servers: dict[str, list[str]] = field(default_factory=dict)
+    on_text: Callable[[str], None] | None = None
     sentinel: Sentinel = field(init=False)
 
     def __post_init__(self) -> None:
@@ -171,6 +173,7 @@ def build_context(
     tools: list[Tool] | None = None,
     mcp_servers: dict[str, list[str]] | None = None,
     needs_model: bool = False,
+    on_text: Callable[[str], None] | None = None,
 ) -> RunContext:
     """A :class:`RunContext` from whatever the caller has.
 
@@ -180,6 +183,8 @@ def build_context(
     no model (an engine that needs one says so), or, with ``needs_model``, this raises the
     error that names how to configure one.
     ``profile`` defaults to the session's own (with the guardian's corrections).
+    ``on_text`` receives model text as it streams where a person waits on it (CASCADE's ACT,
+    a persona's turn): engines pass it to :func:`noetic.llm.base.complete_streaming`.
     """
     if tracker is None:
         if home is None:
@@ -206,6 +211,7 @@ def build_context(
         limits=limits or Limits(),
         tools=list(tools or []),
         mcp_servers=dict(mcp_servers or {}),
+        on_text=on_text,
     )
 
 
