@@ -11,8 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from noetic.beliefs import drift, update_belief
-from noetic.guardian import Filters, calibration_report
+from noetic.calibration import Filters, calibration_report, detect_drift, update_belief
 from noetic.store import Store
 from noetic.store.sqlite import now
 
@@ -82,7 +81,7 @@ def drift_detection(bias: float, window: int, runs: int = 300, history: int = 10
         p = [rng.uniform(0.3, 0.95) for _ in range(history + window)]
         y = [1.0 if rng.random() < (c if i < history else max(0.0, c - bias)) else 0.0
              for i, c in enumerate(p)]  # fmt: skip
-        flagged += drift(p, y, window=window).calibration_drift
+        flagged += detect_drift(p, y, window=window).calibration_drift
     return flagged / runs
 
 

@@ -4,13 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noetic.beliefs import (
-    NOISE_VARIANCE,
-    PRIOR_VARIANCE,
-    drift,
-    guardian_proposal,
-    update_belief,
-)
+from noetic.calibration.beliefs import NOISE_VARIANCE, PRIOR_VARIANCE, update_belief
+from noetic.calibration.drift import detect_drift as drift
+from noetic.calibration.guardian import guardian_proposal
 
 
 def test_no_evidence_is_the_prior():

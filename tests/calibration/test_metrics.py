@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from noetic.calibration_metrics import auroc, brier, calibration_metrics, ece, reliability
+from noetic.calibration.metrics import auroc, brier, calibration_metrics, ece, reliability
 
 
 @pytest.mark.parametrize("seed", range(8))

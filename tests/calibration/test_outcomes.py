@@ -7,22 +7,22 @@ import pytest
 from typer.testing import CliRunner
 
 from noetic.assessment import Assessment
-from noetic.cli import app
-from noetic.errors import NotFoundError, ValidationError, WorkflowError
-from noetic.guardian import (
+from noetic.calibration import (
     Filters,
     calibration_report,
     check_drift_monitor,
-    guardian,
+    list_outcomes,
     outcome_points,
     query_bayesian_beliefs,
     record_outcome,
+    run_guardian,
     undo,
 )
+from noetic.cli import app
+from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
-from noetic.store.outcomes import outcomes
 
 from ..conftest import uniform
 
@@ -64,7 +64,7 @@ def test_a_calibrated_agent_comes_out_calibrated(quiet_store):
     assert report.metrics.signed_bias.low < 0 < report.metrics.signed_bias.high
     overall = query_bayesian_beliefs(quiet_store, "sim").beliefs[0]
     assert overall.target == "overall" and not overall.credible
-    assert guardian(quiet_store, tracker.registry, "balanced").proposal is None
+    assert run_guardian(quiet_store, tracker.registry, "balanced").proposal is None
     assert not check_drift_monitor(quiet_store, "sim").calibration_drift
 
 
@@ -73,20 +73,20 @@ def test_a_20_point_overconfident_agent_is_caught(quiet_store):
     overall = query_bayesian_beliefs(quiet_store, "sim").beliefs[0]
     assert overall.credible and overall.direction == "overconfident"
     assert overall.mean == pytest.approx(0.2, abs=0.08)
-    report = guardian(quiet_store, tracker.registry, "balanced")
+    report = run_guardian(quiet_store, tracker.registry, "balanced")
     assert report.proposal.new < report.proposal.old == 1.0
     assert report.applied is None and "--apply" in report.note
     session, profile = tracker.bootstrap(ai_id="sim", profile="balanced")
     assert profile.tuning.confidence_weight == 1.0  # nothing changed without --apply
 
-    applied = guardian(quiet_store, tracker.registry, "balanced", apply=True)
+    applied = run_guardian(quiet_store, tracker.registry, "balanced", apply=True)
     assert applied.applied.new == applied.proposal.new
     _, adjusted = tracker.bootstrap(ai_id="sim", profile="balanced")
     assert adjusted.tuning.confidence_weight == applied.proposal.new
     assert tracker.profile_of(quiet_store.get_session(session.id)).tuning.confidence_weight == (
         applied.proposal.new
     )
-    again = guardian(quiet_store, tracker.registry, "balanced")
+    again = run_guardian(quiet_store, tracker.registry, "balanced")
     assert again.tasks_considered == 0  # only outcomes after the adjustment count
 
     undo(quiet_store, applied.applied.id)
@@ -110,7 +110,7 @@ def test_newest_per_source_wins_and_all_are_kept(store):
     record_outcome(store, cascade, score=0.0, source="test", evidence="red")
     record_outcome(store, cascade, score=1.0, source="test", evidence="green after fix")
     record_outcome(store, session.id, score=0.5, source="human")
-    assert len(outcomes(store)) == 3
+    assert len(list_outcomes(store)) == 3
     (point,) = outcome_points(store, Filters())
     assert point.observed == pytest.approx(0.75)  # test 1.0 (newest) and human 0.5
     assert point.predicted_preflight == pytest.approx(confidence)
@@ -196,7 +196,7 @@ def test_a_20_point_drift_is_caught_by_the_drift_monitor(quiet_store):
 
 
 def test_a_profile_may_let_the_guardian_apply_by_itself(quiet_store, tmp_path):
-    from noetic.store.outcomes import adjustments
+    from noetic.calibration import adjustments
 
     path = tmp_path / "self_tuning.yaml"
     path.write_text("name: self_tuning\nguardian:\n  auto_apply: true\n")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from pydantic import BaseModel, ConfigDict
 
 from noetic.store import Store
@@ -30,18 +28,6 @@ class SessionSummary(BaseModel):
     tasks: list[TaskSummary]
 
 
-class BasicCalibrationReport(BaseModel):
-    """Self-consistency calibration (POSTFLIGHT against PREFLIGHT) over completed tasks."""
-
-    model_config = ConfigDict(frozen=True)
-
-    ai_id: str | None
-    completed_tasks: int
-    classifications: dict[str, int]
-    mean_confidence_change: float | None
-    mean_learning: float | None
-
-
 def session_summary(store: Store, session_id: str) -> SessionSummary:
     session = store.get_session(session_id)
     assessments = store.assessments(session_id=session.id)
@@ -64,23 +50,3 @@ def session_summary(store: Store, session_id: str) -> SessionSummary:
             )
         )
     return SessionSummary(session=session, tasks=tasks)
-
-
-def basic_calibration_report(store: Store, ai_id: str | None = None) -> BasicCalibrationReport:
-    sessions = {s.id: s for s in store.list_sessions(limit=1_000_000, ai_id=ai_id)}
-    results = [
-        c.result["calibration"]
-        for sid in sessions
-        for c in store.cascades(sid)
-        if c.status == "completed" and "calibration" in c.result
-    ]
-    n = len(results)
-    return BasicCalibrationReport(
-        ai_id=ai_id,
-        completed_tasks=n,
-        classifications=dict(Counter(r["classification"] for r in results)),
-        mean_confidence_change=(
-            round(sum(r["confidence_change"] for r in results) / n, 6) if n else None
-        ),
-        mean_learning=round(sum(r["learning_magnitude"] for r in results) / n, 6) if n else None,
-    )

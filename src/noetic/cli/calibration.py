@@ -57,8 +57,8 @@ def outcome(
     json: JsonOpt = False,
 ) -> None:
     """Record a verified outcome of a task, next to what the agent predicted."""
+    from noetic.calibration import record_outcome
     from noetic.errors import NotFoundError, ValidationError
-    from noetic.guardian import record_outcome
 
     with handled(json):
         given = [v for v in (success, failure, score is not None) if v]
@@ -112,8 +112,8 @@ def report(
     json: JsonOpt = False,
 ) -> None:
     """Brier score, ECE, reliability, signed bias and AUROC over recorded outcomes."""
+    from noetic.calibration import Filters, calibration_report
     from noetic.errors import ValidationError
-    from noetic.guardian import Filters, calibration_report
 
     with handled(json):
         if at not in ("preflight", "check"):
@@ -173,7 +173,7 @@ def _plot(result: Any, path: Path) -> None:
 @app.command()
 def beliefs(ai_id: AiOpt = None, store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Bayesian beliefs about calibration bias per vector, learned from outcomes."""
-    from noetic.guardian import query_bayesian_beliefs
+    from noetic.calibration import query_bayesian_beliefs
 
     with handled(json):
         result = query_bayesian_beliefs(open_store(store), ai_id)
@@ -206,7 +206,7 @@ def drift_(
     json: JsonOpt = False,
 ) -> None:
     """Calibration drift and sycophancy-style drift between recent and earlier outcomes."""
-    from noetic.guardian import check_drift_monitor
+    from noetic.calibration import check_drift_monitor
 
     with handled(json):
         result = check_drift_monitor(open_store(store), ai_id, window=window)
@@ -225,8 +225,8 @@ def guardian(
     json: JsonOpt = False,
 ) -> None:
     """Propose a profile correction from credible bias; change nothing without --apply."""
-    from noetic.guardian import guardian as run_guardian
-    from noetic.guardian import undo as undo_adjustment
+    from noetic.calibration import run_guardian
+    from noetic.calibration import undo as undo_adjustment
     from noetic.profiles import ProfileRegistry
 
     with handled(json):

@@ -78,9 +78,9 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     """The profile with the store's active guardian adjustments, and those adjustments.
 
     A store that does not exist yet has none, and is not created just to look."""
+    from noetic.calibration import adjustments
     from noetic.profiles import ProfileRegistry, with_overrides
     from noetic.store import Store, resolve_home
-    from noetic.store.outcomes import adjustments
 
     home = resolve_home(store)
     base = ProfileRegistry(home / "profiles").get(name)

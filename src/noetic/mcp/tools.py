@@ -16,28 +16,30 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Action, Assessment, Decision, Phase
-from noetic.beliefs import DriftReport
-from noetic.calibration import BasicCalibration
+from noetic.calibration import (
+    BasicCalibration,
+    BasicCalibrationReport,
+    BeliefsReport,
+    CalibrationReport,
+    DriftReport,
+    Filters,
+    OutcomeRecord,
+    basic_calibration_report,
+    calibration_report,
+)
+from noetic.calibration import check_drift_monitor as drift_report
+from noetic.calibration import query_bayesian_beliefs as beliefs_report
+from noetic.calibration import record_outcome as record_task_outcome
 from noetic.cascade.engine import CascadeRun
 from noetic.cascade.goals import threshold_goals
-from noetic.cascade.reports import (
-    BasicCalibrationReport,
-    SessionSummary,
-    basic_calibration_report,
-    session_summary,
-)
+from noetic.cascade.reports import SessionSummary, session_summary
 from noetic.errors import ValidationError
-from noetic.guardian import BeliefsReport, CalibrationReport, Filters, calibration_report
-from noetic.guardian import check_drift_monitor as drift_report
-from noetic.guardian import query_bayesian_beliefs as beliefs_report
-from noetic.guardian import record_outcome as record_task_outcome
 from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
 from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
 from noetic.runtime.tracker import EpistemicState, Recorded
-from noetic.store.outcomes import OutcomeRecord
 from noetic.store.records import GoalRecord, SessionRecord
 from noetic.vectors import VECTOR_NAMES
 

@@ -18,13 +18,17 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Assessment, Decision, Phase, decide
 from noetic.assessment_prompt import build_assessment_prompt
-from noetic.calibration import BasicCalibration, basic_calibration
+from noetic.calibration import (
+    BasicCalibration,
+    active_overrides,
+    basic_calibration,
+    effective_profile,
+)
 from noetic.errors import ValidationError, WorkflowError
 from noetic.events import EventBus, EventKind
 from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
 from noetic.store import Store
 from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
-from noetic.store.outcomes import active_overrides, effective_profile
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,

@@ -1,22 +1,6 @@
-"""Bayesian beliefs about an agent's calibration bias, the guardian's proposals, and drift.
+"""Drift: has the agent's calibration changed recently?
 
-**Beliefs.** For each AI and each prediction (``overall`` confidence, and every vector read as a
-'higher is better' prediction of success), the bias is ``b = predicted − observed`` per outcome.
-The belief about the mean bias ``μ`` is Normal, updated by the conjugate Normal–Normal rule with
-a known per-outcome noise variance ``σ² = 0.2`` (a Bernoulli outcome around a mid-range
-confidence varies by about p(1−p) ≈ 0.2) from the prior ``N(0, 0.2²)``:
-
-    precision = 1/τ₀² + n/σ²,   mean = (Σ b / σ²) / precision,   variance = 1 / precision
-
-A bias is *credible* when the 95% interval ``mean ± 1.96·√variance`` excludes zero. Beliefs are
-learned from recorded outcomes only, never from the agent's own self-reports.
-
-**The guardian** turns a credible bias in ``overall`` into one proposal: scale the profile's
-``confidence_weight`` by ``observed / predicted`` (mean observed success over mean stated
-confidence), kept within [0.5, 1.5]. One knob, so two corrections never compound. Nothing
-changes unless the proposal is applied.
-
-**Drift** compares the recent window of outcomes (default the last 20) with everything before:
+The monitor compares the recent window of outcomes (default the last 20) with everything before:
 calibration drift when ``|mean bias(recent) − mean bias(history)| > 0.15`` (the seed's
 threshold); sycophancy-style drift when confidence rose while the observed outcomes did not rise
 with it (rise in confidence − rise in outcomes > 0.10). Both must also exceed 1.96 standard
@@ -33,89 +17,12 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-PRIOR_MEAN: Final = 0.0
-PRIOR_VARIANCE: Final = 0.2**2
-NOISE_VARIANCE: Final = 0.2
-Z95: Final = 1.959964
+from noetic.calibration.beliefs import Z95
+
 DRIFT_THRESHOLD: Final = 0.15
 SYCOPHANCY_THRESHOLD: Final = 0.10
 RECENT_WINDOW: Final = 20
 MIN_DRIFT_HISTORY: Final = 20
-WEIGHT_BOUNDS: Final = (0.5, 1.5)
-
-
-class Belief(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    target: str
-    mean: float
-    variance: float
-    evidence: int
-    low: float
-    high: float
-    credible: bool
-    direction: str
-
-
-def update_belief(target: str, biases: Sequence[float]) -> Belief:
-    """The posterior over the mean bias after ``biases`` (module docstring)."""
-    n = len(biases)
-    precision = 1 / PRIOR_VARIANCE + n / NOISE_VARIANCE
-    mean = (PRIOR_MEAN / PRIOR_VARIANCE + sum(biases) / NOISE_VARIANCE) / precision
-    variance = 1 / precision
-    half = Z95 * math.sqrt(variance)
-    low, high = mean - half, mean + half
-    credible = low > 0 or high < 0
-    direction = (
-        "overconfident" if credible and mean > 0 else "underconfident" if credible else "none"
-    )
-    return Belief(
-        target=target,
-        mean=round(mean, 6),
-        variance=round(variance, 8),
-        evidence=n,
-        low=round(low, 6),
-        high=round(high, 6),
-        credible=credible,
-        direction=direction,
-    )
-
-
-class Proposal(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    profile: str
-    field: str
-    old: float
-    new: float
-    reason: str
-
-
-def guardian_proposal(
-    profile: str,
-    current_weight: float,
-    belief: Belief,
-    mean_predicted: float,
-    mean_observed: float,
-) -> Proposal | None:
-    """A ``confidence_weight`` correction when the overall bias is credible, else ``None``."""
-    if not belief.credible or mean_predicted <= 0:
-        return None
-    lo, hi = WEIGHT_BOUNDS
-    new = round(min(hi, max(lo, current_weight * mean_observed / mean_predicted)), 3)
-    if new == round(current_weight, 3):
-        return None
-    return Proposal(
-        profile=profile,
-        field="tuning.confidence_weight",
-        old=current_weight,
-        new=new,
-        reason=(
-            f"{belief.direction}: mean bias {belief.mean:+.3f} (95% interval {belief.low:+.3f} "
-            f"to {belief.high:+.3f}, {belief.evidence} outcomes); stated confidence "
-            f"{mean_predicted:.3f} vs observed {mean_observed:.3f}"
-        ),
-    )
 
 
 class DriftReport(BaseModel):
@@ -147,7 +54,7 @@ def _standard_error(a: Sequence[float], b: Sequence[float]) -> float:
     return math.sqrt(_variance(a) / len(a) + _variance(b) / len(b))
 
 
-def drift(
+def detect_drift(
     confidences: Sequence[float],
     outcomes: Sequence[float],
     *,

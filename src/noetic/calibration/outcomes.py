@@ -1,15 +1,26 @@
-"""Verified outcomes of tasks, and the profile adjustments the guardian applied."""
+"""Outcomes: the verified results of tasks, what the agent predicted beside them, and the
+profile adjustments the guardian applied.
+
+An *outcome* is a verified result of one task (a cascade): a test run, a human verdict, a
+checked answer, scored in [0, 1]. A task may get several; the newest per source counts, and the
+task's observed score is the mean over sources. All are kept. Next to each outcome Noetic keeps
+what the agent predicted: its overall confidence at PREFLIGHT and at its last CHECK, and its
+PREFLIGHT vectors.
+"""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import NotFoundError, ValidationError
+from noetic.assessment import Phase
+from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
-from noetic.store.sqlite import Store, now
+from noetic.store import Store
+from noetic.store.sqlite import now
 
 SOURCES = ("test", "human", "check")
 
@@ -72,7 +83,7 @@ def get_outcome(store: Store, outcome_id: int) -> OutcomeRecord:
     return _outcome(row)
 
 
-def outcomes(
+def list_outcomes(
     store: Store,
     *,
     ai_id: str | None = None,
@@ -149,3 +160,106 @@ def active_overrides(store: Store, profile: str) -> dict[str, float]:
 def effective_profile(store: Store, registry: ProfileRegistry, name: str) -> Profile:
     """The profile as sessions use it: its file plus the guardian's active adjustments."""
     return with_overrides(registry.get(name), active_overrides(store, name))
+
+
+class OutcomePoint(BaseModel):
+    """One task's prediction against its observed outcome."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cascade_id: str
+    at: str
+    predicted_preflight: float | None
+    predicted_check: float | None
+    vectors: dict[str, float]
+    observed: float
+
+
+class Filters(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ai_id: str | None = None
+    profile: str | None = None
+    domain: str | None = None
+    since_days: float | None = None
+
+
+def record_outcome(
+    store: Store, target: str, *, score: float, source: str, evidence: str = ""
+) -> OutcomeRecord:
+    """Record an outcome for a cascade, or for a session's latest task."""
+    if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
+        raise ValidationError(
+            f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
+        )
+    cascade = _resolve_task(store, target)
+    session = store.get_session(cascade.session_id)
+    history = store.assessments(cascade_id=cascade.id)
+    pre = next((a for a in history if a.assessment.phase == Phase.PREFLIGHT), None)
+    if pre is None:
+        raise WorkflowError(
+            f"task {cascade.id} has no PREFLIGHT, so there is no prediction to score",
+            fix="record outcomes for tasks that began with a PREFLIGHT",
+        )
+    checks = [a for a in history if a.assessment.phase == Phase.CHECK]
+    record = add_outcome(
+        store,
+        session_id=session.id,
+        cascade_id=cascade.id,
+        ai_id=session.ai_id,
+        profile=cascade.profile,
+        domain=session.domain,
+        source=source,
+        score=float(score),
+        evidence=evidence,
+        predicted_preflight=pre.decision.confidence,
+        predicted_check=checks[-1].decision.confidence if checks else None,
+        predicted_vectors=pre.assessment.vectors,
+    )
+    registry = ProfileRegistry(store.home / "profiles")
+    if effective_profile(store, registry, cascade.profile).guardian.auto_apply:
+        from noetic.calibration.guardian import run_guardian  # the guardian reads outcomes
+
+        run_guardian(store, registry, cascade.profile, ai_id=session.ai_id)
+    return record
+
+
+def _resolve_task(store: Store, target: str):
+    if target.startswith("c_"):
+        return store.get_cascade(target)
+    session = store.get_session(target)
+    cascades = store.cascades(session.id)
+    if not cascades:
+        raise NotFoundError(f"session {session.id} has no task to record an outcome for")
+    return cascades[-1]
+
+
+def outcome_points(
+    store: Store, filters: Filters, *, after: str | None = None
+) -> list[OutcomePoint]:
+    """One point per task: newest outcome per source, averaged over sources; oldest first."""
+    since = None
+    if filters.since_days is not None:
+        since = (datetime.now(UTC) - timedelta(days=filters.since_days)).isoformat()
+    if after is not None:
+        since = max(since or after, after)
+    rows = list_outcomes(
+        store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain, since=since
+    )
+    newest: dict[str, dict[str, OutcomeRecord]] = {}
+    for row in rows:
+        newest.setdefault(row.cascade_id, {})[row.source] = row  # later rows replace earlier
+    points = []
+    for cascade_id, by_source in newest.items():
+        latest = max(by_source.values(), key=lambda r: (r.at, r.id))
+        points.append(
+            OutcomePoint(
+                cascade_id=cascade_id,
+                at=latest.at,
+                predicted_preflight=latest.predicted_preflight,
+                predicted_check=latest.predicted_check,
+                vectors=latest.predicted_vectors,
+                observed=sum(r.score for r in by_source.values()) / len(by_source),
+            )
+        )
+    return sorted(points, key=lambda p: p.at)

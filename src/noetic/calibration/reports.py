@@ -1,0 +1,121 @@
+"""Calibration reports over the store: metrics against outcomes, beliefs, drift, and the
+self-consistency summary of completed tasks. Shared by the CLI and the MCP server."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.calibration.beliefs import Belief, update_belief
+from noetic.calibration.drift import DriftReport, detect_drift
+from noetic.calibration.metrics import CalibrationMetrics, calibration_metrics
+from noetic.calibration.outcomes import Filters, OutcomePoint, list_outcomes, outcome_points
+from noetic.store import Store
+from noetic.vectors import VECTOR_NAMES, oriented
+
+Prediction = Literal["preflight", "check"]
+
+
+class CalibrationReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    filters: Filters
+    prediction: Prediction
+    tasks: int
+    outcomes: int
+    metrics: CalibrationMetrics
+
+
+class BeliefsReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ai_id: str | None
+    tasks: int
+    beliefs: list[Belief]
+
+
+def _predicted(point: OutcomePoint, at: Prediction) -> float | None:
+    if at == "check" and point.predicted_check is not None:
+        return point.predicted_check
+    return point.predicted_preflight
+
+
+def calibration_report(
+    store: Store, filters: Filters, *, prediction: Prediction = "preflight", bins: int = 10
+) -> CalibrationReport:
+    points = [p for p in outcome_points(store, filters) if _predicted(p, prediction) is not None]
+    metrics = calibration_metrics(
+        [_predicted(p, prediction) for p in points],  # type: ignore[misc]
+        [p.observed for p in points],
+        bins=bins,
+    )
+    total = len(
+        list_outcomes(store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain)
+    )
+    return CalibrationReport(
+        filters=filters, prediction=prediction, tasks=len(points), outcomes=total, metrics=metrics
+    )
+
+
+def query_bayesian_beliefs(store: Store, ai_id: str | None = None) -> BeliefsReport:
+    """Beliefs about the bias of ``overall`` confidence and of each vector, from outcomes."""
+    points = outcome_points(store, Filters(ai_id=ai_id))
+    beliefs = [
+        update_belief(
+            "overall",
+            [
+                p.predicted_preflight - p.observed
+                for p in points
+                if p.predicted_preflight is not None
+            ],
+        )
+    ]
+    for name in VECTOR_NAMES:
+        biases = [oriented(name, p.vectors[name]) - p.observed for p in points if name in p.vectors]
+        beliefs.append(update_belief(name, biases))
+    return BeliefsReport(ai_id=ai_id, tasks=len(points), beliefs=beliefs)
+
+
+def check_drift_monitor(store: Store, ai_id: str | None = None, *, window: int = 20) -> DriftReport:
+    points = [
+        p for p in outcome_points(store, Filters(ai_id=ai_id)) if p.predicted_preflight is not None
+    ]
+    return detect_drift(
+        [p.predicted_preflight for p in points],  # type: ignore[misc]
+        [p.observed for p in points],
+        window=window,
+    )
+
+
+class BasicCalibrationReport(BaseModel):
+    """Self-consistency calibration (POSTFLIGHT against PREFLIGHT) over completed tasks."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ai_id: str | None
+    completed_tasks: int
+    classifications: dict[str, int]
+    mean_confidence_change: float | None
+    mean_learning: float | None
+
+
+def basic_calibration_report(store: Store, ai_id: str | None = None) -> BasicCalibrationReport:
+    sessions = {s.id: s for s in store.list_sessions(limit=1_000_000, ai_id=ai_id)}
+    results = [
+        c.result["calibration"]
+        for sid in sessions
+        for c in store.cascades(sid)
+        if c.status == "completed" and "calibration" in c.result
+    ]
+    n = len(results)
+    return BasicCalibrationReport(
+        ai_id=ai_id,
+        completed_tasks=n,
+        classifications=dict(Counter(r["classification"] for r in results)),
+        mean_confidence_change=(
+            round(sum(r["confidence_change"] for r in results) / n, 6) if n else None
+        ),
+        mean_learning=round(sum(r["learning_magnitude"] for r in results) / n, 6) if n else None,
+    )
