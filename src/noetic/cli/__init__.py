@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from noetic.cli import (
+    agent,
     calibration,
     cascade,
     goals,
@@ -82,6 +83,7 @@ app.add_typer(observe.app, name="observe")
 app.add_typer(cascade.app, name="cascade")
 app.add_typer(goals.app, name="goals")
 app.add_typer(recall.checkpoint_app, name="checkpoint")
+app.add_typer(agent.app, name="agent")
 
 
 def main() -> None:
