@@ -239,3 +239,71 @@ def test_an_unknown_embedder_is_a_usage_error(monkeypatch):
     monkeypatch.setenv("NOETIC_RECALL_EMBEDDER", "bert-huge")
     with pytest.raises(UsageError, match="unknown embedder 'bert-huge'"):
         embedder_name()
+
+
+def _finish(n, task):
+    import asyncio
+
+    from noetic.mcp import tools
+
+    async def flow():
+        await tools.submit_preflight_assessment(n, uniform(0.5), task=task)
+        return await tools.submit_postflight_assessment(n, uniform(0.8))
+
+    return asyncio.run(flow())
+
+
+def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
+    import asyncio
+
+    from noetic.mcp import tools
+    from noetic.mcp.server import Noetic
+    from noetic.recall.index import _INDEXES
+
+    n = Noetic(tmp_path / "store", workspace=tmp_path)
+    asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
+    assert n.embedding.wait(60) and n.embedding.error is None
+    embedder = recall_embedder()
+    n.embedding.stop()  # with the thread stopped, a POSTFLIGHT leaves its task pending
+    _finish(n, "resolve login failures for SSO users")
+    assert pending_count(n.store, embedder.name) == 1
+    n.embedding.wake()
+    _finish(n, "speed up the slow invoice listing endpoint")
+    assert n.embedding.wait(60) and n.embedding.error is None
+    assert pending_count(n.store, embedder.name) == 0 and n.embedding.embedded == 2
+    # the server's own index is already current: a recall pays for no new rows
+    assert _INDEXES[n.store][embedder.name].rows == 2
+    result = asyncio.run(tools.resume_previous_session(n, task="users cannot sign in via SSO"))
+    assert [c.task for c in result.recall.chosen][:1] == ["resolve login failures for SSO users"]
+    n.embedding.stop()
+
+
+def test_at_start_the_server_embeds_what_is_pending_and_shows_progress(seeded, capsys, monkeypatch):
+    from noetic.mcp.server import Noetic
+
+    add(seeded, *(summary(f"migrate service {i} to the new cluster", cid=f"c_{i}", project="p")
+                  for i in range(150)))  # fmt: skip
+    monkeypatch.setenv("NOETIC_RECALL_EMBEDDER", "wordllama")  # a changed embedder: all pending
+    n = Noetic(seeded.home, workspace=seeded.home)
+    assert n.embedding.wait(60) and n.embedding.error is None
+    n.embedding.stop()
+    assert pending_count(seeded, load_embedder("wordllama").name) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "embedding finished" in x]
+    assert lines[-1].endswith("150/150") and len(lines) == 3, lines
+
+
+def test_without_an_embedder_the_server_works_and_the_tasks_stay_pending(tmp_path, monkeypatch):
+    import asyncio
+
+    from noetic.mcp import tools
+    from noetic.mcp.server import Noetic
+
+    monkeypatch.setenv("NOETIC_RECALL_EMBEDDER", "no-such-model")
+    n = Noetic(tmp_path / "store", workspace=tmp_path)
+    asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
+    done = _finish(n, "fix the parser")
+    assert n.embedding.wait(60) and "unknown embedder 'no-such-model'" in n.embedding.error
+    assert n.store.get_cascade(done.cascade_id).status == "completed"
+    monkeypatch.delenv("NOETIC_RECALL_EMBEDDER")
+    assert pending_count(n.store, recall_embedder().name) == 1
+    n.embedding.stop()

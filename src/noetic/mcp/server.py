@@ -29,7 +29,7 @@ from noetic.errors import NoeticError, UsageError, ValidationError
 from noetic.llm.base import Provider
 from noetic.mcp import guidance
 from noetic.profiles import ProfileRegistry
-from noetic.recall.index import embed_finished_tasks
+from noetic.recall.index import BackgroundEmbedder
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.untrusted import check_text_field
@@ -62,7 +62,11 @@ class Noetic:
         self.per_connection = per_connection
         self._current: dict[str, str] = {}
         self._pending_tasks: dict[str, str] = {}
-        self.tracker.bus.subscribe(embed_finished_tasks(self.store))
+        # finished tasks are embedded on a thread of its own; at start it embeds what is
+        # pending (a changed embedder, an older store) and loads the embedder and the index
+        self.embedding = BackgroundEmbedder(self.store, progress=_embedding_progress)
+        self.tracker.bus.subscribe(self.embedding.on_event)
+        self.embedding.wake()
 
     def session_id(self, given: str | None, ctx: Context | None) -> str:
         """The session a tool acts on: the one given, else this client's current session."""
@@ -207,6 +211,18 @@ def bind(fn: ToolFunction, noetic: Noetic) -> ToolFunction:
     )
     bound.__annotations__ = {k: v for k, v in hints.items() if k != first.name}
     return bound
+
+
+def _embedding_progress(done: int, total: int, batch: int = 64) -> None:
+    """A re-embed at start (more than one batch pending) shows its progress on stderr, every
+    tenth of the way; a task or a few finishing say nothing."""
+    if total <= batch:
+        return
+    if done == total or done * 10 // total != max(done - batch, 0) * 10 // total:
+        import sys
+
+        print(f"noetic: embedding finished tasks for recall: {done:,}/{total:,}",
+              file=sys.stderr, flush=True)  # fmt: skip
 
 
 def _remember(memory: dict[str, str], key: str, value: str) -> None:

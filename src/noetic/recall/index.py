@@ -329,20 +329,98 @@ def index_new_tasks(store: Store, *, limit: int = 32) -> int:
     return 0
 
 
-def embed_finished_tasks(store: Store) -> Callable[[Any], None]:
-    """An event-bus subscriber for long-lived processes: each task that finishes with a
-    POSTFLIGHT is embedded at once, so recall never has to."""
+class BackgroundEmbedder:
+    """Embedding for a long-lived process (the MCP server) on a thread of its own, so neither
+    a POSTFLIGHT nor a recall waits for the embedder.
 
-    def on_event(event: Any) -> None:
+    Woken at start (tasks that an older store, another process or a changed embedder left
+    pending: all of them, newest first, in batches, with ``progress(done, total)``) and by
+    every task that finishes (:meth:`on_event`). After each round it brings the process's
+    index up to date, so a recall finds the embedder loaded and the index mapped. If there is
+    no embedder or the store fails, the tasks stay pending (``error`` says why): a recall
+    embeds a few and ``noetic reindex`` the rest."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        batch: int = 64,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.batch = batch
+        self.progress = progress
+        self.embedded = 0
+        self.error: str | None = None
+        self._asked = self._done = 0
+        self._changed = threading.Condition()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def on_event(self, event: Any) -> None:
+        """An event-bus subscriber: a task that finished with a POSTFLIGHT wakes the thread."""
         if event.kind == "run_finished" and event.data.get("status") == "completed":
-            index_new_tasks(store)
+            self.wake()
 
-    return on_event
+    def wake(self) -> None:
+        with self._changed:
+            self._asked += 1
+            if self._thread is None:
+                self._stop = False
+                self._thread = threading.Thread(
+                    target=self._run, name="noetic-embedding", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until every round asked for so far is done; False on timeout."""
+        with self._changed:
+            asked = self._asked
+            return self._changed.wait_for(lambda: self._done >= asked, timeout)
+
+    def stop(self) -> None:
+        """Stop the thread after the batch it is embedding, if any."""
+        with self._changed:
+            thread, self._thread = self._thread, None
+            self._stop = True
+            self._changed.notify_all()
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        from noetic.embeddings import recall_embedder
+
+        writer: Store | None = None  # a connection of its own: the tools' threads share one
+        try:
+            while True:
+                with self._changed:
+                    self._changed.wait_for(lambda: self._stop or self._done < self._asked)
+                    if self._stop:
+                        return
+                    asked = self._asked
+                try:
+                    embedder = recall_embedder()
+                    if writer is None:
+                        writer = Store(self.store.home, write_files=False)
+                    self.embedded += embed_pending(
+                        writer, embedder, batch=self.batch, progress=self.progress
+                    )
+                    index_for(self.store, embedder)
+                    self.error = None
+                except Exception as exc:  # the tasks stay pending; recall and reindex catch up
+                    self.error = f"{type(exc).__name__}: {exc}"
+                with self._changed:
+                    self._done = asked
+                    self._changed.notify_all()
+        finally:
+            if writer is not None:
+                writer.close()
 
 
 __all__ = [
+    "BackgroundEmbedder",
     "RecallIndex",
-    "embed_finished_tasks",
     "embed_pending",
     "index_for",
     "index_new_tasks",
