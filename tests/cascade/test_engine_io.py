@@ -18,7 +18,7 @@ from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
 from noetic.tools.mcp_servers import configured_servers
 
-from ..llm.model_server import reply, running
+from ..llm.model_server import error, reply, running
 from .test_engine import call, scores, step, think
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
@@ -104,3 +104,25 @@ def test_act_streams_its_reply_to_stderr_as_it_arrives(tmp_path):
     assert "Done, all three files." in result.stderr
     assert result.stderr.index("Done, all three files.") < result.stderr.index("POSTFLIGHT")
     assert "Done, all three files." in result.stdout  # stdout is not a terminal here
+    assert "4 model calls · 44 in / 28 out tokens · cost unknown" in result.stdout
+
+
+def test_the_run_summary_has_its_tokens_and_cost(tmp_path, _isolated_home):
+    _isolated_home.mkdir(parents=True, exist_ok=True)
+    (_isolated_home / "config.toml").write_text(
+        '[prices."openai-compatible:m"]\ninput = 2.0\noutput = 10.0\n'
+    )
+    with running() as server:
+        server.enqueue(
+            reply(scores(0.9), input_tokens=1000, output_tokens=100), reply(think()),
+            error(503), reply("Done."), reply(scores(0.9)),
+        )  # fmt: skip
+        spec = f"openai-compatible:{server.url}/v1#m"
+        args = ["cascade", "run", "t", "--provider", spec, "--workspace", str(tmp_path)]
+        result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    usage = json.loads(result.stdout)["usage"]
+    # five attempts, one of them the 503; tokens and cost from the four answers
+    assert (usage["calls"], usage["failed"]) == (5, 1)
+    assert (usage["input_tokens"], usage["output_tokens"]) == (1000 + 3 * 11, 100 + 3 * 7)
+    assert usage["cost_usd"] == pytest.approx(((1000 + 33) * 2 + (100 + 21) * 10) / 1e6)

@@ -409,6 +409,16 @@ def anthropic_problems(body: dict[str, Any]) -> list[str]:
         return ["model and a non-empty messages list are required"]
     if not isinstance(body.get("max_tokens"), int):
         out.append("max_tokens: required")
+    system = body.get("system")
+    if isinstance(system, list):
+        for block in system:
+            if block.get("type") != "text" or not isinstance(block.get("text"), str):
+                out.append(f"system: invalid block {block!r}")
+            control = block.get("cache_control")
+            if control is not None and control != {"type": "ephemeral"}:
+                out.append(f"system: invalid cache_control {control!r}")
+    elif system is not None and not isinstance(system, str):
+        out.append("system: must be text or a list of text blocks")
     offered = []
     for t in body.get("tools", []):
         if not NAME.match(str(t.get("name", ""))) or not isinstance(t.get("input_schema"), dict):

@@ -45,6 +45,11 @@ def test_seed_example_1_simple_query_ends_at_stage_2_low_complexity():
     assert (result.stages, result.reason) == (2, Reason.LOW_COMPLEXITY)
     assert result.answer == "2+2 = 4." and result.model_calls == 2
     assert provider.remaining == 0
+    # the run's totals: the scripted provider's token counts, and no price for it
+    assert (result.usage.calls, result.usage.cost_usd) == (2, None)
+    assert result.usage.input_tokens == sum(
+        len(m.content.split()) for r in provider.calls for m in r.messages
+    )
 
 
 def test_seed_example_2_complex_query_runs_4_stages_to_high_confidence():

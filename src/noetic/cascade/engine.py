@@ -35,7 +35,7 @@ from noetic.cascade.offer import Strategy, allowed, offer
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
 from noetic.events import EventKind, Timer
 from noetic.llm.assess import assess_with_model
-from noetic.llm.base import Request, complete_streaming
+from noetic.llm.base import Request, UsageTotals, complete_streaming
 from noetic.llm.structured import complete_structured
 from noetic.profiles import Profile
 from noetic.runtime.context import RunContext
@@ -138,6 +138,7 @@ class CascadeRun(BaseModel):
     trajectory: list[TrajectoryPoint] = []
     calibration: dict[str, Any] | None = None
     phases: list[dict[str, Any]] = []
+    usage: UsageTotals | None = None
 
 
 class _Ended(Exception):
@@ -181,6 +182,7 @@ async def run_cascade(
                 engine.close(RunStatus.PARSE_FAILURE, f"unusable model reply: {exc.message}")
             except ProviderError as exc:
                 engine.close(RunStatus.PROVIDER_FAILURE, str(exc))
+    run.usage = engine.usage()
     return run
 
 
@@ -200,6 +202,7 @@ class _Engine:
         self.tools = Toolset([])
         self.findings: list[str] = []
         self.last: Recorded | None = None
+        self._usage_from = ctx.usage()
 
     # the state machine ----------------------------------------------------------------
 
@@ -417,7 +420,12 @@ class _Engine:
         self.ctx.emit(EventKind.PHASE_COMPLETED, {"phase": name, "ms": timer.ms})
         return result
 
+    def usage(self) -> UsageTotals | None:
+        """This run's model calls so far: tokens and cost (None for an unrecorded provider)."""
+        return self.ctx.usage_since(self._usage_from)
+
     def summary(self, status: RunStatus) -> dict[str, Any]:
+        self.run.usage = self.usage()
         data = self.run.model_dump(mode="json", exclude={"trajectory", "calibration"})
         return {**data, "status": status.value}
 

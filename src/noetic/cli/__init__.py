@@ -13,6 +13,7 @@ from noetic.cli import (
     calibration,
     cascade,
     goals,
+    logs,
     mcp,
     observe,
     profiles,
@@ -74,6 +75,7 @@ for command in (
     recall.recall,
     where.where,
     recall.reindex,
+    logs.logs,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")

@@ -137,6 +137,8 @@ def run(
             )
         if result.calibration:
             out.print(f"calibration: {result.calibration['classification']}")
+        if result.usage is not None:
+            out.print(esc(result.usage.line()))
         out.print(session_used(session.id, esc(model_name)))
 
     emit(result, json, render)

@@ -87,6 +87,8 @@ def run(
         if result.note:
             out.print(f"[dim]{esc(result.note)}[/]")
         out.print(result.answer, markup=False)
+        if result.usage is not None:
+            out.print(f"[dim]{esc(result.usage.line())}[/]")
 
     emit(result, json, render)
 

@@ -29,10 +29,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from noetic.errors import ValidationError
 
@@ -302,3 +302,82 @@ class LLMCall(BaseModel):
     stop_reason: str | None = None
     note: str | None = None
     engine: str | None = None
+
+
+class UsageTotals(BaseModel):
+    """What model calls came to: attempts, failures, tokens and cost. ``cost_usd`` is None as
+    soon as one answered call had no known price (``unpriced`` counts them): an unknown cost is
+    never shown as 0, nor a partial sum as the whole."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    known_cost_usd: float = 0.0
+    unpriced: int = 0
+    latency_ms: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cost_usd(self) -> float | None:
+        return None if self.unpriced else self.known_cost_usd
+
+    def add(self, call: LLMCall) -> UsageTotals:
+        ok = call.outcome == "ok"
+        return UsageTotals(
+            calls=self.calls + 1,
+            failed=self.failed + (0 if ok else 1),
+            input_tokens=self.input_tokens + call.tokens_in,
+            output_tokens=self.output_tokens + call.tokens_out,
+            cached_tokens=self.cached_tokens + call.tokens_cached,
+            known_cost_usd=round(self.known_cost_usd + (call.cost_usd or 0.0), 8),
+            unpriced=self.unpriced + (1 if ok and call.cost_usd is None else 0),
+            latency_ms=round(self.latency_ms + call.latency_ms, 3),
+        )
+
+    def since(self, earlier: UsageTotals) -> UsageTotals:
+        """The calls made after ``earlier`` was taken from the same running total."""
+        return UsageTotals(
+            calls=self.calls - earlier.calls,
+            failed=self.failed - earlier.failed,
+            input_tokens=self.input_tokens - earlier.input_tokens,
+            output_tokens=self.output_tokens - earlier.output_tokens,
+            cached_tokens=self.cached_tokens - earlier.cached_tokens,
+            known_cost_usd=round(self.known_cost_usd - earlier.known_cost_usd, 8),
+            unpriced=self.unpriced - earlier.unpriced,
+            latency_ms=round(self.latency_ms - earlier.latency_ms, 3),
+        )
+
+    @classmethod
+    def of(cls, calls: Iterable[LLMCall]) -> UsageTotals:
+        totals = cls()
+        for call in calls:
+            totals = totals.add(call)
+        return totals
+
+    def line(self) -> str:
+        """One line for a person: ``3 model calls · 1,200 in / 300 out tokens · $0.0081``."""
+        if self.cost_usd is not None:
+            cost = money(self.cost_usd)
+        elif self.unpriced == self.calls - self.failed:
+            cost = "cost unknown"
+        else:
+            calls = "call" if self.unpriced == 1 else "calls"
+            cost = (
+                f"cost unknown ({self.unpriced} {calls} unpriced; "
+                f"{money(self.known_cost_usd)} known)"
+            )
+        failed = f" ({self.failed} failed)" if self.failed else ""
+        cached = f", {self.cached_tokens:,} cached" if self.cached_tokens else ""
+        return (
+            f"{self.calls} model call{'s' if self.calls != 1 else ''}{failed} · "
+            f"{self.input_tokens:,} in{cached} / {self.output_tokens:,} out tokens · {cost}"
+        )
+
+
+def money(usd: float) -> str:
+    """Dollars for a person: four decimals, six under a cent (a small call costs $0.000150)."""
+    return f"${usd:.4f}" if usd >= 0.01 or usd == 0 else f"${usd:.6f}"

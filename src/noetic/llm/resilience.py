@@ -6,7 +6,9 @@ errors and timeouts. Not retried: any other 4xx, configuration errors. Decisions
 are switched off (``max_retries=0``) so these are the only ones.
 
 Every attempt, failed ones included, becomes an :class:`LLMCall` handed to ``record`` (the
-store's ``record_llm_call``) and an ``llm_call`` event on the bus.
+store's ``record_llm_call``) and an ``llm_call`` event on the bus, priced from ``prices`` (a
+:class:`~noetic.llm.prices.PriceTable`; without one, or for a model it does not know, the cost
+is unknown). :attr:`ResilientProvider.totals` adds them up for the run's summary.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.errors import ProviderError, StreamInterrupted
 from noetic.events import EventBus, EventKind, current_engine
-from noetic.llm.base import Completion, LLMCall, Provider, Request, stream_completion
+from noetic.llm.base import (
+    Completion,
+    LLMCall,
+    Provider,
+    Request,
+    UsageTotals,
+    stream_completion,
+)
+from noetic.llm.prices import PriceTable
 
 
 class RetryPolicy(BaseModel):
@@ -50,6 +60,7 @@ class ResilientProvider:
         bus: EventBus | None = None,
         session_id: str | None = None,
         cascade_id: str | None = None,
+        prices: PriceTable | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rand: Callable[[], float] = random.random,
     ) -> None:
@@ -65,6 +76,8 @@ class ResilientProvider:
         self.cascade_id = cascade_id
         self._sleep = sleep
         self._rand = rand
+        self.prices = prices
+        self.totals = UsageTotals()
 
     async def complete(self, request: Request) -> Completion:
         policy = self.policy
@@ -189,9 +202,15 @@ class ResilientProvider:
             tokens_cached=result.usage.cached_tokens if result else 0,
             tokens_cache_write=result.usage.cache_write_tokens if result else 0,
             stop_reason=result.stop_reason if result else None,
-            note=result.note if result else None,
+            note=result.note if result else (error.message if error else None),
             engine=current_engine(),
+            cost_usd=(
+                self.prices.cost(self.name, result.model, result.usage)
+                if result is not None and self.prices is not None
+                else None
+            ),
         )
+        self.totals = self.totals.add(call)
         if self._record is not None:
             self._record(call)
         if self._bus is not None:

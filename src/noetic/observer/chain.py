@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import ParseError
 from noetic.events import EventKind, Timer
-from noetic.llm.base import Completion, Provider, Request
+from noetic.llm.base import Completion, Provider, Request, UsageTotals
 from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
 from noetic.observer.context import ChainContext
@@ -50,6 +50,7 @@ class ChainResult(BaseModel):
     stage_budget: int
     note: str = ""
     run_id: str | None = None
+    usage: UsageTotals | None = None
 
 
 async def _observe(
@@ -78,8 +79,10 @@ async def run_chain(
     cache: PatternCache | None = None,
 ) -> ChainResult:
     """Reason about ``query`` on the context's model in stages; see the module docstring."""
+    start = ctx.usage()
     with ctx.scope():
-        return await _chain(ctx, query, settings or ObserverSettings(), cache)
+        result = await _chain(ctx, query, settings or ObserverSettings(), cache)
+    return result.model_copy(update={"usage": ctx.usage_since(start)})
 
 
 async def _chain(

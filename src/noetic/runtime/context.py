@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.errors import UsageError, ValidationError
 from noetic.events import Event, EventBus, EventKind, Payload, engine_scope
-from noetic.llm.base import Provider
+from noetic.llm.base import Provider, UsageTotals
 from noetic.profiles import Profile, ProfileRegistry
 from noetic.runtime.sentinel import Sentinel, SentinelLimits
 from noetic.runtime.tracker import Tracker
@@ -88,6 +88,17 @@ class RunContext:
             )
         return self.provider
 
+    def usage(self) -> UsageTotals | None:
+        """The running total of this context's model calls (None without a recorded model).
+        An engine takes it when it starts and reports ``ctx.usage().since(start)`` in its run
+        summary: calls, tokens, cost."""
+        return getattr(self.provider, "totals", None)
+
+    def usage_since(self, start: UsageTotals | None) -> UsageTotals | None:
+        """The calls made since ``start`` (a value of :meth:`usage`)."""
+        now = self.usage()
+        return None if now is None or start is None else now.since(start)
+
     def scope(self) -> AbstractContextManager[None]:
         """Run the engine inside this: every event emitted meanwhile (the tracker's, the
         provider's) names the engine."""
@@ -139,7 +150,9 @@ def recorded_provider(
     session_id: str | None = None,
     task_id: str | None = None,
 ) -> Provider:
-    """Wrap ``provider`` with retries, a per-call timeout, the ``llm_calls`` record and events."""
+    """Wrap ``provider`` with retries, a per-call timeout, the ``llm_calls`` record and events,
+    each call priced from the store's ``[prices]`` and the built-in table."""
+    from noetic.llm.prices import PriceTable
     from noetic.llm.resilience import ResilientProvider
     from noetic.store.llm_calls import record_llm_call
 
@@ -151,6 +164,7 @@ def recorded_provider(
         bus=tracker.bus,
         session_id=session_id,
         cascade_id=task_id,
+        prices=PriceTable.from_config(tracker.store.home),
     )
 
 

@@ -1,4 +1,4 @@
-"""The ``llm_calls`` table: every model call attempt, with tokens, latency and outcome."""
+"""The ``llm_calls`` table: every model call attempt, with tokens, cost, latency and outcome."""
 
 from __future__ import annotations
 
@@ -6,6 +6,13 @@ from noetic.llm.base import LLMCall
 from noetic.store.sqlite import Store, now
 
 _FIELDS = tuple(LLMCall.model_fields)
+
+
+class LoggedCall(LLMCall):
+    """A recorded call with its row id and when it was made."""
+
+    id: int
+    at: str
 
 
 def record_llm_call(store: Store, call: LLMCall) -> None:
@@ -20,14 +27,33 @@ def record_llm_call(store: Store, call: LLMCall) -> None:
 
 
 def llm_calls(
-    store: Store, *, session_id: str | None = None, cascade_id: str | None = None
-) -> list[LLMCall]:
-    sql = f"SELECT {', '.join(_FIELDS)} FROM llm_calls"
-    args: list[str] = []
+    store: Store,
+    *,
+    session_id: str | None = None,
+    cascade_id: str | None = None,
+    model: str | None = None,
+    limit: int | None = None,
+) -> list[LoggedCall]:
+    """Recorded calls, oldest first; ``model`` matches ``provider:model`` or the model name, or
+    the start of either (``claude-sonnet-4-5`` finds ``claude-sonnet-4-5-20250929``);
+    ``limit`` keeps the most recent."""
+    where: list[str] = []
+    args: list[str | int] = []
     if session_id is not None:
-        sql += " WHERE session_id = ?"
+        where.append("session_id = ?")
         args.append(session_id)
     if cascade_id is not None:
-        sql += (" AND" if args else " WHERE") + " cascade_id = ?"
+        where.append("cascade_id = ?")
         args.append(cascade_id)
-    return [LLMCall(**dict(row)) for row in store.conn.execute(sql + " ORDER BY id", args)]
+    if model is not None:
+        where.append("(substr(model, 1, ?) = ? OR substr(provider || ':' || model, 1, ?) = ?)")
+        args += [len(model), model, len(model), model]
+    sql = f"SELECT id, at, {', '.join(_FIELDS)} FROM llm_calls"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY id DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    rows = [LoggedCall(**dict(row)) for row in store.conn.execute(sql, args)]
+    return rows[::-1]

@@ -1,0 +1,72 @@
+"""`noetic logs`: the recorded model calls, like `llm logs`: model, tokens, cost, latency,
+status, with totals."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stdout
+
+
+def logs(
+    run: Annotated[
+        str | None, typer.Option("--run", help="Only this run's calls (its task id, c_…).")
+    ] = None,
+    session: Annotated[str | None, typer.Option(help="Only this session's calls.")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Only this model: provider:model or the model name, or their start."),
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="The most recent N calls.")] = 50,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Recorded model calls, oldest first: model, tokens, cost, latency and status."""
+    from noetic.llm.base import UsageTotals
+    from noetic.store.llm_calls import llm_calls
+
+    with handled(json):
+        calls = llm_calls(
+            open_store(store), session_id=session, cascade_id=run, model=model, limit=limit
+        )
+        totals = UsageTotals.of(calls)
+
+    def render() -> None:
+        from noetic.cli.render import table as new_table
+
+        out = stdout()
+        if not calls:
+            out.print(
+                "no model calls recorded" + (" that match" if run or session or model else "")
+            )
+            return
+        table = new_table("at", "engine", "model", "in", "cached", "out", "cost", "ms", "status")
+        for c in calls:
+            status = "ok" if c.outcome == "ok" else (c.error_class or "error")
+            if c.status:
+                status += f" {c.status}"
+            if c.attempt > 1:
+                status += f" (try {c.attempt})"
+            table.add_row(
+                c.at[:19],
+                esc(c.engine or "-"),
+                esc(f"{c.provider}:{c.model}"),
+                f"{c.tokens_in:,}",
+                f"{c.tokens_cached:,}" if c.tokens_cached else "",
+                f"{c.tokens_out:,}",
+                "unknown" if c.cost_usd is None and c.outcome == "ok" else _cost(c.cost_usd),
+                f"{c.latency_ms:,.0f}",
+                esc(status),
+            )
+        out.print(table)
+        out.print(esc(totals.line()))
+
+    emit({"calls": calls, "totals": totals}, json, render)
+
+
+def _cost(value: float | None) -> str:
+    from noetic.llm.base import money
+
+    return "" if value is None else money(value)
