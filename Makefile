@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test lint bench fuzz clean
+.PHONY: run demo test lint sandbox bench fuzz clean
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
@@ -29,7 +29,20 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-test: lint
+# The agent's shell runs in bubblewrap, and its tests use the real thing: install it if missing.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (the agent's shell sandbox)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q bubblewrap >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; }; \
+	  else \
+	    echo "the agent's sandbox tests need bubblewrap: sudo apt-get install bubblewrap" >&2; \
+	    exit 1; \
+	  fi; }
+
+test: lint sandbox
 	$(BIN)/pytest -q
 
 # The fuzz suite at ten times the examples `make test` gives it (NOETIC_FUZZ_EXAMPLES to change).

@@ -1,16 +1,40 @@
-"""`noetic agent gate -- "COMMAND"`: the shell gate's verdict on one command, without running it."""
+"""`noetic agent "query"`, the chat loop, `resume`, `tasks`, and `gate -- "COMMAND"`.
+
+`noetic agent "query"` runs the agent once, its steps on stderr as they happen and the answer on
+stdout; bare `noetic agent` opens a chat that keeps the conversation's memory; `noetic agent
+resume TASK` picks up a task that was interrupted; `noetic agent gate` judges one shell command
+without running it.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from noetic.cli._common import JsonOpt, emit, esc, group, handled, stdout
+from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, stderr, stdout
 
-app = group("The cognitive agent and its shell gate.")
+
+class _AgentGroup(TyperGroup):
+    """`noetic agent "query"` runs it; `noetic agent` alone (or with options only) chats."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args:
+            args = ["chat"]
+        elif args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["chat", *args] if args[0].startswith("-") else ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    help='The cognitive agent: noetic agent "query", or noetic agent to chat.',
+    cls=_AgentGroup,
+    no_args_is_help=False,
+)
 
 PolicyOpt = Annotated[
     list[Path] | None,
@@ -65,3 +89,278 @@ def gate(
     emit({**verdict.model_dump(mode="json"), "rule": verdict.rule}, json, render)
     if not verdict.allowed:
         raise typer.Exit(1)
+
+
+ProviderOpt = Annotated[
+    str | None, typer.Option(help="Model: anthropic:M, openai:M, ollama:M, …", show_default=False)
+]
+WorkspaceOpt = Annotated[
+    Path, typer.Option(help="The folder the agent works in (its tools cannot leave it).")
+]
+ModeOpt = Annotated[str, typer.Option(help="fast, adapt (switches as needed) or deep.")]
+SandboxOpt = Annotated[
+    str,
+    typer.Option(help="required (refuse without one), auto (use one when there is) or off."),
+]
+MemoryOpt = Annotated[bool, typer.Option(help="Keep and use a profile of the user.")]
+IterationsOpt = Annotated[int, typer.Option(min=1, max=100, help="Reason steps at most.")]
+TokensOpt = Annotated[
+    int | None, typer.Option(min=1, help="Token budget of the run.", show_default=False)
+]
+TimeoutOpt = Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")]
+UserOpt = Annotated[str, typer.Option(help="Whose profile the agent keeps.")]
+ApproveOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Wrap the run in CASCADE and hold irreversible actions until a CHECK clears them: "
+        "never (CHECK alone), ask (ask you when CHECK does not), always (ask you every time).",
+        show_default=False,
+    ),
+]
+
+
+async def _ask_person(question: str) -> bool:
+    """Ask on the terminal; with no terminal the answer is no."""
+    import asyncio
+
+    if not sys.stdin.isatty():
+        return False
+    err = stderr()
+    err.print(f"[bold yellow]{esc(question)}[/] Allow? [y/N] ", end="")
+    answer = await asyncio.to_thread(sys.stdin.readline)
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _agent(
+    *,
+    provider: str | None,
+    workspace: Path,
+    mode: str,
+    sandbox: str,
+    memory: bool,
+    max_iterations: int,
+    max_tokens: int | None,
+    timeout: float,
+    policy: list[Path] | None,
+    store: Path | None,
+    user: str,
+    approve: str | None = None,
+) -> Any:
+    from noetic.agent import Agent
+    from noetic.errors import ValidationError
+    from noetic.store import locate_store
+
+    if mode not in ("fast", "adapt", "deep"):
+        raise ValidationError(f"unknown mode {mode!r}", field="mode", fix="use fast, adapt or deep")
+    if not workspace.is_dir():
+        raise ValidationError(f"no folder {workspace}", field="workspace", value=str(workspace))
+    if approve not in (None, "ask", "never", "always"):
+        raise ValidationError(
+            f"unknown approval {approve!r}", field="approve", fix="use ask, never or always"
+        )
+    return Agent(
+        approve=approve,
+        ask=_ask_person,
+        provider=provider,
+        workspace=workspace,
+        memory=memory,
+        mode=mode,  # type: ignore[arg-type]
+        max_iterations=max_iterations,
+        max_tokens=max_tokens,
+        timeout_s=timeout,
+        sandbox=sandbox,
+        policy_files=tuple(policy_files(policy)),
+        home=locate_store(store).home,
+        user_id=user,
+    )
+
+
+def _show(item: Any, err: Any) -> None:
+    """One streamed step, on stderr."""
+    from noetic.agent import StepEvent
+    from noetic.events import EventKind
+
+    if not isinstance(item, StepEvent):
+        return
+    e = item.event
+    d = e.data
+    if e.kind == EventKind.PHASE_ENTERED and d["phase"] == "reason":
+        err.print(f"[bold]reason[/] {d['stage'] + 1}")
+    elif e.kind == EventKind.DECISION:
+        err.print(f"[cyan]{esc(d['action'])}[/] · {esc(d['reason'])}")
+    elif e.kind == EventKind.TOOL_CALL:
+        mark = "[green]ok[/]" if d["success"] else f"[red]failed[/] {esc(d.get('error') or '')}"
+        err.print(f"  [bold]{esc(d['tool'])}[/] {mark} [dim]{d.get('ms') or 0:.0f} ms[/]")
+    elif e.kind == EventKind.CONSTRAINT_ENFORCED:
+        err.print(f"[yellow]limit[/] {esc(d['rule'])} ({d['value']:g} of {d['limit']:g})")
+
+
+async def _stream(agent: Any, query: str, state: Any, as_json: bool) -> Any:
+    from noetic.agent import Finished, TextDelta
+
+    err = stderr()
+    result = None
+    async for item in agent.stream(query, state=state):
+        if isinstance(item, TextDelta):
+            if not as_json:
+                sys.stdout.write(item.text)
+                sys.stdout.flush()
+        elif isinstance(item, Finished):
+            result = item.result
+        elif not as_json:
+            _show(item, err)
+    await agent.settle()
+    if result is not None and not as_json and result.answer and not result.answer.endswith("\n"):
+        sys.stdout.write("\n")
+    return result
+
+
+def _report(result: Any, agent: Any, as_json: bool) -> None:
+    data = {**result.model_dump(mode="json"), "sandbox": agent.notice}
+    if as_json:
+        emit(data, True)
+        return
+    stderr().print(
+        f"[dim]{result.status} · depth {result.depth} · {result.iterations} step(s) · "
+        f"{len(result.tool_calls)} tool call(s) · {result.tokens} tokens · task {result.task_id}[/]"
+    )
+
+
+@app.command("run", hidden=True)
+def run(
+    query: Annotated[str, typer.Argument(help="What to ask or do.")],
+    provider: ProviderOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    mode: ModeOpt = "adapt",
+    sandbox: SandboxOpt = "auto",
+    memory: MemoryOpt = True,
+    max_iterations: IterationsOpt = 10,
+    max_tokens: TokensOpt = None,
+    timeout: TimeoutOpt = 900,
+    policy: PolicyOpt = None,
+    user: UserOpt = "default",
+    approve: ApproveOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Run the agent on one query: steps on stderr as they happen, the answer on stdout."""
+    import asyncio
+
+    with handled(json):
+        agent = _agent(
+            provider=provider, workspace=workspace, mode=mode, sandbox=sandbox, memory=memory,
+            max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
+            store=store, user=user, approve=approve,
+        )  # fmt: skip
+        if not json and agent.notice:
+            stderr().print(f"[dim]sandbox: {esc(agent.notice)}[/]")
+        result = asyncio.run(_stream(agent, query, None, json))
+    _report(result, agent, json)
+    if result.status not in ("done", "max_iterations"):
+        raise typer.Exit(3 if result.status in ("error", "failed", "timeout") else 1)
+
+
+@app.command()
+def resume(
+    task: Annotated[str, typer.Argument(help="The task id (or a unique prefix).")],
+    provider: ProviderOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    mode: ModeOpt = "adapt",
+    sandbox: SandboxOpt = "auto",
+    memory: MemoryOpt = True,
+    max_iterations: IterationsOpt = 10,
+    max_tokens: TokensOpt = None,
+    timeout: TimeoutOpt = 900,
+    policy: PolicyOpt = None,
+    user: UserOpt = "default",
+    approve: ApproveOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Resume an interrupted task from its saved workspace."""
+    import asyncio
+
+    from noetic.errors import UsageError
+
+    with handled(json):
+        agent = _agent(
+            provider=provider, workspace=workspace, mode=mode, sandbox=sandbox, memory=memory,
+            max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
+            store=store, user=user, approve=approve,
+        )  # fmt: skip
+        state, status = agent.memory_for(agent.context().store).load_task(task)
+        if status != "running":
+            raise UsageError(
+                f"task {state.task_id} is not interrupted (its status is {status})",
+                fix="resume a task listed as running by noetic agent tasks",
+            )
+        if not json:
+            stderr().print(f"[dim]resuming {state.task_id}: {esc(state.query)}[/]")
+        result = asyncio.run(_stream(agent, state.query, state, json))
+    _report(result, agent, json)
+
+
+@app.command()
+def tasks(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The agent's recent tasks and their status (running ones can be resumed)."""
+    from noetic.cli._common import open_store
+    from noetic.store.agent_memory import list_workspaces
+
+    with handled(json):
+        listed = list_workspaces(open_store(store))
+
+    def render() -> None:
+        out = stdout()
+        if not listed:
+            out.print("no agent tasks yet")
+        for t in listed:
+            out.print(
+                f"{t['task_id']}  {t['status']:<14} {t['updated_at'][:19]}  {esc(t['query'][:70])}"
+            )
+
+    emit(listed, json, render)
+
+
+@app.command("chat", hidden=True)
+def chat(
+    provider: ProviderOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    mode: ModeOpt = "adapt",
+    sandbox: SandboxOpt = "auto",
+    memory: MemoryOpt = True,
+    max_iterations: IterationsOpt = 10,
+    max_tokens: TokensOpt = None,
+    timeout: TimeoutOpt = 900,
+    policy: PolicyOpt = None,
+    user: UserOpt = "default",
+    approve: ApproveOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Chat with the agent: each line is a query; the conversation and memory carry over."""
+    import asyncio
+
+    with handled(json):
+        agent = _agent(
+            provider=provider, workspace=workspace, mode=mode, sandbox=sandbox, memory=memory,
+            max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
+            store=store, user=user, approve=approve,
+        )  # fmt: skip
+        err = stderr()
+        if not json:
+            err.print("[dim]noetic agent: one request per line; an empty line or Ctrl-D ends[/]")
+            if agent.notice:
+                err.print(f"[dim]sandbox: {esc(agent.notice)}[/]")
+
+        async def loop() -> None:
+            while True:
+                if not json and sys.stdin.isatty():
+                    err.print("[bold]›[/] ", end="")
+                line = await asyncio.to_thread(sys.stdin.readline)
+                if not line.strip():
+                    return
+                result = await _stream(agent, agent.conversation(line.strip()), None, json)
+                agent.remember(line.strip(), result)
+                _report(result, agent, json)
+
+        asyncio.run(loop())

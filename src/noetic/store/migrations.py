@@ -415,3 +415,27 @@ def m012_llm_call_costs(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE llm_calls ADD COLUMN {column}")
     conn.execute("CREATE INDEX llm_calls_cascade ON llm_calls (cascade_id, id)")
     conn.execute("CREATE INDEX llm_calls_model ON llm_calls (model, id)")
+
+
+@migration
+def m013_agent_memory(conn: sqlite3.Connection) -> None:
+    """The cognitive agent's persisted horizons (seed 004): a profile per user, and a workspace
+    per task with its query and status, written after every step so a task can be resumed."""
+    conn.execute(
+        """CREATE TABLE user_profiles (
+    user_id TEXT PRIMARY KEY,
+    profile_data TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+)"""
+    )
+    conn.execute(
+        """CREATE TABLE task_workspaces (
+    task_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES user_profiles (user_id),
+    query TEXT NOT NULL,
+    status TEXT NOT NULL,
+    workspace_data TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+)"""
+    )
+    conn.execute("CREATE INDEX task_workspaces_updated ON task_workspaces (updated_at)")

@@ -81,12 +81,15 @@ def check_command(
     policy: Policy | None = None,
     *,
     home: str | None = None,
+    cwd: Path | str | None = None,
 ) -> Verdict:
-    """Judge ``command`` as if run with ``workspace`` as its working folder."""
+    """Judge ``command`` as if run in ``cwd`` (default: ``workspace``), the only folder it may
+    change being ``workspace``."""
     policy = policy or load_policy()
     root = os.path.realpath(workspace)
     home = os.path.realpath(home or os.path.expanduser("~"))
-    found = _Judge(policy, root, home).judge(command)
+    start = os.path.realpath(cwd) if cwd is not None else root
+    found = _Judge(policy, root, home, start).judge(command)
     unique: dict[tuple[str, str, int], Violation] = {}
     for v in found:
         if policy.enabled(v.rule):
@@ -122,6 +125,7 @@ class _Judge:
     policy: Policy
     workspace: str
     home: str
+    cwd: str
     found: list[Violation] = field(default_factory=list)
     downloaded: set[str] = field(default_factory=set)
 
@@ -141,7 +145,7 @@ class _Judge:
             self.refuse("unparseable", "an empty command")
             return self.found
         try:
-            script = parse(text, home=self.home, workspace=self.workspace)
+            script = parse(text, home=self.home, workspace=self.workspace, cwd=self.cwd)
         except Unparseable as exc:
             self.refuse("unparseable", exc.part, exc.start)
             return self.found
@@ -610,3 +614,61 @@ def _compile(pattern: str, home: str, workspace: str) -> re.Pattern[str]:
             out.append(re.escape(pattern[i]))
             i += 1
     return re.compile("^" + "".join(out) + "$")
+
+
+_DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
+_GIT_REWRITES = {"reset": "--hard", "clean": None, "restore": None, "checkout": "--"}
+
+
+def effects(
+    command: str,
+    workspace: Path | str,
+    policy: Policy | None = None,
+    *,
+    home: str | None = None,
+    cwd: Path | str | None = None,
+) -> list[str]:
+    """What an allowed command would change irreversibly, as short phrases: deletions,
+    overwrites (``>``, ``mv``, ``sed -i``, ``git reset --hard``…), pushes and other writes.
+    Empty for a command that only reads. A command that does not parse has no known effects
+    (the gate refuses it anyway)."""
+    policy = policy or load_policy()
+    root = os.path.realpath(workspace)
+    home = os.path.realpath(home or os.path.expanduser("~"))
+    start = os.path.realpath(cwd) if cwd is not None else root
+    try:
+        script = parse(command, home=home, workspace=root, cwd=start)
+    except (Unparseable, TooComplex, RecursionError):
+        return []
+    found: list[str] = []
+    for cmd in script.commands:
+        if cmd.name is None or cmd.name.value is None or cmd.keyword:
+            continue
+        base = cmd.name.value.rsplit("/", 1)[-1]
+        values = [a.value or a.text for a in cmd.args]
+        if base in _DELETING or (base == "find" and "-delete" in values):
+            found.append(f"deletes ({cmd.text})")
+        elif base == "git":
+            sub = next((v for v in values if not v.startswith("-")), "")
+            flag = _GIT_REWRITES.get(sub, "missing")
+            if sub == "push":
+                found.append(f"pushes ({cmd.text})")
+            elif flag != "missing" and (flag is None or flag in values):
+                found.append(f"discards changes ({cmd.text})")
+        elif base in policy.writers and base not in ("find", "git"):
+            writer = policy.writers[base]
+            if writer.when and not any(v in writer.when for v in values):
+                continue
+            if writer.paths != "none" or any(
+                v == o or v.startswith(o) for v in values for o in writer.options
+            ):
+                found.append(f"writes ({cmd.text})")
+    for r in script.redirects:
+        target = r.target.value if r.target is not None else None
+        if (
+            r.writes
+            and target not in (None, *policy.writable)
+            and not (target or "").startswith("/dev/")
+        ):
+            found.append(f"writes {target} ({r.text})")
+    return found

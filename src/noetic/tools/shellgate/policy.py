@@ -87,6 +87,8 @@ class Policy(_Strict):
 
     version: int = 1
     network: bool = False
+    shell: str | None = None
+    environment: tuple[str, ...] = ()
     allow_interpreters: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
     interpreters: dict[str, tuple[str, ...]] = {}

@@ -117,6 +117,21 @@ class Script:
     redirects: list[Redirect]
     functions: list[Function]
 
+    def argv(self) -> list[Word] | None:
+        """The words of a line that is one plain command — no pipe, list, redirection,
+        assignment, substitution or unknown word — which can run without a shell; else None."""
+        if len(self.commands) != 1 or self.redirects or self.functions:
+            return None
+        cmd = self.commands[0]
+        if cmd.name is None or cmd.keyword or cmd.assignments or cmd.substitutions:
+            return None
+        if cmd.stdin is not None or cmd.text.strip() != self.text.strip():
+            return None
+        words = [cmd.name, *cmd.args]
+        if any(w.value is None or (w.glob and "{" in w.text) for w in words):
+            return None
+        return words
+
 
 # The grammar sees every byte of a non-ASCII character as the letter "a": tree-sitter-bash's
 # scanner can crash on some characters (a "{" before a private-use one), and Bash's syntax is all
@@ -133,8 +148,9 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def parse(text: str, *, home: str, workspace: str) -> Script:
-    """Parse ``text`` and collect what it would run (``home`` and ``workspace`` are real paths)."""
+def parse(text: str, *, home: str, workspace: str, cwd: str | None = None) -> Script:
+    """Parse ``text`` and collect what it would run from ``cwd`` (the workspace unless given;
+    every path here is a real path)."""
     source = text.encode("utf-8", errors="surrogatepass")
     tree = _parser().parse(source.translate(_ASCII_ONLY))
     root = tree.root_node
@@ -150,7 +166,7 @@ def parse(text: str, *, home: str, workspace: str) -> Script:
             len(source[: stray.start_byte].decode("utf-8", "replace")),
         )
     walker = _Walker(source, home=home, workspace=workspace)
-    walker.visit(root, _State(frozenset({workspace})), 0)
+    walker.visit(root, _State(frozenset({cwd or workspace})), 0)
     return Script(text, walker.commands, walker.redirects, walker.functions)
 
 

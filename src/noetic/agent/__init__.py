@@ -1,0 +1,20 @@
+"""The cognitive agent: triage → reason → act → synthesize, with tools, a safety gate and memory.
+
+``Agent`` (:mod:`noetic.agent.api`) is the entry point for Python callers; ``run_agent(ctx,
+query, settings)`` (:mod:`noetic.agent.loop`) is the engine, on a run context like every other.
+"""
+
+from noetic.agent.api import Agent, Finished, StepEvent, TextDelta
+from noetic.agent.loop import EDGES, AgentResult, AgentSettings, mermaid, run_agent
+
+__all__ = [
+    "EDGES",
+    "Agent",
+    "AgentResult",
+    "AgentSettings",
+    "Finished",
+    "StepEvent",
+    "TextDelta",
+    "mermaid",
+    "run_agent",
+]

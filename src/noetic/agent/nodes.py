@@ -1,0 +1,428 @@
+"""The four nodes: triage, reason, act, synthesize. Each reads and changes one :class:`Run`.
+
+* **triage** — the model's semantic safety judgement, the tools this query needs, the first
+  depth, and a direct answer when the query is simple; a reply that cannot be used stops the
+  run before anything acts (fail closed).
+* **reason** — one model step with native tool calls, at the current depth; in adapt mode the
+  ``switch_mode`` tool is on offer, and reaching the depth's iteration cap deepens a fast run or
+  forces a final answer.
+* **act** — runs the calls: independent reading calls together, acting calls (writes, shell) one
+  at a time in order; every failure goes back to the model as an error result; the circuit
+  breaker disables a tool that keeps failing.
+* **synthesize** — settles the answer, saves the workspace, and starts memory work in the
+  background, never waiting for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from noetic.agent import modes, prompts
+from noetic.agent.epistemic import irreversible
+from noetic.agent.state import (
+    State,
+    add_message,
+    finish_tools,
+    learn_insight,
+    record_observation,
+    record_thought,
+    set_tool_calls,
+)
+from noetic.agent.toolbox import Toolbox
+from noetic.errors import NoeticError, ParseError, ProviderError
+from noetic.events import EventKind, Timer
+from noetic.llm.base import (
+    Completion,
+    Message,
+    Request,
+    ToolCall,
+    ToolCallResult,
+    complete_streaming,
+    stream_completion,
+)
+from noetic.llm.structured import complete_structured
+from noetic.runtime.context import RunContext
+from noetic.tools.base import ToolResult
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Run:
+    """One agent run: its context, settings, state, tools and what it has left to do."""
+
+    ctx: RunContext
+    settings: Any  # AgentSettings (loop.py); Any keeps this module free of the cycle
+    state: State
+    toolbox: Toolbox
+    say: Say
+    memory: Any = None  # AgentMemory, when memory is on
+    background: set[asyncio.Task[Any]] = field(default_factory=set)
+    status: str | None = None  # set when the run stops early: refused, budget, timeout…
+    resumed: bool = False
+    streamed: bool = False  # the answer's text already went out as it was written
+    gate: Any = None  # EpistemicGate, when the run is wrapped in CASCADE
+    policy: Any = None
+    root: Any = None
+
+    @property
+    def done(self) -> bool:
+        return self.status is not None or self.state.execution.response is not None
+
+    def decide(self, action: str, reason: str, rule: str | None = None) -> None:
+        self.ctx.emit(EventKind.DECISION, {"action": action, "reason": reason, "rule": rule})
+
+    def enforce(self, rule: str, value: float, limit: float) -> None:
+        self.ctx.emit(EventKind.CONSTRAINT_ENFORCED, {"rule": rule, "value": value, "limit": limit})
+
+    def stop(self, status: str, answer: str) -> None:
+        self.status = status
+        self.state.execution.stop_reason = status
+        self.state.execution.response = answer
+
+    @property
+    def model(self) -> _Counted:
+        """The run's model, every reply's tokens counted against the budget."""
+        return _Counted(self.ctx.model, self.state)
+
+    async def ask(
+        self, request: Request, on_text: Callable[[str], None] | None = None
+    ) -> Completion:
+        """One model call under the run's clock; text deltas to ``on_text`` as they arrive."""
+        return await asyncio.wait_for(
+            complete_streaming(self.model, request, on_text), self.ctx.sentinel.remaining()
+        )
+
+    def over_budget(self) -> bool:
+        budget = self.settings.max_tokens
+        if budget is None or self.state.execution.tokens < budget:
+            return False
+        self.enforce("token_budget", self.state.execution.tokens, budget)
+        return True
+
+
+class _Counted:
+    """A provider whose replies add their tokens to the run's count."""
+
+    def __init__(self, inner: Any, state: State) -> None:
+        self.inner = inner
+        self.state = state
+        self.name = inner.name
+        self.model = inner.model
+        self.native_tools = getattr(inner, "native_tools", False)
+
+    async def complete(self, request: Request) -> Completion:
+        reply: Completion = await self.inner.complete(request)
+        self._count(reply)
+        return reply
+
+    async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
+        async for item in stream_completion(self.inner, request):
+            if isinstance(item, Completion):
+                self._count(item)
+            yield item
+
+    def _count(self, reply: Completion) -> None:
+        self.state.execution.tokens += reply.usage.input_tokens + reply.usage.output_tokens
+
+
+# triage ----------------------------------------------------------------------------------------
+
+
+async def triage(run: Run) -> None:
+    state, settings = run.state, run.settings
+    if run.gate is not None:
+        try:
+            await run.gate.preflight(run)
+        except ParseError as exc:
+            run.decide("stop", f"PREFLIGHT reply unusable: {exc.message}", "preflight-unusable")
+            run.stop("failed", f"The PREFLIGHT assessment could not be read: {exc.message}")
+            return
+    request = Request(
+        system=prompts.TRIAGE_SYSTEM.format(tools=run.toolbox.catalogue()),
+        messages=(Message(role="user", content=state.query),),
+        max_tokens=1024,
+    )
+    try:
+        decision = await asyncio.wait_for(
+            complete_structured(run.model, request, prompts.Triage), run.ctx.sentinel.remaining()
+        )
+    except ParseError as exc:
+        run.decide("stop", f"triage reply unusable: {exc.message}", "triage-unusable")
+        run.stop("failed", f"The request could not be triaged, so nothing was run: {exc.message}")
+        return
+    if not decision.safe:
+        reason = decision.safety_reason or "the request's intent is unsafe"
+        run.decide("refuse", reason, "semantic-safety")
+        run.stop("refused", prompts.UNSAFE_ANSWER.format(reason=reason))
+        return
+    known = set(run.toolbox.names)
+    chosen = [t for t in dict.fromkeys(decision.tools) if t in known]
+    unknown = [t for t in decision.tools if t not in known]
+    if settings.tools_fixed:
+        chosen = run.toolbox.names  # the caller named the tools: all of them are on offer
+    state.execution.tools = chosen
+    state.workspace.objective = state.workspace.objective or state.query
+    depth = "deep" if decision.mode == "deep" else "fast"
+    if settings.mode != "adapt":
+        depth = settings.mode
+    state.execution.depth = depth  # type: ignore[assignment]
+    note = f"tools: {', '.join(chosen) or 'none'}; depth {depth}"
+    if unknown:
+        note += f"; ignored unknown tools: {', '.join(unknown)}"
+    run.decide(f"mode:{depth}", note, "triage")
+    if decision.answer and not decision.tools and not run.resumed:
+        state.execution.response = decision.answer
+        state.execution.stop_reason = "direct"
+        run.decide("answer", "simple request answered in triage", "direct-answer")
+
+
+# reason ----------------------------------------------------------------------------------------
+
+
+def _system(run: Run, depth: modes.Depth) -> str:
+    memory = ""
+    if run.memory is not None and run.memory.profiles:
+        about = run.state.profile.summary()
+        if about:
+            memory = f"\nWhat you know about the user:\n{about}"
+    if run.resumed and run.state.workspace.summary():
+        memory += "\n\n" + prompts.RESUMED.format(progress=run.state.workspace.summary())
+    return prompts.REASON_SYSTEM.format(
+        name=run.settings.name,
+        workspace=run.settings.workspace,
+        depth=depth.instruction,
+        memory=memory,
+    )
+
+
+def _cap(run: Run) -> int:
+    depth = modes.depth_of(run.state.execution.depth)
+    return min(run.settings.max_iterations, depth.max_iterations)
+
+
+async def reason(run: Run) -> None:
+    ex = run.state.execution
+    if run.over_budget():
+        last = next(
+            (m.content for m in reversed(ex.messages) if m.role == "assistant" and m.content), ""
+        )
+        run.stop(
+            "budget", last or f"Stopped: the token budget of {run.settings.max_tokens} is spent."
+        )
+        return
+    if ex.iteration >= _cap(run):
+        if (
+            run.settings.mode == "adapt"
+            and ex.depth == "fast"
+            and ex.iteration < run.settings.max_iterations
+        ):
+            _switch(run, "deep", f"no answer after {ex.iteration} fast iterations", "iteration-cap")
+        else:
+            run.enforce("max_iterations", ex.iteration, _cap(run))
+            await _final_answer(run)
+            return
+    ex.iteration += 1
+    depth = modes.depth_of(ex.depth)
+    tools = run.toolbox.specs(t for t in ex.tools if t not in run.toolbox.open)
+    if run.settings.mode == "adapt":
+        tools = (*tools, modes.SWITCH_SPEC)
+    request = Request(
+        system=_system(run, depth),
+        messages=tuple(ex.messages),
+        max_tokens=depth.max_tokens,
+        tools=tools,
+        tool_choice="auto" if tools else None,
+    )
+    said: list[str] = []
+
+    def on_text(text: str) -> None:
+        said.append(text)
+        run.say(text)
+
+    reply = await run.ask(request, on_text)
+    add_message(run.state, reply.message())
+    record_thought(run.state, ex.iteration, reply.text, ex.depth)
+    if reply.tool_calls:
+        if said:
+            run.say("\n")  # what the model said before its calls, kept apart from what follows
+        set_tool_calls(run.state, list(reply.tool_calls))
+        ex.iterations_without_tools = 0
+        return
+    run.streamed = bool(said)
+    ex.iterations_without_tools += 1
+    ex.response = reply.text or "(the model gave an empty answer)"
+    ex.stop_reason = "max_tokens" if reply.stop_reason == "max_tokens" else "answered"
+
+
+async def _final_answer(run: Run) -> None:
+    ex = run.state.execution
+    messages = [*ex.messages, Message(role="user", content=prompts.FINAL_NOW)]
+    request = Request(
+        system=_system(run, modes.depth_of(ex.depth)),
+        messages=tuple(messages),
+        max_tokens=modes.depth_of(ex.depth).max_tokens,
+    )
+    reply = await run.ask(request)
+    add_message(run.state, Message(role="user", content=prompts.FINAL_NOW))
+    add_message(run.state, reply.message())
+    run.stop("max_iterations", reply.text or "(no answer within the iteration limit)")
+
+
+def _switch(run: Run, depth: str, reason: str, rule: str) -> bool:
+    ex = run.state.execution
+    if depth not in modes.DEPTHS or depth == ex.depth:
+        return False
+    ex.depth = depth  # type: ignore[assignment]
+    run.decide(f"mode:{depth}", reason, rule)
+    return True
+
+
+# act -------------------------------------------------------------------------------------------
+
+
+def _groups(run: Run, calls: list[ToolCall]) -> list[list[ToolCall]]:
+    """Consecutive reading calls run together; each acting call runs alone, in order."""
+    groups: list[list[ToolCall]] = []
+    for call in calls:
+        if run.toolbox.acting(call.name) or not groups or run.toolbox.acting(groups[-1][0].name):
+            groups.append([call])
+        else:
+            groups[-1].append(call)
+    return groups
+
+
+async def act(run: Run) -> None:
+    ex = run.state.execution
+    calls = ex.pending_calls
+    results: dict[str, ToolCallResult] = {}
+    records: list[dict[str, Any]] = []
+    for group in _groups(run, calls):
+        done = await asyncio.gather(*(_one(run, call) for call in group))
+        for call, (result, record) in zip(group, done, strict=True):
+            results[call.id] = result
+            records.append(record)
+        if run.status is not None:
+            break
+    for call in calls:  # a call not run (the run stopped) still gets an answer
+        results.setdefault(
+            call.id,
+            ToolCallResult(call_id=call.id, content="not run: the run stopped", is_error=True),
+        )
+    add_message(run.state, Message.results(*(results[c.id] for c in calls)))
+    finish_tools(run.state, records)
+
+
+async def _one(run: Run, call: ToolCall) -> tuple[ToolCallResult, dict[str, Any]]:
+    ex = run.state.execution
+    timer = Timer()
+    record: dict[str, Any] = {"id": call.id, "tool": call.name, "arguments": call.arguments}
+    if call.name in run.toolbox.open:  # no longer offered; say why rather than "unknown"
+        result, _ = await run.toolbox.call(call.name, call.arguments)
+        content, ok = result.for_model(), False
+    elif call.error:
+        content, ok = f"error: {call.error}", False
+    elif call.name == modes.SWITCH_TOOL:
+        wanted = str(call.arguments.get("mode", ""))
+        if wanted not in modes.DEPTHS:
+            content, ok = f"error: mode must be 'fast' or 'deep', not {wanted!r}", False
+        else:
+            _switch(run, wanted, str(call.arguments.get("reason", "asked by the model")), "model")
+            content, ok = f"depth is now {wanted}", True
+    else:
+        try:
+            run.ctx.sentinel.tool_call()
+        except Exception:
+            run.stop("tool_limit", _last_text(run) or "Stopped: the tool-call limit was reached.")
+            return ToolCallResult(
+                call_id=call.id, content="not run: tool limit", is_error=True
+            ), record
+        held = await _held(run, call)
+        if held is not None:
+            result, opened = ToolResult(tool=call.name, ok=False, error=held), False
+        else:
+            result, opened = await run.toolbox.call(call.name, call.arguments)
+        content, ok = result.for_model(), result.ok
+        if run.gate is not None:
+            run.gate.investigated(run, call, ok, content)
+        if opened:
+            run.enforce("circuit_breaker", run.toolbox.failures[call.name], run.toolbox.threshold)
+            if run.settings.mode == "adapt":
+                _switch(
+                    run,
+                    "deep",
+                    f"{call.name} failed {run.toolbox.threshold} times in a row",
+                    "circuit-breaker",
+                )
+    record.update(ok=ok, ms=timer.ms, result=content[:500])
+    run.ctx.emit(
+        EventKind.TOOL_CALL,
+        {
+            "tool": call.name,
+            "success": ok,
+            "round": ex.iteration,
+            "ms": timer.ms,
+            "error": None if ok else content[:300],
+        },
+    )
+    summary = json.dumps(call.arguments, ensure_ascii=False)[:200]
+    record_observation(
+        run.state, f"{call.name}({summary}) → {'ok' if ok else 'failed'}: {content[:300]}"
+    )
+    return ToolCallResult(call_id=call.id, content=content, is_error=not ok), record
+
+
+async def _held(run: Run, call: ToolCall) -> str | None:
+    """The epistemic gate's refusal of an irreversible call, if it holds it."""
+    if run.gate is None:
+        return None
+    tool = run.toolbox.by_wire.get(call.name)
+    effect = irreversible(
+        call.model_copy(update={"name": tool.name}) if tool else call,
+        run.root,
+        run.settings.scratch,
+        run.policy,
+    )
+    if effect is None:
+        return None
+    refusal: str | None = await run.gate.allow(run, call, effect)
+    return refusal
+
+
+def _last_text(run: Run) -> str:
+    return next(
+        (
+            m.content
+            for m in reversed(run.state.execution.messages)
+            if m.role == "assistant" and m.content
+        ),
+        "",
+    )
+
+
+# synthesize ------------------------------------------------------------------------------------
+
+
+async def synthesize(run: Run) -> None:
+    ex = run.state.execution
+    answer = ex.response or ""
+    if answer and not run.streamed:
+        run.say(answer)
+    if run.status is None:
+        learn_insight(run.state, f"answered: {answer[:300]}")
+    if run.gate is not None and run.ctx.session_id is not None and run.status != "failed":
+        try:
+            await run.gate.postflight(run)
+        except (ParseError, NoeticError) as exc:
+            run.decide("stop", f"POSTFLIGHT not recorded: {exc}", "postflight-unusable")
+    if run.memory is not None and run.memory.profiles:
+        task = asyncio.ensure_future(run.memory.after_run(run))
+        run.background.add(task)
+        task.add_done_callback(run.background.discard)
+
+
+__all__ = ["ProviderError", "Run", "act", "reason", "synthesize", "triage"]

@@ -1,0 +1,112 @@
+"""The OS sandbox the shell tool runs commands in: bubblewrap on Linux.
+
+Inside it the whole system is mounted read-only, only the workspace is writable, ``/tmp``,
+``/var/tmp`` and ``/run`` are private and empty (no host sockets such as Docker's), the home
+folder is hidden behind an empty one, the git hooks and config and Noetic's store inside the
+workspace are read-only, the network is cut off unless the policy allows it, every capability is
+dropped, and the command cannot outlive the tool (``--die-with-parent``). So a command the gate
+misjudges — a script writing outside the workspace, a program opening a socket — still cannot
+reach outside.
+
+``auto`` uses bubblewrap when it works here and says so when it does not (the gate alone then
+decides); ``required`` refuses to run without it; ``off`` never uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from noetic.errors import UsageError
+
+SandboxMode = Literal["required", "auto", "off"]
+SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Which sandbox commands run in; ``binary`` is None when they run without one."""
+
+    binary: str | None
+    note: str
+
+    @property
+    def name(self) -> str:
+        return "bubblewrap" if self.binary else "none"
+
+
+@cache
+def detect() -> Sandbox:
+    """Bubblewrap when it is installed and can create a sandbox here (namespaces allowed)."""
+    binary = shutil.which("bwrap")
+    if binary is None:
+        return Sandbox(None, "bubblewrap (bwrap) is not installed")
+    true = shutil.which("true") or "/bin/true"
+    try:
+        probe = subprocess.run(
+            [binary, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", true],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Sandbox(None, f"bubblewrap could not start: {exc}")
+    if probe.returncode != 0:
+        reason = probe.stderr.decode("utf-8", "replace").strip() or f"exit {probe.returncode}"
+        return Sandbox(None, f"bubblewrap cannot create a sandbox here: {reason}")
+    return Sandbox(binary, "bubblewrap: system read-only, only the workspace writable")
+
+
+def choose(mode: str) -> Sandbox:
+    """The sandbox for ``mode`` (required, auto, off); required without one is an error."""
+    if mode not in SANDBOX_MODES:
+        raise UsageError(
+            f"unknown sandbox mode {mode!r}", fix=f"use one of {', '.join(SANDBOX_MODES)}"
+        )
+    if mode == "off":
+        return Sandbox(None, "the sandbox is off: the shell gate alone decides")
+    found = detect()
+    if found.binary is None:
+        if mode == "required":
+            raise UsageError(
+                f"--sandbox required, but no OS sandbox is available: {found.note}",
+                fix="install bubblewrap (apt-get install bubblewrap), or use --sandbox auto",
+            )
+        return Sandbox(None, f"no OS sandbox ({found.note}): the shell gate alone decides")
+    return found
+
+
+def wrap(
+    argv: list[str],
+    sandbox: Sandbox,
+    *,
+    workspace: str,
+    cwd: str,
+    home: str,
+    network: bool,
+) -> list[str]:
+    """``argv`` as run inside ``sandbox`` (unchanged when there is none)."""
+    if sandbox.binary is None:
+        return argv
+    args = [sandbox.binary, "--die-with-parent", "--new-session", "--unshare-all"]
+    if network:
+        args.append("--share-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # empty folders over the host's, then the workspace bound on top (bwrap makes the mount
+    # point inside the empty folder when the workspace lives under one of them)
+    for private in ("/tmp", "/var/tmp", "/run", home):
+        if os.path.isdir(private):
+            args += ["--tmpfs", private]
+    args += ["--bind", workspace, workspace]
+    resolv = os.path.realpath("/etc/resolv.conf")
+    if network and resolv.startswith("/run/") and os.path.exists(resolv):
+        args += ["--ro-bind", resolv, resolv]  # name resolution, when the network is allowed
+    for protected in (".git/hooks", ".git/config", ".noetic"):
+        path = os.path.join(workspace, protected)
+        if os.path.lexists(path) and not os.path.islink(path):
+            args += ["--ro-bind", path, path]
+    args += ["--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
+    return args
