@@ -37,9 +37,11 @@ from noetic.calibration.guardian import (
 )
 from noetic.calibration.metrics import (
     CalibrationMetrics,
+    CalibrationTest,
     Metric,
     ReliabilityBin,
     calibration_metrics,
+    calibration_test,
 )
 from noetic.calibration.outcomes import (
     Adjustment,
@@ -74,6 +76,7 @@ __all__ = [
     "CalibrationClass",
     "CalibrationMetrics",
     "CalibrationReport",
+    "CalibrationTest",
     "DriftReport",
     "Filters",
     "GuardianReport",
@@ -89,6 +92,7 @@ __all__ = [
     "basic_calibration_report",
     "calibration_metrics",
     "calibration_report",
+    "calibration_test",
     "check_drift_monitor",
     "classify",
     "detect_drift",

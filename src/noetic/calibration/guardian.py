@@ -1,9 +1,16 @@
-"""The guardian: turns a credible bias into one profile correction.
+"""The guardian: turns a credible bias into one profile correction, sized by the evidence.
 
-It turns a credible bias in ``overall`` into one proposal: scale the profile's
-``confidence_weight`` by ``observed / predicted`` (mean observed success over mean stated
-confidence), kept within [0.5, 1.5]. One knob, so two corrections never compound. Nothing
-changes unless the proposal is applied.
+When the bias in ``overall`` is credible, the guardian proposes one change: scale the profile's
+``confidence_weight`` so that stated confidence would meet observed success. The evidence alone
+supports ``weight · observed / predicted``; the proposal follows the *posterior* instead,
+
+    new = weight · (predicted − μ) / predicted
+
+with ``μ`` the posterior mean bias (:mod:`.beliefs`), which is shrunk toward 0 (no change) when
+there are few outcomes and reaches ``predicted − observed`` as they accumulate. The posterior's
+95% interval for ``μ`` gives the proposal's interval. [0.5, 1.5] is a safety limit: a proposal
+beyond it is cut to it and says so (``clamped``), with the value the evidence asked for. One
+knob, so two corrections never compound. Nothing changes unless the proposal is applied.
 """
 
 from __future__ import annotations
@@ -35,6 +42,11 @@ class Proposal(BaseModel):
     field: str
     old: float
     new: float
+    low: float
+    high: float
+    supported: float
+    clamped: bool
+    unclamped: float
     reason: str
 
 
@@ -45,22 +57,40 @@ def guardian_proposal(
     mean_predicted: float,
     mean_observed: float,
 ) -> Proposal | None:
-    """A ``confidence_weight`` correction when the overall bias is credible, else ``None``."""
+    """A ``confidence_weight`` correction when the overall bias is credible, else ``None``;
+    sized by the posterior mean bias, with its interval (module docstring)."""
     if not belief.credible or mean_predicted <= 0:
         return None
     lo, hi = WEIGHT_BOUNDS
-    new = round(min(hi, max(lo, current_weight * mean_observed / mean_predicted)), 3)
+
+    def weight(bias: float) -> float:
+        return current_weight * (mean_predicted - bias) / mean_predicted
+
+    unclamped = round(weight(belief.mean), 3)
+    new = round(min(hi, max(lo, unclamped)), 3)
     if new == round(current_weight, 3):
         return None
+    clamped = new != unclamped
+    low, high = (round(min(hi, max(lo, weight(b))), 3) for b in (belief.high, belief.low))
+    supported = round(current_weight * mean_observed / mean_predicted, 3)
+    limit = (
+        f"; cut to the safety limit {new} (the evidence asks for {unclamped})" if clamped else ""
+    )
     return Proposal(
         profile=profile,
         field="tuning.confidence_weight",
         old=current_weight,
         new=new,
+        low=low,
+        high=high,
+        supported=supported,
+        clamped=clamped,
+        unclamped=unclamped,
         reason=(
             f"{belief.direction}: mean bias {belief.mean:+.3f} (95% interval {belief.low:+.3f} "
             f"to {belief.high:+.3f}, {belief.evidence} outcomes); stated confidence "
-            f"{mean_predicted:.3f} vs observed {mean_observed:.3f}"
+            f"{mean_predicted:.3f} vs observed {mean_observed:.3f}; weight {new} (95% interval "
+            f"{low} to {high}; the outcomes alone say {supported}){limit}"
         ),
     )
 

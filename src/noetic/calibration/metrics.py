@@ -15,18 +15,34 @@ the verified outcome (``y`` in [0, 1]; 1 = success). All maths is in ``docs/cali
   intervals are narrow anyway) and the **sample size**. Below ``min_samples`` (default 20),
   or for AUROC without at least 5 successes and 5 failures, the metric is ``None`` with the
   reason, never a number.
+
+Binned ECE is biased upward at small n (noise alone makes bins miss), so it can never say
+"calibrated". Two additions can:
+
+* **Debiased ECE** (Kumar, Liang & Ma 2019): the squared calibration error per bin minus the
+  part noise explains, ``Σ_b (n_b/N) · [(mean(p_b) − mean(y_b))² − s²_b / n_b]`` with ``s²_b``
+  the unbiased variance of the outcomes in the bin; reported as a signed root (negative: smaller
+  than the noise). Its 95% interval is the bootstrap percentile interval on the squared scale,
+  shifted by the bootstrap's own bias (resampling adds noise the estimator then removes twice).
+* **A calibration test**: Spiegelhalter's Z, ``Σ (y − p)(1 − 2p) / √Σ (1 − 2p)² p(1 − p)``,
+  and the calibration-in-the-large Z, ``Σ (y − p) / √Σ p(1 − p)``; both are standard normal
+  for a calibrated agent. The verdict is "miscalibrated" when either rejects at ``α/2``
+  (Bonferroni, α = 0.05 by default), else "consistent with calibration" — from the test, never
+  from a point estimate.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 MIN_SAMPLES: Final = 20
 MIN_PER_CLASS: Final = 5
 BOOTSTRAP_ROUNDS: Final = 1000
+TEST_ALPHA: Final = 0.05
 
 
 class Metric(BaseModel):
@@ -50,12 +66,32 @@ class ReliabilityBin(BaseModel):
     gap: float
 
 
+Verdict = Literal["consistent with calibration", "miscalibrated", "insufficient data"]
+
+
+class CalibrationTest(BaseModel):
+    """Spiegelhalter's Z and the calibration-in-the-large Z, and the verdict they give."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    alpha: float
+    n: int
+    spiegelhalter_z: float | None = None
+    spiegelhalter_p: float | None = None
+    bias_z: float | None = None
+    bias_p: float | None = None
+    reason: str
+
+
 class CalibrationMetrics(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     n: int
     brier: Metric
     ece: Metric
+    ece_debiased: Metric
+    test: CalibrationTest
     signed_bias: Metric
     auroc: Metric
     reliability: list[ReliabilityBin]
@@ -132,6 +168,101 @@ def ece(p: Any, y: Any, bins: int) -> float:
     return float(np.abs(sum_p - sum_y).sum() / len(p))
 
 
+def ece_debiased_squared(p: Any, y: Any, bins: int) -> float:
+    """``Σ_b (n_b/N)·[(mean p_b − mean y_b)² − s²_b/n_b]``: unbiased for the binned squared
+    calibration error; bins with one sample carry no variance estimate and are left out."""
+    import numpy as np
+
+    _, ids = bin_ids(p, bins)
+    count = np.bincount(ids, minlength=bins).astype(float)
+    sum_p = np.bincount(ids, weights=p, minlength=bins)
+    sum_y = np.bincount(ids, weights=y, minlength=bins)
+    sum_yy = np.bincount(ids, weights=y * y, minlength=bins)
+    m = count >= 2
+    mean_p, mean_y = sum_p[m] / count[m], sum_y[m] / count[m]
+    variance = np.maximum(0.0, sum_yy[m] - count[m] * mean_y**2) / (count[m] - 1)
+    return float(np.sum(count[m] / len(p) * ((mean_p - mean_y) ** 2 - variance / count[m])))
+
+
+def signed_root(x: float) -> float:
+    return math.copysign(math.sqrt(abs(x)), x)
+
+
+def _debiased_interval(p: Any, y: Any, bins: int, seed: int, rounds: int) -> tuple[float, float]:
+    """Bootstrap percentiles on the squared scale, shifted by the bootstrap's bias."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = len(p)
+    rounds = min(rounds, max(200, 20_000_000 // max(n, 1)))
+    point = ece_debiased_squared(p, y, bins)
+    values = np.empty(rounds)
+    for i in range(rounds):
+        idx = rng.integers(0, n, n)
+        values[i] = ece_debiased_squared(p[idx], y[idx], bins)
+    shift = float(values.mean()) - point
+    low, high = np.percentile(values, [2.5, 97.5]) - shift
+    return signed_root(float(low)), signed_root(float(high))
+
+
+def _two_sided_p(z: float) -> float:
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def calibration_test(
+    p: Any, y: Any, *, alpha: float = TEST_ALPHA, min_samples: int = MIN_SAMPLES
+) -> CalibrationTest:
+    """Spiegelhalter's Z and the calibration-in-the-large Z (module docstring)."""
+    import numpy as np
+
+    n = len(p)
+    if n < min_samples:
+        return CalibrationTest(
+            verdict="insufficient data",
+            alpha=alpha,
+            n=n,
+            reason=f"insufficient data: {n} outcomes, at least {min_samples} needed",
+        )
+    variance = p * (1 - p)
+    tests: dict[str, tuple[float, float]] = {}
+    certain_but_wrong = bool(np.any((variance == 0) & (y != p)))
+    for name, weight in (("spiegelhalter", 1 - 2 * p), ("bias", np.ones_like(p))):
+        spread = float(np.sum(weight**2 * variance))
+        if spread > 0:
+            z = float(np.sum((y - p) * weight)) / math.sqrt(spread)
+            tests[name] = (z, _two_sided_p(z))
+    level = alpha / max(1, len(tests))
+    rejected = [name for name, (_, pv) in tests.items() if pv < level]
+    if certain_but_wrong:
+        verdict: Verdict = "miscalibrated"
+        reason = "a confidence of 0 or 1 met a different outcome"
+    elif not tests:
+        verdict, reason = "insufficient data", "every confidence is 0 or 1: nothing to test"
+    elif rejected:
+        verdict = "miscalibrated"
+        reason = " and ".join(
+            f"{'Spiegelhalter' if r == 'spiegelhalter' else 'calibration-in-the-large'} "
+            f"Z = {tests[r][0]:+.2f} (p = {tests[r][1]:.3g} < {level:.3g})"
+            for r in rejected
+        )
+    else:
+        verdict = "consistent with calibration"
+        reason = f"no test rejects at {alpha:g}: " + ", ".join(
+            f"{name} p = {pv:.3g}" for name, (_, pv) in tests.items()
+        )
+    spiegel, bias = tests.get("spiegelhalter"), tests.get("bias")
+    return CalibrationTest(
+        verdict=verdict,
+        alpha=alpha,
+        n=n,
+        spiegelhalter_z=round(spiegel[0], 6) if spiegel else None,
+        spiegelhalter_p=round(spiegel[1], 6) if spiegel else None,
+        bias_z=round(bias[0], 6) if bias else None,
+        bias_p=round(bias[1], 6) if bias else None,
+        reason=reason,
+    )
+
+
 def auroc(p: Any, y: Any) -> float:
     """Mann–Whitney U over ranks, ties given their average rank."""
     import numpy as np
@@ -185,12 +316,21 @@ def calibration_metrics(
 
     few = f"insufficient data: {n} outcomes, at least {min_samples} needed"
     enough = n >= min_samples
+    if enough:
+        low, high = _debiased_interval(p, y, bins, seed, rounds)
+        debiased = Metric(
+            value=signed_root(ece_debiased_squared(p, y, bins)), low=low, high=high, n=n
+        )
+    else:
+        debiased = Metric(value=None, n=n, reason=few)
     positives = int((y >= 0.5).sum()) if n else 0
     both = positives >= MIN_PER_CLASS and n - positives >= MIN_PER_CLASS
     return CalibrationMetrics(
         n=n,
         brier=metric(brier, enough, few),
         ece=metric(lambda a, b: ece(a, b, bins), enough, few),
+        ece_debiased=debiased,
+        test=calibration_test(p, y, min_samples=min_samples),
         signed_bias=metric(signed_bias, enough, few),
         auroc=metric(
             _guarded_auroc,

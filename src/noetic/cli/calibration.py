@@ -129,8 +129,14 @@ def report(
         out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
         out.print(f"  Brier score      {_fmt(m.brier)}")
         out.print(f"  ECE ({m.bins} bins)    {_fmt(m.ece)}")
+        out.print(f"  debiased ECE     {_fmt(m.ece_debiased)}  (≤ 0: within the noise)")
         out.print(f"  signed bias      {_fmt(m.signed_bias)}  (+ = overconfident)")
         out.print(f"  AUROC            {_fmt(m.auroc)}")
+        colour = {"miscalibrated": "yellow", "consistent with calibration": "green"}
+        out.print(
+            f"  verdict          [{colour.get(m.test.verdict, 'dim')}]{m.test.verdict}[/] "
+            f"({esc(m.test.reason)})"
+        )
         if m.reliability:
             out.print("\n  confidence bin     n   stated   observed")
             for b in m.reliability:
