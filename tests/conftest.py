@@ -31,6 +31,10 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "noetic-home"
     monkeypatch.setenv("NOETIC_HOME", str(home))
+    # POSTFLIGHT indexes the finished task in a detached background process by default; the
+    # suite indexes in the command itself, so no test races a writer it did not start (the
+    # background path has its own tests, which unset this).
+    monkeypatch.setenv("NOETIC_INDEX", "inline")
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NOETIC_API_KEY", "NOETIC_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     return home

@@ -296,10 +296,10 @@ def postflight(
             "postflight", session, ai_id, store, vectors, vectors_file, json, provider=provider
         )
     emit(result, json, lambda: _render_assessment(result))
-    if not isinstance(result, dict):  # a finished task: embed it for recall now
-        from noetic.recall.index import index_new_tasks
+    if not isinstance(result, dict):  # a finished task: index it for recall, off this process
+        from noetic.recall.background import spawn_indexer
 
-        index_new_tasks(open_tracker(store).store)
+        spawn_indexer(open_tracker(store).store)
 
 
 def investigate(

@@ -1,0 +1,76 @@
+"""Index finished tasks for recall in a detached process, so a short-lived command (``noetic
+postflight``) never waits for the embedder to load.
+
+``spawn_indexer(store)`` starts ``python -m noetic.recall.background HOME`` in its own session,
+with no terminal and no output, and returns at once (a few milliseconds: a shell starts the
+indexer in the background and exits, so no zombie is left behind for the caller to reap). The
+indexer embeds the store's pending tasks (at most ``limit``) and exits. If it never runs or is
+killed, nothing is lost: the tasks stay pending, ``recall`` catches up on them before it ranks,
+and ``noetic reindex`` embeds them all. ``NOETIC_INDEX=inline`` indexes in the calling process
+instead; ``NOETIC_INDEX=off`` leaves the tasks pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from noetic.store import Store
+
+MODES = ("background", "inline", "off")
+
+
+def mode() -> str:
+    """How finished tasks are indexed: ``$NOETIC_INDEX`` if it names a mode, else background."""
+    value = os.environ.get("NOETIC_INDEX", "").strip().lower()
+    return value if value in MODES else "background"
+
+
+def spawn_indexer(store: Store) -> None:
+    """Index ``store``'s pending tasks the way :func:`mode` says, never raising."""
+    how = mode()
+    if how == "off":
+        return
+    if how == "inline":
+        from noetic.recall.index import index_new_tasks
+
+        index_new_tasks(store)
+        return
+    home = str(Path(store.home).resolve())
+    command = shlex.join([sys.executable, "-m", "noetic.recall.background", home])
+    # If the shell cannot start, the tasks stay pending and recall catches up on them.
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(
+            ["/bin/sh", "-c", f"{command} </dev/null >/dev/null 2>&1 &"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            check=False,
+            timeout=10,
+        )
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m noetic.recall.background STORE_DIR", file=sys.stderr)
+        return 2
+    home = Path(argv[0])
+    if not (home / "noetic.db").is_file():
+        return 1
+    from noetic.recall.index import index_new_tasks
+    from noetic.store import Store
+
+    with Store(home) as store:
+        index_new_tasks(store)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
