@@ -307,3 +307,22 @@ def test_without_an_embedder_the_server_works_and_the_tasks_stay_pending(tmp_pat
     monkeypatch.delenv("NOETIC_RECALL_EMBEDDER")
     assert pending_count(n.store, recall_embedder().name) == 1
     n.embedding.stop()
+
+
+def test_a_long_lived_index_keeps_a_bounded_number_of_scopes_each_current(work):
+    from noetic.recall.index import SCOPES
+
+    embed_pending(work, recall_embedder())
+    idx = index_for(work, recall_embedder())
+    for i in range(SCOPES + 4):
+        scope = idx.scope(ai_id=None, project=f"x{i}", all_projects=False)
+        assert scope.rows == 0 and len(scope.vectors) == 0
+    assert len(idx._scopes) == SCOPES
+    p = idx.scope(ai_id=None, project="p", all_projects=False)
+    assert np.array_equal(p.vectors, idx.vectors[p.positions]) and p.rows == 3
+    add(work, summary("rotate the signing keys", cid="c_new", project="p"))
+    embed_pending(work, recall_embedder())
+    idx.refresh()
+    again = idx.scope(ai_id=None, project="p", all_projects=False)
+    assert again.rows == 4 and np.array_equal(again.vectors, idx.vectors[again.positions])
+    assert run(work, "rotate the keys used for signing").chosen[0].task == "rotate the signing keys"

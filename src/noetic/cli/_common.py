@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -220,19 +220,21 @@ def _stdin_has_data() -> bool:
 
 
 def optional_current_session(
-    tracker: Tracker, explicit: str | None, ai_id: str | None = None
+    tracker: Tracker | Store, explicit: str | None, ai_id: str | None = None
 ) -> str | None:
     """Like :func:`current_session`, for commands that also work without a session: the agent
-    is the one named, else ``$NOETIC_AI_ID``, else the default; None when it has none."""
+    is the one named, else ``$NOETIC_AI_ID``, else the default; None when it has none. Takes
+    the store alone where a command needs no tracker (``recall``, kept light for cold calls)."""
     import os
 
     from noetic.store.current import read_current_session
 
+    store = cast("Store", getattr(tracker, "store", tracker))  # importing Tracker costs
     if explicit:
-        return tracker.store.get_session(explicit).id
+        return store.get_session(explicit).id
     who = agent(ai_id or os.environ.get("NOETIC_AI_ID"))
-    remembered = read_current_session(tracker.store.home, who)
-    return tracker.store.get_session(remembered).id if remembered else None
+    remembered = read_current_session(store.home, who)
+    return store.get_session(remembered).id if remembered else None
 
 
 def _no_current_session(home: Path, who: str) -> Exception:

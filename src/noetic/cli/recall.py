@@ -56,11 +56,11 @@ def recall(
 
             index = QdrantIndex(qdrant, recall_embedder().dimension)
         try:
-            tracker = open_tracker(store)
+            opened = open_store(store)  # no tracker: its profiles cost a cold call for nothing
             result = recall_for_current_session(
-                tracker.store,
+                opened,
                 task,
-                session_id=optional_current_session(tracker, session, ai_id),
+                session_id=optional_current_session(opened, session, ai_id),
                 limit=limit,
                 budget=budget,
                 ai_id=ai_id,

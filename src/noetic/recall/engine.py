@@ -181,10 +181,8 @@ def recall(
     trusted_by = np.array([v in (CONFIRMED, UNVERIFIED) for v in VERDICTS])
     allowed_all = allowed_by[verdict]
     query = embedder.embed([task])[0]
-    if index is None:
-        similarity = (idx.vectors if pos is None else idx.vectors[pos]) @ query
-    else:
-        similarity = _qdrant(store, index, idx, pos, query)
+    exact = index is None  # numpy over the scope's rows, else the Qdrant backend's
+    similarity = scoped.vectors @ query if exact else _qdrant(store, index, idx, pos, query)
     short = _top(similarity, config.shortlist)
     sim = similarity[short].astype(np.float64)
     m = idx.meta[short if pos is None else pos[short]]

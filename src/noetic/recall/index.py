@@ -227,26 +227,45 @@ class RecallIndex:
         return self._verdicts[1]
 
     def scope(self, *, ai_id: str | None, project: str | None, all_projects: bool) -> Scope:
-        """The rows in scope and their calibration codes, cached until the index changes."""
+        """The rows in scope, their vectors (a contiguous copy, so a query reads only the
+        scope's rows and copies nothing) and calibration codes; cached until the index
+        changes, for the :data:`SCOPES` scopes used last."""
         key = (ai_id, project, all_projects)
-        if key not in self._scopes:
-            mask = np.ones(self.rows, bool)
-            if ai_id is not None:
-                mask &= self.meta["ai"] == _index(self.codes["ais"], ai_id)
-            if not all_projects:
-                mask &= self.meta["project"] == _index(self.codes["projects"], project)
-            pos = None if mask.all() else np.flatnonzero(mask)
-            meta = self.meta if pos is None else self.meta[pos]
-            calibration = np.ascontiguousarray(meta["calibration"])
-            self._scopes[key] = Scope(
-                positions=pos, calibration=calibration, drift=_drift(meta, calibration, self)
-            )
-        return self._scopes[key]
+        with self._lock:
+            found = self._scopes.pop(key, None)
+            if found is None:
+                found = self._scope(ai_id, project, all_projects)
+            self._scopes[key] = found  # the most recently used last
+            while len(self._scopes) > SCOPES:
+                self._scopes.pop(next(iter(self._scopes)))
+            return found
+
+    def _scope(self, ai_id: str | None, project: str | None, all_projects: bool) -> Scope:
+        mask = np.ones(self.rows, bool)
+        if ai_id is not None:
+            mask &= self.meta["ai"] == _index(self.codes["ais"], ai_id)
+        if not all_projects:
+            mask &= self.meta["project"] == _index(self.codes["projects"], project)
+        pos = None if mask.all() else np.flatnonzero(mask)
+        meta = self.meta if pos is None else self.meta[pos]
+        calibration = np.ascontiguousarray(meta["calibration"])
+        return Scope(
+            positions=pos,
+            vectors=self.vectors if pos is None else self.vectors[pos],
+            calibration=calibration,
+            drift=_drift(meta, calibration, self),
+        )
+
+
+SCOPES = 8
+"""Scopes (project, AI) whose rows a long-lived process keeps at hand; a scope's vectors are
+at most the index's, and the scopes of different projects do not overlap."""
 
 
 @dataclass(frozen=True)
 class Scope:
     positions: Any  # row positions, or None for every row
+    vectors: Any  # the rows' vectors, contiguous
     calibration: Any  # calibration code of each row in scope
     drift: float | None  # well-calibrated share: latest 5 against the rest (None under 10)
 
