@@ -40,9 +40,13 @@ def tracker(store):
     return Tracker(store, ProfileRegistry(store.home / "profiles"))
 
 
-def go(tracker, replies, *, profile="balanced", tools=(), limits=None, task="fix the bug"):
+def go(tracker, replies, *, profile="balanced", tools=(), limits=None, task="fix the bug",
+       native_tools=False):  # fmt: skip
+    """A run on scripted replies; by default a model without native tool calls, so the
+    investigation step is the JSON object ``step()`` writes (test_native_investigation.py
+    covers the native path)."""
     session, _ = tracker.bootstrap(ai_id="m", profile=profile)
-    provider = ScriptedProvider(replies)
+    provider = ScriptedProvider(replies, native_tools=native_tools)
     ctx = build_context(
         "cascade", tracker=tracker, provider=provider, session_id=session.id,
         tools=list(tools), limits=limits,

@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 from noetic.cascade.engine import RunStatus, run_cascade
 from noetic.cli import app
 from noetic.errors import ValidationError
-from noetic.llm.scripted import ScriptedProvider
+from noetic.llm.scripted import ScriptedProvider, calling
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
 from noetic.tools.mcp_servers import configured_servers
 
-from ..llm.model_server import error, reply, running
-from .test_engine import call, scores, step, think
+from ..llm.model_server import calls, error, reply, running
+from .test_engine import scores, think
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 runner = CliRunner()
@@ -31,7 +31,7 @@ def test_cli_runs_a_cascade_against_a_local_model_server(tmp_path):
         server.enqueue(
             reply(scores(0.5)),
             reply(think(complex_=False, strategy="research")),
-            reply(step(call("read_file", path="notes.txt"))),
+            calls(("c1", "read_file", {"path": "notes.txt"}), text="The notes should say."),
             reply(scores(0.9)),
             reply("The deadline is Friday."),
             reply(scores(0.9)),
@@ -69,7 +69,7 @@ def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path)
     session, _ = tracker.bootstrap(profile="balanced")
     provider = ScriptedProvider([
         scores(0.5), think(),
-        step(call("guide.get_workflow_guidance", phase="check")),
+        calling(("guide_get_workflow_guidance", {"phase": "check"})),
         scores(0.9), "done", scores(0.9),
     ])  # fmt: skip
     ctx = build_context(
@@ -81,6 +81,8 @@ def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path)
     (use,) = run.tool_uses
     assert use.success and "CHECK" in use.information
     assert "guide.get_workflow_guidance" in provider.calls[2].messages[0].content
+    # offered natively under a name the wire formats accept
+    assert "guide_get_workflow_guidance" in [t.name for t in provider.calls[2].tools]
 
 
 def test_bad_mcp_server_config_is_a_clear_error(tmp_path):

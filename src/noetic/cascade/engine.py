@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from contextlib import AsyncExitStack
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -35,13 +36,20 @@ from noetic.cascade.offer import Strategy, allowed, offer
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
 from noetic.events import EventKind, Timer
 from noetic.llm.assess import assess_with_model
-from noetic.llm.base import Request, UsageTotals, complete_streaming
+from noetic.llm.base import (
+    TOOL_NAME,
+    Request,
+    ToolSpec,
+    UsageTotals,
+    complete_streaming,
+    supports_tools,
+)
 from noetic.llm.structured import complete_structured
 from noetic.profiles import Profile
 from noetic.runtime.context import RunContext
 from noetic.runtime.sentinel import SentinelStop
 from noetic.runtime.tracker import Recorded
-from noetic.tools.base import Toolset
+from noetic.tools.base import Tool, Toolset
 from noetic.vectors import VECTOR_NAMES
 
 M = TypeVar("M", bound=BaseModel)
@@ -328,16 +336,23 @@ class _Engine:
     async def investigate(self, strategy: Strategy, gaps: tuple[str, ...]) -> None:
         tools = list(self.tools)
         brief = offer(tools, self.profile, gaps, strategy)
-        step = await self.structured(
-            f"{brief}\n\nChoose up to 5 tool calls that would close your gaps (tool name, "
-            "arguments, purpose, the vector it targets), or none if reasoning alone will do.",
-            InvestigationStep,
-        )
+        runnable = Toolset(allowed(tools, self.profile))
+        problems: dict[int, str] = {}  # native calls that cannot run, by position, and why
+        if supports_tools(self.provider) and len(runnable):
+            step, problems = await self.native_step(brief, list(runnable), gaps)
+        else:
+            step = await self.structured(
+                f"{brief}\n\nChoose up to 5 tool calls that would close your gaps (tool name, "
+                "arguments, purpose, the vector it targets), or none if reasoning alone will do.",
+                InvestigationStep,
+            )
         if step.notes:
             self.findings.append(step.notes)
-        runnable = Toolset(allowed(tools, self.profile))
-        for call in step.calls:
+        for i, call in enumerate(step.calls):
             self.sentinel.tool_call()
+            if i in problems:
+                self.record_tool(call, False, f"error: {problems[i]}")
+                continue
             if call.tool in self.tools.tools and call.tool not in runnable.tools:
                 why = (
                     f"refused: {call.tool!r} is not an approved tool under profile "
@@ -352,6 +367,48 @@ class _Engine:
             except TimeoutError:
                 self.sentinel.timed_out()
             self.record_tool(call, result.ok, result.for_model(), ms=result.ms)
+
+    async def native_step(
+        self, brief: str, tools: list[Tool], gaps: tuple[str, ...]
+    ) -> tuple[InvestigationStep, dict[int, str]]:
+        """The investigation step as native tool calls: the runnable tools offered in the
+        provider's own format (names made wire-safe), up to 5 of the calls the model makes, and
+        the problems of those that cannot run (malformed arguments, an unknown tool)."""
+        wire = wire_names([t.name for t in tools])
+        specs = tuple(
+            ToolSpec(name=wire[t.name], description=t.description, parameters=t.parameters)
+            for t in tools
+        )
+        real = {w: name for name, w in wire.items()}
+        prompt = (
+            f"TASK: {self.task}\n\n{brief}\n\nCall up to 5 of the tools that would close your "
+            "gaps, or none if reasoning alone will do; say in a sentence what you expect to "
+            "learn."
+        )
+        if self.findings:
+            prompt += "\n\nSo far:\n" + "\n\n".join(self.findings[-10:])
+        request = Request.of(
+            prompt, max_tokens=self.settings.max_tokens, tools=specs, tool_choice="auto"
+        )
+        reply = await self.call(self.provider.complete(request))
+        by_name = {t.name: t for t in tools}
+        calls = []
+        problems: dict[int, str] = {}
+        for i, c in enumerate(reply.tool_calls[:5]):
+            if c.error is not None:
+                problems[i] = c.error
+            name = real.get(c.name, c.name)
+            hints = by_name[name].improves_vectors if name in by_name else ()
+            target = next((v for v in hints if v in gaps), None)
+            calls.append(
+                ToolCall(
+                    tool=name,
+                    arguments=c.arguments,
+                    purpose=reply.text.strip()[:300],
+                    target_vector=target,
+                )
+            )
+        return InvestigationStep(calls=calls, notes=reply.text.strip()), problems
 
     async def act(self) -> str:
         plan = "\n".join(f"- {g}" for g in self.run.plan)
@@ -436,3 +493,19 @@ class _Engine:
             return
         with contextlib.suppress(NoeticError):  # already closed by a POSTFLIGHT
             self.tracker.end_task(self.session_id, status.value, {"run": self.summary(status)})
+
+
+def wire_names(names: list[str]) -> dict[str, str]:
+    """A name each wire format accepts for every tool (``guide.get_workflow_guidance`` →
+    ``guide_get_workflow_guidance``), unique among them."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:60] or "tool"
+        candidate, n = base, 1
+        while candidate in used or not TOOL_NAME.match(candidate):
+            n += 1
+            candidate = f"{base}_{n}"
+        used.add(candidate)
+        out[name] = candidate
+    return out

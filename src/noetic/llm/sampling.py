@@ -10,7 +10,16 @@ The MCP specification deprecates sampling from protocol 2026-07-28 in favour of 
 rounds, which cannot carry an engine's sequence of model calls. This provider sends
 ``sampling/createMessage`` on connections that negotiated an earlier protocol (what clients
 speak today); the server checks the connection can carry it before choosing this provider.
-Clients report no token counts for sampling, so usage is recorded as zero.
+Clients report no token counts for sampling, so usage is recorded as zero (and cost unknown).
+
+Tools: protocol 2025-11-25 lets a client declare ``sampling.tools``, and then a request may carry
+tools, a tool choice (``auto``, ``required``, ``none``), ``tool_use`` blocks in assistant turns
+and ``tool_result`` blocks in user turns. A client that declared it makes this provider
+``native_tools``; a request naming one tool is sent with only that tool and ``required``, the
+closest the protocol allows. A client that did not declare it (most today) gets no tools: a
+request with tools fails with a :class:`ProviderError` of kind ``unsupported`` saying so, and
+engines keep their JSON-object path for it (they check :func:`noetic.llm.base.supports_tools`).
+No JSON schema travels natively either: structured replies use the prompt instruction.
 """
 
 from __future__ import annotations
@@ -20,13 +29,28 @@ import warnings
 from typing import Any
 
 from noetic.errors import ProviderError
-from noetic.llm.base import Completion, Request, Usage
+from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
+
+_STOP: dict[str, StopReason] = {
+    "endTurn": "end",
+    "toolUse": "tool_use",
+    "maxTokens": "max_tokens",
+    "stopSequence": "stop_sequence",
+}
+
+
+def client_takes_tools(session: Any) -> bool:
+    """Whether the client declared ``sampling.tools`` when it connected."""
+    params = getattr(session, "client_params", None)
+    sampling = getattr(getattr(params, "capabilities", None), "sampling", None)
+    return getattr(sampling, "tools", None) is not None
 
 
 class SamplingProvider:
     """``complete`` asks the MCP client to run the request on its model."""
 
     name = "mcp-sampling"
+    native_schema = False
 
     def __init__(
         self, session: Any, *, model: str = "client", related_request_id: Any = None
@@ -34,16 +58,36 @@ class SamplingProvider:
         self._session = session
         self._related = related_request_id
         self.model = model
+        self.native_tools = client_takes_tools(session)
 
     async def complete(self, request: Request) -> Completion:
         from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-        from mcp.types import SamplingMessage, TextContent
+        from mcp.types import Tool, ToolChoice
         from pydantic import ValidationError as PydanticValidationError
 
-        messages = [
-            SamplingMessage(role=m.role, content=TextContent(type="text", text=m.content))
-            for m in request.messages
-        ]
+        extra: dict[str, Any] = {}
+        if request.tools:
+            if not self.native_tools:
+                raise ProviderError(
+                    "the MCP client did not declare the sampling.tools capability (protocol "
+                    "2025-11-25), so a request with tools cannot be sent through it",
+                    provider=self.name,
+                    model=self.model,
+                    kind="unsupported",
+                    fix="use a client that supports tools in sampling, or a provider string",
+                )
+            offered = request.tools
+            mode = request.tool_choice
+            if mode not in (None, "auto", "required", "none"):
+                offered = tuple(t for t in request.tools if t.name == mode)
+                mode = "required"
+            extra["tools"] = [
+                Tool(name=t.name, description=t.description, input_schema=t.parameters)
+                for t in offered
+            ]
+            if mode is not None:
+                extra["tool_choice"] = ToolChoice(mode=mode)
+        messages = [m for message in request.messages for m in _messages(message)]
         start = time.perf_counter()
         try:
             with warnings.catch_warnings():
@@ -54,6 +98,7 @@ class SamplingProvider:
                     system_prompt=request.system,
                     temperature=request.temperature,
                     related_request_id=self._related,
+                    **extra,
                 )
         except MCPError as exc:
             raise ProviderError(
@@ -69,18 +114,59 @@ class SamplingProvider:
                 model=self.model,
                 retryable=False,
             ) from exc
-        text = getattr(result.content, "text", None)
-        if text is None:
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        texts = [b.text for b in blocks if b.type == "text"]
+        calls = tuple(
+            parse_tool_call(b.id, b.name, b.input, request.tools)
+            for b in blocks
+            if b.type == "tool_use"
+        )
+        if not texts and not calls:
+            kinds = ", ".join(sorted({b.type for b in blocks})) or "no"
             raise ProviderError(
-                f"the MCP client answered with {result.content.type} content, not text",
+                f"the MCP client answered with {kinds} content, not text",
                 provider=self.name,
                 model=self.model,
                 retryable=False,
             )
         return Completion(
-            text=text,
+            text="".join(texts),
             usage=Usage(),
             model=result.model or self.model,
             provider=self.name,
             latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            tool_calls=calls,
+            stop_reason=_STOP.get(result.stop_reason or "", "tool_use" if calls else "end"),
         )
+
+
+def _messages(m: Message) -> list[Any]:
+    """One message as sampling messages: tool results go alone in their own user message, as
+    the protocol requires, and any text of that turn follows in another."""
+    from mcp.types import SamplingMessage, TextContent, ToolResultContent, ToolUseContent
+
+    if not m.tool_calls and not m.tool_results:
+        return [SamplingMessage(role=m.role, content=TextContent(type="text", text=m.content))]
+    out: list[Any] = []
+    if m.tool_results:
+        results = [
+            ToolResultContent(
+                type="tool_result",
+                tool_use_id=r.call_id,
+                content=[TextContent(type="text", text=r.content)],
+                is_error=r.is_error or None,
+            )
+            for r in m.tool_results
+        ]
+        out.append(SamplingMessage(role="user", content=results))
+        if m.content:
+            out.append(
+                SamplingMessage(role="user", content=TextContent(type="text", text=m.content))
+            )
+        return out
+    content: list[Any] = [TextContent(type="text", text=m.content)] if m.content else []
+    content += [
+        ToolUseContent(type="tool_use", id=c.id, name=c.name, input=c.arguments)
+        for c in m.tool_calls
+    ]
+    return [SamplingMessage(role="assistant", content=content)]
