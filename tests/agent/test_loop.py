@@ -362,3 +362,28 @@ def test_a_tool_call_scripted_as_completion_with_text_keeps_the_text(store, ws) 
     run(ctx, "list", settings)
     assistant = script.reason_requests[1].messages[-2]
     assert assistant.content == "Let me look." and assistant.tool_calls[0].id == "c1"
+
+
+def test_a_provider_without_native_tool_calls_gets_a_json_object_path(store, ws) -> None:
+    seen: list[Request] = []
+
+    def model(request: Request) -> str:
+        if is_triage(request):
+            return triage(tools=["file_read"])
+        seen.append(request)
+        assert not request.tools  # nothing the provider cannot take
+        if len(seen) == 1:
+            assert "- file_read:" in request.system and '"tool_calls"' in request.system
+            return json.dumps(
+                {"tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}]}
+            )
+        results = request.messages[-1].content
+        assert results.startswith("Tool results:\n[json_1_1]")
+        return json.dumps({"answer": "notes: " + results.split("the answer is ")[1].split()[0]})
+
+    provider = ScriptedProvider(model, native_tools=False)
+    ctx = build_context("agent", home=store.home, provider=provider, tools=file_tools(ws))
+    result = run(ctx, "What do my notes say?", AgentSettings(workspace=ws))
+    assert result.answer == "notes: 42"
+    assert [c["tool"] for c in result.tool_calls] == ["file_read"]
+    assert seen[1].messages[-2].content.startswith('{"tool_calls"')

@@ -16,6 +16,7 @@ each query needs; ``tools=[…]`` gives an explicit list instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Literal
@@ -66,16 +67,28 @@ def builtin_tools(
     sandbox: str = "auto",
     policy_files: tuple[Path, ...] = (),
     shell_timeout_s: float = 60.0,
+    home: Path | None = None,
 ) -> tuple[list[Tool], str]:
-    """The agent's built-ins and the auto-registered tools, and the sandbox notice."""
+    """The agent's built-ins and the auto-registered tools, and the sandbox notice: files,
+    shell, retrieve, search and scrape (as configured in ``home``'s config.toml), then every
+    ``noetic.tools`` entry point."""
     from noetic.tools.discovery import discover
+    from noetic.tools.documents import retrieve_tool
     from noetic.tools.files import file_tools
     from noetic.tools.shell import ShellRunner, shell_tool
     from noetic.tools.shellgate import load_policy
+    from noetic.tools.web import agent_config, scrape_tool, search_tool
 
     policy = load_policy(*policy_files)
     runner = ShellRunner(workspace, policy=policy, sandbox=sandbox, timeout_s=shell_timeout_s)
-    tools = [*file_tools(workspace, policy), shell_tool(runner)]
+    config = agent_config(home) if home is not None else {}
+    tools = [
+        *file_tools(workspace, policy),
+        shell_tool(runner),
+        retrieve_tool(workspace),
+        search_tool(config.get("search")),
+        scrape_tool(config.get("scrape")),
+    ]
     taken = {t.name for t in tools}
     tools += [t for t in discover(workspace) if t.name not in taken]
     return tools, runner.notice
@@ -124,13 +137,14 @@ class Agent:
         )
         self._ask = ask
         self.notice: str | None = None
+        self._home = home
+        self._builtins = tools is None
         if tools is None:
             tools, self.notice = builtin_tools(
-                self.workspace, sandbox=sandbox, policy_files=policy_files
+                self.workspace, sandbox=sandbox, policy_files=policy_files, home=self.home
             )
         self._tools = tools
         self._provider = provider
-        self._home = home
         self._limits = Limits(timeout_s=timeout_s, max_tool_calls=max(30, max_iterations * 8))
         self._ctx = ctx
         self._tracker: Any = None
@@ -147,20 +161,33 @@ class Agent:
             ctx.tools = list(self._tools)
             return ctx
         from noetic.runtime.context import open_tracker
-        from noetic.store import locate_store
 
-        home = self._home or locate_store(None).home
+        home = self.home
         if self._tracker is None:  # one store for all of this agent's runs
             self._tracker = open_tracker(home)
+        tools = list(self._tools)
+        if self._builtins:
+            from noetic.agent.recall_tool import recall_tool
+
+            tools.append(recall_tool(self._tracker.store))
         return build_context(
             "agent",
             tracker=self._tracker,
             provider=self._provider,
             limits=self._limits,
-            tools=self._tools,
+            tools=tools,
             mcp_servers=_servers(home),
             needs_model=True,
         )
+
+    @property
+    def home(self) -> Path:
+        """The store this agent records in (``home=``, else the project's, else $NOETIC_HOME)."""
+        if self._home is None:
+            from noetic.store import locate_store
+
+            self._home = locate_store(None).home
+        return self._home
 
     def memory(self, ctx: RunContext) -> Any:
         return self.memory_for(ctx.store)
@@ -238,8 +265,10 @@ class Agent:
             await task  # a bug in the run surfaces here
         finally:
             unsubscribe()
-            if not task.done():
+            if not task.done():  # the caller stopped listening: stop the run cleanly
                 task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def aresume(self, task_id: str) -> AgentResult:
         """Continue an interrupted task from its saved workspace."""

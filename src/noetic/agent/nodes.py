@@ -42,7 +42,9 @@ from noetic.llm.base import (
     ToolCall,
     ToolCallResult,
     complete_streaming,
+    parse_tool_call,
     stream_completion,
+    supports_tools,
 )
 from noetic.llm.structured import complete_structured
 from noetic.runtime.context import RunContext
@@ -244,7 +246,10 @@ async def reason(run: Run) -> None:
         said.append(text)
         run.say(text)
 
-    reply = await run.ask(request, on_text)
+    if tools and not supports_tools(run.model):
+        reply = await _json_step(run, request)
+    else:
+        reply = await run.ask(request, on_text)
     add_message(run.state, reply.message())
     record_thought(run.state, ex.iteration, reply.text, ex.depth)
     if reply.tool_calls:
@@ -257,6 +262,54 @@ async def reason(run: Run) -> None:
     ex.iterations_without_tools += 1
     ex.response = reply.text or "(the model gave an empty answer)"
     ex.stop_reason = "max_tokens" if reply.stop_reason == "max_tokens" else "answered"
+
+
+async def _json_step(run: Run, request: Request) -> Completion:
+    """One reason step for a provider without native tool calls: the tools are described in
+    the prompt, the reply is one JSON object, and earlier calls and results travel as text."""
+    catalogue = "\n".join(
+        f"- {t.name}: {t.description}\n  arguments (JSON schema): {json.dumps(t.parameters)}"
+        for t in request.tools
+    )
+    asked = Request(
+        system=f"{request.system}\n\n{prompts.JSON_TOOLS.format(tools=catalogue)}",
+        messages=tuple(_as_text(m) for m in request.messages),
+        max_tokens=request.max_tokens,
+    )
+    step = await asyncio.wait_for(
+        complete_structured(run.model, asked, prompts.JsonStep), run.ctx.sentinel.remaining()
+    )
+    calls = tuple(
+        parse_tool_call(
+            f"json_{run.state.execution.iteration}_{i}", c.name, c.arguments, request.tools
+        )
+        for i, c in enumerate(step.tool_calls, 1)
+    )
+    return Completion(
+        text="" if calls else (step.answer or ""),
+        tool_calls=calls,
+        stop_reason="tool_use" if calls else "end",
+        model=run.model.model,
+        provider=run.model.name,
+    )
+
+
+def _as_text(message: Message) -> Message:
+    """A turn with tool calls or results, written out for a model that reads only text."""
+    if message.tool_calls:
+        called = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
+        ]
+        return Message(role="assistant", content=json.dumps({"tool_calls": called}))
+    if message.tool_results:
+        lines = [
+            f"[{r.call_id}] {'error: ' if r.is_error and not r.content.startswith('error') else ''}"
+            f"{r.content}"
+            for r in message.tool_results
+        ]
+        text = "Tool results:\n" + "\n".join(lines)
+        return Message(role="user", content=f"{text}\n\n{message.content}".strip())
+    return message
 
 
 async def _final_answer(run: Run) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 TRIAGE_SYSTEM = """You triage a request before an agent acts on it.
@@ -61,3 +63,23 @@ class ProfileUpdate(BaseModel):
     expertise_areas: list[str] = Field(default_factory=list)
     communication_style: str = ""
     projects: dict[str, str] = Field(default_factory=dict)
+
+
+JSON_TOOLS = """You can call these tools:
+{tools}
+
+Reply with one JSON object and nothing else: {{"tool_calls": [{{"name": "…", "arguments": \
+{{…}}}}]}} to call tools (their results come back in the next message), or {{"answer": "…"}} \
+when you are done."""
+
+
+class JsonCall(BaseModel):
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class JsonStep(BaseModel):
+    """A reason step's reply from a model without native tool calls."""
+
+    tool_calls: list[JsonCall] = Field(default_factory=list)
+    answer: str | None = None
