@@ -15,6 +15,7 @@ from noetic.cli import (
     goals,
     logs,
     mcp,
+    nova,
     observe,
     profiles,
     recall,
@@ -83,6 +84,7 @@ app.add_typer(profiles.app, name="profile")
 app.add_typer(calibration.app, name="calibration")
 app.add_typer(observe.app, name="observe")
 app.add_typer(cascade.app, name="cascade")
+app.add_typer(nova.app, name="nova")
 app.add_typer(goals.app, name="goals")
 app.add_typer(recall.checkpoint_app, name="checkpoint")
 app.add_typer(agent.app, name="agent")

@@ -439,3 +439,35 @@ def m013_agent_memory(conn: sqlite3.Connection) -> None:
 )"""
     )
     conn.execute("CREATE INDEX task_workspaces_updated ON task_workspaces (updated_at)")
+
+
+@migration
+def m014_nova(conn: sqlite3.Connection) -> None:
+    """NovaProcess deliberations: one row per run, its turns written as each one finishes (so a
+    killed run resumes without repeating a call that succeeded)."""
+    conn.execute(
+        """CREATE TABLE nova_runs (
+    id TEXT PRIMARY KEY,
+    session_id TEXT,
+    cascade_id TEXT,
+    question TEXT NOT NULL,
+    status TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    inputs TEXT NOT NULL DEFAULT '[]',
+    result TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    ended_at TEXT
+)"""
+    )
+    conn.execute("CREATE INDEX nova_runs_created ON nova_runs (created_at)")
+    conn.execute(
+        """CREATE TABLE nova_turns (
+    run_id TEXT NOT NULL REFERENCES nova_runs (id),
+    seq INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    turn TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq),
+    UNIQUE (run_id, key)
+)"""
+    )

@@ -1,0 +1,287 @@
+"""`noetic nova "question"`: a panel of personas deliberates, shown turn by turn; `noetic nova
+personas list|show|new`, `noetic nova graph`, `noetic nova resume RUN --input …`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from noetic.cli._common import (
+    JsonOpt,
+    StoreOpt,
+    emit,
+    esc,
+    handled,
+    open_tracker,
+    session_used,
+    stderr,
+    stdout,
+)
+
+
+class _QuestionFirst(TyperGroup):
+    """``noetic nova "question"`` runs a deliberation; a known word runs that subcommand."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["ask", *args]
+        return super().parse_args(ctx, args)
+
+
+def _bare(ctx: typer.Context) -> None:
+    from noetic.cli._common import help_when_bare
+
+    help_when_bare(ctx)
+
+
+app = typer.Typer(
+    cls=_QuestionFirst,
+    help="NovaProcess: a panel of personas deliberates on a question.\n\n"
+    'noetic nova "Should we use OAuth2 or custom JWT?" --provider ollama:llama3.2',
+    callback=_bare,
+    invoke_without_command=True,
+)
+personas_app = typer.Typer(help="The personas a panel is drawn from.", callback=_bare,
+                           invoke_without_command=True)  # fmt: skip
+app.add_typer(personas_app, name="personas")
+
+ProviderOpt = Annotated[
+    str | None, typer.Option(help="anthropic:M, openai:M, ollama:M, openai-compatible:URL#M")
+]
+PersonasOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--personas", help="A directory of persona files (overrides the store's and built-ins).",
+        file_okay=False,
+    ),
+]  # fmt: skip
+
+
+def _catalogue(store: Path | None, personas: list[Path] | None) -> Any:
+    from noetic.nova.personas import Catalogue
+    from noetic.store import resolve_home
+
+    return Catalogue([resolve_home(store) / "personas", *(personas or [])])
+
+
+@app.command("ask", hidden=True)
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to deliberate on.")],
+    provider: ProviderOpt = None,
+    experts: Annotated[
+        str | None, typer.Option(help="A fixed panel, comma-separated (else the DCE picks).")
+    ] = None,
+    max_rounds: Annotated[int, typer.Option(min=1, max=20, help="Expert rounds.")] = 5,
+    gate: Annotated[
+        float | None, typer.Option(min=0, max=1, help="CHECK gate on uncertainty.")
+    ] = None,
+    epsilon: Annotated[float, typer.Option(min=0, max=1, help="Convergence epsilon.")] = 0.05,
+    context_tokens: Annotated[int, typer.Option(min=200, help="Token budget per turn.")] = 3000,
+    personas: PersonasOpt = None,
+    profile: Annotated[
+        str | None, typer.Option(help="Profile (its threshold sets the gate).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Deliberate on QUESTION: the DCE unpacks, experts analyse, the DCE synthesises, the CHECK
+    gate and the CAE's critique decide whether to loop, and the DCE recommends."""
+    import asyncio
+
+    from noetic.llm.registry import resolve_provider_spec
+    from noetic.nova import NovaSettings, run_nova
+    from noetic.runtime.context import Limits, build_context
+
+    with handled(json):
+        settings = NovaSettings(
+            max_rounds=max_rounds,
+            gate=gate,
+            epsilon=epsilon,
+            context_tokens=context_tokens,
+            experts=tuple(e.strip() for e in experts.split(",") if e.strip()) if experts else (),
+            personas=tuple(str(p) for p in personas or ()),
+        )
+        tracker = open_tracker(store, create=True)
+        spec = resolve_provider_spec(provider, tracker.store.home)
+        model_name = spec.partition(":")[2].rpartition("#")[2]
+        session, chosen = tracker.bootstrap(ai_id="nova", profile=profile, ai_model=model_name)
+        ctx = build_context(
+            "nova",
+            tracker=tracker,
+            provider=spec,
+            session_id=session.id,
+            profile=chosen,
+            limits=Limits(timeout_s=timeout),
+        )
+        if not json:
+            stderr().print(f"[bold]Nova[/] {esc(repr(question))} · {esc(spec)}")
+        result = asyncio.run(
+            run_nova(ctx, question, settings=settings, on_turn=None if json else _show_turn)
+        )
+    emit(result, json, lambda: _render(result, session.id))
+
+
+@app.command()
+def resume(
+    run: Annotated[str, typer.Argument(help="The run id (or a unique prefix).")],
+    input: Annotated[
+        str | None, typer.Option("--input", help="A person's decision or guidance.")
+    ] = None,
+    provider: ProviderOpt = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Continue an escalated run with a person's input, or a failed or killed one; turns that
+    already succeeded are replayed from the store, not asked again."""
+    import asyncio
+
+    from noetic.nova import resume_nova
+    from noetic.runtime.context import Limits, build_context
+    from noetic.store.nova import get_run
+
+    with handled(json):
+        tracker = open_tracker(store)
+        row = get_run(tracker.store, run)
+        ctx = build_context(
+            "nova",
+            tracker=tracker,
+            provider=provider,
+            session_id=row["session_id"],
+            limits=Limits(timeout_s=timeout),
+            needs_model=row["status"] != "completed",
+        )
+        result = asyncio.run(
+            resume_nova(ctx, row["id"], input=input, on_turn=None if json else _show_turn)
+        )
+    emit(result, json, lambda: _render(result, row["session_id"]))
+
+
+@app.command()
+def graph(json: JsonOpt = False) -> None:
+    """The process as a Mermaid flowchart: the same graph the engine runs."""
+    from noetic.nova.graph import EDGES, mermaid
+
+    edges = [{"from": e.source, "to": e.target.value, "when": e.when or None} for e in EDGES]
+    emit({"mermaid": mermaid(), "edges": edges}, json, lambda: print(mermaid(), end=""))
+
+
+@personas_app.command("list")
+def personas_list(
+    personas: PersonasOpt = None, store: StoreOpt = None, json: JsonOpt = False
+) -> None:
+    """Every persona: built-ins, the store's (`<store>/personas/`) and --personas directories."""
+    with handled(json):
+        catalogue = _catalogue(store, personas)
+        found = [catalogue.get(n) for n in catalogue.names()]
+
+    def render() -> None:
+        from noetic.cli.render import table as new_table
+
+        table = new_table("name", "role", "pattern", "model", "source")
+        for p in found:
+            table.add_row(
+                esc(p.short_name), esc(p.role), p.pattern.value, esc(p.model or "-"),
+                esc(p.source),
+            )  # fmt: skip
+        stdout().print(table)
+
+    emit([p.model_dump(mode="json", exclude={"body"}) for p in found], json, render)
+
+
+@personas_app.command("show")
+def personas_show(
+    name: Annotated[str, typer.Argument(help="The persona's short_name.")],
+    personas: PersonasOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """One persona in full: its front matter and instructions."""
+    with handled(json):
+        persona = _catalogue(store, personas).get(name)
+
+    def render() -> None:
+        out = stdout()
+        out.print(
+            f"[bold]{esc(persona.role)}[/] ({esc(persona.short_name)}) · {persona.pattern.value}"
+        )
+        out.print(f"[dim]{esc(persona.source)}[/]")
+        out.print(persona.body, markup=False)
+
+    emit(persona, json, render)
+
+
+@personas_app.command("new")
+def personas_new(
+    name: Annotated[str, typer.Argument(help="The new persona's short_name.")],
+    store: StoreOpt = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Write a domain-expert persona to edit into `<store>/personas/NAME.md`."""
+    from noetic.errors import UsageError
+    from noetic.nova.personas import parse_persona, template
+
+    with handled(json):
+        text = template(name)
+        home = open_tracker(store, create=True).store.home
+        path = home / "personas" / f"{name}.md"
+        if path.exists() and not force:
+            raise UsageError(f"{path} exists", fix="edit it, or pass --force to overwrite it")
+        parse_persona(text, str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    done = f"wrote {esc(path)}: edit it, then `noetic nova personas show {esc(name)}`"
+    emit({"path": str(path), "short_name": name}, json, lambda: stdout().print(done))
+
+
+def _state(know: float | None, uncertainty: float | None) -> str:
+    if know is None or uncertainty is None:
+        return "state unknown"
+    return f"know {know:.2f} · uncertainty {uncertainty:.2f}"
+
+
+def _show_turn(turn: Any) -> None:
+    err = stderr()
+    status = "" if turn.status == "ok" else f" [red]{turn.status}[/]"
+    err.print(
+        f"[bold]{turn.seq:>3} {turn.node.value:<10}[/] {esc(turn.persona):<12} "
+        f"round {turn.round} · {_state(turn.know, turn.uncertainty)} · {turn.ms:7.0f} ms{status}"
+    )
+    headline = (
+        turn.block.get("position") or turn.block.get("proposal") or turn.block.get("recommendation")
+    )
+    if turn.block.get("severity"):
+        headline = f"severity {turn.block['severity']}: " + "; ".join(turn.block.get("issues", []))
+    if headline:
+        err.print(f"      {esc(headline)}")
+
+
+def _render(result: Any, session_id: str | None) -> None:
+    out = stdout()
+    out.print(
+        f"\n[bold]status[/] {result.status}" + (f" · {esc(result.detail)}" if result.detail else "")
+    )
+    if result.recommendation:
+        out.print(f"[bold]recommendation[/] {esc(result.recommendation)}")
+    if result.confidence is not None:
+        out.print(f"[bold]confidence[/] {result.confidence:.2f}")
+    lists = {
+        "trade-off": result.tradeoffs,
+        "dissent": result.dissent,
+        "open disagreement": result.disagreements,
+        "note": result.notes,
+    }
+    for label, items in lists.items():
+        for item in items:
+            out.print(f"{label}: {esc(item)}")
+    out.print(
+        f"[dim]run {result.id} · {len(result.turns)} turns · {result.rounds} round(s) · "
+        f"{result.model_calls} model calls · {result.prompt_tokens} prompt tokens[/]"
+    )
+    if session_id:
+        out.print(session_used(session_id))

@@ -1,0 +1,10 @@
+"""NovaProcess: a panel of personas deliberates on a question, gated by its epistemic state.
+
+``run_nova(ctx, question)`` walks the graph in :mod:`noetic.nova.graph` with the personas of
+:mod:`noetic.nova.personas`; ``resume_nova(ctx, run_id, input=…)`` continues an escalated, failed
+or killed run without repeating a model call that succeeded.
+"""
+
+from noetic.nova.engine import NovaRun, NovaSettings, resume_nova, run_nova
+
+__all__ = ["NovaRun", "NovaSettings", "resume_nova", "run_nova"]

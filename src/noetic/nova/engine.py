@@ -1,0 +1,636 @@
+"""The NovaProcess engine: a panel of personas deliberates over the graph in :mod:`.graph`.
+
+:func:`run_nova` opens a run in the store and walks the graph from the question to a decision;
+:func:`resume_nova` walks it again for a run that was escalated, failed or killed. Every turn is
+written to the store the moment it finishes, keyed by ``round:node:persona``; a resumed walk takes
+each turn it already has from the store instead of calling the model, and since every routing
+decision is a function of the turns, it retraces the same path and calls the model only for the
+turns that are missing.
+
+Each turn's prompt is the persona's file, the node's instructions and a context bounded by
+:mod:`.context`. The reply's closing JSON block carries the persona's epistemic state; a reply
+without a usable block is asked for once more, then kept as ``unparsed`` with its state unknown.
+An expert whose calls keep failing is retried once, then left out of the panel (the run says
+so); a failing DCE or CAE ends the run ``failed``, resumable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.errors import ParseError, ProviderError, UsageError, ValidationError
+from noetic.events import EventKind, Timer
+from noetic.llm.base import Completion, Message, Provider, Request
+from noetic.llm.structured import complete_parsed
+from noetic.llm.tokens import count_tokens
+from noetic.nova.context import Context, assemble, pieces_for
+from noetic.nova.graph import START, next_node
+from noetic.nova.personas import Catalogue, Pattern, Persona
+from noetic.nova.turns import (
+    SHAPES,
+    Block,
+    CritiqueBlock,
+    FinalBlock,
+    Node,
+    Pick,
+    Severity,
+    State,
+    SynthesisBlock,
+    Turn,
+    UnpackBlock,
+    parse_block,
+    picks_in,
+    turn_key,
+)
+from noetic.runtime.context import RunContext
+from noetic.runtime.sentinel import SentinelStop
+from noetic.store import nova as records
+from noetic.store.sqlite import now
+from noetic.untrusted import check_text_field
+
+DEFAULT_GATE = 0.35
+
+RunStatus = Literal["running", "completed", "escalated", "failed"]
+OnTurn = Callable[[Turn], None]
+
+
+class NovaSettings(BaseModel):
+    """How a deliberation is bounded and gated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_rounds: int = Field(5, ge=1, le=20, description="Expert rounds before escalating.")
+    gate: float | None = Field(
+        None, ge=0, le=1, description="CHECK gate on uncertainty (default: from the profile)."
+    )
+    epsilon: float = Field(0.05, ge=0, le=1, description="Convergence: smallest state change.")
+    context_tokens: int = Field(
+        3000, ge=200, le=200_000, description="Budget for a turn's context."
+    )
+    reply_tokens: int = Field(1500, ge=64, le=32_000, description="Budget for a turn's reply.")
+    experts: tuple[str, ...] = Field((), description="A fixed panel (else the DCE chooses).")
+    max_experts: int = Field(5, ge=1, le=12)
+    expert_attempts: int = Field(2, ge=1, le=5, description="Tries before an expert is dropped.")
+    personas: tuple[str, ...] = Field((), description="Persona directories after the store's.")
+
+
+class NovaRun(BaseModel):
+    """A deliberation: its decision, how it got there, and every turn."""
+
+    id: str
+    question: str
+    status: RunStatus
+    detail: str = ""
+    session_id: str | None = None
+    cascade_id: str | None = None
+    gate: float
+    experts: list[Pick] = []
+    rounds: int = 0
+    exit: str | None = None
+    recommendation: str | None = None
+    confidence: float | None = None
+    tradeoffs: list[str] = []
+    dissent: list[str] = []
+    disagreements: list[str] = []
+    inputs: list[str] = []
+    notes: list[str] = []
+    turns: list[Turn] = []
+    model_calls: int = 0
+    replayed: int = 0
+    prompt_tokens: int = 0
+    ms: float = 0.0
+
+
+_INSTRUCTIONS: dict[Node, str] = {
+    Node.UNPACK: "Unpack the question: clarify the requirements, identify the key "
+    "considerations, and choose the experts it needs from the catalogue (at most {max}), each "
+    "with your reason for needing them.",
+    Node.EXPERTS: "Analyse the question from your expertise and take a position.{focus}",
+    Node.SYNTHESIZE: "Synthesise the experts' input: combine their insights, find the "
+    "consensus, identify the trade-offs and make one proposal. Name the question that is still "
+    "open, if one is.{focus}",
+    Node.CRITIQUE: "Critique the synthesis: challenge its assumptions, find edge cases, stress "
+    "test the proposal. Rate the severity of what you find: critical (the experts must look "
+    "again), minor (the DCE should adjust the proposal) or none.",
+    Node.REVISE: "Revise the proposal to address the critique; keep what survived it.",
+    Node.FINAL: "Give the final recommendation: the decision, your confidence in it (0 to 1), "
+    "the trade-offs, and the dissent that remains.",
+}
+
+
+def persona_dirs(home: Path, settings: NovaSettings) -> list[Path]:
+    """Where a run's personas come from after the built-ins: the store's, then the caller's."""
+    return [home / "personas", *(Path(d) for d in settings.personas)]
+
+
+def gate_for(ctx: RunContext, settings: NovaSettings) -> float:
+    """The CHECK gate: ``--gate``, else ``1 − the profile's confidence threshold`` (0.35 for the
+    balanced profile's 0.65), else 0.35."""
+    if settings.gate is not None:
+        return settings.gate
+    if ctx.profile is not None:
+        threshold = ctx.profile.thresholds.confidence_threshold
+        if threshold is None:
+            threshold = ctx.profile.thresholds.dynamic_fallback_threshold
+        return round(1.0 - threshold, 6)
+    return DEFAULT_GATE
+
+
+class _Stop(Exception):
+    def __init__(self, status: RunStatus, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+async def run_nova(
+    ctx: RunContext,
+    question: str,
+    *,
+    settings: NovaSettings | None = None,
+    on_turn: OnTurn | None = None,
+) -> NovaRun:
+    """Deliberate on ``question`` with the panel; see the module docstring."""
+    settings = settings or NovaSettings()
+    check_text_field(question, "question")
+    if not question.strip():
+        raise ValidationError("the question is empty", field="question", value=question)
+    catalogue = Catalogue(persona_dirs(ctx.home, settings))
+    _check_panel(catalogue, settings)
+    ctx.model  # noqa: B018  (a run without a model is the caller's mistake: say so now)
+    run_id = records.create_run(
+        ctx.store, question, settings.model_dump(mode="json"), session_id=ctx.session_id
+    )
+    run = NovaRun(
+        id=run_id,
+        question=question,
+        status="running",
+        session_id=ctx.session_id,
+        gate=gate_for(ctx, settings),
+    )
+    return await _Walk(ctx, run, settings, catalogue, {}, on_turn).go()
+
+
+async def resume_nova(
+    ctx: RunContext,
+    run_id: str,
+    *,
+    input: str | None = None,
+    on_turn: OnTurn | None = None,
+) -> NovaRun:
+    """Continue a run: an escalated one with a person's ``input``, a failed or killed one
+    without. Turns already in the store are replayed, not asked again."""
+    row = records.get_run(ctx.store, run_id)
+    if row["status"] == "completed":
+        raise UsageError(
+            f"Nova run {row['id']} is already completed", fix=f"noetic nova show {row['id']}"
+        )
+    if input is not None:
+        check_text_field(input, "input")
+        if not input.strip():
+            raise ValidationError("the input is empty", field="input", value=input)
+    inputs = [*row["inputs"], *([input] if input is not None else [])]
+    if row["status"] == "escalated" and not inputs:
+        raise UsageError(
+            f"Nova run {row['id']} is waiting for a person's decision or guidance",
+            fix=f'noetic nova resume {row["id"]} --input "…"',
+        )
+    settings = NovaSettings.model_validate(row["settings"])
+    catalogue = Catalogue(persona_dirs(ctx.home, settings))
+    ctx.model  # noqa: B018
+    done = {t.key: t for t in (Turn.model_validate(t) for t in records.turns(ctx.store, row["id"]))}
+    records.update_run(ctx.store, row["id"], status="running", inputs=inputs)
+    run = NovaRun(
+        id=row["id"],
+        question=row["question"],
+        status="running",
+        session_id=row["session_id"],
+        cascade_id=row["cascade_id"],
+        gate=gate_for(ctx, settings),
+        inputs=inputs,
+    )
+    return await _Walk(ctx, run, settings, catalogue, done, on_turn).go()
+
+
+def _check_panel(catalogue: Catalogue, settings: NovaSettings) -> None:
+    catalogue.coordinator, catalogue.critic  # noqa: B018  (exactly one of each, or an error)
+    for name in settings.experts:
+        persona = catalogue.get(name)
+        if persona.pattern != Pattern.DOMAIN_EXPERT:
+            raise ValidationError(
+                f"persona {name!r} is a {persona.pattern.value}, not a domain expert",
+                field="experts",
+                value=name,
+            )
+
+
+class _Walk:
+    """One walk over the graph for one run."""
+
+    def __init__(
+        self,
+        ctx: RunContext,
+        run: NovaRun,
+        settings: NovaSettings,
+        catalogue: Catalogue,
+        done: dict[str, Turn],
+        on_turn: OnTurn | None,
+    ) -> None:
+        self.ctx = ctx
+        self.run = run
+        self.settings = settings
+        self.catalogue = catalogue
+        self.dce = catalogue.coordinator
+        self.cae = catalogue.critic
+        self.done = done
+        self.on_turn = on_turn
+        self.panel: list[Persona] = []
+        self.round = 0
+        self.focus = ""
+        self.seq = 0
+        self.synthesis: SynthesisBlock | None = None
+        self.critique: CritiqueBlock | None = None
+        self.states: dict[int, State] = {}
+        self.providers: dict[str | None, Provider] = {}
+        self.handlers = {
+            Node.UNPACK: self.unpack,
+            Node.EXPERTS: self.experts,
+            Node.SYNTHESIZE: self.synthesize,
+            Node.CHECK: self.check,
+            Node.CRITIQUE: self.critique_node,
+            Node.REVISE: self.revise,
+            Node.FINAL: self.final,
+            Node.ESCALATED: self.escalated,
+        }
+
+    # the walk ---------------------------------------------------------------------------
+
+    async def go(self) -> NovaRun:
+        timer = Timer()
+        node = next_node(START)
+        with self.ctx.scope():
+            try:
+                while node != Node.DONE:
+                    node = next_node(node, await self.handlers[node]())
+                self.finish("completed", "", timer)
+            except _Stop as stop:
+                self.finish(stop.status, stop.detail, timer)
+            except SentinelStop as stop:
+                self.finish("failed", f"Sentinel stopped the run: {stop}", timer)
+            except ProviderError as exc:
+                self.finish("failed", f"a model call failed: {exc}", timer)
+        return self.run
+
+    def finish(self, status: RunStatus, detail: str, timer: Timer) -> None:
+        self.run.status = status
+        self.run.detail = detail
+        self.run.ms = timer.ms
+        result = self.run.model_dump(mode="json", exclude={"turns"})
+        ended = None if status == "running" else now()
+        records.update_run(
+            self.ctx.store, self.run.id, status=status, result=result, ended_at=ended
+        )
+        self.ctx.emit(
+            EventKind.RUN_FINISHED,
+            {
+                "status": status,
+                "ms": timer.ms,
+                "summary": {
+                    "run": self.run.id,
+                    "turns": len(self.run.turns),
+                    "rounds": self.run.rounds,
+                    "model_calls": self.run.model_calls,
+                    "exit": self.run.exit,
+                },
+            },
+        )
+
+    def decide(self, label: str, reason: str, rule: str) -> str:
+        self.ctx.emit(EventKind.DECISION, {"action": label, "reason": reason, "rule": rule})
+        return label
+
+    # nodes ------------------------------------------------------------------------------
+
+    async def unpack(self) -> str:
+        fixed = list(self.settings.experts)
+        known = {p.short_name for p in self.catalogue.experts()}
+        turn = await self.turn(self.dce, Node.UNPACK, check=None if fixed else picks_in(known))
+        if fixed:
+            picks = [Pick(name=n, reason="chosen by the caller") for n in fixed]
+        elif turn.status == "ok":
+            picks = UnpackBlock.model_validate(turn.block).experts
+        else:
+            raise _Stop(
+                "failed",
+                "the DCE's unpacking named no usable experts after one repair round; "
+                "name the panel with --experts",
+            )
+        if len(picks) > self.settings.max_experts:
+            dropped = ", ".join(p.name for p in picks[self.settings.max_experts :])
+            self.run.notes.append(
+                f"the DCE picked {len(picks)} experts; the panel is capped at "
+                f"{self.settings.max_experts}, so {dropped} sat out"
+            )
+            picks = picks[: self.settings.max_experts]
+        self.run.experts = picks
+        self.panel = [self.catalogue.get(p.name) for p in picks]
+        self.round = 1
+        return ""
+
+    async def experts(self) -> str:
+        self.run.rounds = self.round
+        seqs = [self.next_seq() for _ in self.panel]
+        turns = await asyncio.gather(
+            *(self.expert_turn(p, s) for p, s in zip(self.panel, seqs, strict=True))
+        )
+        for persona, turn in zip(list(self.panel), turns, strict=True):
+            self.record(turn)
+            if turn.status == "failed":
+                self.panel.remove(persona)
+                self.run.notes.append(
+                    f"{persona.short_name} failed {self.settings.expert_attempts} times in "
+                    f"round {self.round} ({turn.error}); the panel went on without it"
+                )
+        if not self.panel:
+            raise _Stop("failed", "every expert on the panel failed; nothing to synthesise")
+        return ""
+
+    async def expert_turn(self, persona: Persona, seq: int) -> Turn:
+        error = ""
+        for _ in range(self.settings.expert_attempts):
+            try:
+                return await self.turn(
+                    persona, Node.EXPERTS, focus=self.focus, seq=seq, record=False
+                )
+            except (ProviderError, ParseError) as exc:
+                error = f"{type(exc).__name__}: {exc}"
+        failed = Turn(
+            seq=seq,
+            round=self.round,
+            node=Node.EXPERTS,
+            persona=persona.short_name,
+            role=persona.role,
+            status="failed",
+            content="",
+            error=error,
+        )
+        self.save(failed)
+        return failed
+
+    async def synthesize(self) -> str:
+        turn = await self.turn(self.dce, Node.SYNTHESIZE, focus=self.focus)
+        if turn.status == "ok":
+            self.synthesis = SynthesisBlock.model_validate(turn.block)
+        states = [
+            t.state
+            for t in self.run.turns
+            if t.round == self.round and t.node in (Node.EXPERTS, Node.SYNTHESIZE) and t.state
+        ]
+        if states:
+            self.states[self.round] = State(
+                know=sum(s.know for s in states) / len(states),
+                uncertainty=sum(s.uncertainty for s in states) / len(states),
+            )
+        return ""
+
+    def converged(self) -> bool:
+        """The panel's state moved less than epsilon since the previous round."""
+        now, before = self.states.get(self.round), self.states.get(self.round - 1)
+        if now is None or before is None:
+            return False
+        moved = max(abs(now.know - before.know), abs(now.uncertainty - before.uncertainty))
+        return moved < self.settings.epsilon
+
+    async def check(self) -> str:
+        synthesis = self.last(Node.SYNTHESIZE)
+        u = synthesis.uncertainty if synthesis else None
+        gate = self.run.gate
+        if u is not None and u <= gate:
+            return self.decide("settled", f"uncertainty {u:.2f} ≤ gate {gate:.2f}", "check_gate")
+        why = f"uncertainty {u:.2f} > gate {gate:.2f}" if u is not None else "state unknown"
+        if self.round >= self.settings.max_rounds:
+            self.run.notes.append(f"CHECK: {why}, but the {self.round} rounds are used up")
+            return self.decide("settled", f"{why}; rounds used up", "max_rounds")
+        if self.converged():
+            self.run.notes.append(f"CHECK: {why}, but the panel has converged")
+            return self.decide("settled", f"{why}; the panel's state converged", "converged")
+        question = self.synthesis.open_question if self.synthesis else None
+        self.focus = (
+            f"The DCE's open question: {question}"
+            if question
+            else "The panel is still uncertain; resolve what keeps it so."
+        )
+        self.round += 1
+        return self.decide("uncertain", f"{why}: investigate more", "check_gate")
+
+    async def critique_node(self) -> str:
+        turn = await self.turn(self.cae, Node.CRITIQUE)
+        if turn.status != "ok":
+            self.run.notes.append(
+                "the critique's severity could not be read; treated as minor (the DCE revises)"
+            )
+            self.critique = None
+            return self.decide("minor", "severity unknown", "critique")
+        self.critique = CritiqueBlock.model_validate(turn.block)
+        severity = self.critique.severity
+        if severity != Severity.CRITICAL:
+            return self.decide(severity.value, "; ".join(self.critique.issues), "critique")
+        stuck = (
+            "the rounds are used up"
+            if self.round >= self.settings.max_rounds
+            else "the panel has converged"
+            if self.converged()
+            else None
+        )
+        if stuck:
+            self.run.disagreements = [
+                *self.critique.issues,
+                *(self.synthesis.disagreements if self.synthesis else []),
+            ]
+            self.run.exit = "escalated"
+            return self.decide("unresolved", f"a critical flaw remains and {stuck}", "escalation")
+        self.focus = "The critic found a critical flaw: " + "; ".join(self.critique.issues)
+        self.round += 1
+        return self.decide("critical", "; ".join(self.critique.issues), "critique")
+
+    async def revise(self) -> str:
+        turn = await self.turn(self.dce, Node.REVISE)
+        if turn.status == "ok":
+            self.synthesis = SynthesisBlock.model_validate(turn.block)
+        self.run.exit = self.run.exit or "revised"
+        return ""
+
+    async def escalated(self) -> str:
+        if not self.run.inputs:
+            raise _Stop(
+                "escalated",
+                f"no consensus after {self.round} round(s); a person decides "
+                f"(noetic nova resume {self.run.id} --input …)",
+            )
+        self.run.notes.append("a person's input decided the escalation")
+        return "input"
+
+    async def final(self) -> str:
+        turn = await self.turn(self.dce, Node.FINAL)
+        if self.run.exit is None:
+            self.run.exit = self.critique.severity.value if self.critique else "settled"
+        if turn.status == "ok":
+            block = FinalBlock.model_validate(turn.block)
+            self.run.recommendation = block.recommendation
+            self.run.confidence = block.confidence
+            self.run.tradeoffs = block.tradeoffs
+            self.run.dissent = block.dissent
+        else:
+            self.run.notes.append(
+                "the final recommendation's block could not be read: its text is the decision, "
+                "its confidence unknown"
+            )
+        return ""
+
+    # turns ------------------------------------------------------------------------------
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def last(self, *nodes: Node) -> Turn | None:
+        for turn in reversed(self.run.turns):
+            if turn.node in nodes:
+                return turn
+        return None
+
+    def provider(self, persona: Persona) -> Provider:
+        if persona.model not in self.providers:
+            self.providers[persona.model] = self.ctx.provider_for(persona.model)
+        return self.providers[persona.model]
+
+    def context(self, persona: Persona, node: Node, focus: str) -> Context:
+        catalogue = "\n".join(p.card() for p in self.catalogue.experts())
+        guidance = "\n".join(self.run.inputs) if node == Node.FINAL else ""
+        pieces = pieces_for(
+            node,
+            persona.short_name,
+            self.round,
+            self.run.question,
+            self.run.turns,
+            focus=focus,
+            catalogue=catalogue,
+            guidance=guidance,
+        )
+        return assemble(pieces, self.settings.context_tokens)
+
+    def request(
+        self, persona: Persona, node: Node, seq: int, focus: str
+    ) -> tuple[Request, int, int]:
+        """The turn's request, its context's tokens and its whole prompt's tokens."""
+        context = self.context(persona, node, focus)
+        instruction = _INSTRUCTIONS[node].format(
+            max=self.settings.max_experts, focus=f"\nFocus: {focus}" if focus else ""
+        )
+        if node == Node.UNPACK and self.settings.experts:
+            chosen = ", ".join(self.settings.experts)
+            instruction = (
+                "Unpack the question: clarify the requirements and identify the key "
+                f"considerations for the panel the caller chose: {chosen}."
+            )
+        system = (
+            f"{persona.body}\n\n---\nYou are the {persona.role} ({persona.short_name}) on a "
+            "NovaProcess panel. Write your turn in Markdown as your instructions say, then end "
+            "it with one JSON object in a ```json fence: know and uncertainty (0 to 1) are your "
+            f"own epistemic state now. Its shape:\n{SHAPES[node]}"
+        )
+        header = f"# Turn {seq} · {node.value} · round {self.round} · {persona.short_name}"
+        user = f"{header}\n\n{context.text}\n\n## Your task\n{instruction}"
+        request = Request(
+            messages=(Message(role="user", content=user),),
+            system=system,
+            max_tokens=self.settings.reply_tokens,
+        )
+        return request, context.tokens, count_tokens(system) + count_tokens(user)
+
+    async def turn(
+        self,
+        persona: Persona,
+        node: Node,
+        *,
+        focus: str = "",
+        check: Callable[[Block], None] | None = None,
+        seq: int | None = None,
+        record: bool = True,
+    ) -> Turn:
+        """One persona's turn at ``node``: replayed from the store if it is there, else asked."""
+        seq = seq if seq is not None else self.next_seq()
+        key = turn_key(self.round, node, persona.short_name)
+        if key in self.done:
+            turn = self.done[key]
+            self.run.replayed += 1
+            if record:
+                self.record(turn)
+            return turn
+        request, context_tokens, prompt_tokens = self.request(persona, node, seq, focus)
+        phase = {"phase": f"NOVA_{node.value.upper()}", "stage": seq, "role": persona.short_name}
+        self.ctx.emit(EventKind.PHASE_ENTERED, phase)
+        timer = Timer()
+        replies: list[Completion] = []
+        block: Block | None = None
+        try:
+            block = await self.bounded(
+                complete_parsed(
+                    self.provider(persona),
+                    request,
+                    lambda text: parse_block(node, text, check),
+                    expected="your whole turn again, ending with the corrected JSON object",
+                    replies=replies,
+                )
+            )
+        except ParseError:
+            block = None
+        finally:
+            self.run.model_calls += len(replies)
+        self.ctx.emit(EventKind.PHASE_COMPLETED, {**phase, "ms": timer.ms})
+        first = replies[0]
+        turn = Turn(
+            seq=seq,
+            round=self.round,
+            node=node,
+            persona=persona.short_name,
+            role=persona.role,
+            status="ok" if block is not None else "unparsed",
+            content=first.text if block is None or len(replies) == 1 else replies[-1].text,
+            know=block.know if block else None,
+            uncertainty=block.uncertainty if block else None,
+            block=block.model_dump(mode="json") if block else {},
+            model=f"{first.provider}:{first.model}",
+            ms=timer.ms,
+            calls=len(replies),
+            context_tokens=context_tokens,
+            prompt_tokens=prompt_tokens,
+            tokens_in=sum(r.usage.input_tokens for r in replies),
+            tokens_out=sum(r.usage.output_tokens for r in replies),
+        )
+        self.save(turn)
+        if record:
+            self.record(turn)
+        return turn
+
+    async def bounded(self, awaitable: Any) -> Any:
+        try:
+            return await asyncio.wait_for(awaitable, self.ctx.sentinel.remaining())
+        except TimeoutError:
+            self.ctx.sentinel.timed_out()
+
+    def save(self, turn: Turn) -> None:
+        records.save_turn(
+            self.ctx.store, self.run.id, turn.seq, turn.key, turn.model_dump(mode="json")
+        )
+
+    def record(self, turn: Turn) -> None:
+        self.run.turns.append(turn)
+        self.run.prompt_tokens += turn.prompt_tokens
+        if self.on_turn is not None:
+            self.on_turn(turn)

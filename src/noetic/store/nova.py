@@ -1,0 +1,90 @@
+"""NovaProcess runs and their turns.
+
+A run's row holds its question, settings, status, the people's inputs and, once it ends, its
+result. Each turn is written in its own transaction the moment it finishes, keyed by its
+sequence number and by ``round:node:persona``; a resumed run reads them back and replays them
+instead of calling the model again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from noetic.errors import NotFoundError, ValidationError
+from noetic.store.sqlite import Store, new_id, now
+
+
+def create_run(
+    store: Store,
+    question: str,
+    settings: dict[str, Any],
+    *,
+    session_id: str | None = None,
+) -> str:
+    run_id = new_id("n")
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO nova_runs (id, session_id, question, status, settings, created_at) "
+            "VALUES (?, ?, ?, 'running', ?, ?)",
+            (run_id, session_id, question, json.dumps(settings), now()),
+        )
+    return run_id
+
+
+def save_turn(store: Store, run_id: str, seq: int, key: str, turn: dict[str, Any]) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO nova_turns (run_id, seq, key, turn, at) VALUES (?, ?, ?, ?, ?)",
+            (run_id, seq, key, json.dumps(turn), now()),
+        )
+
+
+def update_run(store: Store, run_id: str, **fields: Any) -> None:
+    """Set ``status``, ``cascade_id``, ``inputs`` or ``result`` (JSON-encoded as needed)."""
+    allowed = {"status", "cascade_id", "inputs", "result", "ended_at"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValueError(f"nova_runs has no settable column {sorted(unknown)}")
+    values = {k: json.dumps(v) if k in ("inputs", "result") else v for k, v in fields.items()}
+    sets = ", ".join(f"{k} = ?" for k in values)
+    with store.transaction() as conn:
+        conn.execute(f"UPDATE nova_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+
+
+def get_run(store: Store, run_id: str) -> dict[str, Any]:
+    """A run by id or unique id prefix."""
+    if not run_id or not run_id.strip():
+        raise ValidationError("the run id is empty", field="run", value=run_id)
+    rows = store.conn.execute(
+        "SELECT * FROM nova_runs WHERE id = ? OR (id >= ? AND id < ?) ORDER BY id LIMIT 2",
+        (run_id, run_id, run_id + "\U0010ffff"),
+    ).fetchall()
+    exact = [r for r in rows if r["id"] == run_id]
+    rows = exact or rows
+    if not rows:
+        raise NotFoundError(f"no Nova run {run_id!r}", fix="`noetic nova runs` lists them")
+    if len(rows) > 1:
+        raise ValidationError(f"run id prefix {run_id!r} is ambiguous", field="run")
+    row = dict(rows[0])
+    for key in ("settings", "inputs", "result"):
+        row[key] = json.loads(row[key])
+    return row
+
+
+def turns(store: Store, run_id: str) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT turn FROM nova_turns WHERE run_id = ? ORDER BY seq", (run_id,)
+    )
+    return [json.loads(r["turn"]) for r in rows]
+
+
+def runs(store: Store) -> list[dict[str, Any]]:
+    """Every run, oldest first, with settings, inputs and result decoded."""
+    out = []
+    for r in store.conn.execute("SELECT * FROM nova_runs ORDER BY created_at, id"):
+        row = dict(r)
+        for key in ("settings", "inputs", "result"):
+            row[key] = json.loads(row[key])
+        out.append(row)
+    return out

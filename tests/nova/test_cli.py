@@ -1,0 +1,101 @@
+"""`noetic nova` end to end over a real HTTP model server: the run, JSON, personas, graph."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from noetic.cli import app
+
+from ..llm.model_server import reply, running
+from .panel import said
+
+runner = CliRunner()
+
+# One reply every node can use: it names an expert, a proposal, a severity and a decision.
+ANY_TURN = said(
+    "Analysis.",
+    know=0.8,
+    uncertainty=0.2,
+    experts=[{"name": "security", "reason": "tokens"}, {"name": "integration", "reason": "apis"}],
+    proposal="OAuth2 with PKCE",
+    severity="none",
+    recommendation="OAuth2 with PKCE",
+    confidence=0.88,
+)
+
+
+def test_nova_question_runs_the_panel_over_http_and_prints_json():
+    with running() as server:
+        server.default = reply(ANY_TURN)
+        spec = f"openai-compatible:{server.url}/v1#m"
+        result = runner.invoke(app, ["nova", "Should we use OAuth2?", "--provider", spec, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "completed" and data["confidence"] == 0.88
+    assert [t["node"] for t in data["turns"]] == [
+        "unpack",
+        "experts",
+        "experts",
+        "synthesize",
+        "critique",
+        "final",
+    ]
+    assert len(server.requests) == data["model_calls"] == 6
+
+    shown = runner.invoke(app, ["nova", "resume", data["id"], "--json"])
+    assert shown.exit_code == 1 and "already completed" in shown.stdout
+
+
+def test_nova_shows_each_turn_live_for_people():
+    with running() as server:
+        server.default = reply(ANY_TURN)
+        spec = f"openai-compatible:{server.url}/v1#m"
+        result = runner.invoke(app, ["nova", "OAuth2?", "--provider", spec, "--experts", "ux"])
+    assert result.exit_code == 0, result.output
+    assert "unpack" in result.stderr and "know 0.80 · uncertainty 0.20" in result.stderr
+    assert "recommendation OAuth2 with PKCE" in result.stdout
+
+
+def test_nova_without_a_provider_or_with_bad_options_is_the_callers_mistake():
+    result = runner.invoke(app, ["nova", "OAuth2?", "--json"])
+    assert result.exit_code == 1 and "provider" in result.stdout
+    assert runner.invoke(app, ["nova", "OAuth2?", "--max-rounds", "0"]).exit_code == 2
+    unknown = runner.invoke(
+        app, ["nova", "OAuth2?", "--provider", "ollama:x", "--experts", "astrologer", "--json"]
+    )
+    assert unknown.exit_code == 1 and "astrologer" in unknown.stdout
+
+
+def test_personas_list_show_new(tmp_path):
+    listed = runner.invoke(app, ["nova", "personas", "list", "--json"])
+    assert listed.exit_code == 0
+    names = {p["short_name"] for p in json.loads(listed.stdout)}
+    assert {"dce", "cae", "security", "legal"} <= names
+
+    shown = runner.invoke(app, ["nova", "personas", "show", "cae"])
+    assert shown.exit_code == 0 and "severity" in shown.stdout
+
+    made = runner.invoke(app, ["nova", "personas", "new", "billing", "--json"])
+    assert made.exit_code == 0
+    path = json.loads(made.stdout)["path"]
+    again = runner.invoke(app, ["nova", "personas", "new", "billing"])
+    assert again.exit_code == 1 and "exists" in again.stderr
+    assert "billing" in runner.invoke(app, ["nova", "personas", "list"]).stdout
+
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "x.md").write_text("---\nrole: X\n---\nbody\n", encoding="utf-8")
+    bad = runner.invoke(app, ["nova", "personas", "list", "--personas", str(broken), "--json"])
+    assert bad.exit_code == 1 and "x.md" in bad.stdout and "short_name" in bad.stdout
+
+
+def test_graph_prints_mermaid_from_the_engines_edges():
+    result = runner.invoke(app, ["nova", "graph"])
+    assert result.exit_code == 0 and result.stdout.startswith("flowchart TD")
+    assert "critique -->|critical| experts" in result.stdout
+    data = json.loads(runner.invoke(app, ["nova", "graph", "--json"]).stdout)
+    assert {"from": "check", "to": "experts", "when": "uncertain"} in data["edges"]
