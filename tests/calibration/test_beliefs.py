@@ -5,7 +5,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from noetic.calibration.beliefs import NOISE_VARIANCE, PRIOR_VARIANCE, update_belief
-from noetic.calibration.drift import detect_drift as drift
 from noetic.calibration.guardian import guardian_proposal
 
 
@@ -85,24 +84,3 @@ def test_a_proposal_is_never_larger_than_its_evidence(bias, n, predicted, weight
     assert more is not None and abs(more.unclamped - p.supported) <= (
         abs(p.unclamped - p.supported) + 1e-3
     )
-
-
-def test_drift_needs_enough_history():
-    report = drift([0.7] * 30, [1.0] * 30)
-    assert not report.calibration_drift and "insufficient data" in report.reason
-
-
-def test_drift_detects_a_change_in_bias_at_the_seed_threshold():
-    steady = drift([0.7] * 60, [0.7] * 60)
-    assert not steady.calibration_drift and steady.reason == "no drift"
-    shifted = drift([0.7] * 60, [0.7] * 40 + [0.5] * 20)
-    assert shifted.calibration_drift and shifted.bias_recent == pytest.approx(0.2)
-    at_threshold = drift([0.7] * 60, [0.7] * 40 + [0.55] * 20)
-    assert not at_threshold.calibration_drift  # 0.15 exactly is not above the threshold
-
-
-def test_sycophancy_is_confidence_rising_while_outcomes_do_not():
-    rising = drift([0.6] * 40 + [0.85] * 20, [0.6] * 60)
-    assert rising.sycophancy_drift and "sycophancy" in rising.reason
-    earned = drift([0.6] * 40 + [0.85] * 20, [0.6] * 40 + [0.85] * 20)
-    assert not earned.sycophancy_drift

@@ -98,8 +98,8 @@ def test_a_20_point_overconfident_agent_is_caught(quiet_store):
 
 def test_drift_from_calibrated_to_overconfident_is_caught(quiet_store):
     simulate(quiet_store, 60, bias=0.0, seed=1)
-    simulate(quiet_store, 20, bias=0.35, seed=2)
-    report = check_drift_monitor(quiet_store, "sim")
+    simulate(quiet_store, 40, bias=0.35, seed=2)
+    report = check_drift_monitor(quiet_store, "sim", window=40)
     assert report.calibration_drift, report
 
 

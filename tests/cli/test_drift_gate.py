@@ -36,7 +36,7 @@ def _tasks(home, n, bias, seed):
 
 
 def drift(*extra):
-    return runner.invoke(app, ["calibration", "drift", "--ai-id", "sim", *extra])
+    return runner.invoke(app, ["calibration", "drift", "--ai-id", "sim", "--window", "40", *extra])
 
 
 def test_fail_on_drift_exits_4_only_when_drift_is_detected(_isolated_home):
@@ -44,7 +44,7 @@ def test_fail_on_drift_exits_4_only_when_drift_is_detected(_isolated_home):
     steady = drift("--fail-on-drift", "--json")
     assert steady.exit_code == 0, steady.output
     assert not json.loads(steady.stdout)["calibration_drift"]
-    _tasks(_isolated_home, 20, bias=0.45, seed=2)
+    _tasks(_isolated_home, 40, bias=0.45, seed=2)
     assert drift().exit_code == 0  # without the flag, a report is a report
     drifted = drift("--fail-on-drift", "--json")
     report = json.loads(drifted.stdout)  # the report is printed either way

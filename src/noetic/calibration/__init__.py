@@ -27,7 +27,14 @@ from noetic.calibration.basic import (
     epistemic_delta,
 )
 from noetic.calibration.beliefs import Belief, update_belief
-from noetic.calibration.drift import DriftReport, detect_drift
+from noetic.calibration.drift import (
+    Detection,
+    DriftAlarm,
+    DriftReport,
+    detect_drift,
+    detection_delay,
+    monitor,
+)
 from noetic.calibration.guardian import (
     GuardianReport,
     Proposal,
@@ -77,6 +84,8 @@ __all__ = [
     "CalibrationMetrics",
     "CalibrationReport",
     "CalibrationTest",
+    "Detection",
+    "DriftAlarm",
     "DriftReport",
     "Filters",
     "GuardianReport",
@@ -96,10 +105,12 @@ __all__ = [
     "check_drift_monitor",
     "classify",
     "detect_drift",
+    "detection_delay",
     "effective_profile",
     "epistemic_delta",
     "guardian_proposal",
     "list_outcomes",
+    "monitor",
     "outcome_points",
     "query_bayesian_beliefs",
     "record_outcome",

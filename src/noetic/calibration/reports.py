@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from noetic.calibration.beliefs import Belief, update_belief
-from noetic.calibration.drift import DriftReport, detect_drift
+from noetic.calibration.drift import ALPHA, DriftReport, detect_drift
 from noetic.calibration.metrics import CalibrationMetrics, calibration_metrics
 from noetic.calibration.outcomes import Filters, OutcomePoint, list_outcomes, outcome_points
 from noetic.store import Store
@@ -78,7 +78,15 @@ def query_bayesian_beliefs(store: Store, ai_id: str | None = None) -> BeliefsRep
     return BeliefsReport(ai_id=ai_id, tasks=len(points), beliefs=beliefs)
 
 
-def check_drift_monitor(store: Store, ai_id: str | None = None, *, window: int = 20) -> DriftReport:
+def check_drift_monitor(
+    store: Store,
+    ai_id: str | None = None,
+    *,
+    window: int = 20,
+    alpha: float = ALPHA,
+    shift: float | None = None,
+) -> DriftReport:
+    """The sequential drift test over the AI's outcomes, oldest first (:mod:`.drift`)."""
     points = [
         p for p in outcome_points(store, Filters(ai_id=ai_id)) if p.predicted_preflight is not None
     ]
@@ -86,6 +94,8 @@ def check_drift_monitor(store: Store, ai_id: str | None = None, *, window: int =
         [p.predicted_preflight for p in points],  # type: ignore[misc]
         [p.observed for p in points],
         window=window,
+        alpha=alpha,
+        shift=shift,
     )
 
 

@@ -200,7 +200,23 @@ def beliefs(ai_id: AiOpt = None, store: StoreOpt = None, json: JsonOpt = False) 
 @app.command("drift")
 def drift_(
     ai_id: AiOpt = None,
-    window: Annotated[int, typer.Option(min=5, help="Recent outcomes to compare.")] = 20,
+    window: Annotated[
+        int, typer.Option(min=1, help="An alarm within this many recent outcomes is current drift.")
+    ] = 20,
+    alpha: Annotated[
+        float,
+        typer.Option(
+            min=0.0001, max=0.5, help="The false-alarm rate, kept however often you check."
+        ),
+    ] = 0.05,
+    shift: Annotated[
+        float | None,
+        typer.Option(
+            min=-1.0,
+            max=1.0,
+            help="Also simulate how many outcomes a shift this large in success takes to detect.",
+        ),
+    ] = None,
     fail_on_drift: Annotated[
         bool,
         typer.Option(
@@ -211,12 +227,28 @@ def drift_(
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Calibration drift and sycophancy-style drift between recent and earlier outcomes."""
+    """Calibration drift and sycophancy-style drift: a sequential test over the outcomes."""
     from noetic.calibration import check_drift_monitor
 
     with handled(json):
-        result = check_drift_monitor(open_store(store), ai_id, window=window)
-    emit(result, json, lambda: stdout().print(f"drift: {esc(result.reason)}"))
+        result = check_drift_monitor(
+            open_store(store), ai_id, window=window, alpha=alpha, shift=shift
+        )
+
+    def render() -> None:
+        out = stdout()
+        out.print(f"drift: {esc(result.reason)}")
+        out.print(f"[dim]{esc(result.guarantee)}[/]")
+        d = result.detection
+        if d is not None:
+            median = f"a median of {d.median:.0f}" if d.median is not None else "more than"
+            out.print(
+                f"a {d.shift:+.0%} shift in success is detected after {median} outcomes "
+                f"(90%: {f'{d.p90:.0f}' if d.p90 is not None else f'over {d.horizon}'}; "
+                f"{d.detected:.0%} within {d.horizon}; {d.runs} simulated runs)"
+            )
+
+    emit(result, json, render)
     if fail_on_drift and (result.calibration_drift or result.sycophancy_drift):
         raise typer.Exit(EXIT_DRIFT)
 

@@ -577,8 +577,9 @@ TOOLS: list[tuple[ToolFunction, str]] = [
     ),
     (
         check_drift_monitor,
-        "Check for calibration drift (recent against earlier outcomes, the 0.15 threshold) and "
-        "sycophancy-style drift (confidence rising while outcomes do not).",
+        "Check for calibration drift (a sequential test whose false-alarm rate, 5%, holds however "
+        "often it is checked) and sycophancy-style drift (confidence rising while outcomes do "
+        "not).",
     ),
     (
         query_goal_orchestrator,
