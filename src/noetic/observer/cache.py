@@ -1,11 +1,14 @@
-"""The pattern cache: crystallized answers, found again by meaning.
+"""The pattern cache: crystallized answers, found again by meaning — right or silent.
 
 Queries are normalised (case, spacing) and embedded offline (:mod:`noetic.embeddings`). The
 default threshold, 0.92 cosine, is deliberately strict: a cache that answers a different
-question is worse than a miss. For the same reason a hit also needs the same numbers in both
-questions: static embeddings put "question 12 about topic 5" close to "question 13 about
-topic 9", but the answers differ. During a chain, an observation that matches a cached
-*answer* feeds the PatternMatch reason: the chain has arrived somewhere already known.
+question is worse than a miss. Similarity is not enough on its own — "Should I not deploy on
+Friday?" sits at 0.97 from "Should I deploy on Friday?" — so a hit also needs the two questions
+to mean the same by :func:`noetic.observer.questions.same_question`: the same numbers, negation,
+named things, question words, content words, direction and order. Among the entries above the
+threshold, the most similar one that passes is the hit. During a chain, PatternMatch compares
+the *question* with the cached questions the same way, never an observation with cached answers
+(answers on one topic share words without answering the same question).
 
 Entries live in SQLite (``pattern_cache``), so the cache survives restarts. A lookup embeds the
 query and takes the most similar live entry (exact cosine search over all entries held in
@@ -24,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from noetic.embeddings import Embedder, cosine_top_k
+from noetic.observer.questions import same_question
 from noetic.store import Store
 from noetic.store.observations import (
     cache_add,
@@ -40,8 +44,7 @@ def normalise(text: str) -> str:
     return re.sub(r"\s*([^\w\s])\s*", r"\1", text)
 
 
-def _numbers(text: str) -> list[str]:
-    return re.findall(r"\d+(?:\.\d+)?", text)
+CANDIDATES = 5  # the most similar entries looked at for one that means the same
 
 
 class CachedAnswer(BaseModel):
@@ -85,9 +88,6 @@ class PatternCache:
         self._matrix = (
             np.vstack([np.frombuffer(q, dtype=np.float32) for _, q, _ in rows]) if rows else empty
         )
-        self._answers = (
-            np.vstack([np.frombuffer(a, dtype=np.float32) for _, _, a in rows]) if rows else empty
-        )
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -99,12 +99,14 @@ class PatternCache:
         if not self._ids:
             return None
         query = self.embedder.embed([normalise(text)])[0]
-        ((row, similarity),) = cosine_top_k(query, self._matrix, 1)
-        if similarity < self.threshold:
+        for row, similarity in cosine_top_k(query, self._matrix, CANDIDATES):
+            if similarity < self.threshold:
+                return None
+            entry_id = self._ids[row]
+            if same_question(cache_entry(self.store, entry_id)["query"], text):
+                break
+        else:
             return None
-        entry_id = self._ids[row]
-        if _numbers(cache_entry(self.store, entry_id)["query"]) != _numbers(text):
-            return None  # same words, other numbers: another question
         found = (
             cache_touch(self.store, entry_id, self.clock())
             if touch
@@ -119,13 +121,9 @@ class PatternCache:
             similarity=round(similarity, 6),
         )
 
-    def knows_answer(self, content: str) -> bool:
-        """Whether ``content`` is (at the threshold) an answer already crystallized."""
-        if not self._ids:
-            return False
-        vector = self.embedder.embed([normalise(content)])[0]
-        ((_, similarity),) = cosine_top_k(vector, self._answers, 1)
-        return similarity >= self.threshold
+    def knows_question(self, text: str) -> bool:
+        """Whether a live entry asks the same question as ``text`` (the lookup's rule)."""
+        return self.lookup(text, touch=False) is not None
 
     def add(self, query: str, answer: str, confidence: float, layers: tuple[str, ...]) -> None:
         entry = {

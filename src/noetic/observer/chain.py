@@ -142,7 +142,7 @@ async def _chain(
         )
         if stage == 1:
             budget = stage_budget(observation, settings)
-        known = cache is not None and cache.knows_answer(observation.content)
+        known = cache is not None and cache.knows_question(query)
         verdict = check(
             observation,
             context.previous(),

@@ -6,7 +6,8 @@
    ``consistency_overlap`` (0.9).
 3. **LowComplexity**: the current *and* the previous stage each name fewer than
    ``low_complexity_layers`` (3) layers: the question has stayed simple for two looks.
-4. **PatternMatch**: the observation matches a crystallized answer in the pattern cache.
+4. **PatternMatch**: the question means the same as one already crystallized in the pattern
+   cache (its question, not its answer text).
 5. **MaxStagesReached**: the stage budget (4, or the adaptive budget) is spent.
 
 The seed's prose says "> 0.95" and "< 6 layers", but its worked examples contradict both: the
