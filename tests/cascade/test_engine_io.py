@@ -19,7 +19,7 @@ from noetic.runtime.tracker import Tracker
 from noetic.tools.mcp_servers import configured_servers
 
 from ..llm.model_server import calls, error, reply, running
-from .test_engine import scores, think
+from .test_engine import call, scores, step, think
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 runner = CliRunner()
@@ -128,3 +128,27 @@ def test_the_run_summary_has_its_tokens_and_cost(tmp_path, _isolated_home):
     assert (usage["calls"], usage["failed"]) == (5, 1)
     assert (usage["input_tokens"], usage["output_tokens"]) == (1000 + 3 * 11, 100 + 3 * 7)
     assert usage["cost_usd"] == pytest.approx(((1000 + 33) * 2 + (100 + 21) * 10) / 1e6)
+
+
+def test_a_server_without_tool_support_falls_back_to_the_json_step(tmp_path):
+    (tmp_path / "notes.txt").write_text("the deadline is Friday")
+    with running() as server:
+        server.reject_tools = True
+        server.enqueue(
+            reply(scores(0.5)), reply(think(complex_=False, strategy="research")),
+            reply(step(call("read_file", path="notes.txt"))), reply(scores(0.6)),
+            reply(step(call("read_file", path="notes.txt"))), reply(scores(0.9)),
+            reply("Friday."), reply(scores(0.9)),
+        )  # fmt: skip
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        args = ["cascade", "run", "when?", "--provider", spec, "--workspace", str(tmp_path),
+                "--profile", "balanced", "--json"]  # fmt: skip
+        result = runner.invoke(app, args)
+        offered = ["tools" in body for body in server.requests]
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["status"] == "completed" and body["output"] == "Friday."
+    assert [u["success"] for u in body["tool_uses"]] == [True, True]
+    # one refused request with tools, then the JSON step, and no tools offered again
+    assert offered == [False, False, True, False, False, False, False, False, False]
+    assert body["usage"]["failed"] == 1

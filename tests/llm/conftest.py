@@ -51,9 +51,10 @@ def _fresh_schema_memory():
     """Each test starts with no endpoint remembered as refusing native structured output."""
     from noetic.llm.anthropic import NO_NATIVE_SCHEMA as anthropic_memory
     from noetic.llm.openai_compat import NO_NATIVE_SCHEMA as openai_memory
+    from noetic.llm.openai_compat import NO_NATIVE_TOOLS
 
-    anthropic_memory.forget()
-    openai_memory.forget()
+    for memory in (anthropic_memory, openai_memory, NO_NATIVE_TOOLS):
+        memory.forget()
     yield
-    anthropic_memory.forget()
-    openai_memory.forget()
+    for memory in (anthropic_memory, openai_memory, NO_NATIVE_TOOLS):
+        memory.forget()

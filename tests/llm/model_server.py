@@ -11,8 +11,10 @@ against the service.
 
 A request with ``"stream": true`` is answered over server-sent events in its wire format's
 shape (Anthropic's ``message_start`` … ``message_stop`` events; OpenAI's ``chat.completion.chunk``
-objects and ``[DONE]``), the text split into one delta per word, ``token_delay`` seconds apart;
-``cut_after`` drops the connection after that many deltas (0: before the first).
+objects and ``[DONE]``), the text split into one delta per word, ``token_delay`` seconds
+apart (a reply that is not streamed waits ``token_delay`` per word before it is sent, as a
+model writes it first); ``cut_after`` drops the connection after that many deltas (0: before
+the first).
 
 ``schema_mode`` is how the server treats native structured output (``response_format`` on the
 OpenAI wire, a forced tool on the Anthropic wire): ``honour`` answers with the behaviour's
@@ -89,6 +91,7 @@ class ModelServer:
         self.refused: list[str] = []
         self.default: Behaviour | None = None
         self.schema_mode = schema_mode
+        self.reject_tools = False  # answer a request with tools as a server without tool support
         self._lock = threading.Lock()
         server = self
 
@@ -119,6 +122,9 @@ class ModelServer:
                     behaviour = error(599, text="the test queued no reply")
                 if behaviour.delay:
                     time.sleep(behaviour.delay)
+                if behaviour.token_delay and not body.get("stream"):
+                    # a model writes the whole reply before a non-streamed answer leaves
+                    time.sleep(behaviour.token_delay * len(_words(behaviour.text)))
                 payload = server._payload(anthropic, body, behaviour)
                 if body.get("stream") and behaviour.status < 400:
                     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -183,6 +189,11 @@ class ModelServer:
             self.queue.extend(behaviours)
 
     def _rejection(self, anthropic: bool, body: dict[str, Any]) -> str | None:
+        if self.reject_tools and "tools" in body and not anthropic:
+            return (
+                '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser '
+                "to be set"
+            )
         if self.schema_mode != "reject":
             return None
         if anthropic and "tools" in body:

@@ -139,3 +139,24 @@ def test_strict_only_where_the_schema_allows_it():
 def test_the_schema_name_always_fits_the_wire(title):
     name = response_format({"type": "object", "title": title})["json_schema"]["name"]
     assert 1 <= len(name) <= 64 and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
+
+
+def test_assessments_travel_with_their_schema_natively(provider, model_server):
+    from noetic.assessment import Phase
+    from noetic.llm.assess import assess_with_model, reply_schema
+    from noetic.vectors import VECTOR_NAMES
+
+    vectors = {v: {"score": 0.7, "rationale": "fine"} for v in VECTOR_NAMES}
+    vectors["engagement"]["score"] = vectors["coherence"]["score"] = 0.9
+    model_server.enqueue(structured({"vectors": vectors, "recommended_action": "PROCEED"}))
+    assessment = run(assess_with_model(provider, "tidy the docs", "preflight"))
+    assert assessment.vectors["know"] == 0.7 and len(model_server.requests) == 1
+    body = model_server.requests[0]
+    schema = reply_schema(Phase.PREFLIGHT)
+    assert schema["properties"]["vectors"]["required"] == list(VECTOR_NAMES)
+    assert reply_schema(Phase.CHECK)["properties"]["vectors"]["required"] == []
+    if provider.name == "anthropic":
+        assert body["tools"][0]["input_schema"] == schema
+    else:
+        assert body["response_format"]["json_schema"]["name"] == "assessment"
+        assert body["response_format"]["json_schema"]["schema"] == schema

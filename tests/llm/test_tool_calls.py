@@ -216,3 +216,15 @@ def test_a_provider_without_native_tools_refuses_them():
         run(plain.complete(Request.of("go", tools=(GREP,))))
     assert info.value.kind == "unsupported"
     assert supports_tools(ResilientProvider(ScriptedProvider([])))
+
+
+def test_an_endpoint_refusing_tools_stops_being_native(openai_provider, model_server):
+    model_server.reject_tools = True
+    model_server.enqueue(reply("plain"))
+    assert supports_tools(openai_provider)
+    with pytest.raises(ProviderError) as info:
+        run(openai_provider.complete(Request.of("go", tools=(GREP,))))
+    assert info.value.kind == "unsupported" and "--enable-auto-tool-choice" in info.value.fix
+    assert not supports_tools(openai_provider)
+    assert not supports_tools(ResilientProvider(openai_provider))
+    assert run(openai_provider.complete(Request.of("go"))).text == "plain"

@@ -338,9 +338,14 @@ class _Engine:
         brief = offer(tools, self.profile, gaps, strategy)
         runnable = Toolset(allowed(tools, self.profile))
         problems: dict[int, str] = {}  # native calls that cannot run, by position, and why
+        step: InvestigationStep | None = None
         if supports_tools(self.provider) and len(runnable):
-            step, problems = await self.native_step(brief, list(runnable), gaps)
-        else:
+            try:
+                step, problems = await self.native_step(brief, list(runnable), gaps)
+            except ProviderError as exc:
+                if exc.kind != "unsupported":
+                    raise  # the endpoint refused tools: ask for the JSON object instead
+        if step is None:
             step = await self.structured(
                 f"{brief}\n\nChoose up to 5 tool calls that would close your gaps (tool name, "
                 "arguments, purpose, the vector it targets), or none if reasoning alone will do.",

@@ -12,6 +12,10 @@ The parser is tolerant where the intent is unambiguous and strict where it is no
 
 Every refusal is a :class:`ParseError` carrying the raw reply, so the caller's one repair round
 can quote it back to the model.
+
+The request carries :func:`reply_schema` as its JSON schema, so a provider with native structured
+output (OpenAI's ``response_format``, Anthropic's forced tool) holds the model to the shape the
+prompt describes; the parser above reads the reply either way.
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from noetic.assessment import Assessment, Phase
+from noetic.assessment import Action, Assessment, Phase
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.errors import ParseError, ValidationError
 from noetic.llm.base import Provider, Request
 from noetic.llm.structured import complete_parsed, extract_json
 from noetic.profiles import Profile
+from noetic.vectors import VECTOR_NAMES
 
 SYSTEM = (
     "You are assessing your own epistemic state honestly. Scores are fractions in [0, 1]. "
@@ -129,6 +134,36 @@ def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
         raise ParseError(f"malformed assessment: {exc}", raw=text) from None
 
 
+def reply_schema(phase: Phase) -> dict[str, Any]:
+    """The JSON schema of an assessment reply: every vector at PREFLIGHT and POSTFLIGHT, those
+    that changed at CHECK, each a score in [0, 1] with its rationale and evidence."""
+    vector = {
+        "type": "object",
+        "properties": {
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "rationale": {"type": "string"},
+            "evidence": {"type": "string"},
+        },
+        "required": ["score"],
+    }
+    vectors = {
+        "type": "object",
+        "properties": {name: vector for name in VECTOR_NAMES},
+        "additionalProperties": False,
+        "required": [] if phase == Phase.CHECK else list(VECTOR_NAMES),
+    }
+    return {
+        "title": "assessment",
+        "type": "object",
+        "properties": {
+            "vectors": vectors,
+            "recommended_action": {"type": "string", "enum": [a.value for a in Action]},
+            "note": {"type": "string"},
+        },
+        "required": ["vectors"],
+    }
+
+
 async def assess_with_model(
     provider: Provider,
     task: str,
@@ -147,5 +182,7 @@ async def assess_with_model(
     prompt = build_assessment_prompt(task, phase, profile, previous)
     if findings.strip():
         prompt = f"What you have found or done so far:\n{findings.strip()}\n\n{prompt}"
-    request = Request.of(prompt, system=SYSTEM, max_tokens=max_tokens)
+    request = Request.of(
+        prompt, system=SYSTEM, max_tokens=max_tokens, json_schema=reply_schema(phase)
+    )
     return await complete_parsed(provider, request, lambda t: parse_assessment_reply(t, phase))

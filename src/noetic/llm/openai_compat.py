@@ -8,7 +8,10 @@ parameters}}``; ``tool_choice`` is ``"auto"``, ``"required"``, ``"none"`` or
 :attr:`ToolCall.error`), and results go back as ``role: "tool"`` messages. A ``json_schema``
 request sends ``response_format: {"type": "json_schema", …}``, strict when the schema allows
 it; an endpoint that answers that with a 400 naming ``response_format`` gets the prompt
-instruction instead, from then on (see :mod:`noetic.llm.structured`).
+instruction instead, from then on (see :mod:`noetic.llm.structured`). An endpoint that answers
+a request with tools with a 400 naming them (vLLM without ``--enable-auto-tool-choice``, an old
+server) raises a :class:`ProviderError` of kind ``unsupported`` and stops being
+``native_tools`` for the rest of the process.
 
 ``stream`` sends ``stream: true`` with ``stream_options: {"include_usage": true}`` and
 assembles the chunks: text deltas as they come, tool-call fragments joined by index, usage from
@@ -40,11 +43,14 @@ _STOP: dict[str, StopReason] = {
 #: Endpoints (base URLs) that refused ``response_format`` during this process.
 NO_NATIVE_SCHEMA = NativeSchemaMemory("response_format")
 
+#: Endpoints that refused ``tools`` (a 400 naming them): they are no longer ``native_tools``,
+#: so engines take their JSON path there for the rest of the process.
+NO_NATIVE_TOOLS = NativeSchemaMemory("tool")
+
 
 class OpenAICompatibleProvider:
     """One wire format, many hosts: ``name`` says which (``openai``, ``ollama``, …)."""
 
-    native_tools = True
     native_schema = True
 
     def __init__(
@@ -73,6 +79,11 @@ class OpenAICompatibleProvider:
     @property
     def endpoint(self) -> str:
         return str(getattr(self._client, "base_url", "")).rstrip("/")
+
+    @property
+    def native_tools(self) -> bool:
+        """True until this endpoint refuses tools (a server started without tool support)."""
+        return NO_NATIVE_TOOLS.allows(self.endpoint)
 
     def wire(self, request: Request, *, native_schema: bool) -> dict[str, Any]:
         """The ``chat.completions.create`` arguments for ``request``."""
@@ -122,6 +133,17 @@ class OpenAICompatibleProvider:
                 None,
             )
         except ProviderError as exc:
+            if request.tools and NO_NATIVE_TOOLS.rejected(exc):
+                NO_NATIVE_TOOLS.remember(self.endpoint, exc)
+                raise ProviderError(
+                    f"{self.name}:{self.model} does not take tools here: {exc.message}",
+                    provider=self.name,
+                    model=self.model,
+                    status=exc.status,
+                    kind="unsupported",
+                    fix="start the server with tool calling on (vLLM: --enable-auto-tool-choice "
+                    "--tool-call-parser …), or use a model that supports tools",
+                ) from exc
             if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
                 raise
             note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)

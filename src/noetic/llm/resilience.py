@@ -67,8 +67,6 @@ class ResilientProvider:
         self.inner = inner
         self.name = inner.name
         self.model = inner.model
-        self.native_tools = bool(getattr(inner, "native_tools", False))
-        self.native_schema = bool(getattr(inner, "native_schema", False))
         self.policy = policy or RetryPolicy()
         self._record = record
         self._bus = bus
@@ -78,6 +76,14 @@ class ResilientProvider:
         self._rand = rand
         self.prices = prices
         self.totals = UsageTotals()
+
+    @property
+    def native_tools(self) -> bool:
+        return bool(getattr(self.inner, "native_tools", False))
+
+    @property
+    def native_schema(self) -> bool:
+        return bool(getattr(self.inner, "native_schema", False))
 
     async def complete(self, request: Request) -> Completion:
         policy = self.policy

@@ -224,9 +224,10 @@ class NativeSchemaMemory:
 
     def remember(self, endpoint: str, exc: ProviderError) -> str:
         """Mark ``endpoint``; the returned note is what the call record keeps."""
-        note = (
-            f"{endpoint or 'the endpoint'} refused {self.field} for structured output "
-            f"(HTTP 400); the schema goes in the prompt from now on"
+        note = f"{endpoint or 'the endpoint'} refused {self.field} (HTTP 400); " + (
+            "engines use their JSON path there from now on"
+            if self.field == "tool"
+            else "the schema goes in the prompt from now on"
         )
         with self._lock:
             self._refused[endpoint] = exc.message
