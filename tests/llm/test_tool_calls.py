@@ -228,3 +228,10 @@ def test_an_endpoint_refusing_tools_stops_being_native(openai_provider, model_se
     assert not supports_tools(openai_provider)
     assert not supports_tools(ResilientProvider(openai_provider))
     assert run(openai_provider.complete(Request.of("go"))).text == "plain"
+
+
+def test_argument_keys_given_twice_or_as_broken_text_are_refused():
+    assert "give the key 'a' twice" in parse_tool_call("c", "grep", '{"a": 1, "a": 2}', ()).error
+    assert parse_tool_call("c", "grep", '{"a": 1, "A": 2}', ()).arguments == {"a": 1, "A": 2}
+    assert "lone surrogate" in parse_tool_call("c", "grep", '{"a": "\\ud800"}', ()).error
+    assert "number" in parse_tool_call("c", "grep", '{"a": ' + "9" * 500 + "}", ()).error

@@ -250,15 +250,16 @@ def supports_tools(provider: Provider) -> bool:
 
 def parse_tool_call(call_id: str, name: str, raw: Any, offered: tuple[ToolSpec, ...]) -> ToolCall:
     """A :class:`ToolCall` from what the wire carried: ``raw`` is a JSON text (OpenAI) or an
-    already-decoded object (Anthropic). Never raises: problems land in ``error``."""
-    from noetic.untrusted import parse_json
+    already-decoded object (Anthropic). Never raises: problems land in ``error``.
 
+    The text is read under the nesting and number limits of :mod:`noetic.untrusted`; a key given
+    twice is refused, while keys that differ only in case are two arguments."""
     error: str | None = None
     arguments: dict[str, Any] = {}
     value: Any = raw
     if isinstance(raw, str):
         try:
-            value = parse_json(raw.strip() or "{}", f"the arguments of tool call {name!r}")
+            value = _arguments(raw.strip() or "{}", f"the arguments of tool call {name!r}")
         except json.JSONDecodeError as exc:
             value = None
             error = f"the arguments are not valid JSON: {exc.msg} at position {exc.pos}"
@@ -275,6 +276,35 @@ def parse_tool_call(call_id: str, name: str, raw: Any, offered: tuple[ToolSpec, 
         error = f"there is no tool {name!r}; the tools are: {known}"
         arguments = {}
     return ToolCall(id=call_id or f"call_{name}", name=name, arguments=arguments, error=error)
+
+
+def _arguments(text: str, source: str) -> Any:
+    from noetic.limits import NUMBER_CHARS
+    from noetic.untrusted import check_depth
+
+    def number(convert: Any) -> Any:
+        def parse(digits: str) -> Any:
+            NUMBER_CHARS.check(len(digits), f"{source}: the number {digits[:20]}…")
+            return convert(digits)
+
+        return parse
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        if len(set(keys)) != len(keys):
+            twice = next(k for k in keys if keys.count(k) > 1)
+            raise ValidationError(f"{source} give the key {twice!r} twice", field=twice)
+        return dict(pairs)
+
+    check_depth(text, source)
+    value = json.loads(
+        text, parse_int=number(int), parse_float=number(float), object_pairs_hook=unique
+    )
+    try:  # an escape such as "\ud800" decodes to a lone surrogate, which is not text
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{source} hold an escaped lone surrogate", field=source) from None
+    return value
 
 
 class LLMCall(BaseModel):
