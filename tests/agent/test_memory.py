@@ -220,3 +220,30 @@ def test_a_task_killed_mid_run_resumes_from_its_saved_workspace(tmp_path) -> Non
         assert tables.load_workspace(store, task["task_id"])[3] == "answered"
     with pytest.raises(UsageError, match="not interrupted"):
         asyncio.run(agent.aresume(task["task_id"]))
+
+
+def test_concurrent_writers_lose_nothing(tmp_path) -> None:
+    """Two processes' agents saving workspaces and profiles into one store at once."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from noetic.store import Store
+        from noetic.store import agent_memory as tables
+        home, me = sys.argv[1], sys.argv[2]
+        with Store(home) as store:
+            for i in range(40):
+                tables.save_workspace(store, f"t_{me}_{i}", me, "q", "running", {"i": i})
+                tables.save_profile(store, me, {"user_id": me, "interaction_count": i})
+        """
+    )
+    Store(tmp_path / "s").close()
+    children = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "s"), who])
+        for who in ("ann", "bob")
+    ]
+    assert [c.wait(timeout=120) for c in children] == [0, 0]
+    with Store(tmp_path / "s") as store:
+        tasks = tables.list_workspaces(store, limit=1000)
+        assert len(tasks) == 80
+        for who in ("ann", "bob"):
+            assert tables.load_profile(store, who)["interaction_count"] == 39

@@ -114,7 +114,7 @@ def write_refusal(
             if (
                 m.paths
                 and m.access == "write"
-                and any(_compile(p, home, workspace).match(path) for p in m.paths)
+                and _compile_all(m.paths, home, workspace).match(path)
             ):
                 return Violation(rule=rule.id, reason=rule.reason, part=path)
     return None
@@ -296,8 +296,10 @@ class _Judge:
         self.refuse("eval", cmd.text, cmd.start)
 
     def interpreter(self, base: str) -> tuple[str, ...] | None:
+        if base in self.policy.interpreters:
+            return self.policy.interpreters[base]
         for pattern, flags in self.policy.interpreters.items():
-            if fnmatch.fnmatchcase(base, pattern):
+            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
                 return flags
         return None
 
@@ -502,7 +504,7 @@ class _Judge:
                     break
 
     def fits(self, m: Match, base: str, args: list[Word]) -> bool:
-        if not any(fnmatch.fnmatchcase(base, p) for p in m.command):
+        if not _globs(m.command).match(base):
             return False
         if m.subcommand and self.subcommand(base, args) not in m.subcommand:
             return False
@@ -564,14 +566,10 @@ class _Judge:
                         if not candidate:
                             continue
                         places = self.resolved(candidate, cwds) | {os.path.normpath(candidate)}
-                        if any(
-                            self.path_pattern(p).match(place) for p in m.paths for place in places
-                        ):
+                        pattern = _compile_all(m.paths, self.home, self.workspace)
+                        if any(pattern.match(place) for place in places):
                             self.refuse(rule.id, word.text, word.start)
                             break
-
-    def path_pattern(self, pattern: str) -> re.Pattern[str]:
-        return _compile(pattern, self.home, self.workspace)
 
     def downloads(self, cmd: Command) -> bool:
         return any(
@@ -585,6 +583,19 @@ class _Judge:
 @lru_cache(maxsize=4096)
 def _resolve(value: str, cwd: str) -> str:
     return resolve(value, cwd)
+
+
+@lru_cache(maxsize=512)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression for a list of shell-style name globs (command names)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+@lru_cache(maxsize=256)
+def _compile_all(patterns: tuple[str, ...], home: str, workspace: str) -> re.Pattern[str]:
+    """One regular expression matching a path any of ``patterns`` matches."""
+    parts = [_compile(p, home, workspace).pattern[1:-1] for p in patterns]
+    return re.compile("^(?:" + "|".join(parts) + ")$")
 
 
 @lru_cache(maxsize=1024)
