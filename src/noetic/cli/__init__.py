@@ -13,6 +13,7 @@ from noetic.cli import (
     calibration,
     cascade,
     goals,
+    hooks,
     logs,
     mcp,
     nova,
@@ -20,6 +21,7 @@ from noetic.cli import (
     profiles,
     recall,
     sessions,
+    setup,
     where,
     workflow,
 )
@@ -77,6 +79,7 @@ for command in (
     where.where,
     recall.reindex,
     logs.logs,
+    hooks.hook,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")
@@ -88,6 +91,7 @@ app.add_typer(nova.app, name="nova")
 app.add_typer(goals.app, name="goals")
 app.add_typer(recall.checkpoint_app, name="checkpoint")
 app.add_typer(agent.app, name="agent")
+app.add_typer(setup.app, name="setup")
 
 
 def main() -> None:

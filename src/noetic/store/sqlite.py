@@ -227,6 +227,20 @@ class Store:
             f"unknown session {session_id!r}", fix="`noetic sessions list` shows the sessions"
         )
 
+    def end_session(self, session_id: str) -> SessionRecord:
+        """Mark a session ended (its tasks stay as they are); ending it again changes nothing."""
+        session = self.get_session(session_id)
+        if session.status == "ended":
+            return session
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?",
+                (now(), session.id),
+            )
+            _queue(c, session.id)
+        self._files_changed()
+        return self.get_session(session.id)
+
     def list_sessions(self, *, limit: int = 50, ai_id: str | None = None) -> list[SessionRecord]:
         sql = "SELECT * FROM sessions"
         args: list[Any] = []

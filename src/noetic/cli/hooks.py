@@ -1,0 +1,63 @@
+"""`noetic hook EVENT`: what a host (Claude Code) runs on each event, JSON in and out.
+
+A hook never stands in the agent's way: whatever goes wrong is appended to
+``<store>/hooks.log`` (one line on stderr says where), nothing is printed on stdout, and it
+exits 0. On success stdout holds only the JSON the host reads, or nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from noetic.cli._common import StoreOpt
+
+
+def hook(
+    event: Annotated[
+        str,
+        typer.Argument(
+            help="session-start, pre-compact, stop, post-tool-use or session-end.",
+            show_default=False,
+        ),
+    ],
+    store: StoreOpt = None,
+) -> None:
+    """Handle one host hook event: reads the host's JSON on stdin, answers on stdout."""
+    payload: dict[str, Any] = {}
+    try:
+        payload = _read_payload()
+        from noetic.hosts.hooks import run_hook
+
+        reply = run_hook(event, payload, store=store)
+    except Exception as exc:  # a hook must never fail the agent: log, say where, exit 0
+        from noetic.hosts.hooks import log_failure
+
+        where = log_failure(event, payload, store, exc)
+        sys.stderr.write(
+            f"noetic hook {event}: {type(exc).__name__}: {exc}"
+            + (f" (logged in {where})" if where else "")
+            + "\n"
+        )
+        return
+    if reply is not None:
+        sys.stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")
+
+
+def _read_payload() -> dict[str, Any]:
+    from noetic.cli._common import read_stdin
+    from noetic.errors import ValidationError
+    from noetic.untrusted import load_json
+
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    text = read_stdin()
+    if not text.strip():
+        return {}
+    data = load_json(text, "the hook's stdin")
+    if not isinstance(data, dict):
+        raise ValidationError("the hook's stdin is not a JSON object", field="stdin")
+    return data

@@ -1,0 +1,292 @@
+"""Claude Code: the MCP server entry, the hooks and the instructions block.
+
+Three files, by scope:
+
+============  ===========================  ==========================  ========================
+scope         MCP server                   hooks                       instructions
+============  ===========================  ==========================  ========================
+``project``   ``<project>/.mcp.json``      ``<project>/.claude/        ``<project>/CLAUDE.md``
+                                           settings.json``
+``user``      ``~/.claude.json``           ``~/.claude/settings.json`` ``~/.claude/CLAUDE.md``
+============  ===========================  ==========================  ========================
+
+The server entry is the one ``claude mcp add --scope project|user noetic -- noetic mcp``
+writes (``mcpServers.noetic``: ``type``, ``command``, ``args``, ``env``). Each hook is a
+``noetic hook <event>`` command in Claude Code's hooks format (``hooks.<Event>`` is a list of
+``{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}`` groups); Noetic's hooks
+are recognised by their command (``noetic hook …``), so the user's own hooks are never
+touched. The instructions sit between two marker lines in ``CLAUDE.md``; the user's text
+around them is kept as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from noetic.errors import ValidationError
+from noetic.hosts.files import FileChange, json_change, text_change
+
+NAME = "noetic"
+
+# Claude Code event → (the `noetic hook` event, the tool matcher or None for every occurrence).
+# A Bash command that fails raises PostToolUseFailure instead of PostToolUse; both are read.
+HOOKS: dict[str, tuple[str, str | None]] = {
+    "SessionStart": ("session-start", None),
+    "PreCompact": ("pre-compact", None),
+    "Stop": ("stop", None),
+    "PostToolUse": ("post-tool-use", "Bash"),
+    "PostToolUseFailure": ("post-tool-use", "Bash"),
+    "SessionEnd": ("session-end", None),
+}
+HOOK_TIMEOUT_S = 30
+
+BEGIN = "<!-- noetic:begin (written by `noetic setup claude-code`; edit outside these lines) -->"
+END = "<!-- noetic:end -->"
+
+INSTRUCTIONS = """\
+## Noetic: assess what you know before you act
+
+Noetic records your self-assessment and checks it against outcomes. A hook opens a Noetic
+session when this Claude Code session starts; its id is in your context (and in
+`$NOETIC_SESSION` for shell commands).
+
+- Before a non-trivial task: `execute_preflight(session_id, prompt)`, answer the prompt
+  honestly, then `submit_preflight_assessment(session_id, vectors)`.
+- When the decision is INVESTIGATE: look into the weakest vectors, then `execute_check` /
+  `submit_check_assessment` with the vectors that changed.
+- When the task is done: `execute_postflight`, then `submit_postflight_assessment` with all
+  13 vectors. You will be asked once if you stop with a task still open.
+- Test runs are outcomes: the project's configured test commands are recorded when you run
+  them; run anything else with `noetic run -- CMD` to record its exit status.
+- The same steps from the shell: `noetic preflight "task"`, `noetic check`,
+  `noetic postflight`, `noetic state`."""
+
+
+def paths(scope: str, project: Path, home: Path) -> dict[str, Path]:
+    if scope == "project":
+        return {
+            "mcp": project / ".mcp.json",
+            "hooks": project / ".claude" / "settings.json",
+            "instructions": project / "CLAUDE.md",
+        }
+    if scope == "user":
+        return {
+            "mcp": home / ".claude.json",
+            "hooks": home / ".claude" / "settings.json",
+            "instructions": home / ".claude" / "CLAUDE.md",
+        }
+    raise ValidationError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+
+
+def server_entry(command: list[str]) -> dict[str, Any]:
+    """What ``claude mcp add noetic -- <command>`` writes."""
+    return {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
+
+
+def hook_command(executable: str, event: str) -> str:
+    return shlex.join([executable, "hook", event])
+
+
+def is_noetic_hook(hook: Any) -> bool:
+    """A hook entry running ``noetic hook …`` (whatever path the executable has)."""
+    if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
+        return False
+    try:
+        argv = shlex.split(hook["command"])
+    except ValueError:
+        return False
+    return (
+        len(argv) >= 3
+        and os.path.basename(argv[0]) in ("noetic", "noetic.exe")
+        and argv[1] == "hook"
+    )
+
+
+def _group(executable: str, event: str, matcher: str | None) -> dict[str, Any]:
+    group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
+    group["hooks"] = [
+        {"type": "command", "command": hook_command(executable, event), "timeout": HOOK_TIMEOUT_S}
+    ]
+    return group
+
+
+def _events(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = data.get("hooks")
+    if hooks is None:
+        return {}
+    if not isinstance(hooks, dict):
+        raise ValidationError(f'{path}: "hooks" is not an object; left untouched', field="hooks")
+    for event in HOOKS:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise ValidationError(
+                f'{path}: "hooks.{event}" is not a list; left untouched', field="hooks"
+            )
+    return hooks
+
+
+def _strip_ours(groups: list[Any]) -> list[Any]:
+    """The groups without Noetic's hooks; a group left empty by that goes."""
+    kept = []
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(inner, list) or not any(is_noetic_hook(h) for h in inner):
+            kept.append(group)
+            continue
+        rest = [h for h in inner if not is_noetic_hook(h)]
+        if rest:
+            kept.append({**group, "hooks": rest})
+    return kept
+
+
+def add_hooks(data: dict[str, Any], executable: str, path: Path) -> None:
+    hooks = _events(data, path)
+    for event, (name, matcher) in HOOKS.items():
+        wanted = _group(executable, name, matcher)
+        groups = hooks.get(event, [])
+        if wanted in groups:
+            continue
+        hooks[event] = [*_strip_ours(groups), wanted]
+    data["hooks"] = hooks
+
+
+def remove_hooks(data: dict[str, Any], path: Path) -> None:
+    if "hooks" not in data:
+        return
+    hooks = _events(data, path)
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = _strip_ours(groups)
+        if kept != groups:
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    if not hooks:
+        del data["hooks"]
+
+
+def add_server(data: dict[str, Any], entry: dict[str, Any], path: Path, key: str) -> None:
+    servers = data.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise ValidationError(f'{path}: "{key}" is not an object; left untouched', field=key)
+    servers[NAME] = entry
+
+
+def remove_server(
+    data: dict[str, Any], original: dict[str, Any] | None, path: Path, key: str
+) -> None:
+    """Remove Noetic's entry; one the file had before Noetic's first change comes back."""
+    servers = data.get(key)
+    if not isinstance(servers, dict) or NAME not in servers:
+        return
+    before = (original or {}).get(key)
+    if isinstance(before, dict) and NAME in before:
+        servers[NAME] = before[NAME]
+        return
+    del servers[NAME]
+    if not servers:
+        del data[key]
+
+
+def add_block(text: str, body: str = INSTRUCTIONS) -> str:
+    block = f"{BEGIN}\n{body}\n{END}\n"
+    start, end = _block_span(text)
+    if start is not None:
+        return text[:start] + block + text[end:]
+    if not text:
+        return block
+    if text.endswith("\n\n"):
+        return text + block
+    return text + ("\n" if text.endswith("\n") else "\n\n") + block
+
+
+def remove_block(text: str) -> str:
+    start, end = _block_span(text)
+    if start is None:
+        return text
+    head, tail = text[:start], text[end:]
+    if not tail:  # the block ended the file: drop the blank lines put before it
+        head = head.rstrip("\n") + "\n" if head.strip() else head.rstrip("\n")
+    return head + tail
+
+
+def _block_span(text: str) -> tuple[int | None, int]:
+    start = text.find(BEGIN)
+    if start < 0:
+        return None, 0
+    end = text.find(END, start)
+    if end < 0:
+        raise ValidationError(
+            f"the Noetic block in CLAUDE.md has no end line ({END}); left untouched",
+            field="CLAUDE.md",
+            fix="remove the Noetic lines by hand, or add the end line back",
+        )
+    end += len(END)
+    if text[end : end + 1] == "\n":
+        end += 1
+    return start, end
+
+
+def plan(
+    *,
+    scope: str,
+    project: Path,
+    home: Path,
+    command: list[str],
+    uninstall: bool = False,
+    instructions: bool = True,
+) -> list[FileChange]:
+    """The changes ``noetic setup claude-code`` makes (or undoes), nothing written."""
+    where = paths(scope, project, home)
+    executable = command[0]
+
+    def mcp(data: dict[str, Any], original: dict[str, Any] | None) -> None:
+        if uninstall:
+            remove_server(data, original, where["mcp"], "mcpServers")
+        else:
+            add_server(data, server_entry(command), where["mcp"], "mcpServers")
+
+    def hooks(data: dict[str, Any], original: dict[str, Any] | None) -> None:
+        if uninstall:
+            remove_hooks(data, where["hooks"])
+        else:
+            add_hooks(data, executable, where["hooks"])
+
+    changes = [
+        json_change(where["mcp"], mcp, uninstall=uninstall),
+        json_change(where["hooks"], hooks, uninstall=uninstall),
+    ]
+    if instructions or uninstall:
+        changes.append(
+            text_change(
+                where["instructions"], remove_block if uninstall else add_block, uninstall=uninstall
+            )
+        )
+    return changes
+
+
+def installed(scope: str, project: Path, home: Path) -> dict[str, bool]:
+    """Which parts are in place (for ``noetic doctor``); a file that does not parse counts as
+    not installed."""
+    from noetic.hosts.files import parse_json_object, read_bytes
+
+    where = paths(scope, project, home)
+    found = {"mcp": False, "hooks": False, "instructions": False}
+    try:
+        mcp = parse_json_object(read_bytes(where["mcp"]), where["mcp"]) or {}
+        found["mcp"] = NAME in (mcp.get("mcpServers") or {})
+        settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
+        groups = [g for v in (settings.get("hooks") or {}).values() for g in v]
+        found["hooks"] = any(
+            is_noetic_hook(h) for g in groups if isinstance(g, dict) for h in g.get("hooks", [])
+        )
+        text = read_bytes(where["instructions"]) or b""
+        found["instructions"] = BEGIN.encode() in text
+    except (ValidationError, AttributeError, TypeError):
+        pass
+    return found

@@ -1,0 +1,309 @@
+"""Changing a host's configuration files safely: plan, show, back up, write, undo.
+
+Every host integration is a list of :class:`FileChange` (one per file, the bytes before and
+after), computed without touching anything. Then:
+
+- :func:`diff` shows them as a unified diff (``--dry-run``);
+- :func:`apply` checks every file can be written before writing any (a read-only file is a clear
+  error and nothing changes), copies each existing file to ``<file>.noetic-backup`` the first
+  time Noetic changes it (never again: the backup is the user's original), and writes each file
+  by rename, keeping its permissions;
+- uninstalling removes only what Noetic added; when what is left equals the backup, the backup's
+  bytes are put back exactly and the backup removed, and a file Noetic created is deleted.
+
+A file that does not parse is refused with its path, line and column, and left untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from noetic.errors import UsageError, ValidationError
+
+BACKUP_SUFFIX = ".noetic-backup"
+# Configuration files are small; a bigger one is not a host's settings file.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file: its bytes before (None: absent) and after (None: delete it)."""
+
+    path: Path
+    before: bytes | None
+    after: bytes | None
+    restores_backup: bool = False  # uninstall: ``after`` is the backup, which is then removed
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def backup(self) -> Path:
+        return backup_path(self.path)
+
+    def describe(self) -> str:
+        if not self.changed:
+            return f"{self.path}: unchanged"
+        if self.after is None:
+            return f"{self.path}: removed (Noetic created it)"
+        if self.restores_backup:
+            return f"{self.path}: restored from {self.backup.name}"
+        if self.before is None:
+            return f"{self.path}: created"
+        return f"{self.path}: updated"
+
+
+def backup_path(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """A configuration file's bytes, or None when it does not exist."""
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory, not a settings file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValidationError(
+            f"{path} is larger than {MAX_CONFIG_BYTES} bytes: not a settings file Noetic edits",
+            field=str(path),
+        )
+    return data
+
+
+def decode(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValidationError(
+            f"{path}:{line}: not valid UTF-8 (byte offset {exc.start}); left untouched",
+            field=str(path),
+            fix="fix the file by hand, then run the command again",
+        ) from None
+
+
+def parse_json_object(data: bytes | None, path: Path) -> dict[str, Any] | None:
+    """The file's top-level JSON object; None when absent; ``{}`` when empty. Malformed JSON or
+    another top-level value is refused with the path and line."""
+    if data is None:
+        return None
+    text = decode(data, path)
+    if not text.strip():
+        return {}
+    from noetic.untrusted import check_depth
+
+    check_depth(text, str(path))
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); left untouched",
+            field=str(path),
+            fix="fix the file by hand (or move it away), then run the command again",
+        ) from None
+    if not isinstance(value, dict):
+        raise ValidationError(
+            f"{path}:1: the top level is a JSON {type(value).__name__}, not an object; "
+            "left untouched",
+            field=str(path),
+        )
+    return value
+
+
+def _indent_of(text: str | None) -> int | str:
+    """The indentation the file already uses (2 spaces when it has none)."""
+    if text:
+        for line in text.splitlines()[1:]:
+            stripped = line.lstrip(" \t")
+            if stripped and len(stripped) < len(line):
+                lead = line[: len(line) - len(stripped)]
+                return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+def dump_json(data: dict[str, Any], like: bytes | None) -> bytes:
+    """``data`` as JSON laid out like the file it replaces (indentation, final newline)."""
+    text = like.decode("utf-8") if like else None
+    out = json.dumps(data, indent=_indent_of(text), ensure_ascii=False)
+    if text is None or text.endswith("\n"):
+        out += "\n"
+    return out.encode("utf-8")
+
+
+def prune(value: Any) -> Any:
+    """``value`` without empty objects and lists, for comparing what is left with the backup."""
+    if isinstance(value, dict):
+        pruned = {k: prune(v) for k, v in value.items()}
+        return {k: v for k, v in pruned.items() if v not in ({}, [])}
+    if isinstance(value, list):
+        return [prune(v) for v in value]
+    return value
+
+
+JsonEdit = Callable[[dict[str, Any], "dict[str, Any] | None"], None]
+
+
+def json_change(path: Path, edit: JsonEdit, *, uninstall: bool) -> FileChange:
+    """The change ``edit`` makes to the JSON object in ``path``.
+
+    ``edit(data, original)`` changes ``data`` in place; ``original`` is the backup's object
+    (what the file held before Noetic first changed it), or None.
+    """
+    import copy
+
+    before = read_bytes(path)
+    data = parse_json_object(before, path)
+    backup = read_bytes(backup_path(path)) if uninstall else None
+    original = parse_json_object(backup, backup_path(path)) if backup is not None else None
+    new = copy.deepcopy(data) if data is not None else {}
+    edit(new, original)
+    if uninstall:
+        if data is None:
+            return FileChange(path, None, None)
+        if backup is not None and prune(new) == prune(original):
+            return FileChange(path, before, backup, restores_backup=True)
+        if backup is None and prune(new) == {} and new != data:
+            return FileChange(path, before, None)
+    if new == data:
+        return FileChange(path, before, before)
+    return FileChange(path, before, dump_json(new, before))
+
+
+def text_change(
+    path: Path, edit: Callable[[str], str], *, uninstall: bool, created_if: str = ""
+) -> FileChange:
+    """The change ``edit`` makes to a text file; on uninstall, text equal to the backup's (but
+    for trailing blank lines) restores the backup, and text equal to ``created_if`` (what the
+    edit leaves of a file Noetic created) deletes the file."""
+    before = read_bytes(path)
+    text = decode(before, path) if before is not None else ""
+    new = edit(text)
+    if uninstall:
+        if before is None:
+            return FileChange(path, None, None)
+        backup = read_bytes(backup_path(path))
+        if backup is not None and new.rstrip("\n") == decode(backup, path).rstrip("\n"):
+            return FileChange(path, before, backup, restores_backup=True)
+        if backup is None and new.strip() == created_if.strip() and new != text:
+            return FileChange(path, before, None)
+    if new == text:
+        return FileChange(path, before, before)
+    return FileChange(path, before, new.encode("utf-8"))
+
+
+def diff(changes: list[FileChange]) -> str:
+    """A unified diff of every change (empty when nothing would change)."""
+    out: list[str] = []
+    for c in changes:
+        if not c.changed:
+            continue
+        a = decode(c.before, c.path).splitlines(keepends=True) if c.before else []
+        b = decode(c.after, c.path).splitlines(keepends=True) if c.after else []
+        lines = difflib.unified_diff(
+            a,
+            b,
+            fromfile=str(c.path) if c.before is not None else "/dev/null",
+            tofile=str(c.path) if c.after is not None else "/dev/null",
+        )
+        for line in lines:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _read_only(path: Path) -> bool:
+    """Whether the user made ``path`` read-only (mode bits count, for root too)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return False
+    return not (mode & stat.S_IWUSR) or not os.access(path, os.W_OK)
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_writable(changes: list[FileChange]) -> None:
+    """Refuse before writing anything when one of the files or its folder is read-only."""
+    for c in changes:
+        if not c.changed:
+            continue
+        if _read_only(c.path):
+            raise UsageError(
+                f"{c.path} is read-only: nothing was changed",
+                fix=f"make it writable (chmod u+w {c.path}), or see the change with --dry-run "
+                "and make it by hand",
+            )
+        folder = _nearest_existing(c.path.parent)
+        if _read_only(folder):
+            raise UsageError(
+                f"the folder {folder} is read-only: nothing was changed",
+                fix=f"make it writable (chmod u+w {folder}), or see the change with --dry-run",
+            )
+
+
+def apply(changes: list[FileChange]) -> list[FileChange]:
+    """Write every change (checking all first); returns the ones that changed something."""
+    check_writable(changes)
+    done = []
+    for c in changes:
+        if not c.changed:
+            continue
+        if c.after is None:
+            c.path.unlink()
+            _remove_empty_folder(c.path.parent)
+        else:
+            if c.before is not None and not c.restores_backup and not c.backup.exists():
+                _write(c.backup, c.before, like=c.path)
+            _write(c.path, c.after, like=c.path if c.before is not None else None)
+            if c.restores_backup:
+                c.backup.unlink()
+        done.append(c)
+    return done
+
+
+def _write(path: Path, data: bytes, *, like: Path | None) -> None:
+    """Write by rename, keeping the mode of ``like`` (the file replaced)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(like.stat().st_mode) if like is not None and like.exists() else None
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.noetic-tmp")
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            fix="check the file's and its folder's permissions, or use --dry-run",
+        ) from None
+
+
+# Folders a host owns inside a project or home; Noetic removes one only when it is left empty.
+HOST_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".gemini", ".codex"})
+
+
+def _remove_empty_folder(folder: Path) -> None:
+    if folder.name in HOST_FOLDERS:
+        with contextlib.suppress(OSError):
+            folder.rmdir()

@@ -1,0 +1,387 @@
+"""What each ``noetic hook <event>`` does with the JSON a host sends on stdin.
+
+Claude Code runs one command per hook event and reads its stdout as JSON. Each Claude Code
+session is its own agent in the store (``claude-code:<session_id>``, using the per-agent current
+sessions of :mod:`noetic.store.current`), so sub-agents and parallel sessions in one project
+never act on each other's session; the sessions themselves are recorded as ``ai_id``
+``claude-code`` so calibration reads them together.
+
+=================  =============================================================================
+``session-start``  open a session for the project (or keep this Claude session's, when resumed
+                   or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
+                   id, how to use it, the open task and the project's earlier tasks, within
+                   ``[hooks] context_tokens`` (default 1500) estimated tokens
+``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
+``stop``           a task still open without a POSTFLIGHT: ask for it once per task
+                   (``decision: block`` with the reason); never when ``stop_hook_active``
+``post-tool-use``  a Bash command that is one of ``[outcomes] test_commands``: its exit status
+                   is an outcome of the open task (PostToolUse: it passed; PostToolUseFailure:
+                   it failed, with the exit code Claude Code reports)
+``session-end``    end the session
+=================  =============================================================================
+
+These functions raise on failure; the command around them (``noetic.cli.hooks``) logs to
+``<store>/hooks.log`` and exits 0, so Noetic never stands in the agent's way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+EVENTS = ("session-start", "pre-compact", "stop", "post-tool-use", "session-end")
+AI_ID = "claude-code"
+DEFAULT_CONTEXT_TOKENS = 1500
+# Recent tasks read for the SessionStart context; the budget usually stops well before.
+RECENT_TASKS = 50
+_EXIT_CODE = re.compile(r"exit(?:ed with)? code:? *(\d+)", re.IGNORECASE)
+
+
+def agent_key(payload: dict[str, Any]) -> str:
+    """The agent a Claude Code session is in the store: one per ``session_id``."""
+    sid = payload.get("session_id")
+    return f"{AI_ID}:{sid}" if isinstance(sid, str) and sid.strip() else AI_ID
+
+
+def project_dir(payload: dict[str, Any]) -> Path:
+    """The project the host runs in: ``cwd`` from the payload, else ``$CLAUDE_PROJECT_DIR``,
+    else the working directory."""
+    for candidate in (payload.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR")):
+        if isinstance(candidate, str) and candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return Path.cwd()
+
+
+def locate(payload: dict[str, Any], explicit: Path | None) -> Any:
+    from noetic.store.location import locate_store
+
+    return locate_store(explicit, cwd=project_dir(payload))
+
+
+def run_hook(event: str, payload: dict[str, Any], *, store: Path | None = None) -> dict | None:
+    """Handle one hook event; the reply to print as JSON, or None to print nothing."""
+    if event not in EVENTS:
+        from noetic.errors import ValidationError
+
+        raise ValidationError(
+            f"unknown hook event {event!r}", field="event", fix=f"one of: {', '.join(EVENTS)}"
+        )
+    location = locate(payload, store)
+    if event == "session-start":
+        return session_start(location, payload)
+    if not location.exists:
+        return None  # no store in this project yet: nothing to act on
+    tracker = _tracker(location.home)
+    try:
+        sid = _current(tracker, payload)
+        if sid is None:
+            return None
+        if event == "pre-compact":
+            pre_compact(tracker, sid, payload)
+            return None
+        if event == "stop":
+            return stop(tracker, sid, payload)
+        if event == "post-tool-use":
+            post_tool_use(tracker, sid, payload)
+            return None
+        tracker.store.end_session(sid)
+        return None
+    finally:
+        tracker.store.close()
+
+
+def _tracker(home: Path) -> Any:
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    store = Store(home)
+    return Tracker(store, ProfileRegistry(home / "profiles"))
+
+
+def _current(tracker: Any, payload: dict[str, Any]) -> str | None:
+    from noetic.errors import NotFoundError
+    from noetic.store.current import read_current_session
+
+    sid = read_current_session(tracker.store.home, agent_key(payload))
+    if sid is None:
+        return None
+    try:
+        return str(tracker.store.get_session(sid).id)
+    except NotFoundError:
+        return None
+
+
+# session-start -------------------------------------------------------------------------------
+
+
+def _project_name(location: Any, payload: dict[str, Any]) -> str | None:
+    from noetic.errors import ValidationError
+    from noetic.untrusted import check_identifier
+
+    root = location.git_root or project_dir(payload)
+    try:
+        return check_identifier(root.resolve().name, "project")
+    except ValidationError:
+        return None
+
+
+def session_start(location: Any, payload: dict[str, Any]) -> dict:
+    from noetic.store.current import write_current_session
+
+    tracker = _tracker(location.home)
+    try:
+        key = agent_key(payload)
+        sid = _current(tracker, payload)
+        session = tracker.store.get_session(sid) if sid else None
+        if session is None or session.status != "active":
+            model = payload.get("model")
+            session, _ = tracker.bootstrap(
+                ai_id=AI_ID,
+                ai_model=model if isinstance(model, str) and model.strip() else None,
+                project=_project_name(location, payload),
+            )
+            write_current_session(tracker.store.home, session.id, key)
+        _export_env(session.id)
+        budget = _context_budget(tracker.store.home)
+        text = session_context(tracker, session, budget)
+    finally:
+        tracker.store.close()
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _export_env(session_id: str) -> None:
+    """Pin the session for the shell commands Claude Code runs next (``$CLAUDE_ENV_FILE``)."""
+    path = os.environ.get("CLAUDE_ENV_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"export NOETIC_SESSION={session_id}\n")
+
+
+def _context_budget(home: Path) -> int:
+    from noetic.errors import ValidationError
+    from noetic.hosts.outcomes import read_config
+
+    value = read_config(home).get("hooks", {}).get("context_tokens", DEFAULT_CONTEXT_TOKENS)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 100:
+        raise ValidationError(
+            "[hooks] context_tokens must be a whole number of at least 100",
+            field="context_tokens",
+            value=value,
+        )
+    return value
+
+
+def estimate_tokens(text: str) -> int:
+    """A cautious token estimate with no tokenizer to load: half a token per UTF-8 byte (real
+    tokenizers average three to four bytes per token on English, one per digit)."""
+    return (len(text.encode("utf-8")) + 1) // 2
+
+
+def session_context(tracker: Any, session: Any, budget: int) -> str:
+    """The SessionStart context: the session and how to use it, the open task, then the
+    project's earlier tasks, newest first, as many as the budget holds."""
+    head = [
+        "# Noetic",
+        f"Noetic session {session.id} is open for you (profile {session.profile}"
+        + (f", project {session.project}" if session.project else "")
+        + f'). Pass session_id="{session.id}" to Noetic\'s tools; shell commands have it in '
+        "$NOETIC_SESSION.",
+        "Before a non-trivial task: execute_preflight, then submit_preflight_assessment with "
+        "honest scores. After it: execute_postflight, then submit_postflight_assessment.",
+    ]
+    open_task = tracker.store.open_cascade_of(session.id)
+    if open_task is not None:
+        history = tracker.store.assessments(cascade_id=open_task.id)
+        line = f"Open task: {open_task.task}"
+        if history:
+            last = history[-1]
+            line += (
+                f" (last {last.assessment.phase.value.upper()}: {last.decision.action.value} "
+                f"at confidence {last.decision.confidence:.2f})"
+            )
+        head.append(line + "; finish it with a POSTFLIGHT.")
+    text = "\n".join(head)
+    if estimate_tokens(text) > budget:
+        return _cut(text, budget)
+    earlier = _earlier_tasks(tracker.store, session)
+    if earlier:
+        title = "## Earlier tasks" + (f" in {session.project}" if session.project else "")
+        title += " (newest first: calibration, confidence before → after, outcome)"
+        lines = [title]
+        for row in earlier:
+            candidate = "\n".join([text, *lines, row])
+            if estimate_tokens(candidate) > budget:
+                break
+            lines.append(row)
+        if len(lines) > 1:
+            text = "\n".join([text, *lines])
+    return text
+
+
+def _cut(text: str, budget: int) -> str:
+    data = text.encode("utf-8")[: max(0, budget * 2 - 2)]
+    return data.decode("utf-8", errors="ignore")
+
+
+def _earlier_tasks(store: Any, session: Any) -> list[str]:
+    rows = store.conn.execute(
+        "SELECT s.task, s.calibration, s.confidence_pre, s.confidence_post, s.notes, "
+        "(SELECT o.score FROM outcomes o WHERE o.cascade_id = s.cascade_id "
+        " ORDER BY o.at DESC, o.id DESC LIMIT 1) AS outcome "
+        "FROM session_summaries s WHERE s.project IS ? ORDER BY s.ended_at DESC LIMIT ?",
+        (session.project, RECENT_TASKS),
+    ).fetchall()
+    out = []
+    for r in rows:
+        outcome = "no outcome" if r["outcome"] is None else f"outcome {r['outcome']:.2f}"
+        line = (
+            f"- {_one_line(r['task'], 160)} [{r['calibration']}; "
+            f"{r['confidence_pre']:.2f} → {r['confidence_post']:.2f}; {outcome}]"
+        )
+        if r["notes"]:
+            line += f" learned: {_one_line(r['notes'], 200)}"
+        out.append(line)
+    return out
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# pre-compact ---------------------------------------------------------------------------------
+
+
+def pre_compact(tracker: Any, sid: str, payload: dict[str, Any]) -> str | None:
+    """Checkpoint the open task before the host compacts the conversation; where it went."""
+    from noetic.store.checkpoints import make_checkpoint, write_checkpoint
+
+    cascade = tracker.store.open_cascade_of(sid)
+    if cascade is None:
+        return None
+    history = tracker.store.assessments(cascade_id=cascade.id)
+    if not history:
+        return None
+    last = history[-1]
+    trigger = payload.get("trigger") if payload.get("trigger") in ("manual", "auto") else "auto"
+    checkpoint = make_checkpoint(
+        sid,
+        cascade.id,
+        "compact",
+        last.assessment.vectors,
+        last.decision.action.value,
+        None,
+        f"before {trigger} compaction: {cascade.task}",
+    )
+    return str(write_checkpoint(tracker.store, checkpoint, tracker.repo))
+
+
+# stop ----------------------------------------------------------------------------------------
+
+
+def _asked_path(home: Path, key: str) -> Path:
+    from noetic.store.current import current_session_path
+
+    return home / "hooks" / current_session_path(home, key).name
+
+
+def stop(tracker: Any, sid: str, payload: dict[str, Any]) -> dict | None:
+    """Ask for the POSTFLIGHT of a still-open task, once per task."""
+    if payload.get("stop_hook_active") is True:
+        return None
+    cascade = tracker.store.open_cascade_of(sid)
+    if cascade is None:
+        return None
+    path = _asked_path(tracker.store.home, agent_key(payload))
+    asked: list[str] = []
+    with contextlib.suppress(FileNotFoundError, ValueError):
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        asked = [x for x in loaded.get("asked_postflight", []) if isinstance(x, str)]
+    if cascade.id in asked:
+        return None
+    from noetic.store.files import atomic_write_json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(path, {"asked_postflight": [*asked[-99:], cascade.id]})
+    return {
+        "decision": "block",
+        "reason": (
+            f"Noetic: the task {cascade.task!r} (session {sid}) is still open. If the work is "
+            "done, record the POSTFLIGHT now: execute_postflight, then "
+            "submit_postflight_assessment with an honest reassessment of all 13 vectors "
+            "(or `noetic postflight` in the shell). If it is not done, say so and stop; you "
+            "will not be asked again for this task."
+        ),
+    }
+
+
+# post-tool-use -------------------------------------------------------------------------------
+
+
+def exit_status(payload: dict[str, Any]) -> int | None:
+    """The exit status of the Bash command the payload reports; None when it did not finish."""
+    response = payload.get("tool_response")
+    if isinstance(response, dict):
+        for key in ("exit_code", "exitCode", "returnCode", "code"):
+            value = response.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        if response.get("interrupted") is True:
+            return None
+    if payload.get("hook_event_name") == "PostToolUseFailure":
+        if payload.get("is_interrupt") is True:
+            return None
+        found = _EXIT_CODE.search(str(payload.get("error") or ""))
+        return int(found.group(1)) if found else 1
+    return 0  # PostToolUse fires only when the command succeeded
+
+
+def post_tool_use(tracker: Any, sid: str, payload: dict[str, Any]) -> Any | None:
+    """Record a configured test command's exit status as the open task's outcome."""
+    from noetic.hosts.outcomes import matching_test_command, record_exit, test_commands
+
+    if payload.get("tool_name") != "Bash":
+        return None
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return None
+    if matching_test_command(command, test_commands(tracker.store.home)) is None:
+        return None
+    code = exit_status(payload)
+    if code is None:
+        return None
+    return record_exit(tracker.store, sid, command, code, via="Claude Code Bash")
+
+
+# failures ------------------------------------------------------------------------------------
+
+
+def log_failure(
+    event: str, payload: dict[str, Any], store: Path | None, error: BaseException
+) -> Path | None:
+    """Append the failure to ``<store>/hooks.log``; where it went (None: nowhere to write)."""
+    from datetime import UTC, datetime
+
+    try:
+        home = locate(payload, store).home
+    except Exception:
+        return None
+    if not home.is_dir():
+        return None
+    path = home / "hooks.log"
+    line = (
+        f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} "
+        f"{type(error).__name__}: {' '.join(str(error).split())}\n"
+    )
+    try:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError:
+        return None
+    return path

@@ -1,0 +1,117 @@
+"""Outcomes nobody has to type: a command's exit status, a test command the agent ran.
+
+The project says which commands are its tests, in ``<store>/config.toml``::
+
+    [outcomes]
+    test_commands = ["pytest", "npm test", "make test"]
+
+A command matches when it is one simple command (no ``|``, ``;``, ``&&``, ``||``, ``&``:
+those hide the test's own exit status) whose words, after any leading ``VAR=value``
+assignments, begin with a configured command's words; the first word may also be a path
+ending in it (``.venv/bin/pytest`` matches ``pytest``). Nothing is guessed: an unconfigured
+command is never recorded by the hooks (``noetic run -- CMD`` records any command).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from noetic.errors import ValidationError
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "(", ")", "|&"})
+MAX_EVIDENCE = 500
+
+
+def read_config(home: Path) -> dict[str, Any]:
+    """``<store>/config.toml`` as a dict (empty when absent); a malformed file is an error."""
+    path = home / "config.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"cannot read {path}: {exc}", field="config") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
+
+
+def test_commands(home: Path) -> list[str]:
+    """The configured test commands; a value that is not a list of strings is an error."""
+    value = read_config(home).get("outcomes", {}).get("test_commands", [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValidationError(
+            f"{home / 'config.toml'}: [outcomes] test_commands must be a list of strings",
+            field="test_commands",
+            value=value,
+            fix='for example: test_commands = ["pytest", "npm test"]',
+        )
+    return [v for v in value if v.strip()]
+
+
+def _words(command: str) -> list[str] | None:
+    """The words of one simple command, or None for a compound one (or unparsable)."""
+    if "\n" in command.strip():
+        return None
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return None
+    if any(w in _OPERATORS or set(w) <= set("|&;()") for w in words):
+        return None
+    while words and _ASSIGNMENT.match(words[0]):
+        words.pop(0)
+    return words
+
+
+def matching_test_command(command: str, configured: list[str]) -> str | None:
+    """The configured test command ``command`` runs, if any (see the module docstring)."""
+    words = _words(command)
+    if not words:
+        return None
+    for candidate in configured:
+        wanted = _words(candidate)
+        if not wanted or len(words) < len(wanted):
+            continue
+        head, rest = words[: len(wanted)], wanted
+        first_ok = head[0] == rest[0] or (
+            "/" not in rest[0] and os.path.basename(head[0]) == rest[0]
+        )
+        if first_ok and head[1:] == rest[1:]:
+            return candidate
+    return None
+
+
+def evidence_for(command: str, exit_code: int, via: str) -> str:
+    shown = command if len(command) <= MAX_EVIDENCE else command[: MAX_EVIDENCE - 1] + "…"
+    return f"`{shown}` exited {exit_code} ({via})"
+
+
+def record_exit(
+    store: Any, session_id: str, command: str, exit_code: int, *, via: str
+) -> Any | None:
+    """Record ``exit_code`` (0 passes, anything else fails) as the outcome of the session's
+    open task, the command line as evidence; None when the session has no open task."""
+    from noetic.calibration import record_outcome
+
+    cascade = store.open_cascade_of(session_id)
+    if cascade is None:
+        return None
+    return record_outcome(
+        store,
+        cascade.id,
+        score=1.0 if exit_code == 0 else 0.0,
+        source="test",
+        evidence=evidence_for(command, exit_code, via),
+    )
