@@ -345,3 +345,29 @@ def test_test_command_matching(command, configured, expected):
 def test_matching_never_fails_on_any_command(command, configured):
     found = matching_test_command(command, configured)
     assert found is None or found in configured
+
+
+@pytest.mark.parametrize("event", ["stop", "post-tool-use", "session-start"])
+def test_a_hook_loads_no_heavy_module(project, home, _isolated_home, event):
+    """Hooks run on every turn of the agent: no model SDK, server, HTTP client, numpy, Rich or
+    tokenizer is imported (bench/hooks.py measures the time)."""
+    heavy = ("numpy", "rich", "mcp", "tokenizers", "httpx", "anthropic", "openai", "wordllama")
+    start(project)
+    code = (
+        "import sys\n"
+        f"sys.argv = ['noetic', 'hook', {event!r}]\n"
+        "from noetic.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {heavy!r} if m in sys.modules], file=sys.stderr)\n"
+    )
+    env = {**os.environ, "NOETIC_HOME": str(_isolated_home)}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=payload("Stop", project, stop_hook_active=False),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=60,
+    )
+    assert done.stderr.strip().splitlines()[-1] == "[]"

@@ -12,6 +12,7 @@ from noetic.cli import (
     agent,
     calibration,
     cascade,
+    doctor,
     goals,
     hooks,
     logs,
@@ -20,6 +21,7 @@ from noetic.cli import (
     observe,
     profiles,
     recall,
+    run,
     sessions,
     setup,
     where,
@@ -80,6 +82,8 @@ for command in (
     recall.reindex,
     logs.logs,
     hooks.hook,
+    run.run,
+    doctor.doctor,
 ):
     app.command()(command)
 app.add_typer(sessions.app, name="sessions")

@@ -42,8 +42,20 @@ def outcome(
     score: Annotated[
         float | None, typer.Option("--score", help="A graded outcome in [0, 1].")
     ] = None,
+    from_junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--from-junit",
+            help="A JUnit XML report: every test passed is a success, a failure or an error "
+            "a failure (skipped tests count for neither).",
+            show_default=False,
+        ),
+    ] = None,
     evidence: Annotated[str, typer.Option(help="What the verdict rests on.")] = "",
-    source: Annotated[str, typer.Option(help="test, human or check.")] = "human",
+    source: Annotated[
+        str | None,
+        typer.Option(help="test, human or check (default: human; test with --from-junit)."),
+    ] = None,
     session: SessionOpt = None,
     ai_id: Annotated[
         str | None,
@@ -61,12 +73,20 @@ def outcome(
     from noetic.errors import NotFoundError, ValidationError
 
     with handled(json):
-        given = [v for v in (success, failure, score is not None) if v]
+        given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
         if len(given) != 1:
             raise ValidationError(
-                "give exactly one of --success, --failure or --score X", field="outcome"
+                "give exactly one of --success, --failure, --score X or --from-junit FILE",
+                field="outcome",
             )
-        value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
+        if from_junit is not None:
+            from noetic.hosts.junit import junit_outcome
+
+            value, found = junit_outcome(from_junit)
+            evidence = f"{found}; {evidence}" if evidence else found
+        else:
+            value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
+        source = source or ("test" if from_junit is not None else "human")
         tracker = open_tracker(store)
         target = target or optional_current_session(tracker, session, ai_id)
         if target is None:

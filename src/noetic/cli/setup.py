@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, emit, esc, group, handled, stdout
+from noetic.cli._common import JsonOpt, emit, esc, group, handled, stderr, stdout
 
 app = group(
     "Register Noetic in an agent host: its MCP server, and for Claude Code its hooks and "
@@ -18,11 +18,12 @@ app = group(
 )
 
 ScopeOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--scope",
         help="project: this project's files (shared through the repository); user: your home "
-        "directory's, for every project.",
+        "directory's, for every project. Default: project (user for codex).",
+        show_default=False,
     ),
 ]
 ProjectOpt = Annotated[
@@ -58,13 +59,33 @@ def _project(project: Path | None) -> Path:
     return locate_store(None, cwd=here).git_root or here
 
 
-def run_setup(
-    host: str, changes: list[Any], *, dry_run: bool, uninstall: bool, as_json: bool
+def _setup(
+    name: str,
+    scope: str | None,
+    project: Path | None,
+    *,
+    dry_run: bool,
+    uninstall: bool,
+    as_json: bool,
+    **options: Any,
 ) -> None:
-    """Show or apply ``changes`` and report them."""
+    """Plan the host's changes, then show or apply them and report."""
+    from noetic.hosts import host
     from noetic.hosts.files import apply, diff
 
+    module = host(name)
+    command = [executable(), "mcp"]
     with handled(as_json):
+        chosen = scope or module.DEFAULT_SCOPE
+        changes = module.plan(
+            scope=chosen,
+            project=_project(project),
+            home=Path.home(),
+            command=command,
+            uninstall=uninstall,
+            **options,
+        )
+        manual = module.manual(chosen, command)
         patch = diff(changes)
         if not dry_run:
             apply(changes)
@@ -72,26 +93,43 @@ def run_setup(
         {"path": str(c.path), "change": c.describe().split(": ", 1)[1], "changed": c.changed}
         for c in changes
     ]
-    data = {"host": host, "dry_run": dry_run, "uninstall": uninstall, "files": rows, "diff": patch}
+    data = {
+        "host": name,
+        "scope": chosen,
+        "dry_run": dry_run,
+        "uninstall": uninstall,
+        "files": rows,
+        "diff": patch,
+        "manual": manual,
+    }
 
     def render() -> None:
-        out = stdout()
+        if manual is not None:
+            if uninstall:
+                stderr().print(
+                    f"noetic setup {name} writes no file here: remove the entry where you added it",
+                    markup=False,
+                )
+            else:
+                sys.stdout.write(manual)
+            return
         if dry_run:
             sys.stdout.write(patch or "nothing to change\n")
             return
+        out = stdout()
         for c in changes:
             out.print(esc(c.describe()))
         if not any(c.changed for c in changes):
             out.print("nothing to change: " + ("not installed" if uninstall else "already set up"))
         elif not uninstall:
-            out.print(f"undo with: noetic setup {host} --uninstall (add the same --scope)")
+            out.print(f"undo with: noetic setup {name} --uninstall --scope {chosen}")
 
     emit(data, as_json, render)
 
 
 @app.command("claude-code")
 def claude_code(
-    scope: ScopeOpt = "project",
+    scope: ScopeOpt = None,
     project: ProjectOpt = None,
     instructions: Annotated[
         bool,
@@ -104,15 +142,43 @@ def claude_code(
     """Claude Code: the MCP server (.mcp.json or ~/.claude.json), the hooks (.claude/settings.json
     or ~/.claude/settings.json, each a `noetic hook EVENT` command) and a block of instructions
     in CLAUDE.md."""
-    from noetic.hosts import claude_code as host
+    _setup(
+        "claude-code",
+        scope,
+        project,
+        dry_run=dry_run,
+        uninstall=uninstall,
+        as_json=json,
+        instructions=instructions,
+    )
 
-    with handled(json):
-        changes = host.plan(
-            scope=scope,
-            project=_project(project),
-            home=Path.home(),
-            command=[executable(), "mcp"],
-            uninstall=uninstall,
-            instructions=instructions,
-        )
-    run_setup("claude-code", changes, dry_run=dry_run, uninstall=uninstall, as_json=json)
+
+def _register(name: str, summary: str) -> None:
+    def command(
+        scope: ScopeOpt = None,
+        project: ProjectOpt = None,
+        dry_run: DryRunOpt = False,
+        uninstall: UninstallOpt = False,
+        json: JsonOpt = False,
+    ) -> None:
+        _setup(name, scope, project, dry_run=dry_run, uninstall=uninstall, as_json=json)
+
+    command.__doc__ = summary
+    app.command(name)(command)
+
+
+_register("cursor", "Cursor: the MCP server in .cursor/mcp.json (or ~/.cursor/mcp.json).")
+_register(
+    "vscode",
+    "VS Code: the MCP server in .vscode/mcp.json; with --scope user, the `code --add-mcp` "
+    "command to run (the profile's file has no fixed place).",
+)
+_register(
+    "gemini", "Gemini CLI: the MCP server in .gemini/settings.json (or ~/.gemini/settings.json)."
+)
+_register(
+    "codex",
+    "Codex CLI: the MCP server in ~/.codex/config.toml ($CODEX_HOME), keeping the file's "
+    "comments and layout.",
+)
+_register("json", "Any other MCP host: print the generic mcpServers entry to paste.")

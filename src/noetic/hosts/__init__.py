@@ -10,3 +10,27 @@ The package sits between the interfaces and the engines in the layer contract: i
 runtime (the tracker, the store, the outcome recording of calibration) on behalf of a host, runs
 no model and no engine, and the CLI calls it.
 """
+
+from types import ModuleType
+
+# `noetic setup NAME` → the module that knows that host.
+HOST_MODULES = {
+    "claude-code": "noetic.hosts.claude_code",
+    "cursor": "noetic.hosts.cursor",
+    "vscode": "noetic.hosts.vscode",
+    "gemini": "noetic.hosts.gemini",
+    "codex": "noetic.hosts.codex",
+    "json": "noetic.hosts.json_entry",
+}
+
+
+def host(name: str) -> ModuleType:
+    """The module for host ``name``: ``plan``, ``manual``, ``installed_commands``, ``SCOPES``,
+    ``DEFAULT_SCOPE``."""
+    import importlib
+
+    return importlib.import_module(HOST_MODULES[name])
+
+
+def all_hosts() -> dict[str, ModuleType]:
+    return {name: host(name) for name in HOST_MODULES}

@@ -28,8 +28,10 @@ from typing import Any
 
 from noetic.errors import ValidationError
 from noetic.hosts.files import FileChange, json_change, text_change
+from noetic.hosts.servers import add_server, remove_server
 
-NAME = "noetic"
+SCOPES = ("project", "user")
+DEFAULT_SCOPE = "project"
 
 # Claude Code event → (the `noetic hook` event, the tool matcher or None for every occurrence).
 # A Bash command that fails raises PostToolUseFailure instead of PostToolUse; both are read.
@@ -170,29 +172,6 @@ def remove_hooks(data: dict[str, Any], path: Path) -> None:
         del data["hooks"]
 
 
-def add_server(data: dict[str, Any], entry: dict[str, Any], path: Path, key: str) -> None:
-    servers = data.setdefault(key, {})
-    if not isinstance(servers, dict):
-        raise ValidationError(f'{path}: "{key}" is not an object; left untouched', field=key)
-    servers[NAME] = entry
-
-
-def remove_server(
-    data: dict[str, Any], original: dict[str, Any] | None, path: Path, key: str
-) -> None:
-    """Remove Noetic's entry; one the file had before Noetic's first change comes back."""
-    servers = data.get(key)
-    if not isinstance(servers, dict) or NAME not in servers:
-        return
-    before = (original or {}).get(key)
-    if isinstance(before, dict) and NAME in before:
-        servers[NAME] = before[NAME]
-        return
-    del servers[NAME]
-    if not servers:
-        del data[key]
-
-
 def add_block(text: str, body: str = INSTRUCTIONS) -> str:
     block = f"{BEGIN}\n{body}\n{END}\n"
     start, end = _block_span(text)
@@ -270,23 +249,37 @@ def plan(
     return changes
 
 
-def installed(scope: str, project: Path, home: Path) -> dict[str, bool]:
-    """Which parts are in place (for ``noetic doctor``); a file that does not parse counts as
-    not installed."""
+def manual(scope: str, command: list[str]) -> str | None:
+    return None
+
+
+def installed_commands(scope: str, project: Path, home: Path) -> list[str] | None:
+    """The commands Noetic's server entry and hooks run (for ``noetic doctor``); None when
+    neither is installed. A file that does not parse raises its error."""
     from noetic.hosts.files import parse_json_object, read_bytes
+    from noetic.hosts.servers import server_command
 
     where = paths(scope, project, home)
-    found = {"mcp": False, "hooks": False, "instructions": False}
-    try:
-        mcp = parse_json_object(read_bytes(where["mcp"]), where["mcp"]) or {}
-        found["mcp"] = NAME in (mcp.get("mcpServers") or {})
-        settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-        groups = [g for v in (settings.get("hooks") or {}).values() for g in v]
-        found["hooks"] = any(
-            is_noetic_hook(h) for g in groups if isinstance(g, dict) for h in g.get("hooks", [])
-        )
-        text = read_bytes(where["instructions"]) or b""
-        found["instructions"] = BEGIN.encode() in text
-    except (ValidationError, AttributeError, TypeError):
-        pass
-    return found
+    found = []
+    server = server_command(where["mcp"], "mcpServers")
+    if server is not None:
+        found.append(server)
+    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
+    for hook in _hooks_in(settings):
+        found.append(shlex.split(hook["command"])[0])
+    return found or None
+
+
+def _hooks_in(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    events = settings.get("hooks")
+    if not isinstance(events, dict):
+        return []
+    return [
+        h
+        for groups in events.values()
+        if isinstance(groups, list)
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+        if is_noetic_hook(h)
+    ]

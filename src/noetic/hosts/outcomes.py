@@ -115,3 +115,34 @@ def record_exit(
         source="test",
         evidence=evidence_for(command, exit_code, via),
     )
+
+
+class CommandNotRunnable(Exception):
+    """The command could not be started: not found (127) or not executable (126)."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def run_command(argv: list[str], *, stdout: Any = None) -> int:
+    """Run ``argv`` with this process's streams (``stdout`` to send its output elsewhere) and
+    return its exit status, a signal's death as 128 + the signal's number like a shell.
+    Ctrl-C reaches the command, which decides when it ends."""
+    import subprocess
+
+    try:
+        proc = subprocess.Popen(argv, stdout=stdout)
+    except FileNotFoundError:
+        raise CommandNotRunnable(f"command not found: {argv[0]}", 127) from None
+    except PermissionError:
+        raise CommandNotRunnable(f"cannot run {argv[0]}: permission denied", 126) from None
+    except OSError as exc:
+        raise CommandNotRunnable(f"cannot run {argv[0]}: {exc.strerror or exc}", 126) from None
+    while True:
+        try:
+            code = proc.wait()
+            break
+        except KeyboardInterrupt:
+            continue
+    return 128 - code if code < 0 else code

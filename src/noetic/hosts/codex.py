@@ -1,0 +1,111 @@
+"""Codex CLI: ``[mcp_servers.noetic]`` in ``~/.codex/config.toml`` (``$CODEX_HOME`` if set).
+
+The file is TOML the user edits by hand, so it is changed with ``tomlkit``, which keeps every
+comment, blank line and layout of the rest of the file. Codex reads its servers from the
+user's configuration only, so there is no project scope.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from noetic.errors import ValidationError
+from noetic.hosts.files import FileChange, backup_path, decode, prune, read_bytes
+
+NAME = "codex"
+SCOPES = ("user",)
+DEFAULT_SCOPE = "user"
+KEY = "mcp_servers"
+SERVER = "noetic"
+
+
+def path(scope: str, home: Path) -> Path:
+    if scope != "user":
+        raise ValidationError(
+            f"Codex has no {scope!r} scope: it reads MCP servers from ~/.codex/config.toml",
+            field="scope",
+            fix="use --scope user",
+        )
+    codex_home = os.environ.get("CODEX_HOME")
+    return (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
+
+
+def entry(command: list[str]) -> dict[str, Any]:
+    return {"command": command[0], "args": command[1:]}
+
+
+def _parse(data: bytes | None, where: Path) -> Any:
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    text = decode(data, where) if data is not None else ""
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise ValidationError(
+            f"{where}:{exc.line}:{exc.col}: not valid TOML ({exc.args[0] if exc.args else exc}); "
+            "left untouched",
+            field=str(where),
+            fix="fix the file by hand, then run the command again",
+        ) from None
+
+
+def _servers(doc: Any, where: Path) -> Any:
+    servers = doc.get(KEY)
+    if servers is not None and not isinstance(servers, dict):
+        raise ValidationError(f"{where}: {KEY} is not a table; left untouched", field=KEY)
+    return servers
+
+
+def plan(
+    *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
+) -> list[FileChange]:
+    import tomlkit
+
+    where = path(scope, home)
+    before = read_bytes(where)
+    doc = _parse(before, where)
+    servers = _servers(doc, where)
+    if uninstall:
+        if before is None or servers is None or SERVER not in servers:
+            return [FileChange(where, before, before)]
+        backup = read_bytes(backup_path(where))
+        original = _parse(backup, backup_path(where)).unwrap() if backup is not None else None
+        kept = (original or {}).get(KEY, {})
+        if isinstance(kept, dict) and SERVER in kept:
+            servers[SERVER] = kept[SERVER]
+        else:
+            del servers[SERVER]
+            if not servers:
+                del doc[KEY]
+        if backup is not None and prune(doc.unwrap()) == prune(original):
+            return [FileChange(where, before, backup, restores_backup=True)]
+        if backup is None and prune(doc.unwrap()) == {}:
+            return [FileChange(where, before, None)]
+        return [FileChange(where, before, tomlkit.dumps(doc).encode("utf-8"))]
+    wanted = entry(command)
+    if servers is not None and SERVER in servers and servers[SERVER].unwrap() == wanted:
+        return [FileChange(where, before, before)]
+    table = tomlkit.table()
+    table.update(wanted)
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc[KEY] = servers
+    servers[SERVER] = table
+    text = tomlkit.dumps(doc)
+    return [FileChange(where, before, text.encode("utf-8"))]
+
+
+def manual(scope: str, command: list[str]) -> str | None:
+    return None
+
+
+def installed_commands(scope: str, project: Path, home: Path) -> list[str] | None:
+    where = path(scope, home)
+    servers = _servers(_parse(read_bytes(where), where), where)
+    if servers is None or SERVER not in servers:
+        return None
+    found = servers[SERVER].get("command")
+    return [found if isinstance(found, str) else ""]

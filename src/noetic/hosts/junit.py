@@ -1,0 +1,125 @@
+"""Test results from a JUnit XML report (pytest ``--junitxml``, jest-junit, most CI tools).
+
+The report is read under the file-size limit, refused when it declares a DTD or entities
+(a test report never needs one, and they are how XML files attack their readers), and parsed
+with ``junitparser``. A report whose every test passed (and at least one ran) is a success;
+any failure or error is a failure; skipped tests count for neither.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.errors import ValidationError
+
+_DECLARATION = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
+NAMED = 5  # failing tests named in the evidence
+
+
+class JUnitSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    tests: int
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+    failing: list[str]
+
+    @property
+    def ran(self) -> int:
+        return self.tests - self.skipped
+
+    @property
+    def success(self) -> bool:
+        return self.failed == 0 and self.errored == 0
+
+    def evidence(self) -> str:
+        line = (
+            f"JUnit {Path(self.file).name}: {self.passed} passed, {self.failed} failed, "
+            f"{self.errored} errored, {self.skipped} skipped"
+        )
+        if self.failing:
+            more = len(self.failing) - NAMED
+            line += "; failing: " + ", ".join(self.failing[:NAMED])
+            if more > 0:
+                line += f" and {more} more"
+        return line
+
+
+def read_junit(data: bytes, source: str) -> JUnitSummary:
+    """Count the report's test cases; a file that is not a JUnit report is a
+    :class:`ValidationError` naming the file and, for bad XML, the line."""
+    from xml.etree.ElementTree import ParseError
+
+    from junitparser import JUnitXml, JUnitXmlError
+
+    if _DECLARATION.search(data):
+        raise ValidationError(
+            f"{source}: declares a DTD or entities, which a JUnit report never needs; not read",
+            field=source,
+        )
+    try:
+        report = JUnitXml.fromstring(data)
+    except ParseError as exc:
+        line, column = getattr(exc, "position", (0, 0))
+        raise ValidationError(
+            f"{source}:{line}:{column}: not well-formed XML ({exc})", field=source
+        ) from None
+    except (ValueError, LookupError) as exc:  # an unknown encoding, bytes it cannot decode
+        raise ValidationError(f"{source}: cannot be read as XML ({exc})", field=source) from None
+    except JUnitXmlError:
+        raise ValidationError(
+            f"{source}: not a JUnit report (the root element is neither <testsuites> nor "
+            "<testsuite>)",
+            field=source,
+        ) from None
+    passed = failed = errored = skipped = 0
+    failing: list[str] = []
+    for suite in report:
+        for case in suite:
+            if case.is_error:
+                errored += 1
+            elif case.is_failure:
+                failed += 1
+            elif case.is_skipped:
+                skipped += 1
+                continue
+            else:
+                passed += 1
+                continue
+            name = ".".join(p for p in (case.classname, case.name) if p)
+            failing.append(name or "(unnamed test)")
+    total = passed + failed + errored + skipped
+    return JUnitSummary(
+        file=source,
+        tests=total,
+        passed=passed,
+        failed=failed,
+        errored=errored,
+        skipped=skipped,
+        failing=failing,
+    )
+
+
+def junit_outcome(path: Path) -> tuple[float, str]:
+    """The outcome a JUnit report gives (1.0 every test passed, 0.0 one failed or errored)
+    and its evidence; a report in which no test ran is refused."""
+    from noetic.errors import NotFoundError
+    from noetic.hosts.files import read_bytes
+
+    data = read_bytes(path)
+    if data is None:
+        raise NotFoundError(f"file not found: {path}")
+    summary = read_junit(data, str(path))
+    if summary.ran == 0:
+        raise ValidationError(
+            f"{path}: no test ran ({summary.tests} in the report, all skipped or none): "
+            "nothing to record",
+            field="from_junit",
+        )
+    return (1.0 if summary.success else 0.0), summary.evidence()

@@ -1,0 +1,209 @@
+"""`noetic run -- CMD` and `noetic outcome --from-junit FILE`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from noetic.calibration import list_outcomes as outcomes
+from noetic.errors import ValidationError
+from noetic.hosts.junit import read_junit
+from noetic.store import Store
+
+from ..conftest import uniform
+from .conftest import cli, cli_json
+
+NOETIC = str(Path(sys.executable).parent / "noetic")
+
+
+def noetic(*args: str, env_home: Path, cwd: Path, input: str | None = None):
+    env = {**os.environ, "NOETIC_HOME": str(env_home)}
+    env.pop("NOETIC_SESSION", None)
+    return subprocess.run(
+        [NOETIC, *args], capture_output=True, text=True, env=env, cwd=cwd, input=input, timeout=120
+    )
+
+
+@pytest.fixture
+def task(project, _isolated_home) -> str:
+    cli_json("bootstrap")
+    pre = cli_json("preflight", "make the tests pass", "--vectors", json.dumps(uniform(0.8)))
+    return pre["cascade"]["id"]
+
+
+def recorded(home: Path) -> list:
+    with Store(home) as store:
+        return outcomes(store)
+
+
+def test_run_streams_output_records_success_and_exits_zero(project, _isolated_home, task):
+    done = noetic(
+        "run", "--", sys.executable, "-c", "print('all 4 passed')",
+        env_home=_isolated_home, cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert done.stdout == "all 4 passed\n"
+    assert f"recorded for task {task}" in done.stderr
+    [row] = recorded(_isolated_home)
+    assert row.score == 1.0 and row.source == "test" and row.cascade_id == task
+    assert (
+        row.evidence
+        == f"`{sys.executable} -c 'print('\"'\"'all 4 passed'\"'\"')'` exited 0 (noetic run)"
+    )
+
+
+def test_run_records_a_failure_and_exits_with_the_commands_status(project, _isolated_home, task):
+    done = noetic(
+        "run", "--", sys.executable, "-c", "import sys; print('boom'); sys.exit(3)",
+        env_home=_isolated_home, cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 3 and done.stdout == "boom\n"
+    [row] = recorded(_isolated_home)
+    assert row.score == 0.0 and "exited 3" in row.evidence
+
+
+def test_run_json_keeps_stdout_for_the_document(project, _isolated_home, task):
+    done = noetic(
+        "run", "--json", "--", sys.executable, "-c", "print('out')",
+        env_home=_isolated_home, cwd=project,
+    )  # fmt: skip
+    assert done.returncode == 0
+    doc = json.loads(done.stdout)
+    assert doc["exit_code"] == 0 and doc["outcome"]["cascade_id"] == task
+    assert doc["not_recorded"] is None
+    assert "out" in done.stderr
+
+
+def test_a_missing_command_is_127_and_records_nothing(project, _isolated_home, task):
+    done = noetic("run", "--", "no-such-command-xyz", env_home=_isolated_home, cwd=project)
+    assert done.returncode == 127
+    assert "command not found: no-such-command-xyz" in done.stderr
+    assert recorded(_isolated_home) == []
+
+
+def test_a_file_that_is_not_executable_is_126(project, _isolated_home, task):
+    script = project / "script.sh"
+    script.write_text("echo hi\n")
+    done = noetic("run", "--", str(script), env_home=_isolated_home, cwd=project)
+    assert done.returncode == 126 and "cannot run" in done.stderr
+
+
+def test_without_an_open_task_the_status_stands_and_nothing_is_recorded(project, _isolated_home):
+    cli_json("bootstrap")
+    done = noetic("run", "--", "false", env_home=_isolated_home, cwd=project)
+    assert done.returncode == 1
+    assert "not recorded" in done.stderr and "no open task" in done.stderr
+    assert recorded(_isolated_home) == []
+
+
+def test_without_a_store_the_command_still_runs(project, _isolated_home):
+    done = noetic("run", "--", "true", env_home=_isolated_home, cwd=project)
+    assert done.returncode == 0 and "not recorded" in done.stderr
+    assert not _isolated_home.exists()
+
+
+HAND_WRITTEN = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite name="api" tests="4">
+    <testcase classname="api.users" name="test_create"/>
+    <testcase classname="api.users" name="test_delete"><skipped message="later"/></testcase>
+    <testcase classname="api.users" name="test_update">
+      <failure message="500">trace</failure>
+    </testcase>
+    <testcase classname="api.auth" name="test_login"><error message="timeout"/></testcase>
+  </testsuite>
+  <testsuite name="ui"><testcase name="test_render"/></testsuite>
+</testsuites>
+"""
+
+
+def test_a_hand_written_report_counts_skipped_and_errored_cases(
+    project, _isolated_home, task, tmp_path
+):
+    report = tmp_path / "report.xml"
+    report.write_text(HAND_WRITTEN)
+    row = cli_json("outcome", "--from-junit", str(report))
+    assert row["score"] == 0.0 and row["source"] == "test" and row["cascade_id"] == task
+    assert row["evidence"] == (
+        "JUnit report.xml: 2 passed, 1 failed, 1 errored, 1 skipped; "
+        "failing: api.users.test_update, api.auth.test_login"
+    )
+
+
+def test_pytests_own_report_of_a_passing_run_is_a_success(project, _isolated_home, task, tmp_path):
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "test_x.py").write_text(
+        "import pytest\n\ndef test_a():\n    assert True\n\n"
+        "@pytest.mark.skip\ndef test_b():\n    pass\n"
+    )
+    report = tmp_path / "pytest.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "suite"),
+         f"--junitxml={report}"],
+        capture_output=True, cwd=tmp_path, check=True, timeout=120,
+    )  # fmt: skip
+    row = cli_json("outcome", "--from-junit", str(report))
+    assert row["score"] == 1.0
+    assert row["evidence"] == "JUnit pytest.xml: 1 passed, 0 failed, 0 errored, 1 skipped"
+
+
+def test_pytests_report_of_a_failing_run_is_a_failure(project, _isolated_home, task, tmp_path):
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "test_y.py").write_text("def test_bad():\n    assert 1 == 2\n")
+    report = tmp_path / "pytest.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "suite"),
+         f"--junitxml={report}"],
+        capture_output=True, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    row = cli_json("outcome", "--from-junit", str(report))
+    assert row["score"] == 0.0 and "test_y.test_bad" in row["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("<testsuites><testsuite>", "report.xml:1:"),
+        ("<html><body/></html>", "not a JUnit report"),
+        ('<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><testsuites/>', "DTD"),
+        ('<testsuite><testcase name="a"><skipped/></testcase></testsuite>', "no test ran"),
+        ("<testsuites/>", "no test ran"),
+    ],
+)
+def test_bad_reports_are_refused_and_record_nothing(
+    project, _isolated_home, task, tmp_path, content, message
+):
+    report = tmp_path / "report.xml"
+    report.write_text(content)
+    result = cli_json("outcome", "--from-junit", str(report), code=1)
+    assert message in result["error"]["message"]
+    assert recorded(_isolated_home) == []
+
+
+def test_from_junit_and_a_verdict_are_not_both_given(project, _isolated_home, task, tmp_path):
+    report = tmp_path / "report.xml"
+    report.write_text(HAND_WRITTEN)
+    result = cli_json("outcome", "--from-junit", str(report), "--success", code=1)
+    assert "--from-junit" in result["error"]["message"]
+    assert cli_json("outcome", "--from-junit", str(tmp_path / "nope.xml"), code=1)
+
+
+@given(st.binary(max_size=300))
+def test_the_reader_never_fails_unexpectedly_on_any_bytes(data):
+    try:
+        summary = read_junit(data, "fuzz.xml")
+    except ValidationError as exc:
+        assert "fuzz.xml" in exc.message
+    else:
+        assert summary.tests == summary.passed + summary.failed + summary.errored + summary.skipped
+
+
+def test_run_without_a_command_is_a_malformed_command_line(project):
+    assert cli("run").exit_code == 2
