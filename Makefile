@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test lint sandbox bench fuzz clean
+.PHONY: run demo test lint sandbox bench fuzz clean test-clients
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
@@ -49,8 +49,16 @@ test: lint sandbox
 fuzz: $(STAMP)
 	$(BIN)/pytest -q tests/fuzz --hypothesis-profile=fuzz --hypothesis-show-statistics
 
+# Opt-in, not part of `make test`: the real Claude Code from the npm registry (into .clients/),
+# run headless against a loopback stand-in for the model API. Needs node and npm.
+CLAUDE_CODE ?= @anthropic-ai/claude-code@2
+test-clients: $(STAMP)
+	@command -v npm >/dev/null || { echo "make test-clients needs node and npm" >&2; exit 1; }
+	@test -x .clients/node_modules/.bin/claude || npm install --no-audit --no-fund --prefix .clients $(CLAUDE_CODE)
+	NOETIC_CLIENTS=$(CURDIR)/.clients $(BIN)/pytest -q tests/clients
+
 bench: $(STAMP)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build dist
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist .clients
