@@ -262,11 +262,17 @@ def test_postflight_writes_the_summary_and_the_cli_recalls_it(tmp_path):
     assert recalled["need"] == pytest.approx(0.9) and recalled["strategy"] == "deep"
 
 
+# Scores to four decimals: the index keeps float32, in which the square of a value below about
+# 1e-19 is zero, so a delta made only of such values has no direction there (it does in float64).
+_score = st.floats(0, 1).map(lambda x: round(x, 4))
+_move = st.floats(-1, 1).map(lambda x: round(x, 4))
+
+
 @settings(max_examples=50, deadline=None)
 @given(
-    st.lists(st.floats(0, 1), min_size=13, max_size=13),
-    st.lists(st.floats(0, 1), min_size=13, max_size=13),
-    st.lists(st.floats(-1, 1), min_size=13, max_size=13),
+    st.lists(_score, min_size=13, max_size=13),
+    st.lists(_score, min_size=13, max_size=13),
+    st.lists(_move, min_size=13, max_size=13),
 )
 def test_the_vectorised_scores_equal_the_documented_formulas(now, pre, delta):
     import numpy as np
