@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from noetic.embeddings import Embedder, one_blas_thread
 from noetic.errors import NotFoundError
 from noetic.recall.index import embed_pending, index_for
-from noetic.recall.scoring import RecallConfig, Strategy, floors, need, strategy
+from noetic.recall.scoring import NO_CHANGE, RecallConfig, Strategy, floors, need, strategy
 from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS
 from noetic.store import Store
 from noetic.store.summaries import RecallSummary, cascade_ids, load_summaries
@@ -326,9 +326,13 @@ def _epistemic(current: Mapping[str, float], pre: Any, delta: Any) -> tuple[Any,
     oriented_now = np.where(inverted, 1 - cur, cur)
     lacks = np.nan_to_num(1 - oriented_now)
     learned = np.clip(np.nan_to_num(np.where(inverted, -delta, delta)), 0, None)
-    norms = np.linalg.norm(learned, axis=1) * np.linalg.norm(lacks)
+    learned_norm = np.linalg.norm(learned, axis=1)
+    lacks_norm = np.linalg.norm(lacks)
+    norms = learned_norm * lacks_norm
     with np.errstate(invalid="ignore", divide="ignore"):
-        sim = np.where(norms > 0, (learned @ lacks) / norms, 0)
+        sim = np.where(
+            (learned_norm >= NO_CHANGE) & (lacks_norm >= NO_CHANGE), (learned @ lacks) / norms, 0
+        )
     return state, np.clip(sim, 0, None)
 
 

@@ -106,6 +106,11 @@ def state_similarity(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return max(0.0, 1 - distance / math.sqrt(len(shared)))
 
 
+NO_CHANGE = 1e-6
+"""A need or a learning vector shorter than this is no direction at all (scores are stored as
+float32, whose smallest normal value is about 1e-38: a 1e-139 delta is zero there)."""
+
+
 def delta_similarity(current: Mapping[str, float], delta: Mapping[str, float]) -> float:
     lacks = [1 - oriented(v, current[v]) if v in current else 0.0 for v in VECTOR_NAMES]
     learned = [
@@ -114,7 +119,7 @@ def delta_similarity(current: Mapping[str, float], delta: Mapping[str, float]) -
     ]
     na = math.sqrt(sum(x * x for x in lacks))
     nb = math.sqrt(sum(x * x for x in learned))
-    if na == 0 or nb == 0:
+    if na < NO_CHANGE or nb < NO_CHANGE:
         return 0.0
     return max(0.0, sum(x * y for x, y in zip(lacks, learned, strict=True)) / (na * nb))
 
