@@ -410,31 +410,27 @@ class BackgroundEmbedder:
     def _run(self) -> None:
         from noetic.embeddings import recall_embedder
 
-        writer: Store | None = None  # a connection of its own: the tools' threads share one
-        try:
-            while True:
-                with self._changed:
-                    self._changed.wait_for(lambda: self._stop or self._done < self._asked)
-                    if self._stop:
-                        return
-                    asked = self._asked
-                try:
-                    embedder = recall_embedder()
-                    if writer is None:
-                        writer = Store(self.store.home, write_files=False)
-                    self.embedded += embed_pending(
-                        writer, embedder, batch=self.batch, progress=self.progress
-                    )
-                    index_for(self.store, embedder)
-                    self.error = None
-                except Exception as exc:  # the tasks stay pending; recall and reindex catch up
-                    self.error = f"{type(exc).__name__}: {exc}"
-                with self._changed:
-                    self._done = asked
-                    self._changed.notify_all()
-        finally:
-            if writer is not None:
-                writer.close()
+        # Writes go through the store the tools share, taking turns with their transactions: a
+        # second connection committing in this process would leave the shared one's readers on
+        # an old snapshot, and a tool's next write would fail with "database is locked" at once.
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._stop or self._done < self._asked)
+                if self._stop:
+                    return
+                asked = self._asked
+            try:
+                embedder = recall_embedder()
+                self.embedded += embed_pending(
+                    self.store, embedder, batch=self.batch, progress=self.progress
+                )
+                index_for(self.store, embedder)
+                self.error = None
+            except Exception as exc:  # the tasks stay pending; recall and reindex catch up
+                self.error = f"{type(exc).__name__}: {exc}"
+            with self._changed:
+                self._done = asked
+                self._changed.notify_all()
 
 
 __all__ = [
