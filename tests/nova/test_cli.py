@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from noetic.cli import app
 
+from ..conftest import uniform
 from ..llm.model_server import reply, running
 from .panel import said
 
@@ -23,6 +24,7 @@ ANY_TURN = said(
     severity="none",
     recommendation="OAuth2 with PKCE",
     confidence=0.88,
+    vectors=uniform(0.8),  # the run's task assessments read this
 )
 
 
@@ -42,7 +44,10 @@ def test_nova_question_runs_the_panel_over_http_and_prints_json():
         "critique",
         "final",
     ]
-    assert len(server.requests) == data["model_calls"] == 6
+    assert [t["node"] for t in data["assessments"]] == ["preflight", "check", "postflight"]
+    assert len(server.requests) == data["model_calls"] == 9
+    assert data["cascade_id"] and data["calibration"]
+    assert data["decision_log"].endswith("-should-we-use-oauth2.md")
 
     shown = runner.invoke(app, ["nova", "resume", data["id"], "--json"])
     assert shown.exit_code == 1 and "already completed" in shown.stdout
@@ -56,6 +61,11 @@ def test_nova_shows_each_turn_live_for_people():
     assert result.exit_code == 0, result.output
     assert "unpack" in result.stderr and "know 0.80 · uncertainty 0.20" in result.stderr
     assert "recommendation OAuth2 with PKCE" in result.stdout
+    # the DCE's and the CAE's turns stream; the concurrent experts' do not
+    streamed = {(body.get("stream", False), "ux" in body["messages"][-1]["content"][:80])
+                for body in server.requests}  # fmt: skip
+    assert (True, False) in streamed and (False, True) in streamed and (True, True) not in streamed
+    assert "── dce · synthesize ──" in result.stderr and "Analysis." in result.stderr
 
 
 def test_nova_without_a_provider_or_with_bad_options_is_the_callers_mistake():

@@ -81,6 +81,12 @@ def ask(
     epsilon: Annotated[float, typer.Option(min=0, max=1, help="Convergence epsilon.")] = 0.05,
     context_tokens: Annotated[int, typer.Option(min=200, help="Token budget per turn.")] = 3000,
     personas: PersonasOpt = None,
+    weighting: Annotated[
+        str, typer.Option(help="Final confidence: dce, or calibrated (by track records).")
+    ] = "dce",
+    recall: Annotated[
+        bool, typer.Option(help="Give the unpacking what the project already knows.")
+    ] = True,
     profile: Annotated[
         str | None, typer.Option(help="Profile (its threshold sets the gate).")
     ] = None,
@@ -104,6 +110,8 @@ def ask(
             context_tokens=context_tokens,
             experts=tuple(e.strip() for e in experts.split(",") if e.strip()) if experts else (),
             personas=tuple(str(p) for p in personas or ()),
+            weighting=weighting,
+            recall=recall,
         )
         tracker = open_tracker(store, create=True)
         spec = resolve_provider_spec(provider, tracker.store.home)
@@ -116,12 +124,13 @@ def ask(
             session_id=session.id,
             profile=chosen,
             limits=Limits(timeout_s=timeout),
+            on_text=None if json else _stream,
         )
         if not json:
+            tracker.bus.subscribe(_announce)
+        if not json:
             stderr().print(f"[bold]Nova[/] {esc(repr(question))} · {esc(spec)}")
-        result = asyncio.run(
-            run_nova(ctx, question, settings=settings, on_turn=None if json else _show_turn)
-        )
+        result = asyncio.run(run_nova(ctx, question, settings=settings, on_turn=_show_turn))
     emit(result, json, lambda: _render(result, session.id))
 
 
@@ -154,11 +163,95 @@ def resume(
             session_id=row["session_id"],
             limits=Limits(timeout_s=timeout),
             needs_model=row["status"] != "completed",
+            on_text=None if json else _stream,
         )
-        result = asyncio.run(
-            resume_nova(ctx, row["id"], input=input, on_turn=None if json else _show_turn)
-        )
+        if not json:
+            tracker.bus.subscribe(_announce)
+        result = asyncio.run(resume_nova(ctx, row["id"], input=input, on_turn=_show_turn))
     emit(result, json, lambda: _render(result, row["session_id"]))
+
+
+@app.command()
+def show(
+    run: Annotated[str, typer.Argument(help="The run id (or a unique prefix).")],
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """One run: its decision, its notes and every turn."""
+    from noetic.nova.engine import stored_run
+
+    with handled(json):
+        result = stored_run(open_tracker(store).store, run)
+
+    def render() -> None:
+        for turn in result.turns:
+            _show_turn(turn, stdout())
+        _render(result, result.session_id)
+
+    emit(result, json, render)
+
+
+@app.command()
+def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """Every Nova run in the store, oldest first."""
+    from noetic.store.nova import runs as all_runs
+
+    with handled(json):
+        rows = [
+            {k: r[k] for k in ("id", "created_at", "status", "question", "cascade_id")}
+            | {"confidence": r["result"].get("confidence")}
+            for r in all_runs(open_tracker(store).store)
+        ]
+
+    def render() -> None:
+        from noetic.cli.render import table as new_table
+
+        table = new_table("run", "when", "status", "confidence", "question")
+        for r in rows:
+            conf = "-" if r["confidence"] is None else f"{r['confidence']:.2f}"
+            table.add_row(r["id"], r["created_at"][:16], r["status"], conf, esc(r["question"]))
+        stdout().print(table)
+
+    emit(rows, json, render)
+
+
+@app.command()
+def stats(store: StoreOpt = None, json: JsonOpt = False) -> None:
+    """The seed's metrics over every run, beside its targets, and each persona's record."""
+    from noetic.nova.reports import nova_stats
+    from noetic.nova.weighting import persona_records
+
+    with handled(json):
+        opened = open_tracker(store).store
+        figures = nova_stats(opened)
+        records = persona_records(opened)
+    data = {**figures.model_dump(mode="json"), "personas": records}
+
+    def render() -> None:
+        from noetic.cli.render import table as new_table
+
+        out = stdout()
+        out.print(
+            f"{figures.runs} runs: {figures.completed} completed, {figures.escalated} escalated, "
+            f"{figures.failed} failed"
+        )
+        table = new_table("metric", "value", "seed's target")
+        for name, target in figures.targets.items():
+            table.add_row(name.replace("_", " "), _fmt(getattr(figures, name)), target)
+        table.add_row("revision rate", _fmt(figures.revision_rate), "-")
+        out.print(table)
+        if records:
+            people = new_table("persona", "outcomes", "brier", "stated", "observed")
+            for r in records.values():
+                people.add_row(r.persona, str(r.outcomes), f"{r.brier:.3f}", f"{r.stated:.2f}",
+                               f"{r.observed:.2f}")  # fmt: skip
+            out.print(people)
+
+    emit(data, json, render)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
 
 
 @app.command()
@@ -239,14 +332,32 @@ def personas_new(
     emit({"path": str(path), "short_name": name}, json, lambda: stdout().print(done))
 
 
+def _stream(delta: str) -> None:
+    """A turn's text as the model writes it, on stderr (stdout stays the result)."""
+    import sys
+
+    sys.stderr.write(delta)
+    sys.stderr.flush()
+
+
+def _announce(event: Any) -> None:
+    """Name the persona before its streamed text (the experts' turns are shown when done)."""
+    from noetic.events import EventKind
+
+    phase = event.data.get("phase", "") if event.kind == EventKind.PHASE_ENTERED else ""
+    if phase.startswith("NOVA_") and phase != "NOVA_EXPERTS":
+        stderr().print(f"\n[dim]── {esc(event.data['role'])} · {phase[5:].lower()} ──[/]")
+
+
 def _state(know: float | None, uncertainty: float | None) -> str:
     if know is None or uncertainty is None:
         return "state unknown"
     return f"know {know:.2f} · uncertainty {uncertainty:.2f}"
 
 
-def _show_turn(turn: Any) -> None:
-    err = stderr()
+def _show_turn(turn: Any, err: Any = None) -> None:
+    err = err or stderr()
+    err.print()
     status = "" if turn.status == "ok" else f" [red]{turn.status}[/]"
     err.print(
         f"[bold]{turn.seq:>3} {turn.node.value:<10}[/] {esc(turn.persona):<12} "
@@ -276,6 +387,10 @@ def _render(result: Any, session_id: str | None) -> None:
         "open disagreement": result.disagreements,
         "note": result.notes,
     }
+    if result.confidence is not None:
+        out.print(f"[dim]weighting: {esc(result.weighting)}[/]")
+    if result.decision_log:
+        out.print(f"[dim]decision log: {esc(result.decision_log)}[/]")
     for label, items in lists.items():
         for item in items:
             out.print(f"{label}: {esc(item)}")

@@ -36,6 +36,7 @@ from noetic.cascade.reports import SessionSummary, session_summary
 from noetic.errors import ValidationError
 from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
+from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
 from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
@@ -503,6 +504,42 @@ async def observe(
     )
 
 
+async def nova_process(
+    n: Noetic,
+    ctx: Context,
+    question: Annotated[str, Field(description="The question to deliberate on.")] = "",
+    provider: ProviderSpec = None,
+    experts: Annotated[
+        list[str] | None, Field(description="A fixed panel (default: the DCE chooses).")
+    ] = None,
+    max_rounds: Annotated[int, Field(ge=1, le=20)] = 5,
+    gate: Annotated[
+        float | None, Field(ge=0, le=1, description="CHECK gate on uncertainty.")
+    ] = None,
+    run_id: Annotated[
+        str | None, Field(description="Resume this run instead (escalated, failed or killed).")
+    ] = None,
+    input: Annotated[
+        str | None, Field(description="With run_id: a person's decision or guidance.")
+    ] = None,
+) -> NovaRun:
+    from noetic.nova import NovaSettings, resume_nova, run_nova
+    from noetic.store.nova import get_run
+
+    if run_id is not None:
+        row = get_run(n.store, run_id)
+        run = n.context("nova", n.provider(provider, ctx), session_id=row["session_id"])
+        return await resume_nova(run, row["id"], input=input)
+    if not question.strip():
+        raise ValidationError("the question is empty", field="question")
+    settings = NovaSettings(max_rounds=max_rounds, gate=gate, experts=tuple(experts or ()))
+    inner = n.provider(provider, ctx)
+    session, _ = n.tracker.bootstrap(ai_id="nova", ai_model=inner.model)
+    return await run_nova(
+        n.context("nova", inner, session_id=session.id), question, settings=settings
+    )
+
+
 # the table the server registers, in the order clients list them --------------------------
 
 TOOLS: list[tuple[ToolFunction, str]] = [
@@ -629,6 +666,15 @@ TOOLS: list[tuple[ToolFunction, str]] = [
         "soon as the answer has crystallized; known answers come from the pattern cache with no "
         "model call. Uses the given provider, else the configured one, else your own model "
         "through MCP sampling.",
+    ),
+    (
+        nova_process,
+        "Deliberate on a question with a panel of personas (NovaProcess): the DCE unpacks it "
+        "and picks experts, they analyse concurrently, the DCE synthesises, a CHECK gate on "
+        "uncertainty and the CAE's critique loop back when needed, and the DCE recommends, "
+        "with confidence, trade-offs, dissent and every turn. An escalated run waits for a "
+        "person: call again with run_id and input. Uses the given provider, else the "
+        "configured one, else your own model through MCP sampling.",
     ),
 ]
 

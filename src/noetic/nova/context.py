@@ -11,12 +11,14 @@ benchmark that compares the two.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from noetic.llm.tokens import count_tokens
 from noetic.nova.turns import Node, Turn
 
+_BLOCK = re.compile(r"\n*```json\s*\{.*?\}\s*```\s*$", re.DOTALL)
 CUT_MARK = "\n[… cut to fit the context budget]"
 _MIN_USEFUL = 40  # tokens: below this a cut piece says nothing and is left out instead
 
@@ -89,6 +91,11 @@ def assemble(
     return Context(text=text, tokens=tokens, cut=tuple(cut), left_out=tuple(left_out))
 
 
+def prose(text: str) -> str:
+    """A turn's Markdown without its closing JSON block (its fields are routing, not argument)."""
+    return _BLOCK.sub("", text).rstrip()
+
+
 def _latest(turns: list[Turn], *nodes: Node) -> Turn | None:
     for turn in reversed(turns):
         if turn.node in nodes and turn.status != "failed":
@@ -127,30 +134,36 @@ def pieces_for(
         own = [t for t in turns if t.node == Node.EXPERTS and t.persona == persona]
         pieces += [
             Piece("Focus for this round", focus, 0),
-            Piece("Current synthesis (DCE)", synthesis.content if synthesis else "", 1),
-            Piece("The DCE's framing of the question", unpack.content if unpack else "", 2),
-            Piece("Your previous turn", own[-1].content if own else "", 3),
+            Piece("Current synthesis (DCE)", prose(synthesis.content) if synthesis else "", 1),
+            Piece("The DCE's framing of the question", prose(unpack.content) if unpack else "", 2),
+            Piece("Your previous turn", prose(own[-1].content) if own else "", 3),
         ]
     elif node == Node.SYNTHESIZE:
+        silent = [
+            f"- {t.role} ({t.persona}): {t.error}"
+            for t in turns
+            if t.node == Node.EXPERTS and t.round == round and t.status == "failed"
+        ]
         pieces.append(Piece("Focus for this round", focus, 0))
-        pieces += [Piece(f"{t.role} ({t.persona})", t.content, 1) for t in this_round]
+        pieces.append(Piece("Experts who could not answer", "\n".join(silent), 0))
+        pieces += [Piece(f"{t.role} ({t.persona})", prose(t.content), 1) for t in this_round]
         pieces += [
-            Piece("Your previous synthesis", synthesis.content if synthesis else "", 2),
-            Piece("Your framing of the question", unpack.content if unpack else "", 3),
+            Piece("Your previous synthesis", prose(synthesis.content) if synthesis else "", 2),
+            Piece("Your framing of the question", prose(unpack.content) if unpack else "", 3),
         ]
     elif node == Node.CRITIQUE:
         pieces.append(
-            Piece("Synthesis under review (DCE)", synthesis.content if synthesis else "", 0)
+            Piece("Synthesis under review (DCE)", prose(synthesis.content) if synthesis else "", 0)
         )
-        pieces += [Piece(f"{t.role} ({t.persona})", t.content, 2) for t in this_round]
-        earlier = critique.content if critique and critique.round < round else ""
+        pieces += [Piece(f"{t.role} ({t.persona})", prose(t.content), 2) for t in this_round]
+        earlier = prose(critique.content) if critique and critique.round < round else ""
         pieces.append(Piece("Your previous critique", earlier, 3))
     elif node in (Node.REVISE, Node.FINAL):
         pieces += [
-            Piece("Current synthesis", synthesis.content if synthesis else "", 0),
-            Piece("Critique (CAE)", critique.content if critique else "", 1),
+            Piece("Current synthesis", prose(synthesis.content) if synthesis else "", 0),
+            Piece("Critique (CAE)", prose(critique.content) if critique else "", 1),
         ]
-        pieces += [Piece(f"{t.role} ({t.persona})", t.content, 3) for t in this_round]
+        pieces += [Piece(f"{t.role} ({t.persona})", prose(t.content), 3) for t in this_round]
     return pieces
 
 

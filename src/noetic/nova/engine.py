@@ -18,21 +18,31 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from noetic.assessment import Phase
 from noetic.errors import ParseError, ProviderError, UsageError, ValidationError
 from noetic.events import EventKind, Timer
-from noetic.llm.base import Completion, Message, Provider, Request
+from noetic.llm.base import Completion, Message, Provider, Request, complete_streaming
 from noetic.llm.structured import complete_parsed
 from noetic.llm.tokens import count_tokens
+from noetic.nova import prompts
 from noetic.nova.context import Context, assemble, pieces_for
 from noetic.nova.graph import START, next_node
+from noetic.nova.models import (
+    DEFAULT_GATE,
+    NovaRun,
+    NovaSettings,
+    OnTurn,
+    RunStatus,
+    gate_for,
+    persona_dirs,
+)
 from noetic.nova.personas import Catalogue, Pattern, Persona
+from noetic.nova.reports import write_decision_log
+from noetic.nova.tracking import TaskTrack, phase_node
 from noetic.nova.turns import (
-    SHAPES,
+    ASSESSMENT_NODES,
     Block,
     CritiqueBlock,
     FinalBlock,
@@ -47,98 +57,12 @@ from noetic.nova.turns import (
     picks_in,
     turn_key,
 )
+from noetic.nova.weighting import persona_records, stated_confidences, weighted_confidence
 from noetic.runtime.context import RunContext
 from noetic.runtime.sentinel import SentinelStop
 from noetic.store import nova as records
-from noetic.store.sqlite import now
+from noetic.store.sqlite import Store, now
 from noetic.untrusted import check_text_field
-
-DEFAULT_GATE = 0.35
-
-RunStatus = Literal["running", "completed", "escalated", "failed"]
-OnTurn = Callable[[Turn], None]
-
-
-class NovaSettings(BaseModel):
-    """How a deliberation is bounded and gated."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    max_rounds: int = Field(5, ge=1, le=20, description="Expert rounds before escalating.")
-    gate: float | None = Field(
-        None, ge=0, le=1, description="CHECK gate on uncertainty (default: from the profile)."
-    )
-    epsilon: float = Field(0.05, ge=0, le=1, description="Convergence: smallest state change.")
-    context_tokens: int = Field(
-        3000, ge=200, le=200_000, description="Budget for a turn's context."
-    )
-    reply_tokens: int = Field(1500, ge=64, le=32_000, description="Budget for a turn's reply.")
-    experts: tuple[str, ...] = Field((), description="A fixed panel (else the DCE chooses).")
-    max_experts: int = Field(5, ge=1, le=12)
-    expert_attempts: int = Field(2, ge=1, le=5, description="Tries before an expert is dropped.")
-    personas: tuple[str, ...] = Field((), description="Persona directories after the store's.")
-
-
-class NovaRun(BaseModel):
-    """A deliberation: its decision, how it got there, and every turn."""
-
-    id: str
-    question: str
-    status: RunStatus
-    detail: str = ""
-    session_id: str | None = None
-    cascade_id: str | None = None
-    gate: float
-    experts: list[Pick] = []
-    rounds: int = 0
-    exit: str | None = None
-    recommendation: str | None = None
-    confidence: float | None = None
-    tradeoffs: list[str] = []
-    dissent: list[str] = []
-    disagreements: list[str] = []
-    inputs: list[str] = []
-    notes: list[str] = []
-    turns: list[Turn] = []
-    model_calls: int = 0
-    replayed: int = 0
-    prompt_tokens: int = 0
-    ms: float = 0.0
-
-
-_INSTRUCTIONS: dict[Node, str] = {
-    Node.UNPACK: "Unpack the question: clarify the requirements, identify the key "
-    "considerations, and choose the experts it needs from the catalogue (at most {max}), each "
-    "with your reason for needing them.",
-    Node.EXPERTS: "Analyse the question from your expertise and take a position.{focus}",
-    Node.SYNTHESIZE: "Synthesise the experts' input: combine their insights, find the "
-    "consensus, identify the trade-offs and make one proposal. Name the question that is still "
-    "open, if one is.{focus}",
-    Node.CRITIQUE: "Critique the synthesis: challenge its assumptions, find edge cases, stress "
-    "test the proposal. Rate the severity of what you find: critical (the experts must look "
-    "again), minor (the DCE should adjust the proposal) or none.",
-    Node.REVISE: "Revise the proposal to address the critique; keep what survived it.",
-    Node.FINAL: "Give the final recommendation: the decision, your confidence in it (0 to 1), "
-    "the trade-offs, and the dissent that remains.",
-}
-
-
-def persona_dirs(home: Path, settings: NovaSettings) -> list[Path]:
-    """Where a run's personas come from after the built-ins: the store's, then the caller's."""
-    return [home / "personas", *(Path(d) for d in settings.personas)]
-
-
-def gate_for(ctx: RunContext, settings: NovaSettings) -> float:
-    """The CHECK gate: ``--gate``, else ``1 − the profile's confidence threshold`` (0.35 for the
-    balanced profile's 0.65), else 0.35."""
-    if settings.gate is not None:
-        return settings.gate
-    if ctx.profile is not None:
-        threshold = ctx.profile.thresholds.confidence_threshold
-        if threshold is None:
-            threshold = ctx.profile.thresholds.dynamic_fallback_threshold
-        return round(1.0 - threshold, 6)
-    return DEFAULT_GATE
 
 
 class _Stop(Exception):
@@ -217,6 +141,30 @@ async def resume_nova(
     return await _Walk(ctx, run, settings, catalogue, done, on_turn).go()
 
 
+def stored_run(store: Store, run_id: str) -> NovaRun:
+    """A run as the store has it: its last recorded result and every turn."""
+    row = records.get_run(store, run_id)
+    loaded = [Turn.model_validate(t) for t in records.turns(store, row["id"])]
+    result = {k: v for k, v in row["result"].items() if k not in ("turns", "assessments")}
+    base = {
+        "id": row["id"],
+        "question": row["question"],
+        "session_id": row["session_id"],
+        "cascade_id": row["cascade_id"],
+        "inputs": row["inputs"],
+        "gate": DEFAULT_GATE,
+    }
+    return NovaRun.model_validate(
+        {
+            **base,
+            **result,
+            "status": row["status"],
+            "turns": [t for t in loaded if t.node not in ASSESSMENT_NODES],
+            "assessments": [t for t in loaded if t.node in ASSESSMENT_NODES],
+        }
+    )
+
+
 def _check_panel(catalogue: Catalogue, settings: NovaSettings) -> None:
     catalogue.coordinator, catalogue.critic  # noqa: B018  (exactly one of each, or an error)
     for name in settings.experts:
@@ -257,6 +205,7 @@ class _Walk:
         self.critique: CritiqueBlock | None = None
         self.states: dict[int, State] = {}
         self.providers: dict[str | None, Provider] = {}
+        self.track = TaskTrack(ctx, run, settings.track)
         self.handlers = {
             Node.UNPACK: self.unpack,
             Node.EXPERTS: self.experts,
@@ -290,7 +239,9 @@ class _Walk:
         self.run.status = status
         self.run.detail = detail
         self.run.ms = timer.ms
-        result = self.run.model_dump(mode="json", exclude={"turns"})
+        if status in ("completed", "escalated"):
+            self.run.decision_log = str(write_decision_log(self.ctx.home, self.run))
+        result = self.run.model_dump(mode="json", exclude={"turns", "assessments"})
         ended = None if status == "running" else now()
         records.update_run(
             self.ctx.store, self.run.id, status=status, result=result, ended_at=ended
@@ -339,15 +290,20 @@ class _Walk:
             picks = picks[: self.settings.max_experts]
         self.run.experts = picks
         self.panel = [self.catalogue.get(p.name) for p in picks]
+        await self.assessment(Phase.PREFLIGHT, turn.content)
         self.round = 1
         return ""
 
     async def experts(self) -> str:
         self.run.rounds = self.round
         seqs = [self.next_seq() for _ in self.panel]
-        turns = await asyncio.gather(
-            *(self.expert_turn(p, s) for p, s in zip(self.panel, seqs, strict=True))
-        )
+        gate = asyncio.Semaphore(self.settings.concurrency)
+
+        async def one(persona: Persona, seq: int) -> Turn:
+            async with gate:
+                return await self.expert_turn(persona, seq)
+
+        turns = await asyncio.gather(*(one(p, s) for p, s in zip(self.panel, seqs, strict=True)))
         for persona, turn in zip(list(self.panel), turns, strict=True):
             self.record(turn)
             if turn.status == "failed":
@@ -408,6 +364,7 @@ class _Walk:
 
     async def check(self) -> str:
         synthesis = self.last(Node.SYNTHESIZE)
+        await self.assessment(Phase.CHECK, synthesis.content if synthesis else "")
         u = synthesis.uncertainty if synthesis else None
         gate = self.run.gate
         if u is not None and u <= gate:
@@ -485,12 +442,58 @@ class _Walk:
             self.run.confidence = block.confidence
             self.run.tradeoffs = block.tradeoffs
             self.run.dissent = block.dissent
+            self.weigh()
         else:
             self.run.notes.append(
                 "the final recommendation's block could not be read: its text is the decision, "
                 "its confidence unknown"
             )
+        await self.assessment(Phase.POSTFLIGHT, turn.content)
         return ""
+
+    def weigh(self) -> None:
+        """The final confidence, weighted by the personas' track records when asked to be."""
+        if self.settings.weighting != "calibrated":
+            self.run.weighting = "dce"
+            return
+        stated = stated_confidences(self.run.turns)
+        value, weights, how = weighted_confidence(
+            stated, persona_records(self.ctx.store), self.settings.min_outcomes
+        )
+        self.run.weighting = how
+        self.run.weights = weights
+        if value is not None:
+            self.run.notes.append(
+                f"final confidence {value:.2f} weighted by track record (the DCE said "
+                f"{self.run.confidence:.2f})"
+            )
+            self.run.confidence = value
+
+    async def assessment(self, phase: Phase, findings: str) -> None:
+        """The run's task assessment at ``phase`` (see :mod:`noetic.nova.tracking`)."""
+        if not self.track.on:
+            return
+        node = phase_node(phase)
+        stub = Turn(
+            seq=self.next_seq(),
+            round=self.round,
+            node=node,
+            persona=self.dce.short_name,
+            role="panel assessment",
+            status="ok",
+            content="",
+        )
+        replayed = self.done.get(stub.key)
+        if replayed is not None:
+            self.run.replayed += 1
+        turn = await self.track.assess(
+            phase, stub, findings, self.provider(self.dce), self.bounded, replayed
+        )
+        if turn is not None:
+            self.save(turn)
+            self.run.assessments.append(turn)
+            if phase == Phase.PREFLIGHT and self.run.cascade_id:
+                records.update_run(self.ctx.store, self.run.id, cascade_id=self.run.cascade_id)
 
     # turns ------------------------------------------------------------------------------
 
@@ -509,8 +512,17 @@ class _Walk:
             self.providers[persona.model] = self.ctx.provider_for(persona.model)
         return self.providers[persona.model]
 
+    def streamed(self, persona: Persona, node: Node) -> Provider:
+        """The persona's model; a turn a person waits on alone streams its text to
+        ``ctx.on_text`` (the experts' concurrent turns do not, so they never interleave)."""
+        provider = self.provider(persona)
+        if self.ctx.on_text is None or node == Node.EXPERTS:
+            return provider
+        return _Streamed(provider, self.ctx.on_text)
+
     def context(self, persona: Persona, node: Node, focus: str) -> Context:
         catalogue = "\n".join(p.card() for p in self.catalogue.experts())
+        recalled = self.recall() if node == Node.UNPACK else ""
         guidance = "\n".join(self.run.inputs) if node == Node.FINAL else ""
         pieces = pieces_for(
             node,
@@ -520,31 +532,34 @@ class _Walk:
             self.run.turns,
             focus=focus,
             catalogue=catalogue,
+            recall=recalled,
             guidance=guidance,
         )
         return assemble(pieces, self.settings.context_tokens)
+
+    def recall(self) -> str:
+        """What the project already knows about the question, within the recall budget."""
+        if not self.settings.recall or not self.settings.recall_tokens:
+            return ""
+        from noetic.recall.engine import recall_for_current_session
+
+        result = recall_for_current_session(
+            self.ctx.store,
+            self.run.question,
+            session_id=self.ctx.session_id,
+            budget=self.settings.recall_tokens,
+        )
+        self.run.recall_tokens = result.tokens
+        return result.context
 
     def request(
         self, persona: Persona, node: Node, seq: int, focus: str
     ) -> tuple[Request, int, int]:
         """The turn's request, its context's tokens and its whole prompt's tokens."""
         context = self.context(persona, node, focus)
-        instruction = _INSTRUCTIONS[node].format(
-            max=self.settings.max_experts, focus=f"\nFocus: {focus}" if focus else ""
-        )
-        if node == Node.UNPACK and self.settings.experts:
-            chosen = ", ".join(self.settings.experts)
-            instruction = (
-                "Unpack the question: clarify the requirements and identify the key "
-                f"considerations for the panel the caller chose: {chosen}."
-            )
-        system = (
-            f"{persona.body}\n\n---\nYou are the {persona.role} ({persona.short_name}) on a "
-            "NovaProcess panel. Write your turn in Markdown as your instructions say, then end "
-            "it with one JSON object in a ```json fence: know and uncertainty (0 to 1) are your "
-            f"own epistemic state now. Its shape:\n{SHAPES[node]}"
-        )
-        header = f"# Turn {seq} · {node.value} · round {self.round} · {persona.short_name}"
+        instruction = prompts.instruction(node, self.settings, focus)
+        system = prompts.system(persona, node)
+        header = prompts.header(seq, node, self.round, persona.short_name)
         user = f"{header}\n\n{context.text}\n\n## Your task\n{instruction}"
         request = Request(
             messages=(Message(role="user", content=user),),
@@ -581,7 +596,7 @@ class _Walk:
         try:
             block = await self.bounded(
                 complete_parsed(
-                    self.provider(persona),
+                    self.streamed(persona, node),
                     request,
                     lambda text: parse_block(node, text, check),
                     expected="your whole turn again, ending with the corrected JSON object",
@@ -634,3 +649,16 @@ class _Walk:
         self.run.prompt_tokens += turn.prompt_tokens
         if self.on_turn is not None:
             self.on_turn(turn)
+
+
+class _Streamed:
+    """A provider whose replies are handed to ``on_text`` as they are written."""
+
+    def __init__(self, inner: Provider, on_text: Callable[[str], None]) -> None:
+        self.inner = inner
+        self.on_text = on_text
+        self.name = inner.name
+        self.model = inner.model
+
+    async def complete(self, request: Request) -> Completion:
+        return await complete_streaming(self.inner, request, self.on_text)

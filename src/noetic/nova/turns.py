@@ -35,6 +35,12 @@ class Node(StrEnum):
     FINAL = "final"
     ESCALATED = "escalated"
     DONE = "done"
+    # the run's task assessments (not graph nodes): after unpacking, at each gate, at the end
+    PREFLIGHT = "preflight"
+    POSTFLIGHT = "postflight"
+
+
+ASSESSMENT_NODES = (Node.PREFLIGHT, Node.CHECK, Node.POSTFLIGHT)
 
 
 class Severity(StrEnum):

@@ -88,3 +88,15 @@ def runs(store: Store) -> list[dict[str, Any]]:
             row[key] = json.loads(row[key])
         out.append(row)
     return out
+
+
+def run_outcomes(store: Store) -> list[tuple[str, float]]:
+    """``(run id, outcome score)`` for every run whose task has a recorded outcome (the latest
+    outcome of each task)."""
+    rows = store.conn.execute(
+        "SELECT r.id AS run_id, o.score AS score FROM nova_runs r "
+        "JOIN outcomes o ON o.cascade_id = r.cascade_id "
+        "WHERE o.id = (SELECT MAX(id) FROM outcomes WHERE cascade_id = r.cascade_id) "
+        "ORDER BY r.created_at, r.id"
+    )
+    return [(r["run_id"], float(r["score"])) for r in rows]
