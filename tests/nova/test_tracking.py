@@ -17,6 +17,7 @@ from noetic.profiles import ProfileRegistry
 from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
+from noetic.store.checkpoints import list_checkpoints
 
 from ..conftest import uniform
 from .panel import Panel, said
@@ -55,6 +56,9 @@ def test_a_run_is_a_task_with_preflight_check_and_postflight():
     assert "OAuth2 with PKCE + mobile PKCE" in panel.prompt("dce", "postflight", 1)
     assert run.calibration is not None
     assert task.result["nova"]["run"] == run.id
+    # a checkpoint with each assessment, the last one at the end
+    marks = [c for _, c in list_checkpoints(store, None) if c.cascade == run.cascade_id]
+    assert [c.phase for c in marks] == ["preflight", "check", "postflight"]
     # the graph's turns are unchanged by tracking
     assert [t.node.value for t in run.turns][-1] == "final" and len(run.turns) == 7
 

@@ -332,12 +332,17 @@ def personas_new(
     emit({"path": str(path), "short_name": name}, json, lambda: stdout().print(done))
 
 
+_STREAMED = {"open": False}  # streamed text not yet ended by a newline
+
+
 def _stream(delta: str) -> None:
     """A turn's text as the model writes it, on stderr (stdout stays the result)."""
     import sys
 
-    sys.stderr.write(delta)
-    sys.stderr.flush()
+    if delta:
+        sys.stderr.write(delta)
+        sys.stderr.flush()
+        _STREAMED["open"] = not delta.endswith("\n")
 
 
 def _announce(event: Any) -> None:
@@ -357,7 +362,9 @@ def _state(know: float | None, uncertainty: float | None) -> str:
 
 def _show_turn(turn: Any, err: Any = None) -> None:
     err = err or stderr()
-    err.print()
+    if _STREAMED["open"]:
+        err.print()
+        _STREAMED["open"] = False
     status = "" if turn.status == "ok" else f" [red]{turn.status}[/]"
     err.print(
         f"[bold]{turn.seq:>3} {turn.node.value:<10}[/] {esc(turn.persona):<12} "
@@ -367,7 +374,8 @@ def _show_turn(turn: Any, err: Any = None) -> None:
         turn.block.get("position") or turn.block.get("proposal") or turn.block.get("recommendation")
     )
     if turn.block.get("severity"):
-        headline = f"severity {turn.block['severity']}: " + "; ".join(turn.block.get("issues", []))
+        issues = "; ".join(turn.block.get("issues", []))
+        headline = f"severity {turn.block['severity']}" + (f": {issues}" if issues else "")
     if headline:
         err.print(f"      {esc(headline)}")
 
