@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 import shutil
 import socket
 import sys
@@ -247,3 +248,26 @@ def test_result_shape() -> None:
         timed_out=False, sandbox="none", ms=1.0,
     )  # fmt: skip
     assert done.for_model() == "exit 0"
+
+
+def test_the_running_python_stays_reachable_when_it_lives_in_a_hidden_folder(tmp_path, monkeypatch):
+    venv = tmp_path / "venv"  # under /tmp, which the sandbox replaces with an empty folder
+    venv.mkdir()
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    box = sandbox_module.Sandbox(binary="/usr/bin/bwrap", note="")
+    args = sandbox_module.wrap(
+        ["true"], box, workspace=str(tmp_path / "ws"), cwd=str(tmp_path / "ws"),
+        home=str(tmp_path / "home"), network=False,
+    )  # fmt: skip
+    real = os.path.realpath(venv)
+    i = args.index(real)
+    assert args[i - 1] == "--ro-bind" and args[i + 1] == real
+    assert args.index("--tmpfs") < i < args.index("--bind")
+    # an interpreter outside every hidden folder needs no extra mount
+    monkeypatch.setattr(sys, "prefix", "/usr")
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    plain = sandbox_module.wrap(
+        ["true"], box, workspace=str(tmp_path / "ws"), cwd=str(tmp_path / "ws"),
+        home=str(tmp_path / "home"), network=False,
+    )  # fmt: skip
+    assert "/usr" not in plain

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -79,6 +80,12 @@ def choose(mode: str) -> Sandbox:
     return found
 
 
+def _interpreter_dirs() -> list[str]:
+    """The running interpreter's environment and installation, resolved, outermost first."""
+    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+    return sorted(d for d in dirs if os.path.isdir(d))
+
+
 def wrap(
     argv: list[str],
     sandbox: Sandbox,
@@ -97,9 +104,14 @@ def wrap(
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     # empty folders over the host's, then the workspace bound on top (bwrap makes the mount
     # point inside the empty folder when the workspace lives under one of them)
-    for private in ("/tmp", "/var/tmp", "/run", home):
-        if os.path.isdir(private):
-            args += ["--tmpfs", private]
+    hidden = [p for p in ("/tmp", "/var/tmp", "/run", home) if os.path.isdir(p)]
+    for private in hidden:
+        args += ["--tmpfs", private]
+    # Noetic's own Python stays runnable (read-only) when it lives in a hidden folder: a
+    # virtual environment under /tmp, an interpreter under the home folder (pyenv)
+    for keep in _interpreter_dirs():
+        if any(keep == h or keep.startswith(h.rstrip("/") + "/") for h in hidden):
+            args += ["--ro-bind", keep, keep]
     args += ["--bind", workspace, workspace]
     resolv = os.path.realpath("/etc/resolv.conf")
     if network and resolv.startswith("/run/") and os.path.exists(resolv):
