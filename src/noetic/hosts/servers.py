@@ -54,3 +54,38 @@ def server_command(path: Path, key: str) -> str | None:
         return None
     command = entry.get("command")
     return command if isinstance(command, str) else ""
+
+
+class McpServersFile:
+    """A host whose whole integration is ``mcpServers.noetic`` in one JSON file, in the project
+    (``<project>/<folder>/<name>``) or the user's home (``~/<folder>/<name>``): Cursor, Gemini
+    CLI. Its methods are the host module's functions."""
+
+    SCOPES = ("project", "user")
+    KEY = "mcpServers"
+
+    def __init__(self, folder: str, name: str) -> None:
+        self.folder, self.name = folder, name
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        if scope not in self.SCOPES:
+            raise ValidationError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+        return (project if scope == "project" else home) / self.folder / self.name
+
+    @staticmethod
+    def entry(command: list[str]) -> dict[str, Any]:
+        return {"command": command[0], "args": command[1:]}
+
+    def plan(
+        self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
+    ) -> list[FileChange]:
+        target = self.path(scope, project, home)
+        return [server_change(target, self.KEY, self.entry(command), uninstall=uninstall)]
+
+    @staticmethod
+    def manual(scope: str, command: list[str]) -> str | None:
+        return None
+
+    def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
+        found = server_command(self.path(scope, project, home), self.KEY)
+        return None if found is None else [found]
