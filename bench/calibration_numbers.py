@@ -1,9 +1,12 @@
 """Numbers that do not mislead: simulated agents with a known truth.
 
-* Drift: false alarms over 2,000 agents that never change (checks every 10 outcomes up to
-  200), and detection of a 10- and 20-point fall in success at outcome 100, for the sequential
-  test beside the previous monitor (the last 20 against all earlier, each check a fresh test)
-  and beside an oracle that knows the change point and both rates.
+* Drift: false alarms over 2,000 agents that never change (checks every 10 outcomes up to 200,
+  and up to 1,000 for the calibrated agent), and detection of a 10- and 20-point fall in
+  success at outcome 100 and at outcome 500, and of confidence rising while success does not,
+  for the e-detector beside the previous sequential test (the Simple Jumper on the same
+  p-values) and the monitor before it (the last 20 against all earlier, each check a fresh
+  test); beside them, tests told when the change came: one also told both success rates (the
+  Neyman–Pearson oracle), one told the size of the fall but learning the agent's usual rate.
 * ECE: how often the interval contains 0 for a calibrated agent (binned ECE, the baseline,
   against the debiased ECE), and how often the calibration test says "consistent with
   calibration" — and, for agents 10 and 20 points overconfident, how often each flags them.
@@ -14,6 +17,7 @@ Run: .venv/bin/python bench/calibration_numbers.py [--runs N]
 """
 
 import argparse
+import bisect
 import math
 import random
 import statistics
@@ -25,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from noetic.calibration import calibration_metrics, guardian_proposal, monitor, update_belief
+from noetic.calibration.drift import conformal_pvalue
 from noetic.calibration.guardian import WEIGHT_BOUNDS
 
 
@@ -90,7 +95,7 @@ def guardian_section(runs: int) -> None:
 
 
 def previous_monitor(p, y, window=20, min_history=20, threshold=0.15):
-    """The monitor before the sequential test: the last 20 against all earlier, each check a
+    """The monitor before the sequential tests: the last 20 against all earlier, each check a
     fresh test at 1.96 standard errors (kept here as the baseline)."""
     n = len(p)
     if n < window + min_history:
@@ -101,6 +106,32 @@ def previous_monitor(p, y, window=20, min_history=20, threshold=0.15):
         recent.var(ddof=1) / len(recent) + history.var(ddof=1) / len(history)
     )
     return abs(recent.mean() - history.mean()) > max(threshold, noise)
+
+
+def jumper_alarms(p, y, seed, alpha=0.05, jump=0.01, lean=0.5):
+    """The previous sequential test, kept as the baseline: the same conformal p-values, bet on
+    by Vovk's Simple Jumper (no bet; falling and rising past the share of negative residuals;
+    lower and higher in general), a fraction ``jump`` of the capital redistributed each step.
+    Returns the outcomes (1-based) at which it alarmed."""
+    rng = random.Random(seed)
+    alarms, seen, negative, capital = [], [], 0, [0.2] * 5
+    for i, (c, o) in enumerate(zip(p, y, strict=True)):
+        r, t = o - c, len(seen) + 1
+        b = (negative + 0.5) / t
+        u = conformal_pvalue(seen, r, rng.random())
+        bisect.insort(seen, r)
+        negative += r < 0
+        total = sum(capital)
+        capital = [(1 - jump) * k + jump * total / 5 for k in capital]
+        low, step = u < b, lean * min(b, 1 - b)
+        for k, q in ((1, b + step), (2, b - step)):
+            capital[k] *= q / b if low else (1 - q) / (1 - b)
+        capital[3] *= 1 + lean * (1 - 2 * u)
+        capital[4] *= 1 - lean * (1 - 2 * u)
+        if sum(capital) >= 1 / alpha:
+            alarms.append(i + 1)
+            seen, negative, capital = [], 0, [0.2] * 5
+    return alarms
 
 
 def oracle_power(shift, after, runs, rng, alpha=0.05, base_low=0.5, base_high=0.95):
@@ -116,47 +147,92 @@ def oracle_power(shift, after, runs, rng, alpha=0.05, base_low=0.5, base_high=0.
     return float(np.mean(llr(True) > np.quantile(llr(False), 1 - alpha)))
 
 
+def informed_power(shift, after, runs, rng, before=100, alpha=0.05, perms=500):
+    """A test that knows the change point and the size of the fall but must learn the agent's
+    usual success rate from the ``before`` outcomes: it looks once, ``after`` outcomes past
+    the change, and compares the fall's log-likelihood ratio summed over those outcomes with
+    its permutation distribution (exact for an agent that does not change)."""
+    n, hits = before + after, 0
+    for _ in range(runs):
+        p = rng.uniform(0.5, 0.95, n)
+        q = np.where(np.arange(n) < before, p, p - shift)
+        y = rng.uniform(0, 1, n) < q
+        llr = np.where(y, np.log((p - shift) / p), np.log((1 - p + shift) / (1 - p)))
+        drawn = np.argsort(rng.uniform(size=(perms, n)), axis=1)[:, :after]
+        exceed = (llr[drawn].sum(axis=1) >= llr[before:].sum()).sum()
+        hits += (1 + exceed) / (perms + 1) <= alpha
+    return hits / runs
+
+
+def first_check(alarms, every=10, end=None):
+    """The first check (every ``every`` outcomes) at which an alarm has been raised."""
+    return next((math.ceil(a / every) * every for a in alarms if end is None or a <= end), None)
+
+
 def drift_section(runs: int) -> None:
-    print(f"\nDrift ({runs} simulated agents per row; checks every 10 outcomes up to 200)")
+    print(f"\nDrift ({runs} simulated agents per row; checks every 10 outcomes)")
     rng = random.Random(11)
-    checks = range(10, 201, 10)
     print("  agents that never change: runs with at least one alarm (target <= 5%)")
-    print("    agent                    sequential test   previous monitor")
+    print("    agent                     outcomes   e-detector   previous test   window monitor")
     agents = {
         "calibrated": lambda c: c,
         "15 points overconfident": lambda c: c - 0.15,
         "confidence says nothing": lambda c: 0.6,
     }
     for name, success in agents.items():
-        new = old = 0
-        for r in range(runs):
-            p = [rng.uniform(0.5, 0.95) for _ in range(200)]
-            y = [float(rng.random() < success(c)) for c in p]
-            new += bool(monitor(p, y, seed=r).alarms)
-            old += any(previous_monitor(p[:c], y[:c]) for c in checks)
-        print(f"    {name:<24} {new / runs:>15.1%}   {old / runs:>16.1%}")
-    print("  success falls at outcome 100: detected within 40 / 100 outcomes after the change")
-    print("  (false alarms before it excluded), and the best any test can do at 40")
-    print("    shift    sequential test     previous monitor    oracle at 40")
+        for n in (200, 1000) if name == "calibrated" else (200,):
+            new = old = window = 0
+            for r in range(runs):
+                p = [rng.uniform(0.5, 0.95) for _ in range(n)]
+                y = [float(rng.random() < success(c)) for c in p]
+                new += bool(monitor(p, y, seed=r).alarms)
+                old += bool(jumper_alarms(p, y, seed=r))
+                if n == 200:
+                    window += any(previous_monitor(p[:c], y[:c]) for c in range(10, n + 1, 10))
+            shown = f"{window / runs:>14.1%}" if n == 200 else f"{'—':>14}"
+            print(f"    {name:<24} {n:>9}   {new / runs:>10.1%}   {old / runs:>13.1%}   {shown}")
+    print("  a change at outcome 100 (500): detected within 40 / 100 outcomes after it (a false")
+    print("  alarm before it counts as a miss); tests told when it came, looking once at 40")
+    print(f"    {'change':<44} {'e-detector':>12}   {'previous test':>13}   {'window monitor':>14}")
     np_rng = np.random.default_rng(3)
-    for shift in (0.1, 0.2):
-        hits = {"new": [0, 0], "old": [0, 0]}
+    cases = [
+        ("success falls 10 points", 100, 0.1),
+        ("success falls 20 points", 100, 0.2),
+        ("success falls 10 points", 500, 0.1),
+        ("success falls 20 points", 500, 0.2),
+        ("confidence 0.6 -> 0.95, success 60%", 100, None),
+    ]
+    for name, at, shift in cases:
+        hits = {"new": [0, 0], "old": [0, 0], "window": [0, 0]}
         for r in range(runs):
-            p = [rng.uniform(0.5, 0.95) for _ in range(300)]
-            y = [float(rng.random() < (c if i < 100 else c - shift)) for i, c in enumerate(p)]
-            alarms = [a.at for a in monitor(p, y, seed=r).alarms]
-            first_new = next((c for c in range(10, 301, 10) if any(a <= c for a in alarms)), None)
-            first_old = next(
-                (c for c in range(40, 301, 10) if previous_monitor(p[:c], y[:c])), None
-            )
-            for key, first in (("new", first_new), ("old", first_old)):
-                if first is not None and first > 100:
-                    hits[key][0] += first - 100 <= 40
-                    hits[key][1] += first - 100 <= 100
+            if shift is None:  # sycophancy-style: confidence rises, success does not
+                p = [0.6 if i < at else 0.95 for i in range(at + 100)]
+                y = [float(rng.random() < 0.6) for _ in p]
+            else:
+                p = [rng.uniform(0.5, 0.95) for _ in range(at + 100)]
+                y = [float(rng.random() < (c if i < at else c - shift)) for i, c in enumerate(p)]
+            firsts = {
+                "new": first_check([a.at for a in monitor(p, y, seed=r).alarms]),
+                "old": first_check(jumper_alarms(p, y, seed=r)),
+            }
+            if at == 100:
+                firsts["window"] = next(
+                    (c for c in range(40, at + 101, 10) if previous_monitor(p[:c], y[:c])), None
+                )
+            for key, first in firsts.items():
+                if first is not None and first > at:
+                    hits[key][0] += first - at <= 40
+                    hits[key][1] += first - at <= 100
+        cells = [f"{hits[k][0] / runs:.0%} / {hits[k][1] / runs:.0%}" for k in hits]
+        if at != 100:
+            cells[2] = "—"
+        print(f"    {name:<36} at {at:<4}  {cells[0]:>12}   {cells[1]:>13}   {cells[2]:>14}")
+    for shift in (0.1, 0.2):
         oracle = oracle_power(shift, 40, 20_000, np_rng)
+        informed = informed_power(shift, 40, min(runs, 1000), np_rng)
         print(
-            f"    {shift:.0%}   {hits['new'][0] / runs:>7.0%} / {hits['new'][1] / runs:<7.0%}"
-            f"  {hits['old'][0] / runs:>9.0%} / {hits['old'][1] / runs:<7.0%}  {oracle:>12.0%}"
+            f"    success falls {shift:.0%} at 100: told both rates {oracle:.0%}; "
+            f"told the size of the fall, learning the usual rate {informed:.0%}"
         )
 
 
@@ -164,10 +240,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--drift-runs", type=int, default=2000)
+    parser.add_argument("--only", choices=["drift", "ece", "guardian"])
     args = parser.parse_args()
-    drift_section(args.drift_runs)
-    ece_section(args.runs)
-    guardian_section(args.runs)
+    if args.only in (None, "drift"):
+        drift_section(args.drift_runs)
+    if args.only in (None, "ece"):
+        ece_section(args.runs)
+    if args.only in (None, "guardian"):
+        guardian_section(args.runs)
 
 
 if __name__ == "__main__":

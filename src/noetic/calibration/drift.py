@@ -8,28 +8,35 @@ sets (``alpha``, default 5%) that holds however often it is checked:
 1. Each outcome gives a residual ``r = outcome − confidence``. Its *conformal p-value* is its
    rank among the residuals so far (ties broken at random, seeded): for an agent that does not
    change, the ranks are exchangeable and the p-values independent and uniform on (0, 1).
-2. A *test martingale* bets on those p-values (Vovk's Simple Jumper): a fifth of the capital
-   does not bet, two fifths bet that residuals are falling (the agent became overconfident:
-   more failures than before, or confidence rising above its results), two fifths that they
-   are rising; each step a fraction ``jump`` of the capital is redistributed, so the bettor can
-   switch when a change begins. One "falling" bet stakes on p-values below the share ``b`` of
-   earlier residuals that were negative (more failures), the other on small p-values in
-   general (``1 + lean·(1 − 2p)``: residuals lower than before, failures or not).
-3. For an unchanging agent the capital is a non-negative martingale starting at 1, so by Ville's
-   inequality it ever reaches ``1/alpha`` with probability at most ``alpha``, however many
-   outcomes and however many checks. Reaching it is an alarm; the monitor then starts afresh
-   from the next outcome, so a later change is judged against the new behaviour.
+2. Four bets are placed on each p-value. "Falling" stakes that it lands below ``b``, the share
+   of earlier residuals that were negative (a failure, where the agent used to fail less):
+   it pays ``P/b`` below and ``(1 − P)/(1 − b)`` above, with ``P = b + 0.7·min(b, 1 − b)``,
+   tilted within each side towards the low end (a failure at high confidence is the stronger
+   sign). "Lower" pays ``1 + 0.8·(1 − 2u)``: residuals lower than before, failures or not
+   (confidence rising above unchanged results). "Rising" and "higher" are their mirror images.
+   Each bet pays 1 on average over a uniform p-value, so for an agent that does not change,
+   the product of a bet's payoffs from any outcome on is a test martingale.
+3. The change may begin at any outcome, so the capital is a mixture over the start ``j`` of
+   those products, with weights ``w_j = (m + 1)/((j + m)(j + m + 1))`` (``m = 150``) that sum
+   to 1 over all outcomes, split 3:3:1:1 between the bets; weight not yet started is cash. This is a
+   Shiryaev–Roberts e-detector (Shin, Ramdas & Rinaldo, 2022) with summable weights, computed
+   in one pass: ``S_t = (S_{t−1} + share·w_t)·payoff_t`` per bet, capital ``S + 1 − Σ_{j≤t} w_j``.
+4. For an unchanging agent the capital is a non-negative martingale starting at 1, so by
+   Ville's inequality it ever reaches ``1/alpha`` with probability at most ``alpha``, however
+   many outcomes and however many checks. Reaching it is an alarm; the monitor then starts
+   afresh from the next outcome, so a later change is judged against the new behaviour.
 
-The price of the guarantee is time: at ``alpha = 0.05`` a 30-point fall in success takes a
-median of about 50 outcomes to detect and a 20-point fall about 160 (``bench/`` and
-``docs/calibration.md``); a test that knew the change point and both rates would need about 40
-for the 20-point fall, and no test holding 5% over a run of checks does better than that.
+The price of the guarantee is time (``bench/calibration_numbers.py`` and
+``docs/calibration.md``): at ``alpha = 0.05`` a 20-point fall in success after 100 steady
+outcomes is caught within 100 outcomes in under half the runs. A test told when the change came
+and looking once, 40 outcomes after it, would catch it three times in four; one also told the
+agent's success rate before it, nine times in ten. The monitor knows neither, and holds its
+5% over every check for as long as it runs.
 """
 
 from __future__ import annotations
 
 import bisect
-import math
 import random
 from collections.abc import Sequence
 from typing import Final, Literal
@@ -37,8 +44,11 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 ALPHA: Final = 0.05
-JUMP: Final = 0.01
-LEAN: Final = 0.5
+STRENGTH: Final = 0.7
+TILT: Final = (0.3, 0.1)
+LEAN: Final = 0.8
+PRIOR: Final = (0.375, 0.375, 0.125, 0.125)
+SPREAD: Final = 150
 SYCOPHANCY_THRESHOLD: Final = 0.10
 RECENT_WINDOW: Final = 20
 
@@ -64,10 +74,62 @@ class DriftPath(BaseModel):
     e_value: float
 
 
-def _state_bets(b: float, lean: float) -> tuple[float, float]:
-    """The probability each betting state gives a p-value below ``b``: falling, rising."""
-    step = lean * min(b, 1 - b)
-    return b + step, b - step
+def payoffs(u: float, b: float) -> tuple[float, float, float, float]:
+    """What one unit staked on p-value ``u`` returns, for each of the four bets: on residuals
+    falling past ``b`` (the share of earlier residuals that were negative) and on their
+    mirror image, rising; then on residuals lower in general and higher in general. Each
+    averages exactly 1 over a uniform ``u``, for every ``b`` in (0, 1)."""
+    if not 0 < b < 1:
+        raise ValueError(f"b must be in (0, 1), got {b!r}")
+    step = STRENGTH * min(b, 1 - b)
+    low, high = TILT
+    if u < b:
+        v = 1 - 2 * u / b
+        fall, rise = (b + step) / b * (1 + low * v), (b - step) / b * (1 - low * v)
+    else:
+        v = 1 - 2 * (u - b) / (1 - b)
+        fall = (1 - b - step) / (1 - b) * (1 + high * v)
+        rise = (1 - b + step) / (1 - b) * (1 - high * v)
+    return fall, rise, 1 + LEAN * (1 - 2 * u), 1 - LEAN * (1 - 2 * u)
+
+
+def start_weight(j: int) -> float:
+    """The weight of a change beginning at outcome ``j`` (1-based) of a segment; the weights
+    of all outcomes sum to 1."""
+    return (SPREAD + 1) / ((j + SPREAD) * (j + SPREAD + 1))
+
+
+MAX_PAYOFF: Final = max((1 + STRENGTH) * (1 + TILT[0]), 1 + LEAN)
+
+
+def conformal_pvalue(seen: Sequence[float], r: float, draw: float) -> float:
+    """The rank of ``r`` among the residuals ``seen`` before it (sorted) and itself, ties
+    split by ``draw`` (uniform on [0, 1)): for exchangeable residuals, uniform on (0, 1)."""
+    lo, hi = bisect.bisect_left(seen, r), bisect.bisect_right(seen, r)
+    return (lo + draw * (hi - lo + 1)) / (len(seen) + 1)
+
+
+def advance(
+    capital: Sequence[float], started: float, t: int, u: float, b: float
+) -> tuple[list[float], float]:
+    """One outcome of the detector: the ``t``-th of the segment starts its share of weight on
+    every bet, and every bet is paid on ``u``. Returns the bets' capital and the weight
+    started so far; the e-value is ``sum(capital) + 1 − started``."""
+    w = start_weight(t)
+    paid = [(c + share * w) * f for c, share, f in zip(capital, PRIOR, payoffs(u, b), strict=True)]
+    return paid, started + w
+
+
+def least_outcomes(alpha: float) -> int:
+    """The fewest outcomes of a segment before the capital can reach ``1/alpha``: every bet
+    winning its largest payoff at every step."""
+    staked = cash = 0.0
+    for t in range(1, 10_000):
+        w = start_weight(t)
+        staked, cash = (staked + w) * MAX_PAYOFF, cash + w
+        if staked + 1 - cash >= 1 / alpha:
+            return t
+    raise ValueError(f"alpha {alpha!r} is too small")
 
 
 def monitor(
@@ -75,8 +137,6 @@ def monitor(
     outcomes: Sequence[float],
     *,
     alpha: float = ALPHA,
-    jump: float = JUMP,
-    lean: float = LEAN,
     seed: int = 0,
     window: int = RECENT_WINDOW,
 ) -> DriftPath:
@@ -86,34 +146,24 @@ def monitor(
     if len(confidences) != len(outcomes):
         raise ValueError("confidences and outcomes must be equal-length sequences")
     rng = random.Random(seed)
-    threshold = math.log(1 / alpha)
+    threshold = 1 / alpha
     alarms: list[DriftAlarm] = []
     seen: list[float] = []
     negative = 0
     start = 0
-    capital = _fresh()
+    capital, started = [0.0] * len(PRIOR), 0.0
     for i, (p, y) in enumerate(zip(confidences, outcomes, strict=True)):
         if not (0 <= p <= 1 and 0 <= y <= 1):
             raise ValueError("confidences and outcomes must be finite numbers in [0, 1]")
         r = y - p
         t = len(seen) + 1
-        b = (negative + 0.5) / t
-        lo, hi = bisect.bisect_left(seen, r), bisect.bisect_right(seen, r)
+        u = conformal_pvalue(seen, r, rng.random())
+        capital, started = advance(capital, started, t, u, (negative + 0.5) / t)
         bisect.insort(seen, r)
-        pvalue = (lo + rng.random() * (hi - lo + 1)) / t
         negative += r < 0
-        total = sum(capital)
-        share = jump * total / len(capital)
-        capital = [(1 - jump) * c + share for c in capital]
-        low = pvalue < b
-        falling, rising = _state_bets(b, lean)
-        capital[1] *= falling / b if low else (1 - falling) / (1 - b)
-        capital[2] *= rising / b if low else (1 - rising) / (1 - b)
-        capital[3] *= 1 + lean * (1 - 2 * pvalue)
-        capital[4] *= 1 - lean * (1 - 2 * pvalue)
-        if math.log(sum(capital)) >= threshold:
-            worse, better = capital[1] + capital[3], capital[2] + capital[4]
-            direction: Direction = "overconfident" if worse >= better else "underconfident"
+        if sum(capital) + 1 - started >= threshold:
+            falling, rising = capital[0] + capital[2], capital[1] + capital[3]
+            direction: Direction = "overconfident" if falling >= rising else "underconfident"
             alarms.append(
                 DriftAlarm(
                     at=i + 1,
@@ -126,14 +176,9 @@ def monitor(
                 )
             )
             seen, negative, start = [], 0, i + 1
-            capital = _fresh()
-    return DriftPath(alarms=alarms, since=start + 1, e_value=round(sum(capital), 6))
-
-
-def _fresh() -> list[float]:
-    """No bet; falling and rising on the share of negative residuals; falling and rising on
-    the p-value itself."""
-    return [0.2] * 5
+            capital, started = [0.0] * len(PRIOR), 0.0
+    e_value = sum(capital) + 1 - started
+    return DriftPath(alarms=alarms, since=start + 1, e_value=round(e_value, 6))
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -220,7 +265,7 @@ def detect_drift(
             f"no drift since outcome {last.at} (the last alarm: {last.direction}); "
             f"e-value {path.e_value:.2f} of {1 / alpha:g} needed"
         )
-    elif n < (least := math.ceil(math.log(1 / alpha) / math.log(1 + LEAN))):
+    elif n < (least := least_outcomes(alpha)):
         reason = (
             f"insufficient data: {n} outcomes; at alpha {alpha:g} the test cannot raise an "
             f"alarm before {least}"
