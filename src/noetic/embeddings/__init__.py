@@ -16,16 +16,24 @@ the figures and the reasons for the choice. ``NOETIC_RECALL_EMBEDDER`` (``minilm
 stack that Noetic does not use), else WordLlama. The Llama-2 tokenizer shipped with
 ``wordllama`` is loaded once per process (:func:`llama_tokenizer`) for both the WordLlama
 embedder and token counting.
+
+:func:`embed_query` embeds one query text through a bounded per-process cache (least recently
+used first out), so a long-lived process (the MCP server, the agent) that recalls with the same
+task text again, as bootstrap and resume do, does not embed it again.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import itertools
 import os
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from noetic.errors import UsageError
 
@@ -33,6 +41,7 @@ WORDLLAMA_CONFIG = "l2_supercat"
 WORDLLAMA_DIM = 256
 EMBEDDERS = ("minilm", "wordllama")
 DEFAULT = "minilm"
+QUERY_CACHE_SIZE = 512  # query vectors kept per process (1.5 KB each with MiniLM)
 
 
 @runtime_checkable
@@ -157,3 +166,84 @@ def cosine_top_k(query: Any, matrix: Any, k: int) -> list[tuple[int, float]]:
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.argsort(-scores[top], kind="stable")]
     return [(int(i), float(scores[i])) for i in top]
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    size: int
+    maxsize: int
+
+
+class _QueryCache:
+    """Query vectors by (embedder, exact text), least recently used evicted first. An embedder
+    is identified by its name and by the object itself (a serial number given to it on first
+    use, never reused, held through a weak reference): two embedders with the same name, such
+    as a test's stand-in, never share vectors. Thread-safe; the embedding runs outside the lock.
+    """
+
+    def __init__(self, maxsize: int) -> None:
+        self.maxsize = maxsize
+        self._vectors: OrderedDict[tuple[str, int, str], Any] = OrderedDict()
+        self._serials: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._next = itertools.count()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def _serial(self, embedder: Embedder) -> int | None:
+        try:
+            serial = self._serials.get(embedder)
+            if serial is None:
+                serial = self._serials[embedder] = next(self._next)
+        except TypeError:  # not hashable or not weakly referenceable: not cached
+            return None
+        return serial
+
+    def embed(self, embedder: Embedder, text: str) -> Any:
+        import numpy as np
+
+        with self._lock:
+            serial = self._serial(embedder)
+            key = (embedder.name, serial, text) if serial is not None else None
+            if key is not None and key in self._vectors:
+                self._vectors.move_to_end(key)
+                self.hits += 1
+                return self._vectors[key]
+            self.misses += 1
+        vector = np.asarray(embedder.embed([text]))[0]
+        vector.flags.writeable = False  # shared by every later caller of the same text
+        if key is not None and self.maxsize > 0:
+            with self._lock:
+                self._vectors[key] = vector
+                self._vectors.move_to_end(key)
+                while len(self._vectors) > self.maxsize:
+                    self._vectors.popitem(last=False)
+        return vector
+
+    def info(self) -> CacheInfo:
+        with self._lock:
+            return CacheInfo(self.hits, self.misses, len(self._vectors), self.maxsize)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+            self.hits = self.misses = 0
+
+
+_QUERIES = _QueryCache(QUERY_CACHE_SIZE)
+
+
+def embed_query(embedder: Embedder, text: str) -> Any:
+    """``embedder.embed([text])[0]`` (read-only), remembered for the rest of the process: the
+    last :data:`QUERY_CACHE_SIZE` query texts, keyed by the exact text and the embedder."""
+    return _QUERIES.embed(embedder, text)
+
+
+def query_cache_info() -> CacheInfo:
+    """Hits and misses of :func:`embed_query` since the process started (or the last
+    :func:`clear_query_cache`), and how many vectors it holds."""
+    return _QUERIES.info()
+
+
+def clear_query_cache() -> None:
+    _QUERIES.clear()

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.embeddings import Embedder, one_blas_thread
+from noetic.embeddings import Embedder, embed_query, one_blas_thread
 from noetic.errors import NotFoundError
 from noetic.recall.index import embed_pending, index_for
 from noetic.recall.scoring import NO_CHANGE, RecallConfig, Strategy, floors, need, strategy
@@ -180,7 +180,7 @@ def recall(
     allowed_by = np.array([v in config.allowed_verdicts for v in VERDICTS])
     trusted_by = np.array([v in (CONFIRMED, UNVERIFIED) for v in VERDICTS])
     allowed_all = allowed_by[verdict]
-    query = embedder.embed([task])[0]
+    query = embed_query(embedder, task)
     if index is None:  # numpy over the scope's rows, else the Qdrant backend's
         with one_blas_thread():
             similarity = scoped.vectors @ query
