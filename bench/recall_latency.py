@@ -120,13 +120,14 @@ class Known:
 
 
 _FRESH = (
-    f"fix the {a} bug in the {b} {c} code"
-    for a, b, c in itertools.permutations(random.Random(7).sample(WORDS, len(WORDS)), 3)
+    f"{verb} the {a} bug in the {b} code"
+    for verb in ("fix", "find", "debug", "trace", "patch")
+    for a, b in itertools.permutations(random.Random(7).sample(WORDS, len(WORDS)), 2)
 )
 
 
 def fresh_query() -> str:
-    """A query text of ten words that this process has not seen before."""
+    """A query text of eight words (11 tokens or so) that this process has not seen before."""
     return next(_FRESH)
 
 
