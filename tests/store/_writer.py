@@ -1,6 +1,8 @@
 """A separate process that writes assessments into a store (used by the concurrency tests).
 
-Usage: python _writer.py HOME SESSION_ID COUNT [--forever] [--background]
+Usage: python _writer.py HOME SESSION_ID COUNT [--forever] [--background] [--flush]
+
+``--flush`` writes the files after every assessment, so a kill often lands mid-write of them.
 """
 
 import sys
@@ -19,6 +21,8 @@ def main() -> None:
             value = (i % 100) / 100
             assessment = Assessment.from_input("check", {"know": value, "do": 1 - value})
             store.add_assessment(session_id, assessment, decide(assessment, thresholds))
+            if "--flush" in sys.argv:
+                store.flush_files()
             i += 1
 
 

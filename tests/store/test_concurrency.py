@@ -78,12 +78,15 @@ def test_sigkill_mid_write_leaves_sqlite_intact_and_rebuild_restores_files(tmp_p
         assert [r.seq for r in rows] == list(range(1, len(rows) + 1))
         for path in home.rglob("*.json"):
             json.loads(path.read_text())  # no half-written file is ever visible
+        for path in home.rglob("*.jsonl"):
+            for line in path.read_text().split("\n")[:-1]:
+                json.loads(line)  # every finished line reads; only the last may be cut short
         for path in home.rglob("*.tmp"):
             path.unlink()  # a temp file the killed process left behind
         store.rebuild_files()
         doc = json.loads(session_json_path(home, sid).read_text())
         assert len(doc["assessments"]) == len(rows)
-        assert len(list((home / "reflex_logs").rglob("*.json"))) == len(rows)
+        assert _logged(home) == [r.seq for r in rows]
 
 
 def _kill_after(home: Path, sid: str, count: int, *flags: str) -> None:
@@ -103,7 +106,9 @@ def _kill_after(home: Path, sid: str, count: int, *flags: str) -> None:
     assert proc.returncode == -signal.SIGKILL
 
 
-@pytest.mark.parametrize("flags", [(), ("--background",)], ids=["at-close", "background"])
+@pytest.mark.parametrize(
+    "flags", [(), ("--background",), ("--flush",)], ids=["at-close", "background", "each-write"]
+)
 def test_after_sigkill_the_next_store_writes_what_the_dead_process_left(tmp_path, flags):
     home = tmp_path / "store"
     with Store(home) as store:
@@ -113,12 +118,32 @@ def test_after_sigkill_the_next_store_writes_what_the_dead_process_left(tmp_path
         behind = store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0]
         rows = store.assessments(session_id=sid)
         expected = store.export_session(sid)
-    assert behind > 0  # the marker survived the kill, in the same transactions as the writes
+    if "--flush" not in flags:  # (flushing after each write may have emptied it)
+        assert behind > 0  # the marker survived the kill, in the same transactions as the writes
     with Store(home) as store:  # closing drained the backlog: files equal SQLite again
         assert store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0] == 0
     assert json.loads(session_json_path(home, sid).read_text()) == expected
-    logged = sorted(int(p.name.split("-")[-2]) for p in (home / "reflex_logs").rglob("*.json"))
-    assert logged == [r.seq for r in rows]
+    assert _logged(home) == [r.seq for r in rows]  # each once, in order
+    drained = _files(home)
+    with Store(home) as store:
+        store.rebuild_files()
+    assert _files(home) == drained  # byte for byte what a rebuild from SQLite writes
+
+
+def _logged(home: Path) -> list[int]:
+    """The seq of every reflex-log line, in file order."""
+    return [
+        json.loads(line)["seq"]
+        for path in sorted((home / "reflex_logs").rglob("*.jsonl"))
+        for line in path.read_text().splitlines()
+    ]
+
+
+def _files(home: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(home)): p.read_bytes()
+        for p in [*home.glob("sessions/*.json"), *home.rglob("*.jsonl")]
+    }
 
 
 def test_a_long_lived_store_writes_files_in_the_background_and_coalesces(tmp_path):

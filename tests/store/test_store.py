@@ -72,13 +72,11 @@ def test_every_assessment_lands_in_sqlite_json_and_a_reflex_log(store):
     assert store.flush_files() == 2  # the session and the assessment: one rewrite serves both
     doc = json.loads(session_json_path(store.home, s.id).read_text())
     assert doc["assessments"][0]["assessment"]["vectors"]["know"] == 0.8
-    frame = json.loads(
-        reflex_path(store.home, "claude/opus", rec.created_at, s.id, 1, "preflight").read_text()
-    )
+    log = reflex_path(store.home, "claude/opus", rec.created_at, s.id)
+    [frame] = [json.loads(line) for line in log.read_text().splitlines()]
     assert frame["task"] == "task" and frame["decision"]["action"] == rec.decision.action
-    assert "claude_opus" in str(
-        reflex_path(store.home, "claude/opus", rec.created_at, s.id, 1, "x")
-    )
+    assert frame["seq"] == 1 and frame["phase"] == "preflight"
+    assert log.parent.parent.name == "claude_opus" and log.parent.name == rec.created_at[:10]
 
 
 def test_export_import_round_trips_exactly(store, tmp_path):
@@ -141,19 +139,20 @@ def test_rebuild_restores_deleted_files(store):
     s = store.create_session(ai_id="a", profile="balanced")
     for _ in range(3):
         record(store, s.id, phase="check")
-    for path in list(store.home.rglob("*.json")):
+    for path in list(store.home.rglob("*.json*")):
         path.unlink()
     assert store.rebuild_files() == {"sessions": 1, "reflex_logs": 3}
     doc = json.loads(session_json_path(store.home, s.id).read_text())
     assert len(doc["assessments"]) == 3
-    assert len(list((store.home / "reflex_logs").rglob("*.json"))) == 3
+    [log] = (store.home / "reflex_logs").rglob("*.jsonl")
+    assert [json.loads(line)["seq"] for line in log.read_text().splitlines()] == [1, 2, 3]
 
 
 def test_files_can_be_switched_off_and_rebuilt_later(tmp_path):
     with Store(tmp_path / "s", write_files=False) as quiet:
         s = quiet.create_session(ai_id="a", profile="balanced")
         record(quiet, s.id)
-        assert not list(quiet.home.rglob("*.json"))
+        assert not list(quiet.home.rglob("*.json*"))
         assert quiet.rebuild_files()["reflex_logs"] == 1
 
 

@@ -173,6 +173,6 @@ def _print_rebuild(counts: dict[str, object], home: Path) -> None:
         for bad in restored["unreadable"]:
             stdout().print(f"could not restore {esc(bad['file'])}: {esc(bad['problem'])}")
     stdout().print(
-        f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex logs "
+        f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex-log lines "
         f"in {esc(home)}; removed {counts['temporary_files_removed']} leftover temporary files"
     )

@@ -1,13 +1,19 @@
 """The two file formats written beside SQLite: a JSON document per session and reflex logs.
 
 Both are derived from SQLite and can be rebuilt from it (:mod:`noetic.store.mirror` keeps them
-in step). Every write goes to a temporary file in the same directory, then is renamed over the
-target, so a reader sees the old file or the new one, never half of one.
+in step). Layout under the store's home::
 
-Layout under the store's home::
+    sessions/<session_id>.json                     the whole session (export format)
+    reflex_logs/<ai_id>/<YYYY-MM-DD>/<session_id>.jsonl
+                                                   one line per assessment of that session and
+                                                   day, in ``seq`` order
 
-    sessions/<session_id>.json                           the whole session (export format)
-    reflex_logs/<ai_id>/<YYYY-MM-DD>/<session_id>-<seq:04d>-<phase>.json
+A session document is replaced whole: a temporary file in the same directory, then a rename, so
+a reader sees the old file or the new one, never half of one. A reflex log only grows: new lines
+are appended (:func:`extend_lines`), which costs the same however long the log, and an append cut
+short (a killed process) leaves at most one unterminated last line, which the next append
+repairs. Before this layout, each assessment's reflex log was its own file,
+``<session_id>-<seq:04d>-<phase>.json`` in the same folder; ``noetic rebuild`` replaces those.
 """
 
 from __future__ import annotations
@@ -31,10 +37,19 @@ def safe_name(text: str) -> str:
     return cleaned or "_"
 
 
+def json_line(data: Any) -> bytes:
+    """``data`` as one compact line of JSON (through the C encoder: several times faster than
+    indented output), newline included."""
+    return (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
 def atomic_write_json(path: Path, data: Any, *, sync: bool = True) -> None:
     """Write ``data`` as one line of JSON by rename; ``sync`` also waits for the disk."""
-    # One compact line through the C encoder: several times faster than indented output.
-    text = (json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    atomic_write_bytes(path, json_line(data), sync=sync)
+
+
+def atomic_write_bytes(path: Path, text: bytes, *, sync: bool = True) -> None:
+    """Replace ``path`` with ``text`` by rename; ``sync`` also waits for the disk."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -114,9 +129,76 @@ def session_json_path(home: Path, session_id: str) -> Path:
     return home / "sessions" / f"{safe_name(session_id)}.json"
 
 
-def reflex_path(
-    home: Path, ai_id: str, created_at: str, session_id: str, seq: int, phase: str
-) -> Path:
+def reflex_path(home: Path, ai_id: str, created_at: str, session_id: str) -> Path:
+    """The reflex log holding the lines of ``session_id``'s assessments made on the day of
+    ``created_at`` (an ISO timestamp in UTC, or just its date)."""
     day = created_at[:10]
-    name = f"{safe_name(session_id)}-{seq:04d}-{safe_name(phase)}.json"
-    return home / "reflex_logs" / safe_name(ai_id) / day / name
+    return home / "reflex_logs" / safe_name(ai_id) / day / f"{safe_name(session_id)}.jsonl"
+
+
+_LEGACY_REFLEX = re.compile(r"-\d{4,}-[A-Za-z0-9_.-]+\.json$")
+
+
+def legacy_reflex_files(home: Path) -> list[Path]:
+    """Reflex logs in the layout before lines: one ``<session>-<seq>-<phase>.json`` file per
+    assessment."""
+    folder = home / "reflex_logs"
+    if not folder.is_dir():
+        return []
+    return [
+        p
+        for p in folder.glob("*/*/*.json")
+        if not p.name.startswith(".") and _LEGACY_REFLEX.search(p.name)
+    ]
+
+
+def extend_lines(path: Path, lines: list[tuple[int, bytes]]) -> int | None:
+    """Append to the log at ``path`` the ``(seq, line)`` pairs whose ``seq`` is above the last
+    line's, so appending the same lines twice (a drain killed before it could say it was done)
+    writes them once. Returns how many were appended, or ``None`` when the log's last line is
+    unterminated or unreadable (an append cut short): the caller then rewrites the whole log.
+
+    ``lines`` are in rising ``seq`` order, each ending in a newline."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        last = 0
+        if size:
+            tail = _last_line(fd, size)
+            if tail is None:
+                return None
+            try:
+                last = int(json.loads(tail)["seq"])
+            except (ValueError, KeyError, TypeError):
+                return None
+        data = b"".join(line for seq, line in lines if seq > last)
+        if data:
+            os.lseek(fd, size, os.SEEK_SET)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        return sum(1 for seq, _ in lines if seq > last)
+    finally:
+        os.close(fd)
+
+
+def _last_line(fd: int, size: int, chunk: int = 8192) -> bytes | None:
+    """The last line of the file (without its newline), or ``None`` if it is unterminated."""
+    if os.pread(fd, 1, size - 1) != b"\n":
+        return None
+    parts: list[bytes] = []
+    pos = size - 1  # the line ends before its newline
+    while pos > 0:
+        step = min(chunk, pos)
+        block = os.pread(fd, step, pos - step)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            parts.append(block[cut + 1 :])
+            break
+        parts.append(block)
+        pos -= step
+    return b"".join(reversed(parts))

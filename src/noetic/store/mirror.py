@@ -3,8 +3,10 @@
 A write that changes a session adds a row to ``file_backlog`` in the same SQLite transaction:
 the durable marker that the session's files are behind. :func:`drain` brings them up to date:
 it reads the backlog, rewrites each marked session's JSON document once (however many writes it
-had), writes the reflex log of each marked assessment, and only then deletes the rows it served.
-So the cost of a write no longer grows with the session; the rewrite is paid once per drain.
+had), appends each marked assessment's line to its session's reflex log, and only then deletes
+the rows it served. So the cost of a write no longer grows with the session; the rewrite is paid
+once per drain, and a session's files are two, not one per assessment (creating a file is what
+cost most).
 
 Drains happen when the store is closed (every CLI command), when the process exits, on
 :meth:`Store.flush_files`, and in a long-lived process (the MCP server) on a background thread a
@@ -12,9 +14,12 @@ moment after each write, so files lag SQLite by about :data:`DELAY` (one second)
 
 What the files promise after a crash: SQLite holds every committed write. After a killed process
 the files hold everything drained before it died and the backlog names the rest; the next store
-opened on the directory drains it. Files are replaced by rename, never half-written; they are
-not fsync'd (the backlog row is what makes them recoverable), so after a power loss some may be
-older than SQLite, and ``noetic rebuild`` rewrites them all.
+opened on the directory drains it. Session documents are replaced by rename, never half-written;
+a reflex log is appended only the lines after its last one, so draining the same rows twice (a
+process killed before it deleted them) writes each line once, and a log whose last line was cut
+short is rewritten whole. Files are not fsync'd (the backlog row is what makes them
+recoverable), so after a power loss some may be older than SQLite, and ``noetic rebuild``
+rewrites them all.
 """
 
 from __future__ import annotations

@@ -561,11 +561,15 @@ class Store:
         return parsed["session"]
 
     def rebuild_files(self) -> dict[str, int]:
-        """Rewrite every session JSON and reflex log from SQLite; the backlog is then empty."""
+        """Rewrite every session JSON and reflex log from SQLite (removing reflex logs in the
+        layout before lines); the backlog is then empty. ``reflex_logs`` counts lines, one per
+        assessment."""
         self.mirror.stop()
         with files.file_lock(self.home / ".files.lock"):
             ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
             reflex = sum(self.write_session_files_now(sid, all_reflex=True) for sid in ids)
+            for legacy in files.legacy_reflex_files(self.home):  # now lines in the logs above
+                legacy.unlink(missing_ok=True)
             with self.transaction() as c:
                 c.execute("DELETE FROM file_backlog")
         return {"sessions": len(ids), "reflex_logs": reflex}
@@ -573,8 +577,9 @@ class Store:
     def write_session_files_now(
         self, session_id: str, assessment_ids: set[int] | None = None, *, all_reflex: bool = False
     ) -> int:
-        """Write the session's JSON document and the reflex logs of the given assessments (or
-        all of them). The caller holds the files lock; see :mod:`noetic.store.mirror`."""
+        """Write the session's JSON document and the reflex-log lines of the given assessments
+        (appended), or, with ``all_reflex``, its reflex logs whole; returns the number of lines
+        written. The caller holds the files lock; see :mod:`noetic.store.mirror`."""
         try:
             doc = self.export_session(session_id)
         except NotFoundError:  # deleted since it was queued: nothing to mirror
@@ -594,15 +599,24 @@ class Store:
             return 0
         ai_id = doc["session"]["ai_id"]
         tasks = {c["id"]: c["task"] for c in doc["cascades"]}
-        written = 0
+        days: dict[str, list[dict[str, Any]]] = {}
         for rec in doc["assessments"]:
-            if seqs is None or rec["seq"] in seqs:
-                path = files.reflex_path(
-                    self.home, ai_id, rec["created_at"], session_id, rec["seq"],
-                    rec["assessment"]["phase"],
-                )  # fmt: skip
-                files.atomic_write_json(path, _reflex_frame(rec, ai_id, tasks), sync=False)
-                written += 1
+            days.setdefault(rec["created_at"][:10], []).append(rec)
+        written = 0
+        for day, recs in days.items():
+            path = files.reflex_path(self.home, ai_id, day, session_id)
+            new = recs if seqs is None else [r for r in recs if r["seq"] in seqs]
+            if not new:
+                continue
+            appended = None
+            if seqs is not None:
+                lines = [(r["seq"], files.json_line(_reflex_frame(r, ai_id, tasks))) for r in new]
+                appended = files.extend_lines(path, lines)
+            if appended is None:  # asked to, or the log's end was cut short: the whole log
+                whole = [files.json_line(_reflex_frame(r, ai_id, tasks)) for r in recs]
+                files.atomic_write_bytes(path, b"".join(whole), sync=False)
+                appended = len(recs)
+            written += appended
         return written
 
 
