@@ -1,10 +1,11 @@
 """What each workflow command loads: nothing it does not use.
 
 Every command runs in a fresh interpreter (the way an agent's shell calls it) and reports the
-heavy packages left in ``sys.modules``. The workflow commands need the models (pydantic), the
-profiles (yaml) and the terminal output (rich, typer); none of them may load a model SDK, the
-MCP server, HTTP clients, plotting, vector databases or the embedder: POSTFLIGHT hands the
-finished task to a background indexer rather than loading the embedder itself.
+heavy packages left in ``sys.modules``. The workflow commands need the models (pydantic) and
+the profiles (yaml); none of them may load a model SDK, the MCP server, HTTP clients, plotting,
+vector databases or the embedder: POSTFLIGHT hands the finished task to a background indexer
+rather than loading the embedder itself. They run on the fast path, so they load no typer, and
+with ``--json`` no rich either.
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]
 """
 
 
-def loaded(args: list[str], cwd: Path) -> set[str]:
+def loaded(args: list[str], cwd: Path, heavy: tuple[str, ...] = HEAVY) -> set[str]:
     proc = subprocess.run(
-        [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(HEAVY)],
+        [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(heavy)],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -87,7 +88,14 @@ def test_each_workflow_command_loads_only_what_it_uses(project: Path) -> None:
         ["sessions", "list"],
         ["where"],
     ]
-    for args in commands:
-        assert loaded(args, project) == set(), args
+    fast_path = ("typer", "click", "typer._click")
+    for i, args in enumerate(commands):
+        assert loaded(args, project, HEAVY + fast_path if i < 7 else HEAVY) == set(), args
+    # The same task again, for a program: no terminal output library either.
+    again = project.parent / "again"
+    again.mkdir()
+    subprocess.run(["git", "init", "-q", str(again)], check=True)
+    for args in commands[:6]:
+        assert loaded([*args, "--json"], again, HEAVY + fast_path + ("rich",)) == set(), args
     # The calibration report needs numpy for its statistics, and nothing else heavy.
     assert loaded(["calibration", "report"], project) <= {"numpy"}

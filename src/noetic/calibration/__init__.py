@@ -14,64 +14,126 @@ One public surface; the modules behind it:
 
 ``basic``, ``metrics``, ``beliefs`` and ``drift`` are pure (domain imports only; the import
 contract checks it); ``outcomes``, ``guardian`` and ``reports`` read and write the store.
+
+Importing the package is cheap: each name loads its module on first use, so a command that
+needs ``basic_calibration`` does not pay for the reports, the guardian and the drift monitor.
 """
 
 from __future__ import annotations
 
-from noetic.calibration.basic import (
-    CALIBRATION_TOLERANCE,
-    BasicCalibration,
-    CalibrationClass,
-    basic_calibration,
-    classify,
-    epistemic_delta,
-)
-from noetic.calibration.beliefs import Belief, update_belief
-from noetic.calibration.drift import (
-    Detection,
-    DriftAlarm,
-    DriftReport,
-    detect_drift,
-    detection_delay,
-    monitor,
-)
-from noetic.calibration.guardian import (
-    GuardianReport,
-    Proposal,
-    guardian_proposal,
-    run_guardian,
-    undo,
-)
-from noetic.calibration.metrics import (
-    CalibrationMetrics,
-    CalibrationTest,
-    Metric,
-    ReliabilityBin,
-    calibration_metrics,
-    calibration_test,
-)
-from noetic.calibration.outcomes import (
-    Adjustment,
-    Filters,
-    OutcomePoint,
-    OutcomeRecord,
-    active_overrides,
-    adjustments,
-    effective_profile,
-    list_outcomes,
-    outcome_points,
-    record_outcome,
-)
-from noetic.calibration.reports import (
-    BasicCalibrationReport,
-    BeliefsReport,
-    CalibrationReport,
-    Prediction,
-    basic_calibration_report,
-    calibration_report,
-    check_drift_monitor,
-    query_bayesian_beliefs,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noetic.calibration.basic import (
+        CALIBRATION_TOLERANCE,
+        BasicCalibration,
+        CalibrationClass,
+        basic_calibration,
+        classify,
+        epistemic_delta,
+    )
+    from noetic.calibration.beliefs import Belief, update_belief
+    from noetic.calibration.drift import (
+        Detection,
+        DriftAlarm,
+        DriftReport,
+        detect_drift,
+        detection_delay,
+        monitor,
+    )
+    from noetic.calibration.guardian import (
+        GuardianReport,
+        Proposal,
+        guardian_proposal,
+        run_guardian,
+        undo,
+    )
+    from noetic.calibration.metrics import (
+        CalibrationMetrics,
+        CalibrationTest,
+        Metric,
+        ReliabilityBin,
+        calibration_metrics,
+        calibration_test,
+    )
+    from noetic.calibration.outcomes import (
+        Adjustment,
+        Filters,
+        OutcomePoint,
+        OutcomeRecord,
+        active_overrides,
+        adjustments,
+        effective_profile,
+        list_outcomes,
+        outcome_points,
+        record_outcome,
+    )
+    from noetic.calibration.reports import (
+        BasicCalibrationReport,
+        BeliefsReport,
+        CalibrationReport,
+        Prediction,
+        basic_calibration_report,
+        calibration_report,
+        check_drift_monitor,
+        query_bayesian_beliefs,
+    )
+
+_WHERE = {
+    "Adjustment": "noetic.calibration.outcomes",
+    "BasicCalibration": "noetic.calibration.basic",
+    "BasicCalibrationReport": "noetic.calibration.reports",
+    "Belief": "noetic.calibration.beliefs",
+    "BeliefsReport": "noetic.calibration.reports",
+    "CALIBRATION_TOLERANCE": "noetic.calibration.basic",
+    "CalibrationClass": "noetic.calibration.basic",
+    "CalibrationMetrics": "noetic.calibration.metrics",
+    "CalibrationReport": "noetic.calibration.reports",
+    "CalibrationTest": "noetic.calibration.metrics",
+    "Detection": "noetic.calibration.drift",
+    "DriftAlarm": "noetic.calibration.drift",
+    "DriftReport": "noetic.calibration.drift",
+    "Filters": "noetic.calibration.outcomes",
+    "GuardianReport": "noetic.calibration.guardian",
+    "Metric": "noetic.calibration.metrics",
+    "OutcomePoint": "noetic.calibration.outcomes",
+    "OutcomeRecord": "noetic.calibration.outcomes",
+    "Prediction": "noetic.calibration.reports",
+    "Proposal": "noetic.calibration.guardian",
+    "ReliabilityBin": "noetic.calibration.metrics",
+    "active_overrides": "noetic.calibration.outcomes",
+    "adjustments": "noetic.calibration.outcomes",
+    "basic_calibration": "noetic.calibration.basic",
+    "basic_calibration_report": "noetic.calibration.reports",
+    "calibration_metrics": "noetic.calibration.metrics",
+    "calibration_report": "noetic.calibration.reports",
+    "calibration_test": "noetic.calibration.metrics",
+    "check_drift_monitor": "noetic.calibration.reports",
+    "classify": "noetic.calibration.basic",
+    "detect_drift": "noetic.calibration.drift",
+    "detection_delay": "noetic.calibration.drift",
+    "effective_profile": "noetic.calibration.outcomes",
+    "epistemic_delta": "noetic.calibration.basic",
+    "guardian_proposal": "noetic.calibration.guardian",
+    "list_outcomes": "noetic.calibration.outcomes",
+    "monitor": "noetic.calibration.drift",
+    "outcome_points": "noetic.calibration.outcomes",
+    "query_bayesian_beliefs": "noetic.calibration.reports",
+    "record_outcome": "noetic.calibration.outcomes",
+    "run_guardian": "noetic.calibration.guardian",
+    "undo": "noetic.calibration.guardian",
+    "update_belief": "noetic.calibration.beliefs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        value = getattr(import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'noetic.calibration' has no attribute {name!r}")
+
 
 __all__ = [
     "CALIBRATION_TOLERANCE",

@@ -14,9 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
-
-import typer
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,35 +26,11 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        help="Store directory (default: .noetic in the project, or $NOETIC_HOME).",
-        show_default=False,
-    ),
-]
-SessionOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--session",
-        "-s",
-        envvar="NOETIC_SESSION",
-        help="Session id or prefix (default: $NOETIC_SESSION, else the agent's current session).",
-        show_default=False,
-    ),
-]
-AiIdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--ai-id",
-        envvar="NOETIC_AI_ID",
-        help="The agent acting: its current session is used (default: $NOETIC_AI_ID, else "
-        "'agent').",
-        show_default=False,
-    ),
-]
+
+class CommandExit(SystemExit):
+    """A command ends with this exit code, its message already printed. A ``SystemExit``, so
+    it leaves through typer and through the fast path (:mod:`noetic.cli.fast`) alike, and the
+    stores are still closed on the way out."""
 
 
 # Wide enough that nothing written to a pipe or a file is ever wrapped or truncated.
@@ -91,18 +65,6 @@ def esc(value: object) -> str:
     from rich.markup import escape
 
     return escape(str(value))
-
-
-def help_when_bare(ctx: typer.Context) -> None:
-    """A command group run without a subcommand prints its help and succeeds."""
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit()
-
-
-def group(help: str, **options: Any) -> typer.Typer:
-    """A command group (``noetic sessions``…): without a subcommand it prints its help."""
-    return typer.Typer(help=help, callback=help_when_bare, invoke_without_command=True, **options)
 
 
 def to_jsonable(data: Any) -> Any:
@@ -141,7 +103,7 @@ def handled(as_json: bool) -> Iterator[None]:
             err.print(f"[bold red]error:[/] {esc(exc.message)}")
             if exc.fix:
                 err.print(f"[dim]fix:[/] {esc(exc.fix)}")
-        raise typer.Exit(code) from None
+        raise CommandExit(code) from None
 
 
 _OPENED: list[Store] = []
@@ -325,9 +287,6 @@ def refuse_undecodable_argv(args: list[str]) -> None:
     """Exit 1 with a clear error when a command-line argument was not valid UTF-8."""
     from noetic.untrusted import check_text
 
-    try:
-        with handled("--json" in args):
-            for i, arg in enumerate(args, start=1):
-                check_text(arg, f"command-line argument {i}")
-    except typer.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
+    with handled("--json" in args):
+        for i, arg in enumerate(args, start=1):
+            check_text(arg, f"command-line argument {i}")

@@ -16,7 +16,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, stderr, stdout
+from noetic.cli._common import emit, esc, handled, stderr, stdout
+from noetic.cli.options import JsonOpt, StoreOpt
 
 
 class _AgentGroup(TyperGroup):

@@ -8,18 +8,15 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli._common import (
-    JsonOpt,
-    SessionOpt,
-    StoreOpt,
     emit,
     esc,
-    group,
     handled,
     open_store,
     open_tracker,
     optional_current_session,
     stdout,
 )
+from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
 
 app = group("Calibration against recorded outcomes.")
 

@@ -10,18 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import (
-    JsonOpt,
-    StoreOpt,
-    emit,
-    esc,
-    group,
-    handled,
-    open_tracker,
-    session_used,
-    stderr,
-    stdout,
-)
+from noetic.cli._common import emit, esc, handled, open_tracker, session_used, stderr, stdout
+from noetic.cli.options import JsonOpt, StoreOpt, group
 
 app = group("Autonomous CASCADE runs on a model.")
 

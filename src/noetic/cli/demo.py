@@ -16,7 +16,8 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, close_stores, esc, stdout
+from noetic.cli._common import close_stores, esc, stdout
+from noetic.cli.options import JsonOpt
 
 TASK = "Fix the flaky timezone test in billing/test_invoices.py"
 

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, stdout
+from noetic.cli._common import emit, esc, handled, stdout
+from noetic.cli.options import JsonOpt, StoreOpt
 
 _MARK = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[bold red]fail[/]"}
 

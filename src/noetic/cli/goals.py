@@ -7,19 +7,15 @@ from typing import Annotated
 import typer
 
 from noetic.cli._common import (
-    AiIdOpt,
-    JsonOpt,
-    SessionOpt,
-    StoreOpt,
     current_session,
     emit,
     esc,
-    group,
     handled,
     open_tracker,
     session_used,
     stdout,
 )
+from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, group
 
 app = group("Goals from vector gaps or from the model's plan.")
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import StoreOpt
+from noetic.cli.options import StoreOpt
 
 
 def hook(

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, handled, open_store, stdout
+from noetic.cli._common import emit, esc, handled, open_store, stdout
+from noetic.cli.options import JsonOpt, StoreOpt
 
 
 def logs(

@@ -14,7 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import StoreOpt, esc, handled, stderr
+from noetic.cli._common import esc, handled, stderr
+from noetic.cli.options import StoreOpt
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 

@@ -9,17 +9,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import (
-    JsonOpt,
-    StoreOpt,
-    emit,
-    esc,
-    handled,
-    open_tracker,
-    session_used,
-    stderr,
-    stdout,
-)
+from noetic.cli._common import emit, esc, handled, open_tracker, session_used, stderr, stdout
+from noetic.cli.options import JsonOpt, StoreOpt
 
 
 class _QuestionFirst(TyperGroup):
@@ -32,7 +23,7 @@ class _QuestionFirst(TyperGroup):
 
 
 def _bare(ctx: typer.Context) -> None:
-    from noetic.cli._common import help_when_bare
+    from noetic.cli.options import help_when_bare
 
     help_when_bare(ctx)
 

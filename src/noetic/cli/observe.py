@@ -7,18 +7,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import (
-    JsonOpt,
-    StoreOpt,
-    emit,
-    esc,
-    group,
-    handled,
-    open_store,
-    open_tracker,
-    stderr,
-    stdout,
-)
+from noetic.cli._common import emit, esc, handled, open_store, open_tracker, stderr, stdout
+from noetic.cli.options import JsonOpt, StoreOpt, group
 
 
 class _QueryByDefault(TyperGroup):

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, StoreOpt, emit, esc, group, handled, stdout
+from noetic.cli._common import emit, esc, handled, stdout
+from noetic.cli.options import JsonOpt, StoreOpt, group
 
 app = group("Investigation profiles: list, show, export, import.")
 

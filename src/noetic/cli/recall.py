@@ -7,12 +7,8 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli._common import (
-    JsonOpt,
-    SessionOpt,
-    StoreOpt,
     emit,
     esc,
-    group,
     handled,
     open_store,
     open_tracker,
@@ -20,6 +16,7 @@ from noetic.cli._common import (
     stderr,
     stdout,
 )
+from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
 
 
 def recall(

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, emit, stderr
+from noetic.cli._common import emit, stderr
+from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126

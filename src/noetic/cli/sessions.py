@@ -8,17 +8,8 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import (
-    JsonOpt,
-    StoreOpt,
-    emit,
-    esc,
-    group,
-    handled,
-    open_store,
-    read_text_file,
-    stdout,
-)
+from noetic.cli._common import emit, esc, handled, open_store, read_text_file, stdout
+from noetic.cli.options import JsonOpt, StoreOpt, group
 
 app = group("List, show, export and import sessions.")
 

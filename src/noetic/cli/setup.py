@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import JsonOpt, emit, esc, group, handled, stderr, stdout
+from noetic.cli._common import emit, esc, handled, stderr, stdout
+from noetic.cli.options import JsonOpt, group
 
 app = group(
     "Register Noetic in an agent host: its MCP server, and for Claude Code its hooks and "

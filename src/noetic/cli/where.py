@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from noetic.cli._common import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, agent, emit, handled, stdout
+from noetic.cli._common import agent, emit, handled, stdout
+from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 
 
 def where(

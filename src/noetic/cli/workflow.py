@@ -1,17 +1,15 @@
-"""The agent-driven workflow: bootstrap, preflight, investigate, check, postflight, state."""
+"""The agent-driven workflow: bootstrap, preflight, investigate, check, postflight, state.
+
+Each command's work, as a plain function: typer declares the options in
+:mod:`noetic.cli.workflow_commands`, and the fast path (:mod:`noetic.cli.fast`) calls these
+directly, so this module imports neither typer nor anything a command does not use."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from noetic.cli._common import (
-    AiIdOpt,
-    JsonOpt,
-    SessionOpt,
-    StoreOpt,
     current_session,
     emit,
     esc,
@@ -23,50 +21,17 @@ from noetic.cli._common import (
     stdout,
 )
 
-VectorsOpt = Annotated[
-    str | None,
-    typer.Option("--vectors", help="Scores as JSON, e.g. '{\"know\": 0.8, ...}'."),
-]
-ProviderOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--provider",
-        help="Let a model write the assessment: anthropic:MODEL, openai:MODEL, ollama:MODEL, "
-        "openai-compatible:URL#MODEL, or 'default' for $NOETIC_PROVIDER / config.toml. "
-        "Without it the assessment is yours to give (the prompt is printed).",
-    ),
-]
-VectorsFileOpt = Annotated[
-    Path | None,
-    typer.Option("--vectors-file", help="A JSON file with the scores ('-' for stdin)."),
-]
-
 
 def bootstrap(
-    profile: Annotated[str | None, typer.Option(help="Profile name.")] = None,
-    ai_model: Annotated[str | None, typer.Option(help="Model id, for auto-selection.")] = None,
-    domain: Annotated[str | None, typer.Option(help="Task domain, for auto-selection.")] = None,
-    ai_id: Annotated[
-        str,
-        typer.Option(
-            "--ai-id", envvar="NOETIC_AI_ID", help="Who is assessing itself ($NOETIC_AI_ID)."
-        ),
-    ] = "agent",
-    project: Annotated[str | None, typer.Option(help="Project name for this session.")] = None,
-    recall: Annotated[
-        str | None,
-        typer.Option("--recall", help="Also recall earlier tasks relevant to this upcoming task."),
-    ] = None,
-    vectors: Annotated[
-        str | None,
-        typer.Option(
-            "--vectors",
-            help="With --recall: a fresh assessment of the upcoming task (JSON scores); its "
-            "need decides how much to load. Without it the need is neutral.",
-        ),
-    ] = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
+    profile: str | None = None,
+    ai_model: str | None = None,
+    domain: str | None = None,
+    ai_id: str = "agent",
+    project: str | None = None,
+    recall: str | None = None,
+    vectors: str | None = None,
+    store: Path | None = None,
+    json: bool = False,
 ) -> None:
     """Open a session, choose its profile and make it this agent's current session.
 
@@ -235,17 +200,15 @@ def _render_assessment(result: Any) -> None:
 
 
 def preflight(
-    task: Annotated[str, typer.Argument(help="The task about to be attempted.")],
-    vectors: VectorsOpt = None,
-    vectors_file: VectorsFileOpt = None,
-    abandon_open: Annotated[
-        bool, typer.Option(help="Close a still-open task as abandoned first.")
-    ] = False,
-    provider: ProviderOpt = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
+    task: str,
+    vectors: str | None = None,
+    vectors_file: Path | None = None,
+    abandon_open: bool = False,
+    provider: str | None = None,
+    session: str | None = None,
+    ai_id: str | None = None,
+    store: Path | None = None,
+    json: bool = False,
 ) -> None:
     """Baseline assessment before a task. Without scores, prints the prompt to answer."""
     with handled(json):
@@ -265,13 +228,13 @@ def preflight(
 
 
 def check(
-    vectors: VectorsOpt = None,
-    vectors_file: VectorsFileOpt = None,
-    provider: ProviderOpt = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
+    vectors: str | None = None,
+    vectors_file: Path | None = None,
+    provider: str | None = None,
+    session: str | None = None,
+    ai_id: str | None = None,
+    store: Path | None = None,
+    json: bool = False,
 ) -> None:
     """Reassess after investigating (partial scores allowed) and print the decision."""
     with handled(json):
@@ -282,13 +245,13 @@ def check(
 
 
 def postflight(
-    vectors: VectorsOpt = None,
-    vectors_file: VectorsFileOpt = None,
-    provider: ProviderOpt = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
+    vectors: str | None = None,
+    vectors_file: Path | None = None,
+    provider: str | None = None,
+    session: str | None = None,
+    ai_id: str | None = None,
+    store: Path | None = None,
+    json: bool = False,
 ) -> None:
     """Final reassessment: records it, prints the deltas and the calibration, closes the task."""
     with handled(json):
@@ -303,15 +266,13 @@ def postflight(
 
 
 def investigate(
-    note: Annotated[str, typer.Option("--note", help="What was looked into and found.")],
-    tool: Annotated[str | None, typer.Option(help="The tool used, if any.")] = None,
-    vector: Annotated[
-        str | None, typer.Option(help="The vector this investigation targets.")
-    ] = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
+    note: str,
+    tool: str | None = None,
+    vector: str | None = None,
+    session: str | None = None,
+    ai_id: str | None = None,
+    store: Path | None = None,
+    json: bool = False,
 ) -> None:
     """Record one investigation step of the open task."""
     from noetic.vectors import check_score
@@ -334,7 +295,10 @@ def investigate(
 
 
 def state(
-    session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
+    session: str | None = None,
+    ai_id: str | None = None,
+    store: Path | None = None,
+    json: bool = False,
 ) -> None:
     """Where the agent's current session stands and what to do next."""
     from noetic.cli.render import decision_line, vector_table

@@ -18,12 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Assessment, Decision, Phase, decide
 from noetic.assessment_prompt import build_assessment_prompt
-from noetic.calibration import (
-    BasicCalibration,
-    active_overrides,
-    basic_calibration,
-    effective_profile,
-)
+from noetic.calibration.basic import BasicCalibration, basic_calibration
+from noetic.calibration.outcomes import active_overrides, effective_profile
 from noetic.errors import ValidationError, WorkflowError
 from noetic.events import EventBus, EventKind
 from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
