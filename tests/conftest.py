@@ -27,10 +27,18 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(scope="session")
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One user cache directory for the whole run: the first MCP server built generates the tool
+    list and caches it, and the rest list their tools from that cache, as servers normally do."""
+    return tmp_path_factory.mktemp("noetic-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _session_cache: Path) -> Path:
     home = tmp_path / "noetic-home"
     monkeypatch.setenv("NOETIC_HOME", str(home))
+    monkeypatch.setenv("NOETIC_CACHE_DIR", str(_session_cache))
     # POSTFLIGHT indexes the finished task in a detached background process by default; the
     # suite indexes in the command itself, so no test races a writer it did not start (the
     # background path has its own tests, which unset this).

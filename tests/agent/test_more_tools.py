@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -137,7 +138,10 @@ def test_an_mcp_servers_tool_is_used_by_the_agent(tmp_path: Path) -> None:
     home = tmp_path / ".noetic"
     home.mkdir()
     (home / "config.toml").write_text(
-        f'[mcp_servers.guide]\ncommand = ["{NOETIC}", "mcp", "--store", "{tmp_path / "other"}"]\n'
+        # the SDK starts a server with a few safe variables only: `env` adds the run's cache
+        "[mcp_servers.guide]\n"
+        f'command = ["env", "NOETIC_CACHE_DIR={os.environ["NOETIC_CACHE_DIR"]}"'
+        f', "{NOETIC}", "mcp", "--store", "{tmp_path / "other"}"]\n'
     )
     asked: list[Request] = []
 

@@ -3,6 +3,7 @@ tools, and the goals commands."""
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -63,7 +64,10 @@ def test_human_output_shows_phases_and_the_trajectory(tmp_path):
 
 def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path):
     (store.home / "config.toml").write_text(
-        f'[mcp_servers.guide]\ncommand = ["{NOETIC}", "mcp", "--store", "{tmp_path / "other"}"]\n'
+        # the SDK starts a server with a few safe variables only: `env` adds the run's cache
+        "[mcp_servers.guide]\n"
+        f'command = ["env", "NOETIC_CACHE_DIR={os.environ["NOETIC_CACHE_DIR"]}"'
+        f', "{NOETIC}", "mcp", "--store", "{tmp_path / "other"}"]\n'
     )
     tracker = Tracker(store, ProfileRegistry())
     session, _ = tracker.bootstrap(profile="balanced")

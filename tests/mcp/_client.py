@@ -1,10 +1,18 @@
 """Driving the server from a real in-process MCP client."""
 
 import asyncio
+import os
 
+from mcp.client.stdio import get_default_environment
 from mcp.types import CreateMessageResult, TextContent
 
 from mcp import Client
+
+
+def stdio_env() -> dict[str, str]:
+    """The environment the SDK gives a stdio server (a few safe variables, as a host gives it),
+    plus the test run's cache directory, so the server writes nothing in the user's cache."""
+    return {**get_default_environment(), "NOETIC_CACHE_DIR": os.environ["NOETIC_CACHE_DIR"]}
 
 
 def call(server, *steps, **client_kw):

@@ -16,7 +16,7 @@ from noetic.store import Store
 from noetic.store.current import agents_with_current_sessions
 
 from ..conftest import uniform
-from ._client import call, err, ok
+from ._client import call, err, ok, stdio_env
 from .test_transports import free_port
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
@@ -60,7 +60,9 @@ def _assert_apart(results, home, names):
 
 def test_two_stdio_processes_on_one_store_each_have_their_own_session(tmp_path):
     home = tmp_path / "store"
-    params = StdioServerParameters(command=NOETIC, args=["mcp", "--store", str(home)])
+    params = StdioServerParameters(
+        command=NOETIC, args=["mcp", "--store", str(home)], env=stdio_env()
+    )
 
     async def go():
         async with (

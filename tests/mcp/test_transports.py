@@ -26,7 +26,7 @@ from noetic.cli import app
 from noetic.mcp.http import http_app
 
 from ..conftest import uniform
-from ._client import host_model
+from ._client import host_model, stdio_env
 from .test_snapshot import SEED_TOOLS
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
@@ -34,7 +34,9 @@ SCORES = uniform(0.8, engagement=0.9, coherence=0.9)
 
 
 def test_stdio_subprocess_initialises_lists_tools_and_runs_a_transaction(tmp_path):
-    params = StdioServerParameters(command=NOETIC, args=["mcp", "--store", str(tmp_path / "s")])
+    params = StdioServerParameters(
+        command=NOETIC, args=["mcp", "--store", str(tmp_path / "s")], env=stdio_env()
+    )
 
     async def go():
         async with Client(params, mode="legacy") as client:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import Awaitable, Callable
 from functools import partial, wraps
 from pathlib import Path
@@ -26,15 +27,20 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from noetic.errors import NoeticError, UsageError, ValidationError
-from noetic.llm.base import Provider
 from noetic.mcp import guidance
+from noetic.mcp.sdk import plain_logging
 from noetic.profiles import ProfileRegistry
-from noetic.recall.index import BackgroundEmbedder
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.untrusted import check_text_field
 
 if TYPE_CHECKING:
+    from mcp.server.context import ServerMiddleware, ServerRequestContext
+    from mcp.server.mcpserver.tools import Tool
+
+    from noetic.events import Event
+    from noetic.llm.base import Provider
+    from noetic.recall.index import BackgroundEmbedder
     from noetic.runtime.context import Limits, RunContext
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,10 +56,18 @@ class Noetic:
     """What every tool shares: the store under ``home``, the tracker over it, the workspace the
     built-in tools may read (the directory the server was started in), and each client's
     current session (``per_connection``: keyed by the MCP session id, for HTTP; otherwise one
-    for the process, for stdio)."""
+    for the process, for stdio).
+
+    Finished tasks are embedded for recall on a thread of its own (:attr:`embedding`), started
+    at once unless ``embed_at_start`` is false; then :meth:`start_background` starts it."""
 
     def __init__(
-        self, home: Path, workspace: Path | None = None, *, per_connection: bool = False
+        self,
+        home: Path,
+        workspace: Path | None = None,
+        *,
+        per_connection: bool = False,
+        embed_at_start: bool = True,
     ) -> None:
         self.home = home
         self.workspace = (workspace or Path.cwd()).resolve()
@@ -64,9 +78,42 @@ class Noetic:
         self._pending_tasks: dict[str, str] = {}
         # finished tasks are embedded on a thread of its own; at start it embeds what is
         # pending (a changed embedder, an older store) and loads the embedder and the index
-        self.embedding = BackgroundEmbedder(self.store, progress=_embedding_progress)
-        self.tracker.bus.subscribe(self.embedding.on_event)
+        self._embedding: BackgroundEmbedder | None = None
+        self._embedding_lock = threading.Lock()
+        self._started = False
+        self.tracker.bus.subscribe(self._on_event)
+        if embed_at_start:
+            self.start_background(thread=False)
+
+    @property
+    def embedding(self) -> BackgroundEmbedder:
+        """The embedding thread's owner, made on first use (importing recall's index, and with
+        it numpy, is left out of the server's start)."""
+        with self._embedding_lock:
+            if self._embedding is None:
+                from noetic.recall.index import BackgroundEmbedder
+
+                self._embedding = BackgroundEmbedder(self.store, progress=_embedding_progress)
+            return self._embedding
+
+    def _wake(self) -> None:
         self.embedding.wake()
+
+    def _on_event(self, event: Event) -> None:
+        self.embedding.on_event(event)
+
+    def start_background(self, *, thread: bool = True) -> None:
+        """Wake the embedding thread, once: it embeds what is pending and loads the embedder
+        and the index. With ``thread``, even the imports happen on a thread of their own, so
+        the caller (the event loop, right after answering ``tools/list``) is not held up."""
+        with self._embedding_lock:
+            if self._started:
+                return
+            self._started = True
+        if thread:
+            threading.Thread(target=self._wake, name="noetic-start", daemon=True).start()
+        else:
+            self._wake()
 
     def session_id(self, given: str | None, ctx: Context | None) -> str:
         """The session a tool acts on: the one given, else this client's current session."""
@@ -304,19 +351,69 @@ def build_server(
 ) -> MCPServer:
     """An MCP server over the store at ``home``; built-in tools read ``workspace`` (default:
     the working directory at start). ``per_connection``: each MCP session (HTTP) has its own
-    current session; otherwise the process is the one client (stdio)."""
-    from noetic.mcp.resources import register_resources
-    from noetic.mcp.tools import register_tools
+    current session; otherwise the process is the one client (stdio).
 
-    noetic = Noetic(home, workspace, per_connection=per_connection)
+    The tools are listed from the cached tool list when it is current (:mod:`~noetic.mcp.
+    tool_cache`), each built the SDK's way on its first call; otherwise they are built now and
+    the list is cached for the next start. The embedding thread starts once the server has
+    answered its first request after ``initialize``, so it does not slow the start."""
+    from noetic.mcp.resources import register_resources
+
+    noetic = Noetic(home, workspace, per_connection=per_connection, embed_at_start=False)
     from noetic import __version__
 
-    server = MCPServer(
-        "noetic",
-        version=__version__,
-        instructions=guidance.INTRODUCTION + "\n\n" + guidance.workflow_guidance(),
-        log_level="WARNING",  # tool errors go back to the client; stderr keeps what is wrong
-    )
-    register_tools(server, noetic)
+    with plain_logging():
+        server = MCPServer(
+            "noetic",
+            version=__version__,
+            instructions=guidance.INTRODUCTION + "\n\n" + guidance.workflow_guidance(),
+            log_level="WARNING",  # tool errors go back to the client; stderr keeps what is wrong
+            tools=listed_tools(noetic),
+            middleware=[_starts_background(noetic)],
+        )
     register_resources(server, noetic)
     return server
+
+
+def listed_tools(noetic: Noetic) -> list[Tool]:
+    """The server's tools: from the cached list when it is current, else built (and cached)."""
+    from noetic.mcp import tool_cache
+
+    key = tool_cache.cache_key()
+    cached = tool_cache.load(key)
+    if cached is not None:
+        return [
+            tool_cache.DeferredTool.listed(entry, partial(_build_tool, noetic, entry["name"]))
+            for entry in cached
+        ]
+    from noetic.mcp.tools import build_tools
+
+    tools = build_tools(noetic)
+    tool_cache.save(key, [tool_cache.describe(t) for t in tools])
+    return tools
+
+
+def _build_tool(noetic: Noetic, name: str) -> Tool:
+    from noetic.mcp.tools import build_tool
+
+    return build_tool(noetic, name)
+
+
+_HANDSHAKE = frozenset({"initialize", "server/discover", "ping"})
+
+
+def _starts_background(noetic: Noetic) -> ServerMiddleware[Any]:
+    """Middleware: after the first request other than the handshake (``initialize``, or
+    ``server/discover`` from 2026-07-28 on) and ``ping`` has been answered (for a client
+    starting up, ``tools/list``), the embedding thread starts."""
+
+    async def middleware(
+        ctx: ServerRequestContext[Any, Any],
+        call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[Any]],
+    ) -> Any:
+        result = await call_next(ctx)
+        if ctx.request_id is not None and ctx.method not in _HANDSHAKE:
+            noetic.start_background()
+        return result
+
+    return middleware

@@ -2,17 +2,21 @@
 
 Each tool is a module-level async function whose first argument is the server's
 :class:`~noetic.mcp.server.Noetic` (store, tracker, workspace); :data:`TOOLS` is the table the
-server registers, binding that argument, so a test can call any tool alone. Each is a few lines
-that call the runtime or engine function the matching CLI command calls and return a pydantic
-model, so clients get ``structuredContent`` and a schema for it. Descriptions are written for
-the agent reading the tool list: what the tool does, and what to call next.
+server's tools are built from (:func:`build_tool`), binding that argument, so a test can call any
+tool alone. The server imports this module only to build a tool: it lists them from the cached
+tool list (:mod:`noetic.mcp.tool_cache`), so the types the tools return load on the first call.
+Each is a few lines that call the runtime or engine function the matching CLI command calls and
+return a pydantic model, so clients get ``structuredContent`` and a schema for it. Descriptions
+are written for the agent reading the tool list: what the tool does, and what to call next.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Action, Assessment, Decision, Phase
@@ -679,7 +683,15 @@ TOOLS: list[tuple[ToolFunction, str]] = [
 ]
 
 
-def register_tools(server: MCPServer, n: Noetic) -> None:
-    """Add every tool in :data:`TOOLS` to ``server``, acting on ``n``'s store."""
+def build_tool(n: Noetic, name: str) -> Tool:
+    """The SDK's tool for the function called ``name`` in :data:`TOOLS`, acting on ``n``'s
+    store: its input and output schemas generated from the signature and return type."""
     for fn, description in TOOLS:
-        server.add_tool(tool_errors(bind(fn, n)), name=fn.__name__, description=description)
+        if fn.__name__ == name:
+            return Tool.from_function(tool_errors(bind(fn, n)), name=name, description=description)
+    raise ToolError(f"unknown tool {name!r}")
+
+
+def build_tools(n: Noetic) -> list[Tool]:
+    """Every tool in :data:`TOOLS`, in order, built the SDK's way."""
+    return [build_tool(n, fn.__name__) for fn, _ in TOOLS]

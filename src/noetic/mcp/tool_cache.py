@@ -1,0 +1,201 @@
+"""The tool list, generated once and kept on disk, so a server starts without generating it.
+
+The SDK builds each tool's input and output JSON schemas from the tool function's signature
+and return type with pydantic, which means importing every type a tool returns (the store's
+records, the engines' results) and generating 24 input and 24 output schemas: a fifth of what
+``noetic mcp`` costs before it can answer ``tools/list``. Those schemas change only when the
+code does, so the first server to start generates them the SDK's way and writes what it would
+list (name, description, input and output schema, the context parameter) to
+``mcp-tools.json`` in the user cache directory; every later server lists the tools from that
+file and builds a tool the SDK's way on its first call (:class:`DeferredTool`).
+
+The file is used only if its key matches this process: the cache format, Noetic's version,
+the Python, pydantic and SDK versions, and a fingerprint (path, size, modification time) of
+every source file of Noetic and of the SDK's tool layer. Any edit, upgrade or reinstall
+changes the key, and the server generates and rewrites the file; so does a file that cannot
+be read, does not parse or has the wrong shape. Nothing here ever stops a server: a cache
+directory that cannot be written means each start generates the schemas, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from mcp.server.mcpserver.tools import Tool
+from pydantic import ConfigDict, PrivateAttr
+
+FORMAT = 1
+FILE = "mcp-tools.json"
+CACHE_ENV = "NOETIC_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """``$NOETIC_CACHE_DIR``, else the platform's user cache directory's ``noetic``."""
+    given = os.environ.get(CACHE_ENV)
+    if given:
+        return Path(given)
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = str(Path.home() / "Library" / "Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "noetic"
+
+
+def _sources(root: str, into: list[str]) -> None:
+    """``relative path:size:mtime`` of every ``.py`` file under ``root``."""
+    folders = [root]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    st = entry.stat()
+                    into.append(f"{entry.path[len(root) :]}:{st.st_size}:{st.st_mtime_ns}")
+
+
+def cache_key() -> dict[str, Any]:
+    """What the cached schemas depend on; a file whose key differs is not used."""
+    import mcp.server.mcpserver as sdk_tools
+    import pydantic
+    import pydantic_core
+
+    import noetic
+
+    files: list[str] = []
+    for package in (noetic, sdk_tools):
+        _sources(os.path.dirname(package.__file__ or ""), files)
+    files.sort()
+    return {
+        "format": FORMAT,
+        "noetic": noetic.__version__,
+        "python": sys.version,
+        "pydantic": pydantic.VERSION,
+        "pydantic_core": pydantic_core.__version__,
+        "sources": hashlib.sha256("\n".join(files).encode()).hexdigest(),
+    }
+
+
+def describe(tool: Tool) -> dict[str, Any]:
+    """What a server needs to list ``tool`` (built by the SDK) without building it again."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.parameters,
+        "output_schema": tool.output_schema,
+        "context": tool.context_kwarg,
+    }
+
+
+def _valid(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("name"), str)
+        and isinstance(entry.get("description"), str)
+        and isinstance(entry.get("input_schema"), dict)
+        and isinstance(entry.get("output_schema"), dict | None)
+        and isinstance(entry.get("context"), str | None)
+    )
+
+
+def load(key: dict[str, Any], names: list[str] | None = None) -> list[dict[str, Any]] | None:
+    """The cached tool list if the file's key is ``key`` and every entry is well formed (and,
+    given ``names``, the tools are exactly those, in that order); None otherwise."""
+    try:
+        document = json.loads((cache_dir() / FILE).read_bytes())
+    except (OSError, ValueError):  # missing, unreadable, not JSON, not UTF-8
+        return None
+    if not isinstance(document, dict) or document.get("key") != key:
+        return None
+    tools = document.get("tools")
+    if not isinstance(tools, list) or not tools or not all(_valid(t) for t in tools):
+        return None
+    if names is not None and [t["name"] for t in tools] != names:
+        return None
+    return tools
+
+
+def save(key: dict[str, Any], tools: list[dict[str, Any]]) -> bool:
+    """Write the tool list under ``key`` (atomically: a reader sees the old file or the new
+    one); False if the cache directory cannot be written."""
+    folder = cache_dir()
+    temporary = folder / f".{FILE}.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps({"key": key, "tools": tools}, separators=(",", ":")))
+        os.replace(temporary, folder / FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        return False
+    return True
+
+
+def forget() -> None:
+    """Remove the cached tool list (a tool built on first call did not match it)."""
+    with contextlib.suppress(OSError):
+        (cache_dir() / FILE).unlink()
+
+
+class DeferredTool(Tool):
+    """A tool listed from the cache: its name, description and schemas are the cached ones;
+    the first call builds the tool the SDK's way (importing what the function needs and
+    generating its argument model) and every call runs that one."""
+
+    model_config = ConfigDict(defer_build=True)  # made by model_construct only, never validated
+    _build: Callable[[], Tool] | None = PrivateAttr(default=None)
+    _entry: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _built: Tool | None = PrivateAttr(default=None)
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        return await self.built().run(arguments, context, convert_result=convert_result)
+
+    def built(self) -> Tool:
+        """The SDK's tool for this one, built on first use."""
+        if self._built is None:
+            assert self._build is not None
+            real = self._build()
+            if describe(real) != self._entry:
+                forget()  # cannot happen while the key covers the sources; never list it again
+            self._built = real
+        return self._built
+
+    @classmethod
+    def listed(cls, entry: dict[str, Any], build: Callable[[], Tool]) -> DeferredTool:
+        """A tool for the cached ``entry``; ``build()`` makes the SDK's tool on first call."""
+        tool = cls.model_construct(
+            fn=build,
+            name=entry["name"],
+            title=None,
+            description=entry["description"],
+            parameters=entry["input_schema"],
+            fn_metadata=cast(Any, _Listed(entry["output_schema"])),
+            is_async=True,
+            context_kwarg=entry["context"],
+            resolved_params={},
+            resolver_plans={},
+            annotations=None,
+            icons=None,
+            meta=None,
+        )
+        tool._build, tool._entry = build, entry
+        return tool
+
+
+class _Listed:
+    """What the SDK reads from a listed tool's function metadata: its output schema."""
+
+    def __init__(self, output_schema: dict[str, Any] | None) -> None:
+        self.output_schema = output_schema
