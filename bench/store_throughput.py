@@ -7,6 +7,11 @@ Three ways of keeping the derived files, same data, same run, interleaved (media
   is its own file, created by temporary file and rename as before (emulated by swapping the
   append for that);
 - SQLite only (files off): the floor.
+
+Then what a long-lived process (the MCP server) pays about once a second: writing a session's
+files after one more assessment, in a session already holding N, beside the design before this
+one, which read and encoded the whole session again every time (emulated by forgetting what the
+store had encoded).
 """
 
 import os
@@ -56,6 +61,28 @@ def run(mode: str, count: int, per_session: int) -> float:
         files.extend_lines = append
 
 
+def drain_ms(held: int, incremental: bool, repeats: int = 7) -> float:
+    """Median milliseconds to write the files after one write, in a session holding ``held``."""
+    thresholds = Thresholds(confidence_threshold=0.7)
+    one = Assessment.from_input("check", {v: 0.5 for v in VECTOR_NAMES})
+    with tempfile.TemporaryDirectory() as tmp:
+        with Store(tmp, write_files=False) as filling:
+            session = filling.create_session(ai_id="bench", profile="balanced").id
+            for _ in range(held):
+                filling.add_assessment(session, one, decide(one, thresholds))
+        with Store(tmp) as store:
+            store.flush_files()
+            times = []
+            for _ in range(repeats):
+                store.add_assessment(session, one, decide(one, thresholds))
+                if not incremental:
+                    store._grown.clear()
+                start = time.perf_counter()
+                store.flush_files()
+                times.append((time.perf_counter() - start) * 1000)
+            return statistics.median(times)
+
+
 def main() -> None:
     print(
         f"assessments/s, {COUNT} assessments, files on disk by the time the store is closed; "
@@ -71,6 +98,13 @@ def main() -> None:
             f"{per_session:>4} per session: {now:6.0f}/s now · {previous:6.0f}/s previous design, "
             f"a file per reflex log ({now / previous:.1f}×) · {floor:6.0f}/s SQLite only "
             f"(now at {now / floor:.0%} of it)"
+        )
+    print("writing a session's files after one more assessment (a drain), median ms")
+    for held in (100, 1000, 10_000):
+        now, whole = drain_ms(held, True), drain_ms(held, False)
+        print(
+            f"{held:>6} held: {now:6.1f} ms now · {whole:6.1f} ms reading the whole session "
+            f"again ({whole / now:.0f}×)"
         )
 
 

@@ -20,8 +20,11 @@ import sqlite3
 import threading
 import uuid
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -47,6 +50,7 @@ EXPORT_FORMAT: Final = "noetic.session"
 EXPORT_VERSION: Final = 1
 BUSY_TIMEOUT_MS: Final = 30_000
 _COLS: Final = ", ".join(f'"{v}"' for v in VECTOR_NAMES)
+GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
 
 
 def now() -> str:
@@ -85,6 +89,7 @@ class Store:
         self.read_only = False
         self.db_path = self.home / "noetic.db"
         self._writing = threading.RLock()
+        self._grown: OrderedDict[str, _Grown] = OrderedDict()
         if not recovering:
             files.refuse_lost_database(self.home, self.db_path, "missing or empty")
         try:
@@ -487,32 +492,79 @@ class Store:
     def export_session(self, session_id: str) -> dict[str, Any]:
         """The whole session as one JSON-ready document (the session file's format).
 
-        Built straight from the rows (this runs after every write, so it avoids re-validating
+        Built straight from the rows (the files are written from it, so it avoids re-validating
         what the store itself wrote); :meth:`import_session` validates it on the way back.
         """
-        session = self.get_session(session_id)
-        sid = session.id
+        sid = self.get_session(session_id).id
         rows = self.conn.execute(
             "SELECT * FROM assessments WHERE session_id = ? ORDER BY seq", (sid,)
         ).fetchall()
         events = self.conn.execute(
-            "SELECT at, kind, engine, session_id, cascade_id, data FROM events "
-            "WHERE session_id = ? ORDER BY id",
-            (sid,),
+            "SELECT * FROM events WHERE session_id = ? ORDER BY id", (sid,)
         ).fetchall()
+        head, tail = self._export_parts(sid)
         return {
+            **head,
+            "assessments": [_export_assessment(r) for r in rows],
+            **tail,
+            "events": [_export_event(e) for e in events],
+        }
+
+    def _export_parts(self, sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What a session document holds before its assessments (format, version, session,
+        cascades) and between them and its events (investigations, goals)."""
+        session = self.get_session(sid)
+        cascades = self.conn.execute(
+            "SELECT * FROM cascades WHERE session_id = ? ORDER BY created_at, id", (sid,)
+        )
+        head = {
             "format": EXPORT_FORMAT,
             "version": EXPORT_VERSION,
             "session": session.model_dump(mode="json"),
-            "cascades": [c.model_dump(mode="json") for c in self.cascades(sid)],
-            "assessments": [_export_assessment(r) for r in rows],
+            "cascades": [_export_cascade(c) for c in cascades],
+        }
+        tail = {
             "investigations": [
                 i.model_dump(mode="json", exclude={"id"})
                 for i in self.investigations(session_id=sid)
             ],
             "goals": [g.model_dump(mode="json") for g in self.goals(session_id=sid)],
-            "events": [{**dict(e), "data": json.loads(e["data"])} for e in events],
         }
+        return head, tail
+
+    def session_document(self, session_id: str, *, fresh: bool = False) -> bytes:
+        """The session's file: :meth:`export_session` as one line of JSON, byte for byte.
+
+        A session's assessments and events never change once written (import ``--replace``
+        deletes and re-inserts assessments under new ids), so each is read and encoded once: this
+        store keeps them encoded for its last :data:`GROWN_SESSIONS` sessions and reads only the
+        rows added since, after checking (one indexed count) that the rows it holds are still
+        exactly those in SQLite. So a drain costs the new rows, plus joining the text; ``fresh``
+        reads everything again."""
+        return self._session_document(session_id, fresh=fresh)[0]
+
+    def _session_document(
+        self, session_id: str, *, fresh: bool
+    ) -> tuple[bytes, dict[int, dict[str, Any]]]:
+        """:meth:`session_document`, and the assessments it read, by row id."""
+        grown = self._grown.pop(session_id, None)
+        if grown is None or fresh or not grown.intact(self.conn, session_id):
+            grown = _Grown()
+        head, tail = self._export_parts(session_id)  # NotFoundError for an unknown session
+        added = grown.read(self.conn, session_id)
+        self._grown[session_id] = grown
+        while len(self._grown) > GROWN_SESSIONS:
+            self._grown.popitem(last=False)
+        return (
+            _json(head)[:-1]
+            + ',"assessments":['
+            + ",".join(grown.assessments)
+            + "],"
+            + _json(tail)[1:-1]
+            + ',"events":['
+            + ",".join(grown.events)
+            + "]}\n"
+        ).encode(), added
 
     def import_session(self, doc: Any, *, replace: bool = False) -> SessionRecord:
         """Insert an exported session exactly as it was (same ids and timestamps)."""
@@ -581,43 +633,108 @@ class Store:
         (appended), or, with ``all_reflex``, its reflex logs whole; returns the number of lines
         written. The caller holds the files lock; see :mod:`noetic.store.mirror`."""
         try:
-            doc = self.export_session(session_id)
+            doc, added = self._session_document(session_id, fresh=all_reflex)
         except NotFoundError:  # deleted since it was queued: nothing to mirror
             return 0
-        files.atomic_write_json(files.session_json_path(self.home, session_id), doc, sync=False)
-        if all_reflex:
-            seqs = None
+        files.atomic_write_bytes(files.session_json_path(self.home, session_id), doc, sync=False)
+        if all_reflex:  # the document was read whole
+            recs = list(added.values())
         elif assessment_ids:
-            marks = ",".join("?" for _ in assessment_ids)
-            seqs = {
-                r[0]
-                for r in self.conn.execute(
-                    f"SELECT seq FROM assessments WHERE id IN ({marks})", list(assessment_ids)
-                )
-            }
+            recs = [added[i] for i in assessment_ids if i in added]
+            missing = [i for i in assessment_ids if i not in added]  # read by an earlier drain
+            if missing:
+                marks = ",".join("?" for _ in missing)
+                recs += [
+                    _export_assessment(r)
+                    for r in self.conn.execute(
+                        f"SELECT * FROM assessments WHERE id IN ({marks})", missing
+                    )
+                ]
+            recs.sort(key=lambda r: r["seq"])
         else:
             return 0
-        ai_id = doc["session"]["ai_id"]
-        tasks = {c["id"]: c["task"] for c in doc["cascades"]}
+        session = self.get_session(session_id)
+        tasks = dict(
+            self.conn.execute("SELECT id, task FROM cascades WHERE session_id = ?", (session_id,))
+        )
         days: dict[str, list[dict[str, Any]]] = {}
-        for rec in doc["assessments"]:
+        for rec in recs:
             days.setdefault(rec["created_at"][:10], []).append(rec)
         written = 0
         for day, recs in days.items():
-            path = files.reflex_path(self.home, ai_id, day, session_id)
-            new = recs if seqs is None else [r for r in recs if r["seq"] in seqs]
-            if not new:
-                continue
+            path = files.reflex_path(self.home, session.ai_id, day, session_id)
             appended = None
-            if seqs is not None:
-                lines = [(r["seq"], files.json_line(_reflex_frame(r, ai_id, tasks))) for r in new]
+            if not all_reflex:
+                lines = [
+                    (r["seq"], files.json_line(_reflex_frame(r, session.ai_id, tasks)))
+                    for r in recs
+                ]
                 appended = files.extend_lines(path, lines)
             if appended is None:  # asked to, or the log's end was cut short: the whole log
-                whole = [files.json_line(_reflex_frame(r, ai_id, tasks)) for r in recs]
+                if not all_reflex:
+                    recs = [
+                        _export_assessment(r)
+                        for r in self.conn.execute(
+                            "SELECT * FROM assessments WHERE session_id = ? "
+                            "AND substr(created_at, 1, 10) = ? ORDER BY seq",
+                            (session_id, day),
+                        )
+                    ]
+                whole = [files.json_line(_reflex_frame(r, session.ai_id, tasks)) for r in recs]
                 files.atomic_write_bytes(path, b"".join(whole), sync=False)
                 appended = len(recs)
             written += appended
         return written
+
+
+@dataclass
+class _Grown:
+    """The parts of one session's document that only grow, each row encoded once: its
+    assessments up to ``seq`` (``count`` rows, the largest id ``max_id``) and its events up to
+    id ``event_id``."""
+
+    seq: int = 0
+    count: int = 0
+    max_id: int | None = None
+    assessments: list[str] = dataclass_field(default_factory=list)
+    event_id: int = 0
+    events: list[str] = dataclass_field(default_factory=list)
+
+    def intact(self, conn: sqlite3.Connection, sid: str) -> bool:
+        """Whether SQLite still holds exactly the assessments encoded here. Rows are never
+        updated and ids never reused (AUTOINCREMENT), so a row deleted or re-inserted changes
+        the count or the largest id of those up to ``seq`` (the (session_id, seq) index)."""
+        row = conn.execute(
+            "SELECT COUNT(*), MAX(id) FROM assessments WHERE session_id = ? AND seq <= ?",
+            (sid, self.seq),
+        ).fetchone()
+        return (row[0], row[1]) == (self.count, self.max_id)
+
+    def read(self, conn: sqlite3.Connection, sid: str) -> dict[int, dict[str, Any]]:
+        """Encode the assessments and events added since the last read; returns the
+        assessments read, by row id."""
+        added: dict[int, dict[str, Any]] = {}
+        for row in conn.execute(
+            "SELECT * FROM assessments WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (sid, self.seq),
+        ):
+            added[row["id"]] = rec = _export_assessment(row)
+            self.assessments.append(_json(rec))
+            self.seq = row["seq"]
+            self.count += 1
+            self.max_id = row["id"] if self.max_id is None else max(self.max_id, row["id"])
+        for event in conn.execute(
+            "SELECT * FROM events WHERE session_id = ? AND id > ? ORDER BY id",
+            (sid, self.event_id),
+        ):
+            self.events.append(_json(_export_event(event)))
+            self.event_id = event["id"]
+        return added
+
+
+def _json(data: Any) -> str:
+    """Compact JSON, as the session files hold it (see :func:`files.json_line`)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 _OPEN: weakref.WeakSet[Store] = weakref.WeakSet()
@@ -767,6 +884,27 @@ def _assessment(row: sqlite3.Row) -> AssessmentRecord:
         decision=decision,
         created_at=row["created_at"],
     )
+
+
+_CASCADE_FIELDS: Final = tuple(CascadeRecord.model_fields)
+
+
+def _export_cascade(row: sqlite3.Row) -> dict[str, Any]:
+    """``CascadeRecord.model_dump(mode="json")`` built without re-validation (tested equal)."""
+    data = {name: row[name] for name in _CASCADE_FIELDS}
+    data["result"] = json.loads(data["result"])
+    return data
+
+
+def _export_event(row: sqlite3.Row) -> dict[str, Any]:
+    return {
+        "at": row["at"],
+        "kind": row["kind"],
+        "engine": row["engine"],
+        "session_id": row["session_id"],
+        "cascade_id": row["cascade_id"],
+        "data": json.loads(row["data"]),
+    }
 
 
 def _export_assessment(row: sqlite3.Row) -> dict[str, Any]:
