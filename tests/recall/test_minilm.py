@@ -65,10 +65,10 @@ def test_a_batch_equals_the_reference_in_the_callers_order(reference, minilm, te
     assert_same(minilm.embed(texts), reference.embed(texts))
 
 
-def test_every_length_around_the_row_padding_and_the_truncation(reference, minilm):
-    # 0 to 12 words, 21 and 30 (every remainder of the padding to four rows) and a text
-    # truncated at 256 tokens, alone and in one batch
-    texts = [" ".join(WORDS[:n] + ["x"] * (n - len(WORDS))) for n in [*range(13), 21, 30]]
+def test_short_and_long_texts_alone_and_in_one_batch(reference, minilm):
+    # 0 to 12 words, 21, 30 and 140 (over 128 rows: the weights multiplied whole, not by
+    # blocks) and a text truncated at 256 tokens, alone and in one batch
+    texts = [" ".join(WORDS[:n] + ["x"] * (n - len(WORDS))) for n in [*range(13), 21, 30, 140]]
     texts += ["word " * 2000, "", "\x00\n\t"]
     assert_same(minilm.embed(texts), reference.embed(texts))
     for text in texts:
