@@ -1,6 +1,6 @@
 """The fast path (:mod:`noetic.cli.fast`) against typer: the same options, the same values.
 
-The workflow commands are declared for typer in :mod:`noetic.cli.workflow_commands` and parsed
+The workflow commands are declared for typer in :mod:`noetic.cli.declared` and parsed
 without typer for plain invocations. These tests hold the two together: every option typer
 knows, the fast path knows with the same spellings, environment variable and kind; for any
 command line the fast path accepts, it produces what typer would pass; anything else it leaves
@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import typer.main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from noetic.cli import fast, workflow
+from noetic.cli import fast
 from noetic.cli.application import COMMANDS, build
 
 from ..conftest import uniform
@@ -43,6 +44,10 @@ def typer_params(name: str, args: list[str]) -> dict[str, Any]:
         return dict(ctx.params)
 
 
+def function(name: str) -> Any:
+    return getattr(import_module(fast.COMMANDS[name].module), name)
+
+
 def fast_params(name: str, args: list[str]) -> dict[str, Any] | None:
     parsed = fast.parse([name, *args])
     if parsed is None:
@@ -50,7 +55,7 @@ def fast_params(name: str, args: list[str]) -> dict[str, Any] | None:
     assert parsed[0] == name
     defaults = {
         p.name: p.default
-        for p in inspect.signature(getattr(workflow, name)).parameters.values()
+        for p in inspect.signature(function(name)).parameters.values()
         if p.default is not inspect.Parameter.empty
     }
     return {**defaults, **parsed[1]}
@@ -76,7 +81,7 @@ def environment(values: dict[str, str | None]) -> Iterator[None]:
 
 @pytest.mark.parametrize("name", sorted(fast.COMMANDS))
 def test_the_fast_path_knows_exactly_the_options_typer_declares(name: str) -> None:
-    assert COMMANDS[name][0] == "noetic.cli.workflow_commands"
+    assert COMMANDS[name][:2] == ("noetic.cli.declared", name)
     declared = {}
     arguments = []
     for param in click_command(name).params:
@@ -101,7 +106,7 @@ def test_the_fast_path_knows_exactly_the_options_typer_declares(name: str) -> No
         for opt in spec.options
     }
     # The function the fast path calls takes exactly the parameters typer's command has.
-    assert set(inspect.signature(getattr(workflow, name)).parameters) == {
+    assert set(inspect.signature(function(name)).parameters) == {
         *declared,
         *arguments,
     }
@@ -165,6 +170,8 @@ def test_what_the_fast_path_accepts_it_reads_as_typer_does(
         ["bootstrap", "--profile", "balanced", "--project", "noetic", "--json"],
         ["postflight", "--vectors", "{}", "--provider", "default"],
         ["state"],
+        ["hook", "post-tool-use"],
+        ["hook", "session-start", "--store", ".noetic"],
     ],
 )
 def test_plain_workflow_invocations_take_the_fast_path(args: list[str]) -> None:
@@ -193,6 +200,7 @@ def test_plain_workflow_invocations_take_the_fast_path(args: list[str]) -> None:
         ["investigate"],  # --note is required
         ["check", "stray"],
         ["stat"],  # typer suggests `state`
+        ["hook"],  # the event missing
         ["sessions", "list"],
         ["calibration", "report"],
     ],

@@ -16,12 +16,12 @@ from noetic.cli.options import help_when_bare
 
 # name → (module, attribute, is a group). Order is the order of `noetic --help`.
 COMMANDS: dict[str, tuple[str, str, bool]] = {
-    "bootstrap": ("noetic.cli.workflow_commands", "bootstrap", False),
-    "preflight": ("noetic.cli.workflow_commands", "preflight", False),
-    "investigate": ("noetic.cli.workflow_commands", "investigate", False),
-    "check": ("noetic.cli.workflow_commands", "check", False),
-    "postflight": ("noetic.cli.workflow_commands", "postflight", False),
-    "state": ("noetic.cli.workflow_commands", "state", False),
+    "bootstrap": ("noetic.cli.declared", "bootstrap", False),
+    "preflight": ("noetic.cli.declared", "preflight", False),
+    "investigate": ("noetic.cli.declared", "investigate", False),
+    "check": ("noetic.cli.declared", "check", False),
+    "postflight": ("noetic.cli.declared", "postflight", False),
+    "state": ("noetic.cli.declared", "state", False),
     "rebuild": ("noetic.cli.sessions", "rebuild", False),
     "demo": ("noetic.cli.demo", "demo", False),
     "mcp": ("noetic.cli.mcp", "mcp", False),
@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "where": ("noetic.cli.where", "where", False),
     "reindex": ("noetic.cli.recall", "reindex", False),
     "logs": ("noetic.cli.logs", "logs", False),
-    "hook": ("noetic.cli.hooks", "hook", False),
+    "hook": ("noetic.cli.declared", "hook", False),
     "run": ("noetic.cli.run", "run", False),
     "doctor": ("noetic.cli.doctor", "doctor", False),
     "sessions": ("noetic.cli.sessions", "app", True),

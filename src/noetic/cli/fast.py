@@ -1,13 +1,14 @@
-"""The fast path: the workflow commands an agent runs several times a task, without typer.
+"""The fast path: the commands an agent or its host runs several times a task, without typer.
 
 ``noetic check --vectors '{…}' --json`` spends most of a typer invocation importing typer, its
 pydantic adapters and building parameters, before any work starts. Plain invocations of the
-workflow commands (bootstrap, preflight, investigate, check, postflight, state) are parsed here
-instead and call :mod:`noetic.cli.workflow` directly. Anything this parser is not sure of —
-``--help``, an unknown or misspelt option, a missing value, ``--``, a value that looks like an
-option, an empty value — goes to typer unchanged, so help and error messages are always
-typer's. ``tests/cli/test_fast_path.py`` holds :data:`COMMANDS` to the typer declarations
-(:mod:`noetic.cli.workflow_commands`): the same options, and the same values for any command
+workflow commands (bootstrap, preflight, investigate, check, postflight, state) and of
+``noetic hook EVENT`` (a host runs it on every tool call) are parsed here instead and call
+:mod:`noetic.cli.workflow` or :mod:`noetic.cli.hooks` directly. Anything this parser is not
+sure of — ``--help``, an unknown or misspelt option, a missing value, ``--``, a value that
+looks like an option, an empty value — goes to typer unchanged, so help and error messages are
+always typer's. ``tests/cli/test_fast_path.py`` holds :data:`COMMANDS` to the typer declarations
+(:mod:`noetic.cli.declared`): the same options, and the same values for any command
 line both accept.
 """
 
@@ -37,6 +38,7 @@ class Opt:
 class Command:
     options: tuple[Opt, ...]
     arguments: tuple[str, ...] = ()  # required positional parameters, in order
+    module: str = "noetic.cli.workflow"  # where the function of the command's name lives
 
 
 _VECTORS = Opt("vectors", ("--vectors",))
@@ -89,6 +91,7 @@ COMMANDS: dict[str, Command] = {
     "check": Command(_ASSESS),
     "postflight": Command(_ASSESS),
     "state": Command((_SESSION, _AI_ID, _STORE, _JSON)),
+    "hook": Command((_STORE,), arguments=("event",), module="noetic.cli.hooks"),
 }
 
 
@@ -142,12 +145,13 @@ def run(args: list[str]) -> bool:
     if parsed is None:
         return False
     name, kwargs = parsed
-    from noetic.cli import workflow
+    from importlib import import_module
+
     from noetic.cli._common import close_stores
 
     try:
         try:
-            getattr(workflow, name)(**kwargs)
+            getattr(import_module(COMMANDS[name].module), name)(**kwargs)
         finally:
             close_stores()
     except KeyboardInterrupt:

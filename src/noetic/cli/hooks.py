@@ -9,24 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
-
-import typer
-
-from noetic.cli.options import StoreOpt
+from pathlib import Path
+from typing import Any
 
 
-def hook(
-    event: Annotated[
-        str,
-        typer.Argument(
-            help="session-start, pre-compact, stop, post-tool-use or session-end.",
-            show_default=False,
-        ),
-    ],
-    store: StoreOpt = None,
-) -> None:
-    """Handle one host hook event: reads the host's JSON on stdin, answers on stdout."""
+def hook(event: str, store: Path | None = None) -> None:
+    """Handle one host hook event: reads the host's JSON on stdin, answers on stdout. Typer's
+    declaration is in :mod:`noetic.cli.declared`; a plain call takes the fast path."""
     payload: dict[str, Any] = {}
     try:
         payload = _read_payload()

@@ -1,7 +1,7 @@
 """The agent-driven workflow: bootstrap, preflight, investigate, check, postflight, state.
 
 Each command's work, as a plain function: typer declares the options in
-:mod:`noetic.cli.workflow_commands`, and the fast path (:mod:`noetic.cli.fast`) calls these
+:mod:`noetic.cli.declared`, and the fast path (:mod:`noetic.cli.fast`) calls these
 directly, so this module imports neither typer nor anything a command does not use."""
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""The workflow commands as typer declares them: options, help, and a call into
-:mod:`noetic.cli.workflow`, where each command's work lives.
+"""The commands the fast path also runs, as typer declares them: options, help, and a call
+into the module where each command's work lives (:mod:`noetic.cli.workflow`,
+:mod:`noetic.cli.hooks`).
 
-The same commands have a typer-free fast path (:mod:`noetic.cli.fast`) for plain invocations;
-``tests/cli/test_fast_path.py`` holds the two to the same options and the same parsed values.
+Those modules import no typer, so the fast path (:mod:`noetic.cli.fast`) can call them for
+plain invocations; ``tests/cli/test_fast_path.py`` holds the two to the same options and the
+same parsed values.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli import workflow
+from noetic.cli import hooks, workflow
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 
 VectorsOpt = Annotated[
@@ -168,3 +170,17 @@ def state(
 ) -> None:
     """Where the agent's current session stands and what to do next."""
     workflow.state(session=session, ai_id=ai_id, store=store, json=json)
+
+
+def hook(
+    event: Annotated[
+        str,
+        typer.Argument(
+            help="session-start, pre-compact, stop, post-tool-use or session-end.",
+            show_default=False,
+        ),
+    ],
+    store: StoreOpt = None,
+) -> None:
+    """Handle one host hook event: reads the host's JSON on stdin, answers on stdout."""
+    hooks.hook(event, store=store)
