@@ -18,8 +18,8 @@ once into flat records the policy can judge without knowing the grammar:
 
 from __future__ import annotations
 
-import codecs
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -473,10 +473,7 @@ class _Walker:
         if kind == "raw_string":
             return text[1:-1], False
         if kind == "ansi_c_string":
-            try:
-                return codecs.decode(text[2:-1], "unicode_escape"), False
-            except (UnicodeDecodeError, ValueError):
-                return None, False
+            return _unescape_ansi_c(text[2:-1]), False
         if kind == "string":
             parts: list[str] = []
             for child in node.named_children:
@@ -521,6 +518,52 @@ def _unescape(text: str) -> str:
         else:
             out.append(c)
     return "".join(out)
+
+
+_ANSI_C_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_C_ESCAPE = re.compile(
+    r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))",
+    re.DOTALL,
+)
+
+
+def _unescape_ansi_c(body: str) -> str | None:
+    """The value of ``$'body'`` as bash gives it; None where it is a byte that is not text
+    (an octal or hex escape above 0x7f, an invalid code point) or a control escape (``\\c``),
+    so the gate treats the word as unknown rather than guess."""
+    unknown = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal unknown
+        octal, hexa, short, long, control, other = m.groups()
+        number = octal or hexa or short or long
+        if number is not None:
+            code = int(number, 8 if octal else 16)
+            if ((octal or hexa) and code > 0x7F) or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                unknown = True
+                return ""
+            return chr(code)
+        if control is not None:
+            unknown = True
+            return ""
+        return _ANSI_C_SIMPLE.get(other, "\\" + other)  # bash keeps an unknown escape
+
+    value = _ANSI_C_ESCAPE.sub(one, body)
+    return None if unknown else value
 
 
 def _unescape_double(text: str) -> str:
