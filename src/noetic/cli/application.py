@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "state": ("noetic.cli.declared", "state", False),
     "rebuild": ("noetic.cli.sessions", "rebuild", False),
     "demo": ("noetic.cli.demo", "demo", False),
-    "mcp": ("noetic.cli.mcp", "mcp", False),
+    "mcp": ("noetic.cli.declared", "mcp", False),
     "serve": ("noetic.cli.mcp", "serve", False),
     "outcome": ("noetic.cli.calibration", "outcome", False),
     "recall": ("noetic.cli.recall", "recall", False),

@@ -1,6 +1,6 @@
 """The commands the fast path also runs, as typer declares them: options, help, and a call
 into the module where each command's work lives (:mod:`noetic.cli.workflow`,
-:mod:`noetic.cli.hooks`).
+:mod:`noetic.cli.hooks`, :mod:`noetic.cli.mcp_stdio`).
 
 Those modules import no typer, so the fast path (:mod:`noetic.cli.fast`) can call them for
 plain invocations; ``tests/cli/test_fast_path.py`` holds the two to the same options and the
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli import hooks, workflow
+from noetic.cli import hooks, mcp_stdio, workflow
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 
 VectorsOpt = Annotated[
@@ -184,3 +184,8 @@ def hook(
 ) -> None:
     """Handle one host hook event: reads the host's JSON on stdin, answers on stdout."""
     hooks.hook(event, store=store)
+
+
+def mcp(store: StoreOpt = None) -> None:
+    """Serve MCP over stdio: protocol on stdout, logs on stderr."""
+    mcp_stdio.mcp(store)

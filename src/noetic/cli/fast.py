@@ -3,8 +3,9 @@
 ``noetic check --vectors '{…}' --json`` spends most of a typer invocation importing typer, its
 pydantic adapters and building parameters, before any work starts. Plain invocations of the
 workflow commands (bootstrap, preflight, investigate, check, postflight, state) and of
-``noetic hook EVENT`` (a host runs it on every tool call) are parsed here instead and call
-:mod:`noetic.cli.workflow` or :mod:`noetic.cli.hooks` directly. Anything this parser is not
+``noetic hook EVENT`` (a host runs it on every tool call) and ``noetic mcp`` (a host starts
+it every session and waits for it) are parsed here instead and call :mod:`noetic.cli.workflow`,
+:mod:`noetic.cli.hooks` or :mod:`noetic.cli.mcp_stdio` directly. Anything this parser is not
 sure of — ``--help``, an unknown or misspelt option, a missing value, ``--``, a value that
 looks like an option, an empty value — goes to typer unchanged, so help and error messages are
 always typer's. ``tests/cli/test_fast_path.py`` holds :data:`COMMANDS` to the typer declarations
@@ -92,6 +93,8 @@ COMMANDS: dict[str, Command] = {
     "postflight": Command(_ASSESS),
     "state": Command((_SESSION, _AI_ID, _STORE, _JSON)),
     "hook": Command((_STORE,), arguments=("event",), module="noetic.cli.hooks"),
+    # a host starts it at the beginning of every session, and waits for its tool list
+    "mcp": Command((_STORE,), module="noetic.cli.mcp_stdio"),
 }
 
 

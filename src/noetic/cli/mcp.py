@@ -1,4 +1,4 @@
-"""`noetic mcp` (stdio) and `noetic serve` (streamable HTTP).
+"""`noetic serve` (streamable HTTP); `noetic mcp` (stdio) is :mod:`noetic.cli.mcp_stdio`.
 
 The MCP SDK costs most of a second to import, so it is imported only inside these commands.
 """
@@ -18,18 +18,6 @@ from noetic.cli._common import esc, handled, stderr
 from noetic.cli.options import StoreOpt
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-def mcp(store: StoreOpt = None) -> None:
-    """Serve MCP over stdio: protocol on stdout, logs on stderr."""
-    from noetic.store import resolve_home
-
-    with handled(False):
-        home = resolve_home(store)
-        from noetic.mcp.server import build_server
-
-        server = build_server(home)
-    server.run("stdio")
 
 
 def serve(

@@ -35,13 +35,14 @@ def _resource_errors() -> Iterator[None]:
 
 def register_resources(server: MCPServer, n: Noetic) -> None:
     """Add the resources and the prompt to ``server``."""
-    store, registry = n.store, n.tracker.registry
+    # the store and the profiles are opened on first use, not while the server starts
 
     @server.resource(
         "noetic://sessions", description="The 50 most recent sessions.", mime_type=JSON
     )
     async def sessions() -> str:
-        return json.dumps([s.model_dump(mode="json") for s in store.list_sessions(limit=50)])
+        with _resource_errors():
+            return json.dumps([s.model_dump(mode="json") for s in n.store.list_sessions(limit=50)])
 
     @server.resource(
         "noetic://sessions/{session_id}",
@@ -50,13 +51,15 @@ def register_resources(server: MCPServer, n: Noetic) -> None:
     )
     async def session(session_id: str) -> str:
         with _resource_errors():
-            return json.dumps(store.export_session(session_id))
+            return json.dumps(n.store.export_session(session_id))
 
     @server.resource(
         "noetic://profiles", description="Every profile, built-in and yours.", mime_type=JSON
     )
     async def profiles() -> str:
-        return json.dumps([registry.get(p).model_dump(mode="json") for p in registry.names()])
+        with _resource_errors():
+            registry = n.tracker.registry
+            return json.dumps([registry.get(p).model_dump(mode="json") for p in registry.names()])
 
     @server.resource(
         "noetic://profiles/{name}",
@@ -65,7 +68,7 @@ def register_resources(server: MCPServer, n: Noetic) -> None:
     )
     async def profile(name: str) -> str:
         with _resource_errors():
-            return json.dumps(registry.get(name).model_dump(mode="json"))
+            return json.dumps(n.tracker.registry.get(name).model_dump(mode="json"))
 
     @server.prompt(
         name="workflow_guidance",

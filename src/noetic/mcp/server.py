@@ -29,9 +29,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from noetic.errors import NoeticError, UsageError, ValidationError
 from noetic.mcp import guidance
 from noetic.mcp.sdk import plain_logging
-from noetic.profiles import ProfileRegistry
-from noetic.runtime.tracker import Tracker
-from noetic.store import Store
 from noetic.untrusted import check_text_field
 
 if TYPE_CHECKING:
@@ -42,6 +39,8 @@ if TYPE_CHECKING:
     from noetic.llm.base import Provider
     from noetic.recall.index import BackgroundEmbedder
     from noetic.runtime.context import Limits, RunContext
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,8 +57,10 @@ class Noetic:
     current session (``per_connection``: keyed by the MCP session id, for HTTP; otherwise one
     for the process, for stdio).
 
-    Finished tasks are embedded for recall on a thread of its own (:attr:`embedding`), started
-    at once unless ``embed_at_start`` is false; then :meth:`start_background` starts it."""
+    The store and the tracker are opened on first use, so a server lists its tools before it
+    has loaded them. Finished tasks are embedded for recall on a thread of its own
+    (:attr:`embedding`), started at once unless ``embed_at_start`` is false; then
+    :meth:`start_background` starts it."""
 
     def __init__(
         self,
@@ -71,49 +72,82 @@ class Noetic:
     ) -> None:
         self.home = home
         self.workspace = (workspace or Path.cwd()).resolve()
-        self.store = Store(home, background=True)  # files follow a moment after writes
-        self.tracker = Tracker(self.store, ProfileRegistry(home / "profiles"))
         self.per_connection = per_connection
         self._current: dict[str, str] = {}
         self._pending_tasks: dict[str, str] = {}
+        self._lock = threading.RLock()
+        self._store: Store | None = None
+        self._tracker: Tracker | None = None
         # finished tasks are embedded on a thread of its own; at start it embeds what is
         # pending (a changed embedder, an older store) and loads the embedder and the index
         self._embedding: BackgroundEmbedder | None = None
-        self._embedding_lock = threading.Lock()
         self._started = False
-        self.tracker.bus.subscribe(self._on_event)
         if embed_at_start:
             self.start_background(thread=False)
+
+    @property
+    def store(self) -> Store:
+        """The store, opened on first use (its files follow a moment after each write)."""
+        with self._lock:
+            if self._store is None:
+                from noetic.store import Store
+
+                self._store = Store(self.home, background=True)
+            return self._store
+
+    @property
+    def tracker(self) -> Tracker:
+        """The tracker over :attr:`store`, made on first use."""
+        with self._lock:
+            if self._tracker is None:
+                from noetic.profiles import ProfileRegistry
+                from noetic.runtime.tracker import Tracker
+
+                tracker = Tracker(self.store, ProfileRegistry(self.home / "profiles"))
+                tracker.bus.subscribe(self._on_event)
+                self._tracker = tracker
+            return self._tracker
 
     @property
     def embedding(self) -> BackgroundEmbedder:
         """The embedding thread's owner, made on first use (importing recall's index, and with
         it numpy, is left out of the server's start)."""
-        with self._embedding_lock:
+        with self._lock:
             if self._embedding is None:
                 from noetic.recall.index import BackgroundEmbedder
 
                 self._embedding = BackgroundEmbedder(self.store, progress=_embedding_progress)
             return self._embedding
 
-    def _wake(self) -> None:
-        self.embedding.wake()
-
     def _on_event(self, event: Event) -> None:
         self.embedding.on_event(event)
 
     def start_background(self, *, thread: bool = True) -> None:
-        """Wake the embedding thread, once: it embeds what is pending and loads the embedder
-        and the index. With ``thread``, even the imports happen on a thread of their own, so
-        the caller (the event loop, right after answering ``tools/list``) is not held up."""
-        with self._embedding_lock:
+        """Open the store and the tracker and wake the embedding thread, once: it embeds what
+        is pending and loads the embedder and the index. With ``thread``, the imports and the
+        opening happen on a thread of their own, so the caller (the event loop, right after
+        answering ``tools/list``) is not held up; a store that cannot be opened is reported on
+        stderr there, and again to each tool that needs it."""
+        with self._lock:
             if self._started:
                 return
             self._started = True
-        if thread:
-            threading.Thread(target=self._wake, name="noetic-start", daemon=True).start()
-        else:
-            self._wake()
+        if not thread:
+            _ = self.tracker
+            self.embedding.wake()
+            return
+
+        def start() -> None:
+            try:
+                _ = self.tracker
+            except NoeticError as exc:
+                import sys
+
+                print(f"noetic: {exc}", file=sys.stderr, flush=True)
+                return
+            self.embedding.wake()
+
+        threading.Thread(target=start, name="noetic-start", daemon=True).start()
 
     def session_id(self, given: str | None, ctx: Context | None) -> str:
         """The session a tool acts on: the one given, else this client's current session."""

@@ -428,6 +428,7 @@ async def execute_cli_command(
     ] = "json",
     ctx: Context | None = None,
 ) -> cli_bridge.CliResult:
+    _ = n.store  # opened (created if new) on first use: the command finds it, as it would
     return cli_bridge.run_cli(command, n.home, output, session_id=n.current(ctx))
 
 

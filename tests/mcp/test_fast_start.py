@@ -1,0 +1,128 @@
+"""`noetic mcp` as a host starts it: without typer, the store opened on first use, the same
+options as the typer command, and a store that cannot be opened reported to the tool that
+needs it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import typer.main
+
+from noetic.cli import fast
+from noetic.cli.application import build
+from noetic.mcp.server import build_server
+
+from ._client import call, err, ok
+
+NOETIC = str(Path(sys.executable).with_name("noetic"))
+UNUSED_AT_START = (
+    "typer",
+    "rich",
+    "numpy",
+    "mcp.client",
+    "noetic.mcp.tools",
+    "noetic.store.sqlite",
+)
+HARNESS = """
+import json, sys
+from noetic.cli import main
+args, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.argv = ["noetic", *args]
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code or 0
+print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.modules]}),
+      file=sys.stderr)
+"""
+
+
+def start_and_stop(args: list[str]) -> dict:
+    """Run ``noetic ARGS`` with stdin at its end (an MCP server stops at once) and report
+    which of :data:`UNUSED_AT_START` it loaded."""
+    proc = subprocess.run(
+        [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(UNUSED_AT_START)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_a_plain_noetic_mcp_starts_without_typer_the_store_or_the_tools_types(tmp_path):
+    store = str(tmp_path / "store")
+    first = start_and_stop(["mcp", "--store", store])  # generates the cached tool list
+    assert first["code"] == 0 and "typer" not in first["loaded"]
+    assert start_and_stop(["mcp", "--store", store]) == {"code": 0, "loaded": []}
+    assert not (tmp_path / "store" / "noetic.db").exists()  # nothing asked for it
+
+
+def test_the_fast_path_parses_mcp_as_typer_declares_it():
+    """tests/cli/test_fast_path.py holds every fast-path command to typer's declaration; here,
+    the command lines a host writes, and those left to typer."""
+    command = typer.main.get_command(build("mcp")).commands["mcp"]  # type: ignore[attr-defined]
+    for args in (["mcp"], ["mcp", "--store", "x"], ["mcp", "--store=x"]):
+        with command.make_context("mcp", args[1:]) as ctx:
+            expected = {k: v for k, v in ctx.params.items() if v is not None}
+        assert fast.parse(args) == ("mcp", expected), args
+    for args in (["mcp", "--help"], ["mcp", "--store"], ["mcp", "extra"], ["mcp", "--stor", "x"]):
+        assert fast.parse(args) is None, args  # typer's help and errors
+
+
+def test_noetic_mcp_help_is_typers():
+    out = subprocess.run([NOETIC, "mcp", "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Serve MCP over stdio" in out.stdout and "--store" in out.stdout
+
+
+def test_the_store_opens_on_first_use(tmp_path):
+    home = tmp_path / "store"
+    server = build_server(home)
+    assert not home.exists()
+    assert ok(call(server, ("bootstrap_session", {"ai_id": "late"}))[0])["session"]["ai_id"]
+    assert (home / "noetic.db").exists()
+
+
+def test_a_store_that_cannot_be_opened_is_an_error_naming_it_in_each_call(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    server = build_server(blocker / "store")  # the server starts and lists its tools
+    results = call(
+        server,
+        ("bootstrap_session", {"ai_id": "x"}),
+        ("get_empirica_introduction", {}),  # needs no store
+        mode="legacy",
+    )
+    assert "cannot create the store directory" in err(results[0])
+    assert str(blocker) in err(results[0])
+    assert ok(results[1])["text"]
+
+
+def test_stdio_start_to_tools_list_with_the_cached_list(tmp_path):
+    """End to end over a pipe, as a host does: initialize, initialized, tools/list."""
+    env = {**os.environ}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    lines = "".join(json.dumps(m) + "\n" for m in messages)
+    listed = []
+    for _ in range(2):  # without the cache, then with it
+        out = subprocess.run(
+            [NOETIC, "mcp", "--store", str(tmp_path / "s")],
+            input=lines,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        answers = {m["id"]: m for m in map(json.loads, out.stdout.splitlines()) if "id" in m}
+        assert answers[1]["result"]["serverInfo"]["name"] == "noetic", out.stderr
+        listed.append(answers[2]["result"]["tools"])
+    assert listed[0] == listed[1] and len(listed[0]) == 24
