@@ -3,11 +3,11 @@ options as the typer command, and a store that cannot be opened reported to the 
 needs it."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import typer.main
 
 from noetic.cli import fast
@@ -102,8 +102,8 @@ def test_a_store_that_cannot_be_opened_is_an_error_naming_it_in_each_call(tmp_pa
 
 
 def test_stdio_start_to_tools_list_with_the_cached_list(tmp_path):
-    """End to end over a pipe, as a host does: initialize, initialized, tools/list."""
-    env = {**os.environ}
+    """End to end over a pipe, as a host does: initialize, initialized, tools/list; stdin stays
+    open until the answers are in (at its end the server stops, dropping what is in flight)."""
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -111,18 +111,60 @@ def test_stdio_start_to_tools_list_with_the_cached_list(tmp_path):
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]  # fmt: skip
-    lines = "".join(json.dumps(m) + "\n" for m in messages)
     listed = []
     for _ in range(2):  # without the cache, then with it
-        out = subprocess.run(
+        proc = subprocess.Popen(
             [NOETIC, "mcp", "--store", str(tmp_path / "s")],
-            input=lines,
-            capture_output=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             text=True,
-            env=env,
-            timeout=120,
         )
-        answers = {m["id"]: m for m in map(json.loads, out.stdout.splitlines()) if "id" in m}
-        assert answers[1]["result"]["serverInfo"]["name"] == "noetic", out.stderr
+        assert proc.stdin is not None and proc.stdout is not None
+        answers: dict[int, dict] = {}
+        try:
+            for message in messages:
+                proc.stdin.write(json.dumps(message) + "\n")
+                proc.stdin.flush()
+            while 2 not in answers and (line := proc.stdout.readline()):
+                message = json.loads(line)
+                answers[message.get("id", 0)] = message
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+            proc.stdout.close()
+        assert answers[1]["result"]["serverInfo"]["name"] == "noetic"
         listed.append(answers[2]["result"]["tools"])
     assert listed[0] == listed[1] and len(listed[0]) == 24
+
+
+def test_the_collector_is_off_while_the_server_starts_and_on_while_it_serves(tmp_path, monkeypatch):
+    import gc
+
+    from noetic.cli import mcp_stdio
+    from noetic.cli._common import CommandExit
+    from noetic.errors import StoreError
+    from noetic.mcp import server as server_module
+
+    seen = {}
+
+    class Server:
+        def run(self, transport):
+            seen["serving"] = (transport, gc.isenabled())
+
+    def build(home):
+        seen["building"] = gc.isenabled()
+        return Server()
+
+    monkeypatch.setattr(server_module, "build_server", build)
+    mcp_stdio.mcp(tmp_path / "store")
+    assert seen == {"building": False, "serving": ("stdio", True)}
+
+    def fail(home):
+        raise StoreError("cannot open it")
+
+    monkeypatch.setattr(server_module, "build_server", fail)
+    with pytest.raises(CommandExit) as failed:
+        mcp_stdio.mcp(tmp_path / "store")
+    assert failed.value.code == 3 and gc.isenabled()
+    gc.unfreeze()
