@@ -168,3 +168,34 @@ def test_the_collector_is_off_while_the_server_starts_and_on_while_it_serves(tmp
         mcp_stdio.mcp(tmp_path / "store")
     assert failed.value.code == 3 and gc.isenabled()
     gc.unfreeze()
+
+
+def test_a_server_that_exits_right_after_listing_stops_its_threads_first(tmp_path):
+    """A host may list the tools and quit at once: the threads the listing started (opening the
+    store, loading the embedder) are finished or stopped before the interpreter shuts down."""
+    code = (
+        "import asyncio, atexit, sys, threading\n"
+        "from pathlib import Path\n"
+        "def alive():\n"  # registered first, so it runs after the server's own handler
+        "    names = {'noetic-start', 'noetic-embedding'}\n"
+        "    print(sorted(t.name for t in threading.enumerate() if t.name in names))\n"
+        "atexit.register(alive)\n"
+        "from mcp import Client\n"
+        "from noetic.mcp.server import build_server\n"
+        "server = build_server(Path(sys.argv[1]))\n"
+        "async def listing():\n"
+        "    async with Client(server) as client:\n"
+        "        await client.list_tools()\n"
+        "asyncio.run(listing())\n"
+        "print(sorted(t.name for t in threading.enumerate() if t.name.startswith('noetic-')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    started, at_exit = out.stdout.splitlines()
+    assert "noetic-start" in started or "noetic-embedding" in started
+    assert at_exit == "[]"

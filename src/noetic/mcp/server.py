@@ -14,8 +14,10 @@ store's per-agent current sessions (the CLI's) are neither read nor written here
 from __future__ import annotations
 
 import asyncio
+import atexit
 import inspect
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from functools import partial, wraps
 from pathlib import Path
@@ -82,6 +84,7 @@ class Noetic:
         # pending (a changed embedder, an older store) and loads the embedder and the index
         self._embedding: BackgroundEmbedder | None = None
         self._started = False
+        self._start_thread: threading.Thread | None = None
         if embed_at_start:
             self.start_background(thread=False)
 
@@ -132,6 +135,7 @@ class Noetic:
             if self._started:
                 return
             self._started = True
+        _STARTED.add(self)
         if not thread:
             _ = self.tracker
             self.embedding.wake()
@@ -147,7 +151,17 @@ class Noetic:
                 return
             self.embedding.wake()
 
-        threading.Thread(target=start, name="noetic-start", daemon=True).start()
+        self._start_thread = threading.Thread(target=start, name="noetic-start", daemon=True)
+        self._start_thread.start()
+
+    def stop_background(self) -> None:
+        """Let the start thread finish and stop the embedding thread (after the batch or the
+        loading it is in), so that neither is inside an extension module's code when the
+        interpreter shuts down, which can crash it. Called at exit."""
+        if self._start_thread is not None:
+            self._start_thread.join()
+        if self._embedding is not None:
+            self._embedding.stop()
 
     def session_id(self, given: str | None, ctx: Context | None) -> str:
         """The session a tool acts on: the one given, else this client's current session."""
@@ -292,6 +306,16 @@ def bind(fn: ToolFunction, noetic: Noetic) -> ToolFunction:
     )
     bound.__annotations__ = {k: v for k, v in hints.items() if k != first.name}
     return bound
+
+
+_STARTED: weakref.WeakSet[Noetic] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_background() -> None:
+    """At exit, before the interpreter shuts down: every server's background threads stop."""
+    for noetic in list(_STARTED):
+        noetic.stop_background()
 
 
 def _embedding_progress(done: int, total: int, batch: int = 64) -> None:
