@@ -1,5 +1,6 @@
-"""Claude Code hooks: wall time of each `noetic hook EVENT` command beside `noetic --version`,
-the heavy modules each one imports, and the SessionStart context's size with 0, 5 and 50
+"""Claude Code hooks: wall time of each `noetic hook EVENT` command beside `noetic --version`
+and beside the same command through typer (`NOETIC_CLI_FAST=0`, the design before the CLI's fast
+path), the heavy modules each one imports, and the SessionStart context's size with 0, 5 and 50
 earlier tasks in the project.
 
 Every figure is measured in this run: the median of 20 runs of each command, as Claude Code
@@ -134,10 +135,13 @@ def main() -> None:
                      tool_response={"stdout": "", "stderr": "", "interrupted": False})),
             ("hook session-end", ["hook", "session-end"], payload("SessionEnd", project)),
         ]  # fmt: skip
-        print(f"wall time, median of {runs} runs (ms); heavy modules imported")
+        typer = {**env, "NOETIC_CLI_FAST": "0"}  # the previous design: every command via typer
+        print(f"wall time, median of {runs} runs (ms): now, through typer; heavy modules imported")
         for name, args, stdin in cases:
             ms = timed([NOETIC, *args], stdin, env, project, runs)
-            print(f"  {name:<30} {ms:8.1f}   {heavy_modules(args, stdin, env, project)}")
+            before = timed([NOETIC, *args], stdin, typer, project, runs)
+            heavy = heavy_modules(args, stdin, env, project)
+            print(f"  {name:<30} {ms:8.1f} {before:8.1f}   {heavy}")
 
         print("\nSessionStart context (budget 1500 estimated tokens)")
         print("  earlier tasks   context tokens (Llama-2)   estimate   tasks listed   hook ms")
