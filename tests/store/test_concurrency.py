@@ -159,3 +159,32 @@ def test_a_long_lived_store_writes_files_in_the_background_and_coalesces(tmp_pat
             time.sleep(0.02)
         assert len(json.loads(path.read_text())["assessments"]) == 50
         assert store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0] == 0
+
+
+def test_a_write_waits_for_a_read_on_its_own_connection_that_saw_an_older_snapshot(tmp_path):
+    """An MCP server's threads share one connection: a read still open on one thread holds a
+    snapshot; when another process has written since, SQLite refuses BEGIN IMMEDIATE at once
+    (SQLITE_BUSY_SNAPSHOT, no busy wait). The write waits for the read to end and goes on."""
+    import threading
+
+    ours = Store(tmp_path / "s")
+    session = ours.create_session(ai_id="a", profile="balanced").id
+    ours.create_session(ai_id="b", profile="balanced")
+    reading = ours.conn.execute("SELECT id FROM sessions")
+    reading.fetchone()  # a read in progress: the connection keeps its snapshot
+    with Store(tmp_path / "s") as theirs:  # another process writes after that snapshot
+        theirs.create_session(ai_id="c", profile="balanced")
+
+    def finish_reading():
+        time.sleep(0.3)
+        reading.fetchall()
+
+    reader = threading.Thread(target=finish_reading)
+    reader.start()
+    try:
+        ours.create_session(ai_id="d", profile="balanced")  # BEGIN IMMEDIATE on a stale snapshot
+    finally:
+        reader.join()
+    assert {s.ai_id for s in ours.list_sessions()} >= {"a", "b", "c", "d"}
+    assert ours.get_session(session).ai_id == "a"
+    ours.close()

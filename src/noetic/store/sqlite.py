@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
 import weakref
 from collections import OrderedDict
@@ -161,7 +162,7 @@ class Store:
             raise self._read_only()
         with self._writing:
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
+                self._begin()
                 try:
                     yield self.conn
                 except BaseException:
@@ -175,6 +176,26 @@ class Store:
                     raise
                 self.read_only = True
                 raise self._read_only() from exc
+
+    def _begin(self) -> None:
+        """``BEGIN IMMEDIATE``, waiting out a read still open on this connection.
+
+        A read in progress on another thread holds the snapshot it started with; when another
+        process has written since, SQLite refuses the write lock at once (SQLITE_BUSY_SNAPSHOT)
+        rather than waiting as it does for a lock (the busy timeout). So a refusal is retried,
+        briefly, until the read ends — within the same busy timeout in all."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.001
+        while True:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY")
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def _read_only(self) -> StoreError:
         return StoreError(
