@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from .._modules import modules_loaded
 from ..conftest import uniform
 
 HEAVY = (
@@ -36,31 +36,10 @@ HEAVY = (
     "safetensors",
 )
 
-HARNESS = """
-import json, sys
-from noetic.cli import main
-args, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-sys.argv = ["noetic", *args]
-code = 0
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code or 0
-print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}),
-      file=sys.stderr)
-"""
-
 
 def loaded(args: list[str], cwd: Path, heavy: tuple[str, ...] = HEAVY) -> set[str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(heavy)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    report = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert report["code"] == 0, (args, proc.stdout, proc.stderr)
+    report = modules_loaded(args, heavy, cwd)
+    assert report["code"] == 0, (args, report["output"])
     return set(report["loaded"])
 
 

@@ -14,6 +14,7 @@ from noetic.cli import fast
 from noetic.cli.application import build
 from noetic.mcp.server import build_server
 
+from .._modules import modules_loaded
 from ._client import call, err, ok
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
@@ -25,32 +26,13 @@ UNUSED_AT_START = (
     "noetic.mcp.tools",
     "noetic.store.sqlite",
 )
-HARNESS = """
-import json, sys
-from noetic.cli import main
-args, watched = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-sys.argv = ["noetic", *args]
-code = 0
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code or 0
-print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.modules]}),
-      file=sys.stderr)
-"""
 
 
 def start_and_stop(args: list[str]) -> dict:
     """Run ``noetic ARGS`` with stdin at its end (an MCP server stops at once) and report
     which of :data:`UNUSED_AT_START` it loaded."""
-    proc = subprocess.run(
-        [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(UNUSED_AT_START)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return json.loads(proc.stderr.strip().splitlines()[-1])
+    report = modules_loaded(args, UNUSED_AT_START)
+    return {"code": report["code"], "loaded": report["loaded"]}
 
 
 def test_a_plain_noetic_mcp_starts_without_typer_the_store_or_the_tools_types(tmp_path):
