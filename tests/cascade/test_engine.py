@@ -106,7 +106,10 @@ def test_max_rounds_reached_is_said(tracker, tmp_path):
     run, _, _ = go(tracker, replies, profile="quick")
     assert run.status is RunStatus.COMPLETED
     assert (run.rounds, run.loop_exit) == (1, "max_rounds")
-    assert run.trajectory[1].action == "INVESTIGATE"
+    # The tracker's CHECK at the last round proceeds on what the model has, under max_rounds.
+    assert run.trajectory[1].action == "PROCEED"
+    checks = tracker.store.assessments(cascade_id=run.cascade_id)
+    assert checks[1].decision.rule == "max_rounds"
 
 
 def test_clarify_ends_with_the_models_questions(tracker):

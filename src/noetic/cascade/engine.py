@@ -269,7 +269,10 @@ class _Engine:
             self.run.rounds += 1
             await self.phase("INVESTIGATE", self.investigate(strategy, decision.gaps))
             decision = await self.assess(Phase.CHECK, findings="\n\n".join(self.findings))
-        self.run.loop_exit = "proceed" if decision.action == Action.PROCEED else None
+        if decision.rule == "max_rounds":  # the tracker's CHECK at the profile's last round
+            self.run.loop_exit = "max_rounds"
+        else:
+            self.run.loop_exit = "proceed" if decision.action == Action.PROCEED else None
         return decision
 
     # phases -----------------------------------------------------------------------------

@@ -158,6 +158,11 @@ class Finished(Submitted):
 def _next_step(phase: Phase, decision: Decision) -> str:
     if phase == Phase.POSTFLIGHT:
         return "once you know whether the work really succeeded, call record_outcome"
+    if decision.rule == "max_rounds":
+        return (
+            "the profile's round limit is reached: do the work with what you have, then call "
+            "execute_postflight"
+        )
     weakest = ", ".join(decision.gaps[:3]) or "the weakest vectors"
     return {
         Action.PROCEED: "do the work, then call execute_postflight",

@@ -8,6 +8,12 @@ one call, and emitted as an event.
 Order is enforced: CHECK and POSTFLIGHT need an open cascade (a PREFLIGHT first); a second
 POSTFLIGHT finds the cascade closed; a PREFLIGHT while a cascade is open is refused unless the
 open one is explicitly abandoned.
+
+The profile's round limit (``investigation.max_rounds``) holds here, so it holds for the CLI, the
+MCP tools, the Python API and ``cascade run`` alike: a round is the investigation that a CHECK
+closes. The CHECK that closes the last round and would still say INVESTIGATE says PROCEED under
+the rule ``max_rounds`` instead (act on what you have, as the seed's loop breaks at the limit),
+and an investigation past the limit is refused with an error naming the limit and the profile.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.assessment import Assessment, Decision, Phase, decide
+from noetic.assessment import Action, Assessment, Decision, Phase, decide
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.calibration.basic import BasicCalibration, basic_calibration
 from noetic.calibration.outcomes import active_overrides, effective_profile
@@ -191,11 +197,17 @@ class Tracker:
             raise ValidationError("the investigation note is empty", field="note", value=note)
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "an investigation")
-        rounds = 1 + sum(
-            1
-            for a in self.store.assessments(cascade_id=cascade.id)
-            if a.assessment.phase == "check"
-        )
+        rounds = 1 + self._rounds_done(cascade)
+        profile = self.profile_of(session)
+        limit = profile.investigation.max_rounds
+        if limit is not None and rounds > limit:
+            raise WorkflowError(
+                f"the round limit is reached: profile {profile.name!r} allows {limit} "
+                f"investigation round{'s' if limit != 1 else ''} (max_rounds) and task "
+                f"{cascade.id} has used them",
+                fix="act on what you have, then `noetic postflight`; a profile with a higher "
+                "max_rounds allows more rounds",
+            )
         record = self.store.add_investigation(
             session.id,
             cascade_id=cascade.id,
@@ -289,6 +301,14 @@ class Tracker:
 
     # internals ----------------------------------------------------------------------------
 
+    def _rounds_done(self, cascade: CascadeRecord) -> int:
+        """Investigation rounds the task has closed: one per CHECK."""
+        return sum(
+            1
+            for a in self.store.assessments(cascade_id=cascade.id)
+            if a.assessment.phase == Phase.CHECK
+        )
+
     def _open_cascade(self, session: SessionRecord, what: str) -> CascadeRecord:
         cascade = self.store.open_cascade_of(session.id)
         if cascade is not None:
@@ -314,6 +334,9 @@ class Tracker:
     ) -> Recorded:
         decision = decide(assessment, profile.thresholds, profile.tuning)
         earlier = self.store.assessments(cascade_id=cascade.id)
+        if assessment.phase == Phase.CHECK:
+            rounds = 1 + sum(1 for a in earlier if a.assessment.phase == Phase.CHECK)
+            decision = _at_round_limit(decision, rounds, profile)
         record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
         if self.checkpoints:
             write_checkpoint(
@@ -354,6 +377,23 @@ class Tracker:
         return Recorded(
             session_id=session.id, cascade=cascade, assessment=record, decision=decision
         )
+
+
+def _at_round_limit(decision: Decision, rounds: int, profile: Profile) -> Decision:
+    """The decision of the CHECK closing round ``rounds``: past the profile's last round an
+    INVESTIGATE becomes PROCEED on what the agent has, and says why."""
+    limit = profile.investigation.max_rounds
+    if decision.action != Action.INVESTIGATE or limit is None or rounds < limit:
+        return decision
+    return decision.model_copy(
+        update={
+            "action": Action.PROCEED,
+            "rule": "max_rounds",
+            "reason": f"{decision.reason}; but the round limit is reached ({rounds} of {limit} "
+            f"rounds, profile {profile.name!r}'s max_rounds): the profile proceeds, so act on "
+            "what you have, then postflight",
+        }
+    )
 
 
 def _expect_phase(assessment: Assessment, phase: Phase) -> None:
