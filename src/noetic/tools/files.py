@@ -9,7 +9,9 @@ makes the open fail instead of following it. Writes go to a temporary file besid
 are renamed over it, which replaces a symlink rather than writing through it.
 
 Writes also honour the shell policy's write rules (``protected-path``: git hooks and config,
-Noetic's own store), so the files tool cannot do what the shell gate would refuse.
+Noetic's own store), so the files tool cannot do what the shell gate would refuse, and never
+touch the repository's control files (:mod:`noetic.tools.repository`): nothing inside any
+``.git``, nor ``.gitmodules``, the hooks folder or the programs git's configuration names.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from noetic.errors import ValidationError
 from noetic.tools.base import Tool, tool
+from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
 from noetic.tools.shellgate.gate import write_refusal
 
@@ -110,6 +113,7 @@ class SandboxRoot:
                 field="path",
                 value=path,
             )
+        _refuse_control_file(path, real, parts, self.root)
         data = content.encode("utf-8", errors="surrogatepass")
         with self.folder(parts[:-1], create=True) as parent:
             try:
@@ -134,6 +138,19 @@ class SandboxRoot:
                     os.unlink(temp, dir_fd=parent)
                 raise
         return len(data)
+
+
+def _refuse_control_file(path: str, real: str, parts: list[str], root: str) -> None:
+    """Refuse a write to what the user's git runs later: anything in a ``.git``, at any depth
+    (a new one would be a repository with its own hooks), and the other control files."""
+    protected = ".git" if ".git" in parts else control_files(root).covers(real)
+    if protected is not None:
+        raise ValidationError(
+            f"writing {path!r} is refused: {protected} is a control file of the repository "
+            "(git hooks, configuration or what they run), which runs outside the sandbox later",
+            field="path",
+            value=path,
+        )
 
 
 def _swapped(path: str, exc: OSError) -> ValidationError:

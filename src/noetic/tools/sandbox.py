@@ -2,8 +2,9 @@
 
 Inside it the whole system is mounted read-only, only the workspace is writable, ``/tmp``,
 ``/var/tmp`` and ``/run`` are private and empty (no host sockets such as Docker's), the home
-folder is hidden behind an empty one, the git hooks and config and Noetic's store inside the
-workspace are read-only, the network is cut off unless the policy allows it, every capability is
+folder is hidden behind an empty one, the repository's control files (the whole ``.git``, see
+:mod:`noetic.tools.repository`) and Noetic's store inside the workspace are read-only and cannot
+be moved or replaced, the network is cut off unless the policy allows it, every capability is
 dropped, and the command cannot outlive the tool (``--die-with-parent``). So a command the gate
 misjudges — a script writing outside the workspace, a program opening a socket — still cannot
 reach outside.
@@ -23,6 +24,7 @@ from functools import cache
 from typing import Literal
 
 from noetic.errors import UsageError
+from noetic.tools.repository import control_files
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
@@ -86,6 +88,28 @@ def _interpreter_dirs() -> list[str]:
     return sorted(d for d in dirs if os.path.isdir(d))
 
 
+def _read_only(workspace: str) -> list[str]:
+    """Mounts keeping the repository's control files and Noetic's store read-only and in place.
+
+    A path bound onto itself is a mount point: it can be neither renamed nor replaced (EBUSY),
+    so ``.git`` cannot be swapped for a copy carrying a planted hook."""
+    control = control_files(workspace)
+    if control.linked_dotgit is not None:
+        raise UsageError(
+            f"the workspace's .git is a symlink ({control.linked_dotgit} -> "
+            f"{os.readlink(control.linked_dotgit)}): the sandbox cannot keep a symlink in "
+            "place, so a command could replace it with a repository carrying its own hooks",
+            fix="run in a repository whose .git is a folder or a gitdir file",
+        )
+    for folder in control.folders_to_create:
+        os.makedirs(folder, mode=0o755, exist_ok=True)
+    store = os.path.join(workspace, ".noetic")
+    kept = [*control.read_only, *control.folders_to_create]
+    if os.path.lexists(store) and not os.path.islink(store):
+        kept.append(store)
+    return [arg for path in kept for arg in ("--ro-bind", path, path)]
+
+
 def wrap(
     argv: list[str],
     sandbox: Sandbox,
@@ -116,9 +140,6 @@ def wrap(
     resolv = os.path.realpath("/etc/resolv.conf")
     if network and resolv.startswith("/run/") and os.path.exists(resolv):
         args += ["--ro-bind", resolv, resolv]  # name resolution, when the network is allowed
-    for protected in (".git/hooks", ".git/config", ".noetic"):
-        path = os.path.join(workspace, protected)
-        if os.path.lexists(path) and not os.path.islink(path):
-            args += ["--ro-bind", path, path]
+    args += _read_only(workspace)
     args += ["--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
     return args
