@@ -109,3 +109,24 @@ def test_graph_prints_mermaid_from_the_engines_edges():
     assert "critique -->|critical| experts" in result.stdout
     data = json.loads(runner.invoke(app, ["nova", "graph", "--json"]).stdout)
     assert {"from": "check", "to": "experts", "when": "uncertain"} in data["edges"]
+
+
+def _gate_of(*extra):
+    with running() as server:
+        server.default = reply(ANY_TURN)
+        spec = f"openai-compatible:{server.url}/v1#gpt-4o"  # selects high_reasoning_collaborative
+        result = runner.invoke(app, ["nova", "OAuth2?", "--provider", spec, *extra])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_the_gate_is_the_seeds_whatever_the_model_and_the_run_says_which_rule_set_it():
+    data = json.loads(_gate_of("--json").stdout)
+    assert (data["gate"], data["gate_rule"]) == (0.35, "the seed's default")
+    data = json.loads(_gate_of("--json", "--gate", "0.2").stdout)
+    assert (data["gate"], data["gate_rule"]) == (0.2, "set by --gate")
+    data = json.loads(_gate_of("--json", "--profile", "autonomous_agent").stdout)
+    assert data["gate"] == 0.3
+    assert data["gate_rule"] == "profile 'autonomous_agent': 1 − its confidence threshold 0.70"
+    human = _gate_of().stdout
+    assert "gate: uncertainty > 0.35 goes back to the experts (the seed's default)" in human

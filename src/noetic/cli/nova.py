@@ -79,7 +79,7 @@ def ask(
         bool, typer.Option(help="Give the unpacking what the project already knows.")
     ] = True,
     profile: Annotated[
-        str | None, typer.Option(help="Profile (its threshold sets the gate).")
+        str | None, typer.Option(help="Profile; 1 − its threshold sets the gate, unless --gate.")
     ] = None,
     timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
     store: StoreOpt = None,
@@ -97,6 +97,7 @@ def ask(
         settings = NovaSettings(
             max_rounds=max_rounds,
             gate=gate,
+            gate_from_profile=profile is not None,
             epsilon=epsilon,
             context_tokens=context_tokens,
             experts=tuple(e.strip() for e in experts.split(",") if e.strip()) if experts else (),
@@ -388,6 +389,9 @@ def _render(result: Any, session_id: str | None) -> None:
     }
     if result.confidence is not None:
         out.print(f"[dim]weighting: {esc(result.weighting)}[/]")
+    if result.gate_rule:
+        out.print(f"[dim]gate: uncertainty > {result.gate:.2f} goes back to the experts "
+                  f"({esc(result.gate_rule)})[/]")  # fmt: skip
     if result.decision_log:
         out.print(f"[dim]decision log: {esc(result.decision_log)}[/]")
     for label, items in lists.items():

@@ -90,12 +90,14 @@ async def run_nova(
     run_id = records.create_run(
         ctx.store, question, settings.model_dump(mode="json"), session_id=ctx.session_id
     )
+    gate, gate_rule = gate_for(ctx, settings)
     run = NovaRun(
         id=run_id,
         question=question,
         status="running",
         session_id=ctx.session_id,
-        gate=gate_for(ctx, settings),
+        gate=gate,
+        gate_rule=gate_rule,
     )
     return await _Walk(ctx, run, settings, catalogue, {}, on_turn).go()
 
@@ -129,13 +131,15 @@ async def resume_nova(
     ctx.model  # noqa: B018
     done = {t.key: t for t in (Turn.model_validate(t) for t in records.turns(ctx.store, row["id"]))}
     records.update_run(ctx.store, row["id"], status="running", inputs=inputs)
+    gate, gate_rule = gate_for(ctx, settings)
     run = NovaRun(
         id=row["id"],
         question=row["question"],
         status="running",
         session_id=row["session_id"],
         cascade_id=row["cascade_id"],
-        gate=gate_for(ctx, settings),
+        gate=gate,
+        gate_rule=gate_rule,
         inputs=inputs,
     )
     return await _Walk(ctx, run, settings, catalogue, done, on_turn).go()

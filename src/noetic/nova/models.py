@@ -25,7 +25,10 @@ class NovaSettings(BaseModel):
 
     max_rounds: int = Field(5, ge=1, le=20, description="Expert rounds before escalating.")
     gate: float | None = Field(
-        None, ge=0, le=1, description="CHECK gate on uncertainty (default: from the profile)."
+        None, ge=0, le=1, description="CHECK gate on uncertainty (default: the seed's 0.35)."
+    )
+    gate_from_profile: bool = Field(
+        False, description="No gate given: 1 − the run's profile's threshold sets it."
     )
     epsilon: float = Field(0.05, ge=0, le=1, description="Convergence: smallest state change.")
     context_tokens: int = Field(
@@ -58,6 +61,7 @@ class NovaRun(BaseModel):
     session_id: str | None = None
     cascade_id: str | None = None
     gate: float
+    gate_rule: str = ""
     experts: list[Pick] = []
     rounds: int = 0
     exit: str | None = None
@@ -86,14 +90,17 @@ def persona_dirs(home: Path, settings: NovaSettings) -> list[Path]:
     return [home / "personas", *(Path(d) for d in settings.personas)]
 
 
-def gate_for(ctx: RunContext, settings: NovaSettings) -> float:
-    """The CHECK gate: ``--gate``, else ``1 − the profile's confidence threshold`` (0.35 for the
-    balanced profile's 0.65), else 0.35."""
+def gate_for(ctx: RunContext, settings: NovaSettings) -> tuple[float, str]:
+    """The CHECK gate and the rule that set it: ``--gate``; else, when the caller named a
+    profile for the purpose, ``1 − its confidence threshold``; else the seed's 0.35, whatever
+    the model (a profile chosen by the model's name does not move it)."""
     if settings.gate is not None:
-        return settings.gate
-    if ctx.profile is not None:
+        return settings.gate, "set by --gate"
+    if settings.gate_from_profile and ctx.profile is not None:
         threshold = ctx.profile.thresholds.confidence_threshold
         if threshold is None:
             threshold = ctx.profile.thresholds.dynamic_fallback_threshold
-        return round(1.0 - threshold, 6)
-    return DEFAULT_GATE
+        return round(1.0 - threshold, 6), (
+            f"profile {ctx.profile.name!r}: 1 − its confidence threshold {threshold:.2f}"
+        )
+    return DEFAULT_GATE, "the seed's default"
