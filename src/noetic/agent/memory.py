@@ -25,8 +25,8 @@ from noetic.errors import NoeticError
 from noetic.events import EventKind
 from noetic.llm.base import Message, Request
 from noetic.llm.structured import complete_structured
-from noetic.store import Store
 from noetic.store import agent_memory as tables
+from noetic.store.base import BaseStore as Store
 
 HIGH_VALUE_TOOL_CALLS = 3
 

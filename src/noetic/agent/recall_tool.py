@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from noetic.errors import ValidationError
 from noetic.recall.engine import recall_default
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.tools.base import Tool, tool
 
 

@@ -30,7 +30,7 @@ from noetic.calibration.outcomes import (
     undo_adjustment,
 )
 from noetic.profiles import ProfileRegistry
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 
 WEIGHT_BOUNDS: Final = (0.5, 1.5)
 

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from noetic.assessment import Phase
 from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
-from noetic.store import Store
-from noetic.store.sqlite import now
+from noetic.store.base import BaseStore as Store
+from noetic.store.rows import now
 
 SOURCES = ("test", "human", "check")
 
@@ -66,14 +66,10 @@ def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
             fix=f"one of: {', '.join(SOURCES)}",
         )
     data = {**row, "at": now(), "predicted_vectors": json.dumps(row["predicted_vectors"])}
-    cols = ", ".join(data)
     with store.transaction() as conn:
-        cur = conn.execute(
-            f"INSERT INTO outcomes ({cols}) VALUES ({', '.join('?' for _ in data)})",
-            list(data.values()),
-        )
-    assert cur.lastrowid is not None  # an INSERT always sets it
-    return get_outcome(store, cur.lastrowid)
+        outcome_id = store.insert(conn, "outcomes", data)
+    assert outcome_id is not None  # the table has an integer id
+    return get_outcome(store, outcome_id)
 
 
 def get_outcome(store: Store, outcome_id: int) -> OutcomeRecord:
@@ -112,13 +108,12 @@ def _outcome(row: Any) -> OutcomeRecord:
 def add_adjustment(
     store: Store, *, profile: str, field: str, old: float, new: float, reason: str, evidence: dict
 ) -> Adjustment:
+    row = {"at": now(), "profile": profile, "field": field, "old": old, "new": new,
+           "reason": reason, "evidence": json.dumps(evidence)}  # fmt: skip
     with store.transaction() as conn:
-        cur = conn.execute(
-            "INSERT INTO profile_adjustments (at, profile, field, old, new, reason, evidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (now(), profile, field, old, new, reason, json.dumps(evidence)),
-        )
-    return adjustments(store, adjustment_id=cur.lastrowid)[0]
+        adjustment_id = store.insert(conn, "profile_adjustments", row)
+    assert adjustment_id is not None  # the table has an integer id
+    return adjustments(store, adjustment_id=adjustment_id)[0]
 
 
 def undo_adjustment(store: Store, adjustment_id: int) -> Adjustment:

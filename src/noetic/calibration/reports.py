@@ -12,7 +12,7 @@ from noetic.calibration.beliefs import Belief, update_belief
 from noetic.calibration.drift import ALPHA, DriftReport, detect_drift
 from noetic.calibration.metrics import CalibrationMetrics, calibration_metrics
 from noetic.calibration.outcomes import Filters, OutcomePoint, list_outcomes, outcome_points
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.vectors import VECTOR_NAMES, oriented
 
 Prediction = Literal["preflight", "check"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from noetic.assessment import gaps
 from noetic.errors import WorkflowError
 from noetic.profiles import Profile
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.store.records import GoalRecord
 from noetic.vectors import DESCRIPTIONS, INVERTED, oriented
 

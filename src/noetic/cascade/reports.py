@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.store.records import SessionRecord
 
 

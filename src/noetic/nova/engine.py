@@ -61,7 +61,8 @@ from noetic.nova.weighting import persona_records, stated_confidences, weighted_
 from noetic.runtime.context import RunContext
 from noetic.runtime.sentinel import SentinelStop
 from noetic.store import nova as records
-from noetic.store.sqlite import Store, now
+from noetic.store.base import BaseStore
+from noetic.store.rows import now
 from noetic.untrusted import check_text_field
 
 
@@ -145,7 +146,7 @@ async def resume_nova(
     return await _Walk(ctx, run, settings, catalogue, done, on_turn).go()
 
 
-def stored_run(store: Store, run_id: str) -> NovaRun:
+def stored_run(store: BaseStore, run_id: str) -> NovaRun:
     """A run as the store has it: its last recorded result and every turn."""
     row = records.get_run(store, run_id)
     loaded = [Turn.model_validate(t) for t in records.turns(store, row["id"])]

@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from noetic.nova.turns import ASSESSMENT_NODES, Node, Turn
-from noetic.store import Store
 from noetic.store import nova as records
+from noetic.store.base import BaseStore as Store
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 

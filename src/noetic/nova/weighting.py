@@ -17,8 +17,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from noetic.nova.turns import Node, Turn
-from noetic.store import Store
 from noetic.store import nova as records
+from noetic.store.base import BaseStore as Store
 
 FLOOR = 0.05
 

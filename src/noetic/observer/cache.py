@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.embeddings import Embedder, cosine_top_k
 from noetic.observer.questions import same_question
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.store.observations import (
     cache_add,
     cache_entry,

@@ -30,7 +30,7 @@ from noetic.observer.crystallization import (
 from noetic.observer.observation import Observation, parse_observation
 from noetic.observer.prompts import ROLES, stage_prompt
 from noetic.runtime.context import RunContext
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.store.observations import runs, save_run
 
 

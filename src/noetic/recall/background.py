@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from noetic.store import Store
+    from noetic.store.base import BaseStore as Store
 
 MODES = ("background", "inline", "off")
 

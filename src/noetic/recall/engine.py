@@ -25,7 +25,7 @@ from noetic.errors import NotFoundError
 from noetic.recall.index import embed_pending, index_for
 from noetic.recall.scoring import NO_CHANGE, RecallConfig, Strategy, floors, need, strategy
 from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.store.summaries import RecallSummary, cascade_ids, load_summaries
 from noetic.vectors import INVERTED, VECTOR_NAMES
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 
 CONFIRMED = "confirmed"
 UNVERIFIED = "unverified"

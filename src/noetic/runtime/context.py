@@ -30,6 +30,7 @@ from noetic.profiles import Profile, ProfileRegistry
 from noetic.runtime.sentinel import Sentinel, SentinelLimits
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
+from noetic.store.base import BaseStore
 from noetic.tools.base import Tool
 
 
@@ -67,7 +68,7 @@ class RunContext:
         self.sentinel = Sentinel(self.limits.sentinel_limits(), self.emit)
 
     @property
-    def store(self) -> Store:
+    def store(self) -> BaseStore:
         return self.tracker.store
 
     @property

@@ -29,7 +29,7 @@ from noetic.calibration.outcomes import active_overrides, effective_profile
 from noetic.errors import ValidationError, WorkflowError
 from noetic.events import EventBus, EventKind
 from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
-from noetic.store import Store
+from noetic.store.base import BaseStore as Store
 from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
 from noetic.store.records import (
     AssessmentRecord,

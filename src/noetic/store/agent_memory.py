@@ -12,17 +12,18 @@ import json
 from typing import Any
 
 from noetic.errors import NotFoundError, StoreError
-from noetic.store.sqlite import Store, now
+from noetic.store.base import BaseStore
+from noetic.store.rows import now
 
 
-def load_profile(store: Store, user_id: str) -> dict[str, Any] | None:
+def load_profile(store: BaseStore, user_id: str) -> dict[str, Any] | None:
     row = store.conn.execute(
         "SELECT profile_data FROM user_profiles WHERE user_id = ?", (user_id,)
     ).fetchone()
     return _decode(row[0], f"the profile of {user_id!r}") if row else None
 
 
-def save_profile(store: Store, user_id: str, data: dict[str, Any]) -> None:
+def save_profile(store: BaseStore, user_id: str, data: dict[str, Any]) -> None:
     text = json.dumps(data, ensure_ascii=False, default=str)
     with store.transaction() as conn:
         conn.execute(
@@ -34,7 +35,7 @@ def save_profile(store: Store, user_id: str, data: dict[str, Any]) -> None:
 
 
 def save_workspace(
-    store: Store, task_id: str, user_id: str, query: str, status: str, data: dict[str, Any]
+    store: BaseStore, task_id: str, user_id: str, query: str, status: str, data: dict[str, Any]
 ) -> None:
     """Write one task's workspace; the user gets an empty profile row if it has none."""
     text = json.dumps(data, ensure_ascii=False, default=str)
@@ -54,7 +55,7 @@ def save_workspace(
         )
 
 
-def load_workspace(store: Store, task_id: str) -> tuple[str, str, str, str, dict[str, Any]]:
+def load_workspace(store: BaseStore, task_id: str) -> tuple[str, str, str, str, dict[str, Any]]:
     """(id, user, query, status, workspace) of a task; a unique id prefix is enough."""
     rows = store.conn.execute(
         "SELECT task_id, user_id, query, status, workspace_data FROM task_workspaces "
@@ -69,7 +70,7 @@ def load_workspace(store: Store, task_id: str) -> tuple[str, str, str, str, dict
     return found, user, query, status, _decode(data, f"the workspace of task {found}")
 
 
-def list_workspaces(store: Store, limit: int = 20) -> list[dict[str, Any]]:
+def list_workspaces(store: BaseStore, limit: int = 20) -> list[dict[str, Any]]:
     rows = store.conn.execute(
         "SELECT task_id, user_id, query, status, updated_at FROM task_workspaces "
         "ORDER BY updated_at DESC LIMIT ?",

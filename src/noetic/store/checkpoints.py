@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.store.sqlite import Store, now
+from noetic.store.base import BaseStore
+from noetic.store.rows import now
 from noetic.vectors import VECTOR_NAMES
 
 NOTES_REF = "refs/notes/noetic/checkpoints"
@@ -96,7 +97,7 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def write_checkpoint(store: Store, checkpoint: Checkpoint, repo: Path | None) -> str:
+def write_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> str:
     """Append to the git note on HEAD, or to SQLite; returns where it went."""
     line = checkpoint.line()
     if repo is not None and _git(repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD",
@@ -111,7 +112,7 @@ def write_checkpoint(store: Store, checkpoint: Checkpoint, repo: Path | None) ->
 
 
 def list_checkpoints(
-    store: Store, repo: Path | None, *, session: str | None = None
+    store: BaseStore, repo: Path | None, *, session: str | None = None
 ) -> list[tuple[str, Checkpoint]]:
     """Every checkpoint, ``(where, checkpoint)``, oldest first."""
     found: list[tuple[str, Checkpoint]] = []
@@ -130,7 +131,7 @@ def list_checkpoints(
     return found
 
 
-def bootstrap_context(store: Store, repo: Path | None, *, tasks: int = 5) -> str:
+def bootstrap_context(store: BaseStore, repo: Path | None, *, tasks: int = 5) -> str:
     """The latest checkpoint of each of the last ``tasks`` tasks, as a compact block."""
     latest: dict[Any, Checkpoint] = {}
     for _, cp in list_checkpoints(store, repo):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from noetic.llm.base import LLMCall
-from noetic.store.sqlite import Store, now
+from noetic.store.base import BaseStore
+from noetic.store.rows import now
 
 _FIELDS = tuple(LLMCall.model_fields)
 
@@ -15,7 +16,7 @@ class LoggedCall(LLMCall):
     at: str
 
 
-def record_llm_call(store: Store, call: LLMCall) -> None:
+def record_llm_call(store: BaseStore, call: LLMCall) -> None:
     data = call.model_dump()
     cols = ", ".join(("at", *_FIELDS))
     marks = ", ".join("?" for _ in range(len(_FIELDS) + 1))
@@ -27,7 +28,7 @@ def record_llm_call(store: Store, call: LLMCall) -> None:
 
 
 def llm_calls(
-    store: Store,
+    store: BaseStore,
     *,
     session_id: str | None = None,
     cascade_id: str | None = None,

@@ -3,14 +3,14 @@
 A write that changes a session adds a row to ``file_backlog`` in the same SQLite transaction:
 the durable marker that the session's files are behind. :func:`drain` brings them up to date:
 it reads the backlog, rewrites each marked session's JSON document once (however many writes it
-had; built from the rows added since the last drain, see :meth:`Store.session_document`),
+had; built from the rows added since the last drain, see :meth:`BaseStore.session_document`),
 appends each marked assessment's line to its session's reflex log, and only then deletes the rows
 it served. So the cost of a write no longer grows with the session; the rewrite is paid once per
 drain, and a session's files are two, not one per assessment (creating a file is what cost
 most).
 
 Drains happen when the store is closed (every CLI command), when the process exits, on
-:meth:`Store.flush_files`, and in a long-lived process (the MCP server) on a background thread a
+:meth:`BaseStore.flush_files`, and in a long-lived process (the MCP server) on a background thread a
 moment after each write, so files lag SQLite by about :data:`DELAY` (one second).
 
 What the files promise after a crash: SQLite holds every committed write. After a killed process
@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING
 from noetic.store import files
 
 if TYPE_CHECKING:
-    from noetic.store.sqlite import Store
+    from noetic.store.base import BaseStore
 
 DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite
 
 
-def drain(store: Store) -> int:
+def drain(store: BaseStore) -> int:
     """Write the files the backlog asks for; returns how many backlog rows were served."""
     with files.file_lock(store.home / ".files.lock"):
         rows = store.conn.execute(
@@ -65,7 +65,7 @@ def drain(store: Store) -> int:
 class Mirror:
     """A background drainer for one store, started by the first write that needs it."""
 
-    def __init__(self, store: Store, delay: float = DELAY) -> None:
+    def __init__(self, store: BaseStore, delay: float = DELAY) -> None:
         self.store = store
         self.delay = delay
         self._wake = threading.Event()
@@ -91,9 +91,7 @@ class Mirror:
             self._stop.clear()
 
     def _run(self) -> None:
-        from noetic.store.sqlite import Store
-
-        reader = Store(self.store.home, write_files=False)
+        reader = self.store._reader()
         try:
             while not self._stop.is_set():
                 self._wake.wait()

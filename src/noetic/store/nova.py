@@ -12,11 +12,12 @@ import json
 from typing import Any
 
 from noetic.errors import NotFoundError, ValidationError
-from noetic.store.sqlite import Store, new_id, now
+from noetic.store.base import BaseStore
+from noetic.store.rows import new_id, now
 
 
 def create_run(
-    store: Store,
+    store: BaseStore,
     question: str,
     settings: dict[str, Any],
     *,
@@ -32,7 +33,7 @@ def create_run(
     return run_id
 
 
-def save_turn(store: Store, run_id: str, seq: int, key: str, turn: dict[str, Any]) -> None:
+def save_turn(store: BaseStore, run_id: str, seq: int, key: str, turn: dict[str, Any]) -> None:
     with store.transaction() as conn:
         conn.execute(
             "INSERT INTO nova_turns (run_id, seq, key, turn, at) VALUES (?, ?, ?, ?, ?)",
@@ -40,7 +41,7 @@ def save_turn(store: Store, run_id: str, seq: int, key: str, turn: dict[str, Any
         )
 
 
-def update_run(store: Store, run_id: str, **fields: Any) -> None:
+def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``cascade_id``, ``inputs`` or ``result`` (JSON-encoded as needed)."""
     allowed = {"status", "cascade_id", "inputs", "result", "ended_at"}
     unknown = set(fields) - allowed
@@ -52,7 +53,7 @@ def update_run(store: Store, run_id: str, **fields: Any) -> None:
         conn.execute(f"UPDATE nova_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
 
 
-def get_run(store: Store, run_id: str) -> dict[str, Any]:
+def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:
     """A run by id or unique id prefix."""
     if not run_id or not run_id.strip():
         raise ValidationError("the run id is empty", field="run", value=run_id)
@@ -72,14 +73,14 @@ def get_run(store: Store, run_id: str) -> dict[str, Any]:
     return row
 
 
-def turns(store: Store, run_id: str) -> list[dict[str, Any]]:
+def turns(store: BaseStore, run_id: str) -> list[dict[str, Any]]:
     rows = store.conn.execute(
         "SELECT turn FROM nova_turns WHERE run_id = ? ORDER BY seq", (run_id,)
     )
     return [json.loads(r["turn"]) for r in rows]
 
 
-def runs(store: Store) -> list[dict[str, Any]]:
+def runs(store: BaseStore) -> list[dict[str, Any]]:
     """Every run, oldest first, with settings, inputs and result decoded."""
     out = []
     for r in store.conn.execute("SELECT * FROM nova_runs ORDER BY created_at, id"):
@@ -90,7 +91,7 @@ def runs(store: Store) -> list[dict[str, Any]]:
     return out
 
 
-def run_outcomes(store: Store) -> list[tuple[str, float]]:
+def run_outcomes(store: BaseStore) -> list[tuple[str, float]]:
     """``(run id, outcome score)`` for every run whose task has a recorded outcome (the latest
     outcome of each task)."""
     rows = store.conn.execute(

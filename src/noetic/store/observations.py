@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from noetic.store.sqlite import Store, new_id, now
+from noetic.store.base import BaseStore
+from noetic.store.rows import new_id, now
 
 
-def save_run(store: Store, run: dict[str, Any], observations: list[dict[str, Any]]) -> str:
+def save_run(store: BaseStore, run: dict[str, Any], observations: list[dict[str, Any]]) -> str:
     """Persist one chain run and its observations in one transaction; returns the run id."""
     run_id = new_id("o")
     stamp = now()
@@ -33,11 +34,13 @@ def save_run(store: Store, run: dict[str, Any], observations: list[dict[str, Any
     return run_id
 
 
-def runs(store: Store) -> list[dict[str, Any]]:
+def runs(store: BaseStore) -> list[dict[str, Any]]:
     return [dict(r) for r in store.conn.execute("SELECT * FROM observer_runs ORDER BY at, id")]
 
 
-def cache_vectors(store: Store, embedder: str, born_after: float) -> list[tuple[int, bytes, bytes]]:
+def cache_vectors(
+    store: BaseStore, embedder: str, born_after: float
+) -> list[tuple[int, bytes, bytes]]:
     """``(id, query embedding, answer embedding)`` of every live entry."""
     rows = store.conn.execute(
         "SELECT id, embedding, answer_embedding FROM pattern_cache "
@@ -47,14 +50,14 @@ def cache_vectors(store: Store, embedder: str, born_after: float) -> list[tuple[
     return [(r["id"], r["embedding"], r["answer_embedding"]) for r in rows]
 
 
-def cache_expire(store: Store, born_before: float) -> int:
+def cache_expire(store: BaseStore, born_before: float) -> int:
     with store.transaction() as conn:
         return conn.execute(
             "DELETE FROM pattern_cache WHERE created_at < ?", (born_before,)
         ).rowcount
 
 
-def cache_touch(store: Store, entry_id: int, at: float) -> dict[str, Any]:
+def cache_touch(store: BaseStore, entry_id: int, at: float) -> dict[str, Any]:
     with store.transaction() as conn:
         conn.execute(
             "UPDATE pattern_cache SET last_used_at = ?, hits = hits + 1 WHERE id = ?",
@@ -63,12 +66,12 @@ def cache_touch(store: Store, entry_id: int, at: float) -> dict[str, Any]:
     return cache_entry(store, entry_id)
 
 
-def cache_entry(store: Store, entry_id: int) -> dict[str, Any]:
+def cache_entry(store: BaseStore, entry_id: int) -> dict[str, Any]:
     row = store.conn.execute("SELECT * FROM pattern_cache WHERE id = ?", (entry_id,)).fetchone()
     return {**dict(row), "layers": tuple(json.loads(row["layers"]))}
 
 
-def cache_add(store: Store, entry: dict[str, Any], max_size: int) -> None:
+def cache_add(store: BaseStore, entry: dict[str, Any], max_size: int) -> None:
     """Insert an entry, then evict the least recently used beyond ``max_size``."""
     with store.transaction() as conn:
         conn.execute(

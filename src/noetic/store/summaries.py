@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.store.sqlite import Store
+from noetic.store.base import BaseStore
 from noetic.vectors import VECTOR_NAMES
 
 
@@ -42,7 +42,7 @@ def pack(vectors: dict[str, float]) -> bytes:
     return struct.pack(f"{len(VECTOR_NAMES)}f", *(vectors.get(v, math.nan) for v in VECTOR_NAMES))
 
 
-def save_summary(store: Store, summary: RecallSummary) -> None:
+def save_summary(store: BaseStore, summary: RecallSummary) -> None:
     row = summary.model_dump()
     for key in ("pre", "post", "delta"):
         row[key] = json.dumps(row[key])
@@ -58,7 +58,7 @@ def save_summary(store: Store, summary: RecallSummary) -> None:
         )
 
 
-def load_summaries(store: Store, cascade_ids: list[str]) -> dict[str, RecallSummary]:
+def load_summaries(store: BaseStore, cascade_ids: list[str]) -> dict[str, RecallSummary]:
     """Full summaries for the given tasks."""
     out = {}
     for start in range(0, len(cascade_ids), 500):
@@ -78,7 +78,7 @@ def load_summaries(store: Store, cascade_ids: list[str]) -> dict[str, RecallSumm
 VECTOR_COLUMNS = "seq, cascade_id, ai_id, project, calibration, learning, ended, pre_vec, delta_vec"
 
 
-def pending(store: Store, embedder: str, limit: int | None = None) -> list[Any]:
+def pending(store: BaseStore, embedder: str, limit: int | None = None) -> list[Any]:
     """Summaries not yet embedded with ``embedder``, newest first: cascade id, task and the
     scoring columns."""
     sql = (
@@ -92,7 +92,7 @@ def pending(store: Store, embedder: str, limit: int | None = None) -> list[Any]:
     return store.conn.execute(sql, args).fetchall()
 
 
-def pending_count(store: Store, embedder: str) -> int:
+def pending_count(store: BaseStore, embedder: str) -> int:
     """How many summaries have no vectors for ``embedder`` (two counts; no join unless they
     differ)."""
     conn = store.conn
@@ -111,7 +111,7 @@ def pending_count(store: Store, embedder: str) -> int:
     )
 
 
-def save_vectors(store: Store, embedder: str, rows: list[Any], vectors: list[bytes]) -> None:
+def save_vectors(store: BaseStore, embedder: str, rows: list[Any], vectors: list[bytes]) -> None:
     """Append the vectors of ``rows`` (as returned by :func:`pending`). A task whose summary
     was rewritten meanwhile is skipped: it is pending again."""
     with store.transaction() as conn:
@@ -125,7 +125,7 @@ def save_vectors(store: Store, embedder: str, rows: list[Any], vectors: list[byt
             )
 
 
-def vectors_since(store: Store, embedder: str, seq: int) -> list[Any]:
+def vectors_since(store: BaseStore, embedder: str, seq: int) -> list[Any]:
     """The vector rows of ``embedder`` after ``seq``, in order."""
     return store.conn.execute(
         f"SELECT {VECTOR_COLUMNS}, vector FROM recall_vectors WHERE embedder = ? AND seq > ? "
@@ -134,7 +134,7 @@ def vectors_since(store: Store, embedder: str, seq: int) -> list[Any]:
     ).fetchall()
 
 
-def vector_state(store: Store, embedder: str) -> tuple[int, int]:
+def vector_state(store: BaseStore, embedder: str) -> tuple[int, int]:
     """``(generation, last seq)`` of ``embedder``'s vectors: what an index compares with."""
     conn = store.conn
     gen = conn.execute(
@@ -146,7 +146,7 @@ def vector_state(store: Store, embedder: str) -> tuple[int, int]:
     return (gen[0] if gen else 0), (last or 0)
 
 
-def cascade_ids(store: Store, seqs: list[int]) -> dict[int, str]:
+def cascade_ids(store: BaseStore, seqs: list[int]) -> dict[int, str]:
     rows = store.conn.execute(
         f"SELECT seq, cascade_id FROM recall_vectors WHERE seq IN ({','.join('?' * len(seqs))})",
         seqs,

@@ -1,0 +1,663 @@
+"""What a Noetic store is, whatever database holds it: sessions, tasks (cascades), assessments,
+investigations, goals and events, a session's export and import, and the session files written
+from the rows (see :mod:`noetic.store.mirror`).
+
+A backend (:mod:`noetic.store.sqlite`, :mod:`noetic.store.postgres`) supplies the connection and
+the few things its dialect does its own way: opening and closing, the transaction that makes one
+logical write, inserting a row and getting its id, finding an id by prefix, and serialising the
+writers of one session so its sequence numbers stay contiguous. All SQL here is written once, in
+the subset both dialects read (``?`` placeholders; the PostgreSQL connection translates them).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import threading
+import weakref
+from collections import OrderedDict
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Final
+
+from noetic.assessment import Assessment, Decision
+from noetic.errors import NotFoundError, ValidationError
+from noetic.events import Event
+from noetic.store import files
+from noetic.store.document import Grown
+from noetic.store.mirror import Mirror, drain
+from noetic.store.records import (
+    AssessmentRecord,
+    CascadeRecord,
+    EventRecord,
+    GoalRecord,
+    InvestigationRecord,
+    SessionRecord,
+)
+from noetic.store.rows import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    Row,
+    assessment_record,
+    assessment_row,
+    cascade_record,
+    compact_json,
+    export_assessment,
+    export_cascade,
+    export_event,
+    investigation_record,
+    new_id,
+    now,
+    parse_export,
+    reflex_frame,
+)
+from noetic.untrusted import check_identifier, check_text_field
+
+GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
+
+
+class BaseStore:
+    """A store's rows and the JSON and reflex-log files derived from them."""
+
+    home: Path
+    conn: Any  # reads: ``execute(sql, args)`` returning rows indexable by name and position
+    write_files: bool
+    background: bool
+    read_only: bool
+    mirror: Mirror
+    _grown: OrderedDict[str, Grown]
+    _writing: threading.RLock
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One logical write, committed whole or not at all; yields the connection to use."""
+        raise NotImplementedError
+
+    def insert(self, c: Any, table: str, row: dict[str, Any]) -> int | None:
+        """Insert ``row``; returns its integer id when the table has one."""
+        raise NotImplementedError
+
+    def _by_id_or_prefix(self, table: str, key: str) -> list[Row]:
+        """The row whose id is ``key``, else up to two whose id starts with it."""
+        raise NotImplementedError
+
+    def _reader(self) -> BaseStore:
+        """Another store on the same database that writes no files (the mirror's thread reads
+        through it, so the files never wait for this store's connection)."""
+        raise NotImplementedError
+
+    def _lock_session(self, c: Any, session_id: str) -> None:
+        """Serialise the writers of one session's sequence numbers (until the transaction
+        ends); a backend whose transactions already exclude each other does nothing."""
+
+    def _no_sessions(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
+
+    def close(self) -> None:
+        """Write the files still in the backlog, then close the connection."""
+        if getattr(self, "_closed", True):
+            return
+        self._closed = True
+        _OPEN.discard(self)
+        try:
+            self.mirror.stop()
+            if self.write_files and not self.read_only:
+                drain(self)
+        finally:
+            self._disconnect()
+
+    def _disconnect(self) -> None:
+        self.conn.close()
+
+    def _opened(self) -> None:
+        """Register an open store, so one nobody closes still writes its files at exit."""
+        self._closed = False
+        _OPEN.add(self)
+
+    def flush_files(self) -> int:
+        """Bring every session file the backlog names up to date now."""
+        self.mirror.stop()
+        return drain(self)
+
+    def _files_changed(self) -> None:
+        if self.write_files and self.background:
+            self.mirror.wake()
+
+    def __enter__(self) -> BaseStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # sessions -----------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        *,
+        ai_id: str,
+        profile: str,
+        ai_model: str | None = None,
+        domain: str | None = None,
+        project: str | None = None,
+    ) -> SessionRecord:
+        named = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain}
+        for field, value in {**named, "project": project}.items():
+            if value is not None:
+                check_identifier(value, field)
+        record = SessionRecord(
+            id=new_id("s"),
+            ai_id=ai_id,
+            ai_model=ai_model,
+            domain=domain,
+            profile=profile,
+            project=project,
+            created_at=now(),
+        )
+        with self.transaction() as c:
+            self.insert(c, "sessions", record.model_dump())
+            _queue(c, record.id)
+        self._files_changed()
+        return record
+
+    def get_session(self, session_id: str) -> SessionRecord:
+        """A session by id or unique id prefix."""
+        rows = self._by_id_or_prefix("sessions", session_id)
+        exact = [r for r in rows if r["id"] == session_id]
+        if exact:
+            return SessionRecord(**dict(exact[0]))
+        if len(rows) == 1 and session_id:
+            return SessionRecord(**dict(rows[0]))
+        if len(rows) > 1:
+            raise ValidationError(
+                f"session id prefix {session_id!r} is ambiguous",
+                field="session_id",
+                value=session_id,
+                fix="give more characters of the id",
+            )
+        raise NotFoundError(
+            f"unknown session {session_id!r}", fix="`noetic sessions list` shows the sessions"
+        )
+
+    def end_session(self, session_id: str) -> SessionRecord:
+        """Mark a session ended (its tasks stay as they are); ending it again changes nothing."""
+        session = self.get_session(session_id)
+        if session.status == "ended":
+            return session
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?",
+                (now(), session.id),
+            )
+            _queue(c, session.id)
+        self._files_changed()
+        return self.get_session(session.id)
+
+    def list_sessions(self, *, limit: int = 50, ai_id: str | None = None) -> list[SessionRecord]:
+        sql = "SELECT * FROM sessions"
+        args: list[Any] = []
+        if ai_id:
+            sql += " WHERE ai_id = ?"
+            args.append(ai_id)
+        sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
+        args.append(limit)
+        return [SessionRecord(**dict(r)) for r in self.conn.execute(sql, args)]
+
+    # cascades -----------------------------------------------------------------------------
+
+    def open_cascade(
+        self, session_id: str, task: str, *, profile: str, provider: str | None = None
+    ) -> CascadeRecord:
+        check_text_field(task, "task")
+        record = CascadeRecord(
+            id=new_id("c"),
+            session_id=session_id,
+            task=task,
+            status="open",
+            profile=profile,
+            provider=provider,
+            created_at=now(),
+        )
+        with self.transaction() as c:
+            row = record.model_dump()
+            row["result"] = json.dumps(row["result"])
+            self.insert(c, "cascades", row)
+        return record
+
+    def get_cascade(self, cascade_id: str) -> CascadeRecord:
+        row = self._by_id_or_prefix("cascades", cascade_id)
+        if len(row) == 1 or (row and row[0]["id"] == cascade_id):
+            return cascade_record(row[0])
+        if len(row) > 1:
+            raise ValidationError(
+                f"cascade id prefix {cascade_id!r} is ambiguous", field="cascade_id"
+            )
+        raise NotFoundError(f"unknown cascade {cascade_id!r}")
+
+    def cascades(self, session_id: str) -> list[CascadeRecord]:
+        rows = self.conn.execute(
+            "SELECT * FROM cascades WHERE session_id = ? ORDER BY created_at, id", (session_id,)
+        )
+        return [cascade_record(r) for r in rows]
+
+    def open_cascade_of(self, session_id: str) -> CascadeRecord | None:
+        """The session's newest cascade that is still open, if any."""
+        row = self.conn.execute(
+            "SELECT * FROM cascades WHERE session_id = ? AND status = 'open' "
+            "ORDER BY created_at DESC, id DESC LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return cascade_record(row) if row else None
+
+    def finish_cascade(self, cascade_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
+        cascade = self.get_cascade(cascade_id)
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
+                (status, now(), json.dumps(result), cascade.id),
+            )
+            _queue(c, cascade.session_id)
+        self._files_changed()
+        return self.get_cascade(cascade.id)
+
+    # assessments --------------------------------------------------------------------------
+
+    def add_assessment(
+        self,
+        session_id: str,
+        assessment: Assessment,
+        decision: Decision,
+        *,
+        cascade_id: str | None = None,
+    ) -> AssessmentRecord:
+        """Record one assessment with its decision; writes SQLite, JSON and a reflex log."""
+        created = now()
+        with self.transaction() as c:
+            self._lock_session(c, session_id)
+            seq = c.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM assessments WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()[0]
+            row = assessment_row(session_id, cascade_id, seq, assessment, decision, created)
+            row_id = self.insert(c, "assessments", row)
+            new_row = c.execute("SELECT * FROM assessments WHERE id = ?", (row_id,)).fetchone()
+            _queue(c, session_id, assessment_id=row_id)
+        self._files_changed()
+        return assessment_record(new_row)
+
+    def assessments(
+        self, *, session_id: str | None = None, cascade_id: str | None = None
+    ) -> list[AssessmentRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM assessments{where} ORDER BY session_id, seq", args)
+        return [assessment_record(r) for r in rows]
+
+    # investigations -----------------------------------------------------------------------
+
+    def add_investigation(
+        self,
+        session_id: str,
+        *,
+        cascade_id: str | None = None,
+        round: int | None = None,
+        note: str = "",
+        tool: str | None = None,
+        purpose: str | None = None,
+        target_vector: str | None = None,
+        success: bool | None = None,
+        information_gained: str | None = None,
+    ) -> InvestigationRecord:
+        for field, text in (("note", note), ("information_gained", information_gained or "")):
+            check_text_field(text, field)
+        row = {
+            "session_id": session_id,
+            "cascade_id": cascade_id,
+            "round": round,
+            "note": note,
+            "tool": tool,
+            "purpose": purpose,
+            "target_vector": target_vector,
+            "success": success,
+            "information_gained": information_gained,
+            "created_at": now(),
+        }
+        with self.transaction() as c:
+            row_id = self.insert(c, "investigations", row)
+            _queue(c, session_id)
+        self._files_changed()
+        assert row_id is not None  # the table has an integer id
+        return InvestigationRecord(id=row_id, **row)
+
+    def investigations(
+        self, *, session_id: str | None = None, cascade_id: str | None = None
+    ) -> list[InvestigationRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM investigations{where} ORDER BY id", args)
+        return [investigation_record(r) for r in rows]
+
+    # goals --------------------------------------------------------------------------------
+
+    def add_goal(
+        self,
+        session_id: str,
+        description: str,
+        *,
+        source: str,
+        cascade_id: str | None = None,
+        parent_id: str | None = None,
+        target_vector: str | None = None,
+        priority: float = 0.5,
+    ) -> GoalRecord:
+        stamp = now()
+        record = GoalRecord(
+            id=new_id("g"),
+            session_id=session_id,
+            cascade_id=cascade_id,
+            parent_id=parent_id,
+            description=description,
+            target_vector=target_vector,
+            priority=priority,
+            source=source,
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        with self.transaction() as c:
+            self.insert(c, "goals", record.model_dump())
+            _queue(c, session_id)
+        self._files_changed()
+        return record
+
+    def set_goal_status(self, goal_id: str, status: str) -> GoalRecord:
+        with self.transaction() as c:
+            updated = c.execute(
+                "UPDATE goals SET status = ?, updated_at = ? WHERE id = ?",
+                (status, now(), goal_id),
+            ).rowcount
+            if updated:
+                c.execute(
+                    "INSERT INTO file_backlog (session_id) SELECT session_id FROM goals "
+                    "WHERE id = ?",
+                    (goal_id,),
+                )
+        if not updated:
+            raise NotFoundError(f"unknown goal {goal_id!r}")
+        self._files_changed()
+        return self.get_goal(goal_id)
+
+    def get_goal(self, goal_id: str) -> GoalRecord:
+        row = self.conn.execute("SELECT * FROM goals WHERE id = ?", (goal_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"unknown goal {goal_id!r}")
+        return GoalRecord(**dict(row))
+
+    def goals(
+        self, *, session_id: str | None = None, cascade_id: str | None = None
+    ) -> list[GoalRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM goals{where} ORDER BY created_at, id", args)
+        return [GoalRecord(**dict(r)) for r in rows]
+
+    # events -------------------------------------------------------------------------------
+
+    def append_event(self, event: Event) -> None:
+        """Persist one event (an :class:`noetic.events.EventBus` subscriber)."""
+        data = event.model_dump(mode="json")
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
+                "VALUES (?,?,?,?,?,?)",
+                (
+                    data["at"],
+                    data["kind"],
+                    data["engine"],
+                    data["session_id"],
+                    data["cascade_id"],
+                    json.dumps(data["data"]),
+                ),
+            )
+            if event.session_id is not None:
+                _queue(c, event.session_id)
+
+    def events(
+        self,
+        *,
+        session_id: str | None = None,
+        cascade_id: str | None = None,
+        kind: str | None = None,
+        after_id: int = 0,
+        limit: int = 1000,
+    ) -> list[EventRecord]:
+        where, args = _where(session_id=session_id, cascade_id=cascade_id, kind=kind)
+        where += (" AND" if where else " WHERE") + " id > ?"
+        rows = self.conn.execute(
+            f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, after_id, limit]
+        )
+        return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in rows]
+
+    # export / import / rebuild ------------------------------------------------------------
+
+    def export_session(self, session_id: str) -> dict[str, Any]:
+        """The whole session as one JSON-ready document (the session file's format).
+
+        Built straight from the rows (the files are written from it, so it avoids re-validating
+        what the store itself wrote); :meth:`import_session` validates it on the way back.
+        """
+        sid = self.get_session(session_id).id
+        rows = self.conn.execute(
+            "SELECT * FROM assessments WHERE session_id = ? ORDER BY seq", (sid,)
+        ).fetchall()
+        events = self.conn.execute(
+            "SELECT * FROM events WHERE session_id = ? ORDER BY id", (sid,)
+        ).fetchall()
+        head, tail = self._export_parts(sid)
+        return {
+            **head,
+            "assessments": [export_assessment(r) for r in rows],
+            **tail,
+            "events": [export_event(e) for e in events],
+        }
+
+    def _export_parts(self, sid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What a session document holds before its assessments (format, version, session,
+        cascades) and between them and its events (investigations, goals)."""
+        session = self.get_session(sid)
+        cascades = self.conn.execute(
+            "SELECT * FROM cascades WHERE session_id = ? ORDER BY created_at, id", (sid,)
+        )
+        head = {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "session": session.model_dump(mode="json"),
+            "cascades": [export_cascade(c) for c in cascades],
+        }
+        tail = {
+            "investigations": [
+                i.model_dump(mode="json", exclude={"id"})
+                for i in self.investigations(session_id=sid)
+            ],
+            "goals": [g.model_dump(mode="json") for g in self.goals(session_id=sid)],
+        }
+        return head, tail
+
+    def session_document(self, session_id: str, *, fresh: bool = False) -> bytes:
+        """The session's file: :meth:`export_session` as one line of JSON, byte for byte.
+
+        A session's assessments and events never change once written (import ``--replace``
+        deletes and re-inserts assessments under new ids), so each is read and encoded once: this
+        store keeps them encoded for its last :data:`GROWN_SESSIONS` sessions and reads only the
+        rows added since, after checking (one indexed count) that the rows it holds are still
+        exactly those in SQLite. So a drain costs the new rows, plus joining the text; ``fresh``
+        reads everything again."""
+        return self._session_document(session_id, fresh=fresh)[0]
+
+    def _session_document(
+        self, session_id: str, *, fresh: bool
+    ) -> tuple[bytes, dict[int, dict[str, Any]]]:
+        """:meth:`session_document`, and the assessments it read, by row id."""
+        grown = self._grown.pop(session_id, None)
+        if grown is None or fresh or not grown.intact(self.conn, session_id):
+            grown = Grown()
+        head, tail = self._export_parts(session_id)  # NotFoundError for an unknown session
+        added = grown.read(self.conn, session_id)
+        self._grown[session_id] = grown
+        while len(self._grown) > GROWN_SESSIONS:
+            self._grown.popitem(last=False)
+        return (
+            compact_json(head)[:-1]
+            + ',"assessments":['
+            + ",".join(grown.assessments)
+            + "],"
+            + compact_json(tail)[1:-1]
+            + ',"events":['
+            + ",".join(grown.events)
+            + "]}\n"
+        ).encode(), added
+
+    def import_session(self, doc: Any, *, replace: bool = False) -> SessionRecord:
+        """Insert an exported session exactly as it was (same ids and timestamps)."""
+        parsed = parse_export(doc)
+        sid = parsed["session"].id
+        exists = self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
+        if exists and not replace:
+            raise ValidationError(
+                f"session {sid} already exists in this store",
+                field="session.id",
+                value=sid,
+                fix="pass --replace to overwrite it",
+            )
+        with self.transaction() as c:
+            if exists:
+                for table in ("goals", "investigations", "assessments", "cascades", "sessions"):
+                    key = "id" if table == "sessions" else "session_id"
+                    c.execute(f"DELETE FROM {table} WHERE {key} = ?", (sid,))
+            self.insert(c, "sessions", parsed["session"].model_dump())
+            for cascade in parsed["cascades"]:
+                row = cascade.model_dump()
+                row["result"] = json.dumps(row["result"])
+                self.insert(c, "cascades", row)
+            for row in parsed["assessments"]:
+                self.insert(c, "assessments", row)
+            for row in parsed["investigations"]:
+                self.insert(c, "investigations", row)
+            for goal in parsed["goals"]:
+                self.insert(c, "goals", goal.model_dump())
+            if not exists:
+                for event in parsed["events"]:
+                    c.execute(
+                        "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
+                        "VALUES (?,?,?,?,?,?)",
+                        (
+                            event["at"],
+                            event["kind"],
+                            event.get("engine"),
+                            event.get("session_id"),
+                            event.get("cascade_id"),
+                            json.dumps(event.get("data", {})),
+                        ),
+                    )
+            _queue(c, sid, all_reflex=True)
+        self._files_changed()
+        return parsed["session"]
+
+    def rebuild_files(self) -> dict[str, int]:
+        """Rewrite every session JSON and reflex log from SQLite (removing reflex logs in the
+        layout before lines); the backlog is then empty. ``reflex_logs`` counts lines, one per
+        assessment."""
+        self.mirror.stop()
+        with files.file_lock(self.home / ".files.lock"):
+            ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
+            reflex = sum(self.write_session_files_now(sid, all_reflex=True) for sid in ids)
+            for legacy in files.legacy_reflex_files(self.home):  # now lines in the logs above
+                legacy.unlink(missing_ok=True)
+            with self.transaction() as c:
+                c.execute("DELETE FROM file_backlog")
+        return {"sessions": len(ids), "reflex_logs": reflex}
+
+    def write_session_files_now(
+        self, session_id: str, assessment_ids: set[int] | None = None, *, all_reflex: bool = False
+    ) -> int:
+        """Write the session's JSON document and the reflex-log lines of the given assessments
+        (appended), or, with ``all_reflex``, its reflex logs whole; returns the number of lines
+        written. The caller holds the files lock; see :mod:`noetic.store.mirror`."""
+        try:
+            doc, added = self._session_document(session_id, fresh=all_reflex)
+        except NotFoundError:  # deleted since it was queued: nothing to mirror
+            return 0
+        files.atomic_write_bytes(files.session_json_path(self.home, session_id), doc, sync=False)
+        if all_reflex:  # the document was read whole
+            recs = list(added.values())
+        elif assessment_ids:
+            recs = [added[i] for i in assessment_ids if i in added]
+            missing = [i for i in assessment_ids if i not in added]  # read by an earlier drain
+            if missing:
+                marks = ",".join("?" for _ in missing)
+                recs += [
+                    export_assessment(r)
+                    for r in self.conn.execute(
+                        f"SELECT * FROM assessments WHERE id IN ({marks})", missing
+                    )
+                ]
+            recs.sort(key=lambda r: r["seq"])
+        else:
+            return 0
+        session = self.get_session(session_id)
+        tasks = dict(
+            self.conn.execute("SELECT id, task FROM cascades WHERE session_id = ?", (session_id,))
+        )
+        days: dict[str, list[dict[str, Any]]] = {}
+        for rec in recs:
+            days.setdefault(rec["created_at"][:10], []).append(rec)
+        written = 0
+        for day, recs in days.items():
+            path = files.reflex_path(self.home, session.ai_id, day, session_id)
+            appended = None
+            if not all_reflex:
+                lines = [
+                    (r["seq"], files.json_line(reflex_frame(r, session.ai_id, tasks))) for r in recs
+                ]
+                appended = files.extend_lines(path, lines)
+            if appended is None:  # asked to, or the log's end was cut short: the whole log
+                if not all_reflex:
+                    recs = [
+                        export_assessment(r)
+                        for r in self.conn.execute(
+                            "SELECT * FROM assessments WHERE session_id = ? "
+                            "AND substr(created_at, 1, 10) = ? ORDER BY seq",
+                            (session_id, day),
+                        )
+                    ]
+                whole = [files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs]
+                files.atomic_write_bytes(path, b"".join(whole), sync=False)
+                appended = len(recs)
+            written += appended
+        return written
+
+
+_OPEN: weakref.WeakSet[BaseStore] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_stores() -> None:
+    """A process that exits without closing its stores still writes their files."""
+    for store in list(_OPEN):
+        with contextlib.suppress(Exception):
+            store.close()
+
+
+def _queue(
+    c: Any,
+    session_id: str,
+    *,
+    assessment_id: int | None = None,
+    all_reflex: bool = False,
+) -> None:
+    c.execute(
+        "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
+        (session_id, assessment_id, int(all_reflex)),
+    )
+
+
+def _where(**filters: Any) -> tuple[str, list[Any]]:
+    present = {k: v for k, v in filters.items() if v is not None}
+    if not present:
+        return "", []
+    return " WHERE " + " AND ".join(f"{k} = ?" for k in present), list(present.values())

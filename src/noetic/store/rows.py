@@ -1,0 +1,241 @@
+"""What both store backends share about rows: records built from them, a session's export form
+(the JSON document and reflex-log lines), and an export validated back into rows.
+
+Pure functions of a row (anything indexable by column name: :class:`sqlite3.Row`, or the
+PostgreSQL store's rows), so the dialects differ only in how they read and write.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from noetic.assessment import Assessment, Decision
+from noetic.errors import ValidationError
+from noetic.store.records import (
+    AssessmentRecord,
+    CascadeRecord,
+    EventRecord,
+    GoalRecord,
+    InvestigationRecord,
+    SessionRecord,
+)
+from noetic.vectors import VECTOR_NAMES
+
+EXPORT_FORMAT: Final = "noetic.session"
+EXPORT_VERSION: Final = 1
+Row = Any  # a row indexable by column name
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+def compact_json(data: Any) -> str:
+    """Compact JSON, as the session files hold it (see :func:`files.json_line`)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def cascade_record(row: Row) -> CascadeRecord:
+    return CascadeRecord(**{**dict(row), "result": json.loads(row["result"])})
+
+
+def investigation_record(row: Row) -> InvestigationRecord:
+    data = dict(row)
+    if data["success"] is not None:
+        data["success"] = bool(data["success"])
+    return InvestigationRecord(**data)
+
+
+def assessment_record(row: Row) -> AssessmentRecord:
+    assessment = Assessment(
+        phase=row["phase"],
+        vectors={v: row[v] for v in VECTOR_NAMES if row[v] is not None},
+        rationales=json.loads(row["rationales"]),
+        evidence=json.loads(row["evidence"]),
+        recommended_action=row["recommended_action"],
+        note=row["note"],
+        carried=tuple(json.loads(row["carried"])),
+    )
+    decision = Decision(
+        action=row["action"],
+        confidence=row["confidence"],
+        threshold=row["threshold"],
+        rule=row["rule"],
+        reason=row["reason"],
+        gaps=tuple(json.loads(row["gaps"])),
+    )
+    return AssessmentRecord(
+        id=row["id"],
+        session_id=row["session_id"],
+        cascade_id=row["cascade_id"],
+        seq=row["seq"],
+        assessment=assessment,
+        decision=decision,
+        created_at=row["created_at"],
+    )
+
+
+_CASCADE_FIELDS: Final = tuple(CascadeRecord.model_fields)
+
+
+def export_cascade(row: Row) -> dict[str, Any]:
+    """``CascadeRecord.model_dump(mode="json")`` built without re-validation (tested equal)."""
+    data = {name: row[name] for name in _CASCADE_FIELDS}
+    data["result"] = json.loads(data["result"])
+    return data
+
+
+def export_event(row: Row) -> dict[str, Any]:
+    return {
+        "at": row["at"],
+        "kind": row["kind"],
+        "engine": row["engine"],
+        "session_id": row["session_id"],
+        "cascade_id": row["cascade_id"],
+        "data": json.loads(row["data"]),
+    }
+
+
+def export_assessment(row: Row) -> dict[str, Any]:
+    """The export form of an assessment row: ``AssessmentRecord.model_dump(mode="json")``
+    without the row id, built without re-validation (a test checks the two agree)."""
+    return {
+        "session_id": row["session_id"],
+        "cascade_id": row["cascade_id"],
+        "seq": row["seq"],
+        "assessment": {
+            "phase": row["phase"],
+            "vectors": {v: row[v] for v in VECTOR_NAMES if row[v] is not None},
+            "rationales": json.loads(row["rationales"]),
+            "evidence": json.loads(row["evidence"]),
+            "recommended_action": row["recommended_action"],
+            "note": row["note"],
+            "carried": json.loads(row["carried"]),
+        },
+        "decision": {
+            "action": row["action"],
+            "confidence": row["confidence"],
+            "threshold": row["threshold"],
+            "rule": row["rule"],
+            "reason": row["reason"],
+            "gaps": json.loads(row["gaps"]),
+        },
+        "created_at": row["created_at"],
+    }
+
+
+def reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict[str, Any]:
+    """A reflex log from an assessment in its export form."""
+    a = rec["assessment"]
+    return {
+        "format": "noetic.reflex",
+        "ai_id": ai_id,
+        "session_id": rec["session_id"],
+        "cascade_id": rec["cascade_id"],
+        "task": tasks.get(rec["cascade_id"] or ""),
+        "seq": rec["seq"],
+        "phase": a["phase"],
+        "created_at": rec["created_at"],
+        "vectors": a["vectors"],
+        "rationales": a["rationales"],
+        "evidence": a["evidence"],
+        "note": a["note"],
+        "decision": rec["decision"],
+    }
+
+
+def parse_export(doc: Any) -> dict[str, Any]:
+    from pydantic import ValidationError as PydanticValidationError
+
+    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
+        raise ValidationError(
+            f"not a Noetic session export (expected format {EXPORT_FORMAT!r})",
+            field="format",
+            value=doc.get("format") if isinstance(doc, dict) else type(doc).__name__,
+        )
+    if doc.get("version") != EXPORT_VERSION:
+        raise ValidationError(
+            f"unsupported export version {doc.get('version')!r} (this Noetic reads "
+            f"{EXPORT_VERSION})",
+            field="version",
+            value=doc.get("version"),
+        )
+    try:
+        session = SessionRecord.model_validate(doc["session"])
+        cascades = [CascadeRecord.model_validate(c) for c in doc.get("cascades", [])]
+        assessments = [
+            AssessmentRecord.model_validate({**a, "id": 0}) for a in doc.get("assessments", [])
+        ]
+        investigations = [
+            InvestigationRecord.model_validate({**i, "id": 0})
+            for i in doc.get("investigations", [])
+        ]
+        goals = [GoalRecord.model_validate(g) for g in doc.get("goals", [])]
+        events = [
+            EventRecord.model_validate({**e, "id": 0}).model_dump(exclude={"id"})
+            for e in doc.get("events", [])
+        ]
+    except KeyError as exc:
+        raise ValidationError(f"session export is missing {exc}", field=str(exc)) from None
+    except PydanticValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ValidationError(
+            f"session export: field {field!r}: {err['msg']}", field=field
+        ) from None
+    for a in assessments:
+        if a.session_id != session.id:
+            raise ValidationError(
+                "session export: an assessment belongs to another session",
+                field="assessments.session_id",
+                value=a.session_id,
+            )
+    return {
+        "session": session,
+        "cascades": cascades,
+        "assessments": [
+            assessment_row(
+                a.session_id, a.cascade_id, a.seq, a.assessment, a.decision, a.created_at
+            )
+            for a in assessments
+        ],
+        "investigations": [i.model_dump(exclude={"id"}) for i in investigations],
+        "goals": goals,
+        "events": events,
+    }
+
+
+def assessment_row(
+    session_id: str,
+    cascade_id: str | None,
+    seq: int,
+    a: Assessment,
+    d: Decision,
+    created_at: str,
+) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "cascade_id": cascade_id,
+        "seq": seq,
+        "phase": a.phase.value,
+        **{v: a.vectors.get(v) for v in VECTOR_NAMES},
+        "confidence": d.confidence,
+        "action": d.action.value,
+        "rule": d.rule,
+        "reason": d.reason,
+        "threshold": d.threshold,
+        "gaps": json.dumps(list(d.gaps)),
+        "recommended_action": a.recommended_action.value if a.recommended_action else None,
+        "rationales": json.dumps(a.rationales),
+        "evidence": json.dumps(a.evidence),
+        "carried": json.dumps(list(a.carried)),
+        "note": a.note,
+        "created_at": created_at,
+    }
