@@ -222,6 +222,7 @@ def plan(
 ) -> list[FileChange]:
     """The changes ``noetic setup claude-code`` makes (or undoes), nothing written."""
     where = paths(scope, project, home)
+    root = project if scope == "project" else home
     executable = command[0]
 
     def mcp(data: dict[str, Any], original: dict[str, Any] | None) -> None:
@@ -237,13 +238,16 @@ def plan(
             add_hooks(data, executable, where["hooks"])
 
     changes = [
-        json_change(where["mcp"], mcp, uninstall=uninstall),
-        json_change(where["hooks"], hooks, uninstall=uninstall),
+        json_change(where["mcp"], mcp, uninstall=uninstall, root=root),
+        json_change(where["hooks"], hooks, uninstall=uninstall, root=root),
     ]
     if instructions or uninstall:
         changes.append(
             text_change(
-                where["instructions"], remove_block if uninstall else add_block, uninstall=uninstall
+                where["instructions"],
+                remove_block if uninstall else add_block,
+                uninstall=uninstall,
+                root=root,
             )
         )
     return changes

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import ValidationError
-from noetic.hosts.files import FileChange, backup_path, decode, prune, read_bytes
+from noetic.hosts.files import FileChange, backup_path, confine, decode, prune, read_bytes
 
 NAME = "codex"
 SCOPES = ("user",)
@@ -65,12 +65,15 @@ def plan(
     import tomlkit
 
     where = path(scope, home)
+    root = where.parent.parent if where.parent == home / ".codex" else where.parent
+    confine(where, root)
+    confine(backup_path(where), root)
     before = read_bytes(where)
     doc = _parse(before, where)
     servers = _servers(doc, where)
     if uninstall:
         if before is None or servers is None or SERVER not in servers:
-            return [FileChange(where, before, before)]
+            return [FileChange(where, before, before, root=root)]
         backup = read_bytes(backup_path(where))
         original = _parse(backup, backup_path(where)).unwrap() if backup is not None else None
         kept = (original or {}).get(KEY, {})
@@ -81,13 +84,13 @@ def plan(
             if not servers:
                 del doc[KEY]
         if backup is not None and prune(doc.unwrap()) == prune(original):
-            return [FileChange(where, before, backup, restores_backup=True)]
+            return [FileChange(where, before, backup, restores_backup=True, root=root)]
         if backup is None and prune(doc.unwrap()) == {}:
-            return [FileChange(where, before, None)]
-        return [FileChange(where, before, tomlkit.dumps(doc).encode("utf-8"))]
+            return [FileChange(where, before, None, root=root)]
+        return [FileChange(where, before, tomlkit.dumps(doc).encode("utf-8"), root=root)]
     wanted = entry(command)
     if servers is not None and SERVER in servers and servers[SERVER].unwrap() == wanted:
-        return [FileChange(where, before, before)]
+        return [FileChange(where, before, before, root=root)]
     table = tomlkit.table()
     table.update(wanted)
     if servers is None:
@@ -95,7 +98,7 @@ def plan(
         doc[KEY] = servers
     servers[SERVER] = table
     text = tomlkit.dumps(doc)
-    return [FileChange(where, before, text.encode("utf-8"))]
+    return [FileChange(where, before, text.encode("utf-8"), root=root)]
 
 
 def manual(scope: str, command: list[str]) -> str | None:

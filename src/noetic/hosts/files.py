@@ -12,6 +12,11 @@ after), computed without touching anything. Then:
   bytes are put back exactly and the backup removed, and a file Noetic created is deleted.
 
 A file that does not parse is refused with its path, line and column, and left untouched.
+
+Every change is confined to the scope it edits (the project folder, or the home folder for
+``--scope user``): a path that reaches outside it through a symlink — a cloned repository's
+``CLAUDE.md -> ~/.ssh/id_ed25519`` or ``.claude -> ~/.claude`` — is refused with the link and
+its target before anything is read, written or backed up (:func:`confine`).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import contextlib
 import difflib
 import json
 import os
+import secrets
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +47,7 @@ class FileChange:
     before: bytes | None
     after: bytes | None
     restores_backup: bool = False  # uninstall: ``after`` is the backup, which is then removed
+    root: Path | None = None  # the scope the change must stay inside (see confine)
 
     @property
     def changed(self) -> bool:
@@ -64,6 +71,34 @@ class FileChange:
 
 def backup_path(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def confine(path: Path, root: Path) -> None:
+    """Refuse ``path`` when reaching it follows a symlink out of ``root``.
+
+    Each step from ``root`` down (the folders, then the file itself) must resolve inside
+    ``root``: a folder outside would take the write there, and a file outside would be read
+    into the diff and the backup. A symlink that stays inside (``CLAUDE.md -> docs/AI.md``) is
+    followed as before."""
+    real_root = os.path.realpath(root)
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        raise UsageError(f"{path} is not inside {root}: nothing was changed") from None
+    step = Path(root)
+    for part in parts:
+        step = step / part
+        real = os.path.realpath(step)
+        if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
+            continue
+        link = os.readlink(step) if step.is_symlink() else real
+        raise UsageError(
+            f"{step} is a symlink to {link} ({real}), outside {root}: following it would "
+            f"{'read and ' if step == path else ''}write outside the scope being edited; "
+            "nothing was written",
+            fix=f"look at what {step} points to; remove the link (or make it by hand) if "
+            "Noetic should write there",
+        )
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -158,7 +193,7 @@ def prune(value: Any) -> Any:
 JsonEdit = Callable[[dict[str, Any], "dict[str, Any] | None"], None]
 
 
-def json_change(path: Path, edit: JsonEdit, *, uninstall: bool) -> FileChange:
+def json_change(path: Path, edit: JsonEdit, *, uninstall: bool, root: Path) -> FileChange:
     """The change ``edit`` makes to the JSON object in ``path``.
 
     ``edit(data, original)`` changes ``data`` in place; ``original`` is the backup's object
@@ -166,6 +201,8 @@ def json_change(path: Path, edit: JsonEdit, *, uninstall: bool) -> FileChange:
     """
     import copy
 
+    confine(path, root)
+    confine(backup_path(path), root)
     before = read_bytes(path)
     data = parse_json_object(before, path)
     backup = read_bytes(backup_path(path)) if uninstall else None
@@ -174,36 +211,38 @@ def json_change(path: Path, edit: JsonEdit, *, uninstall: bool) -> FileChange:
     edit(new, original)
     if uninstall:
         if data is None:
-            return FileChange(path, None, None)
+            return FileChange(path, None, None, root=root)
         if backup is not None and prune(new) == prune(original):
-            return FileChange(path, before, backup, restores_backup=True)
+            return FileChange(path, before, backup, restores_backup=True, root=root)
         if backup is None and prune(new) == {} and new != data:
-            return FileChange(path, before, None)
+            return FileChange(path, before, None, root=root)
     if new == data:
-        return FileChange(path, before, before)
-    return FileChange(path, before, dump_json(new, before))
+        return FileChange(path, before, before, root=root)
+    return FileChange(path, before, dump_json(new, before), root=root)
 
 
 def text_change(
-    path: Path, edit: Callable[[str], str], *, uninstall: bool, created_if: str = ""
+    path: Path, edit: Callable[[str], str], *, uninstall: bool, root: Path, created_if: str = ""
 ) -> FileChange:
     """The change ``edit`` makes to a text file; on uninstall, text equal to the backup's (but
     for trailing blank lines) restores the backup, and text equal to ``created_if`` (what the
     edit leaves of a file Noetic created) deletes the file."""
+    confine(path, root)
+    confine(backup_path(path), root)
     before = read_bytes(path)
     text = decode(before, path) if before is not None else ""
     new = edit(text)
     if uninstall:
         if before is None:
-            return FileChange(path, None, None)
+            return FileChange(path, None, None, root=root)
         backup = read_bytes(backup_path(path))
         if backup is not None and new.rstrip("\n") == decode(backup, path).rstrip("\n"):
-            return FileChange(path, before, backup, restores_backup=True)
+            return FileChange(path, before, backup, restores_backup=True, root=root)
         if backup is None and new.strip() == created_if.strip() and new != text:
-            return FileChange(path, before, None)
+            return FileChange(path, before, None, root=root)
     if new == text:
-        return FileChange(path, before, before)
-    return FileChange(path, before, new.encode("utf-8"))
+        return FileChange(path, before, before, root=root)
+    return FileChange(path, before, new.encode("utf-8"), root=root)
 
 
 def diff(changes: list[FileChange]) -> str:
@@ -261,6 +300,10 @@ def check_writable(changes: list[FileChange]) -> None:
 
 def apply(changes: list[FileChange]) -> list[FileChange]:
     """Write every change (checking all first); returns the ones that changed something."""
+    for c in changes:
+        if c.changed and c.root is not None:
+            confine(c.path, c.root)
+            confine(c.backup, c.root)
     check_writable(changes)
     done = []
     for c in changes:
@@ -284,8 +327,9 @@ def _write(path: Path, data: bytes, *, like: Path | None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         mode = stat.S_IMODE(like.stat().st_mode) if like is not None and like.exists() else None
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.noetic-tmp")
-        with tmp.open("wb") as fh:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.noetic-tmp")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(tmp, flags, 0o666), "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

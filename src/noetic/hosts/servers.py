@@ -35,14 +35,16 @@ def remove_server(
         del data[key]
 
 
-def server_change(path: Path, key: str, entry: dict[str, Any], *, uninstall: bool) -> FileChange:
+def server_change(
+    path: Path, key: str, entry: dict[str, Any], *, uninstall: bool, root: Path
+) -> FileChange:
     def edit(data: dict[str, Any], original: dict[str, Any] | None) -> None:
         if uninstall:
             remove_server(data, original, path, key)
         else:
             add_server(data, entry, path, key)
 
-    return json_change(path, edit, uninstall=uninstall)
+    return json_change(path, edit, uninstall=uninstall, root=root)
 
 
 def server_command(path: Path, key: str) -> str | None:
@@ -80,7 +82,9 @@ class McpServersFile:
         self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
     ) -> list[FileChange]:
         target = self.path(scope, project, home)
-        return [server_change(target, self.KEY, self.entry(command), uninstall=uninstall)]
+        root = project if scope == "project" else home
+        entry = self.entry(command)
+        return [server_change(target, self.KEY, entry, uninstall=uninstall, root=root)]
 
     @staticmethod
     def manual(scope: str, command: list[str]) -> str | None:

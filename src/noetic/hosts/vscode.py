@@ -41,7 +41,7 @@ def plan(
     _check(scope)
     if scope == "user":
         return []
-    return [server_change(path(project), KEY, entry(command), uninstall=uninstall)]
+    return [server_change(path(project), KEY, entry(command), uninstall=uninstall, root=project)]
 
 
 def manual(scope: str, command: list[str]) -> str | None:
