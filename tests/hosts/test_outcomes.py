@@ -207,3 +207,24 @@ def test_the_reader_never_fails_unexpectedly_on_any_bytes(data):
 
 def test_run_without_a_command_is_a_malformed_command_line(project):
     assert cli("run").exit_code == 2
+
+
+def test_run_records_no_outcome_for_a_pytest_usage_error(project, _isolated_home, task):
+    """pytest's 4 (a usage error) says nothing about the work: the pass recorded first stands."""
+    (project / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    passed = noetic(
+        "run", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_ok.py",
+        env_home=_isolated_home, cwd=project,
+    )  # fmt: skip
+    assert passed.returncode == 0, passed.stderr
+    mistyped = noetic(
+        "run", "--json", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "tests/nonexist.py", env_home=_isolated_home, cwd=project,
+    )  # fmt: skip
+    assert mistyped.returncode == 4
+    data = json.loads(mistyped.stdout)
+    assert data["outcome"] is None
+    assert data["not_recorded"] == (
+        "not an outcome: pytest exit 4 means a usage error (bad option or path)"
+    )
+    assert [r.score for r in recorded(_isolated_home)] == [1.0]

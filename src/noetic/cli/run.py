@@ -26,8 +26,9 @@ def run(
     json: JsonOpt = False,
 ) -> None:
     """Run a command (its output streamed as it comes) and record its exit status as an
-    outcome of the open task: 0 a success, anything else a failure, the command line as
-    evidence. Exits with the command's own status (127 when it cannot be found)."""
+    outcome of the open task when it means pass or fail (pytest 0/1; its 2-5, a signal or a
+    command that could not run are not outcomes), the command line as evidence. Exits with
+    the command's own status (127 when it cannot be found)."""
     from noetic.hosts.outcomes import CommandNotRunnable, run_command
 
     try:
@@ -62,13 +63,19 @@ def _record(
     from noetic.cli._common import open_tracker, optional_current_session
     from noetic.errors import NoeticError
     from noetic.hosts.outcomes import record_exit
+    from noetic.hosts.testruns import run_status
 
+    status = run_status(command, code, Path.cwd())
+    if status.score is None:
+        return None, f"not an outcome: {status.meaning}"
     try:
         tracker = open_tracker(store)
         sid = optional_current_session(tracker, session, ai_id)
         if sid is None:
             return None, "no current session (bootstrap one, or pass --session)"
-        record = record_exit(tracker.store, sid, shlex.join(command), code, via="noetic run")
+        record = record_exit(
+            tracker.store, sid, shlex.join(command), code, status.score, via="noetic run"
+        )
     except NoeticError as exc:
         return None, exc.message
     if record is None:

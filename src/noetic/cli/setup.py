@@ -68,9 +68,12 @@ def _setup(
     dry_run: bool,
     uninstall: bool,
     as_json: bool,
+    notes: list[str] | None = None,
+    extra: dict[str, Any] | None = None,
     **options: Any,
 ) -> None:
-    """Plan the host's changes, then show or apply them and report."""
+    """Plan the host's changes, then show or apply them and report (``notes``: lines printed
+    after the files, ``extra``: keys added to the JSON document)."""
     from noetic.hosts import host
     from noetic.hosts.files import apply, diff
 
@@ -102,6 +105,7 @@ def _setup(
         "files": rows,
         "diff": patch,
         "manual": manual,
+        **(extra or {}),
     }
 
     def render() -> None:
@@ -124,6 +128,8 @@ def _setup(
             out.print("nothing to change: " + ("not installed" if uninstall else "already set up"))
         elif not uninstall:
             out.print(f"undo with: noetic setup {name} --uninstall --scope {chosen}")
+        for line in notes or []:
+            out.print(esc(line))
 
     emit(data, as_json, render)
 
@@ -136,13 +142,34 @@ def claude_code(
         bool,
         typer.Option(help="Add the instructions block to CLAUDE.md."),
     ] = True,
+    tests: Annotated[
+        bool,
+        typer.Option(
+            help="Find the project's test commands and write them to its store's config.toml "
+            "(project scope; an existing [outcomes] test_commands is kept)."
+        ),
+    ] = True,
     dry_run: DryRunOpt = False,
     uninstall: UninstallOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Claude Code: the MCP server (.mcp.json or ~/.claude.json), the hooks (.claude/settings.json
-    or ~/.claude/settings.json, each a `noetic hook EVENT` command) and a block of instructions
-    in CLAUDE.md."""
+    or ~/.claude/settings.json, each a `noetic hook EVENT` command), a block of instructions
+    in CLAUDE.md, and the project's test commands in its store's config.toml."""
+    notes: list[str] = []
+    extra: dict[str, Any] = {}
+    if tests and not uninstall and (scope or "project") == "project":
+        from noetic.hosts.claude_code import test_setup
+
+        with handled(json):
+            found = test_setup(_project(project))
+        notes = found.describe()
+        extra["test_commands"] = {
+            "config": str(found.config),
+            "found": [{"command": f.command, "because": f.because} for f in found.found],
+            "kept": list(found.kept) if found.kept is not None else None,
+            "configured": found.commands,
+        }
     _setup(
         "claude-code",
         scope,
@@ -150,7 +177,10 @@ def claude_code(
         dry_run=dry_run,
         uninstall=uninstall,
         as_json=json,
+        notes=notes,
+        extra=extra,
         instructions=instructions,
+        tests=tests,
     )
 
 

@@ -61,8 +61,10 @@ session when this Claude Code session starts; its id is in your context (and in
   `submit_check_assessment` with the vectors that changed.
 - When the task is done: `execute_postflight`, then `submit_postflight_assessment` with all
   13 vectors. You will be asked once if you stop with a task still open.
-- Test runs are outcomes: the project's configured test commands are recorded when you run
-  them; run anything else with `noetic run -- CMD` to record its exit status.
+- Test runs are outcomes: when you run one of the project's test commands (Noetic's
+  `[outcomes] test_commands`) as its own command line — `pytest -q`, `cd sub && npm test`,
+  not piped into `tail` — its pass or failure is recorded for your open task; run anything
+  else with `noetic run -- CMD` to record its exit status.
 - The same steps from the shell: `noetic preflight "task"`, `noetic check`,
   `noetic postflight`, `noetic state`."""
 
@@ -219,8 +221,11 @@ def plan(
     command: list[str],
     uninstall: bool = False,
     instructions: bool = True,
+    tests: bool = True,
 ) -> list[FileChange]:
-    """The changes ``noetic setup claude-code`` makes (or undoes), nothing written."""
+    """The changes ``noetic setup claude-code`` makes (or undoes), nothing written. With
+    ``tests`` (project scope), the project's test commands go to its store's configuration
+    (:func:`test_setup` says which); uninstalling leaves that configuration alone."""
     where = paths(scope, project, home)
     root = project if scope == "project" else home
     executable = command[0]
@@ -250,7 +255,26 @@ def plan(
                 root=root,
             )
         )
+    if tests and not uninstall and scope == "project":
+        found = test_setup(project)
+        if found.kept is None and found.found:
+            from noetic.hosts.testdetect import with_test_commands
+
+            commands = found.commands
+            changes.append(
+                text_change(
+                    found.config, lambda text: with_test_commands(text, commands), uninstall=False
+                )
+            )
     return changes
+
+
+def test_setup(project: Path) -> Any:
+    """The project's test commands and where they are configured (its store's config.toml)."""
+    from noetic.hosts.testdetect import test_setup as detect
+    from noetic.store.location import locate_store
+
+    return detect(project, locate_store(None, cwd=project).home)
 
 
 def manual(scope: str, command: list[str]) -> str | None:

@@ -14,9 +14,11 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
 ``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
 ``stop``           a task still open without a POSTFLIGHT: ask for it once per task
                    (``decision: block`` with the reason); never when ``stop_hook_active``
-``post-tool-use``  a Bash command that is one of ``[outcomes] test_commands``: its exit status
-                   is an outcome of the open task (PostToolUse: it passed; PostToolUseFailure:
-                   it failed, with the exit code Claude Code reports)
+``post-tool-use``  a Bash command line that runs one of ``[outcomes] test_commands``
+                   (:mod:`noetic.hosts.testruns`): its exit status, when the runner says it
+                   means pass or fail, is an outcome of this Claude session's open task
+                   (PostToolUse: status 0; PostToolUseFailure: the status Claude Code
+                   reports); otherwise ``hooks.log`` says why nothing was recorded
 ``session-end``    end the session
 =================  =============================================================================
 
@@ -78,6 +80,9 @@ def run_hook(event: str, payload: dict[str, Any], *, store: Path | None = None) 
     tracker = _tracker(location.home)
     try:
         sid = _current(tracker, payload)
+        if event == "post-tool-use":
+            post_tool_use(tracker, sid, payload)
+            return None
         if sid is None:
             return None
         if event == "pre-compact":
@@ -85,9 +90,6 @@ def run_hook(event: str, payload: dict[str, Any], *, store: Path | None = None) 
             return None
         if event == "stop":
             return stop(tracker, sid, payload)
-        if event == "post-tool-use":
-            post_tool_use(tracker, sid, payload)
-            return None
         tracker.store.end_session(sid)
         return None
     finally:
@@ -147,11 +149,29 @@ def session_start(location: Any, payload: dict[str, Any]) -> dict:
             )
             write_current_session(tracker.store.home, session.id, key)
         _export_env(session.id)
+        _find_test_commands(tracker.store.home, payload)
         budget = _context_budget(tracker.store.home)
         text = session_context(tracker, session, budget)
     finally:
         tracker.store.close()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _find_test_commands(home: Path, payload: dict[str, Any]) -> None:
+    """Outcomes by default: a store whose configuration does not mention ``test_commands``
+    (set up with ``--scope user``, or before setup looked) gets the project's, once found."""
+    from noetic.hosts.testdetect import test_setup, with_test_commands
+
+    found = test_setup(workspace_of(payload), home)
+    if found.kept is not None or not found.found:
+        return
+    path = home / "config.toml"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    from noetic.store.files import atomic_write_bytes
+
+    atomic_write_bytes(path, with_test_commands(text, found.commands).encode("utf-8"))
+    note(home, "session-start", f"test commands found and written to {path}: "
+         + ", ".join(f"{f.command} ({f.because})" for f in found.found))  # fmt: skip
 
 
 def _export_env(session_id: str) -> None:
@@ -341,9 +361,11 @@ def exit_status(payload: dict[str, Any]) -> int | None:
     return 0  # PostToolUse fires only when the command succeeded
 
 
-def post_tool_use(tracker: Any, sid: str, payload: dict[str, Any]) -> Any | None:
-    """Record a configured test command's exit status as the open task's outcome."""
-    from noetic.hosts.outcomes import matching_test_command, record_exit, test_commands
+def post_tool_use(tracker: Any, sid: str | None, payload: dict[str, Any]) -> Any | None:
+    """Record a configured test command's exit status as the outcome of this Claude session's
+    open task; a test run that records nothing says why in ``hooks.log``."""
+    from noetic.hosts.outcomes import record_exit, test_commands
+    from noetic.hosts.testruns import Hidden, recognise
 
     if payload.get("tool_name") != "Bash":
         return None
@@ -351,12 +373,62 @@ def post_tool_use(tracker: Any, sid: str, payload: dict[str, Any]) -> Any | None
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if not isinstance(command, str):
         return None
-    if matching_test_command(command, test_commands(tracker.store.home)) is None:
+    home = tracker.store.home
+    folder = project_dir(payload)
+    run = recognise(
+        command,
+        test_commands(home),
+        workspace=str(workspace_of(payload)),
+        cwd=str(folder),
+        home=os.path.expanduser("~"),
+    )
+    if run is None:
+        return None
+    shown = _one_line(command, 120)
+    if isinstance(run, Hidden):
+        note(home, "post-tool-use", f"`{shown}` not recorded: {run.reason}")
         return None
     code = exit_status(payload)
     if code is None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: interrupted before it finished")
         return None
-    return record_exit(tracker.store, sid, command, code, via="Claude Code Bash")
+    status = run.status(code)
+    if status.score is None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: {status.meaning}")
+        return None
+    if sid is None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
+             "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
+        return None
+    record = record_exit(tracker.store, sid, command, code, status.score, via="Claude Code Bash")
+    if record is None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
+    return record
+
+
+def workspace_of(payload: dict[str, Any]) -> Path:
+    """The folder the agent works in: ``$CLAUDE_PROJECT_DIR``, else the git repository around
+    the payload's ``cwd``, else that ``cwd``."""
+    env = os.environ.get("CLAUDE_PROJECT_DIR")
+    if env and Path(env).is_dir():
+        return Path(env).resolve()
+    folder = project_dir(payload).resolve()
+    for parent in (folder, *folder.parents):
+        if (parent / ".git").exists():
+            return parent
+    return folder
+
+
+# hooks.log -----------------------------------------------------------------------------------
+
+
+def note(home: Path, event: str, text: str) -> None:
+    """Append one line to ``<store>/hooks.log`` (best effort: a hook never fails for its log)."""
+    from datetime import UTC, datetime
+
+    line = f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} {' '.join(text.split())}\n"
+    with contextlib.suppress(OSError), (home / "hooks.log").open("a", encoding="utf-8") as fh:
+        fh.write(line)
 
 
 # failures ------------------------------------------------------------------------------------

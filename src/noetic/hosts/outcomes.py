@@ -5,26 +5,19 @@ The project says which commands are its tests, in ``<store>/config.toml``::
     [outcomes]
     test_commands = ["pytest", "npm test", "make test"]
 
-A command matches when it is one simple command (no ``|``, ``;``, ``&&``, ``||``, ``&``:
-those hide the test's own exit status) whose words, after any leading ``VAR=value``
-assignments, begin with a configured command's words; the first word may also be a path
-ending in it (``.venv/bin/pytest`` matches ``pytest``). Nothing is guessed: an unconfigured
-command is never recorded by the hooks (``noetic run -- CMD`` records any command).
+``noetic setup claude-code`` writes the ones it finds in the project (:mod:`.testdetect`).
+Which command lines run one of them, and which exit statuses are outcomes, is
+:mod:`noetic.hosts.testruns`; this module reads the configuration and records the outcome.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shlex
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from noetic.errors import ValidationError
 
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "(", ")", "|&"})
 MAX_EVIDENCE = 500
 
 
@@ -58,51 +51,17 @@ def test_commands(home: Path) -> list[str]:
     return [v for v in value if v.strip()]
 
 
-def _words(command: str) -> list[str] | None:
-    """The words of one simple command, or None for a compound one (or unparsable)."""
-    if "\n" in command.strip():
-        return None
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
-        return None
-    if any(w in _OPERATORS or set(w) <= set("|&;()") for w in words):
-        return None
-    while words and _ASSIGNMENT.match(words[0]):
-        words.pop(0)
-    return words
-
-
-def matching_test_command(command: str, configured: list[str]) -> str | None:
-    """The configured test command ``command`` runs, if any (see the module docstring)."""
-    words = _words(command)
-    if not words:
-        return None
-    for candidate in configured:
-        wanted = _words(candidate)
-        if not wanted or len(words) < len(wanted):
-            continue
-        head, rest = words[: len(wanted)], wanted
-        first_ok = head[0] == rest[0] or (
-            "/" not in rest[0] and os.path.basename(head[0]) == rest[0]
-        )
-        if first_ok and head[1:] == rest[1:]:
-            return candidate
-    return None
-
-
 def evidence_for(command: str, exit_code: int, via: str) -> str:
     shown = command if len(command) <= MAX_EVIDENCE else command[: MAX_EVIDENCE - 1] + "…"
     return f"`{shown}` exited {exit_code} ({via})"
 
 
 def record_exit(
-    store: Any, session_id: str, command: str, exit_code: int, *, via: str
+    store: Any, session_id: str, command: str, exit_code: int, score: float, *, via: str
 ) -> Any | None:
-    """Record ``exit_code`` (0 passes, anything else fails) as the outcome of the session's
-    open task, the command line as evidence; None when the session has no open task."""
+    """Record ``score`` (what :mod:`.testruns` read in ``exit_code``) as the outcome of the
+    session's open task, the command line as evidence; None when the session has no open
+    task (never an older one)."""
     from noetic.calibration import record_outcome
 
     cascade = store.open_cascade_of(session_id)
@@ -111,7 +70,7 @@ def record_exit(
     return record_outcome(
         store,
         cascade.id,
-        score=1.0 if exit_code == 0 else 0.0,
+        score=score,
         source="test",
         evidence=evidence_for(command, exit_code, via),
     )

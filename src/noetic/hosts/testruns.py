@@ -1,0 +1,591 @@
+"""Test runs: which command runs a project's tests, and which of its exit statuses are outcomes.
+
+Two places record a command's exit status as the open task's outcome, and both ask this module:
+the PostToolUse hook (a Bash command Claude Code ran) and ``noetic run -- CMD``.
+
+**The runner.** A command's words are first reduced to what actually runs: ``VAR=value``
+prefixes, ``env``/``nice``/``nohup``/``time``/``timeout``, ``uv run``/``poetry run``/``pipenv
+run``/``npx``/``pnpm exec``/``bunx`` (not ``pdm``/``hatch``/``rye run``, which run a project's
+scripts by name), ``python -m``,
+``coverage run -m`` and a path before the program (``.venv/bin/pytest``) are taken away, and
+``npm run test``/``npm t`` read as ``npm test``. The reduced words name the runner, and each
+runner says which exit statuses mean the tests passed or failed (:data:`RUNNERS`). Anything
+else — pytest's 2, 3, 4, 5 (interrupted, internal error, usage error, no tests collected),
+126/127 (the command could not run), 128 + N (killed by signal N), ``timeout``'s 124 — says
+nothing about the work, so it is not an outcome. ``npm test`` in a project whose package.json
+has no real ``test`` script, and ``make T`` whose Makefile has no target ``T``, are not test
+runs at all.
+
+**The hook's test runs** are the commands configured in ``[outcomes] test_commands``, found
+in the command line's syntax tree (the shell gate's tree-sitter parse), not by a string
+prefix: ``cd x && pytest -q``, ``python -m pytest``, ``uv run pytest``, ``FOO=1 pytest`` are
+all ``pytest``. A configured command matches a run when the run's reduced words start with
+the configured command's reduced words, options skipped (``make -j4 test`` is ``make test``);
+the configured words stop at the first option or path (``go test ./...`` matches any ``go
+test``). The exit status Claude Code reports is the whole line's, so the test run must be the
+line's last command, reached only through ``&&`` from commands that prepare it (``cd``,
+``export``, ``source``…) or through ``;`` from anything; a pipe after it, ``||``, ``&``, or a
+loop or condition around it hide its status, and the line is then not recorded, with that
+reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How one test runner's exit statuses read: ``passed``/``failed`` are outcomes,
+    ``meanings`` names the statuses that are not."""
+
+    name: str
+    passed: frozenset[int]
+    failed: frozenset[int]
+    meanings: tuple[tuple[int, str], ...] = ()
+
+    def meaning(self, code: int) -> str:
+        for status, text in self.meanings:
+            if status == code:
+                return text
+        if code == 126:
+            return "the command could not be run"
+        if code == 127:
+            return "command not found"
+        if code > 128:
+            return f"killed by signal {code - 128}" + (" (interrupted)" if code == 130 else "")
+        return "a status this runner does not use for a test result"
+
+
+_ANY_FAILURE = frozenset(range(1, 124)) | {125}
+RUNNERS: dict[str, Runner] = {
+    r.name: r
+    for r in (
+        Runner(
+            "pytest",
+            frozenset({0}),
+            frozenset({1}),
+            (
+                (2, "interrupted"),
+                (3, "an internal error"),
+                (4, "a usage error (bad option or path)"),
+                (5, "no tests collected"),
+            ),
+        ),
+        Runner("unittest", frozenset({0}), frozenset({1}), ((5, "no tests ran"),)),
+        # a package script's runner sets the status: jest, vitest 1; mocha the failure count
+        Runner("npm test", frozenset({0}), _ANY_FAILURE),
+        Runner("cargo test", frozenset({0}), frozenset({101}), ((1, "a usage error"),)),
+        Runner("go test", frozenset({0}), frozenset({1}), ((2, "a usage error"),)),
+        Runner("make", frozenset({0}), frozenset({2}), ((1, "make -q: target not up to date"),)),
+        Runner("gradle", frozenset({0}), frozenset({1})),
+        Runner("mvn", frozenset({0}), frozenset({1})),
+        # any other command: 0 passes, a small status fails; 124 is timeout's own
+        Runner("command", frozenset({0}), _ANY_FAILURE, ((124, "timed out"),)),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Status:
+    """What an exit status says: ``score`` 1.0 passed, 0.0 failed, None not an outcome."""
+
+    score: float | None
+    meaning: str
+
+
+def classify(runner: Runner, code: int, *, timed: bool = False) -> Status:
+    """What exit status ``code`` of ``runner`` says (``timed``: under ``timeout``, whose 124
+    means the time ran out)."""
+    if timed and code == 124:
+        return Status(None, "timed out (timeout's status 124)")
+    if code in runner.passed:
+        return Status(1.0, "passed")
+    if code in runner.failed:
+        return Status(0.0, "failed")
+    return Status(None, f"{runner.name} exit {code} means {runner.meaning(code)}")
+
+
+# reducing a command's words to what runs ------------------------------------------------------
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PYTHON = re.compile(r"^(python|python3|python3\.\d+|py|pypy3?)$")
+# wrapper → its options that take a value; it then runs the rest of the words
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "nohup": frozenset(),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "npx": frozenset({"-p", "--package", "-c", "--call"}),
+    "bunx": frozenset({"-p", "--package"}),
+}
+# `TOOL run …` (and `pnpm exec …`): the options each takes with a value
+_RUN_VERBS: dict[tuple[str, str], frozenset[str]] = {
+    ("uv", "run"): frozenset(
+        {
+            "--with",
+            "--with-editable",
+            "--with-requirements",
+            "--python",
+            "-p",
+            "--extra",
+            "--group",
+            "--only-group",
+            "--package",
+            "--project",
+            "--directory",
+            "--env-file",
+            "--index",
+            "--default-index",
+            "--index-url",
+            "-i",
+            "--extra-index-url",
+            "--find-links",
+            "-f",
+            "--config-file",
+            "--cache-dir",
+        }
+    ),
+    ("poetry", "run"): frozenset({"-C", "--directory", "-P", "--project"}),
+    ("pipenv", "run"): frozenset(),
+    ("pnpm", "exec"): frozenset({"-C", "--dir"}),
+    ("coverage", "run"): frozenset({"--rcfile", "--source", "--omit", "--include", "--data-file"}),
+}
+_PYTHON_VALUE_OPTIONS = frozenset({"-W", "-X", "-c"})
+_ALIASES = {"py.test": "pytest", "gradlew": "gradle", "mvnw": "mvn", "gmake": "make"}
+_NPM_FAMILY = frozenset({"npm", "pnpm", "yarn", "bun"})
+_NPM_TEST = frozenset({"test", "t", "tst"})
+# options taking a value, per tool, so the words after them are not read as subcommands
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "make": frozenset({"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}),
+    "gradle": frozenset({"-p", "--project-dir", "-b", "--build-file", "-x", "--exclude-task"}),
+    "mvn": frozenset({"-f", "--file", "-pl", "--projects", "-P", "--activate-profiles"}),
+    "npm": frozenset({"--prefix", "-w", "--workspace"}),
+    "pnpm": frozenset({"-C", "--dir", "--filter", "-F"}),
+    "yarn": frozenset({"--cwd"}),
+    "cargo": frozenset({"--manifest-path", "-p", "--package", "--target", "-j", "--jobs"}),
+    "go": frozenset(),
+}
+MAX_UNWRAP = 8
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A command's words reduced to what runs (see the module docstring)."""
+
+    words: tuple[str, ...]
+    timed: bool = False  # run under `timeout`
+
+
+def reduce(words: Iterable[str]) -> Reduced:
+    """The words that actually run, ``VAR=value`` prefixes and wrappers taken away."""
+    rest = list(words)
+    timed = False
+    for _ in range(MAX_UNWRAP):
+        while rest and _ASSIGNMENT.match(rest[0]):
+            rest.pop(0)
+        if not rest:
+            break
+        head = os.path.basename(rest[0])
+        if head in _WRAPPERS:
+            timed = timed or head == "timeout"
+            rest = _after_options(rest[1:], _WRAPPERS[head], positional=head == "timeout")
+            continue
+        verb = next((w for w in rest[1:2]), None)
+        if verb is not None and (head, verb) in _RUN_VERBS:
+            rest = _after_options(rest[2:], _RUN_VERBS[(head, verb)])
+            if head == "coverage" and rest[:1] == ["-m"]:
+                rest = rest[1:]
+            continue
+        if _PYTHON.match(head):
+            module = _python_module(rest[1:])
+            if module is None:
+                break
+            rest = module
+            continue
+        break
+    if rest:
+        head = os.path.basename(rest[0])
+        rest = [_ALIASES.get(head, head), *rest[1:]]
+        if rest[0] in _NPM_FAMILY:
+            rest = _npm_test(rest)
+    return Reduced(tuple(rest), timed)
+
+
+def _after_options(
+    words: list[str], takes_value: frozenset[str], *, positional: bool = False
+) -> list[str]:
+    """The words after a wrapper's options (and ``timeout``'s duration)."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return words[i + 1 :]
+        if word.startswith("-") and len(word) > 1:
+            i += 2 if word in takes_value else 1
+            continue
+        if _ASSIGNMENT.match(word):  # env NAME=value
+            i += 1
+            continue
+        if positional:
+            positional = False
+            i += 1
+            continue
+        return words[i:]
+    return []
+
+
+def _python_module(args: list[str]) -> list[str] | None:
+    """``python [opts] -m MODULE args`` → ``[MODULE, *args]``; None for anything else."""
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "-m" and i + 1 < len(args):
+            return args[i + 1 :]
+        if word.startswith("-m") and len(word) > 2:
+            return [word[2:], *args[i + 1 :]]
+        if word.startswith("-") and len(word) > 1 and word != "-":
+            i += 2 if word in _PYTHON_VALUE_OPTIONS else 1
+            continue
+        return None
+    return None
+
+
+def _npm_test(words: list[str]) -> list[str]:
+    """``npm run test``, ``npm run-script test``, ``npm t`` → ``npm test …``."""
+    sub = _operands(words)
+    if not sub:
+        return words
+    first, index = sub[0]
+    if first in _NPM_TEST:
+        return [words[0], "test", *words[index + 1 :]]
+    if first in ("run", "run-script") and len(sub) > 1 and sub[1][0] == "test":
+        return [words[0], "test", *words[sub[1][1] + 1 :]]
+    return words
+
+
+def _operands(words: list[str]) -> list[tuple[str, int]]:
+    """The words after the first that are not options (or an option's value), with their
+    positions."""
+    takes = _VALUE_OPTIONS.get(words[0], frozenset())
+    found: list[tuple[str, int]] = []
+    skip = False
+    for i, word in enumerate(words[1:], start=1):
+        if skip:
+            skip = False
+            continue
+        if word == "--":
+            break
+        if word.startswith("-") and len(word) > 1:
+            skip = word in takes or (
+                words[0] == "make" and word in ("-j", "-l") and _next_is_number(words, i)
+            )
+            continue
+        found.append((word, i))
+    return found
+
+
+def _next_is_number(words: list[str], i: int) -> bool:
+    return i + 1 < len(words) and words[i + 1].isdigit()
+
+
+def runner_of(words: tuple[str, ...]) -> Runner:
+    """The runner reduced words name (the generic ``command`` when none)."""
+    if not words:
+        return RUNNERS["command"]
+    head = words[0]
+    operands = [w for w, _ in _operands(list(words))]
+    verb = operands[0] if operands else None
+    if head == "pytest":
+        return RUNNERS["pytest"]
+    if head == "unittest":
+        return RUNNERS["unittest"]
+    if head in _NPM_FAMILY and verb == "test":
+        return RUNNERS["npm test"]
+    if head == "cargo" and verb == "test":
+        return RUNNERS["cargo test"]
+    if head == "go" and verb == "test":
+        return RUNNERS["go test"]
+    if head in ("make", "gradle", "mvn"):
+        return RUNNERS[head]
+    return RUNNERS["command"]
+
+
+# a project's own files: does the script or target exist ------------------------------------
+
+
+def missing_test(words: tuple[str, ...], folders: Iterable[str]) -> str | None:
+    """Why ``words`` runs no test in any of ``folders`` (the places it may run), or None: an
+    npm-family ``test`` with no real test script, a make target the Makefile lacks."""
+    folders = list(folders)
+    runner = runner_of(words)
+    if runner.name == "npm test" and folders and not any(has_test_script(Path(f)) for f in folders):
+        return "package.json has no test script"
+    if runner.name == "make" and folders:
+        targets = [w for w, _ in _operands(list(words)) if "=" not in w]
+        for target in targets:
+            if not any(target in make_targets(Path(f)) for f in folders):
+                return f"the Makefile has no target {target!r}"
+    return None
+
+
+_PLACEHOLDER = "no test specified"  # what `npm init` writes as the test script
+
+
+def has_test_script(folder: Path) -> bool:
+    """Whether ``folder/package.json`` has a ``test`` script that is not npm init's
+    placeholder."""
+    data = _package_json(folder)
+    scripts = data.get("scripts") if isinstance(data, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    return isinstance(script, str) and bool(script.strip()) and _PLACEHOLDER not in script
+
+
+def _package_json(folder: Path) -> Any:
+    try:
+        text = (folder / "package.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+_TARGET = re.compile(r"^([A-Za-z0-9_.\-/ ]+?)\s*:(?!=)", re.MULTILINE)
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+MAX_MAKEFILE_BYTES = 1024 * 1024
+
+
+def make_targets(folder: Path) -> set[str]:
+    """The explicit targets of the Makefile in ``folder`` (rules at the start of a line)."""
+    for name in MAKEFILES:
+        path = folder / name
+        try:
+            with path.open("rb") as fh:
+                data = fh.read(MAX_MAKEFILE_BYTES)
+        except OSError:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        found: set[str] = set()
+        for match in _TARGET.finditer(text):
+            found.update(match.group(1).split())
+        return found
+    return set()
+
+
+# a Bash line: which configured test command it runs, and whether its status is the line's -----
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """A command line whose exit status is that of a configured test command."""
+
+    configured: str
+    words: tuple[str, ...]
+    runner: Runner
+    timed: bool
+
+    def status(self, code: int) -> Status:
+        return classify(self.runner, code, timed=self.timed)
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """A line that runs a configured test command whose status the line's does not carry."""
+
+    configured: str
+    reason: str
+
+
+# Commands that prepare a test run (`cd x && pytest`): their failure is rare and obvious.
+PREPARING = frozenset(
+    {"cd", "pushd", "popd", "export", "set", "unset", "source", ".", "true", ":", "echo",
+     "printf", "clear", "deactivate", "ulimit", "umask", "shopt", "hash", "sleep"}
+)  # fmt: skip
+_GAP = re.compile(r"\s+|#[^\n]*|&&|\|\||\|&|;;|[;&|(){}\n!]")
+
+
+def key_words(configured: str) -> tuple[str, ...] | None:
+    """The words of a configured test command that a run must start with: its reduced words
+    up to the first option or path (``go test ./...`` → ``go test``)."""
+    import shlex
+
+    try:
+        words = shlex.split(configured)
+    except ValueError:
+        return None
+    reduced = reduce(words).words
+    if not reduced:
+        return None
+    key = [reduced[0]]
+    for word in reduced[1:]:
+        if word.startswith("-") or "/" in word or "=" in word or word.startswith("."):
+            break
+        key.append(word)
+    return tuple(key)
+
+
+def _matches(key: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    if not words or words[0] != key[0]:
+        return False
+    return [w for w, _ in _operands(list(words))][: len(key) - 1] == list(key[1:])
+
+
+def recognise(
+    command: str, configured: list[str], *, workspace: str, cwd: str, home: str
+) -> Recognised | Hidden | None:
+    """The configured test command ``command`` runs (:class:`Recognised`), one it runs but whose
+    status the line hides (:class:`Hidden`, with the reason), or None: no test run here."""
+    keys = [(c, k) for c in configured if (k := key_words(c)) is not None]
+    names = {k[0] for _, k in keys} | {
+        a for a, b in _ALIASES.items() if b in {k[0] for _, k in keys}
+    }
+    if not keys or not any(name in command for name in names):
+        return None  # the common case, answered without parsing
+    from noetic.tools.shellgate.syntax import TooComplex, Unparseable, parse
+
+    try:
+        script = parse(command, home=home, workspace=workspace, cwd=cwd)
+    except (Unparseable, TooComplex, RecursionError):
+        return None
+    ordered = sorted(script.commands, key=lambda c: c.start)
+    top = [c for c in ordered if not any(_inside(c, o) for o in ordered if o is not c)]
+    runs = {id(c): m for c in ordered if (m := _match(c, keys)) is not None}
+    if not runs:
+        return None
+    test = next((c for c in reversed(top) if id(c) in runs), None)
+    if test is None:
+        first = next(iter(runs.values()))
+        return Hidden(first[0], "the test command runs inside a command substitution")
+    configured_name, reduced = runs[id(test)]
+    downstream = next((c for c in ordered if any(u is test for u in c.upstream)), None)
+    if downstream is not None:
+        return Hidden(
+            configured_name, f"a pipe into `{downstream.text}` hides the test run's exit status"
+        )
+    reason = _operators(command, script, top)
+    if reason is not None:
+        return Hidden(configured_name, reason)
+    if top[-1] is not test:
+        return Hidden(
+            configured_name,
+            f"`{_short(top[-1].text)}` runs after the test run, so the line's exit status is "
+            "not the test's",
+        )
+    reason = _chain(command, script, top, runs)
+    if reason is not None:
+        return Hidden(configured_name, reason)
+    folders = sorted(test.cwds) if test.cwds is not None else []
+    missing = missing_test(reduced.words, folders)
+    if missing is not None:
+        return Hidden(configured_name, missing)
+    return Recognised(configured_name, reduced.words, runner_of(reduced.words), reduced.timed)
+
+
+def _inside(inner: Any, outer: Any) -> bool:
+    return (
+        outer.start <= inner.start
+        and inner.start + len(inner.text) <= outer.start + len(outer.text)
+        and (outer.start, len(outer.text)) != (inner.start, len(inner.text))
+    )
+
+
+def _match(cmd: Any, keys: list[tuple[str, tuple[str, ...]]]) -> tuple[str, Reduced] | None:
+    if cmd.name is None or cmd.keyword is not None or cmd.name.value is None:
+        return None
+    words = [cmd.name.value, *(a.value if a.value is not None else a.text for a in cmd.args)]
+    reduced = reduce(words)
+    for configured, key in keys:
+        if _matches(key, reduced.words):
+            return configured, reduced
+    return None
+
+
+def _between(command: str, script: Any, top: list[Any]) -> list[str]:
+    """The text before, between and after the top-level commands, redirections blanked
+    (``pytest 2>&1``, ``(…) > log`` hold no operator)."""
+    text = list(command)
+    for r in script.redirects:
+        text[r.start : r.start + len(r.text)] = " " * len(r.text)
+    flat = "".join(text)
+    ends = [c.start + len(c.text) for c in top]
+    starts = [c.start for c in top[1:]] + [len(flat)]
+    return [flat[: top[0].start]] + [flat[e:s] for e, s in zip(ends, starts, strict=True)]
+
+
+def _operators(command: str, script: Any, top: list[Any]) -> str | None:
+    """Why the line's operators hide every status but the last one's, if they do."""
+    for piece in _between(command, script, top):
+        tokens = _tokens(piece)
+        if tokens is None:
+            return "the test run is inside a loop or condition"
+        if "||" in tokens:
+            return "`||` hides the test run's failure"
+        if "&" in tokens:
+            return "the command runs in the background"
+        if "!" in tokens:
+            return "`!` inverts the exit status"
+        if "|" in tokens or "|&" in tokens:
+            return "a pipe hides the test run's exit status"
+    return None
+
+
+def _chain(command: str, script: Any, top: list[Any], runs: dict[int, Any]) -> str | None:
+    """Why a command before the test run could set the line's status, if one could: a
+    failed test chained by ``;`` (a later command runs), or something other than preparation
+    chained by ``&&`` (its failure stops the line with its own status)."""
+    gaps = _between(command, script, top)[1:]
+    for cmd, gap in zip(top, gaps[:-1], strict=False):
+        chained = "&&" in (_tokens(gap) or [])
+        if id(cmd) in runs and not chained:
+            return f"a later command runs whatever `{_short(cmd.text)}` gives"
+        if chained and id(cmd) not in runs and not _preparing(cmd):
+            return (
+                f"`{_short(cmd.text)}` runs before the test run with `&&`, so its own "
+                "failure would be the line's exit status"
+            )
+    return None
+
+
+def _tokens(piece: str) -> list[str] | None:
+    """The operators in the text between two commands; None when something else is there
+    (``if``, ``for``, ``do``… : a compound command)."""
+    found: list[str] = []
+    at = 0
+    while at < len(piece):
+        m = _GAP.match(piece, at)
+        if m is None:
+            return None
+        token = m.group(0)
+        if not token.isspace() and not token.startswith("#"):
+            found.append(token)
+        at = m.end()
+    return found
+
+
+def _preparing(cmd: Any) -> bool:
+    if cmd.name is None:
+        return True  # a bare NAME=value
+    return cmd.name.value is not None and os.path.basename(cmd.name.value) in PREPARING
+
+
+def _short(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def run_status(argv: list[str], code: int, cwd: Path) -> Status:
+    """What ``noetic run -- ARGV``'s exit status says (no configuration: the runner decides)."""
+    reduced = reduce(argv)
+    missing = missing_test(reduced.words, [str(cwd)])
+    if missing is not None:
+        return Status(None, missing)
+    return classify(runner_of(reduced.words), code, timed=reduced.timed)
