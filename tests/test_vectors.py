@@ -136,3 +136,63 @@ def test_confidence_is_monotone_in_each_vector(vectors, name, other):
         assert at_hi <= at_lo + 1e-12
     else:
         assert at_hi >= at_lo - 1e-12
+
+
+# The seed's formula, offered as a profile setting ----------------------------------------------
+
+DOCS_EXAMPLE = {**{v: 0.7 for v in VECTOR_NAMES}, "density": 0.4, "uncertainty": 0.55}
+SEED_TUNING = Tuning(confidence_formula="seed")
+
+
+def test_the_docs_worked_example_under_each_formula():
+    assert overall_confidence(DOCS_EXAMPLE) == pytest.approx(0.598359375)
+    # 0.15·0.7 + 0.35·0.7 + 0.25·(0.7·3 + 0.4)/4 + 0.25·0.7: density as written, no discount
+    assert overall_confidence(DOCS_EXAMPLE, SEED_TUNING) == pytest.approx(0.68125)
+
+
+@given(vector_sets)
+def test_the_seed_formula_is_the_plain_weighted_sum_of_the_tier_means(vectors):
+    means = {t: sum(vectors[n] for n in names) / len(names) for t, names in TIERS.items()}
+    expected = sum(TIER_WEIGHTS[t] * means[t] for t in TIERS)
+    assert overall_confidence(vectors, SEED_TUNING) == pytest.approx(expected)
+    # uncertainty never enters it
+    assert overall_confidence({**vectors, "uncertainty": 1.0}, SEED_TUNING) == pytest.approx(
+        overall_confidence({**vectors, "uncertainty": 0.0}, SEED_TUNING)
+    )
+
+
+@given(vector_sets, tunings)
+def test_the_seed_formula_stays_a_fraction_under_any_tuning(vectors, tuning):
+    seeded = tuning.model_copy(update={"confidence_formula": "seed"})
+    assert 0.0 <= overall_confidence(vectors, seeded) <= 1.0
+
+
+def test_an_unknown_formula_is_refused_naming_the_field():
+    from noetic.profiles import parse_profile
+
+    with pytest.raises(ValidationError, match=r"tuning.confidence_formula.*'empirica'"):
+        parse_profile({"name": "x", "tuning": {"confidence_formula": "empirica"}})
+
+
+def test_a_profile_choosing_the_seed_formula_proceeds_where_noetics_investigates(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from noetic.cli import app
+
+    runner = CliRunner()
+    path = tmp_path / "seeded.yaml"
+    path.write_text("name: seeded\ntuning:\n  confidence_formula: seed\n")  # balanced's 0.65
+    assert runner.invoke(app, ["profile", "import", str(path)]).exit_code == 0
+    decisions = {}
+    for profile in ("balanced", "seeded"):
+        runner.invoke(app, ["bootstrap", "--profile", profile, "--ai-id", profile])
+        pre = runner.invoke(app, ["preflight", "t", "--vectors", json.dumps(DOCS_EXAMPLE),
+                                  "--ai-id", profile, "--json"])  # fmt: skip
+        assert pre.exit_code == 0, pre.output
+        decisions[profile] = json.loads(pre.stdout)["decision"]
+    assert decisions["balanced"]["action"] == "INVESTIGATE"
+    assert decisions["balanced"]["confidence"] == pytest.approx(0.598, abs=1e-3)
+    assert decisions["seeded"]["action"] == "PROCEED"
+    assert decisions["seeded"]["confidence"] == pytest.approx(0.681, abs=1e-3)

@@ -33,12 +33,20 @@ The formula (``overall_confidence``), with ``t`` ranging over the tiers:
 5. ``overall = clamp(confidence_weight · base · discount, 0, 1)``. ``confidence_weight`` is the
    profile's overall sensitivity: below 1.0 deflates every confidence (a conservative profile,
    or one the Bayesian guardian corrected for overconfidence); above 1.0 inflates it.
+
+That is the ``noetic`` formula, the default. A profile may choose the seed's instead
+(``tuning.confidence_formula: seed``): the plain weighted sum of the tier means, with density as
+written (not inverted) and no uncertainty term, the tier multipliers renormalised and
+``confidence_weight`` applied as above (so the guardian's corrections still hold). The default is
+Noetic's because the seed's sum never reads ``uncertainty`` (its ``uncertainty_weight`` tuner
+would do nothing) and, with density read as load, would make an overloaded agent more confident.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -84,10 +92,19 @@ DESCRIPTIONS: Final[dict[str, str]] = {
 TIER_OF: Final[dict[str, str]] = {v: tier for tier, names in TIERS.items() for v in names}
 
 
+class ConfidenceFormula(StrEnum):
+    """Which overall-confidence formula a profile uses (module docstring)."""
+
+    NOETIC = "noetic"
+    SEED = "seed"
+
+
 class Tuning(BaseModel):
     """A profile's multipliers on the formula. See the module docstring for where each enters."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    confidence_formula: ConfidenceFormula = ConfidenceFormula.NOETIC
 
     confidence_weight: float = Field(1.0, gt=0, le=3)
     engagement_weight: float = Field(1.0, gt=0, le=3)
@@ -137,11 +154,14 @@ def oriented(name: str, value: float) -> float:
     return 1.0 - value if name in INVERTED else value
 
 
-def tier_scores(vectors: Mapping[str, float]) -> dict[str, float]:
-    """Mean oriented score per tier, over the vectors present. Tiers with none are omitted."""
+def tier_scores(vectors: Mapping[str, float], *, as_written: bool = False) -> dict[str, float]:
+    """Mean oriented score per tier, over the vectors present. Tiers with none are omitted.
+    ``as_written`` takes density as given (the seed's formula) instead of ``1 - density``."""
     scores: dict[str, float] = {}
     for tier, names in TIERS.items():
-        present = [oriented(n, vectors[n]) for n in names if n in vectors]
+        present = [
+            vectors[n] if as_written else oriented(n, vectors[n]) for n in names if n in vectors
+        ]
         if present:
             scores[tier] = sum(present) / len(present)
     return scores
@@ -150,13 +170,16 @@ def tier_scores(vectors: Mapping[str, float]) -> dict[str, float]:
 def overall_confidence(vectors: Mapping[str, float], tuning: Tuning | None = None) -> float:
     """Overall confidence from the vectors present, under a profile's tuning (module docstring)."""
     tuning = tuning or Tuning()
-    scores = tier_scores(vectors)
+    seed = tuning.confidence_formula == ConfidenceFormula.SEED
+    scores = tier_scores(vectors, as_written=seed)
     if not scores:
         raise ValidationError(
             "cannot compute confidence: no tiered vector present", field="vectors", value={}
         )
     weights = {t: TIER_WEIGHTS[t] * tuning.tier_multiplier(t) for t in scores}
     base = sum(weights[t] * scores[t] for t in scores) / sum(weights.values())
+    if seed:
+        return min(1.0, max(0.0, tuning.confidence_weight * base))
     uncertainty = vectors.get(META_VECTOR, 0.0)
     discount = min(
         1.0, max(0.0, 1.0 - UNCERTAINTY_DISCOUNT * tuning.uncertainty_weight * uncertainty)
