@@ -62,17 +62,42 @@ def test_a_plain_command_runs_as_an_argument_vector(places) -> None:
     assert run(runner, "ls no-such-file").exit_code != 0
 
 
-def test_a_line_needing_a_shell_runs_only_when_the_policy_names_one(places, tmp_path) -> None:
+def test_a_compound_line_runs_in_the_sandbox_as_the_gate_parsed_it(places, tmp_path) -> None:
     ws, _, home = places
+    (ws / "src").mkdir()
+    (ws / "src" / "a.py").write_text("print(1)\n")
     runner = ShellRunner(ws, sandbox="required", home=str(home))
-    with pytest.raises(ValidationError, match="needs a shell"):
-        run(runner, "echo a | tr a b")
-    policy_file = tmp_path / "p.yaml"
-    policy_file.write_text("shell: /bin/sh\n")
-    allowed = ShellRunner(ws, sandbox="required", home=str(home), policy=load_policy(policy_file))
-    done = run(allowed, "echo a | tr a b && echo done > out.txt")
+    done = run(runner, "cd src && ls")
+    assert (done.exit_code, done.output, done.sandbox) == (0, "a.py\n", "bubblewrap")
+    assert done.argv[:4] == [shutil.which("bash"), "--noprofile", "--norc", "-c"]
+    done = run(runner, "echo a | tr a b && echo done > out.txt")
     assert done.output == "b\n" and (ws / "out.txt").read_text() == "done\n"
-    assert done.argv == ["/bin/sh", "-c", "echo a | tr a b && echo done > out.txt"]
+    assert "python" in run(runner, "ps aux | grep python").output
+    # the shell is handed the words the gate judged: braces and ~ expanded, quoting rebuilt
+    done = run(runner, "echo {x,y}z ~ && r\\m -f out.txt")
+    assert done.argv[-1] == f"echo xz yz {home} && rm -f out.txt"
+    assert done.output == f"xz yz {home}\n" and not (ws / "out.txt").exists()
+    # a policy can still refuse every line that needs a shell
+    policy_file = tmp_path / "p.yaml"
+    policy_file.write_text("shell: null\n")
+    strict = ShellRunner(ws, sandbox="required", home=str(home), policy=load_policy(policy_file))
+    with pytest.raises(ValidationError, match="needs a shell"):
+        run(strict, "cd src && ls")
+
+
+def test_interpreter_code_runs_inside_the_sandbox_and_is_refused_without_it(places) -> None:
+    ws, _, home = places
+    code = "python3 -c 'import os; print(sorted(os.listdir(\".\")))'"
+    boxed = ShellRunner(ws, sandbox="required", home=str(home))
+    assert boxed.judge(code).allowed
+    assert run(boxed, code).exit_code == 0
+    bare = ShellRunner(ws, sandbox="off", home=str(home))
+    verdict = bare.judge(code)
+    assert verdict.rule is None  # os.listdir only reads a folder's names
+    escaping = "python3 -c 'import shutil; shutil.rmtree(\"/x\")'"
+    assert boxed.judge(escaping).allowed  # the sandbox contains it
+    with pytest.raises(ValidationError, match=r"interpreter-code.*imports shutil"):
+        run(bare, escaping)
 
 
 def test_a_refused_command_never_runs(places) -> None:

@@ -1,13 +1,15 @@
 """The shell tool: a command judged by the gate, then run in the sandbox with limits.
 
-A command line passes :func:`noetic.tools.shellgate.check_command` first; a refusal names the
-rule and the part of the command, and nothing runs. A line that is one plain command runs as an
-argument vector — no shell interpreter, globs expanded here — and a line that needs a shell (a
-pipe, a list, a redirection, an expansion) runs through the policy's ``shell`` only when the
-policy names one. The command runs in a folder of the workspace, inside the OS sandbox when
-there is one (:mod:`noetic.tools.sandbox`), with a timeout that kills it and everything it
-started, its output capped, and an environment holding only the policy's ``environment``
-variables minus anything that looks like a secret.
+A command line passes :func:`noetic.tools.shellgate.check_command` first — judged as sandboxed
+when the OS sandbox will contain it — and a refusal names the rule and the part of the command,
+and nothing runs. A line that is one plain command runs as an argument vector — no shell
+interpreter, globs expanded here. A line that needs a shell (a pipe, a list, a redirection, an
+expansion: ``cd src && ls``) runs through the policy's ``shell`` (bash by default), handed the
+line as the gate parsed and approved it (:func:`noetic.tools.shellgate.render.render`), so the
+shell runs the words the gate judged; ``shell: null`` refuses such lines. The command runs in a
+folder of the workspace, inside the OS sandbox when there is one (:mod:`noetic.tools.sandbox`),
+with a timeout that kills it and everything it started, its output capped, and an environment
+holding only the policy's ``environment`` variables minus anything that looks like a secret.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import contextlib
 import glob
 import os
 import re
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -28,6 +31,7 @@ from noetic.tools.base import Tool, tool
 from noetic.tools.files import SandboxRoot
 from noetic.tools.sandbox import Sandbox, choose, wrap
 from noetic.tools.shellgate import Policy, Verdict, check_command, load_policy
+from noetic.tools.shellgate.render import render
 from noetic.tools.shellgate.syntax import Unparseable, parse
 
 MAX_OUTPUT_BYTES = 16_000
@@ -97,7 +101,15 @@ class ShellRunner:
 
     def judge(self, command: str, cwd: str = ".") -> Verdict:
         folder, _ = self.root.locate(cwd)
-        return check_command(command, self.root.root, self.policy, home=self.home, cwd=folder)
+        return check_command(
+            command, self.root.root, self.policy, home=self.home, cwd=folder, sandboxed=self.boxed
+        )
+
+    @property
+    def boxed(self) -> bool:
+        """Whether commands run inside the OS sandbox (the gate then leaves to it what it
+        contains)."""
+        return self.sandbox.binary is not None
 
     def environment(self) -> dict[str, str]:
         env = {
@@ -124,11 +136,13 @@ class ShellRunner:
                 matches = sorted(glob.glob(value, root_dir=cwd)) if word.glob else []
                 argv += matches or [value]
             return argv
-        if self.policy.shell:
-            return [self.policy.shell, "-c", command]
+        if self.policy.shell and script is not None:
+            shell = shutil.which(self.policy.shell) or self.policy.shell
+            quiet = ["--noprofile", "--norc"] if os.path.basename(shell) == "bash" else []
+            return [shell, *quiet, "-c", render(script)]
         raise ValidationError(
             "this command needs a shell (a pipe, a list, a redirection or an expansion), and "
-            "the policy allows none",
+            "the policy names none (shell: null)",
             field="command",
             value=command,
             fix="run one plain command at a time, or name a shell in the policy (shell: /bin/bash)",
@@ -141,11 +155,13 @@ class ShellRunner:
         folder, _ = self.root.locate(cwd)
         if not os.path.isdir(folder):
             raise ValidationError(f"no folder {cwd!r} in the workspace", field="cwd", value=cwd)
-        verdict = check_command(command, self.root.root, self.policy, home=self.home, cwd=folder)
+        verdict = self.judge(command, cwd)
         if not verdict.allowed:
             first = verdict.violations[0]
+            detail = f" — {first.detail}" if first.detail else ""
             raise ValidationError(
-                f"refused by the shell gate, rule {first.rule}: {first.reason} (at {first.part!r})",
+                f"refused by the shell gate, rule {first.rule}: {first.reason}{detail} "
+                f"(at {first.part!r})",
                 field="command",
                 value=command,
             )

@@ -36,6 +36,9 @@ STRUCTURAL = (
     "device-write",
     "dynamic-path",
     "fork-bomb",
+    "program-exec",
+    "package-index",
+    "secret-to-network",
 )
 
 
@@ -53,6 +56,7 @@ class Match(_Strict):
     paths: tuple[str, ...] = ()
     access: Literal["read", "write"] = "read"
     variables: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
 
     @field_validator("arguments")
     @classmethod
@@ -92,7 +96,16 @@ class Policy(_Strict):
     allow_interpreters: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
     interpreters: dict[str, tuple[str, ...]] = {}
-    command_runners_in_programs: dict[str, tuple[str, ...]] = {}
+    interpreter_values: dict[str, tuple[str, ...]] = {}
+    shells: tuple[str, ...] = ()
+    sandbox_contains: tuple[str, ...] = ()
+    runs: dict[str, tuple[str, ...]] = {}
+    programs: dict[str, Literal["sed", "awk"]] = {}
+    git_exec_keys: tuple[str, ...] = ()
+    package_indexes: tuple[str, ...] = ()
+    index_options: dict[str, tuple[str, ...]] = {}
+    index_variables: tuple[str, ...] = ()
+    network_clients: tuple[str, ...] = ()
     evaluators: tuple[str, ...] = ()
     inert: tuple[str, ...] = ()
     wrappers: dict[str, tuple[str, ...]] = {}

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from noetic.tools.shellgate.expand import Chars, TooMany, braces, globbed, tilde
+
 MAX_DEPTH = 80
 """Nesting beyond this (substitutions in substitutions…) is refused rather than analysed."""
 
-_GLOB = frozenset("*?[{")
 _SEQUENTIAL = frozenset({"program", "compound_statement", "do_group", "list"})
 _BRANCHING = frozenset(
     {
@@ -95,6 +96,7 @@ class Command:
     assignments: list[tuple[str, Word | None]] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     stdin: str | None = None  # "pipe", "heredoc", "herestring", "file"
+    stdin_text: str | None = None  # what a quoted here-document or a here-string feeds it
     upstream: list[Command] = field(default_factory=list)
     substitutions: list[Command] = field(default_factory=list)
     keyword: str | None = None  # export, declare, unset…: the builtin this record stands for
@@ -116,6 +118,7 @@ class Script:
     commands: list[Command]
     redirects: list[Redirect]
     functions: list[Function]
+    links: dict[str, str | None] = field(default_factory=dict)
 
     def argv(self) -> list[Word] | None:
         """The words of a line that is one plain command — no pipe, list, redirection,
@@ -148,9 +151,23 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
-def parse(text: str, *, home: str, workspace: str, cwd: str | None = None) -> Script:
+_HERE = object()
+
+
+def parse(
+    text: str,
+    *,
+    home: str,
+    workspace: str,
+    cwd: str | None = None,
+    cwds: Any = _HERE,
+    links: dict[str, str | None] | None = None,
+    cdpath: str | None = None,
+) -> Script:
     """Parse ``text`` and collect what it would run from ``cwd`` (the workspace unless given;
-    every path here is a real path)."""
+    every path here is a real path), or from any of ``cwds`` (None: a folder nobody knows).
+    ``links`` are symbolic links made earlier (their path and target, None when unknown);
+    ``cdpath`` is the CDPATH the shell runs with."""
     source = text.encode("utf-8", errors="surrogatepass")
     tree = _parser().parse(source.translate(_ASCII_ONLY))
     root = tree.root_node
@@ -165,9 +182,10 @@ def parse(text: str, *, home: str, workspace: str, cwd: str | None = None) -> Sc
             _slice(source, stray),
             len(source[: stray.start_byte].decode("utf-8", "replace")),
         )
-    walker = _Walker(source, home=home, workspace=workspace)
-    walker.visit(root, _State(frozenset({cwd or workspace})), 0)
-    return Script(text, walker.commands, walker.redirects, walker.functions)
+    walker = _Walker(source, home=home, workspace=workspace, links=links, cdpath=cdpath)
+    first: frozenset[str] | None = frozenset({cwd or workspace}) if cwds is _HERE else cwds
+    walker.visit(root, _State(first), 0)
+    return Script(text, walker.commands, walker.redirects, walker.functions, walker.links)
 
 
 def _first_error(node: Any) -> Any:
@@ -211,7 +229,17 @@ class _State:
 
 
 class _Walker:
-    def __init__(self, source: bytes, *, home: str, workspace: str) -> None:
+    def __init__(
+        self,
+        source: bytes,
+        *,
+        home: str,
+        workspace: str,
+        links: dict[str, str | None] | None,
+        cdpath: str | None,
+    ) -> None:
+        self.links: dict[str, str | None] = links if links is not None else {}
+        self.cdpath = cdpath
         self.source = source
         self.home = home
         self.workspace = workspace
@@ -305,6 +333,9 @@ class _Walker:
             if kind == "heredoc_body":
                 if not quoted:  # an unquoted here-document expands $(…)
                     found += self._children(child, st.copy(), depth)
+                else:
+                    for cmd in body:
+                        cmd.stdin_text = self.text(child)
                 continue
             if node.field_name_for_child(i) == "redirect":
                 self._file_redirect(child, st, depth, body)
@@ -361,6 +392,7 @@ class _Walker:
         assignments: list[tuple[str, Word | None]] = []
         subs: list[Command] = []
         herestring = False
+        here: str | None = None
         redirects: list[Any] = []
         for i, child in enumerate(node.children):
             role = node.field_name_for_child(i)
@@ -369,6 +401,8 @@ class _Walker:
             if child.type == "herestring_redirect":
                 herestring = True
                 subs += self._substitutions(child, st, depth)
+                fed = [self.word(c, st) for c in child.named_children]
+                here = fed[0].value if len(fed) == 1 else None
             elif role == "redirect":
                 redirects.append(child)
             elif child.type == "variable_assignment":
@@ -377,10 +411,12 @@ class _Walker:
             elif role == "name":
                 subs += self._substitutions(child, st, depth)
                 inner = child.named_children[0] if len(child.named_children) == 1 else child
-                name = self.word(inner, st)
+                first, *more = self.words(inner, st)
+                name = first
+                args = more + args
             else:
                 subs += self._substitutions(child, st, depth)
-                args.append(self.word(child, st))
+                args += self.words(child, st)
         cmd = Command(
             name=name,
             args=args,
@@ -390,10 +426,14 @@ class _Walker:
             assignments=assignments,
             substitutions=subs,
             stdin="herestring" if herestring else None,
+            stdin_text=None if here is None else here + "\n",
         )
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
         self._follow_cd(cmd, st)
+        self._follow_link(cmd, st)
+        if any(n == "CDPATH" for n, _ in assignments):
+            self.cdpath = "?"
         self.commands.append(cmd)
         return [cmd, *subs]
 
@@ -415,7 +455,7 @@ class _Walker:
                     if keyword != "unset":
                         assignments.append((self.text(child), None))
                 else:
-                    args.append(self.word(child, st))
+                    args += self.words(child, st)
         cmd = Command(
             name=Word(keyword, keyword, start=self.pos(node)) if keyword else None,
             args=args,
@@ -426,6 +466,8 @@ class _Walker:
             substitutions=subs,
             keyword=keyword,
         )
+        if any(n == "CDPATH" for n, _ in assignments):
+            self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
         self.commands.append(cmd)
         return [cmd, *subs]
 
@@ -448,76 +490,167 @@ class _Walker:
             return
         dest = targets[0].value if targets else self.home
         assert dest is not None
-        resolved = {resolve(dest, cwd) for cwd in st.cwds}
+        searched = not dest.startswith(("/", "./", "../")) and dest not in (".", "..")
+        if searched and self.cdpath == "?":
+            st.cwds = None
+            return
+        bases = [e or "." for e in self.cdpath.split(":")] if searched and self.cdpath else []
+        resolved: set[str] = set()
+        for cwd in st.cwds:
+            for base in [*bases, cwd]:
+                place = follow(resolve(dest, resolve(base, cwd)), self.links)
+                if place is None:
+                    st.cwds = None
+                    return
+                resolved.add(place)
         st.cwds = st.cwds | frozenset(resolved)
+
+    def _follow_link(self, cmd: Command, st: _State) -> None:
+        """Record the links ``ln`` makes (``ln -s / r``, or a hard link to a file outside), so
+        a later ``cd r`` or write through ``r`` is judged where it lands."""
+        name = cmd.name.value if cmd.name is not None else None
+        if name is None or name.rsplit("/", 1)[-1] not in ("ln", "link"):
+            return
+        operands: list[Word] = []
+        folder: Word | None = None
+        args = iter(cmd.args)
+        for word in args:
+            value = word.value or ""
+            if value in ("-t", "--target-directory") or value.startswith("--target"):
+                folder = (
+                    next(args, None)
+                    if "=" not in value
+                    else Word(word.text, value.split("=", 1)[1], word.glob, word.start)
+                )
+            elif value.startswith("-") and len(value) > 1 and word.value is not None:
+                continue
+            else:
+                operands.append(word)
+        if not operands:
+            return
+        symbolic = any(
+            (a.value or "").startswith("--sym")
+            or re.fullmatch(r"-[A-Za-z]*s[A-Za-z]*", a.value or "") is not None
+            for a in cmd.args
+        )
+        for cwd in st.cwds or {self.workspace}:
+            made: list[tuple[str | None, Word]] = []
+            if folder is not None:
+                made = [(folder.value, w) for w in operands]
+            elif len(operands) == 1:
+                made = [(".", operands[0])]
+            else:
+                last = operands[-1].value
+                into = last is not None and os.path.isdir(resolve(last, cwd))
+                if len(operands) > 2 or into:
+                    made = [(last, w) for w in operands[:-1]]
+                else:
+                    self._link(cwd, None, operands[-1].value, operands[0], st, symbolic)
+                    continue
+            for where, source in made:
+                base = (source.value or "").rstrip("/").rsplit("/", 1)[-1] or None
+                self._link(cwd, where, base, source, st, symbolic)
+
+    def _link(
+        self,
+        cwd: str,
+        folder: str | None,
+        name: str | None,
+        source: Word,
+        st: _State,
+        symbolic: bool,
+    ) -> None:
+        if name is None or (folder is None and st.cwds is None):
+            self.links["?"] = None  # a link the gate cannot place: every path is in doubt
+            return
+        place = os.path.join(resolve(folder or ".", cwd), name) if folder else name
+        place = os.path.join(resolve(os.path.dirname(place) or ".", cwd), os.path.basename(place))
+        target = source.value
+        if target is not None and source.glob:
+            target = None
+        relative_to = os.path.dirname(place) if symbolic else cwd
+        self.links[os.path.normpath(place)] = (
+            None if target is None else resolve(target, relative_to)
+        )
 
     # words ------------------------------------------------------------------------------------
 
     def word(self, node: Any, st: _State) -> Word:
-        value, glob = self._value(node, st, first=True)
-        return Word(self.text(node), value, glob, self.pos(node))
+        """One word where bash expects exactly one (a redirection target, an assignment's
+        value): unknown when braces would make it several."""
+        found = self.words(node, st, split=False)
+        return found[0] if len(found) == 1 else Word(self.text(node), None, False, self.pos(node))
 
-    def _value(self, node: Any, st: _State, *, first: bool) -> tuple[str | None, bool]:
+    def words(self, node: Any, st: _State, *, split: bool = True) -> list[Word]:
+        """The words ``node`` becomes after brace and tilde expansion (``{~,x}`` is ``~`` and
+        ``x``); one unknown word when an expansion hides what it will be."""
+        text, start = self.text(node), self.pos(node)
+        chars = self._chars(node, st)
+        if chars is None:
+            return [Word(text, None, False, start)]
+        try:
+            expanded = braces(chars) if split else [chars]
+        except TooMany:
+            return [Word(text, None, False, start)]
+        cwd = next(iter(st.cwds)) if st.cwds is not None and len(st.cwds) == 1 else None
+        return [Word(text, tilde(one, self.home, cwd), globbed(one), start) for one in expanded]
+
+    def _chars(self, node: Any, st: _State) -> Chars | None:
+        """The word's characters after quote removal, each marked quoted or bare; None when a
+        parameter expansion or substitution hides them."""
         kind = node.type
         text = self.text(node)
-        if kind == "word":
-            value = _unescape(text)
-            if first and value.startswith("~") and not text.startswith("\\"):
-                head, sep, rest = value.partition("/")
-                if head != "~":
-                    return None, False  # ~user: someone else's home
-                value = self.home + (sep + rest if sep else "")
-            return value, any(c in _GLOB for c in _unquoted(text))
-        if kind == "number":
-            return text, False
+        if kind in ("word", "number", "brace_expression"):
+            return _bare(text)
         if kind == "raw_string":
-            return text[1:-1], False
+            return [(c, True) for c in text[1:-1]]
         if kind == "ansi_c_string":
-            return _unescape_ansi_c(text[2:-1]), False
+            value = _unescape_ansi_c(text[2:-1])
+            return None if value is None else [(c, True) for c in value]
         if kind == "string":
-            parts: list[str] = []
+            out: Chars = []
             for child in node.named_children:
                 if child.type == "string_content":
-                    parts.append(_unescape_double(self.text(child)))
-                else:
-                    inner, _ = self._value(child, st, first=False)
-                    if inner is None:
-                        return None, False
-                    parts.append(inner)
-            return "".join(parts), False
+                    out += [(c, True) for c in _unescape_double(self.text(child))]
+                    continue
+                inner = self._chars(child, st)
+                if inner is None:
+                    return None
+                out += [(c, True) for c, _ in inner]
+            return out
         if kind in ("simple_expansion", "expansion"):
             names = [c for c in node.named_children if c.type == "variable_name"]
             if len(names) == 1 and len(node.named_children) == 1:
                 var = self.text(names[0])
                 if var == "HOME":
-                    return self.home, False
+                    return [(c, True) for c in self.home]
                 if var == "PWD" and st.cwds is not None and len(st.cwds) == 1:
-                    return next(iter(st.cwds)), False
-            return None, False
+                    return [(c, True) for c in next(iter(st.cwds))]
+            return None
         if kind == "concatenation":
-            out: list[str] = []
-            glob = False
-            for i, child in enumerate(node.named_children):
-                inner, g = self._value(child, st, first=first and i == 0)
+            joined: Chars = []
+            for child in node.named_children:
+                inner = self._chars(child, st)
                 if inner is None:
-                    return None, False
-                out.append(inner)
-                glob = glob or g
-            return "".join(out), glob
-        return None, False
+                    return None
+                joined += inner
+            return joined
+        return None
 
 
-def _unescape(text: str) -> str:
-    out: list[str] = []
+def _bare(text: str) -> Chars:
+    """An unquoted word's characters: a backslash quotes the next one (a newline after it is a
+    line continuation, dropped)."""
+    out: Chars = []
     chars = iter(text)
     for c in chars:
         if c == "\\":
             nxt = next(chars, "")
-            if nxt != "\n":
-                out.append(nxt)
+            if nxt and nxt != "\n":
+                out.append((nxt, True))
         else:
-            out.append(c)
-    return "".join(out)
+            out.append((c, False))
+    return out
 
 
 _ANSI_C_SIMPLE = {
@@ -581,18 +714,23 @@ def _unescape_double(text: str) -> str:
     return "".join(out)
 
 
-def _unquoted(text: str) -> str:
-    """The characters of an unquoted word that are not escaped by a backslash."""
-    out: list[str] = []
-    escaped = False
-    for c in text:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
+def follow(path: str, links: dict[str, str | None]) -> str | None:
+    """``path`` with any link made earlier in the line followed; None when the path goes
+    through a link whose target the gate cannot know."""
+    if not links:
+        return path
+    if "?" in links:
+        return None
+    for _ in range(40):  # as many hops as the kernel follows
+        for link, target in links.items():
+            if path == link or path.startswith(link.rstrip("/") + "/"):
+                if target is None:
+                    return None
+                path = os.path.normpath(target + path[len(link) :])
+                break
         else:
-            out.append(c)
-    return "".join(out)
+            return path
+    return None
 
 
 def resolve(path: str, cwd: str) -> str:

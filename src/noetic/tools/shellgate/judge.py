@@ -1,0 +1,844 @@
+"""The judge: every simple command of a parsed line, held against what it can do.
+
+A command is not judged by its name alone but by its capabilities: whether it runs a string as
+code (a shell's ``-c``, ``flock -c``, ``env -S``, tar's ``--to-command``, sed's ``e``, awk's
+``system()``, git's ``-c core.pager``), writes a file (its operands, an option's value, a
+program's ``w``/``print >``), changes folder (``cd``, through links made earlier in the line),
+reads a secret, or sends data over the network. A string run as shell code is parsed and
+judged in its turn when the command spells it out; a capability whose effect the gate cannot
+determine (code computed at run time, a program it cannot read, Python that imports ``os``) is
+refused, saying what was undeterminable — unless the sandbox contains it (``sandbox_contains``).
+The capabilities of particular tools (git, package managers, network clients) are in
+:mod:`.tools`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import itertools
+import os
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from noetic.tools.shellgate import programs, pycode, tools
+from noetic.tools.shellgate.paths import compile_all
+from noetic.tools.shellgate.policy import Match, Policy
+from noetic.tools.shellgate.syntax import (
+    Command,
+    Redirect,
+    Script,
+    TooComplex,
+    Unparseable,
+    Word,
+    follow,
+    parse,
+    resolve,
+)
+from noetic.tools.shellgate.verdict import Violation
+
+MAX_COMMAND_CHARS = 65_536
+MAX_INLINE_DEPTH = 6
+"""Shell code inside shell code (``bash -c "flock -c '…'"``) is followed this deep."""
+MAX_GLOB_MATCHES = 2_000
+_GLOBAL_OPTIONS = {"git": ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path")}
+_DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
+_EXEC_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir")
+_STDIN = re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
+
+
+@dataclass
+class Judge:
+    policy: Policy
+    workspace: str
+    home: str
+    cwd: str
+    sandboxed: bool = False
+    cdpath: str | None = None
+    found: list[Violation] = field(default_factory=list)
+    downloaded: set[str] = field(default_factory=set)
+    tainted: set[str] = field(default_factory=set)  # files holding the environment's dump
+    links: dict[str, str | None] = field(default_factory=dict)
+    inline_depth: int = 0
+
+    def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
+        self.found.append(
+            Violation(
+                rule=rule, reason=self.policy.reason(rule), part=part, start=start, detail=detail
+            )
+        )
+
+    def judge(self, text: str) -> list[Violation]:
+        if len(text) > MAX_COMMAND_CHARS:
+            self.refuse("too-complex", f"{len(text)} characters (at most {MAX_COMMAND_CHARS})")
+            return self.found
+        if "\0" in text:
+            self.refuse("unparseable", "a NUL character", text.index("\0"))
+            return self.found
+        if not text.strip():
+            self.refuse("unparseable", "an empty command")
+            return self.found
+        script = self.parsed(text, frozenset({self.cwd}))
+        if script is not None:
+            self.script(script)
+        return self.found
+
+    def parsed(self, text: str, cwds: frozenset[str] | None) -> Script | None:
+        try:
+            return parse(
+                text,
+                home=self.home,
+                workspace=self.workspace,
+                cwds=cwds,
+                links=self.links,
+                cdpath=self.cdpath,
+            )
+        except Unparseable as exc:
+            self.refuse("unparseable", exc.part, exc.start)
+        except (TooComplex, RecursionError):
+            self.refuse("too-complex", text[:80])
+        return None
+
+    # the whole line -----------------------------------------------------------------------------
+
+    def script(self, script: Script) -> None:
+        for function in script.functions:
+            if any(c.name is not None and c.name.value == function.name for c in function.calls):
+                self.refuse("fork-bomb", function.text, function.start)
+        for cmd in script.commands:
+            self.command(cmd)
+        for redirect in script.redirects:
+            self.redirect(redirect)
+
+    def inline(self, code: str, word: Word, cmd: Command, what: str) -> None:
+        """Judge ``code``, shell code a command runs, as if it were on the line; a refusal
+        names its own part when that is in the line, else the word that holds the code."""
+        if self.inline_depth >= MAX_INLINE_DEPTH:
+            self.refuse("too-complex", word.text, word.start, f"{what} nests too deeply")
+            return
+        inner = Judge(
+            self.policy,
+            self.workspace,
+            self.home,
+            self.cwd,
+            self.sandboxed,
+            self.cdpath,
+            downloaded=self.downloaded,
+            tainted=self.tainted,
+            links=self.links,
+            inline_depth=self.inline_depth + 1,
+        )
+        if not code.strip():
+            return
+        script = inner.parsed(code, cmd.cwds)
+        if script is not None:
+            inner.script(script)
+        for v in inner.found:
+            inside = v.part and v.part in word.text
+            self.found.append(
+                v.model_copy(
+                    update={
+                        "part": v.part if inside else word.text,
+                        "start": word.start,
+                        "detail": f"{what}: {v.detail or v.part}" if not inside else v.detail,
+                    }
+                )
+            )
+
+    def redirect(self, r: Redirect) -> None:
+        target = r.target
+        if target is None or (r.operator in ("<&", ">&") and (target.value or "").isdigit()):
+            return
+        if r.operator in ("<&", ">&", "<&-", ">&-") and target.value == "-":
+            return
+        self.path_rules([target], r.cwds, write=r.writes, part=r.text)
+        if r.writes:
+            self.written(target, r.cwds, r.text, r.start)
+
+    # one simple command -------------------------------------------------------------------------
+
+    def command(self, cmd: Command) -> None:
+        self.variables(cmd)
+        if cmd.name is None or cmd.keyword is not None:
+            tools.capabilities(self, cmd.keyword or "", [], cmd, 0)
+            return
+        self.argv([cmd.name, *cmd.args], cmd, hidden_args=False)
+
+    def variables(self, cmd: Command) -> None:
+        names = [(n, cmd.text) for n, _ in cmd.assignments]
+        if cmd.keyword == "unset":
+            names += [(a.value or a.text, cmd.text) for a in cmd.args]
+        for rule in self.policy.rules:
+            for m in rule.match:
+                if not m.variables:
+                    continue
+                for name, text in names:
+                    if _fits_name(name, m.variables) and not _fits_name(name, m.unless):
+                        self.refuse(rule.id, text, cmd.start, f"sets {name}")
+        tools.index_variables(self, cmd)
+
+    def argv(self, argv: list[Word], cmd: Command, *, hidden_args: bool, depth: int = 0) -> None:
+        """Judge one argument vector; wrappers and ``find -exec`` recurse into what they run."""
+        name = argv[0]
+        if name.value is None or name.glob:
+            self.refuse("dynamic-command", name.text, name.start)
+            return
+        base = name.value.rsplit("/", 1)[-1]
+        args = argv[1:]
+        self.command_rules(base, args, cmd)
+        if base in _DECLARING:  # `'unset' HISTFILE` is the builtin, however it is quoted
+            names = [a.value.split("=", 1)[0] for a in args if a.value and a.value[0] != "-"]
+            self.variables(
+                Command(None, [], cmd.text, cmd.start, cmd.cwds, [(n, None) for n in names])
+            )
+        if base not in self.policy.inert:
+            self.path_rules(args, cmd.cwds, write=False, part=cmd.text)
+        resolved = self.resolved(name.value, cmd.cwds) if "/" in name.value else set()
+        if resolved & self.downloaded:
+            self.refuse("download-execute", cmd.text, cmd.start)
+        if depth > 8:
+            self.refuse("too-complex", cmd.text, cmd.start)
+            return
+        wrapper = self.policy.wrappers.get(base)
+        if wrapper is not None:
+            inner = self.unwrap(base, args, wrapper, cmd)
+            if inner:
+                self.argv(inner, cmd, hidden_args=hidden_args or base == "xargs", depth=depth + 1)
+            return
+        if base in self.policy.evaluators:
+            self.evaluator(base, args, cmd)
+            return
+        interpreter = self.interpreter(base)
+        if interpreter is not None:
+            module = self.interpreted(base, interpreter, args, cmd)
+            if module:
+                self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
+        self.strings(base, args, cmd)
+        if base in self.policy.programs:
+            self.program(base, args, cmd)
+        if base == "find":
+            self.find(args, cmd, depth)
+        writer = self.policy.writers.get(base)
+        if writer is not None:
+            if hidden_args and writer.paths != "none":
+                self.refuse("dynamic-path", cmd.text, cmd.start)
+            self.writes(base, args, cmd)
+        tools.capabilities(self, base, args, cmd, depth)
+
+    def unwrap(
+        self, base: str, args: list[Word], takes_value: Iterable[str], cmd: Command
+    ) -> list[Word]:
+        """The command a wrapper runs: its options, ``NAME=value`` (env) and duration skipped;
+        ``env -S STRING`` split as env splits it."""
+        takes = set(takes_value)
+        i = 0
+        positional_skipped = False
+        while i < len(args):
+            word = args[i]
+            value = word.value
+            if value is None:
+                return args[i:]
+            if value == "--":
+                return args[i + 1 :]
+            if base == "env" and (split := _split_string(args, i)) is not None:
+                text, used = split
+                return self.env_split(text, word, cmd) + args[i + used :]
+            if value.startswith("-") and len(value) > 1:
+                if base == "env" and value in ("-u", "--unset") and i + 1 < len(args):
+                    var = args[i + 1].value or ""
+                    self.variables(
+                        Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments=[(var, None)])
+                    )
+                i += 2 if value in takes else 1
+                continue
+            if base == "env" and "=" in value and not value.startswith("="):
+                var, _, given = value.partition("=")
+                assigned = Word(word.text, given, False, word.start)
+                self.variables(
+                    Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments=[(var, assigned)])
+                )
+                i += 1
+                continue
+            if base == "timeout" and not positional_skipped:
+                positional_skipped = True
+                i += 1
+                continue
+            if base == "watch":
+                code = " ".join(a.value or "" for a in args[i:])
+                if any(a.value is None for a in args[i:]):
+                    self.undetermined(
+                        "program-exec", word, "watch runs a command built at run time"
+                    )
+                else:
+                    self.inline(code, word, cmd, "the command watch runs")
+                return []
+            return args[i:]
+        return []
+
+    def env_split(self, text: str | None, word: Word, cmd: Command) -> list[Word]:
+        """The words ``env -S`` makes of its string, or a refusal when it cannot be known."""
+        if text is None or "$" in text or "\\c" in text:
+            self.undetermined("program-exec", word, "env -S splits a string known only at run time")
+            return []
+        try:
+            parts = shlex.split(text, comments=False, posix=True)
+        except ValueError:
+            self.refuse("unparseable", word.text, word.start, "env -S cannot split this string")
+            return []
+        while parts and "=" in parts[0] and not parts[0].startswith(("-", "=")):
+            var, _, value = parts.pop(0).partition("=")
+            given = Word(word.text, value, False, word.start)
+            self.variables(Command(None, [], cmd.text, cmd.start, cmd.cwds, [(var, given)]))
+        return [Word(word.text, p, False, word.start) for p in parts]
+
+    def evaluator(self, base: str, args: list[Word], cmd: Command) -> None:
+        if base == "eval" and args and all(a.value is not None for a in args):
+            first = args[0]
+            self.inline(" ".join(a.value or "" for a in args), first, cmd, "the code eval runs")
+            return
+        script = args[0].value if args and base in ("source", ".") else None
+        if script is not None and self.inside_all(script, cmd.cwds):
+            return  # running a script file of the workspace, as `bash file` would
+        self.refuse("eval", cmd.text, cmd.start)
+
+    def undetermined(self, rule: str, word: Word, detail: str) -> None:
+        """Refuse what the gate cannot determine, unless the sandbox contains it."""
+        if self.sandboxed and rule in self.policy.sandbox_contains:
+            return
+        self.refuse(rule, word.text, word.start, detail)
+
+    # interpreters -------------------------------------------------------------------------------
+
+    def interpreter(self, base: str) -> tuple[str, ...] | None:
+        if base in self.policy.interpreters:
+            return self.policy.interpreters[base]
+        for pattern, flags in self.policy.interpreters.items():
+            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
+                return flags
+        return None
+
+    def interpreted(
+        self, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
+    ) -> list[Word] | None:
+        """Judge the code an interpreter is handed; returns the argument vector of the module
+        ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
+        allowed = any(fnmatch.fnmatchcase(base, p) for p in self.policy.allow_interpreters)
+        downloads = any(self.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
+        shell = _family(base, self.policy.shells)
+        found = _code(args, code_flags, self.policy.interpreter_values.get(_family_key(base)))
+        if found is not None:
+            kind, code, word, rest = found
+            if kind == "module":
+                return [Word(word.text, code, False, word.start), *rest]
+            if downloads:
+                self.refuse("download-execute", cmd.text, cmd.start)
+            elif not allowed:
+                self.code(base, shell, code, word, cmd)
+            return None
+        operand = next(
+            (a for a in args if a.value is None or not a.value.startswith("-") or a.value == "-"),
+            None,
+        )
+        if operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
+            fed = cmd.stdin in ("pipe", "heredoc", "herestring")
+            if operand is None and not fed:
+                return None  # an interactive session, or a script read from a file (`sh < f`)
+            if downloads:
+                self.refuse("download-execute", cmd.text, cmd.start)
+            elif not allowed and cmd.stdin_text is not None:
+                self.code(base, shell, cmd.stdin_text, operand or cmd.name or args[0], cmd)
+            elif not allowed:
+                self.undetermined(
+                    "pipe-to-interpreter",
+                    operand or Word(cmd.text, None, False, cmd.start),
+                    f"{base} reads code from its standard input, which the gate does not see",
+                )
+            return None
+        if operand.value is None:
+            if downloads:
+                self.refuse("download-execute", cmd.text, cmd.start)
+            elif not allowed:
+                self.undetermined(
+                    "interpreter-code", operand, f"{base} runs a file named at run time"
+                )
+            return None
+        if self.resolved(operand.value, cmd.cwds) & self.downloaded:
+            self.refuse("download-execute", cmd.text, cmd.start)
+        return None
+
+    def code(self, base: str, shell: bool, code: str | None, word: Word, cmd: Command) -> None:
+        """Code handed to an interpreter: shell code is judged as commands, Python that only
+        computes is allowed, anything else the gate cannot bound."""
+        if code is None:
+            self.undetermined("interpreter-code", word, f"{base} is handed code built at run time")
+        elif shell:
+            self.inline(code, word, cmd, f"the code {base} runs")
+        elif _family(base, ("python*", "pypy*")):
+            what = pycode.undetermined(code)
+            if what is not None:
+                self.undetermined("interpreter-code", word, f"{base} code uses {what}")
+        else:
+            self.undetermined("interpreter-code", word, f"the gate does not read {base} code")
+
+    def strings(self, base: str, args: list[Word], cmd: Command) -> None:
+        """Options whose value a command runs as shell code (``flock -c``, tar's
+        ``--to-command``, ``git rebase -x``)."""
+        sub = tools.subcommand(base, args)
+        options = self.policy.runs.get(base, ()) + self.policy.runs.get(f"{base} {sub}", ())
+        if not options:
+            return
+        for word, code in _option_values(args, options):
+            if code is None:
+                self.undetermined(
+                    "program-exec", word, f"{base} runs a command known only at run time"
+                )
+            else:
+                self.inline(code, word, cmd, f"the command {base} runs")
+
+    def program(self, base: str, args: list[Word], cmd: Command) -> None:
+        """sed and awk programs: what they run, write and read."""
+        if base in self.policy.allow_interpreters:
+            return
+        kind = self.policy.programs[base]
+        scripts, word = tools.program_text(kind, args)
+        if scripts is None:
+            self.undetermined(
+                "program-exec", word or cmd.name or args[0], f"{base} reads a program from a file"
+            )
+            return
+        for script, where in scripts:
+            if script is None:
+                self.undetermined("program-exec", where, f"the {base} program is built at run time")
+                continue
+            read = programs.sed(script) if kind == "sed" else programs.awk(script)
+            for effect in read:
+                self.effect(effect, where, cmd)
+
+    def effect(self, effect: programs.Effect, where: Word, cmd: Command) -> None:
+        if effect.kind == "unknown":
+            self.undetermined("program-exec", where, effect.what)
+        elif effect.kind == "exec":
+            if effect.value is None:
+                self.undetermined("program-exec", where, effect.what)
+            else:
+                self.inline(effect.value, where, cmd, effect.what)
+        elif effect.value is None:
+            self.refuse("dynamic-path", where.text, where.start, effect.what)
+        else:
+            path = Word(where.text, effect.value, False, where.start)
+            self.path_rules([path], cmd.cwds, write=effect.kind == "write", part=where.text)
+            if effect.kind == "write" and effect.value not in ("/dev/stdout", "/dev/stderr"):
+                self.written(path, cmd.cwds, where.text, where.start)
+
+    def find(self, args: list[Word], cmd: Command, depth: int) -> None:
+        starts: list[Word] = []
+        for word in args:
+            if word.value is None or word.value.startswith(("-", "(", "!")):
+                break
+            starts.append(word)
+        starts = starts or [Word(".", ".", start=cmd.start)]
+        values = [w.value for w in args]
+        if "-delete" in values or "-fdelete" in values:
+            for word in starts:
+                self.written(word, cmd.cwds, cmd.text, cmd.start)
+        i = 0
+        while i < len(args):
+            if args[i].value in _EXEC_ACTIONS:
+                end = i + 1
+                while end < len(args) and args[end].value not in (";", "+"):
+                    end += 1
+                inner = args[i + 1 : end]
+                if inner:
+                    # `{}` stands for each file found: judge the command once per start folder
+                    for start in starts:
+                        swapped = [
+                            Word(w.text, start.value, start.glob, w.start)
+                            if w.value is not None and "{}" in w.value
+                            else w
+                            for w in inner
+                        ]
+                        self.argv(swapped, cmd, hidden_args=False, depth=depth + 1)
+                i = end
+            i += 1
+
+    def writes(self, base: str, args: list[Word], cmd: Command) -> None:
+        writer = self.policy.writers[base]
+        if writer.when and not any(self.has_flag(a, writer.when) for a in args):
+            return
+        targets = self.option_values(args, writer.options)
+        operands: list[Word] = []
+        skip_next = False
+        after_dashdash = False
+        for word in args:
+            if skip_next:
+                skip_next = False
+                continue
+            value = word.value
+            if not after_dashdash and value is not None:
+                if value == "--":
+                    after_dashdash = True
+                    continue
+                if value.startswith("-") and len(value) > 1:
+                    skip_next = "=" not in value and any(
+                        _option_is(value, o) for o in writer.options if not o.endswith("=")
+                    )
+                    continue
+                if "=" in value and any(o.endswith("=") for o in writer.options):
+                    continue
+            operands.append(word)
+        if writer.paths == "all":
+            targets += operands
+        elif writer.paths == "last":
+            targets += operands[-1:]
+        elif writer.paths == "after-first":
+            targets += operands[1:]
+        if base == "rm" and any(
+            (a.value or "").startswith("--no-pre")
+            and "--no-preserve-root".startswith(a.value or "")
+            for a in args
+        ):
+            self.refuse("destructive-root", cmd.text, cmd.start)
+        self.path_rules(targets, cmd.cwds, write=True, part=cmd.text)
+        links, self.links = self.links, ({} if base in ("ln", "link") else self.links)
+        try:  # the link `ln` makes is written where it is, not where it points
+            for word in targets:
+                self.written(word, cmd.cwds, cmd.text, cmd.start)
+        finally:
+            self.links = links
+
+    def option_values(self, args: list[Word], options: Iterable[str]) -> list[Word]:
+        """The words given as values of path options (``-o F``, ``-oF``, ``--output=F``,
+        ``--out=F`` as GNU abbreviates it, dd's ``of=F``)."""
+        return [
+            Word(word.text, value, word.glob, word.start) if value is not None else word
+            for word, value in _option_values(args, tuple(options))
+        ]
+
+    # where a write lands ------------------------------------------------------------------------
+
+    def written(self, word: Word, cwds: frozenset[str] | None, part: str, start: int) -> None:
+        value = word.value
+        if value is None:
+            self.refuse("dynamic-path", word.text, word.start)
+            return
+        if not value:
+            return
+        if cwds is None and not value.startswith("/"):
+            self.refuse("dynamic-path", word.text, word.start, "the folder it runs in is unknown")
+            return
+        if word.glob:
+            parts = value.split("/")
+            first = next(i for i, p in enumerate(parts) if any(c in p for c in "*?["))
+            if ".." in parts[first:]:
+                self.refuse("dynamic-path", word.text, word.start)
+                return
+            prefix = "/".join(parts[:first]) or ("/" if value.startswith("/") else ".")
+            places = self.resolved(prefix, cwds)
+        else:
+            places = self.resolved(value, cwds)
+        if None in places:
+            self.refuse("dynamic-path", word.text, word.start, "it goes through a link made here")
+            return
+        for place in places:
+            assert place is not None
+            if place == "/":
+                self.refuse("destructive-root", word.text, word.start)
+            elif place == self.home and not self.inside(place):
+                self.refuse("destructive-home", word.text, word.start)
+            else:
+                self.landing(place, word)
+
+    def landing(self, place: str, word: Word) -> None:
+        if self.inside(place):
+            return
+        if any(fnmatch.fnmatchcase(place, p) for p in self.policy.writable):
+            return
+        if place.startswith(("/dev/", "/proc/", "/sys/")) or place in ("/dev", "/proc", "/sys"):
+            self.refuse("device-write", word.text, word.start)
+            return
+        self.refuse("write-outside-workspace", word.text, word.start, f"it lands in {place}")
+
+    def inside(self, place: str) -> bool:
+        return place == self.workspace or place.startswith(self.workspace.rstrip("/") + "/")
+
+    def inside_all(self, value: str, cwds: frozenset[str] | None) -> bool:
+        if cwds is None and not value.startswith("/"):
+            return False
+        places = self.resolved(value, cwds)
+        return None not in places and all(self.inside(p or "") for p in places)
+
+    def resolved(self, value: str, cwds: frozenset[str] | None) -> set[str | None]:
+        """Where ``value`` lands from each possible folder; None for a path through a link
+        made earlier in the line whose target is unknown."""
+        if value.startswith("/"):
+            found = {_resolve(value, "/")}
+        else:
+            found = {_resolve(value, cwd) for cwd in cwds or ()}
+        if not self.links:
+            return set(found)
+        return {follow(p, self.links) for p in found}
+
+    # the policy's rules -------------------------------------------------------------------------
+
+    def command_rules(self, base: str, args: list[Word], cmd: Command) -> None:
+        for rule in self.policy.rules:
+            for m in rule.match:
+                if m.command and self.fits(m, base, args):
+                    self.refuse(rule.id, cmd.text, cmd.start)
+                    break
+
+    def fits(self, m: Match, base: str, args: list[Word]) -> bool:
+        if not _globs(m.command).match(base):
+            return False
+        if m.subcommand and self.subcommand(base, args) not in m.subcommand:
+            return False
+        if m.flags and not any(self.has_flag(a, m.flags) for a in args):
+            return False
+        return not m.arguments or any(
+            a.value is not None and any(re.search(p, a.value) for p in m.arguments) for a in args
+        )
+
+    def subcommand(self, base: str, args: list[Word]) -> str | None:
+        takes = _GLOBAL_OPTIONS.get(base, ())
+        skip = False
+        for word in args:
+            if skip:
+                skip = False
+                continue
+            value = word.value
+            if value is None:
+                return None
+            if value.startswith("-"):
+                skip = value in takes
+                continue
+            return value
+        return None
+
+    @staticmethod
+    def has_flag(word: Word, flags: Iterable[str]) -> bool:
+        value = word.value
+        if value is None:
+            return False
+        for flag in flags:
+            if value == flag or (flag.startswith("--") and value.startswith(flag + "=")):
+                return True
+            name = value.split("=", 1)[0]
+            if flag.startswith("--") and name.startswith("--") and _abbreviates(name, flag):
+                return True
+            letter = flag[1:]
+            if (
+                len(flag) == 2
+                and flag[0] == "-"
+                and letter.isalpha()
+                and re.fullmatch(r"-[A-Za-z]+", value)
+                and letter in value[1:]
+            ):
+                return True
+        return False
+
+    def path_rules(
+        self, words: list[Word], cwds: frozenset[str] | None, *, write: bool, part: str
+    ) -> None:
+        for rule in self.policy.rules:
+            for m in rule.match:
+                if not m.paths or (m.access == "write" and not write):
+                    continue
+                pattern = compile_all(m.paths, self.home, self.workspace)
+                for word in words:
+                    if word.value is None:
+                        continue
+                    for place in self.places(word, cwds):
+                        if pattern.match(place):
+                            self.refuse(rule.id, word.text, word.start, f"it names {place}")
+                            break
+
+    def places(self, word: Word, cwds: frozenset[str] | None) -> set[str]:
+        """Every real path a word may name: itself, the value of ``--opt=PATH``, curl's
+        ``@PATH``, and for a glob, every file it matches now."""
+        value = word.value or ""
+        candidates = {value}
+        if "=" in value:
+            candidates.add(value.split("=", 1)[1])
+        candidates |= {c[1:] for c in list(candidates) if c[:1] in ("@", "<")}
+        found: set[str] = set()
+        for candidate in candidates:
+            if not candidate:
+                continue
+            found.add(os.path.normpath(candidate))
+            found |= {p for p in self.resolved(candidate, cwds) if p is not None}
+            if word.glob and any(c in candidate for c in "*?["):
+                found |= self.matches(candidate, cwds)
+        return found
+
+    def matches(self, pattern: str, cwds: frozenset[str] | None) -> set[str]:
+        out: set[str] = set()
+        for cwd in cwds or {self.workspace}:
+            hits = glob.iglob(pattern, root_dir=cwd, include_hidden=True)
+            for hit in itertools.islice(hits, MAX_GLOB_MATCHES):
+                out.add(_resolve(hit, cwd))
+        return out
+
+    def downloads(self, cmd: Command) -> bool:
+        return any(
+            c.name is not None
+            and c.name.value is not None
+            and c.name.value.rsplit("/", 1)[-1] in self.policy.downloaders
+            for c in [cmd, *cmd.upstream, *cmd.substitutions]
+        )
+
+
+def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _family(base: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(base, p) for p in patterns)
+
+
+def _family_key(base: str) -> str:
+    """``python3.12`` and ``python3`` share their options' spelling with ``python``."""
+    return re.sub(r"[\d.]+$", "", base) or base
+
+
+def _abbreviates(given: str, option: str) -> bool:
+    """GNU getopt and git take any unambiguous prefix of a long option: ``--forc``."""
+    return len(given) > 3 and option.startswith(given)
+
+
+def _option_is(value: str, option: str) -> bool:
+    if option.startswith("--"):
+        name = value.split("=", 1)[0]
+        return name == option or _abbreviates(name, option)
+    return value == option
+
+
+def _option_values(args: list[Word], options: tuple[str, ...]) -> list[tuple[Word, str | None]]:
+    """(word, value) for each use of ``options``: ``-o V``, ``-oV``, ``--opt V``, ``--opt=V``,
+    ``--op=V``, and ``of=V`` for an option spelled with ``=``; an option spelled
+    ``--opt=prefix=`` is used only when its value starts with ``prefix=`` (tar's
+    ``--checkpoint-action=exec=CMD``). ``rest`` takes every operand after the options, joined."""
+    found: list[tuple[Word, str | None]] = []
+    for i, word in enumerate(args):
+        value = word.value
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if value is None:
+            continue
+        for option in options:
+            if option == "rest":
+                continue
+            head, _, prefix = option.partition("=")
+            if option.endswith("=") and not head.startswith("-"):  # dd's of=
+                if value.startswith(option):
+                    found.append((word, value[len(option) :]))
+                continue
+            given, eq, attached = value.partition("=")
+            if head.startswith("--") and given.startswith("--") and _option_is(given, head):
+                got = attached if eq else (nxt.value if nxt is not None else None)
+                where = word if eq or nxt is None else nxt
+                if prefix:
+                    if got is not None and got.startswith(prefix):
+                        found.append((where, got[len(prefix) :]))
+                    elif got is None:
+                        found.append((where, None))
+                else:
+                    found.append((where, got))
+            elif len(head) == 2 and not head.startswith("--"):
+                if value == head:
+                    if nxt is not None:
+                        found.append((nxt, nxt.value))
+                elif value.startswith(head) and not value.startswith("--") and len(value) > 2:
+                    found.append((word, value[2:]))
+            elif value == head and nxt is not None:  # -fprint FILE
+                found.append((nxt, nxt.value))
+    if "rest" in options:
+        operands = [a for a in args if not (a.value or "").startswith("-")]
+        if operands:
+            code = (
+                None
+                if any(a.value is None for a in operands)
+                else " ".join(a.value or "" for a in operands)
+            )
+            found.append((operands[0], code))
+    return found
+
+
+def _split_string(args: list[Word], i: int) -> tuple[str | None, int] | None:
+    """``env -S STRING`` / ``-SSTRING`` / ``--split-string=STRING`` / an abbreviation: the
+    string and how many words it took."""
+    value = args[i].value or ""
+    if value.startswith("--"):
+        name, eq, attached = value.partition("=")
+        if not _option_is(name, "--split-string") or name == "--":
+            return None
+        if eq:
+            return attached, 1
+        return (args[i + 1].value if i + 1 < len(args) else ""), 2
+    m = re.fullmatch(r"-([a-zA-Z0]*?)S(.*)", value, re.DOTALL)
+    if m is None or any(c not in "i0v" for c in m.group(1)):
+        return None
+    if m.group(2):
+        return m.group(2), 1
+    return (args[i + 1].value if i + 1 < len(args) else ""), 2
+
+
+def _code(
+    args: list[Word], code_flags: tuple[str, ...], takes_value: tuple[str, ...] | None
+) -> tuple[str, str | None, Word, list[Word]] | None:
+    """The code handed on the command line: ``-c CODE``, ``-cCODE``, ``-Ic CODE``, ``-le'…'``,
+    ``--eval=CODE``; or the module of ``-m MODULE``. Returns (kind, code, word, rest)."""
+    letters = {f[1] for f in code_flags if len(f) == 2 and f[0] == "-"}
+    values = {v.lstrip("-") for v in takes_value or ()}
+    longs = [f for f in code_flags if f.startswith("--") or (f[:1] == "-" and len(f) > 2)]
+    words = [f for f in code_flags if not f.startswith("-")]  # deno eval CODE
+    skip = False
+    for i, word in enumerate(args):
+        value = word.value
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if skip:
+            skip = False
+            continue
+        if value is None or value == "--":
+            return None
+        if value in words and i == 0:
+            return ("code", nxt.value if nxt else "", nxt or word, [])
+        for flag in longs:
+            name, eq, attached = value.partition("=")
+            if name == flag or (flag.startswith("--") and _abbreviates(name, flag)):
+                if eq:
+                    return ("code", attached, word, [])
+                return ("code", nxt.value if nxt else "", nxt or word, [])
+        if not value.startswith(("-", "+")) or value.startswith("--") or value in ("-", "+"):
+            if value.startswith("--"):  # a long option of the interpreter's own (--norc)
+                skip = value[2:] in values  # `--rcfile FILE`
+                continue
+            return None  # the first operand: a script file, whose arguments follow
+        for j, letter in enumerate(value[1:], start=1):
+            if letter in letters and value[0] == "-":
+                rest = value[j + 1 :]
+                if rest:
+                    return ("code", rest, word, [])
+                return ("code", nxt.value if nxt else "", nxt or word, [])
+            if letter == "m" and "m" in values:
+                module = value[j + 1 :] or (nxt.value if nxt else None)
+                after = args[i + 1 :] if value[j + 1 :] else args[i + 2 :]
+                if module is None:
+                    return ("code", None, word, [])
+                return ("module", module, word, after)
+            if letter in values:
+                skip = j == len(value) - 1  # `-W arg`: the next word is this option's value
+                break  # `-Warg`: the rest of the word is
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _resolve(value: str, cwd: str) -> str:
+    return resolve(value, cwd)
+
+
+@lru_cache(maxsize=512)
+def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression for a list of shell-style name globs (command names)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))

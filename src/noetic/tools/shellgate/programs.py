@@ -1,0 +1,303 @@
+"""What a sed or awk program can do beyond filtering text: run commands, write or read files.
+
+sed's ``e`` command and ``s///e`` flag run shell commands, ``w``/``W`` and ``s///w`` write
+files, ``r``/``R`` read them; awk's ``system()``, ``| "cmd"``, ``"cmd" | getline`` run commands,
+``print > "file"`` writes one, ``getline < "file"`` reads one. Each program is read as its tool
+reads it, and every such feature is returned as an :class:`Effect` whose ``value`` is the
+command or path when the program spells it out, None when it is computed at run time. A program
+the reader cannot follow is one :class:`Effect` of kind ``unknown``: the gate cannot bound it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Effect:
+    kind: Literal["exec", "write", "read", "unknown"]
+    value: str | None
+    what: str  # how the program does it, for the refusal
+
+
+# sed ---------------------------------------------------------------------------------------
+
+_SED_SIMPLE = set("=dDgGhHlnNpPxzFqQLv}")
+_SED_LABEL = set("bBtT:")
+
+
+def sed(script: str) -> list[Effect]:
+    """The effects of one sed script (GNU sed's syntax)."""
+    found: list[Effect] = []
+    i, n = 0, len(script)
+    while i < n:
+        c = script[i]
+        if c in " \t\n;{!":
+            i += 1
+            continue
+        if c == "#":
+            i = _line_end(script, i)
+            continue
+        past = _sed_address(script, i)
+        if past is None:
+            return [Effect("unknown", None, "a sed address that does not parse")]
+        i = past
+        while i < n and script[i] in " \t!":
+            i += 1
+        if i >= n:
+            break
+        c = script[i]
+        i += 1
+        if c in "{};":
+            continue
+        if c in _SED_SIMPLE:
+            while i < n and (script[i].isdigit() or script[i] in " \t"):
+                i += 1
+        elif c in _SED_LABEL:
+            while i < n and script[i] not in ";\n":
+                i += 1
+        elif c in "aic":
+            i = _sed_text(script, i)
+        elif c in "rRwW":
+            end = _line_end(script, i)
+            path = script[i:end].strip()
+            found.append(Effect("read" if c in "rR" else "write", path, f"sed {c} {path}"))
+            i = end
+        elif c == "e":
+            end = _line_end(script, i)
+            command = script[i:end].strip()
+            found.append(Effect("exec", command or None, f"sed e {command}".strip()))
+            i = end
+        elif c in "sy":
+            parsed = _sed_substitute(script, i, c, found)
+            if parsed is None:
+                return [Effect("unknown", None, f"a sed {c} command that does not parse")]
+            i = parsed
+        else:
+            return [Effect("unknown", None, f"the sed command {c!r}")]
+    return found
+
+
+def _line_end(text: str, i: int) -> int:
+    end = text.find("\n", i)
+    return len(text) if end < 0 else end
+
+
+def _sed_address(s: str, i: int) -> int | None:
+    """Past the address(es) at ``i`` (none is fine)."""
+    for part in range(2):
+        if i >= len(s):
+            return i
+        c = s[i]
+        if c.isdigit():
+            while i < len(s) and (s[i].isdigit() or s[i] == "~"):
+                i += 1
+        elif c == "$":
+            i += 1
+        elif c in "+~" and part == 1:
+            i += 1
+            while i < len(s) and s[i].isdigit():
+                i += 1
+        elif c == "/" or c == "\\":
+            delim = "/" if c == "/" else (s[i + 1] if i + 1 < len(s) else "")
+            start = i + 1 if c == "/" else i + 2
+            end = _delimited(s, start, delim)
+            if end is None:
+                return None
+            i = end + 1
+            while i < len(s) and s[i] in "IM":
+                i += 1
+        elif part == 1:
+            return None
+        else:
+            return i
+        if part == 0:
+            if i < len(s) and s[i] == ",":
+                i += 1
+                continue
+            return i
+    return i
+
+
+def _delimited(s: str, i: int, delim: str) -> int | None:
+    """The index of the unescaped ``delim`` ending a part that starts at ``i``."""
+    if not delim or delim in "\n\\":
+        return None
+    while i < len(s):
+        if s[i] == "\\":
+            i += 2
+            continue
+        if s[i] == delim:
+            return i
+        if s[i] == "\n" and delim != "\n":
+            return None
+        i += 1
+    return None
+
+
+def _sed_text(s: str, i: int) -> int:
+    """Past the text of ``a``, ``i`` or ``c`` (lines continued by a trailing backslash)."""
+    while i < len(s):
+        end = _line_end(s, i)
+        line = s[i:end]
+        i = end + 1
+        if not line.endswith("\\"):
+            break
+    return i
+
+
+def _sed_substitute(s: str, i: int, c: str, found: list[Effect]) -> int | None:
+    if i >= len(s):
+        return None
+    delim = s[i]
+    first = _delimited(s, i + 1, delim)
+    if first is None:
+        return None
+    second = _delimited(s, first + 1, delim)
+    if second is None:
+        return None
+    i = second + 1
+    if c == "y":
+        return i
+    while i < len(s) and s[i] not in ";\n}":
+        flag = s[i]
+        if flag == "w":
+            end = _line_end(s, i + 1)
+            path = s[i + 1 : end].strip()
+            found.append(Effect("write", path, f"sed s///w {path}"))
+            return end
+        if flag == "e":
+            found.append(Effect("exec", None, "sed s///e (runs the pattern space)"))
+        elif not (flag.isdigit() or flag in "gpiImM \t"):
+            return None
+        i += 1
+    return i
+
+
+# awk ---------------------------------------------------------------------------------------
+
+_AWK_TOKEN = re.compile(
+    r"""
+    (?P<space>[ \t]+|\\\n)
+  | (?P<comment>\#[^\n]*)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<name>@?[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)
+  | (?P<op>\|\||\|&|\||>>|>=|>|<=|<|&&|\+\+|--|==|!=|[-+*/%^!~?:=,;(){}\[\]$\n])
+    """,
+    re.VERBOSE,
+)
+_OPERAND_END = {"name", "number", "string", "regex", ")", "]", "$", "++", "--"}
+
+
+def awk(program: str) -> list[Effect]:
+    """The effects of one awk program (POSIX awk with gawk's ``|&`` and ``@load``)."""
+    tokens = _awk_tokens(program)
+    if tokens is None:
+        return [Effect("unknown", None, "an awk program that does not tokenise")]
+    found: list[Effect] = []
+    in_print = False
+    depth = 0
+    for k, (kind, text) in enumerate(tokens):
+        before = tokens[k - 1] if k else ("", "")
+        after = tokens[k + 1] if k + 1 < len(tokens) else ("", "")
+        if kind == "name" and text in ("print", "printf"):
+            in_print, depth = True, 0
+        elif kind == "name" and text.startswith("@"):
+            found.append(Effect("unknown", None, f"awk {text}"))
+        elif text == "(":
+            depth += 1
+        elif text == ")":
+            depth -= 1
+        elif text in (";", "\n", "{", "}"):
+            in_print = False
+        elif kind == "name" and text == "system" and after[1] == "(":
+            arg = tokens[k + 2] if k + 2 < len(tokens) else ("", "")
+            close = tokens[k + 3] if k + 3 < len(tokens) else ("", "")
+            literal = arg[0] == "string" and close[1] == ")"
+            found.append(Effect("exec", _awk_string(arg[1]) if literal else None, "awk system()"))
+        elif text in ("|", "|&"):
+            if before[0] == "string" and after[1] == "getline":
+                found.append(Effect("exec", _awk_string(before[1]), f"awk {before[1]} | getline"))
+            elif after[0] == "string" and (
+                k + 2 >= len(tokens) or tokens[k + 2][1] in (";", "\n", "}", ")")
+            ):
+                found.append(Effect("exec", _awk_string(after[1]), f"awk | {after[1]}"))
+            else:
+                found.append(Effect("exec", None, f"awk {text} (a command built at run time)"))
+        elif text in (">", ">>") and in_print and depth == 0:
+            literal = after[0] == "string" and (
+                k + 2 >= len(tokens) or tokens[k + 2][1] in (";", "\n", "}")
+            )
+            value = _awk_string(after[1]) if literal else None
+            found.append(Effect("write", value, f"awk print {text} {after[1]}"))
+        elif text == "<" and before[1] == "getline":
+            value = _awk_string(after[1]) if after[0] == "string" else None
+            if value is not None:
+                found.append(Effect("read", value, f"awk getline < {after[1]}"))
+    return found
+
+
+def _awk_tokens(program: str) -> list[tuple[str, str]] | None:
+    tokens: list[tuple[str, str]] = []
+    i = 0
+    while i < len(program):
+        if program[i] == "/" and (not tokens or tokens[-1][0] not in _OPERAND_END):
+            end = _awk_regex_end(program, i + 1)
+            if end is None:
+                return None
+            tokens.append(("regex", program[i : end + 1]))
+            i = end + 1
+            continue
+        m = _AWK_TOKEN.match(program, i)
+        if m is None:
+            return None
+        kind = m.lastgroup or ""
+        if kind not in ("space", "comment"):
+            text = m.group()
+            if kind == "op":
+                kind = text if text in (")", "]", "$", "++", "--") else "op"
+            tokens.append((kind, text))
+        i = m.end()
+    return tokens
+
+
+def _awk_regex_end(program: str, i: int) -> int | None:
+    bracket = False
+    while i < len(program):
+        c = program[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "\n":
+            return None
+        if c == "[":
+            bracket = True
+        elif c == "]":
+            bracket = False
+        elif c == "/" and not bracket:
+            return i
+        i += 1
+    return None
+
+
+def _awk_string(token: str) -> str | None:
+    if len(token) < 2 or token[0] != '"':
+        return None
+    body = token[1:-1]
+    if "\\" in body:
+        escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+        out: list[str] = []
+        chars = iter(body)
+        for c in chars:
+            if c == "\\":
+                nxt = next(chars, "")
+                if nxt not in escapes:
+                    return None
+                out.append(escapes[nxt])
+            else:
+                out.append(c)
+        return "".join(out)
+    return body

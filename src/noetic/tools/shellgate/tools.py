@@ -1,0 +1,360 @@
+"""The capabilities of particular tools: git, package managers, network clients, sed and awk.
+
+- git runs commands through its configuration (``-c alias.x='!…'``, ``core.pager``,
+  ``core.sshCommand``; keys are case-insensitive) and through ``rebase -x``, ``submodule
+  foreach``, ``bisect run``; a key the policy lists in ``git_exec_keys`` set for one command is
+  judged as the shell code it holds, set in a config file it is refused (it would run later,
+  outside any sandbox).
+- A package manager pointed at an index the policy does not name (``pip install -i URL``,
+  ``npm --registry URL``, ``PIP_INDEX_URL=…``, ``npm config set registry …``, a package given
+  as a URL) is refused: it installs code from a source nobody chose.
+- The environment dumped (``env``, ``printenv``, ``set``, ``export -p``) into a network client
+  — piped, substituted into its arguments, or through a file written earlier in the line — is
+  refused: it holds the user's tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from noetic.tools.shellgate.syntax import Command, Word
+
+if TYPE_CHECKING:
+    from noetic.tools.shellgate.judge import Judge
+
+_GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
+_GIT_PATH_KEYS = re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
+_PACKAGE_URL = re.compile(
+    r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
+    r"|\s@\s*\S+://"
+)
+_GIT_CONFIG_SETS = frozenset(
+    {"--add", "--replace-all", "--unset", "--unset-all", "-e", "--edit", "--rename-section",
+     "--remove-section"}
+)  # fmt: skip
+_INSTALLS = frozenset({"install", "i", "add", "update", "upgrade", "download", "wheel", "get"})
+_SED_VALUES = ("-l", "--line-length")
+_AWK_VALUES = ("-v", "--assign", "-F", "--field-separator")
+
+
+def subcommand(base: str, args: list[Word]) -> str | None:
+    """The first operand (git's ``push`` after ``-C dir -c k=v``)."""
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        value = word.value
+        if value is None:
+            return None
+        if value.startswith("-"):
+            skip = base == "git" and value in _GIT_VALUES
+            continue
+        return value
+    return None
+
+
+def capabilities(judge: Judge, base: str, args: list[Word], cmd: Command, depth: int) -> None:
+    if base == "git":
+        _git(judge, args, cmd, depth)
+    if base in judge.policy.index_options:
+        _packages(judge, base, args, cmd)
+    if base == "go":
+        _go(judge, args, cmd)
+    if base in judge.policy.network_clients:
+        _network(judge, base, args, cmd)
+    if _dumps_environment(cmd):
+        for r in cmd.redirects:
+            if r.writes and r.target is not None and r.target.value:
+                judge.tainted |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
+    if base in judge.policy.downloaders:
+        for word in judge.option_values(args, _writer_options(judge, base)):
+            judge.downloaded |= {p for p in judge.resolved(word.value or "", cmd.cwds) if p}
+        for r in cmd.redirects:
+            if r.writes and r.target is not None and r.target.value:
+                judge.downloaded |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
+
+
+def _writer_options(judge: Judge, base: str) -> tuple[str, ...]:
+    writer = judge.policy.writers.get(base)
+    return writer.options if writer is not None else ()
+
+
+# git ---------------------------------------------------------------------------------------
+
+
+def _git(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
+    i = 0
+    sub: str | None = None
+    while i < len(args):
+        word = args[i]
+        value = word.value
+        if value is None:
+            return
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if value == "-c" and nxt is not None:
+            _git_key(judge, nxt, nxt.value, cmd, persistent=False)
+            i += 2
+            continue
+        if value.startswith("--config-env"):
+            key = value.partition("=")[2] if "=" in value else (nxt.value if nxt else None)
+            _git_key(judge, word, (key or "").split("=", 1)[0] + "=", cmd, persistent=False)
+            i += 1 if "=" in value else 2
+            continue
+        if value.startswith("--exec-path="):
+            judge.undetermined(
+                "program-exec", word, "git --exec-path chooses where git finds its commands"
+            )
+        if value in _GIT_VALUES:
+            i += 2
+            continue
+        if value.startswith("-"):
+            i += 1
+            continue
+        sub = value
+        break
+    rest = args[i + 1 :]
+    if sub in ("clone", "submodule"):
+        for k, word in enumerate(rest):
+            if word.value in ("-c", "--config") and k + 1 < len(rest):
+                _git_key(judge, rest[k + 1], rest[k + 1].value, cmd, persistent=True)
+            elif (word.value or "").startswith("--config="):
+                _git_key(judge, word, (word.value or "")[9:], cmd, persistent=True)
+    if sub == "config":
+        _git_config(judge, rest, cmd)
+    elif sub == "submodule" and any(w.value == "foreach" for w in rest):
+        after = rest[[w.value for w in rest].index("foreach") + 1 :]
+        operands = [w for w in after if not (w.value or "").startswith("-")]
+        if operands:
+            if any(w.value is None for w in operands):
+                judge.undetermined(
+                    "program-exec", operands[0], "submodule foreach, built at run time"
+                )
+            else:
+                code = " ".join(w.value or "" for w in operands)
+                judge.inline(code, operands[0], cmd, "the command git submodule foreach runs")
+    elif sub == "bisect" and rest and rest[0].value == "run" and len(rest) > 1:
+        judge.argv(rest[1:], cmd, hidden_args=False, depth=depth + 1)
+
+
+def _git_key(
+    judge: Judge, word: Word, setting: str | None, cmd: Command, *, persistent: bool
+) -> None:
+    """``key=value`` given to git: a key that runs a command is judged or refused."""
+    if setting is None:
+        judge.undetermined("program-exec", word, "git is configured with a key named at run time")
+        return
+    key, eq, value = setting.partition("=")
+    lowered = key.lower()
+    if not any(re.fullmatch(p, lowered) for p in judge.policy.git_exec_keys):
+        return
+    if persistent:
+        judge.refuse("protected-path", word.text, word.start, f"sets {key}, which runs a command")
+        return
+    if lowered.startswith("alias."):
+        if not value.startswith("!"):
+            judge.undetermined(
+                "program-exec", word, f"{key} is a git alias the gate does not expand"
+            )
+            return
+        value = value[1:]
+    if _GIT_PATH_KEYS.match(lowered) or not eq:
+        judge.undetermined("program-exec", word, f"{key} makes git run a program")
+        return
+    judge.inline(value, word, cmd, f"the command git's {key} runs")
+
+
+def _git_config(judge: Judge, rest: list[Word], cmd: Command) -> None:
+    operands: list[Word] = []
+    scope_file: Word | None = None
+    setting = False
+    words = iter(rest)
+    for word in words:
+        value = word.value
+        if value is None:
+            operands.append(word)
+        elif value in ("-f", "--file"):
+            scope_file = next(words, None)
+        elif value.startswith("--file="):
+            scope_file = Word(word.text, value[7:], word.glob, word.start)
+        elif value in ("--global", "--system"):
+            scope_file = Word(word.text, judge.home + "/.gitconfig", False, word.start)
+            if value == "--system":
+                scope_file = Word(word.text, "/etc/gitconfig", False, word.start)
+        elif value in _GIT_CONFIG_SETS:
+            setting = True
+        elif not value.startswith("-"):
+            operands.append(word)
+    if operands and operands[0].value in ("set", "unset", "edit", "rename-section"):
+        setting, operands = True, operands[1:]
+    elif operands and operands[0].value in ("get", "list"):
+        return
+    setting = setting or len(operands) >= 2
+    if not setting:
+        return
+    if operands:
+        key = operands[0]
+        lowered = (key.value or "").lower()
+        if key.value is None or any(re.fullmatch(p, lowered) for p in judge.policy.git_exec_keys):
+            judge.refuse(
+                "protected-path", key.text, key.start, f"sets {key.text}, which runs a command"
+            )
+    if scope_file is not None:
+        judge.written(scope_file, cmd.cwds, cmd.text, cmd.start)
+
+
+# package managers --------------------------------------------------------------------------
+
+
+def _allowed_index(judge: Judge, url: str) -> bool:
+    url = url.strip().rstrip("/")
+    return any(url.startswith(i.rstrip("/")) for i in judge.policy.package_indexes)
+
+
+def _index(judge: Judge, word: Word, value: str | None, how: str) -> None:
+    if value is None:
+        judge.refuse("package-index", word.text, word.start, f"{how} names an index at run time")
+        return
+    for part in re.split(r"[,|\s]+", value.strip()):
+        if part and part not in ("direct", "off") and not _allowed_index(judge, part):
+            judge.refuse("package-index", word.text, word.start, f"{how} uses {part}")
+            return
+
+
+def _packages(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+    from noetic.tools.shellgate.judge import _option_values
+
+    for word, value in _option_values(args, judge.policy.index_options[base]):
+        _index(judge, word, value, base)
+    operands = [w for w in args if not (w.value or "").startswith("-")]
+    values = [w.value for w in operands]
+    if "config" in values or (values[:1] == ["set"]):
+        for k, word in enumerate(operands):
+            key = (word.value or "").lower()
+            if ("registry" in key or "index-url" in key or "index_url" in key) and "=" in key:
+                _index(judge, word, (word.value or "").split("=", 1)[1], f"{base} config")
+            elif "registry" in key or "index-url" in key or "index_url" in key:
+                nxt = operands[k + 1] if k + 1 < len(operands) else None
+                if nxt is not None:
+                    _index(judge, nxt, nxt.value, f"{base} config {word.value}")
+        return
+    if not _INSTALLS.intersection(v for v in values if v):
+        return
+    for word in operands:
+        value = word.value
+        if value is not None and _PACKAGE_URL.search(value) and not _allowed_index(judge, value):
+            judge.refuse("package-index", word.text, word.start, f"installs from {value}")
+
+
+def _go(judge: Judge, args: list[Word], cmd: Command) -> None:
+    values = [a.value for a in args]
+    if values[:2] == ["env", "-w"]:
+        for word in args[2:]:
+            name, _, value = (word.value or "").partition("=")
+            if name in judge.policy.index_variables:
+                _index(judge, word, value if word.value is not None else None, f"go env {name}")
+
+
+def index_variables(judge: Judge, cmd: Command) -> None:
+    for name, word in cmd.assignments:
+        if name in judge.policy.index_variables:
+            value = None if word is None else word.value
+            where = word or Word(cmd.text, None, False, cmd.start)
+            if word is None and cmd.keyword is None:
+                continue  # `env NAME` without a value, or `unset`
+            _index(judge, Word(where.text, value, False, where.start), value, f"{name}")
+
+
+# the network -------------------------------------------------------------------------------
+
+
+def _dumps_environment(cmd: Command) -> bool:
+    if cmd.keyword in ("export", "declare", "typeset"):
+        return not cmd.args or any((a.value or "") in ("-p", "-x", "-px") for a in cmd.args)
+    name = cmd.name.value if cmd.name is not None else None
+    base = (name or "").rsplit("/", 1)[-1]
+    operands = [a for a in cmd.args if not (a.value or "-").startswith("-")]
+    if base == "env":
+        return not [a for a in operands if "=" not in (a.value or "")]
+    if base == "printenv":
+        return True
+    if base == "set":
+        return not cmd.args
+    if base == "compgen":
+        return any(a.value in ("-e", "-v") for a in cmd.args)
+    return False
+
+
+def _network(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+    for source in cmd.upstream:
+        if _dumps_environment(source):
+            judge.refuse(
+                "secret-to-network", cmd.text, cmd.start, f"the environment is piped to {base}"
+            )
+            return
+    for source in cmd.substitutions:
+        if _dumps_environment(source):
+            judge.refuse(
+                "secret-to-network", source.text, source.start, f"{base} is handed the environment"
+            )
+            return
+    if not judge.tainted:
+        return
+    words = [*args, *(r.target for r in cmd.redirects if r.operator == "<" and r.target)]
+    for word in words:
+        if word.value is not None and judge.places(word, cmd.cwds) & judge.tainted:
+            judge.refuse(
+                "secret-to-network", word.text, word.start, "a file holding the environment"
+            )
+
+
+# sed and awk -------------------------------------------------------------------------------
+
+
+def program_text(
+    kind: str, args: list[Word]
+) -> tuple[list[tuple[str | None, Word]] | None, Word | None]:
+    """The program(s) of a sed or awk command line and the words holding them; None when a
+    program comes from a file (``-f``), or a sandbox option makes it inert (an empty list)."""
+    scripts: list[tuple[str | None, Word]] = []
+    expressions = ("-e", "--expression") if kind == "sed" else ("-e", "--source")
+    files = (
+        ("-f", "--file")
+        if kind == "sed"
+        else ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
+    )
+    values = _SED_VALUES if kind == "sed" else _AWK_VALUES
+    words = iter(args)
+    operand_seen = False
+    for word in words:
+        value = word.value
+        if value is None:
+            if not scripts and not operand_seen:
+                scripts.append((None, word))
+            operand_seen = True
+            continue
+        name, eq, attached = value.partition("=")
+        if value == "--sandbox" or (kind == "awk" and value == "-S"):
+            return [], None
+        if name in files or (value[:2] in files and not value.startswith("--") and len(value) > 2):
+            return None, word
+        if name in expressions:
+            nxt = attached if eq else next(words, None)
+            if isinstance(nxt, Word):
+                scripts.append((nxt.value, nxt))
+            else:
+                scripts.append((nxt, word))
+            continue
+        if value[:2] in expressions and not value.startswith("--") and len(value) > 2:
+            scripts.append((value[2:], word))
+            continue
+        if value in values:
+            next(words, None)
+            continue
+        if value.startswith("-") and len(value) > 1:
+            continue
+        if not scripts and not operand_seen:
+            scripts.append((value, word))
+        operand_seen = True
+    return scripts, None
