@@ -263,7 +263,10 @@ def plan(
             commands = found.commands
             changes.append(
                 text_change(
-                    found.config, lambda text: with_test_commands(text, commands), uninstall=False
+                    found.config,
+                    lambda text: with_test_commands(text, commands),
+                    uninstall=False,
+                    root=found.config.parent,
                 )
             )
     return changes
