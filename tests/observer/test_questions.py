@@ -142,3 +142,41 @@ def test_pattern_match_in_a_chain_compares_questions_not_answers(tmp_path, embed
         )
         result = asyncio.run(run_chain(ctx, "Should I deploy on Friday?", cache=cache))
         assert not result.cache_hit and result.reason is not Reason.PATTERN_MATCH
+
+
+def test_pattern_match_fires_inside_a_chain_when_another_run_crystallized_the_question(
+    tmp_path, embedder
+):
+    import asyncio
+
+    from noetic.llm.scripted import ScriptedProvider
+    from noetic.observer.chain import run_chain
+    from noetic.observer.crystallization import Reason
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.context import build_context
+    from noetic.runtime.tracker import Tracker
+
+    replies = iter([
+        "CONFIDENCE: 0.6\nLAYERS: C02,C07,C10,C15\nCONTENT: it depends on the rollback plan",
+        "CONFIDENCE: 0.7\nLAYERS: C01,C03,C05,C08\nCONTENT: yes, with a rollback plan",
+        "CONFIDENCE: 0.8\nLAYERS: C04,C06,C09,C11\nCONTENT: never reached",
+    ])  # fmt: skip
+    question = "Should I deploy on Friday?"
+    with Store(tmp_path / "s", write_files=False) as store:
+        other_run = PatternCache(store, embedder)  # another chain, e.g. a concurrent MCP call
+
+        def model(request):
+            reply = next(replies)
+            if reply.endswith("yes, with a rollback plan"):  # the other run ends during stage 2
+                other_run.add(question, "yes, if you can roll back", 0.96, ())
+            return reply
+
+        cache = PatternCache(store, embedder)
+        ctx = build_context(
+            "observer", tracker=Tracker(store, ProfileRegistry()), provider=ScriptedProvider(model)
+        )
+        result = asyncio.run(run_chain(ctx, question, cache=cache))
+    assert not result.cache_hit  # the cache was empty when the chain began
+    assert (result.stages, result.model_calls) == (2, 2)
+    assert result.reason is Reason.PATTERN_MATCH
+    assert [c.reason for c in result.checks] == [None, Reason.PATTERN_MATCH]

@@ -8,7 +8,9 @@ to mean the same by :func:`noetic.observer.questions.same_question`: the same nu
 named things, question words, content words, direction and order. Among the entries above the
 threshold, the most similar one that passes is the hit. During a chain, PatternMatch compares
 the *question* with the cached questions the same way, never an observation with cached answers
-(answers on one topic share words without answering the same question).
+(answers on one topic share words without answering the same question), and only with entries
+another run crystallized since the chain began (:meth:`PatternCache.crystallized_meanwhile`):
+the lookup before stage 1 already saw the older ones.
 
 Entries live in SQLite (``pattern_cache``), so the cache survives restarts. A lookup embeds the
 query and takes the most similar live entry (exact cosine search over all entries held in
@@ -33,6 +35,7 @@ from noetic.store.observations import (
     cache_add,
     cache_entry,
     cache_expire,
+    cache_newest,
     cache_touch,
     cache_vectors,
 )
@@ -82,6 +85,7 @@ class PatternCache:
     def _load(self) -> None:
         import numpy as np
 
+        self._newest = cache_newest(self.store)
         rows = cache_vectors(self.store, self.embedder.name, self.clock() - self.ttl)
         self._ids = [entry_id for entry_id, _, _ in rows]
         empty = np.zeros((0, self.embedder.dimension), dtype=np.float32)
@@ -124,6 +128,15 @@ class PatternCache:
     def knows_question(self, text: str) -> bool:
         """Whether a live entry asks the same question as ``text`` (the lookup's rule)."""
         return self.lookup(text, touch=False) is not None
+
+    def crystallized_meanwhile(self, text: str) -> bool:
+        """Whether another run (in this process or another) crystallized ``text``'s question
+        since this cache last loaded. The lookup before stage 1 saw every older entry, so only
+        a new one can make PatternMatch fire inside a chain; with none, nothing is embedded."""
+        if cache_newest(self.store) == self._newest:
+            return False
+        self._load()
+        return self.knows_question(text)
 
     def add(self, query: str, answer: str, confidence: float, layers: tuple[str, ...]) -> None:
         entry = {

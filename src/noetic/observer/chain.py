@@ -2,7 +2,9 @@
 
 Each stage is a fresh model call carrying a summary of the stages before it. After each stage
 the inspector checks the five crystallization reasons (see :mod:`.crystallization`). A pattern
-cache, when given, is consulted before stage 1: a hit answers with zero model calls. A stage
+cache, when given, is consulted before stage 1: a hit answers with zero model calls. After each
+stage PatternMatch looks only at what another run crystallized since (a concurrent MCP call,
+another process): the same question answered meanwhile ends this chain at that stage. A stage
 whose reply cannot be parsed is asked once more, quoting the problem; if that fails too, the
 chain ends with the last good observation and says why (or, at stage 1, raises the
 :class:`ParseError`, since there is nothing to answer with).
@@ -142,7 +144,7 @@ async def _chain(
         )
         if stage == 1:
             budget = stage_budget(observation, settings)
-        known = cache is not None and cache.knows_question(query)
+        known = cache is not None and cache.crystallized_meanwhile(query)
         verdict = check(
             observation,
             context.previous(),

@@ -50,6 +50,12 @@ def cache_vectors(
     return [(r["id"], r["embedding"], r["answer_embedding"]) for r in rows]
 
 
+def cache_newest(store: BaseStore) -> int:
+    """The id of the newest entry (0 for none): how a cache sees that another run added one."""
+    row = store.conn.execute("SELECT COALESCE(MAX(id), 0) AS newest FROM pattern_cache").fetchone()
+    return int(row["newest"])
+
+
 def cache_expire(store: BaseStore, born_before: float) -> int:
     with store.transaction() as conn:
         return conn.execute(
