@@ -178,3 +178,46 @@ def test_an_investigate_reason_only_names_vectors_that_are_gaps_or_lowest(vector
         named = decision.reason.rpartition(": ")[2].split(", ")
         ranked = [n for _, n in sorted((oriented(n, s), n) for n, s in vectors.items())]
         assert named == (list(decision.gaps[:3]) or ranked[:3])
+
+
+def test_p_success_and_the_review_kind_travel_in_the_envelope():
+    a = Assessment.from_input(
+        "postflight", {"vectors": uniform(0.8), "p_success": 0.35, "review": "Adversarial"}
+    )
+    assert a.p_success == 0.35 and a.review == "adversarial"
+    assert Assessment.from_input("preflight", {"vectors": uniform(0.8)}).p_success is None
+    assert Assessment.from_input("check", {"vectors": {"know": 0.5}, "p_success": 1}).p_success == 1
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (1.2, "p_success is 1.2, outside [0, 1]"),
+        (-0.1, "outside [0, 1]"),
+        (float("nan"), "outside [0, 1]"),
+        (float("inf"), "outside [0, 1]"),
+        (True, "must be a probability in [0, 1], got True"),
+        ("0.8", "must be a probability in [0, 1], got '0.8'"),
+        ([0.8], "must be a probability"),
+    ],
+)
+def test_a_bad_p_success_is_refused_by_name(value, message):
+    with pytest.raises(ValidationError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        Assessment.from_input("preflight", {"vectors": uniform(0.8), "p_success": value})
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_p_success_is_kept_exactly_when_in_range_and_refused_otherwise(value):
+    try:
+        a = Assessment.from_input("preflight", {"vectors": uniform(0.8), "p_success": value})
+    except ValidationError as exc:
+        assert exc.field == "p_success" and not 0.0 <= value <= 1.0
+    else:
+        assert a.p_success == value and 0.0 <= value <= 1.0
+
+
+def test_only_a_postflight_records_a_review_kind():
+    with pytest.raises(ValidationError, match="only a POSTFLIGHT records a review kind"):
+        Assessment.from_input("preflight", {"vectors": uniform(0.8), "review": "adversarial"})
+    with pytest.raises(ValidationError, match="unknown review kind 'harsh'"):
+        Assessment.from_input("postflight", {"vectors": uniform(0.8), "review": "harsh"})

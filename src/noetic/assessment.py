@@ -18,10 +18,17 @@ constraints. The rule, in order (the first that fires wins):
 Rules 1, 2, 4 and 5 look only at vectors present; a partial CHECK is normally completed from the
 previous assessment first (:meth:`Assessment.carry_forward`), and the record says which vectors
 were carried.
+
+Beside the vectors an assessment may state ``p_success``: the agent's probability that the task
+will succeed as its outcome will judge it. The vectors' weighted confidence is a readiness score,
+not a probability; calibration against outcomes uses ``p_success`` where it was given. A
+POSTFLIGHT also records how it was asked for (``review``): a ``standard`` reassessment, or an
+``adversarial`` one that first looked for what is wrong with the work.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Final
@@ -40,6 +47,13 @@ class Phase(StrEnum):
     PREFLIGHT = "preflight"
     CHECK = "check"
     POSTFLIGHT = "postflight"
+
+
+class Review(StrEnum):
+    """How a POSTFLIGHT reassessment was asked for."""
+
+    STANDARD = "standard"
+    ADVERSARIAL = "adversarial"
 
 
 class Action(StrEnum):
@@ -66,6 +80,8 @@ class Assessment(BaseModel):
     recommended_action: Action | None = None
     note: str = ""
     carried: tuple[str, ...] = ()
+    p_success: float | None = None
+    review: Review | None = None
 
     @field_validator("vectors", mode="before")
     @classmethod
@@ -77,6 +93,25 @@ class Assessment(BaseModel):
                 value=value,
             )
         return {str(k): check_score(str(k), v) for k, v in value.items()}
+
+    @field_validator("p_success", mode="before")
+    @classmethod
+    def _check_p_success(cls, value: Any) -> float | None:
+        return check_probability(value)
+
+    @field_validator("review", mode="before")
+    @classmethod
+    def _check_review(cls, value: Any) -> Any:
+        if value is None or isinstance(value, Review):
+            return value
+        if not isinstance(value, str) or value.strip().lower() not in Review._value2member_map_:
+            raise ValidationError(
+                f"unknown review kind {value!r}",
+                field="review",
+                value=value,
+                fix=f"use one of: {', '.join(Review)}",
+            )
+        return Review(value.strip().lower())
 
     @field_validator("note")
     @classmethod
@@ -110,6 +145,12 @@ class Assessment(BaseModel):
                 f"a {self.phase.value} assessment needs at least one vector",
                 field="vectors",
                 value={},
+            )
+        if self.review is not None and self.phase != Phase.POSTFLIGHT:
+            raise ValidationError(
+                f"only a POSTFLIGHT records a review kind, not a {self.phase.value}",
+                field="review",
+                value=self.review.value,
             )
         if self.phase not in PARTIAL_ALLOWED and self.missing:
             raise ValidationError(
@@ -150,7 +191,9 @@ class Assessment(BaseModel):
     def from_input(cls, phase: Phase | str, data: Any) -> Assessment:
         """Build from what agents send: flat ``{"know": 0.8}``, per-vector
         ``{"know": {"score": 0.8, "rationale": "...", "evidence": "..."}}``, or an envelope
-        ``{"vectors": {...}, "recommended_action": "PROCEED", "note": "..."}``."""
+        ``{"vectors": {...}, "p_success": 0.8, "recommended_action": "PROCEED", "note": "..."}``.
+        ``p_success`` and ``review`` are read from an envelope only (a flat mapping is all
+        vectors)."""
         if not isinstance(data, Mapping):
             raise ValidationError(
                 f"an assessment must be a JSON object, got {type(data).__name__}",
@@ -181,12 +224,15 @@ class Assessment(BaseModel):
                 vectors[name] = value
         action = envelope.pop("recommended_action", envelope.pop("action", None))
         note = envelope.pop("note", "")
+        p_success = envelope.pop("p_success", None)
+        review = envelope.pop("review", None)
         if envelope:
             raise ValidationError(
                 f"unknown assessment fields: {', '.join(sorted(map(str, envelope)))}",
                 field="assessment",
                 value=sorted(map(str, envelope)),
-                fix="allowed: vectors, rationales, evidence, recommended_action, note",
+                fix="allowed: vectors, p_success, rationales, evidence, recommended_action, "
+                "note, review",
             )
         return cls(
             phase=Phase(phase),
@@ -195,7 +241,31 @@ class Assessment(BaseModel):
             evidence=evidence,
             recommended_action=action,
             note=str(note or ""),
+            p_success=p_success,
+            review=review,
         )
+
+
+def check_probability(value: Any, field: str = "p_success") -> float | None:
+    """A stated probability of success: ``None``, or a finite number in [0, 1] (not a bool)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(
+            f"{field} must be a probability in [0, 1], got {value!r}",
+            field=field,
+            value=value,
+            fix=f'write it as a fraction: "{field}": 0.8',
+        )
+    number = float(value)
+    if math.isnan(number) or math.isinf(number) or not 0.0 <= number <= 1.0:
+        raise ValidationError(
+            f"{field} is {value!r}, outside [0, 1]",
+            field=field,
+            value=value,
+            fix=f'write it as a fraction: "{field}": 0.8',
+        )
+    return number
 
 
 def _text_map(raw: Any, label: str) -> dict[str, str]:

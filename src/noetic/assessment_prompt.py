@@ -2,8 +2,14 @@
 and for a model asked by Noetic itself.
 
 It asks for genuine reasoning about each vector (a rationale and the evidence behind it, not
-just a number), scores as fractions in [0, 1], and one JSON object in the shape
-:meth:`noetic.assessment.Assessment.from_input` accepts.
+just a number), scores as fractions in [0, 1], the probability that the task will succeed
+(``p_success``, asked plainly: the vectors are a readiness score, not a probability), and one
+JSON object in the shape :meth:`noetic.assessment.Assessment.from_input` accepts.
+
+An *adversarial* POSTFLIGHT (``review=Review.ADVERSARIAL``) first asks for a review framed as
+bug-finding: the reviewer's job is to find what is wrong with the work, and the reassessment
+follows from what it found. Framed this way, post-execution estimates of success come down
+toward the true rate (Kaddour et al. 2026 report up to 15 points less overconfidence).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from noetic.assessment import Action, Phase
+from noetic.assessment import Action, Phase, Review
 from noetic.vectors import DESCRIPTIONS, INVERTED, TIERS, VECTOR_NAMES
 
 if TYPE_CHECKING:
@@ -34,6 +40,25 @@ _PURPOSE = {
 }
 
 
+_P_SUCCESS = {
+    Phase.PREFLIGHT: "before any work, how likely is it that you will complete this task "
+    "successfully",
+    Phase.CHECK: "given what you have found so far, how likely is it that the task will end in "
+    "success",
+    Phase.POSTFLIGHT: "given the work as it now stands, how likely is it that it succeeds",
+}
+
+_ADVERSARIAL = (
+    "Before you reassess, review the work as a critical reviewer whose job is to find bugs: "
+    "assume there is at least one problem and look for it. Check the work against the task as "
+    "it was asked, not as you understood it; look for untested paths, edge cases, wrong "
+    "assumptions, errors you did not see because you did not run the code or check the claim, "
+    "and requirements not met. Put the problems you found in the note, most serious first. "
+    "Then score the vectors and p_success from what the review found, not from how the work "
+    "felt while you did it."
+)
+
+
 def _vector_lines() -> str:
     lines = []
     for tier, names in TIERS.items():
@@ -50,6 +75,7 @@ def _example(phase: Phase) -> str:
             n: {"score": 0.0, "rationale": "why this score", "evidence": "what it rests on"}
             for n in names
         },
+        "p_success": 0.0,
         "recommended_action": "PROCEED",
         "note": "one sentence on your overall state",
     }
@@ -61,14 +87,26 @@ def build_assessment_prompt(
     phase: Phase,
     profile: Profile | None = None,
     previous: Assessment | None = None,
+    review: Review | str | None = None,
 ) -> str:
-    """The prompt for one assessment of ``task`` at ``phase``."""
+    """The prompt for one assessment of ``task`` at ``phase``; ``review`` (POSTFLIGHT only)
+    makes the reassessment an adversarial review."""
     phase = Phase(phase)
+    adversarial = review is not None and Review(review) == Review.ADVERSARIAL
+    if adversarial and phase != Phase.POSTFLIGHT:
+        from noetic.errors import ValidationError
+
+        raise ValidationError(
+            f"an adversarial review is a POSTFLIGHT, not a {phase.value}",
+            field="review",
+            value=str(review),
+        )
     parts = [
         "Assess your own epistemic state for the task below. Reason honestly about each vector; "
         "an honest low score is more useful than a confident guess.",
         f"TASK: {task.strip() or '(no task given)'}",
         _PURPOSE[phase],
+        *([_ADVERSARIAL] if adversarial else []),
         "Score every vector as a fraction from 0.0 to 1.0 (write 0.85, never 85 or 85%). For "
         "each, give a one-sentence rationale and the evidence it rests on.",
         "The vectors:\n" + _vector_lines(),
@@ -79,6 +117,10 @@ def build_assessment_prompt(
         + " (INVESTIGATE = need more information, PROCEED = ready to act, CLARIFY = the "
         "requirements are unclear, DELEGATE = beyond your capability, RESET = fundamentally "
         "confused).",
+        f"p_success: {_P_SUCCESS[phase]}? Give your probability, from 0.0 to 1.0, that the task "
+        "will succeed as its outcome will be judged (the tests pass, the answer checks out, the "
+        "person accepts the work). It is a probability, not a readiness score: of all the tasks "
+        "you give 0.7, about 7 in 10 should succeed.",
     ]
     if previous is not None:
         parts.append(
@@ -98,7 +140,8 @@ def build_assessment_prompt(
             parts.append("This profile requires a note on what you learned.")
     which = "only the vectors that changed" if phase == Phase.CHECK else "all 13 vectors"
     parts.append(
-        f'Answer with ONE JSON object and nothing else, with {which} under "vectors", '
-        "shaped like this (two vectors shown):\n" + _example(phase)
+        f'Answer with ONE JSON object and nothing else, with {which} under "vectors" and your '
+        'probability of success as "p_success", shaped like this (two vectors shown):\n'
+        + _example(phase)
     )
     return "\n\n".join(parts)

@@ -84,6 +84,8 @@ class AssessmentRecorded(Payload):
     confidence: float
     missing: list[str] = []
     carried: list[str] = []
+    p_success: float | None = None
+    review: str | None = None
 
 
 class DecisionMade(Payload):

@@ -204,3 +204,35 @@ def test_two_bad_replies_end_in_a_clear_error_with_the_last_raw_text():
         asyncio.run(assess_with_model(provider, "t", Phase.PREFLIGHT))
     assert info.value.raw == "still no json"
     assert "after one repair round" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "written, expect", [(0.3, 0.3), ("0.3", 0.3), ("30%", 0.3), (None, None), ("1", 1.0)]
+)
+def test_the_model_states_p_success_in_any_unambiguous_spelling(written, expect):
+    reply = {"vectors": FULL} | ({} if written is None else {"p_success": written})
+    assert parse_assessment_reply(dumps(reply), Phase.PREFLIGHT).p_success == expect
+
+
+@pytest.mark.parametrize("written", [85, "85", "130%", "likely", float("nan")])
+def test_an_ambiguous_p_success_is_refused_for_repair(written):
+    with pytest.raises(ParseError, match="p_success"):
+        parse_assessment_reply(json.dumps({"vectors": FULL, "p_success": written}), Phase.CHECK)
+
+
+def test_the_schema_and_prompt_ask_for_p_success_and_an_adversarial_review_says_so():
+    provider = ScriptedProvider([dumps({"vectors": FULL, "p_success": 0.4})])
+    result = asyncio.run(
+        assess_with_model(provider, "fix the bug", Phase.POSTFLIGHT, review="adversarial")
+    )
+    assert result.p_success == 0.4 and result.review == "adversarial"
+    request = provider.calls[0]
+    assert "p_success" in request.json_schema["required"]
+    prompt = request.messages[0].content
+    assert "find bugs" in prompt and "p_success" in prompt
+    standard = ScriptedProvider([dumps(FULL)])
+    plain = asyncio.run(assess_with_model(standard, "fix the bug", Phase.POSTFLIGHT))
+    assert plain.review == "standard" and plain.p_success is None
+    assert "find bugs" not in standard.calls[0].messages[0].content
+    with pytest.raises(Exception, match="adversarial review is a POSTFLIGHT"):
+        asyncio.run(assess_with_model(standard, "t", Phase.PREFLIGHT, review="adversarial"))

@@ -5,6 +5,10 @@ One public surface; the modules behind it:
 * :mod:`~noetic.calibration.basic` — self-consistency, a task's POSTFLIGHT against its PREFLIGHT;
 * :mod:`~noetic.calibration.metrics` — Brier, ECE, signed bias, AUROC, reliability, with
   intervals, over ``(confidence, outcome)`` pairs;
+* :mod:`~noetic.calibration.rates` — what a few outcomes already say: the success rate's Wilson
+  interval, the overconfidence gap, the Brier decomposition;
+* :mod:`~noetic.calibration.phases` — calibration per phase (PREFLIGHT, CHECK, POSTFLIGHT,
+  adversarial review), per agent, model, engine, persona and profile;
 * :mod:`~noetic.calibration.beliefs` — the Bayesian belief about an agent's bias;
 * :mod:`~noetic.calibration.drift` — has calibration changed recently;
 * :mod:`~noetic.calibration.outcomes` — recorded outcomes, the predictions beside them, and the
@@ -12,8 +16,9 @@ One public surface; the modules behind it:
 * :mod:`~noetic.calibration.guardian` — the profile correction a credible bias calls for;
 * :mod:`~noetic.calibration.reports` — the reports the CLI and the MCP server show.
 
-``basic``, ``metrics``, ``beliefs`` and ``drift`` are pure (domain imports only; the import
-contract checks it); ``outcomes``, ``guardian`` and ``reports`` read and write the store.
+``basic``, ``metrics``, ``rates``, ``phases``, ``beliefs`` and ``drift`` are pure (domain imports
+only; the import contract checks it); ``outcomes``, ``guardian`` and ``reports`` read and write
+the store.
 
 Importing the package is cheap: each name loads its module on first use, so a command that
 needs ``basic_calibration`` does not pay for the reports, the guardian and the drift monitor.
@@ -67,8 +72,18 @@ if TYPE_CHECKING:
         effective_profile,
         list_outcomes,
         outcome_points,
+        phase_points,
         record_outcome,
     )
+    from noetic.calibration.phases import (
+        PHASES,
+        Group,
+        PhasePoint,
+        PhaseStats,
+        ReviewComparison,
+        Summary,
+    )
+    from noetic.calibration.rates import BrierParts, Interval, brier_parts, wilson
     from noetic.calibration.reports import (
         BasicCalibrationReport,
         BeliefsReport,
@@ -86,6 +101,17 @@ _WHERE = {
     "BasicCalibrationReport": "noetic.calibration.reports",
     "Belief": "noetic.calibration.beliefs",
     "BeliefsReport": "noetic.calibration.reports",
+    "BrierParts": "noetic.calibration.rates",
+    "Group": "noetic.calibration.phases",
+    "Interval": "noetic.calibration.rates",
+    "PHASES": "noetic.calibration.phases",
+    "PhasePoint": "noetic.calibration.phases",
+    "PhaseStats": "noetic.calibration.phases",
+    "ReviewComparison": "noetic.calibration.phases",
+    "Summary": "noetic.calibration.phases",
+    "brier_parts": "noetic.calibration.rates",
+    "phase_points": "noetic.calibration.outcomes",
+    "wilson": "noetic.calibration.rates",
     "CALIBRATION_TOLERANCE": "noetic.calibration.basic",
     "CalibrationClass": "noetic.calibration.basic",
     "CalibrationMetrics": "noetic.calibration.metrics",
@@ -137,11 +163,13 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "CALIBRATION_TOLERANCE",
+    "PHASES",
     "Adjustment",
     "BasicCalibration",
     "BasicCalibrationReport",
     "Belief",
     "BeliefsReport",
+    "BrierParts",
     "CalibrationClass",
     "CalibrationMetrics",
     "CalibrationReport",
@@ -150,17 +178,24 @@ __all__ = [
     "DriftAlarm",
     "DriftReport",
     "Filters",
+    "Group",
     "GuardianReport",
+    "Interval",
     "Metric",
     "OutcomePoint",
     "OutcomeRecord",
+    "PhasePoint",
+    "PhaseStats",
     "Prediction",
     "Proposal",
     "ReliabilityBin",
+    "ReviewComparison",
+    "Summary",
     "active_overrides",
     "adjustments",
     "basic_calibration",
     "basic_calibration_report",
+    "brier_parts",
     "calibration_metrics",
     "calibration_report",
     "calibration_test",
@@ -174,9 +209,11 @@ __all__ = [
     "list_outcomes",
     "monitor",
     "outcome_points",
+    "phase_points",
     "query_bayesian_beliefs",
     "record_outcome",
     "run_guardian",
     "undo",
     "update_belief",
+    "wilson",
 ]

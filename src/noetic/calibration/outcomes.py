@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +21,9 @@ from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store.base import BaseStore as Store
 from noetic.store.rows import now
+
+if TYPE_CHECKING:
+    from noetic.calibration.phases import PhasePoint
 
 SOURCES = ("test", "human", "check")
 
@@ -258,3 +261,91 @@ def outcome_points(
             )
         )
     return sorted(points, key=lambda p: p.at)
+
+
+def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
+    """Every task with an outcome, one point per phase it reached (:mod:`.phases`): its first
+    PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
+    as the vectors' confidence otherwise; oldest task first."""
+    from noetic.calibration.phases import PhasePoint
+
+    tasks = outcome_points(store, filters)
+    if not tasks:
+        return []
+    ids = [t.cascade_id for t in tasks]
+    marks = ", ".join("?" for _ in ids)
+    conn = store.conn
+    who = {
+        r["id"]: r
+        for r in conn.execute(
+            "SELECT c.id, c.profile, s.ai_id, s.ai_model FROM cascades c "
+            f"JOIN sessions s ON s.id = c.session_id WHERE c.id IN ({marks})",
+            ids,
+        )
+    }
+    engines = dict(
+        conn.execute(
+            "SELECT cascade_id, MIN(engine) FROM events WHERE engine IS NOT NULL "
+            f"AND cascade_id IN ({marks}) GROUP BY cascade_id",
+            ids,
+        ).fetchall()
+    )
+    models = dict(
+        conn.execute(
+            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE cascade_id IN ({marks}) "
+            "GROUP BY cascade_id",
+            ids,
+        ).fetchall()
+    )
+    personas = _personas(store, marks, ids)
+    stated: dict[str, dict[str, Any]] = {}
+    for row in conn.execute(
+        "SELECT cascade_id, phase, confidence, p_success, review FROM assessments "
+        f"WHERE cascade_id IN ({marks}) ORDER BY cascade_id, seq",
+        ids,
+    ):
+        phase = row["phase"]
+        if phase == Phase.POSTFLIGHT.value and row["review"] == "adversarial":
+            phase = "adversarial_review"
+        mine = stated.setdefault(row["cascade_id"], {})
+        if phase == Phase.PREFLIGHT.value and phase in mine:
+            continue  # the first PREFLIGHT is the prediction; the last of any other phase
+        mine[phase] = row
+    points = []
+    for task in tasks:
+        meta = who.get(task.cascade_id)
+        if meta is None:
+            continue
+        for phase, row in stated.get(task.cascade_id, {}).items():
+            given = row["p_success"] is not None
+            points.append(
+                PhasePoint(
+                    cascade_id=task.cascade_id,
+                    at=task.at,
+                    phase=phase,
+                    stated=row["p_success"] if given else row["confidence"],
+                    basis="p_success" if given else "confidence",
+                    observed=task.observed,
+                    agent=meta["ai_id"],
+                    model=meta["ai_model"] or models.get(task.cascade_id) or "(unknown)",
+                    engine=engines.get(task.cascade_id) or "workflow",
+                    persona=personas.get(task.cascade_id, "(none)"),
+                    profile=meta["profile"],
+                )
+            )
+    return points
+
+
+def _personas(store: Store, marks: str, ids: list[str]) -> dict[str, str]:
+    """The persona that wrote a Nova task's assessments (turn keys are ``round:node:persona``)."""
+    found: dict[str, str] = {}
+    rows = store.conn.execute(
+        "SELECT r.cascade_id, t.key FROM nova_runs r JOIN nova_turns t ON t.run_id = r.id "
+        f"WHERE r.cascade_id IN ({marks}) ORDER BY t.seq",
+        ids,
+    )
+    for cascade_id, key in rows:
+        _, node, persona = [*key.split(":", 2), "", ""][:3]
+        if node in ("preflight", "check", "postflight") and persona:
+            found.setdefault(cascade_id, persona)
+    return found

@@ -11,20 +11,48 @@ from pydantic import BaseModel, ConfigDict
 from noetic.calibration.beliefs import Belief, update_belief
 from noetic.calibration.drift import ALPHA, DriftReport, detect_drift
 from noetic.calibration.metrics import CalibrationMetrics, calibration_metrics
-from noetic.calibration.outcomes import Filters, OutcomePoint, list_outcomes, outcome_points
+from noetic.calibration.outcomes import (
+    Filters,
+    list_outcomes,
+    outcome_points,
+    phase_points,
+)
+from noetic.calibration.phases import (
+    Group,
+    Grouping,
+    PhaseStats,
+    ReviewComparison,
+    Summary,
+    by_phase,
+    groups,
+    review_comparisons,
+    summary,
+)
 from noetic.store.base import BaseStore as Store
 from noetic.vectors import VECTOR_NAMES, oriented
 
-Prediction = Literal["preflight", "check"]
+Prediction = Literal["preflight", "check", "postflight", "adversarial_review"]
 
 
 class CalibrationReport(BaseModel):
+    """Calibration against outcomes. ``prediction`` is the phase whose statements ``summary``
+    and ``metrics`` score; ``stated`` says whether they were ``p_success``, the vectors'
+    ``confidence`` or a ``mixed`` set (``summary.stated_from`` counts each). ``by_phase`` has
+    every phase; ``reviews`` sets standard beside adversarial POSTFLIGHT reviews per agent;
+    ``groups`` repeats ``by_phase`` per value of ``by`` (empty for ``by="phase"``)."""
+
     model_config = ConfigDict(frozen=True)
 
     filters: Filters
     prediction: Prediction
+    stated: str | None
     tasks: int
     outcomes: int
+    summary: Summary
+    by_phase: dict[str, PhaseStats]
+    reviews: list[ReviewComparison]
+    by: Grouping
+    groups: list[Group]
     metrics: CalibrationMetrics
 
 
@@ -36,26 +64,36 @@ class BeliefsReport(BaseModel):
     beliefs: list[Belief]
 
 
-def _predicted(point: OutcomePoint, at: Prediction) -> float | None:
-    if at == "check" and point.predicted_check is not None:
-        return point.predicted_check
-    return point.predicted_preflight
-
-
 def calibration_report(
-    store: Store, filters: Filters, *, prediction: Prediction = "preflight", bins: int = 10
+    store: Store,
+    filters: Filters,
+    *,
+    prediction: Prediction = "preflight",
+    bins: int = 10,
+    by: Grouping = "phase",
 ) -> CalibrationReport:
-    points = [p for p in outcome_points(store, filters) if _predicted(p, prediction) is not None]
+    """The report over the filtered outcomes (:class:`CalibrationReport`)."""
+    points = phase_points(store, filters)
+    phases = by_phase(points)
+    scored = [p for p in points if p.phase == prediction]
     metrics = calibration_metrics(
-        [_predicted(p, prediction) for p in points],  # type: ignore[misc]
-        [p.observed for p in points],
-        bins=bins,
+        [p.stated for p in scored], [p.observed for p in scored], bins=bins
     )
     total = len(
         list_outcomes(store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain)
     )
     return CalibrationReport(
-        filters=filters, prediction=prediction, tasks=len(points), outcomes=total, metrics=metrics
+        filters=filters,
+        prediction=prediction,
+        stated=phases[prediction].stated,
+        tasks=len({p.cascade_id for p in points}),
+        outcomes=total,
+        summary=summary(phases[prediction]),
+        by_phase=phases,
+        reviews=review_comparisons(points),
+        by=by,
+        groups=groups(points, by),
+        metrics=metrics,
     )
 
 

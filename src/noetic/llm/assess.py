@@ -6,6 +6,8 @@ The parser is tolerant where the intent is unambiguous and strict where it is no
   hyphens; scores as numbers, numeric strings (``"0.85"``) or percentages (``"85%"`` → 0.85);
   per-vector objects (``{"score": …, "rationale": …}``) or a list of
   ``{"vector"|"name": …, "score": …}``; extra top-level commentary fields, which are dropped;
+* ``p_success`` read like a score (``"80%"`` → 0.8); a reply without it is kept with the
+  probability unstated, and calibration falls back to the vectors' confidence;
 * refused: numbers above 1 that are not written as percentages (is 85 meant as 0.85 or is it
   a slip?), NaN and infinities, unknown vector names, missing vectors where the phase needs all
   13, scores that are not numbers at all.
@@ -25,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from noetic.assessment import Action, Assessment, Phase
+from noetic.assessment import Action, Assessment, Phase, Review
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.errors import ParseError, ValidationError
 from noetic.llm.base import Provider, Request
@@ -37,7 +39,7 @@ SYSTEM = (
     "You are assessing your own epistemic state honestly. Scores are fractions in [0, 1]. "
     "Reply with a single JSON object."
 )
-_KEEP = ("recommended_action", "action", "note", "rationales", "evidence")
+_KEEP = ("recommended_action", "action", "note", "rationales", "evidence", "p_success")
 _PERCENT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*%\s*$")
 
 
@@ -47,22 +49,23 @@ def _name(key: Any) -> str:
 
 def _score(name: str, value: Any) -> Any:
     """A score as a float where intent is clear; otherwise the value, for validation to refuse."""
+    what = name if name == "p_success" else f"vector {name!r}"
     if isinstance(value, str):
         text = value.strip()
         percent = _PERCENT.match(text)
         if percent:
             number = float(percent.group(1))
             if not 0 <= number <= 100:
-                raise ValidationError(f"vector {name!r} is {value!r}, outside 0–100%", field=name)
+                raise ValidationError(f"{what} is {value!r}, outside 0–100%", field=name)
             return number / 100
         try:
             return float(text)
         except ValueError:
             raise ValidationError(
-                f"vector {name!r} has a score that is not a number: {value!r}", field=name
+                f"{what} has a score that is not a number: {value!r}", field=name
             ) from None
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        raise ValidationError(f"vector {name!r} is {value!r}; give a number in [0, 1]", field=name)
+        raise ValidationError(f"{what} is {value!r}; give a number in [0, 1]", field=name)
     return value
 
 
@@ -125,6 +128,8 @@ def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
         for field in ("rationales", "evidence"):
             if field in envelope:
                 envelope[field] = _texts(envelope[field], field)
+        if "p_success" in envelope:
+            envelope["p_success"] = _score("p_success", envelope["p_success"])
         return Assessment.from_input(phase, envelope)
     except ParseError:
         raise
@@ -136,7 +141,8 @@ def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
 
 def reply_schema(phase: Phase) -> dict[str, Any]:
     """The JSON schema of an assessment reply: every vector at PREFLIGHT and POSTFLIGHT, those
-    that changed at CHECK, each a score in [0, 1] with its rationale and evidence."""
+    that changed at CHECK, each a score in [0, 1] with its rationale and evidence, and the
+    probability of success."""
     vector = {
         "type": "object",
         "properties": {
@@ -157,10 +163,11 @@ def reply_schema(phase: Phase) -> dict[str, Any]:
         "type": "object",
         "properties": {
             "vectors": vectors,
+            "p_success": {"type": "number", "minimum": 0, "maximum": 1},
             "recommended_action": {"type": "string", "enum": [a.value for a in Action]},
             "note": {"type": "string"},
         },
-        "required": ["vectors"],
+        "required": ["vectors", "p_success"],
     }
 
 
@@ -172,17 +179,25 @@ async def assess_with_model(
     previous: Assessment | None = None,
     *,
     findings: str = "",
+    review: Review | str | None = None,
     max_tokens: int = 3000,
 ) -> Assessment:
     """Ask the model for its own assessment; one repair round; :class:`ParseError` after.
 
     ``findings`` (what investigation turned up, or what the work produced) is put before the
-    prompt so a reassessment rests on evidence."""
+    prompt so a reassessment rests on evidence. ``review`` (POSTFLIGHT only) asks for a standard
+    or an adversarial review, and the assessment records which."""
     phase = Phase(phase)
-    prompt = build_assessment_prompt(task, phase, profile, previous)
+    prompt = build_assessment_prompt(task, phase, profile, previous, review)
     if findings.strip():
         prompt = f"What you have found or done so far:\n{findings.strip()}\n\n{prompt}"
     request = Request.of(
         prompt, system=SYSTEM, max_tokens=max_tokens, json_schema=reply_schema(phase)
     )
-    return await complete_parsed(provider, request, lambda t: parse_assessment_reply(t, phase))
+    assessment = await complete_parsed(
+        provider, request, lambda t: parse_assessment_reply(t, phase)
+    )
+    if phase == Phase.POSTFLIGHT:
+        kind = Review(review) if review is not None else Review.STANDARD
+        assessment = assessment.model_copy(update={"review": kind})
+    return assessment

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.assessment import Action, Assessment, Decision, Phase, decide
+from noetic.assessment import Action, Assessment, Decision, Phase, Review, decide
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.calibration.basic import BasicCalibration, basic_calibration
 from noetic.calibration.outcomes import active_overrides, effective_profile
@@ -150,10 +150,17 @@ class Tracker:
         history = self.store.assessments(cascade_id=cascade.id)
         return cascade.task, profile, history[-1].assessment if history else None
 
-    def prompt(self, session_id: str, phase: Phase, task: str | None = None) -> str:
-        """The canonical assessment prompt for the session's next assessment at ``phase``."""
+    def prompt(
+        self,
+        session_id: str,
+        phase: Phase,
+        task: str | None = None,
+        review: Review | str | None = None,
+    ) -> str:
+        """The canonical assessment prompt for the session's next assessment at ``phase``
+        (an adversarial review's at POSTFLIGHT with ``review``)."""
         the_task, profile, previous = self.context_for(session_id, phase, task)
-        return build_assessment_prompt(the_task, Phase(phase), profile, previous)
+        return build_assessment_prompt(the_task, Phase(phase), profile, previous, review)
 
     # phases -------------------------------------------------------------------------------
 
@@ -362,6 +369,8 @@ class Tracker:
                 "confidence": decision.confidence,
                 "missing": list(assessment.missing),
                 "carried": list(assessment.carried),
+                "p_success": assessment.p_success,
+                "review": assessment.review.value if assessment.review else None,
             },
         )
         self.bus.emit(

@@ -471,3 +471,11 @@ def m014_nova(conn: sqlite3.Connection) -> None:
     UNIQUE (run_id, key)
 )"""
     )
+
+
+@migration
+def m015_p_success(conn: sqlite3.Connection) -> None:
+    """An assessment's stated probability of success and, for a POSTFLIGHT, how the review was
+    asked for (standard or adversarial). Plain added columns, so older rows read as unstated."""
+    conn.execute("ALTER TABLE assessments ADD COLUMN p_success REAL")
+    conn.execute("ALTER TABLE assessments ADD COLUMN review TEXT")

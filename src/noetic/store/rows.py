@@ -62,6 +62,8 @@ def assessment_record(row: Row) -> AssessmentRecord:
         recommended_action=row["recommended_action"],
         note=row["note"],
         carried=tuple(json.loads(row["carried"])),
+        p_success=row["p_success"],
+        review=row["review"],
     )
     decision = Decision(
         action=row["action"],
@@ -118,6 +120,8 @@ def export_assessment(row: Row) -> dict[str, Any]:
             "recommended_action": row["recommended_action"],
             "note": row["note"],
             "carried": json.loads(row["carried"]),
+            "p_success": row["p_success"],
+            "review": row["review"],
         },
         "decision": {
             "action": row["action"],
@@ -147,6 +151,7 @@ def reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict
         "rationales": a["rationales"],
         "evidence": a["evidence"],
         "note": a["note"],
+        "p_success": a["p_success"],
         "decision": rec["decision"],
     }
 
@@ -237,5 +242,7 @@ def assessment_row(
         "evidence": json.dumps(a.evidence),
         "carried": json.dumps(list(a.carried)),
         "note": a.note,
+        "p_success": a.p_success,
+        "review": a.review.value if a.review else None,
         "created_at": created_at,
     }

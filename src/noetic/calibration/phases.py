@@ -1,0 +1,264 @@
+"""Calibration per phase, as Kaddour et al. (2026) report it: what the agent stated at
+PREFLIGHT, at its last CHECK, at POSTFLIGHT and at an adversarial review, each against the
+task's verified outcome.
+
+Every task with an outcome gives one *point per phase it reached*: the stated value and what it
+is. The stated value is the assessment's ``p_success`` where the agent gave one (a probability
+of success, what the outcome judges) and its vectors' overall confidence otherwise (a readiness
+score); each phase says how many of each it used. A POSTFLIGHT asked for as an adversarial
+review is the ``adversarial_review`` phase; any other POSTFLIGHT (a standard review, or one that
+recorded no kind) is ``postflight``.
+
+A phase's statistics (:class:`PhaseStats`) are defined from the first outcome: the success rate
+with its Wilson interval, the overconfidence gap with its interval (:mod:`.rates`), the Brier
+score (its bootstrap interval from :data:`MIN_INTERVAL` outcomes) and its decomposition, and
+AUROC once both a success and a failure exist. What needs more outcomes says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.calibration.metrics import MIN_PER_CLASS, MIN_SAMPLES, Metric, auroc, brier
+from noetic.calibration.rates import (
+    BrierParts,
+    Interval,
+    brier_parts,
+    gap,
+    gap_difference,
+    significant,
+    wilson,
+)
+
+PHASES: Final = ("preflight", "check", "postflight", "adversarial_review")
+GROUPINGS: Final = ("phase", "agent", "model", "engine", "persona", "profile")
+MIN_INTERVAL: Final = 5
+Basis = Literal["p_success", "confidence"]
+Grouping = Literal["phase", "agent", "model", "engine", "persona", "profile"]
+
+
+class PhasePoint(BaseModel):
+    """One task's statement at one phase, beside its outcome and who made it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cascade_id: str
+    at: str
+    phase: str
+    stated: float
+    basis: Basis
+    observed: float
+    agent: str
+    model: str
+    engine: str
+    persona: str
+    profile: str
+
+
+class PhaseStats(BaseModel):
+    """One phase's calibration over its points (module docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    phase: str
+    n: int
+    successes: float
+    stated: Literal["p_success", "confidence", "mixed"] | None
+    stated_from: dict[str, int]
+    mean_stated: float | None
+    success_rate: Interval
+    gap: Interval
+    significant: bool
+    brier: Metric
+    auroc: Metric
+    decomposition: BrierParts | None
+
+
+class Summary(PhaseStats):
+    """The phase the report scores, and what more outcomes would add."""
+
+    more: list[str]
+
+
+class ReviewComparison(BaseModel):
+    """Standard against adversarial POSTFLIGHT reviews of one agent. ``difference`` is the
+    standard gap minus the adversarial one: positive when the adversarial review is less
+    overconfident."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    standard: PhaseStats
+    adversarial: PhaseStats
+    difference: Interval
+    significant: bool
+
+
+class Group(BaseModel):
+    """The per-phase report of the tasks that share one value of the grouping."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: str
+    tasks: int
+    by_phase: dict[str, PhaseStats]
+
+
+def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> PhaseStats:
+    """The statistics of one phase's points (module docstring)."""
+    import numpy as np
+
+    from noetic.calibration.metrics import _bootstrap, _guarded_auroc
+
+    n = len(points)
+    p = np.asarray([x.stated for x in points], dtype=float)
+    y = np.asarray([x.observed for x in points], dtype=float)
+    counts = {"p_success": 0, "confidence": 0}
+    for x in points:
+        counts[x.basis] += 1
+    stated: Literal["p_success", "confidence", "mixed"] | None = (
+        None
+        if n == 0
+        else "mixed"
+        if counts["p_success"] and counts["confidence"]
+        else "p_success"
+        if counts["p_success"]
+        else "confidence"
+    )
+    successes = float(y.sum()) if n else 0.0
+    rate = wilson(min(float(n), successes), n)
+    mean = float(p.mean()) if n else None
+    the_gap = gap(mean, rate) if mean is not None else Interval(value=None)
+    if n == 0:
+        brier_metric = Metric(value=None, n=0, reason="no outcomes")
+    elif n < MIN_INTERVAL:
+        brier_metric = Metric(
+            value=brier(p, y),
+            n=n,
+            reason=f"no interval yet: {n} outcomes, {MIN_INTERVAL} needed for one",
+        )
+    else:
+        low, high = _bootstrap(brier, p, y, seed, 1000)
+        brier_metric = Metric(value=brier(p, y), low=low, high=high, n=n)
+    positives = int((y >= 0.5).sum()) if n else 0
+    if positives == 0 or positives == n:
+        auroc_metric = Metric(
+            value=None,
+            n=n,
+            reason=f"AUROC needs a success and a failure ({positives} and {n - positives})",
+        )
+    elif positives < MIN_PER_CLASS or n - positives < MIN_PER_CLASS:
+        auroc_metric = Metric(
+            value=auroc(p, y),
+            n=n,
+            reason=f"no interval yet: {positives} successes and {n - positives} failures, "
+            f"{MIN_PER_CLASS} of each needed for one",
+        )
+    else:
+        low, high = _bootstrap(_guarded_auroc, p, y, seed, 1000)
+        auroc_metric = Metric(value=auroc(p, y), low=low, high=high, n=n)
+    return PhaseStats(
+        phase=phase,
+        n=n,
+        successes=round(successes, 6),
+        stated=stated,
+        stated_from=counts,
+        mean_stated=mean,
+        success_rate=rate,
+        gap=the_gap,
+        significant=significant(the_gap),
+        brier=brier_metric,
+        auroc=auroc_metric,
+        decomposition=brier_parts(list(p), list(y)),
+    )
+
+
+def by_phase(points: Sequence[PhasePoint]) -> dict[str, PhaseStats]:
+    """Every phase in :data:`PHASES`, present even with no points, so the shape is stable."""
+    return {ph: phase_stats(ph, [x for x in points if x.phase == ph]) for ph in PHASES}
+
+
+def summary(stats: PhaseStats) -> Summary:
+    """``stats`` with a plain account of what more outcomes would add."""
+    return Summary(**stats.model_dump(), more=_more(stats))
+
+
+def _more(stats: PhaseStats) -> list[str]:
+    n = stats.n
+    if n == 0:
+        return [
+            "no outcomes yet: record one with `noetic outcome` (or `noetic run -- pytest`) and "
+            "the success rate, the gap and the Brier score appear at once"
+        ]
+    more = []
+    g = stats.gap
+    if g.low is not None and g.high is not None:
+        half = (g.high - g.low) / 2
+        more.append(
+            f"the gap is known to ±{half:.2f} from {n} outcome{'s' if n != 1 else ''}; "
+            f"{4 * n} would narrow it to about ±{half / 2:.2f}"
+        )
+    if n < MIN_INTERVAL:
+        more.append(f"the Brier score's interval needs {MIN_INTERVAL} outcomes ({n} so far)")
+    if n < MIN_SAMPLES:
+        more.append(
+            f"the calibration verdict, ECE and the reliability table need {MIN_SAMPLES} "
+            f"outcomes ({MIN_SAMPLES - n} more)"
+        )
+    positives = round(stats.successes)
+    if positives < MIN_PER_CLASS or n - positives < MIN_PER_CLASS:
+        more.append(
+            f"AUROC (does higher confidence go with success?) needs {MIN_PER_CLASS} successes "
+            f"and {MIN_PER_CLASS} failures ({positives} and {n - positives} so far)"
+        )
+    return more
+
+
+def review_comparisons(points: Sequence[PhasePoint]) -> list[ReviewComparison]:
+    """For every agent with both standard and adversarial POSTFLIGHT reviews, the two side by
+    side and the difference of their gaps."""
+    out = []
+    for agent in sorted({x.agent for x in points}):
+        standard = phase_stats(
+            "postflight", [x for x in points if x.agent == agent and x.phase == "postflight"]
+        )
+        adversarial = phase_stats(
+            "adversarial_review",
+            [x for x in points if x.agent == agent and x.phase == "adversarial_review"],
+        )
+        if not standard.n or not adversarial.n:
+            continue
+        assert standard.mean_stated is not None and adversarial.mean_stated is not None
+        diff = gap_difference(
+            standard.mean_stated,
+            standard.success_rate,
+            adversarial.mean_stated,
+            adversarial.success_rate,
+        )
+        out.append(
+            ReviewComparison(
+                agent=agent,
+                standard=standard,
+                adversarial=adversarial,
+                difference=diff,
+                significant=significant(diff),
+            )
+        )
+    return out
+
+
+def groups(points: Sequence[PhasePoint], by: Grouping) -> list[Group]:
+    """The per-phase report for each value of ``by`` (``phase`` needs no groups: ``[]``)."""
+    if by == "phase":
+        return []
+    values = sorted({getattr(x, by) for x in points})
+    out = []
+    for value in values:
+        mine = [x for x in points if getattr(x, by) == value]
+        out.append(
+            Group(value=value, tasks=len({x.cascade_id for x in mine}), by_phase=by_phase(mine))
+        )
+    return out

@@ -1,0 +1,162 @@
+"""What a handful of outcomes can already say: the success rate with its interval, the
+overconfidence gap, the Brier score split into its parts.
+
+Inputs are the probabilities an agent stated (``p`` in [0, 1]) and the verified outcomes (``y`` in
+[0, 1]; 1 = success). Everything here is defined from the first outcome on.
+
+* **Success rate** ``r = Σy / n`` with the **Wilson score interval** (95%):
+  ``(r + z²/2n ± z·√(r(1 − r)/n + z²/4n²)) / (1 + z²/n)``. Unlike the textbook ``r ± 1.96·se``
+  it never leaves [0, 1] and does not collapse to a point at 0 or n successes: one success in
+  one task gives [0.21, 1].
+* **Overconfidence gap** ``g = mean(p) − r``: positive = overconfident (the paper's measure:
+  mean stated probability minus the true success rate). What the agent stated is known exactly;
+  what is uncertain is the rate, so the gap's interval is ``mean(p)`` minus the rate's interval.
+  The gap is *significant* when its interval leaves out 0.
+* **Difference of two gaps** (standard against adversarial review): ``g₁ − g₂``, with
+  Newcombe's hybrid score interval for the difference of the two rates (method 10, built from
+  the two Wilson intervals).
+* **Brier decomposition** (Murphy 1973, with the two within-bin terms of Stephenson, Coelho &
+  Jolliffe 2008). Forecasts are grouped by their distinct values when there are at most
+  :data:`MAX_GROUPS` of them (stated probabilities usually are: 0.7, 0.8, 0.9), else into
+  :data:`MAX_GROUPS` equal-width bins. With ``n_k`` tasks in group ``k``, mean forecast ``f̄_k``,
+  outcome rate ``ō_k`` and overall rate ``ō``:
+
+      reliability = Σ n_k/n · (f̄_k − ō_k)²       (lower is better)
+      resolution  = Σ n_k/n · (ō_k − ō)²        (higher is better)
+      uncertainty = mean((y − ō)²)               (ō(1 − ō) for pass/fail outcomes)
+      within_bin  = mean((f − f̄_k)²) − 2·mean((f − f̄_k)(y − ō_k))
+
+  and ``reliability − resolution + uncertainty + within_bin = Brier`` exactly. When forecasts are
+  grouped by value, ``within_bin`` is 0 and ``reliability − resolution + uncertainty = Brier``.
+  ``uncertainty`` is also the Brier score of the base-rate forecast (always saying ``ō``): a
+  forecaster whose Brier is not below it has told nothing the success rate did not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+from pydantic import BaseModel, ConfigDict
+
+Z95: Final = 1.959964
+MAX_GROUPS: Final = 10
+
+
+class Interval(BaseModel):
+    """A value with its 95% interval (``None`` throughout when there is nothing to measure)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+class BrierParts(BaseModel):
+    """The Brier score split as in the module docstring."""
+
+    model_config = ConfigDict(frozen=True)
+
+    brier: float
+    reliability: float
+    resolution: float
+    uncertainty: float
+    within_bin: float
+    base_rate_brier: float
+    skill: float | None
+    groups: int
+    grouped_by: str
+
+
+def wilson(successes: float, n: int, z: float = Z95) -> Interval:
+    """The Wilson score interval for a rate of ``successes`` in ``n`` (graded outcomes count by
+    their sum)."""
+    if n <= 0:
+        return Interval(value=None)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be in [0, {n}], got {successes}")
+    rate = successes / n
+    z2 = z * z
+    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(max(0.0, rate * (1 - rate) / n + z2 / (4 * n * n))) / (1 + z2 / n)
+    # at 0 or n successes the exact bound is the rate itself; rounding must not cross it
+    low = min(rate, max(0.0, centre - half))
+    high = max(rate, min(1.0, centre + half))
+    return Interval(value=rate, low=low, high=high)
+
+
+def gap(mean_stated: float, rate: Interval) -> Interval:
+    """``mean_stated − rate`` with the rate's interval carried over (module docstring)."""
+    if rate.value is None or rate.low is None or rate.high is None:
+        return Interval(value=None)
+    return Interval(
+        value=mean_stated - rate.value, low=mean_stated - rate.high, high=mean_stated - rate.low
+    )
+
+
+def significant(interval: Interval) -> bool:
+    """The interval leaves out 0."""
+    if interval.low is None or interval.high is None:
+        return False
+    return interval.low > 0 or interval.high < 0
+
+
+def gap_difference(mean_1: float, rate_1: Interval, mean_2: float, rate_2: Interval) -> Interval:
+    """``gap₁ − gap₂`` with Newcombe's hybrid score interval on ``rate₂ − rate₁``."""
+    for r in (rate_1, rate_2):
+        if r.value is None or r.low is None or r.high is None:
+            return Interval(value=None)
+    p1, l1, u1 = rate_1.value, rate_1.low, rate_1.high
+    p2, l2, u2 = rate_2.value, rate_2.low, rate_2.high
+    assert p1 is not None and l1 is not None and u1 is not None  # checked above
+    assert p2 is not None and l2 is not None and u2 is not None
+    diff = p2 - p1  # the rate part of gap₁ − gap₂ = (mean₁ − mean₂) + (rate₂ − rate₁)
+    low = diff - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
+    high = diff + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
+    shift = mean_1 - mean_2
+    return Interval(value=shift + diff, low=shift + low, high=shift + high)
+
+
+def brier_parts(p: Sequence[float], y: Sequence[float]) -> BrierParts | None:
+    """The decomposition in the module docstring; ``None`` for no outcomes."""
+    n = len(p)
+    if n == 0:
+        return None
+    if len(y) != n:
+        raise ValueError("confidences and outcomes must be equal-length sequences")
+    distinct = sorted(set(p))
+    if len(distinct) <= MAX_GROUPS:
+        index = {v: i for i, v in enumerate(distinct)}
+        keys = [index[v] for v in p]
+        grouped_by = "value"
+    else:
+        keys = [min(MAX_GROUPS - 1, int(v * MAX_GROUPS)) for v in p]
+        grouped_by = f"{MAX_GROUPS} bins"
+    members: dict[int, list[int]] = {}
+    for i, k in enumerate(keys):
+        members.setdefault(k, []).append(i)
+    rate = sum(y) / n
+    reliability = resolution = within = 0.0
+    for idx in members.values():
+        nk = len(idx)
+        # grouped by value, the group's forecast is that value exactly (no rounding residue)
+        f_bar = p[idx[0]] if grouped_by == "value" else sum(p[i] for i in idx) / nk
+        o_bar = sum(y[i] for i in idx) / nk
+        reliability += nk * (f_bar - o_bar) ** 2
+        resolution += nk * (o_bar - rate) ** 2
+        within += sum((p[i] - f_bar) ** 2 - 2 * (p[i] - f_bar) * (y[i] - o_bar) for i in idx)
+    uncertainty = sum((v - rate) ** 2 for v in y) / n
+    brier = sum((a - b) ** 2 for a, b in zip(p, y, strict=True)) / n
+    return BrierParts(
+        brier=brier,
+        reliability=reliability / n,
+        resolution=resolution / n,
+        uncertainty=uncertainty,
+        within_bin=within / n,
+        base_rate_brier=uncertainty,
+        skill=1 - brier / uncertainty if uncertainty > 0 else None,
+        groups=len(members),
+        grouped_by=grouped_by,
+    )

@@ -1,0 +1,141 @@
+"""Calibration per phase over real tracked tasks: what was stated at each phase, which number it
+was, and what a few outcomes already say."""
+
+import json
+
+import pytest
+
+from noetic.assessment import Assessment
+from noetic.calibration import PHASES, Filters, calibration_report, phase_points, record_outcome
+from noetic.calibration.rates import wilson
+from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
+from noetic.store import Store
+
+from ..conftest import uniform
+
+VECTORS = uniform(0.7, engagement=0.9, coherence=0.9, clarity=0.9, do=0.9)
+
+
+@pytest.fixture
+def tracker(tmp_path):
+    with Store(tmp_path / "phases", write_files=False) as store:
+        yield Tracker(store, ProfileRegistry(store.home / "profiles"), checkpoints=False)
+
+
+def task(tracker, sid, *, pre=None, check=None, post=None, review=None, success=True):
+    """One task: PREFLIGHT, optionally a CHECK, a POSTFLIGHT, then its outcome."""
+
+    def envelope(p):
+        return {"vectors": VECTORS, "note": "n", **({"p_success": p} if p is not None else {})}
+
+    opened = tracker.preflight(sid, "a task", Assessment.from_input("preflight", envelope(pre)))
+    if check is not None:
+        tracker.check(sid, Assessment.from_input("check", envelope(check)))
+    post_input = envelope(post)
+    if review is not None:
+        post_input["review"] = review
+    tracker.postflight(sid, Assessment.from_input("postflight", post_input))
+    record_outcome(tracker.store, opened.cascade.id, score=1.0 if success else 0.0, source="test")
+    return opened
+
+
+def test_one_outcome_already_gives_a_summary_and_says_what_more_would_add(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    task(tracker, session.id, pre=0.8, post=0.9, success=True)
+    report = calibration_report(tracker.store, Filters())
+    s = report.summary
+    assert (s.n, s.successes, s.mean_stated, s.stated) == (1, 1.0, 0.8, "p_success")
+    assert s.success_rate.value == 1.0 and s.success_rate.low == pytest.approx(0.2065, abs=1e-4)
+    assert s.gap.value == pytest.approx(-0.2)
+    assert s.gap.high == pytest.approx(0.8 - 0.2065, abs=1e-4) and not s.significant
+    assert any("19 more" in line for line in s.more)
+    assert any("AUROC" in line and "1 and 0" in line for line in s.more)
+    assert report.metrics.brier.value is None  # the 20-outcome metrics still say so
+    assert "insufficient data" in report.metrics.brier.reason
+    assert report.stated == "p_success"
+
+
+def test_each_phase_is_scored_on_what_was_stated_then(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    task(tracker, session.id, pre=0.6, check=0.7, post=0.9, success=False)
+    task(tracker, session.id, pre=0.8, post=0.95, success=True)
+    task(tracker, session.id, pre=0.4, check=0.5, post=0.9, review="adversarial", success=False)
+    phases = calibration_report(tracker.store, Filters()).by_phase
+    assert list(phases) == list(PHASES)
+    assert phases["preflight"].n == 3 and phases["preflight"].mean_stated == pytest.approx(0.6)
+    assert phases["check"].n == 2 and phases["check"].mean_stated == pytest.approx(0.6)
+    assert phases["postflight"].n == 2 and phases["postflight"].mean_stated == pytest.approx(0.925)
+    assert phases["adversarial_review"].n == 1
+    assert phases["adversarial_review"].mean_stated == pytest.approx(0.9)
+    post = phases["postflight"]
+    assert post.success_rate == wilson(1, 2)
+    assert post.gap.value == pytest.approx(0.925 - 0.5)
+    assert post.brier.value == pytest.approx((0.9**2 + 0.05**2) / 2)
+    assert post.brier.low is None and "5 needed" in post.brier.reason
+    assert post.auroc.value == 1.0 and "no interval yet" in post.auroc.reason
+    assert phases["preflight"].decomposition.uncertainty == pytest.approx(2 / 9)
+
+
+def test_the_report_says_which_number_it_scored(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    task(tracker, session.id, pre=None, success=True)
+    only_vectors = calibration_report(tracker.store, Filters())
+    assert only_vectors.stated == "confidence"
+    confidence = phase_points(tracker.store, Filters())[0].stated
+    assert only_vectors.summary.mean_stated == confidence
+    task(tracker, session.id, pre=0.3, success=False)
+    mixed = calibration_report(tracker.store, Filters())
+    assert mixed.stated == "mixed"
+    assert mixed.summary.stated_from == {"p_success": 1, "confidence": 1}
+
+
+def test_phases_are_reported_per_agent_model_engine_and_profile(tracker):
+    a, _ = tracker.bootstrap(ai_id="alice", ai_model="m-large", profile="balanced")
+    b, _ = tracker.bootstrap(ai_id="bob", ai_model="m-small", profile="exploratory")
+    task(tracker, a.id, pre=0.9, success=True)
+    task(tracker, b.id, pre=0.9, success=False)
+    task(tracker, b.id, pre=0.7, success=False)
+    for by, values in (
+        ("agent", ["alice", "bob"]),
+        ("model", ["m-large", "m-small"]),
+        ("profile", ["balanced", "exploratory"]),
+        ("engine", ["workflow"]),
+        ("persona", ["(none)"]),
+    ):
+        report = calibration_report(tracker.store, Filters(), by=by)
+        assert [g.value for g in report.groups] == values, by
+    bob = calibration_report(tracker.store, Filters(), by="agent").groups[1]
+    assert bob.tasks == 2 and bob.by_phase["preflight"].gap.value == pytest.approx(0.8)
+    assert calibration_report(tracker.store, Filters()).groups == []
+
+
+def test_standard_and_adversarial_reviews_of_one_agent_are_compared(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    for i in range(6):
+        task(tracker, session.id, pre=0.7, post=0.9, success=i < 2)
+        task(tracker, session.id, pre=0.7, post=0.6, review="adversarial", success=i < 2)
+    other, _ = tracker.bootstrap(ai_id="only-standard")
+    task(tracker, other.id, pre=0.7, post=0.9, success=True)
+    (comparison,) = calibration_report(tracker.store, Filters()).reviews
+    assert comparison.agent == "a"
+    assert comparison.standard.gap.value == pytest.approx(0.9 - 1 / 3)
+    assert comparison.adversarial.gap.value == pytest.approx(0.6 - 1 / 3)
+    assert comparison.difference.value == pytest.approx(0.3)
+    assert comparison.difference.low < 0.3 < comparison.difference.high
+
+
+def test_the_json_shape_is_stable(tracker):
+    report = calibration_report(tracker.store, Filters())
+    doc = json.loads(report.model_dump_json())
+    assert set(doc["by_phase"]) == set(PHASES)
+    assert doc["by_phase"]["check"]["gap"] == {"value": None, "low": None, "high": None}
+    assert set(doc["summary"]) >= {"n", "successes", "success_rate", "mean_stated", "gap", "more"}
+    assert doc["summary"]["n"] == 0 and "no outcomes yet" in doc["summary"]["more"][0]
+    session, _ = tracker.bootstrap(ai_id="a")
+    task(tracker, session.id, pre=0.8, success=False)
+    doc = json.loads(calibration_report(tracker.store, Filters()).model_dump_json())
+    gap = doc["by_phase"]["preflight"]["gap"]
+    assert set(gap) == {"value", "low", "high"} and gap["value"] == pytest.approx(0.8)
+    parts = doc["by_phase"]["preflight"]["decomposition"]
+    assert set(parts) >= {"reliability", "resolution", "uncertainty", "base_rate_brier"}
