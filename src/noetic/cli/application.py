@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "demo": ("noetic.cli.demo", "demo", False),
     "mcp": ("noetic.cli.declared", "mcp", False),
     "serve": ("noetic.cli.mcp", "serve", False),
+    "dashboard": ("noetic.cli.dashboard", "dashboard", False),
     "outcome": ("noetic.cli.calibration", "outcome", False),
     "recall": ("noetic.cli.recall", "recall", False),
     "where": ("noetic.cli.where", "where", False),

@@ -31,7 +31,8 @@ def serve(
     ] = None,
     store: StoreOpt = None,
 ) -> None:
-    """Serve MCP over streamable HTTP (loopback by default; other addresses need a token)."""
+    """Serve MCP over streamable HTTP at /mcp and the dashboard at / (loopback by default;
+    other addresses need a token)."""
     from noetic.errors import UsageError
     from noetic.store import resolve_home
 
@@ -58,7 +59,9 @@ def serve(
     _print_connection(url, home, "${NOETIC_TOKEN}" if from_env else token, host)
     import uvicorn
 
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    # Open live-update streams (the dashboard's /live) end within a second of Ctrl-C.
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def _bind(host: str, port: int) -> Any:
@@ -86,6 +89,7 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
     """
     err = stderr()
     err.print(f"[bold]Noetic MCP server[/] at {esc(url)}")
+    err.print(f"dashboard at {esc(url.removesuffix('mcp'))}")
     err.print(f"serving the store {esc(home.resolve())} to every client connected over HTTP")
     if host not in LOOPBACK:
         err.print(f"[dim]bound to {esc(host)}: from other machines, use this machine's address[/]")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +31,16 @@ def check_token(token: str) -> str:
 
 
 class BearerAuth:
-    """Plain ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``."""
+    """Plain ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``,
+    except on the paths ``exempt`` names (the dashboard's, which also take a login cookie)."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: Any, token: str, exempt: Callable[[str], bool] | None = None) -> None:
         self.app = app
         self._expected = f"Bearer {check_token(token)}".encode()
+        self._exempt = exempt or (lambda path: False)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and not self._exempt(scope["path"]):
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self._expected):
                 body = json.dumps({"error": "missing or wrong bearer token"}).encode()
@@ -58,8 +61,12 @@ class BearerAuth:
 
 
 def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
-    """The ASGI app: the MCP endpoint at ``/mcp``, wrapped in bearer auth when a token is set."""
+    """The ASGI app: the MCP endpoint at ``/mcp`` and the dashboard at ``/``, wrapped in bearer
+    auth when a token is set (the dashboard's pages also accept its login cookie)."""
+    from noetic.dashboard.mount import mount_dashboard, owns
+
     if token is not None:
         check_token(token)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
-    return BearerAuth(app, token) if token is not None else app
+    mount_dashboard(app, home, token=token)
+    return BearerAuth(app, token, exempt=owns) if token is not None else app

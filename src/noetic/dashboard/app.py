@@ -1,0 +1,176 @@
+"""The dashboard's routes: each page calls one read operation and renders one template.
+
+Pages are read-only (``GET``); the one ``POST`` is the login form. A bad query parameter is a
+400 page naming it, an unknown id a 404 page. Each page carries the store's change cursor from
+before it was read, so its script (``static/live.js``) asks ``/live`` for whatever changed
+after that and re-renders the page in place.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import parse_qs, urlencode
+
+from pydantic import ValidationError as PydanticValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from noetic.dashboard import auth
+from noetic.dashboard.live import live_endpoint
+from noetic.errors import NotFoundError, ValidationError
+from noetic.store import Store
+
+HERE: Final = Path(__file__).parent
+
+
+class _Stores:
+    """One read connection per worker thread, opened on first use (SQLite reads in parallel)."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._local = threading.local()
+        self._all: list[Store] = []
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Store:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = Store(self.home, write_files=False)
+            self._local.store = store
+            with self._lock:
+                self._all.append(store)
+        return store
+
+    def close(self) -> None:
+        with self._lock:
+            for store in self._all:
+                store.close()
+            self._all.clear()
+
+
+def dashboard_app(home: Path, *, token: str | None = None) -> Starlette:
+    """The dashboard over the store at ``home``; ``token`` as for ``noetic serve``."""
+    from noetic.dashboard.pages import Pages
+
+    stores = _Stores(home)
+    pages = Pages(stores, token is not None)
+    routes = [
+        Route("/", pages.sessions),
+        Route("/sessions", pages.sessions),
+        Route("/sessions/{id}", pages.session),
+        Route("/tasks/{id}", pages.task),
+        Route("/runs/{id}", pages.run),
+        Route("/calibration", pages.calibration),
+        Route("/compare", pages.compare),
+        Route("/live", live_endpoint(stores)),
+        Route("/login", _login_form(pages), methods=["GET"]),
+        Route("/login", _login(token), methods=["POST"]),
+        Route("/logout", _logout, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            NotFoundError: pages.not_found,
+            HTTPException: pages.http_error,
+            ValidationError: pages.bad_request,
+            PydanticValidationError: pages.bad_request,
+        },
+    )
+    app.add_middleware(_Guard, token=token)
+    app.state.stores = stores
+    app.state.pages = pages
+    return app
+
+
+class _Guard:
+    """Plain ASGI middleware applying :func:`noetic.dashboard.auth.allowed` to each request:
+    a page without it redirects to the login form, anything else is a 401."""
+
+    def __init__(self, app: Any, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or _public(scope):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        cookies = Request(scope).cookies
+        if auth.allowed(
+            self.token,
+            authorization=headers.get("authorization"),
+            cookie=cookies.get(auth.COOKIE),
+            host_header=headers.get("host"),
+        ):
+            await self.app(scope, receive, send)
+            return
+        if self.token is None:
+            response: Response = Response(
+                "this dashboard answers requests addressed to this machine only",
+                status_code=403,
+                media_type="text/plain",
+            )
+        elif scope["method"] == "GET" and scope["path"] != "/live":
+            target = scope["path"] + (
+                "?" + scope["query_string"].decode("latin-1") if scope["query_string"] else ""
+            )
+            response = RedirectResponse("/login?" + urlencode({"next": target}), status_code=303)
+        else:
+            response = Response(
+                "missing or wrong token",
+                status_code=401,
+                media_type="text/plain",
+                headers={"WWW-Authenticate": 'Bearer realm="noetic"'},
+            )
+        await response(scope, receive, send)
+
+
+def _public(scope: dict[str, Any]) -> bool:
+    path = scope["path"]
+    return path == "/login" or path.startswith("/static/")
+
+
+def _login_form(pages: Any) -> Callable[[Request], Any]:
+    def login_form(request: Request) -> Response:
+        return pages.render(
+            request,
+            "login.html",
+            {"next": auth.safe_next(request.query_params.get("next")), "failed": False},
+        )
+
+    return login_form
+
+
+def _login(token: str | None) -> Callable[[Request], Any]:
+    async def login(request: Request) -> Response:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        target = auth.safe_next((form.get("next") or ["/"])[0])
+        if token is None:
+            return RedirectResponse(target, status_code=303)
+        given = (form.get("token") or [""])[0]
+        if not auth.token_matches(given, token):
+            pages = request.app.state.pages
+            return pages.render(
+                request, "login.html", {"next": target, "failed": True}, status_code=401
+            )
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(
+            auth.COOKIE, auth.cookie_value(token), httponly=True, samesite="strict", path="/"
+        )
+        return response
+
+    return login
+
+
+def _logout(request: Request) -> Response:
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie(auth.COOKIE, path="/")
+    return response

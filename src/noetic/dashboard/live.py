@@ -1,0 +1,72 @@
+"""``GET /live``: server-sent events telling a page that the store changed.
+
+The stream polls the store's cursor (:mod:`noetic.operations.live`) a few times a second and
+sends one ``change`` event whenever it moved, with the new cursor as the event id. The browser's
+``EventSource`` sends that id back when it reconnects (``Last-Event-ID``), and the page's script
+closes the stream while the tab is hidden and reopens it from the cursor it last saw, so a
+change made meanwhile arrives at once, as one event. A stream ends after a few minutes (the
+browser reconnects) so a server can always stop.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Final
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from noetic.errors import ValidationError
+from noetic.operations.live import Cursor, cursor, new_kinds
+from noetic.store import Store
+
+POLL_S: Final = 0.2
+PING_S: Final = 15.0
+LIFETIME_S: Final = 300.0
+
+
+def live_endpoint(store_for: Callable[[], Store]) -> Callable[[Request], Any]:
+    async def live(request: Request) -> Response:
+        given = request.headers.get("last-event-id") or request.query_params.get("after")
+        try:
+            start = Cursor.parse(given) if given else None
+        except ValidationError as exc:
+            return Response(str(exc), status_code=400, media_type="text/plain")
+        return StreamingResponse(
+            _changes(store_for, start),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    return live
+
+
+async def _changes(store_for: Callable[[], Store], seen: Cursor | None) -> AsyncIterator[str]:
+    yield "retry: 1000\n\n"
+    ends = time.monotonic() + LIFETIME_S
+    pinged = time.monotonic()
+    while time.monotonic() < ends:
+        now = await anyio.to_thread.run_sync(_cursor, store_for)
+        if seen is None:
+            seen = now
+            yield f"id: {now}\nevent: ready\ndata: {{}}\n\n"
+        elif now != seen:
+            kinds = await anyio.to_thread.run_sync(_kinds, store_for, seen.events)
+            data = json.dumps({"cursor": str(now), "kinds": kinds})
+            seen = now
+            yield f"id: {now}\nevent: change\ndata: {data}\n\n"
+        elif time.monotonic() - pinged > PING_S:
+            pinged = time.monotonic()
+            yield ": ping\n\n"
+        await anyio.sleep(POLL_S)
+
+
+def _cursor(store_for: Callable[[], Store]) -> Cursor:
+    return cursor(store_for())
+
+
+def _kinds(store_for: Callable[[], Store], after: int) -> list[str]:
+    return new_kinds(store_for(), after)

@@ -1,0 +1,40 @@
+"""The dashboard on ``noetic serve``'s app, beside ``/mcp`` on the same port.
+
+The MCP SDK's Starlette app keeps its routes (``/mcp``, and any added before this); the
+dashboard is mounted after them at ``/``, so it answers every other path, including the 404
+page. :func:`owns` tells the server's bearer check which paths the dashboard guards itself
+(pages take a login cookie as well as the bearer header; see :mod:`noetic.dashboard.auth`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+from starlette.routing import Mount
+
+PAGES: Final = (
+    "/sessions",
+    "/tasks/",
+    "/runs/",
+    "/calibration",
+    "/compare",
+    "/live",
+    "/login",
+    "/logout",
+    "/static/",
+)
+
+
+def owns(path: str) -> bool:
+    """Whether ``path`` is one of the dashboard's, which checks its own access."""
+    return path == "/" or path.startswith(PAGES)
+
+
+def mount_dashboard(app: Any, home: Path, *, token: str | None) -> Any:
+    """Add the dashboard to the Starlette ``app`` after its own routes; returns the dashboard."""
+    from noetic.dashboard.app import dashboard_app
+
+    dashboard = dashboard_app(home, token=token)
+    app.router.routes.append(Mount("", app=dashboard))
+    return dashboard

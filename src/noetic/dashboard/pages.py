@@ -1,0 +1,242 @@
+"""The page handlers and the template environment: parse the URL, call one read operation,
+render one template. No figures are computed here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from pydantic import ValidationError as PydanticValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from noetic.dashboard import charts
+from noetic.errors import ValidationError
+from noetic.operations import live
+from noetic.operations.browse import SessionFilters, list_sessions, session_view
+from noetic.operations.task_view import level
+from noetic.vectors import DESCRIPTIONS, INVERTED, TIERS, VECTOR_NAMES
+
+if TYPE_CHECKING:
+    from noetic.store import Store
+
+HERE: Final = Path(__file__).parent
+PREDICTIONS: Final = ("preflight", "check")
+
+
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(
+        charts=charts,
+        level=level,
+        level_of=charts.level_of,
+        level_class=charts.LEVEL_CLASS,
+        vector_names=VECTOR_NAMES,
+        tiers=TIERS,
+        inverted=INVERTED,
+        descriptions=DESCRIPTIONS,
+        urlencode=urlencode,
+    )
+    env.filters.update(num=_num, signed=_signed, when=_when, ms=_ms, usd=_usd)
+    return env
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _signed(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:+.{digits}f}"
+
+
+def _when(value: str | None) -> str:
+    if not value:
+        return "–"
+    try:
+        return datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return value
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def _usd(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+class Pages:
+    def __init__(self, stores: Any, guarded: bool) -> None:
+        self.stores = stores
+        self.guarded = guarded
+        self.env = environment()
+
+    def store(self) -> Store:
+        return self.stores()
+
+    def render(
+        self, request: Request, template: str, context: dict[str, Any], status_code: int = 200
+    ) -> Response:
+        html = self.env.get_template(template).render(
+            request=request, path=request.url.path, guarded=self.guarded, **context
+        )
+        return HTMLResponse(html, status_code=status_code, headers={"Cache-Control": "no-store"})
+
+    def _page(self, request: Request, template: str, **context: Any) -> Response:
+        return self.render(request, template, context)
+
+    # pages --------------------------------------------------------------------------------
+
+    def sessions(self, request: Request) -> Response:
+        store = self.store()
+        cursor = live.cursor(store)
+        filters = SessionFilters.model_validate(_params(request, SessionFilters.model_fields))
+        page = list_sessions(store, filters)
+        return self._page(request, "sessions.html", page=page, cursor=cursor, title="Sessions")
+
+    def session(self, request: Request) -> Response:
+        store = self.store()
+        cursor = live.cursor(store)
+        view = session_view(store, request.path_params["id"])
+        return self._page(
+            request, "session.html", s=view, cursor=cursor, title=f"Session {view.id}"
+        )
+
+    def task(self, request: Request) -> Response:
+        from noetic.operations.task_view import task_view
+
+        store = self.store()
+        cursor = live.cursor(store)
+        view = task_view(store, request.path_params["id"])
+        return self._page(request, "task.html", t=view, cursor=cursor, title=f"Task {view.id}")
+
+    def run(self, request: Request) -> Response:
+        from noetic.operations.run_view import run_timeline
+
+        store = self.store()
+        cursor = live.cursor(store)
+        timeline = run_timeline(store, request.path_params["id"])
+        return self._page(
+            request, "run.html", t=timeline, cursor=cursor, title=f"Run {timeline.id}"
+        )
+
+    def calibration(self, request: Request) -> Response:
+        from noetic.calibration.outcomes import Filters
+        from noetic.operations.calibration_view import calibration_view
+
+        store = self.store()
+        cursor = live.cursor(store)
+        q = request.query_params
+        _params(request, ("agent", "profile", "domain", "since_days", "prediction"))
+        since = _days(q.get("since_days") or None)
+        filters = Filters(
+            ai_id=q.get("agent") or None,
+            profile=q.get("profile") or None,
+            domain=q.get("domain") or None,
+            since_days=since,
+        )
+        prediction = q.get("prediction") or "preflight"
+        if prediction not in PREDICTIONS:
+            raise ValidationError(
+                f"prediction must be preflight or check, got {prediction!r}", field="prediction"
+            )
+        view = calibration_view(store, filters, prediction=prediction)  # type: ignore[arg-type]
+        agents = [
+            r[0] for r in store.conn.execute("SELECT DISTINCT ai_id FROM outcomes ORDER BY 1")
+        ]
+        profiles = [
+            r[0] for r in store.conn.execute("SELECT DISTINCT profile FROM outcomes ORDER BY 1")
+        ]
+        return self._page(
+            request,
+            "calibration.html",
+            v=view,
+            agents=agents,
+            profiles=profiles,
+            cursor=cursor,
+            title="Calibration",
+        )
+
+    def compare(self, request: Request) -> Response:
+        from noetic.operations.compare import compare
+
+        store = self.store()
+        cursor = live.cursor(store)
+        a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+        comparison = compare(store, a, b) if a and b else None
+        agents = [
+            r[0] for r in store.conn.execute("SELECT DISTINCT ai_id FROM sessions ORDER BY 1")
+        ]
+        return self._page(
+            request,
+            "compare.html",
+            c=comparison,
+            a=a,
+            b=b,
+            agents=agents,
+            cursor=cursor,
+            title="Compare",
+        )
+
+    # errors -------------------------------------------------------------------------------
+
+    def not_found(self, request: Request, exc: Exception) -> Response:
+        return self.render(
+            request, "error.html", {"title": "Not found", "message": str(exc)}, status_code=404
+        )
+
+    def bad_request(self, request: Request, exc: Exception) -> Response:
+        if isinstance(exc, PydanticValidationError):
+            message = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+            )
+        else:
+            message = str(exc)
+        return self.render(
+            request, "error.html", {"title": "Bad request", "message": message}, status_code=400
+        )
+
+    def http_error(self, request: Request, exc: Exception) -> Response:
+        if not isinstance(exc, HTTPException):
+            raise exc
+        title = "Not found" if exc.status_code == 404 else "Error"
+        message = f"nothing at {request.url.path}" if exc.status_code == 404 else str(exc.detail)
+        return self.render(
+            request, "error.html", {"title": title, "message": message}, status_code=exc.status_code
+        )
+
+
+def _days(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not 0 <= days < 1e6:
+        raise ValidationError(
+            f"since_days must be a number of days from 0, got {text[:20]!r}", field="since_days"
+        )
+    return days
+
+
+def _params(request: Request, fields: Any) -> dict[str, str]:
+    """The query parameters the model knows; an unknown one is a mistake worth naming."""
+    unknown = sorted(set(request.query_params) - set(fields))
+    if unknown:
+        raise ValidationError(
+            f"unknown filter {unknown[0]!r}; known: {', '.join(fields)}", field=unknown[0]
+        )
+    return dict(request.query_params)

@@ -1,0 +1,332 @@
+"""Browse the store: the sessions list (filters, search, paging) and one session with its tasks.
+
+Read models for the dashboard (and any other reader): every function takes an open
+:class:`~noetic.store.Store` and plain arguments and returns a frozen pydantic model, so a page
+only renders what it is given. Nothing here writes.
+
+The list is built for stores of tens of thousands of sessions: one query finds the page's ids
+(filters, search and the sort are SQL, the count is one ``COUNT``), a second gathers the
+figures of those ids only, so a page costs the same on page 1 and page 200.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from noetic.errors import NotFoundError, ValidationError
+from noetic.store import Store
+
+PAGE_SIZE: Final = 50
+MAX_PAGE_SIZE: Final = 500
+OUTCOMES: Final = ("success", "failure", "none")
+_NAME: Final = re.compile(r"^[\w.:@/+-]{1,200}$")
+
+
+class SessionFilters(BaseModel):
+    """What the list shows; every field is a URL query parameter of the same name."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str | None = None
+    profile: str | None = None
+    project: str | None = None
+    engine: str | None = None
+    status: str | None = None
+    outcome: str | None = None
+    since: date | None = None
+    until: date | None = None
+    q: str | None = Field(None, max_length=200)
+    page: int = Field(1, ge=1, le=1_000_000)
+    per_page: int = Field(PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+
+    @field_validator("agent", "profile", "project", "engine", "status", mode="before")
+    @classmethod
+    def _name(cls, value: Any, info: Any) -> str | None:
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str) or not _NAME.match(value):
+            raise ValidationError(
+                f"{info.field_name} {value!r} is not a name", field=info.field_name, value=value
+            )
+        return value
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _outcome(cls, value: Any) -> str | None:
+        if value is None or value == "":
+            return None
+        if value not in OUTCOMES:
+            raise ValidationError(
+                f"outcome must be one of {', '.join(OUTCOMES)}, got {value!r}",
+                field="outcome",
+                value=value,
+            )
+        return str(value)
+
+    @field_validator("q", "since", "until", mode="before")
+    @classmethod
+    def _blank(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    def query(self, **changes: Any) -> dict[str, str]:
+        """The filters as URL parameters (defaults left out), with ``changes`` applied."""
+        data = {**self.model_dump(mode="json"), **changes}
+        defaults = SessionFilters().model_dump(mode="json")
+        return {k: str(v) for k, v in data.items() if v is not None and v != defaults.get(k)}
+
+
+class SessionRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    agent: str
+    model: str | None
+    profile: str
+    project: str | None
+    status: str
+    created_at: str
+    tasks: int
+    latest_task: str | None
+    latest_task_id: str | None
+    confidence: float | None
+    outcome: float | None
+    engines: list[str]
+
+
+class Choices(BaseModel):
+    """The values each filter can take in this store (for the filter form's menus)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agents: list[str]
+    profiles: list[str]
+    projects: list[str]
+    engines: list[str]
+    statuses: list[str]
+
+
+class SessionsPage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    filters: SessionFilters
+    rows: list[SessionRow]
+    total: int
+    pages: int
+    choices: Choices
+
+
+def list_sessions(store: Store, filters: SessionFilters) -> SessionsPage:
+    """One page of sessions, newest first, with each one's tasks, confidence and outcome."""
+    where, args = _conditions(filters)
+    conn = store.conn
+    total = conn.execute(f"SELECT COUNT(*) FROM sessions s{where}", args).fetchone()[0]
+    offset = (filters.page - 1) * filters.per_page
+    page = conn.execute(
+        f"SELECT * FROM sessions s{where} ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?",
+        [*args, filters.per_page, offset],
+    ).fetchall()
+    rows = _rows(store, page)
+    return SessionsPage(
+        filters=filters,
+        rows=rows,
+        total=total,
+        pages=max(1, -(-total // filters.per_page)),
+        choices=_choices(store),
+    )
+
+
+def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    args: list[Any] = []
+    for column, value in (
+        ("ai_id", f.agent),
+        ("profile", f.profile),
+        ("project", f.project),
+        ("status", f.status),
+    ):
+        if value is not None:
+            parts.append(f"s.{column} = ?")
+            args.append(value)
+    if f.engine is not None:
+        parts.append("EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.engine = ?)")
+        args.append(f.engine)
+    if f.outcome == "none":
+        parts.append("NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.session_id = s.id)")
+    elif f.outcome is not None:
+        op = ">=" if f.outcome == "success" else "<"
+        parts.append(
+            f"EXISTS (SELECT 1 FROM outcomes o WHERE o.session_id = s.id AND o.score {op} 0.5)"
+        )
+    if f.since is not None:
+        parts.append("s.created_at >= ?")
+        args.append(f.since.isoformat())
+    if f.until is not None:
+        parts.append("s.created_at < date(?, '+1 day')")
+        args.append(f.until.isoformat())
+    if f.q:
+        like = "%" + f.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        parts.append(
+            "(s.id LIKE ? ESCAPE '\\' OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\'"
+            " OR EXISTS (SELECT 1 FROM cascades c WHERE c.session_id = s.id"
+            " AND (c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\')))"
+        )
+        args += [like] * 5
+    return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+def _rows(store: Store, page: list[Any]) -> list[SessionRow]:
+    if not page:
+        return []
+    ids = [r["id"] for r in page]
+    marks = ",".join("?" * len(ids))
+    conn = store.conn
+    tasks: dict[str, tuple[int, str | None, str | None]] = {}
+    for r in conn.execute(
+        f"SELECT session_id, COUNT(*) n, MAX(created_at || char(31) || id || char(31) || task) "
+        f"latest FROM cascades WHERE session_id IN ({marks}) GROUP BY session_id",
+        ids,
+    ):
+        _, cid, task = r["latest"].split("\x1f", 2)
+        tasks[r["session_id"]] = (r["n"], cid, task)
+    confidence = {
+        r["session_id"]: r["confidence"]
+        for r in conn.execute(
+            f"SELECT a.session_id, a.confidence FROM assessments a JOIN ("
+            f"SELECT session_id, MAX(seq) seq FROM assessments WHERE session_id IN ({marks}) "
+            f"GROUP BY session_id) m ON a.session_id = m.session_id AND a.seq = m.seq",
+            ids,
+        )
+    }
+    outcome = {
+        r["session_id"]: r["score"]
+        for r in conn.execute(
+            f"SELECT session_id, AVG(score) score FROM outcomes WHERE session_id IN ({marks}) "
+            f"GROUP BY session_id",
+            ids,
+        )
+    }
+    engines: dict[str, list[str]] = {}
+    for r in conn.execute(
+        f"SELECT DISTINCT session_id, engine FROM events WHERE session_id IN ({marks}) "
+        f"AND engine IS NOT NULL ORDER BY engine",
+        ids,
+    ):
+        engines.setdefault(r["session_id"], []).append(r["engine"])
+    out = []
+    for r in page:
+        n, cid, task = tasks.get(r["id"], (0, None, None))
+        out.append(
+            SessionRow(
+                id=r["id"],
+                agent=r["ai_id"],
+                model=r["ai_model"],
+                profile=r["profile"],
+                project=r["project"],
+                status=r["status"],
+                created_at=r["created_at"],
+                tasks=n,
+                latest_task=task,
+                latest_task_id=cid,
+                confidence=confidence.get(r["id"]),
+                outcome=outcome.get(r["id"]),
+                engines=engines.get(r["id"], []),
+            )
+        )
+    return out
+
+
+def _choices(store: Store) -> Choices:
+    conn = store.conn
+
+    def distinct(sql: str) -> list[str]:
+        return [r[0] for r in conn.execute(sql) if r[0] is not None]
+
+    return Choices(
+        agents=distinct("SELECT DISTINCT ai_id FROM sessions ORDER BY 1"),
+        profiles=distinct("SELECT DISTINCT profile FROM sessions ORDER BY 1"),
+        projects=distinct("SELECT DISTINCT project FROM sessions ORDER BY 1"),
+        engines=distinct("SELECT DISTINCT engine FROM events ORDER BY 1"),
+        statuses=distinct("SELECT DISTINCT status FROM sessions ORDER BY 1"),
+    )
+
+
+class TaskRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    task: str
+    status: str
+    profile: str
+    created_at: str
+    ended_at: str | None
+    assessments: int
+    confidences: list[float]
+    outcome: float | None
+
+
+class SessionView(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    agent: str
+    model: str | None
+    profile: str
+    project: str | None
+    domain: str | None
+    status: str
+    created_at: str
+    ended_at: str | None
+    tasks: list[TaskRow]
+    events: int
+
+
+def session_view(store: Store, session_id: str) -> SessionView:
+    """One session and its tasks, each with its confidence path and outcome."""
+    row = store.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"unknown session {session_id!r}")
+    conn = store.conn
+    paths: dict[str, list[float]] = {}
+    for a in conn.execute(
+        "SELECT cascade_id, confidence FROM assessments WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    ):
+        paths.setdefault(a["cascade_id"], []).append(a["confidence"])
+    outcomes = dict(
+        conn.execute(
+            "SELECT cascade_id, AVG(score) FROM outcomes WHERE session_id = ? GROUP BY cascade_id",
+            (session_id,),
+        ).fetchall()
+    )
+    tasks = [
+        TaskRow(
+            id=c.id,
+            task=c.task,
+            status=c.status,
+            profile=c.profile,
+            created_at=c.created_at,
+            ended_at=c.ended_at,
+            assessments=len(paths.get(c.id, [])),
+            confidences=paths.get(c.id, []),
+            outcome=outcomes.get(c.id),
+        )
+        for c in store.cascades(session_id)
+    ]
+    events = conn.execute("SELECT COUNT(*) FROM events WHERE session_id = ?", (session_id,))
+    return SessionView(
+        id=row["id"],
+        agent=row["ai_id"],
+        model=row["ai_model"],
+        profile=row["profile"],
+        project=row["project"],
+        domain=row["domain"],
+        status=row["status"],
+        created_at=row["created_at"],
+        ended_at=row["ended_at"],
+        tasks=tasks,
+        events=events.fetchone()[0],
+    )

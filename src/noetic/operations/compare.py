@@ -1,0 +1,108 @@
+"""Two runs or two agents side by side: each side's confidence trajectory, vectors, outcome and
+calibration, read by the same operations as their own pages.
+
+A side is named in the URL: a task id (``c_…``) or ``agent:NAME`` (an agent's calibration over
+every task it was scored on). A bare name that is no task id is read as an agent.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.calibration.outcomes import Filters
+from noetic.errors import NotFoundError
+from noetic.operations.calibration_view import Gap, gap_of
+from noetic.operations.task_view import TaskView, task_view
+from noetic.store import Store
+
+
+class AgentSide(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    sessions: int
+    tasks: int
+    confidences: list[float]
+    gap: Gap | None
+    brier: float | None
+    brier_low: float | None
+    brier_high: float | None
+    ece: float | None
+    verdict: str
+    outcomes: int
+
+
+class Side(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    kind: Literal["task", "agent"]
+    task: TaskView | None = None
+    agent: AgentSide | None = None
+
+
+class Comparison(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    a: Side
+    b: Side
+
+
+def compare(store: Store, a: str, b: str) -> Comparison:
+    """Both sides, or :class:`NotFoundError` naming the one that is unknown."""
+    return Comparison(a=side(store, a), b=side(store, b))
+
+
+def side(store: Store, key: str) -> Side:
+    key = key.strip()
+    if key.startswith("agent:"):
+        return Side(key=key, kind="agent", agent=_agent(store, key.removeprefix("agent:")))
+    found = store.conn.execute("SELECT 1 FROM cascades WHERE id = ?", (key,)).fetchone()
+    if found is not None:
+        return Side(key=key, kind="task", task=task_view(store, key))
+    return Side(key=key, kind="agent", agent=_agent(store, key))
+
+
+def _agent(store: Store, name: str) -> AgentSide:
+    from noetic.calibration.reports import calibration_report
+
+    conn = store.conn
+    sessions = conn.execute("SELECT COUNT(*) FROM sessions WHERE ai_id = ?", (name,)).fetchone()[0]
+    if not sessions:
+        raise NotFoundError(f"unknown task or agent {name!r}")
+    tasks = conn.execute(
+        "SELECT COUNT(*) FROM cascades c JOIN sessions s ON s.id = c.session_id WHERE s.ai_id = ?",
+        (name,),
+    ).fetchone()[0]
+    confidences = [
+        r[0]
+        for r in conn.execute(
+            "SELECT a.confidence FROM assessments a JOIN sessions s ON s.id = a.session_id "
+            "WHERE s.ai_id = ? AND a.phase = 'preflight' ORDER BY a.created_at, a.id LIMIT 500",
+            (name,),
+        )
+    ]
+    report = calibration_report(store, Filters(ai_id=name))
+    from noetic.calibration.outcomes import outcome_points
+
+    pairs = [
+        (p.predicted_preflight, p.observed)
+        for p in outcome_points(store, Filters(ai_id=name))
+        if p.predicted_preflight is not None
+    ]
+    m = report.metrics
+    return AgentSide(
+        name=name,
+        sessions=sessions,
+        tasks=tasks,
+        confidences=confidences,
+        gap=gap_of(name, pairs) if pairs else None,
+        brier=m.brier.value,
+        brier_low=m.brier.low,
+        brier_high=m.brier.high,
+        ece=m.ece.value,
+        verdict=m.test.verdict,
+        outcomes=report.outcomes,
+    )

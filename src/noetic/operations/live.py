@@ -1,0 +1,60 @@
+"""Where the store stands, as one cursor a live page compares: the newest row of the event log,
+of the outcomes and of the guardian's adjustments.
+
+Every engine's events reach the event log from whichever process ran them (the CLI, the MCP
+server, Python, another machine on a shared store); outcomes and profile corrections are
+written without an event, so their newest ids are part of the cursor too. A reader that
+remembers the cursor it last saw knows at once whether anything changed, with three indexed
+lookups, however large the store.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from noetic.errors import ValidationError
+from noetic.store import Store
+
+
+class Cursor(NamedTuple):
+    events: int
+    outcomes: int
+    adjustments: int
+
+    def __str__(self) -> str:
+        return f"{self.events}.{self.outcomes}.{self.adjustments}"
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor:
+        """``"12.3.0"`` as written by ``str``; a bare number is an event id alone."""
+        parts = text.strip().split(".")
+        try:
+            numbers = [int(p) for p in parts]
+        except ValueError:
+            numbers = []
+        if not 1 <= len(numbers) <= 3 or any(n < 0 for n in numbers):
+            raise ValidationError(
+                f"a live cursor is three whole numbers joined by dots, got {text[:40]!r}",
+                field="after",
+                value=text[:40],
+            )
+        return cls(*[*numbers, 0, 0][:3])
+
+
+def cursor(store: Store) -> Cursor:
+    """The store's cursor now."""
+    row = store.conn.execute(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM events), "
+        "(SELECT COALESCE(MAX(id), 0) FROM outcomes), "
+        "(SELECT COALESCE(MAX(id), 0) FROM profile_adjustments)"
+    ).fetchone()
+    return Cursor(int(row[0]), int(row[1]), int(row[2]))
+
+
+def new_kinds(store: Store, after: int, limit: int = 50) -> list[str]:
+    """The kinds of the events written after event id ``after`` (at most ``limit``)."""
+    rows = store.conn.execute(
+        "SELECT DISTINCT kind FROM (SELECT kind FROM events WHERE id > ? ORDER BY id LIMIT ?)",
+        (after, limit),
+    )
+    return sorted(r[0] for r in rows)

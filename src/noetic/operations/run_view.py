@@ -1,0 +1,208 @@
+"""A run as one timeline over the typed events, whichever engine emitted them.
+
+A run is what its events name: the task id they carry (a CASCADE run, an agent task, the
+agent-driven workflow's cascade, a Nova deliberation tied to a task), a Nova run's id (its
+events carry the run's session and task), or a session id (everything in the session). Each
+event becomes an :class:`Item` on its engine's lane with a one-line label written from its typed
+payload, and each phase (a CASCADE phase, an observer stage, a Nova turn, an agent node) that
+was entered and completed becomes a :class:`Span`. Gate refusals (constraints enforced), Nova's
+escalations and the observer's crystallization reason are items like any other, marked.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.errors import NotFoundError
+from noetic.events import PAYLOADS, EventKind
+from noetic.store import Store
+
+MAX_EVENTS: Final = 5000
+AGENT_DRIVEN: Final = "workflow"
+
+
+class Item(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    at: str
+    ms: float
+    lane: str
+    kind: str
+    label: str
+    flag: str | None
+    data: dict[str, Any]
+
+
+class Span(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    lane: str
+    phase: str
+    role: str | None
+    stage: int | None
+    start_ms: float
+    ms: float
+
+
+class Timeline(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    scope: str
+    session_id: str | None
+    title: str
+    lanes: list[str]
+    items: list[Item]
+    spans: list[Span]
+    duration_ms: float
+    truncated: bool
+
+
+def run_timeline(store: Store, run_id: str) -> Timeline:
+    """The events of a task, a Nova run or a session, oldest first, on one clock."""
+    conn = store.conn
+    scope, column, key, session_id, title = _resolve(store, run_id)
+    rows = conn.execute(
+        f"SELECT * FROM events WHERE {column} = ? ORDER BY id LIMIT ?", (key, MAX_EVENTS + 1)
+    ).fetchall()
+    truncated = len(rows) > MAX_EVENTS
+    rows = rows[:MAX_EVENTS]
+    start = _time(rows[0]["at"]) if rows else None
+    items: list[Item] = []
+    spans: list[Span] = []
+    open_phases: dict[tuple[str, str, str | None, int | None], float] = {}
+    for r in rows:
+        data = json.loads(r["data"])
+        lane = r["engine"] or AGENT_DRIVEN
+        ms = round((_time(r["at"]) - start).total_seconds() * 1000, 3) if start else 0.0
+        kind = r["kind"]
+        label, flag = describe(kind, data)
+        items.append(
+            Item(
+                id=r["id"],
+                at=r["at"],
+                ms=ms,
+                lane=lane,
+                kind=kind,
+                label=label,
+                flag=flag,
+                data=data,
+            )
+        )
+        if kind in (EventKind.PHASE_ENTERED, EventKind.PHASE_COMPLETED):
+            phase_key = (lane, str(data.get("phase")), data.get("role"), data.get("stage"))
+            if kind == EventKind.PHASE_ENTERED:
+                open_phases[phase_key] = ms
+            else:
+                took = float(data.get("ms") or 0.0)
+                began = open_phases.pop(phase_key, max(0.0, ms - took))
+                spans.append(
+                    Span(
+                        lane=lane,
+                        phase=phase_key[1],
+                        role=phase_key[2],
+                        stage=phase_key[3],
+                        start_ms=began,
+                        ms=max(took, ms - began),
+                    )
+                )
+    lanes = sorted({i.lane for i in items}, key=_lane_order)
+    return Timeline(
+        id=run_id,
+        scope=scope,
+        session_id=session_id,
+        title=title,
+        lanes=lanes,
+        items=items,
+        spans=spans,
+        duration_ms=max([i.ms for i in items] + [s.start_ms + s.ms for s in spans] + [0.0]),
+        truncated=truncated,
+    )
+
+
+def _resolve(store: Store, run_id: str) -> tuple[str, str, str, str | None, str]:
+    conn = store.conn
+    task = conn.execute("SELECT session_id, task FROM cascades WHERE id = ?", (run_id,)).fetchone()
+    if task is not None:
+        return "task", "cascade_id", run_id, task["session_id"], task["task"]
+    nova = conn.execute(
+        "SELECT session_id, cascade_id, question FROM nova_runs WHERE id = ?", (run_id,)
+    ).fetchone()
+    if nova is not None and (nova["cascade_id"] or nova["session_id"]):
+        column, key = (
+            ("cascade_id", nova["cascade_id"])
+            if nova["cascade_id"]
+            else ("session_id", nova["session_id"])
+        )
+        return "nova", column, key, nova["session_id"], nova["question"]
+    session = conn.execute("SELECT ai_id FROM sessions WHERE id = ?", (run_id,)).fetchone()
+    if session is not None:
+        return "session", "session_id", run_id, run_id, f"session of {session['ai_id']}"
+    bare = conn.execute("SELECT session_id FROM events WHERE cascade_id = ? LIMIT 1", (run_id,))
+    row = bare.fetchone()
+    if row is not None:
+        return "task", "cascade_id", run_id, row["session_id"], run_id
+    raise NotFoundError(f"unknown run {run_id!r}")
+
+
+def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
+    """One line for an event, from its typed payload, and a flag for what needs a look
+    (``refused``, ``failed``, ``escalated``) or None. An event whose payload no longer matches
+    its model (an older store) is shown as its raw kind."""
+    try:
+        p: Any = PAYLOADS[EventKind(kind)].model_validate(data)
+    except (ValueError, KeyError):
+        return kind.replace("_", " "), None
+    k = EventKind(kind)
+    if k == EventKind.SESSION_STARTED:
+        return f"session started: {p.ai_id}, profile {p.profile}", None
+    if k in (EventKind.PHASE_ENTERED, EventKind.PHASE_COMPLETED):
+        who = f" {p.role}" if p.role else ""
+        stage = f" #{p.stage}" if p.stage is not None else ""
+        verb = "began" if k == EventKind.PHASE_ENTERED else f"done in {p.ms:.0f} ms"
+        return f"{p.phase}{who}{stage} {verb}", None
+    if k == EventKind.ASSESSMENT_RECORDED:
+        missing = f", missing {', '.join(p.missing)}" if p.missing else ""
+        return f"{p.phase} assessment: confidence {p.confidence:.2f}{missing}", None
+    if k == EventKind.DECISION:
+        rule = f" [{p.rule}]" if p.rule else ""
+        flag = "escalated" if "escalat" in p.action.lower() else None
+        return f"decision {p.action}{rule}: {p.reason}".rstrip(": "), flag
+    if k == EventKind.INVESTIGATION:
+        tool = f" with {p.tool}" if p.tool else ""
+        target = f" for {p.target_vector}" if p.target_vector else ""
+        return f"investigation round {p.round}{tool}{target}: {p.note}".rstrip(": "), None
+    if k == EventKind.TOOL_CALL:
+        took = f" in {p.ms:.0f} ms" if p.ms is not None else ""
+        if p.success:
+            return f"tool {p.tool} ok{took}", None
+        return f"tool {p.tool} failed{took}: {p.error or 'no reason given'}", "failed"
+    if k == EventKind.LLM_CALL:
+        cost = f", ${p.cost_usd:.4f}" if p.cost_usd is not None else ""
+        text = (
+            f"model {p.provider}:{p.model} {p.outcome}: {p.tokens_in} in / {p.tokens_out} out, "
+            f"{p.latency_ms:.0f} ms{cost}"
+        )
+        return text, None if p.outcome == "ok" else "failed"
+    if k == EventKind.CONSTRAINT_ENFORCED:
+        return f"gate refused: {p.rule} ({p.value:g} against limit {p.limit:g})", "refused"
+    if k == EventKind.OBSERVATION:
+        return f"stage {p.stage} {p.role}: confidence {p.confidence:.2f}", None
+    summary = ", ".join(f"{key} {value}" for key, value in p.summary.items())
+    took = f" in {p.ms:.0f} ms" if p.ms is not None else ""
+    flag = "escalated" if p.status == "escalated" else ("failed" if p.status == "failed" else None)
+    return f"run finished: {p.status}{took}" + (f" ({summary})" if summary else ""), flag
+
+
+def _time(at: str) -> datetime:
+    return datetime.fromisoformat(at)
+
+
+def _lane_order(lane: str) -> tuple[int, str]:
+    order = ("cascade", "observer", "nova", "agent", AGENT_DRIVEN)
+    return (order.index(lane) if lane in order else len(order), lane)

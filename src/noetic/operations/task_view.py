@@ -1,0 +1,254 @@
+"""One task as the dashboard shows it: its assessments in order (PREFLIGHT, each CHECK,
+POSTFLIGHT), the decision Noetic derived from each with its reason, the investigation rounds and
+the tools they used, the outcomes recorded against it and the model calls it made.
+
+Rows are read straight from SQLite (a task may hold a thousand assessments, and these rows were
+validated when they were written); the models returned are frozen and typed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.errors import NotFoundError
+from noetic.store import Store
+from noetic.vectors import VECTOR_NAMES
+
+LEVELS: Final = ((0.90, "excellent"), (0.80, "good"), (0.70, "acceptable"))
+BELOW: Final = "needs attention"
+
+
+def level(oriented_score: float) -> str:
+    """The seed's display thresholds: ≥ 0.90 excellent (green), ≥ 0.80 good (yellow),
+    ≥ 0.70 acceptable (orange), below that needs attention (red). The score must already be
+    oriented (higher is better), so density and uncertainty are judged the right way round."""
+    for floor, name in LEVELS:
+        if oriented_score >= floor:
+            return name
+    return BELOW
+
+
+class AssessmentPoint(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    phase: str
+    at: str
+    vectors: dict[str, float]
+    confidence: float
+    p_success: float | None
+    action: str
+    rule: str
+    reason: str
+    threshold: float | None
+    gaps: list[str]
+    rationales: dict[str, str]
+    evidence: dict[str, str]
+    note: str
+
+
+class InvestigationRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    round: int | None
+    tool: str | None
+    purpose: str | None
+    target_vector: str | None
+    success: bool | None
+    note: str
+    information_gained: str | None
+    at: str
+
+
+class OutcomeRow(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    score: float
+    evidence: str
+    at: str
+    predicted_preflight: float | None
+    predicted_check: float | None
+
+
+class ModelCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    at: str
+    provider: str
+    model: str
+    engine: str | None
+    attempt: int
+    outcome: str
+    tokens_in: int
+    tokens_out: int
+    tokens_cached: int
+    latency_ms: float
+    cost_usd: float | None
+    error_class: str | None
+
+
+class CallTotals(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    latency_ms: float
+    cost_usd: float | None
+    unpriced: int
+
+
+class TaskView(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    session_id: str
+    agent: str
+    task: str
+    status: str
+    profile: str
+    provider: str | None
+    created_at: str
+    ended_at: str | None
+    result: dict[str, Any]
+    assessments: list[AssessmentPoint]
+    investigations: list[InvestigationRow]
+    outcomes: list[OutcomeRow]
+    calls: list[ModelCall]
+    totals: CallTotals
+    engines: list[str]
+
+    def key_points(self) -> list[AssessmentPoint]:
+        """PREFLIGHT, the last CHECK and POSTFLIGHT: the columns of the vector grid."""
+        pre = next((a for a in self.assessments if a.phase == "preflight"), None)
+        check = next((a for a in reversed(self.assessments) if a.phase == "check"), None)
+        post = next((a for a in reversed(self.assessments) if a.phase == "postflight"), None)
+        return [a for a in (pre, check, post) if a is not None]
+
+    def vector_path(self, name: str) -> list[float]:
+        """One vector's value at each assessment that scored it, in order."""
+        return [a.vectors[name] for a in self.assessments if name in a.vectors]
+
+
+def task_view(store: Store, task_id: str) -> TaskView:
+    """Everything recorded about one task (a cascade), oldest first."""
+    conn = store.conn
+    c = conn.execute(
+        "SELECT c.*, s.ai_id FROM cascades c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?",
+        (task_id,),
+    ).fetchone()
+    if c is None:
+        raise NotFoundError(f"unknown task {task_id!r}")
+    assessments = [
+        _point(r)
+        for r in conn.execute(
+            "SELECT * FROM assessments WHERE cascade_id = ? ORDER BY seq", (task_id,)
+        )
+    ]
+    investigations = [
+        InvestigationRow(
+            round=r["round"],
+            tool=r["tool"],
+            purpose=r["purpose"],
+            target_vector=r["target_vector"],
+            success=None if r["success"] is None else bool(r["success"]),
+            note=r["note"],
+            information_gained=r["information_gained"],
+            at=r["created_at"],
+        )
+        for r in conn.execute(
+            "SELECT * FROM investigations WHERE cascade_id = ? ORDER BY id", (task_id,)
+        )
+    ]
+    outcomes = [
+        OutcomeRow(
+            source=r["source"],
+            score=r["score"],
+            evidence=r["evidence"],
+            at=r["at"],
+            predicted_preflight=r["predicted_preflight"],
+            predicted_check=r["predicted_check"],
+        )
+        for r in conn.execute("SELECT * FROM outcomes WHERE cascade_id = ? ORDER BY id", (task_id,))
+    ]
+    calls = [
+        ModelCall(
+            at=r["at"],
+            provider=r["provider"],
+            model=r["model"],
+            engine=r["engine"],
+            attempt=r["attempt"],
+            outcome=r["outcome"],
+            tokens_in=r["tokens_in"],
+            tokens_out=r["tokens_out"],
+            tokens_cached=r["tokens_cached"],
+            latency_ms=r["latency_ms"],
+            cost_usd=r["cost_usd"],
+            error_class=r["error_class"],
+        )
+        for r in conn.execute(
+            "SELECT * FROM llm_calls WHERE cascade_id = ? ORDER BY id", (task_id,)
+        )
+    ]
+    engines = [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT engine FROM events WHERE cascade_id = ? AND engine IS NOT NULL "
+            "ORDER BY 1",
+            (task_id,),
+        )
+    ]
+    return TaskView(
+        id=c["id"],
+        session_id=c["session_id"],
+        agent=c["ai_id"],
+        task=c["task"],
+        status=c["status"],
+        profile=c["profile"],
+        provider=c["provider"],
+        created_at=c["created_at"],
+        ended_at=c["ended_at"],
+        result=json.loads(c["result"]),
+        assessments=assessments,
+        investigations=investigations,
+        outcomes=outcomes,
+        calls=calls,
+        totals=_totals(calls),
+        engines=engines,
+    )
+
+
+def _point(r: Any) -> AssessmentPoint:
+    keys = r.keys()
+    return AssessmentPoint(
+        seq=r["seq"],
+        phase=r["phase"],
+        at=r["created_at"],
+        vectors={v: r[v] for v in VECTOR_NAMES if r[v] is not None},
+        confidence=r["confidence"],
+        p_success=r["p_success"] if "p_success" in keys else None,
+        action=r["action"],
+        rule=r["rule"],
+        reason=r["reason"],
+        threshold=r["threshold"],
+        gaps=json.loads(r["gaps"]),
+        rationales=json.loads(r["rationales"]),
+        evidence=json.loads(r["evidence"]),
+        note=r["note"],
+    )
+
+
+def _totals(calls: list[ModelCall]) -> CallTotals:
+    priced = [c.cost_usd for c in calls if c.cost_usd is not None]
+    return CallTotals(
+        calls=len(calls),
+        tokens_in=sum(c.tokens_in for c in calls),
+        tokens_out=sum(c.tokens_out for c in calls),
+        latency_ms=round(sum(c.latency_ms for c in calls), 3),
+        cost_usd=round(sum(priced), 6) if priced else None,
+        unpriced=len(calls) - len(priced),
+    )
