@@ -143,7 +143,7 @@ class Judge:
                     update={
                         "part": v.part if inside else word.text,
                         "start": word.start,
-                        "detail": f"{what}: {v.detail or v.part}" if not inside else v.detail,
+                        "detail": f"{what}: {v.detail}" if v.detail else f"{what}: {v.part}",
                     }
                 )
             )
@@ -162,6 +162,7 @@ class Judge:
 
     def command(self, cmd: Command) -> None:
         self.variables(cmd)
+        tools.record(self, cmd)
         if cmd.name is None or cmd.keyword is not None:
             tools.capabilities(self, cmd.keyword or "", [], cmd, 0)
             return
@@ -202,6 +203,7 @@ class Judge:
         if depth > 8:
             self.refuse("too-complex", cmd.text, cmd.start)
             return
+        self.strings(base, args, cmd)
         wrapper = self.policy.wrappers.get(base)
         if wrapper is not None:
             inner = self.unwrap(base, args, wrapper, cmd)
@@ -216,7 +218,6 @@ class Judge:
             module = self.interpreted(base, interpreter, args, cmd)
             if module:
                 self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
-        self.strings(base, args, cmd)
         if base in self.policy.programs:
             self.program(base, args, cmd)
         if base == "find":
@@ -379,7 +380,7 @@ class Judge:
         elif _family(base, ("python*", "pypy*")):
             what = pycode.undetermined(code)
             if what is not None:
-                self.undetermined("interpreter-code", word, f"{base} code uses {what}")
+                self.undetermined("interpreter-code", word, f"the {base} code {what}")
         else:
             self.undetermined("interpreter-code", word, f"the gate does not read {base} code")
 
@@ -423,8 +424,9 @@ class Judge:
         elif effect.kind == "exec":
             if effect.value is None:
                 self.undetermined("program-exec", where, effect.what)
-            else:
-                self.inline(effect.value, where, cmd, effect.what)
+            else:  # a command awk prints into reads that output as its input
+                code = f": | {effect.value}" if effect.fed else effect.value
+                self.inline(code, where, cmd, effect.what)
         elif effect.value is None:
             self.refuse("dynamic-path", where.text, where.start, effect.what)
         else:
@@ -663,6 +665,7 @@ class Judge:
         if "=" in value:
             candidates.add(value.split("=", 1)[1])
         candidates |= {c[1:] for c in list(candidates) if c[:1] in ("@", "<")}
+        candidates |= {self.home + c[1:] for c in list(candidates) if c.startswith("~/")}
         found: set[str] = set()
         for candidate in candidates:
             if not candidate:
@@ -725,6 +728,9 @@ def _option_values(args: list[Word], options: tuple[str, ...]) -> list[tuple[Wor
         value = word.value
         nxt = args[i + 1] if i + 1 < len(args) else None
         if value is None:
+            spelled = [o.partition("=")[0] for o in options if o.startswith("--")]
+            if any(word.text.startswith(o + "=") for o in spelled):
+                found.append((word, None))  # `--to-command="$CMD"`
             continue
         for option in options:
             if option == "rest":
@@ -746,7 +752,8 @@ def _option_values(args: list[Word], options: tuple[str, ...]) -> list[tuple[Wor
                 else:
                     found.append((where, got))
             elif len(head) == 2 and not head.startswith("--"):
-                if value == head:
+                clustered = re.fullmatch(r"-[A-Za-z]+", value) and value.endswith(head[1])
+                if value == head or clustered:  # `-c CMD`, `-qc CMD`, `cp -rt DIR`
                     if nxt is not None:
                         found.append((nxt, nxt.value))
                 elif value.startswith(head) and not value.startswith("--") and len(value) > 2:

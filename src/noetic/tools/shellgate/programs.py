@@ -20,6 +20,7 @@ class Effect:
     kind: Literal["exec", "write", "read", "unknown"]
     value: str | None
     what: str  # how the program does it, for the refusal
+    fed: bool = False  # the command reads the program's output
 
 
 # sed ---------------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ def awk(program: str) -> list[Effect]:
             elif after[0] == "string" and (
                 k + 2 >= len(tokens) or tokens[k + 2][1] in (";", "\n", "}", ")")
             ):
-                found.append(Effect("exec", _awk_string(after[1]), f"awk | {after[1]}"))
+                found.append(Effect("exec", _awk_string(after[1]), f"awk | {after[1]}", fed=True))
             else:
                 found.append(Effect("exec", None, f"awk {text} (a command built at run time)"))
         elif text in (">", ">>") and in_print and depth == 0:
@@ -233,7 +234,7 @@ def awk(program: str) -> list[Effect]:
             )
             value = _awk_string(after[1]) if literal else None
             found.append(Effect("write", value, f"awk print {text} {after[1]}"))
-        elif text == "<" and before[1] == "getline":
+        elif text == "<" and "getline" in (before[1], tokens[k - 2][1] if k > 1 else ""):
             value = _awk_string(after[1]) if after[0] == "string" else None
             if value is not None:
                 found.append(Effect("read", value, f"awk getline < {after[1]}"))

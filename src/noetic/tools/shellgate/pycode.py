@@ -61,7 +61,7 @@ def undetermined(code: str) -> str | None:
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return "Python code that does not parse"
+        return "does not parse as Python"
     modules: dict[str, str] = {}  # local name -> module it stands for
     bound: set[str] = set()
     for node in ast.walk(tree):
@@ -73,7 +73,7 @@ def undetermined(code: str) -> str | None:
                 modules[local] = alias.name if alias.asname else alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom):
             if node.level or node.module is None:
-                return "a relative import"
+                return "imports relatively"
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
                 if alias.name == "*" or not (
@@ -87,16 +87,16 @@ def undetermined(code: str) -> str | None:
         elif (name := _binds(node)) is not None:
             bound.add(name)
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            return f"the attribute {node.attr}"
+            return f"uses the attribute {node.attr}"
         elif isinstance(node, ast.AsyncFunctionDef | ast.Await | ast.Global | ast.Nonlocal):
-            return f"a {type(node).__name__} statement"
+            return f"uses {type(node).__name__}"
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             root, chain = _chain(node)
             if root in modules and root not in bound:
                 module = modules[root]
                 if chain and not _allowed_name(module, chain[0]):
-                    return f"{module}.{chain[0]}"
+                    return f"uses {module}.{chain[0]}"
         elif (
             isinstance(node, ast.Name)
             and isinstance(node.ctx, ast.Load)
@@ -104,7 +104,7 @@ def undetermined(code: str) -> str | None:
             and node.id not in bound
             and node.id not in _BUILTINS
         ):
-            return f"the name {node.id}"
+            return f"uses the name {node.id}"
     bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):  # a module itself handed around can be used for anything
         if (
@@ -113,7 +113,7 @@ def undetermined(code: str) -> str | None:
             and node.id not in bound
             and id(node) not in bases
         ):
-            return f"the module {modules[node.id]} used as a value"
+            return f"hands the module {modules[node.id]} around"
     return None
 
 

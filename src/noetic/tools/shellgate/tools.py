@@ -64,16 +64,20 @@ def capabilities(judge: Judge, base: str, args: list[Word], cmd: Command, depth:
         _go(judge, args, cmd)
     if base in judge.policy.network_clients:
         _network(judge, base, args, cmd)
-    if _dumps_environment(cmd):
-        for r in cmd.redirects:
-            if r.writes and r.target is not None and r.target.value:
-                judge.tainted |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
     if base in judge.policy.downloaders:
         for word in judge.option_values(args, _writer_options(judge, base)):
             judge.downloaded |= {p for p in judge.resolved(word.value or "", cmd.cwds) if p}
         for r in cmd.redirects:
             if r.writes and r.target is not None and r.target.value:
                 judge.downloaded |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
+
+
+def record(judge: Judge, cmd: Command) -> None:
+    """Files a command fills with the environment, for a network client later in the line."""
+    if _dumps_environment(cmd):
+        for r in cmd.redirects:
+            if r.writes and r.target is not None and r.target.value:
+                judge.tainted |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
 
 
 def _writer_options(judge: Judge, base: str) -> tuple[str, ...]:
