@@ -228,10 +228,38 @@ def test_coherence_and_drift_warnings(seeded):
     add(seeded, *(summary(f"task {i}", project=f"proj{i}", days=i) for i in range(3)))
     result = run(seeded, "task", current=uniform(0.2), all_projects=True, config=NO_FLOOR)
     assert any("span 3 projects" in w for w in result.warnings)
-    add(seeded, *(summary(f"old {i}", days=30 + i) for i in range(8)),
-        *(summary(f"new {i}", calibration="overconfident", days=0) for i in range(5)))  # fmt: skip
+
+
+def test_the_drift_alert_reads_outcomes_not_postflight_self_reports(seeded):
+    # POSTFLIGHT calls the recent tasks overconfident, but no outcome says so: no alert.
+    old = [summary(f"old {i}", cid=f"c_old{i}", days=30 + i) for i in range(8)]
+    new = [summary(f"new {i}", cid=f"c_new{i}", calibration="overconfident", days=0)
+           for i in range(5)]  # fmt: skip
+    add(seeded, *old, *new)
+    quiet = run(seeded, "task", current=uniform(0.2), config=NO_FLOOR)
+    assert not any("drift" in w for w in quiet.warnings)
+    # Outcomes: the 8 earlier predictions held, the 5 latest failed (0.8 predicted, 0.0 came).
+    for s in old:
+        verify(seeded, s.cascade_id, 0.8, 1.0)
+    for s in new[:4]:
+        verify(seeded, s.cascade_id, 0.8, 0.0)
+    few = run(seeded, "task", current=uniform(0.2), config=NO_FLOOR)  # 12 with an outcome
+    verify(seeded, new[4].cascade_id, 0.8, 0.0)
     drifted = run(seeded, "task", current=uniform(0.2), config=NO_FLOOR)
-    assert any("calibration drift" in w for w in drifted.warnings)
+    assert (
+        "calibration drift: the share of tasks whose outcome confirmed the prediction moved by "
+        "1.00 (0.00 over the latest 5 with an outcome, 1.00 over the 8 before)"
+    ) in drifted.warnings[0]
+    assert any("drift" in w for w in few.warnings)  # 4 of the latest 5 failed: 0.80 > 0.15
+
+
+def test_no_drift_is_said_with_fewer_than_ten_outcomes(seeded):
+    tasks = [summary(f"t {i}", cid=f"c_t{i}", days=i) for i in range(12)]
+    add(seeded, *tasks)
+    for s in tasks[:9]:
+        verify(seeded, s.cascade_id, 0.8, 0.0 if s.cascade_id < "c_t5" else 1.0)
+    result = run(seeded, "task", current=uniform(0.2), config=NO_FLOOR)
+    assert not any("drift" in w for w in result.warnings)
 
 
 def test_postflight_writes_the_summary_and_the_cli_recalls_it(tmp_path):

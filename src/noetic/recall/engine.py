@@ -24,7 +24,7 @@ from noetic.embeddings import Embedder, embed_query, one_blas_thread
 from noetic.errors import NotFoundError
 from noetic.recall.index import embed_pending, index_for
 from noetic.recall.scoring import NO_CHANGE, RecallConfig, Strategy, floors, need, strategy
-from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS
+from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS, outcome_drift
 from noetic.store.base import BaseStore as Store
 from noetic.store.summaries import RecallSummary, cascade_ids, load_summaries
 from noetic.vectors import INVERTED, VECTOR_NAMES
@@ -170,13 +170,15 @@ def recall(
         warnings.append(f"cold start: no finished tasks in {scope} to recall{wider}; "
                         "loading nothing")  # fmt: skip
         return result()
-    if scoped.drift is not None and scoped.drift > config.drift_threshold:
-        warnings.append(
-            f"calibration drift: the share of well-calibrated tasks moved by {scoped.drift:.2f} "
-            f"(recent 5 against the {n - 5} before); review what is loaded"
-        )
     verdict_all = idx.verdicts(config.outcome_tolerance)
     verdict = verdict_all if pos is None else verdict_all[pos]
+    drift = outcome_drift(scoped.ended, verdict)
+    if drift is not None and drift.moved > config.drift_threshold:
+        warnings.append(
+            f"calibration drift: the share of tasks whose outcome confirmed the prediction "
+            f"moved by {drift.moved:.2f} ({drift.recent:.2f} over the latest 5 with an outcome, "
+            f"{drift.earlier:.2f} over the {drift.before} before); review what is loaded"
+        )
     allowed_by = np.array([v in config.allowed_verdicts for v in VERDICTS])
     trusted_by = np.array([v in (CONFIRMED, UNVERIFIED) for v in VERDICTS])
     allowed_all = allowed_by[verdict]

@@ -253,7 +253,7 @@ class RecallIndex:
             positions=pos,
             vectors=self.vectors if pos is None else self.vectors[pos],
             calibration=calibration,
-            drift=_drift(meta, calibration, self),
+            ended=np.ascontiguousarray(meta["ended"]),
         )
 
 
@@ -267,21 +267,11 @@ class Scope:
     positions: Any  # row positions, or None for every row
     vectors: Any  # the rows' vectors, contiguous
     calibration: Any  # calibration code of each row in scope
-    drift: float | None  # well-calibrated share: latest 5 against the rest (None under 10)
+    ended: Any  # when each row's task ended
 
     @property
     def rows(self) -> int:
         return len(self.calibration)
-
-
-def _drift(meta: Any, calibration: Any, index: RecallIndex) -> float | None:
-    if len(meta) < 10:
-        return None
-    well = calibration == _index(index.codes["calibrations"], "well_calibrated")
-    latest = np.argpartition(-meta["ended"], 4)[:5]
-    rest = np.ones(len(meta), bool)
-    rest[latest] = False
-    return float(abs(well[latest].mean() - well[rest].mean()))
 
 
 def _index(codes: list[Any], value: Any) -> int:

@@ -15,11 +15,18 @@ recall exists to find. The calibration filter therefore reads recorded outcomes
 * ``unverified``: no outcome yet. Kept and scored like a confirmed task, and named as such.
 
 The latest outcome of a task counts.
+
+The feedback-loop alert (seed 001: "alert if cumulative drift > threshold") reads the same
+verdicts, not POSTFLIGHT's classification: :func:`outcome_drift` compares the share of
+``confirmed`` among the latest 5 tasks with an outcome against the share among the earlier ones,
+and says nothing with fewer than 10 tasks with an outcome.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from noetic.store.base import BaseStore as Store
 
@@ -63,3 +70,33 @@ def _verdict(predicted: float | None, outcome: float, tolerance: float) -> str:
     if error < -tolerance:
         return "underconfident"
     return CONFIRMED
+
+
+DRIFT_RECENT = 5  # the latest tasks with an outcome, set against the earlier ones
+DRIFT_MINIMUM = 10  # tasks with an outcome before a drift is said
+
+
+@dataclass(frozen=True)
+class Drift:
+    """How the share of confirmed predictions moved: ``recent`` over the latest
+    :data:`DRIFT_RECENT` tasks with an outcome, ``earlier`` over the ``before`` ones before."""
+
+    moved: float
+    recent: float
+    earlier: float
+    before: int
+
+
+def outcome_drift(ended: Any, verdict: Any) -> Drift | None:
+    """The drift of the tasks with an outcome (``verdict`` holds indices into :data:`VERDICTS`,
+    ``ended`` when each task ended), or ``None`` under :data:`DRIFT_MINIMUM` of them."""
+    import numpy as np
+
+    verified = np.flatnonzero(verdict != VERDICTS.index(UNVERIFIED))
+    if len(verified) < DRIFT_MINIMUM:
+        return None
+    confirmed = verdict[verified] == VERDICTS.index(CONFIRMED)
+    order = np.argsort(ended[verified], kind="stable")
+    latest, rest = order[-DRIFT_RECENT:], order[:-DRIFT_RECENT]
+    recent, earlier = float(confirmed[latest].mean()), float(confirmed[rest].mean())
+    return Drift(moved=abs(recent - earlier), recent=recent, earlier=earlier, before=len(rest))
