@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from noetic.tools.shellgate import check_command
-from noetic.tools.shellgate.syntax import _unescape_ansi_c
+from noetic.tools.shellgate.expand import unescape_ansi_c
 from tests.tools.test_shellgate_table import DANGEROUS
 
 _SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -180,12 +180,12 @@ def test_characters_that_crash_the_grammar_scanner_are_handled(places: tuple[Pat
     ],
 )
 def test_ansi_c_strings_read_as_bash_reads_them(body: str, value: str | None) -> None:
-    assert _unescape_ansi_c(body) == value
+    assert unescape_ansi_c(body) == value
 
 
 @given(st.text(max_size=40))
 def test_any_ansi_c_string_has_a_value_or_none_and_never_raises(body: str) -> None:
-    value = _unescape_ansi_c(body)
+    value = unescape_ansi_c(body)
     assert value is None or isinstance(value, str)
     if "\\" not in body:
         assert value == body
@@ -193,4 +193,4 @@ def test_any_ansi_c_string_has_a_value_or_none_and_never_raises(body: str) -> No
 
 @given(st.text(st.characters(max_codepoint=0x7F), max_size=30))
 def test_hex_escaped_ascii_reads_back_as_itself(word: str) -> None:
-    assert _unescape_ansi_c("".join(f"\\x{ord(c):02x}" for c in word)) == word
+    assert unescape_ansi_c("".join(f"\\x{ord(c):02x}" for c in word)) == word

@@ -129,3 +129,49 @@ def tilde(chars: Chars, home: str, cwd: str | None) -> str | None:
 def globbed(chars: Chars) -> bool:
     """Whether a bare glob character (``*``, ``?``, ``[``) is left in the word."""
     return any(c in "*?[" and not q for c, q in chars)
+
+
+_ANSI_C_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_C_ESCAPE = re.compile(
+    r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))",
+    re.DOTALL,
+)
+
+
+def unescape_ansi_c(body: str) -> str | None:
+    """The value of ``$'body'`` as bash gives it; None where it is a byte that is not text
+    (an octal or hex escape above 0x7f, an invalid code point) or a control escape (``\\c``),
+    so the gate treats the word as unknown rather than guess."""
+    unknown = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal unknown
+        octal, hexa, short, long, control, other = m.groups()
+        number = octal or hexa or short or long
+        if number is not None:
+            code = int(number, 8 if octal else 16)
+            if ((octal or hexa) and code > 0x7F) or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+                unknown = True
+                return ""
+            return chr(code)
+        if control is not None:
+            unknown = True
+            return ""
+        return _ANSI_C_SIMPLE.get(other, "\\" + other)  # bash keeps an unknown escape
+
+    value = _ANSI_C_ESCAPE.sub(one, body)
+    return None if unknown else value

@@ -24,7 +24,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from noetic.tools.shellgate import programs, pycode, tools
+from noetic.tools.shellgate import interpreters, programs, tools
+from noetic.tools.shellgate.options import (
+    abbreviates,
+    option_is,
+    option_values,
+    split_string,
+)
 from noetic.tools.shellgate.paths import compile_all
 from noetic.tools.shellgate.policy import Match, Policy
 from noetic.tools.shellgate.syntax import (
@@ -47,7 +53,6 @@ MAX_GLOB_MATCHES = 2_000
 _GLOBAL_OPTIONS = {"git": ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path")}
 _DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
 _EXEC_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir")
-_STDIN = re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
 
 
 @dataclass
@@ -215,7 +220,7 @@ class Judge:
             return
         interpreter = self.interpreter(base)
         if interpreter is not None:
-            module = self.interpreted(base, interpreter, args, cmd)
+            module = interpreters.interpreted(self, base, interpreter, args, cmd)
             if module:
                 self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
         if base in self.policy.programs:
@@ -244,7 +249,7 @@ class Judge:
                 return args[i:]
             if value == "--":
                 return args[i + 1 :]
-            if base == "env" and (split := _split_string(args, i)) is not None:
+            if base == "env" and (split := split_string(args, i)) is not None:
                 text, used = split
                 return self.env_split(text, word, cmd) + args[i + used :]
             if value.startswith("-") and len(value) > 1:
@@ -321,69 +326,6 @@ class Judge:
                 return flags
         return None
 
-    def interpreted(
-        self, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
-    ) -> list[Word] | None:
-        """Judge the code an interpreter is handed; returns the argument vector of the module
-        ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
-        allowed = any(fnmatch.fnmatchcase(base, p) for p in self.policy.allow_interpreters)
-        downloads = any(self.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
-        shell = _family(base, self.policy.shells)
-        found = _code(args, code_flags, self.policy.interpreter_values.get(_family_key(base)))
-        if found is not None:
-            kind, code, word, rest = found
-            if kind == "module":
-                return [Word(word.text, code, False, word.start), *rest]
-            if downloads:
-                self.refuse("download-execute", cmd.text, cmd.start)
-            elif not allowed:
-                self.code(base, shell, code, word, cmd)
-            return None
-        operand = next(
-            (a for a in args if a.value is None or not a.value.startswith("-") or a.value == "-"),
-            None,
-        )
-        if operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
-            fed = cmd.stdin in ("pipe", "heredoc", "herestring")
-            if operand is None and not fed:
-                return None  # an interactive session, or a script read from a file (`sh < f`)
-            if downloads:
-                self.refuse("download-execute", cmd.text, cmd.start)
-            elif not allowed and cmd.stdin_text is not None:
-                self.code(base, shell, cmd.stdin_text, operand or cmd.name or args[0], cmd)
-            elif not allowed:
-                self.undetermined(
-                    "pipe-to-interpreter",
-                    operand or Word(cmd.text, None, False, cmd.start),
-                    f"{base} reads code from its standard input, which the gate does not see",
-                )
-            return None
-        if operand.value is None:
-            if downloads:
-                self.refuse("download-execute", cmd.text, cmd.start)
-            elif not allowed:
-                self.undetermined(
-                    "interpreter-code", operand, f"{base} runs a file named at run time"
-                )
-            return None
-        if self.resolved(operand.value, cmd.cwds) & self.downloaded:
-            self.refuse("download-execute", cmd.text, cmd.start)
-        return None
-
-    def code(self, base: str, shell: bool, code: str | None, word: Word, cmd: Command) -> None:
-        """Code handed to an interpreter: shell code is judged as commands, Python that only
-        computes is allowed, anything else the gate cannot bound."""
-        if code is None:
-            self.undetermined("interpreter-code", word, f"{base} is handed code built at run time")
-        elif shell:
-            self.inline(code, word, cmd, f"the code {base} runs")
-        elif _family(base, ("python*", "pypy*")):
-            what = pycode.undetermined(code)
-            if what is not None:
-                self.undetermined("interpreter-code", word, f"the {base} code {what}")
-        else:
-            self.undetermined("interpreter-code", word, f"the gate does not read {base} code")
-
     def strings(self, base: str, args: list[Word], cmd: Command) -> None:
         """Options whose value a command runs as shell code (``flock -c``, tar's
         ``--to-command``, ``git rebase -x``)."""
@@ -391,7 +333,7 @@ class Judge:
         options = self.policy.runs.get(base, ()) + self.policy.runs.get(f"{base} {sub}", ())
         if not options:
             return
-        for word, code in _option_values(args, options):
+        for word, code in option_values(args, options):
             if code is None:
                 self.undetermined(
                     "program-exec", word, f"{base} runs a command known only at run time"
@@ -485,7 +427,7 @@ class Judge:
                     continue
                 if value.startswith("-") and len(value) > 1:
                     skip_next = "=" not in value and any(
-                        _option_is(value, o) for o in writer.options if not o.endswith("=")
+                        option_is(value, o) for o in writer.options if not o.endswith("=")
                     )
                     continue
                 if "=" in value and any(o.endswith("=") for o in writer.options):
@@ -516,7 +458,7 @@ class Judge:
         ``--out=F`` as GNU abbreviates it, dd's ``of=F``)."""
         return [
             Word(word.text, value, word.glob, word.start) if value is not None else word
-            for word, value in _option_values(args, tuple(options))
+            for word, value in option_values(args, tuple(options))
         ]
 
     # where a write lands ------------------------------------------------------------------------
@@ -628,7 +570,7 @@ class Judge:
             if value == flag or (flag.startswith("--") and value.startswith(flag + "=")):
                 return True
             name = value.split("=", 1)[0]
-            if flag.startswith("--") and name.startswith("--") and _abbreviates(name, flag):
+            if flag.startswith("--") and name.startswith("--") and abbreviates(name, flag):
                 return True
             letter = flag[1:]
             if (
@@ -695,149 +637,6 @@ class Judge:
 
 def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def _family(base: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(base, p) for p in patterns)
-
-
-def _family_key(base: str) -> str:
-    """``python3.12`` and ``python3`` share their options' spelling with ``python``."""
-    return re.sub(r"[\d.]+$", "", base) or base
-
-
-def _abbreviates(given: str, option: str) -> bool:
-    """GNU getopt and git take any unambiguous prefix of a long option: ``--forc``."""
-    return len(given) > 3 and option.startswith(given)
-
-
-def _option_is(value: str, option: str) -> bool:
-    if option.startswith("--"):
-        name = value.split("=", 1)[0]
-        return name == option or _abbreviates(name, option)
-    return value == option
-
-
-def _option_values(args: list[Word], options: tuple[str, ...]) -> list[tuple[Word, str | None]]:
-    """(word, value) for each use of ``options``: ``-o V``, ``-oV``, ``--opt V``, ``--opt=V``,
-    ``--op=V``, and ``of=V`` for an option spelled with ``=``; an option spelled
-    ``--opt=prefix=`` is used only when its value starts with ``prefix=`` (tar's
-    ``--checkpoint-action=exec=CMD``). ``rest`` takes every operand after the options, joined."""
-    found: list[tuple[Word, str | None]] = []
-    for i, word in enumerate(args):
-        value = word.value
-        nxt = args[i + 1] if i + 1 < len(args) else None
-        if value is None:
-            spelled = [o.partition("=")[0] for o in options if o.startswith("--")]
-            if any(word.text.startswith(o + "=") for o in spelled):
-                found.append((word, None))  # `--to-command="$CMD"`
-            continue
-        for option in options:
-            if option == "rest":
-                continue
-            head, _, prefix = option.partition("=")
-            if option.endswith("=") and not head.startswith("-"):  # dd's of=
-                if value.startswith(option):
-                    found.append((word, value[len(option) :]))
-                continue
-            given, eq, attached = value.partition("=")
-            if head.startswith("--") and given.startswith("--") and _option_is(given, head):
-                got = attached if eq else (nxt.value if nxt is not None else None)
-                where = word if eq or nxt is None else nxt
-                if prefix:
-                    if got is not None and got.startswith(prefix):
-                        found.append((where, got[len(prefix) :]))
-                    elif got is None:
-                        found.append((where, None))
-                else:
-                    found.append((where, got))
-            elif len(head) == 2 and not head.startswith("--"):
-                clustered = re.fullmatch(r"-[A-Za-z]+", value) and value.endswith(head[1])
-                if value == head or clustered:  # `-c CMD`, `-qc CMD`, `cp -rt DIR`
-                    if nxt is not None:
-                        found.append((nxt, nxt.value))
-                elif value.startswith(head) and not value.startswith("--") and len(value) > 2:
-                    found.append((word, value[2:]))
-            elif value == head and nxt is not None:  # -fprint FILE
-                found.append((nxt, nxt.value))
-    if "rest" in options:
-        operands = [a for a in args if not (a.value or "").startswith("-")]
-        if operands:
-            code = (
-                None
-                if any(a.value is None for a in operands)
-                else " ".join(a.value or "" for a in operands)
-            )
-            found.append((operands[0], code))
-    return found
-
-
-def _split_string(args: list[Word], i: int) -> tuple[str | None, int] | None:
-    """``env -S STRING`` / ``-SSTRING`` / ``--split-string=STRING`` / an abbreviation: the
-    string and how many words it took."""
-    value = args[i].value or ""
-    if value.startswith("--"):
-        name, eq, attached = value.partition("=")
-        if not _option_is(name, "--split-string") or name == "--":
-            return None
-        if eq:
-            return attached, 1
-        return (args[i + 1].value if i + 1 < len(args) else ""), 2
-    m = re.fullmatch(r"-([a-zA-Z0]*?)S(.*)", value, re.DOTALL)
-    if m is None or any(c not in "i0v" for c in m.group(1)):
-        return None
-    if m.group(2):
-        return m.group(2), 1
-    return (args[i + 1].value if i + 1 < len(args) else ""), 2
-
-
-def _code(
-    args: list[Word], code_flags: tuple[str, ...], takes_value: tuple[str, ...] | None
-) -> tuple[str, str | None, Word, list[Word]] | None:
-    """The code handed on the command line: ``-c CODE``, ``-cCODE``, ``-Ic CODE``, ``-le'…'``,
-    ``--eval=CODE``; or the module of ``-m MODULE``. Returns (kind, code, word, rest)."""
-    letters = {f[1] for f in code_flags if len(f) == 2 and f[0] == "-"}
-    values = {v.lstrip("-") for v in takes_value or ()}
-    longs = [f for f in code_flags if f.startswith("--") or (f[:1] == "-" and len(f) > 2)]
-    words = [f for f in code_flags if not f.startswith("-")]  # deno eval CODE
-    skip = False
-    for i, word in enumerate(args):
-        value = word.value
-        nxt = args[i + 1] if i + 1 < len(args) else None
-        if skip:
-            skip = False
-            continue
-        if value is None or value == "--":
-            return None
-        if value in words and i == 0:
-            return ("code", nxt.value if nxt else "", nxt or word, [])
-        for flag in longs:
-            name, eq, attached = value.partition("=")
-            if name == flag or (flag.startswith("--") and _abbreviates(name, flag)):
-                if eq:
-                    return ("code", attached, word, [])
-                return ("code", nxt.value if nxt else "", nxt or word, [])
-        if not value.startswith(("-", "+")) or value.startswith("--") or value in ("-", "+"):
-            if value.startswith("--"):  # a long option of the interpreter's own (--norc)
-                skip = value[2:] in values  # `--rcfile FILE`
-                continue
-            return None  # the first operand: a script file, whose arguments follow
-        for j, letter in enumerate(value[1:], start=1):
-            if letter in letters and value[0] == "-":
-                rest = value[j + 1 :]
-                if rest:
-                    return ("code", rest, word, [])
-                return ("code", nxt.value if nxt else "", nxt or word, [])
-            if letter == "m" and "m" in values:
-                module = value[j + 1 :] or (nxt.value if nxt else None)
-                after = args[i + 1 :] if value[j + 1 :] else args[i + 2 :]
-                if module is None:
-                    return ("code", None, word, [])
-                return ("module", module, word, after)
-            if letter in values:
-                skip = j == len(value) - 1  # `-W arg`: the next word is this option's value
-                break  # `-Warg`: the rest of the word is
-    return None
 
 
 @lru_cache(maxsize=4096)

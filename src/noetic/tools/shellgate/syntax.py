@@ -18,13 +18,19 @@ once into flat records the policy can judge without knowing the grammar:
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from noetic.tools.shellgate.expand import Chars, TooMany, braces, globbed, tilde
+from noetic.tools.shellgate.expand import (
+    Chars,
+    TooMany,
+    braces,
+    globbed,
+    tilde,
+    unescape_ansi_c,
+)
+from noetic.tools.shellgate.links import follow, record_links, resolve
 
 MAX_DEPTH = 80
 """Nesting beyond this (substitutions in substitutions…) is refused rather than analysed."""
@@ -431,7 +437,8 @@ class _Walker:
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
         self._follow_cd(cmd, st)
-        self._follow_link(cmd, st)
+        if st.cwds is not None or self.links:
+            record_links(self.links, cmd, st.cwds, self.workspace)
         if any(n == "CDPATH" for n, _ in assignments):
             self.cdpath = "?"
         self.commands.append(cmd)
@@ -505,74 +512,6 @@ class _Walker:
                 resolved.add(place)
         st.cwds = st.cwds | frozenset(resolved)
 
-    def _follow_link(self, cmd: Command, st: _State) -> None:
-        """Record the links ``ln`` makes (``ln -s / r``, or a hard link to a file outside), so
-        a later ``cd r`` or write through ``r`` is judged where it lands."""
-        name = cmd.name.value if cmd.name is not None else None
-        if name is None or name.rsplit("/", 1)[-1] not in ("ln", "link"):
-            return
-        operands: list[Word] = []
-        folder: Word | None = None
-        args = iter(cmd.args)
-        for word in args:
-            value = word.value or ""
-            if value in ("-t", "--target-directory") or value.startswith("--target"):
-                folder = (
-                    next(args, None)
-                    if "=" not in value
-                    else Word(word.text, value.split("=", 1)[1], word.glob, word.start)
-                )
-            elif value.startswith("-") and len(value) > 1 and word.value is not None:
-                continue
-            else:
-                operands.append(word)
-        if not operands:
-            return
-        symbolic = any(
-            (a.value or "").startswith("--sym")
-            or re.fullmatch(r"-[A-Za-z]*s[A-Za-z]*", a.value or "") is not None
-            for a in cmd.args
-        )
-        for cwd in st.cwds or {self.workspace}:
-            made: list[tuple[str | None, Word]] = []
-            if folder is not None:
-                made = [(folder.value, w) for w in operands]
-            elif len(operands) == 1:
-                made = [(".", operands[0])]
-            else:
-                last = operands[-1].value
-                into = last is not None and os.path.isdir(resolve(last, cwd))
-                if len(operands) > 2 or into:
-                    made = [(last, w) for w in operands[:-1]]
-                else:
-                    self._link(cwd, None, operands[-1].value, operands[0], st, symbolic)
-                    continue
-            for where, source in made:
-                base = (source.value or "").rstrip("/").rsplit("/", 1)[-1] or None
-                self._link(cwd, where, base, source, st, symbolic)
-
-    def _link(
-        self,
-        cwd: str,
-        folder: str | None,
-        name: str | None,
-        source: Word,
-        st: _State,
-        symbolic: bool,
-    ) -> None:
-        if name is None or (folder is None and st.cwds is None):
-            self.links["?"] = None  # a link the gate cannot place: every path is in doubt
-            return
-        place = os.path.join(resolve(folder or ".", cwd), name) if folder else name
-        place = os.path.join(resolve(os.path.dirname(place) or ".", cwd), os.path.basename(place))
-        target = source.value
-        if target is not None and source.glob:
-            target = None
-        relative_to = os.path.dirname(place) if symbolic else cwd
-        self.links[os.path.normpath(place)] = (
-            None if target is None else resolve(target, relative_to)
-        )
-
     # words ------------------------------------------------------------------------------------
 
     def word(self, node: Any, st: _State) -> Word:
@@ -605,7 +544,7 @@ class _Walker:
         if kind == "raw_string":
             return [(c, True) for c in text[1:-1]]
         if kind == "ansi_c_string":
-            value = _unescape_ansi_c(text[2:-1])
+            value = unescape_ansi_c(text[2:-1])
             return None if value is None else [(c, True) for c in value]
         if kind == "string":
             out: Chars = []
@@ -653,52 +592,6 @@ def _bare(text: str) -> Chars:
     return out
 
 
-_ANSI_C_SIMPLE = {
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
-_ANSI_C_ESCAPE = re.compile(
-    r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))",
-    re.DOTALL,
-)
-
-
-def _unescape_ansi_c(body: str) -> str | None:
-    """The value of ``$'body'`` as bash gives it; None where it is a byte that is not text
-    (an octal or hex escape above 0x7f, an invalid code point) or a control escape (``\\c``),
-    so the gate treats the word as unknown rather than guess."""
-    unknown = False
-
-    def one(m: re.Match[str]) -> str:
-        nonlocal unknown
-        octal, hexa, short, long, control, other = m.groups()
-        number = octal or hexa or short or long
-        if number is not None:
-            code = int(number, 8 if octal else 16)
-            if ((octal or hexa) and code > 0x7F) or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-                unknown = True
-                return ""
-            return chr(code)
-        if control is not None:
-            unknown = True
-            return ""
-        return _ANSI_C_SIMPLE.get(other, "\\" + other)  # bash keeps an unknown escape
-
-    value = _ANSI_C_ESCAPE.sub(one, body)
-    return None if unknown else value
-
-
 def _unescape_double(text: str) -> str:
     out: list[str] = []
     i = 0
@@ -712,29 +605,3 @@ def _unescape_double(text: str) -> str:
         out.append(c)
         i += 1
     return "".join(out)
-
-
-def follow(path: str, links: dict[str, str | None]) -> str | None:
-    """``path`` with any link made earlier in the line followed; None when the path goes
-    through a link whose target the gate cannot know."""
-    if not links:
-        return path
-    if "?" in links:
-        return None
-    for _ in range(40):  # as many hops as the kernel follows
-        for link, target in links.items():
-            if path == link or path.startswith(link.rstrip("/") + "/"):
-                if target is None:
-                    return None
-                path = os.path.normpath(target + path[len(link) :])
-                break
-        else:
-            return path
-    return None
-
-
-def resolve(path: str, cwd: str) -> str:
-    """``path`` made absolute against ``cwd``, ``..`` folded, symlinks of existing parts
-    followed."""
-    joined = path if path.startswith("/") else os.path.join(cwd, path)
-    return os.path.realpath(os.path.normpath(joined))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from noetic.tools.shellgate.options import option_values
 from noetic.tools.shellgate.syntax import Command, Word
 
 if TYPE_CHECKING:
@@ -227,9 +228,7 @@ def _index(judge: Judge, word: Word, value: str | None, how: str) -> None:
 
 
 def _packages(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
-    from noetic.tools.shellgate.judge import _option_values
-
-    for word, value in _option_values(args, judge.policy.index_options[base]):
+    for word, value in option_values(args, judge.policy.index_options[base]):
         _index(judge, word, value, base)
     operands = [w for w in args if not (w.value or "").startswith("-")]
     values = [w.value for w in operands]

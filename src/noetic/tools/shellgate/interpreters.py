@@ -1,0 +1,99 @@
+"""Code handed to an interpreter: on its command line, on its standard input, or as a module.
+
+``python3 -c CODE``, ``-cCODE``, ``-Ic CODE``, ``perl -le'…'``, ``node --eval=…``, a quoted
+here-document, ``… | bash /dev/stdin``: wherever the code comes from, it is found. Shell code is
+parsed and judged as commands; Python that only computes (:mod:`.pycode`) is allowed; any
+other code — or code the gate cannot see (a pipe, a variable) — is refused on a host with no
+sandbox, with what could not be determined, and left to the sandbox where there is one.
+``python3 -m MODULE …`` is judged as the command the module stands for (``-m pip``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from noetic.tools.shellgate import pycode
+from noetic.tools.shellgate.options import code_on_line
+from noetic.tools.shellgate.syntax import Command, Word
+
+if TYPE_CHECKING:
+    from noetic.tools.shellgate.judge import Judge
+
+_STDIN = re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
+
+
+def interpreted(
+    judge: Judge, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
+) -> list[Word] | None:
+    """Judge the code an interpreter is handed; returns the argument vector of the module
+    ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
+    allowed = any(fnmatch.fnmatchcase(base, p) for p in judge.policy.allow_interpreters)
+    downloads = any(judge.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
+    shell = _family(base, judge.policy.shells)
+    found = code_on_line(args, code_flags, judge.policy.interpreter_values.get(_family_key(base)))
+    if found is not None:
+        kind, code, word, rest = found
+        if kind == "module":
+            return [Word(word.text, code, False, word.start), *rest]
+        if downloads:
+            judge.refuse("download-execute", cmd.text, cmd.start)
+        elif not allowed:
+            handed(judge, base, shell, code, word, cmd)
+        return None
+    operand = next(
+        (a for a in args if a.value is None or not a.value.startswith("-") or a.value == "-"),
+        None,
+    )
+    if operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
+        fed = cmd.stdin in ("pipe", "heredoc", "herestring")
+        if operand is None and not fed:
+            return None  # an interactive session, or a script read from a file (`sh < f`)
+        if downloads:
+            judge.refuse("download-execute", cmd.text, cmd.start)
+        elif not allowed and cmd.stdin_text is not None:
+            handed(judge, base, shell, cmd.stdin_text, operand or cmd.name or args[0], cmd)
+        elif not allowed:
+            judge.undetermined(
+                "pipe-to-interpreter",
+                operand or Word(cmd.text, None, False, cmd.start),
+                f"{base} reads code from its standard input, which the gate does not see",
+            )
+        return None
+    if operand.value is None:
+        if downloads:
+            judge.refuse("download-execute", cmd.text, cmd.start)
+        elif not allowed:
+            judge.undetermined("interpreter-code", operand, f"{base} runs a file named at run time")
+        return None
+    if judge.resolved(operand.value, cmd.cwds) & judge.downloaded:
+        judge.refuse("download-execute", cmd.text, cmd.start)
+    return None
+
+
+def handed(
+    judge: Judge, base: str, shell: bool, code: str | None, word: Word, cmd: Command
+) -> None:
+    """Code handed to an interpreter: shell code is judged as commands, Python that only
+    computes is allowed, anything else the gate cannot bound."""
+    if code is None:
+        judge.undetermined("interpreter-code", word, f"{base} is handed code built at run time")
+    elif shell:
+        judge.inline(code, word, cmd, f"the code {base} runs")
+    elif _family(base, ("python*", "pypy*")):
+        what = pycode.undetermined(code)
+        if what is not None:
+            judge.undetermined("interpreter-code", word, f"the {base} code {what}")
+    else:
+        judge.undetermined("interpreter-code", word, f"the gate does not read {base} code")
+
+
+def _family(base: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(base, p) for p in patterns)
+
+
+def _family_key(base: str) -> str:
+    """``python3.12`` and ``python3`` share their options' spelling with ``python``."""
+    return re.sub(r"[\d.]+$", "", base) or base
