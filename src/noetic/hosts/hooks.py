@@ -11,6 +11,8 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
                    or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
                    id, how to use it, the open task and the project's earlier tasks, within
                    ``[hooks] context_tokens`` (default 1500) estimated tokens
+``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
+                   MultiEdit call (:mod:`noetic.hosts.pretool`)
 ``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
 ``stop``           a task still open without a POSTFLIGHT: ask for it once per task
                    (``decision: block`` with the reason); never when ``stop_hook_active``
@@ -35,7 +37,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-EVENTS = ("session-start", "pre-compact", "stop", "post-tool-use", "session-end")
+EVENTS = (
+    "session-start",
+    "pre-tool-use",
+    "pre-compact",
+    "stop",
+    "post-tool-use",
+    "session-end",
+)
 AI_ID = "claude-code"
 DEFAULT_CONTEXT_TOKENS = 1500
 # Recent tasks read for the SessionStart context; the budget usually stops well before.
@@ -75,11 +84,15 @@ def run_hook(event: str, payload: dict[str, Any], *, store: Path | None = None) 
     location = locate(payload, store)
     if event == "session-start":
         return session_start(location, payload)
+    if event == "pre-tool-use":
+        from noetic.hosts.pretool import pre_tool_use
+
+        return pre_tool_use(location, payload)
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
-    tracker = _tracker(location.home)
+    tracker = open_tracker(location.home)
     try:
-        sid = _current(tracker, payload)
+        sid = current_session(tracker, payload)
         if event == "post-tool-use":
             post_tool_use(tracker, sid, payload)
             return None
@@ -96,7 +109,7 @@ def run_hook(event: str, payload: dict[str, Any], *, store: Path | None = None) 
         tracker.store.close()
 
 
-def _tracker(home: Path) -> Any:
+def open_tracker(home: Path) -> Any:
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
     from noetic.store import Store
@@ -105,7 +118,7 @@ def _tracker(home: Path) -> Any:
     return Tracker(store, ProfileRegistry(home / "profiles"))
 
 
-def _current(tracker: Any, payload: dict[str, Any]) -> str | None:
+def current_session(tracker: Any, payload: dict[str, Any]) -> str | None:
     from noetic.errors import NotFoundError
     from noetic.store.current import read_current_session
 
@@ -135,10 +148,10 @@ def _project_name(location: Any, payload: dict[str, Any]) -> str | None:
 def session_start(location: Any, payload: dict[str, Any]) -> dict:
     from noetic.store.current import write_current_session
 
-    tracker = _tracker(location.home)
+    tracker = open_tracker(location.home)
     try:
         key = agent_key(payload)
-        sid = _current(tracker, payload)
+        sid = current_session(tracker, payload)
         session = tracker.store.get_session(sid) if sid else None
         if session is None or session.status != "active":
             model = payload.get("model")

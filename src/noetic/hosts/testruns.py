@@ -172,6 +172,9 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "yarn": frozenset({"--cwd"}),
     "cargo": frozenset({"--manifest-path", "-p", "--package", "--target", "-j", "--jobs"}),
     "go": frozenset(),
+    "git": frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}),
+    "kubectl": frozenset({"-n", "--namespace", "--context", "--kubeconfig", "--cluster"}),
+    "helm": frozenset({"-n", "--namespace", "--kube-context", "--kubeconfig"}),
 }
 MAX_UNWRAP = 8
 
@@ -260,7 +263,7 @@ def _python_module(args: list[str]) -> list[str] | None:
 
 def _npm_test(words: list[str]) -> list[str]:
     """``npm run test``, ``npm run-script test``, ``npm t`` → ``npm test …``."""
-    sub = _operands(words)
+    sub = operands(words)
     if not sub:
         return words
     first, index = sub[0]
@@ -271,9 +274,9 @@ def _npm_test(words: list[str]) -> list[str]:
     return words
 
 
-def _operands(words: list[str]) -> list[tuple[str, int]]:
-    """The words after the first that are not options (or an option's value), with their
-    positions."""
+def operands(words: list[str]) -> list[tuple[str, int]]:
+    """The words after the first that are not options (or an option's value, for the tools in
+    :data:`_VALUE_OPTIONS`), with their positions."""
     takes = _VALUE_OPTIONS.get(words[0], frozenset())
     found: list[tuple[str, int]] = []
     skip = False
@@ -301,8 +304,8 @@ def runner_of(words: tuple[str, ...]) -> Runner:
     if not words:
         return RUNNERS["command"]
     head = words[0]
-    operands = [w for w, _ in _operands(list(words))]
-    verb = operands[0] if operands else None
+    found = [w for w, _ in operands(list(words))]
+    verb = found[0] if found else None
     if head == "pytest":
         return RUNNERS["pytest"]
     if head == "unittest":
@@ -329,7 +332,7 @@ def missing_test(words: tuple[str, ...], folders: Iterable[str]) -> str | None:
     if runner.name == "npm test" and folders and not any(has_test_script(Path(f)) for f in folders):
         return "package.json has no test script"
     if runner.name == "make" and folders:
-        targets = [w for w, _ in _operands(list(words)) if "=" not in w]
+        targets = [w for w, _ in operands(list(words)) if "=" not in w]
         for target in targets:
             if not any(target in make_targets(Path(f)) for f in folders):
                 return f"the Makefile has no target {target!r}"
@@ -436,7 +439,7 @@ def key_words(configured: str) -> tuple[str, ...] | None:
 def _matches(key: tuple[str, ...], words: tuple[str, ...]) -> bool:
     if not words or words[0] != key[0]:
         return False
-    return [w for w, _ in _operands(list(words))][: len(key) - 1] == list(key[1:])
+    return [w for w, _ in operands(list(words))][: len(key) - 1] == list(key[1:])
 
 
 def recognise(
