@@ -247,3 +247,66 @@ def test_concurrent_writers_lose_nothing(tmp_path) -> None:
         assert len(tasks) == 80
         for who in ("ann", "bob"):
             assert tables.load_profile(store, who)["interaction_count"] == 39
+
+
+SECRET = "my-allergy-is-penicillin-7f3a"
+
+
+def _remembering(tmp_path, user: str) -> Agent:
+    """An agent that ran once for ``user`` with memory on: a profile and a workspace kept."""
+
+    def reply(request: Request):
+        if kind(request) == "triage":
+            return json.dumps({"safe": True, "tools": [], "mode": "fast", "answer": "Noted."})
+        return json.dumps({"preferences": {"health": SECRET}, "goals": ["stay well"]})
+
+    agent = Agent(provider=ScriptedProvider(reply), workspace=tmp_path, home=tmp_path / ".noetic",
+                  memory=True, tools=[], user_id=user)  # fmt: skip
+    agent.memory_for(agent.context().store).every = 1
+    agent.run(f"Remember {SECRET} for me")
+    return agent
+
+
+def _file_bytes(home) -> bytes:
+    return b"".join(p.read_bytes() for p in home.glob("noetic.db*"))
+
+
+def test_forgetting_a_user_deletes_their_profile_and_tasks_and_leaves_no_copy(tmp_path) -> None:
+    agent = _remembering(tmp_path, "ada")
+    _remembering(tmp_path, "bob")
+    store = agent.context().store
+    assert SECRET in json.dumps(tables.load_profile(store, "ada"))
+    ada_tasks = [t["task_id"] for t in tables.list_workspaces(store) if t["user_id"] == "ada"]
+    assert len(ada_tasks) == 1
+    assert agent.forget() == ada_tasks
+    assert tables.load_profile(store, "ada") is None
+    assert [t["user_id"] for t in tables.list_workspaces(store)] == ["bob"]
+    assert tables.load_profile(store, "bob") is not None  # nobody else forgotten
+    with pytest.raises(NotFoundError, match="nothing about user 'ada'"):
+        agent.forget("ada")
+    tables.delete_user(store, "bob")
+    store.close()
+    assert SECRET.encode() not in _file_bytes(tmp_path / ".noetic")  # overwritten, not freed
+
+
+def test_the_cli_forgets_a_user_or_one_task(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from noetic.cli import app
+
+    runner = CliRunner()
+    agent = _remembering(tmp_path, "ada")
+    second = agent.run("and one more thing")
+    home = ["--store", str(tmp_path / ".noetic")]
+    one = runner.invoke(app, ["agent", "forget", "--task", second.task_id[:10], *home, "--json"])
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.stdout)["tasks"] == [second.task_id]
+    everything = runner.invoke(app, ["agent", "forget", "--user", "ada", *home])
+    assert everything.exit_code == 0, everything.output
+    assert "forgot user 'ada': their profile and 1 task workspace(s)" in everything.stdout
+    listed = runner.invoke(app, ["agent", "tasks", *home, "--json"])
+    assert json.loads(listed.stdout) == []
+    again = runner.invoke(app, ["agent", "forget", "--user", "ada", *home])
+    assert again.exit_code != 0 and "nothing about user 'ada'" in again.output
+    neither = runner.invoke(app, ["agent", "forget", *home])
+    assert neither.exit_code != 0 and "--user NAME or --task ID" in neither.output

@@ -200,6 +200,15 @@ class Agent:
             self._memory = AgentMemory(store, profiles=self._memory_on, background=self.background)
         return self._memory
 
+    def forget(self, user_id: str | None = None) -> list[str]:
+        """Make the agent forget a user (this agent's ``user_id`` by default): their profile and
+        every task workspace of theirs are deleted from the store. The task ids deleted."""
+        from noetic.runtime.context import open_tracker
+
+        if self._tracker is None:
+            self._tracker = open_tracker(self.home)
+        return self.memory_for(self._tracker.store).forget_user(user_id or self.settings.user_id)
+
     async def arun(self, query: str, *, state: State | None = None) -> AgentResult:
         result: AgentResult | None = None
         async for item in self.stream(query, state=state):

@@ -66,6 +66,15 @@ class AgentMemory:
             state.workspace.model_dump(mode="json"),
         )
 
+    def forget_user(self, user_id: str) -> list[str]:
+        """Delete what the agent keeps about ``user_id``: the profile and every workspace of
+        theirs, the rows really gone (see :mod:`noetic.store.agent_memory`). The task ids."""
+        return tables.delete_user(self.store, user_id)
+
+    def forget_task(self, task_id: str) -> str:
+        """Delete one task's workspace (a unique id prefix is enough); the id deleted."""
+        return tables.delete_workspace(self.store, task_id)
+
     def load_task(self, task_id: str) -> tuple[State, str]:
         """A saved task's state (its workspace restored) and its status."""
         found, user, query, status, data = tables.load_workspace(self.store, task_id)

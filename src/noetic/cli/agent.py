@@ -322,6 +322,35 @@ def tasks(store: StoreOpt = None, json: JsonOpt = False) -> None:
     emit(listed, json, render)
 
 
+@app.command()
+def forget(
+    user: Annotated[
+        str | None, typer.Option(help="Forget this user: their profile and all their tasks.")
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option(help="Forget one task's workspace (or prefix).")
+    ] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Make the agent forget a user (--user) or one task (--task): the rows are deleted."""
+    from noetic.agent.memory import AgentMemory
+    from noetic.cli._common import open_store
+    from noetic.errors import UsageError
+
+    with handled(json):
+        if (user is None) == (task is None):
+            raise UsageError("name what to forget", fix="pass --user NAME or --task ID")
+        memory = AgentMemory(open_store(store))
+        tasks = memory.forget_user(user) if user is not None else [memory.forget_task(task or "")]
+    data = {"user_id": user, "tasks": tasks}
+    who = f"user {user!r}: their profile and " if user is not None else ""
+    said = f"forgot {who}{len(tasks)} task workspace(s)" + (
+        f": {', '.join(tasks)}" if tasks else ""
+    )
+    emit(data, json, lambda: stdout().print(esc(said)))
+
+
 @app.command("chat", hidden=True)
 def chat(
     provider: ProviderOpt = None,

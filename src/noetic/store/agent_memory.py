@@ -4,11 +4,18 @@
 workspace per task (horizon 2), written after every step of a run with the task's status and
 query, so ``noetic agent resume TASK`` can pick it up after a crash. Execution state (horizon 3)
 has no table.
+
+Forgetting (the seed's ``delete_user_profile`` and ``delete_task_workspace``) deletes the rows
+with SQLite's ``secure_delete`` on, so the freed pages are overwritten rather than left with the
+text in them, then checkpoints the write-ahead log so no old copy of a page stays there either.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from noetic.errors import NotFoundError, StoreError
@@ -78,6 +85,50 @@ def list_workspaces(store: BaseStore, limit: int = 20) -> list[dict[str, Any]]:
     ).fetchall()
     keys = ("task_id", "user_id", "query", "status", "updated_at")
     return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def delete_user(store: BaseStore, user_id: str) -> list[str]:
+    """Remove ``user_id``'s profile and every workspace of theirs; the ids of the tasks removed.
+    A user the store does not know is a :class:`NotFoundError`."""
+    with _wiping(store), store.transaction() as conn:
+        tasks = [
+            r[0]
+            for r in conn.execute(
+                "SELECT task_id FROM task_workspaces WHERE user_id = ? ORDER BY task_id",
+                (user_id,),
+            )
+        ]
+        conn.execute("DELETE FROM task_workspaces WHERE user_id = ?", (user_id,))
+        gone = conn.execute("DELETE FROM user_profiles WHERE user_id = ?", (user_id,)).rowcount
+    if not gone and not tasks:
+        raise NotFoundError(
+            f"the agent keeps nothing about user {user_id!r}", fix="list tasks: noetic agent tasks"
+        )
+    return tasks
+
+
+def delete_workspace(store: BaseStore, task_id: str) -> str:
+    """Remove one task's workspace (a unique id prefix is enough); the id removed."""
+    found = load_workspace(store, task_id)[0]
+    with _wiping(store), store.transaction() as conn:
+        conn.execute("DELETE FROM task_workspaces WHERE task_id = ?", (found,))
+    return found
+
+
+@contextmanager
+def _wiping(store: BaseStore) -> Iterator[None]:
+    """``secure_delete`` on for the deletes, then the log checkpointed (SQLite only)."""
+    conn = store.conn if isinstance(store.conn, sqlite3.Connection) else None
+    if conn is None:
+        yield
+        return
+    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        conn.execute("PRAGMA secure_delete = OFF")
+    with suppress(sqlite3.OperationalError):  # a reader holding the log: it truncates later
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _decode(text: str, what: str) -> dict[str, Any]:
