@@ -156,3 +156,21 @@ def test_a_server_without_tool_support_falls_back_to_the_json_step(tmp_path):
     # one refused request with tools, then the JSON step, and no tools offered again
     assert offered == [False, False, True, False, False, False, False, False, False]
     assert body["usage"]["failed"] == 1
+
+
+def test_a_run_that_fails_or_waits_for_a_person_exits_non_zero(tmp_path):
+    """parse_failure used to exit 0: the status a script sees is now the run's."""
+    with running() as server:
+        server.enqueue(reply("no scores here"), reply("still none"))
+        spec = f"openai-compatible:{server.url}/v1#m"
+        args = ["cascade", "run", "t", "--provider", spec, "--workspace", str(tmp_path)]
+        unparsed = runner.invoke(app, [*args, "--json"])
+        assert unparsed.exit_code == 3, unparsed.output
+        assert json.loads(unparsed.stdout)["status"] == "parse_failure"
+        server.enqueue(
+            reply(scores(0.8, clarity=0.2)),
+            reply(json.dumps({"questions": ["which deadline: the release or the audit?"]})),
+        )
+        clarify = runner.invoke(app, args)
+    assert clarify.exit_code == 5, clarify.output
+    assert "status clarify" in clarify.stdout and "which deadline" in clarify.stdout

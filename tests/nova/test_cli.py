@@ -130,3 +130,39 @@ def test_the_gate_is_the_seeds_whatever_the_model_and_the_run_says_which_rule_se
     assert data["gate_rule"] == "profile 'autonomous_agent': 1 − its confidence threshold 0.70"
     human = _gate_of().stdout
     assert "gate: uncertainty > 0.35 goes back to the experts (the seed's default)" in human
+
+
+def test_a_failed_run_and_a_failed_resume_exit_3_and_an_escalated_one_exits_5():
+    with running() as server:
+        server.default = reply("no JSON block in sight")
+        spec = f"openai-compatible:{server.url}/v1#m"
+        failed = runner.invoke(
+            app, ["nova", "OAuth2?", "--provider", spec, "--experts", "security", "--json"]
+        )
+        assert failed.exit_code == 3, failed.output
+        data = json.loads(failed.stdout)
+        assert data["status"] == "failed" and data["recommendation"] is None
+        again = runner.invoke(app, ["nova", "resume", data["id"], "--provider", spec, "--json"])
+        assert again.exit_code == 3 and json.loads(again.stdout)["status"] == "failed"
+        escalating = said(
+            "A critical flaw.",
+            know=0.5,
+            uncertainty=0.5,
+            experts=[{"name": "security", "reason": "tokens"}],
+            proposal="p",
+            severity="critical",
+            issues=["no revocation"],
+            vectors=uniform(0.8),
+        )
+        server.default = reply(escalating)
+        escalated = runner.invoke(
+            app, ["nova", "OAuth2?", "--provider", spec, "--max-rounds", "1", "--json"]
+        )
+        assert escalated.exit_code == 5, escalated.output
+        assert json.loads(escalated.stdout)["status"] == "escalated"
+        server.default = reply(ANY_TURN)
+        run_id = json.loads(escalated.stdout)["id"]
+        decided = runner.invoke(
+            app, ["nova", "resume", run_id, "--input", "OAuth2", "--provider", spec, "--json"]
+        )
+        assert decided.exit_code == 0, decided.output

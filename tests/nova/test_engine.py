@@ -385,3 +385,39 @@ def test_context_stays_bounded_where_the_seeds_full_history_grows():
     assert max(t.context_tokens for t in run.turns) <= 1500
     assert count_tokens(full_history(run.turns)) > 3 * 1500
     assert run.status == "escalated"
+
+
+def test_a_run_with_no_readable_final_recommendation_fails_and_is_no_consensus():
+    """Every turn unreadable: the run used to end completed with no recommendation, and stats
+    counted it as consensus."""
+    from noetic.nova.reports import nova_stats
+
+    unreadable = "I have thoughts but no JSON."
+    panel = Panel(
+        {
+            **{key: unreadable for key in SEED},
+            ("dce", "revise"): unreadable,  # an unreadable critique counts as minor: a revision
+            ("dce", "unpack"): UNPACK,  # an unreadable unpacking fails earlier, for its own reason
+        }
+    )
+    run, store = nova(panel)
+    assert run.status == "failed" and run.recommendation is None
+    assert "final recommendation could not be read" in run.detail
+    assert f"noetic nova resume {run.id}" in run.detail
+    assert records.get_run(store, run.id)["status"] == "failed"
+    stats = nova_stats(store)
+    assert (stats.completed, stats.failed, stats.consensus_rate) == (0, 1, None)
+
+    done = resume(run.id, Panel({**SEED}))  # the DCE can answer now: only the final is asked
+    assert done.status == "completed" and done.recommendation == "OAuth2 with PKCE + mobile PKCE"
+    assert nova_stats(store).consensus_rate is not None
+
+
+def test_a_completed_run_stored_without_a_recommendation_counts_as_failed():
+    from noetic.nova.reports import nova_stats
+
+    run, store = nova(Panel(SEED))
+    records.update_run(store, run.id, result={**records.get_run(store, run.id)["result"],
+                                               "recommendation": None})  # fmt: skip
+    stats = nova_stats(store)
+    assert (stats.completed, stats.failed, stats.consensus_rate) == (0, 1, None)

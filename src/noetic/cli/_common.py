@@ -4,7 +4,9 @@ A command parses its arguments, calls one engine or store function inside :func:
 and hands the result to :func:`emit`, which prints one JSON document with ``--json`` or calls
 the command's renderer otherwise. Errors become exit codes: 1 for the caller's mistakes
 (:class:`noetic.errors.UsageError`), 3 for runtime failures (store, provider); typer itself
-exits 2 on malformed command lines.
+exits 2 on malformed command lines. An engine run that ends without doing what was asked exits
+non-zero after printing its result (:func:`run_exit_code`): 3 when it failed, 5 when it stopped
+to wait for a person (a question to answer, a task to hand on, a decision to make).
 """
 
 from __future__ import annotations
@@ -25,6 +27,35 @@ if TYPE_CHECKING:
 EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
+EXIT_AWAITING_INPUT = 5
+
+# An engine run's end status → its exit code; statuses not named here (completed) exit 0.
+_RUN_EXITS = {
+    # CASCADE
+    "clarify": EXIT_AWAITING_INPUT,
+    "delegate": EXIT_AWAITING_INPUT,
+    "reset_refused": EXIT_RUNTIME,
+    "timeout": EXIT_RUNTIME,
+    "tool_limit": EXIT_RUNTIME,
+    "parse_failure": EXIT_RUNTIME,
+    "provider_failure": EXIT_RUNTIME,
+    # Nova
+    "escalated": EXIT_AWAITING_INPUT,
+    "failed": EXIT_RUNTIME,
+    "running": EXIT_RUNTIME,  # a walk never ends running: if one does, it did not finish
+}
+
+
+def run_exit_code(status: str) -> int:
+    """The exit code for an engine run that ended with ``status`` (module docstring)."""
+    return _RUN_EXITS.get(str(status), 0)
+
+
+def exit_for_run(status: str) -> None:
+    """End the command with :func:`run_exit_code` when the run did not complete."""
+    code = run_exit_code(status)
+    if code:
+        raise CommandExit(code)
 
 
 class CommandExit(SystemExit):

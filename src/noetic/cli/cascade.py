@@ -10,7 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, open_tracker, session_used, stderr, stdout
+from noetic.cli._common import (
+    emit,
+    esc,
+    exit_for_run,
+    handled,
+    open_tracker,
+    session_used,
+    stderr,
+    stdout,
+)
 from noetic.cli.options import JsonOpt, StoreOpt, group
 
 app = group("Autonomous CASCADE runs on a model.")
@@ -31,7 +40,10 @@ def run(
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Run PREFLIGHT → THINK → PLAN → INVESTIGATE ⇄ CHECK → ACT → POSTFLIGHT on a model."""
+    """Run PREFLIGHT → THINK → PLAN → INVESTIGATE ⇄ CHECK → ACT → POSTFLIGHT on a model.
+
+    Exits 0 when the run completed, 5 when it stopped for a person (clarify, delegate) and 3
+    when it failed (an unreadable reply, a provider failure, a limit, a refused reset)."""
     import asyncio
 
     from noetic.cascade.engine import run_cascade
@@ -132,6 +144,7 @@ def run(
         out.print(session_used(session.id, esc(model_name)))
 
     emit(result, json, render)
+    exit_for_run(result.status.value)
 
 
 def _round_limit(result: Any, max_rounds: int | None) -> str:

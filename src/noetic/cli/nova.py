@@ -9,7 +9,16 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import emit, esc, handled, open_tracker, session_used, stderr, stdout
+from noetic.cli._common import (
+    emit,
+    esc,
+    exit_for_run,
+    handled,
+    open_tracker,
+    session_used,
+    stderr,
+    stdout,
+)
 from noetic.cli.options import JsonOpt, StoreOpt
 
 
@@ -86,7 +95,10 @@ def ask(
     json: JsonOpt = False,
 ) -> None:
     """Deliberate on QUESTION: the DCE unpacks, experts analyse, the DCE synthesises, the CHECK
-    gate and the CAE's critique decide whether to loop, and the DCE recommends."""
+    gate and the CAE's critique decide whether to loop, and the DCE recommends.
+
+    Exits 0 with a recommendation, 5 when the run is escalated to a person (resume it with
+    --input) and 3 when it failed (resume it to retry)."""
     import asyncio
 
     from noetic.llm.registry import resolve_provider_spec
@@ -124,6 +136,7 @@ def ask(
             stderr().print(f"[bold]Nova[/] {esc(repr(question))} · {esc(spec)}")
         result = asyncio.run(run_nova(ctx, question, settings=settings, on_turn=_show_turn))
     emit(result, json, lambda: _render(result, session.id))
+    exit_for_run(result.status)
 
 
 @app.command()
@@ -138,7 +151,8 @@ def resume(
     json: JsonOpt = False,
 ) -> None:
     """Continue an escalated run with a person's input, or a failed or killed one; turns that
-    already succeeded are replayed from the store, not asked again."""
+    already succeeded are replayed from the store, not asked again. Exits as `noetic nova`
+    does: 0, 5 (escalated again) or 3 (failed again)."""
     import asyncio
 
     from noetic.nova import resume_nova
@@ -161,6 +175,7 @@ def resume(
             tracker.bus.subscribe(_announce)
         result = asyncio.run(resume_nova(ctx, row["id"], input=input, on_turn=_show_turn))
     emit(result, json, lambda: _render(result, row["session_id"]))
+    exit_for_run(result.status)
 
 
 @app.command()

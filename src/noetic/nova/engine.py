@@ -9,7 +9,9 @@ turns that are missing.
 
 Each turn's prompt is the persona's file, the node's instructions and a context bounded by
 :mod:`.context`. The reply's closing JSON block carries the persona's epistemic state; a reply
-without a usable block is asked for once more, then kept as ``unparsed`` with its state unknown.
+without a usable block is asked for once more, then kept as ``unparsed`` with its state unknown;
+a final recommendation that stays unreadable ends the run ``failed`` (a run without a decision is
+not completed), and resuming it asks the DCE for the recommendation again.
 An expert whose calls keep failing is retried once, then left out of the panel (the run says
 so); a failing DCE or CAE ends the run ``failed``, resumable.
 """
@@ -131,6 +133,10 @@ async def resume_nova(
     catalogue = Catalogue(persona_dirs(ctx.home, settings))
     ctx.model  # noqa: B018
     done = {t.key: t for t in (Turn.model_validate(t) for t in records.turns(ctx.store, row["id"]))}
+    for key, turn in list(done.items()):
+        if turn.node == Node.FINAL and turn.status != "ok":  # the failure resuming should retry
+            records.drop_turn(ctx.store, row["id"], key)
+            del done[key]
     records.update_run(ctx.store, row["id"], status="running", inputs=inputs)
     gate, gate_rule = gate_for(ctx, settings)
     run = NovaRun(
@@ -441,18 +447,18 @@ class _Walk:
         turn = await self.turn(self.dce, Node.FINAL)
         if self.run.exit is None:
             self.run.exit = self.critique.severity.value if self.critique else "settled"
-        if turn.status == "ok":
-            block = FinalBlock.model_validate(turn.block)
-            self.run.recommendation = block.recommendation
-            self.run.confidence = block.confidence
-            self.run.tradeoffs = block.tradeoffs
-            self.run.dissent = block.dissent
-            self.weigh()
-        else:
-            self.run.notes.append(
-                "the final recommendation's block could not be read: its text is the decision, "
-                "its confidence unknown"
+        if turn.status != "ok":
+            raise _Stop(
+                "failed",
+                "the DCE's final recommendation could not be read after one repair round, so "
+                f"the run has no decision; noetic nova resume {self.run.id} asks for it again",
             )
+        block = FinalBlock.model_validate(turn.block)
+        self.run.recommendation = block.recommendation
+        self.run.confidence = block.confidence
+        self.run.tradeoffs = block.tradeoffs
+        self.run.dissent = block.dissent
+        self.weigh()
         await self.assessment(Phase.POSTFLIGHT, turn.content)
         return ""
 

@@ -125,8 +125,17 @@ def _rate(hits: int, total: int) -> float | None:
     return round(hits / total, 4) if total else None
 
 
+def _status(row: dict) -> str:
+    """A run stored as completed without a recommendation (an older Noetic wrote one when the
+    final reply could not be read) reached no decision: it counts as failed."""
+    if row["status"] == "completed" and row["result"].get("recommendation") is None:
+        return "failed"
+    return str(row["status"])
+
+
 def nova_stats(store: Store) -> NovaStats:
-    rows = records.runs(store)
+    """The seed's metrics; only runs that reached a decision count toward consensus."""
+    rows = [{**r, "status": _status(r)} for r in records.runs(store)]
     decided = [r for r in rows if r["status"] in ("completed", "escalated")]
     completed = [r for r in rows if r["status"] == "completed"]
     consensus = critiqued = flawed = revised = 0

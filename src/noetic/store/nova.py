@@ -41,6 +41,13 @@ def save_turn(store: BaseStore, run_id: str, seq: int, key: str, turn: dict[str,
         )
 
 
+def drop_turn(store: BaseStore, run_id: str, key: str) -> None:
+    """Forget one turn, so a resumed run asks for it again (a final recommendation that could
+    not be read)."""
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM nova_turns WHERE run_id = ? AND key = ?", (run_id, key))
+
+
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``cascade_id``, ``inputs`` or ``result`` (JSON-encoded as needed)."""
     allowed = {"status", "cascade_id", "inputs", "result", "ended_at"}
