@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test lint sandbox bench fuzz clean test-clients
+.PHONY: run demo test test-fast lint sandbox browser bench fuzz clean test-clients
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
@@ -42,8 +42,26 @@ sandbox:
 	    exit 1; \
 	  fi; }
 
-test: lint sandbox
+# The dashboard's browser tests drive Debian's Chromium through Playwright (never a browser
+# Playwright would download): install it if missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (the dashboard's browser tests)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q chromium >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }; \
+	  else \
+	    echo "the dashboard's browser tests need Chromium: sudo apt-get install chromium" >&2; \
+	    exit 1; \
+	  fi; }
+
+test: lint sandbox browser
 	$(BIN)/pytest -q
+
+# Everything but the tests that drive a real browser (marked `browser`).
+test-fast: $(STAMP) sandbox
+	$(BIN)/pytest -q -m "not browser"
 
 # The fuzz suite at ten times the examples `make test` gives it (NOETIC_FUZZ_EXAMPLES to change).
 fuzz: $(STAMP)
