@@ -1,9 +1,11 @@
 """One typed event stream shared by every engine.
 
 CASCADE, the observer chain, Nova and the agent all emit :class:`Event` values through an
-:class:`EventBus`. Subscribers decide what happens to them: the store persists them, the CLI
-renders them live, the dashboard streams them. Emitting never fails the emitter: a subscriber
-that raises is reported once through :mod:`warnings` and the event still reaches the others.
+:class:`EventBus`. Subscribers decide what happens to them: the store persists them and the CLI
+renders them live. The dashboard is no subscriber: it reads the persisted events back from the
+store and polls the store for new ones, so it also shows runs of other processes. Emitting never
+fails the emitter: a subscriber that raises is reported once through :mod:`warnings` and the
+event still reaches the others.
 
 Every event has the same envelope, whichever engine sent it::
 
