@@ -114,3 +114,12 @@ def test_the_policy_example_in_the_docs_loads_and_works(tmp_path: Path) -> None:
     assert check_command("psql -h prod.example.com", tmp_path, policy).rule == "no-prod-db"
     assert check_command("git push -f", tmp_path, policy).allowed
     assert check_command("python3 -c 'print(1)'", tmp_path, policy).allowed
+
+
+def test_a_refusal_says_what_the_gate_could_not_determine(tmp_path: Path) -> None:
+    code = "python3 -c 'import subprocess; subprocess.run([\"make\"])'"
+    host = gate("--workspace", str(tmp_path), "--", code)
+    assert host.exit_code == 1
+    assert "interpreter-code" in host.stdout and "imports subprocess" in host.stdout
+    boxed = gate("--workspace", str(tmp_path), "--sandboxed", "--json", "--", code)
+    assert boxed.exit_code == 0 and json.loads(boxed.stdout)["sandboxed"] is True

@@ -66,6 +66,13 @@ def gate(
         Path, typer.Option(help="The folder the command would run in.", file_okay=False)
     ] = Path("."),
     policy: PolicyOpt = None,
+    sandboxed: Annotated[
+        bool,
+        typer.Option(
+            "--sandboxed",
+            help="Judge it as run inside the OS sandbox, which contains code the gate cannot read.",
+        ),
+    ] = False,
     json: JsonOpt = False,
 ) -> None:
     """Judge a shell command as the agent's gate would: exit 0 when allowed, 1 when refused."""
@@ -75,7 +82,9 @@ def gate(
     with handled(json):
         if not workspace.is_dir():
             raise ValidationError(f"no folder {workspace}", field="workspace", value=str(workspace))
-        verdict = check_command(" ".join(command), workspace, load_policy(*policy_files(policy)))
+        verdict = check_command(
+            " ".join(command), workspace, load_policy(*policy_files(policy)), sandboxed=sandboxed
+        )
 
     def render() -> None:
         out = stdout()
@@ -85,6 +94,8 @@ def gate(
         out.print("[bold red]refused[/]")
         for v in verdict.violations:
             out.print(f"  [bold]{v.rule}[/] · {esc(v.reason)}")
+            if v.detail:
+                out.print(f"    {esc(v.detail)}")
             out.print(f"    [dim]at[/] {esc(v.part)}")
 
     emit({**verdict.model_dump(mode="json"), "rule": verdict.rule}, json, render)

@@ -586,18 +586,20 @@ class Judge:
     def path_rules(
         self, words: list[Word], cwds: frozenset[str] | None, *, write: bool, part: str
     ) -> None:
-        for rule in self.policy.rules:
-            for m in rule.match:
-                if not m.paths or (m.access == "write" and not write):
-                    continue
-                pattern = compile_all(m.paths, self.home, self.workspace)
-                for word in words:
-                    if word.value is None:
-                        continue
-                    for place in self.places(word, cwds):
-                        if pattern.match(place):
-                            self.refuse(rule.id, word.text, word.start, f"it names {place}")
-                            break
+        checks = [
+            (rule.id, compile_all(m.paths, self.home, self.workspace))
+            for rule in self.policy.rules
+            for m in rule.match
+            if m.paths and (write or m.access != "write")
+        ]
+        for word in words:
+            if word.value is None:
+                continue
+            places = sorted(self.places(word, cwds))
+            for rule, pattern in checks:
+                hit = next((p for p in places if pattern.match(p)), None)
+                if hit is not None:
+                    self.refuse(rule, word.text, word.start, f"it names {hit}")
 
     def places(self, word: Word, cwds: frozenset[str] | None) -> set[str]:
         """Every real path a word may name: itself, the value of ``--opt=PATH``, curl's
