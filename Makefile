@@ -56,12 +56,15 @@ browser:
 	    exit 1; \
 	  fi; }
 
+# The whole suite, then a coverage report of src/noetic (no threshold: a map, not a gate).
 test: lint sandbox browser
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --cov --cov-report=term
 
-# Everything but the tests that drive a real browser (marked `browser`).
-test-fast: $(STAMP) sandbox
-	$(BIN)/pytest -q -m "not browser"
+# The edit-test loop: everything but tests that start processes, browsers or servers, or take
+# seconds. Lint is left to `make lint`.
+FAST := not subprocess and not slow and not browser and not postgres
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "$(FAST)"
 
 # The fuzz suite at ten times the examples `make test` gives it (NOETIC_FUZZ_EXAMPLES to change).
 fuzz: $(STAMP)

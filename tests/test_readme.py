@@ -95,6 +95,8 @@ def test_the_readme_has_examples_to_run():
     assert len(_blocks("python")) >= 1
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("index", range(len(_blocks("console"))))
 def test_console_block_runs_and_prints_what_it_shows(index, project):
     for command, shown in _steps(_blocks("console")[index]):
@@ -118,6 +120,7 @@ def test_console_block_runs_and_prints_what_it_shows(index, project):
         )
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
 def test_python_snippet_runs(index, project, monkeypatch, capsys):
     monkeypatch.chdir(project)

@@ -179,6 +179,7 @@ _KILLED_RUN = textwrap.dedent(
 )
 
 
+@pytest.mark.subprocess
 def test_a_task_killed_mid_run_resumes_from_its_saved_workspace(tmp_path) -> None:
     ws, home = tmp_path / "ws", tmp_path / ".noetic"
     ws.mkdir()
@@ -222,6 +223,7 @@ def test_a_task_killed_mid_run_resumes_from_its_saved_workspace(tmp_path) -> Non
         asyncio.run(agent.aresume(task["task_id"]))
 
 
+@pytest.mark.subprocess
 def test_concurrent_writers_lose_nothing(tmp_path) -> None:
     """Two processes' agents saving workspaces and profiles into one store at once."""
     code = textwrap.dedent(

@@ -134,6 +134,7 @@ def test_recall_finds_past_tasks(seeded) -> None:  # noqa: F811
 NOETIC = str(Path(__import__("sys").executable).parent / "noetic")
 
 
+@pytest.mark.subprocess
 def test_an_mcp_servers_tool_is_used_by_the_agent(tmp_path: Path) -> None:
     home = tmp_path / ".noetic"
     home.mkdir()

@@ -117,6 +117,7 @@ def test_debiased_ece_is_near_zero_on_average_where_binned_ece_is_not():
     assert abs(debiased) < 0.004 < binned
 
 
+@pytest.mark.slow
 def test_the_debiased_interval_contains_zero_for_calibrated_agents():
     covered = 0
     for s in range(60):

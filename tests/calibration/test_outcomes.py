@@ -56,6 +56,7 @@ def simulate(store, n, bias, *, seed=7, ai_id="sim", profile="balanced"):
     return tracker
 
 
+@pytest.mark.subprocess
 def test_a_calibrated_agent_comes_out_calibrated(quiet_store):
     tracker = simulate(quiet_store, 150, bias=0.0)
     report = calibration_report(quiet_store, Filters(ai_id="sim"))
@@ -68,6 +69,7 @@ def test_a_calibrated_agent_comes_out_calibrated(quiet_store):
     assert not check_drift_monitor(quiet_store, "sim").calibration_drift
 
 
+@pytest.mark.subprocess
 def test_a_20_point_overconfident_agent_is_caught(quiet_store):
     tracker = simulate(quiet_store, DETECT_WITHIN, bias=0.2)
     overall = query_bayesian_beliefs(quiet_store, "sim").beliefs[0]
@@ -96,6 +98,7 @@ def test_a_20_point_overconfident_agent_is_caught(quiet_store):
         undo(quiet_store, applied.applied.id)
 
 
+@pytest.mark.subprocess
 def test_drift_from_calibrated_to_overconfident_is_caught(quiet_store):
     simulate(quiet_store, 60, bias=0.0, seed=1)
     simulate(quiet_store, 40, bias=0.35, seed=2)
@@ -103,6 +106,7 @@ def test_drift_from_calibrated_to_overconfident_is_caught(quiet_store):
     assert report.calibration_drift, report
 
 
+@pytest.mark.subprocess
 def test_newest_per_source_wins_and_all_are_kept(store):
     tracker = Tracker(store, ProfileRegistry())
     session, _ = tracker.bootstrap(ai_id="a")
@@ -117,6 +121,7 @@ def test_newest_per_source_wins_and_all_are_kept(store):
     assert point.vectors["know"] == 0.8
 
 
+@pytest.mark.subprocess
 def test_bad_outcomes_are_refused(store):
     tracker = Tracker(store, ProfileRegistry())
     session, _ = tracker.bootstrap()
@@ -135,6 +140,8 @@ def test_bad_outcomes_are_refused(store):
         record_outcome(store, "c_missing", score=1.0, source="test")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_cli_records_outcomes_and_reports(tmp_path):
     runner = CliRunner()
     with Store(tmp_path / "s") as store:
@@ -174,6 +181,7 @@ def test_the_cli_records_outcomes_and_reports(tmp_path):
     assert undone.exit_code == 0 and "undone" in undone.stdout
 
 
+@pytest.mark.subprocess
 def test_few_outcomes_report_insufficient_data(store):
     tracker = Tracker(store, ProfileRegistry())
     session, _ = tracker.bootstrap(ai_id="few")
@@ -186,6 +194,7 @@ def test_few_outcomes_report_insufficient_data(store):
     assert "insufficient data" in check_drift_monitor(store, "few").reason
 
 
+@pytest.mark.subprocess
 def test_a_20_point_drift_is_caught_by_the_drift_monitor(quiet_store):
     """A seeded example; how often such a shift is caught is measured in the benchmark."""
     simulate(quiet_store, 100, bias=0.0, seed=11)
@@ -195,6 +204,7 @@ def test_a_20_point_drift_is_caught_by_the_drift_monitor(quiet_store):
     assert report.bias_recent - report.bias_history == pytest.approx(0.2, abs=0.1)
 
 
+@pytest.mark.subprocess
 def test_a_profile_may_let_the_guardian_apply_by_itself(quiet_store, tmp_path):
     from noetic.calibration import adjustments
 

@@ -59,6 +59,7 @@ def events(tracker, session, kind):
     return [e.data for e in tracker.store.events(session_id=session.id, kind=kind)]
 
 
+@pytest.mark.subprocess
 def test_straight_proceed(tracker):
     run, provider, session = go(tracker, [scores(0.9), think(), "DONE", scores(0.9)])
     assert run.status is RunStatus.COMPLETED and run.output == "DONE"
@@ -73,6 +74,7 @@ def test_straight_proceed(tracker):
     assert all(p["ms"] >= 0 for p in run.phases)
 
 
+@pytest.mark.subprocess
 def test_several_investigation_rounds_with_workspace_tools(tracker, tmp_path):
     (tmp_path / "app.py").write_text("def parse(x):\n    return int(x)  # crashes on ''\n")
     replies = [
@@ -96,6 +98,7 @@ def test_several_investigation_rounds_with_workspace_tools(tracker, tmp_path):
     ]
 
 
+@pytest.mark.subprocess
 def test_max_rounds_reached_is_said(tracker, tmp_path):
     profile = tmp_path / "quick.yaml"
     profile.write_text(
@@ -112,6 +115,7 @@ def test_max_rounds_reached_is_said(tracker, tmp_path):
     assert checks[1].decision.rule == "max_rounds"
 
 
+@pytest.mark.subprocess
 def test_clarify_ends_with_the_models_questions(tracker):
     replies = [scores(0.8, clarity=0.3), json.dumps({"questions": ["Which bug?", "Where?"]})]
     run, _, _ = go(tracker, replies)
@@ -119,6 +123,7 @@ def test_clarify_ends_with_the_models_questions(tracker):
     assert tracker.store.get_cascade(run.cascade_id).status == "clarify"
 
 
+@pytest.mark.subprocess
 def test_delegate_ends_with_the_reason_and_needs(tracker):
     delegation = json.dumps({"reason": "needs production access", "needs": ["db credentials"]})
     run, _, _ = go(tracker, [scores(0.8, do=0.2), delegation])
@@ -127,6 +132,7 @@ def test_delegate_ends_with_the_reason_and_needs(tracker):
     assert tracker.store.get_cascade(run.cascade_id).result["run"]["status"] == "delegate"
 
 
+@pytest.mark.subprocess
 def test_reset_once_then_completes(tracker):
     replies = [scores(0.8, coherence=0.4), think(), step(), scores(0.9), "done", scores(0.9)]
     run, provider, session = go(tracker, replies)
@@ -135,6 +141,7 @@ def test_reset_once_then_completes(tracker):
     assert any(e.get("action") == "RESET" for e in events(tracker, session, EventKind.DECISION))
 
 
+@pytest.mark.subprocess
 def test_a_second_reset_is_refused(tracker):
     replies = [scores(0.8, coherence=0.4), think(), step(), scores(0.8, coherence=0.3)]
     run, _, session = go(tracker, replies)
@@ -144,6 +151,7 @@ def test_a_second_reset_is_refused(tracker):
     assert gates[1]["value"] == 0.3 and gates[1]["limit"] == 0.5
 
 
+@pytest.mark.subprocess
 def test_engagement_gate_is_enforced_and_recorded(tracker):
     run, _, session = go(tracker, [scores(0.9, engagement=0.4), json.dumps({"questions": ["?"]})])
     assert run.status is RunStatus.CLARIFY
@@ -156,6 +164,7 @@ def web_search(q: str) -> str:
     return "results"
 
 
+@pytest.mark.subprocess
 def test_prescribed_mode_refuses_unapproved_tools(tracker, tmp_path):
     (tmp_path / "dose.md").write_text("max 4 g/day")
     web = tool(web_search, improves_vectors=("know",))
@@ -179,6 +188,7 @@ def jira(q: str) -> str:
     raise RuntimeError("JIRA is down")
 
 
+@pytest.mark.subprocess
 def test_a_plugin_that_raises_is_recorded_and_the_run_continues(tracker):
     replies = [scores(0.5), think(), step(call("jira", q="bug")), scores(0.9), "ok", scores(0.9)]
     run, _, session = go(tracker, replies, tools=[tool(jira)])
@@ -194,6 +204,7 @@ async def crawl() -> str:
     return "late"
 
 
+@pytest.mark.subprocess
 def test_sentinel_timeout_ends_the_run_with_a_status(tracker):
     replies = [scores(0.5), think(), step(call("crawl"))]
     run, _, session = go(tracker, replies, tools=[tool(crawl)], limits=Limits(timeout_s=0.5))
@@ -203,6 +214,7 @@ def test_sentinel_timeout_ends_the_run_with_a_status(tracker):
     assert tracker.store.get_cascade(run.cascade_id).status == "timeout"
 
 
+@pytest.mark.subprocess
 def test_sentinel_tool_limit(tracker, tmp_path):
     (tmp_path / "a.txt").write_text("a")
     replies = [scores(0.5), think(), step(call("read_file", path="a.txt"),
@@ -215,6 +227,7 @@ def test_sentinel_tool_limit(tracker, tmp_path):
     assert (stop["rule"], stop["value"], stop["limit"]) == ("tool_limit", 2, 1)
 
 
+@pytest.mark.subprocess
 def test_a_reply_unparseable_twice_ends_cleanly_keeping_the_record(tracker):
     replies = [scores(0.5), think(), "let me look around", "I will look around"]
     run, _, session = go(tracker, replies)
@@ -226,6 +239,7 @@ def test_a_reply_unparseable_twice_ends_cleanly_keeping_the_record(tracker):
     ]
 
 
+@pytest.mark.subprocess
 def test_complex_tasks_are_planned_into_llm_goals(tracker):
     plan = json.dumps({"subgoals": ["reproduce", "fix", "add a test"]})
     replies = [scores(0.9), think(complex_=True), plan, "done", scores(0.9)]

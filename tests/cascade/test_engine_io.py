@@ -26,6 +26,7 @@ NOETIC = str(Path(sys.executable).with_name("noetic"))
 runner = CliRunner()
 
 
+@pytest.mark.subprocess
 def test_cli_runs_a_cascade_against_a_local_model_server(tmp_path):
     (tmp_path / "notes.txt").write_text("the deadline is Friday")
     with running() as server:
@@ -50,6 +51,7 @@ def test_cli_runs_a_cascade_against_a_local_model_server(tmp_path):
     assert goals.exit_code == 0 and json.loads(goals.stdout) == []
 
 
+@pytest.mark.subprocess
 def test_human_output_shows_phases_and_the_trajectory(tmp_path):
     with running() as server:
         server.enqueue(reply(scores(0.9)), reply(think()), reply("Done."), reply(scores(0.9)))
@@ -62,6 +64,7 @@ def test_human_output_shows_phases_and_the_trajectory(tmp_path):
     assert "session s_" in result.stdout and "agent m" in result.stdout
 
 
+@pytest.mark.subprocess
 def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path):
     (store.home / "config.toml").write_text(
         # the SDK starts a server with a few safe variables only: `env` adds the run's cache
@@ -95,6 +98,7 @@ def test_bad_mcp_server_config_is_a_clear_error(tmp_path):
         configured_servers(tmp_path)
 
 
+@pytest.mark.subprocess
 def test_act_streams_its_reply_to_stderr_as_it_arrives(tmp_path):
     with running() as server:
         server.enqueue(
@@ -113,6 +117,7 @@ def test_act_streams_its_reply_to_stderr_as_it_arrives(tmp_path):
     assert "4 model calls · 44 in / 28 out tokens · cost unknown" in result.stdout
 
 
+@pytest.mark.subprocess
 def test_the_run_summary_has_its_tokens_and_cost(tmp_path, _isolated_home):
     _isolated_home.mkdir(parents=True, exist_ok=True)
     (_isolated_home / "config.toml").write_text(
@@ -134,6 +139,7 @@ def test_the_run_summary_has_its_tokens_and_cost(tmp_path, _isolated_home):
     assert usage["cost_usd"] == pytest.approx(((1000 + 33) * 2 + (100 + 21) * 10) / 1e6)
 
 
+@pytest.mark.subprocess
 def test_a_server_without_tool_support_falls_back_to_the_json_step(tmp_path):
     (tmp_path / "notes.txt").write_text("the deadline is Friday")
     with running() as server:

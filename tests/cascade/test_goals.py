@@ -1,5 +1,7 @@
 """Threshold goals say which way to move: density and uncertainty are lowered, not raised."""
 
+import pytest
+
 from noetic.assessment import Assessment
 from noetic.cascade.goals import threshold_goals
 from noetic.profiles import ProfileRegistry
@@ -8,6 +10,7 @@ from noetic.runtime.tracker import Tracker
 from ..conftest import uniform
 
 
+@pytest.mark.subprocess
 def test_goals_move_each_vector_in_its_own_direction(store):
     tracker = Tracker(store, ProfileRegistry())
     session, profile = tracker.bootstrap(ai_id="a", profile="balanced")

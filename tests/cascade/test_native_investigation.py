@@ -1,5 +1,6 @@
 """CASCADE's investigation on a provider with native tool calls."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ def web_search(q: str) -> str:
     return "nothing"
 
 
+@pytest.mark.subprocess
 def test_tools_are_offered_natively_and_parallel_calls_run(tracker, tmp_path):  # noqa: F811
     (tmp_path / "app.py").write_text("def parse(x):\n    return int(x)\n")
     replies = [
@@ -44,6 +46,7 @@ def test_tools_are_offered_natively_and_parallel_calls_run(tracker, tmp_path):  
     ]  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_only_approved_tools_are_offered_under_a_prescribed_profile(tracker, tmp_path):  # noqa: F811
     (tmp_path / "dose.md").write_text("max 4 g/day")
     web = tool(web_search, improves_vectors=("know",))
@@ -59,6 +62,7 @@ def test_only_approved_tools_are_offered_under_a_prescribed_profile(tracker, tmp
     assert read.success and "max 4 g/day" in read.information
 
 
+@pytest.mark.subprocess
 def test_reasoning_alone_makes_no_calls(tracker, tmp_path):  # noqa: F811
     replies = [scores(0.5), think(), "I know this already.", scores(0.9), "ok", scores(0.9)]
     run, provider, _ = go(tracker, replies, tools=discover(tmp_path), native_tools=True)
@@ -66,6 +70,7 @@ def test_reasoning_alone_makes_no_calls(tracker, tmp_path):  # noqa: F811
     assert "I know this already." in provider.calls[3].messages[0].content
 
 
+@pytest.mark.subprocess
 def test_more_than_five_calls_are_cut_to_five(tracker, tmp_path):  # noqa: F811
     (tmp_path / "a.txt").write_text("a")
     many = calling(*[("read_file", {"path": "a.txt"})] * 7)

@@ -14,6 +14,7 @@ from .test_engine import call, scores, step, think
 runner = CliRunner()
 
 
+@pytest.mark.subprocess
 def test_the_round_limit_is_said_when_it_ends_the_investigation(tmp_path):
     exported = runner.invoke(app, ["profile", "export", "balanced", "--json"])
     yaml = json.loads(exported.stdout)["yaml"].replace("max_rounds: 7", "max_rounds: 1")
@@ -42,6 +43,7 @@ def test_the_round_limit_is_said_when_it_ends_the_investigation(tmp_path):
     assert as_json["loop_exit"] == "max_rounds" and as_json["rounds"] == 1
 
 
+@pytest.mark.subprocess
 def test_no_round_limit_line_when_the_model_became_ready(tmp_path):
     script = [scores(0.5, clarity=0.9), think(complex_=False, strategy="research"),
               step(call("read_file", path="n.txt")), scores(0.9), "done", scores(0.9)]  # fmt: skip

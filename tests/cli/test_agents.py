@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -26,6 +27,8 @@ def ok_json(*args, env=None):
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_eight_agents_interleaving_without_naming_a_session(tmp_path):
     home, barrier, rounds = tmp_path / "store", tmp_path / "barrier", 4
     barrier.mkdir()
@@ -77,6 +80,7 @@ def test_eight_agents_interleaving_without_naming_a_session(tmp_path):
         assert total == len(names) * rounds * 3
 
 
+@pytest.mark.subprocess
 def test_the_export_lines_pin_the_agent_and_session_in_a_shell(tmp_path):
     store = tmp_path / "store"
     script = (
@@ -116,6 +120,7 @@ def test_session_overrides_the_agent_and_agents_do_not_see_each_other(monkeypatc
     assert empty.exit_code == 1 and "agent id is empty" in empty.stdout
 
 
+@pytest.mark.subprocess
 def test_every_writing_command_says_which_session_it_used():
     sid = ok_json("bootstrap")["session"]["id"]
     for args in (

@@ -26,6 +26,7 @@ def gated(value):
     return uniform(value, engagement=0.85, coherence=0.85)
 
 
+@pytest.mark.subprocess
 def test_a_whole_transaction_chains_on_the_agents_current_session(monkeypatch):
     boot = ok_json("bootstrap", "--ai-model", "claude-3-5-haiku", "--ai-id", "claude")
     assert boot["profile"]["name"] == "autonomous_agent"
@@ -47,6 +48,7 @@ def test_a_whole_transaction_chains_on_the_agents_current_session(monkeypatch):
     assert [s["id"] for s in listed] == [boot["session"]["id"]]
 
 
+@pytest.mark.subprocess
 def test_vectors_file_and_human_output(tmp_path):
     run("bootstrap")
     path = tmp_path / "v.json"
@@ -77,6 +79,7 @@ def test_bad_scores_exit_1_with_a_named_problem(args, stdin, message):
     assert human.exit_code == 1 and message in human.stderr and human.stdout == ""
 
 
+@pytest.mark.subprocess
 def test_workflow_errors_exit_1_and_say_the_fix():
     run("bootstrap")
     result = run("check", "--vectors", '{"know": 0.5}')
@@ -111,6 +114,7 @@ def test_unknown_profile_lists_the_known_ones():
     assert "balanced" in json.loads(result.stdout)["error"]["fix"]
 
 
+@pytest.mark.subprocess
 def test_export_import_round_trip_through_the_cli(tmp_path):
     run("bootstrap")
     run("preflight", "t", "--vectors", json.dumps(gated(0.8)))
@@ -127,6 +131,7 @@ def test_export_import_round_trip_through_the_cli(tmp_path):
     assert run("sessions", "import", str(bad)).exit_code == 1
 
 
+@pytest.mark.subprocess
 def test_rebuild_and_show(tmp_path):
     run("bootstrap")
     run("preflight", "t", "--vectors", json.dumps(gated(0.8)))
@@ -151,6 +156,7 @@ def test_profile_commands(tmp_path):
     assert bad.exit_code == 1 and "investigation.tool_mode" in bad.stdout
 
 
+@pytest.mark.subprocess
 def test_demo_runs_in_a_scratch_store(tmp_path):
     result = run("demo")
     assert result.exit_code == 0, result.output
@@ -163,6 +169,7 @@ def test_demo_runs_in_a_scratch_store(tmp_path):
     ]
 
 
+@pytest.mark.subprocess
 def test_importing_the_cli_loads_nothing_heavy():
     code = (
         "import sys, noetic.cli; "
@@ -173,6 +180,7 @@ def test_importing_the_cli_loads_nothing_heavy():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.subprocess
 def test_goals_generate_list_and_show():
     run("bootstrap", "--profile", "balanced")
     run("preflight", "t", "--vectors", json.dumps(gated(0.8) | {"know": 0.3, "context": 0.5}))

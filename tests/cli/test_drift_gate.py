@@ -3,6 +3,7 @@
 import json
 import random
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.assessment import Assessment
@@ -39,6 +40,8 @@ def drift(*extra):
     return runner.invoke(app, ["calibration", "drift", "--ai-id", "sim", "--window", "40", *extra])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_fail_on_drift_exits_4_only_when_drift_is_detected(_isolated_home):
     _tasks(_isolated_home, 40, bias=0.0, seed=1)
     steady = drift("--fail-on-drift", "--json")

@@ -235,6 +235,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.subprocess
 def test_a_whole_task_through_the_installed_command(home: Path) -> None:
     vectors = json.dumps(uniform(0.8))
     boot = run("bootstrap", "--json", cwd=home)
@@ -252,6 +253,7 @@ def test_a_whole_task_through_the_installed_command(home: Path) -> None:
     assert state["open_cascade"] is None  # the task was closed
 
 
+@pytest.mark.subprocess
 def test_errors_keep_their_exit_codes_and_messages(home: Path) -> None:
     # No store yet: Noetic's own error, exit 1, as JSON when asked.
     missing = run("check", "--vectors", "{}", "--json", cwd=home)
@@ -268,6 +270,7 @@ def test_errors_keep_their_exit_codes_and_messages(home: Path) -> None:
     assert "know" in bad.stderr
 
 
+@pytest.mark.subprocess
 def test_a_closed_pipe_ends_the_command_quietly(home: Path) -> None:
     assert run("bootstrap", cwd=home).returncode == 0
     proc = subprocess.Popen(

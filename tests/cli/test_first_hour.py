@@ -28,6 +28,7 @@ def test_version_flag_prints_the_installed_version():
     assert noetic.__version__ == importlib.metadata.version("noetic")
 
 
+@pytest.mark.subprocess
 def test_bare_noetic_prints_help_on_stdout_and_succeeds():
     done = subprocess.run([NOETIC], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
@@ -45,6 +46,7 @@ def test_a_command_group_without_a_subcommand_prints_its_help_and_succeeds(group
     assert result.stdout.startswith(f"Usage: noetic {group}") and "Commands" in result.stdout
 
 
+@pytest.mark.subprocess
 def test_shell_completion_is_offered_and_completes_commands():
     assert "--install-completion" in runner.invoke(app, ["--help"]).stdout
     env = {**os.environ, "_NOETIC_COMPLETE": "complete_bash", "COMP_WORDS": "noetic pre"}
@@ -80,6 +82,7 @@ def test_the_mcp_server_and_offline_recall_come_with_a_plain_install():
     assert not {"anthropic", "openai", "qdrant-client", "matplotlib"} & core
 
 
+@pytest.mark.subprocess
 def test_make_probes_for_python_without_printing_shim_errors(tmp_path):
     """A pyenv shim for a version that is not installed prints to stderr; make stays quiet."""
     if shutil.which("make") is None:
@@ -111,6 +114,7 @@ def test_tables_to_a_pipe_keep_whole_ids_and_names():
         assert registry.get(name).description in profiles.stdout
 
 
+@pytest.mark.subprocess
 def test_a_missing_provider_sdk_names_the_extra_with_its_brackets(tmp_path):
     """Without the openai SDK, the fix reads `pip install 'noetic[openai]'`, brackets and all."""
     script = (

@@ -54,6 +54,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_each_workflow_command_loads_only_what_it_uses(project: Path) -> None:
     vectors = json.dumps(uniform(0.8))
     commands = [

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -22,6 +23,7 @@ def ok(*args, input=None):
     return result
 
 
+@pytest.mark.subprocess
 def test_an_open_stdin_that_never_delivers_does_not_block_preflight():
     ok("bootstrap", "--json")
     proc = subprocess.Popen(
@@ -61,6 +63,7 @@ def _wait_output(proc):
     return chunks["out"], chunks["err"]
 
 
+@pytest.mark.subprocess
 def test_scores_piped_into_check_are_still_read():
     ok("bootstrap", "--json")
     ok("preflight", "a task", "--vectors", json.dumps(uniform(0.5)))
@@ -74,6 +77,7 @@ def test_scores_piped_into_check_are_still_read():
     assert json.loads(done.stdout)["assessment"]["assessment"]["vectors"]["know"] == 0.9
 
 
+@pytest.mark.subprocess
 def test_vectors_file_dash_reads_stdin():
     ok("bootstrap", "--json")
     result = ok("preflight", "a task", "--vectors-file", "-", "--json",
@@ -105,6 +109,7 @@ def test_sessions_export_and_profile_export_take_json(tmp_path):
     assert "cannot write" in json.loads(unwritable.stdout)["error"]["message"]
 
 
+@pytest.mark.subprocess
 def test_text_for_an_agent_is_never_wrapped_in_a_pipe():
     ok("bootstrap", "--json")
     prompt = ok("preflight", "a task " + "with many words " * 20).stdout

@@ -3,6 +3,7 @@ guardian says why it has nothing to judge yet."""
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -18,6 +19,8 @@ def ok(*args):
     return result
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_profile_show_is_the_effective_profile_with_its_corrections(_isolated_home):
     before = json.loads(ok("profile", "show", "balanced", "--json").stdout)
     assert before["corrections"] == []

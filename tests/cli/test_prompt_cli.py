@@ -1,5 +1,6 @@
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -25,6 +26,7 @@ def test_without_scores_preflight_prints_the_prompt_and_records_nothing():
     assert state["open_cascade"] is None and state["latest"] is None
 
 
+@pytest.mark.subprocess
 def test_check_without_scores_prints_the_check_prompt_for_the_open_task():
     runner.invoke(app, ["bootstrap"])
     early = runner.invoke(app, ["check", "--json"], input="")

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -20,6 +21,7 @@ def scores(value):
     return "My assessment:\n```json\n" + json.dumps({"vectors": body}) + "\n```"
 
 
+@pytest.mark.subprocess
 def test_a_model_writes_preflight_and_postflight_through_the_cli():
     with running() as server:
         spec = f"openai-compatible:{server.url}/v1#local-model"
@@ -63,6 +65,7 @@ def test_scores_and_provider_together_are_refused():
     assert result.exit_code == 1 and "not both" in result.stderr
 
 
+@pytest.mark.subprocess
 def test_the_default_provider_answers_assessments_only_when_asked(monkeypatch):
     """NOETIC_PROVIDER never replaces the caller's own assessment; --provider default uses it."""
     with running() as server:

@@ -71,12 +71,16 @@ def test_arbitrary_bytes_in_a_vectors_file(tmp_path_factory, data):
         pytest.fail(f"runtime failure on input: {exc}")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @FUZZ
 @given(st.one_of(json_values, scores_like))
 def test_arbitrary_json_through_check(open_task, value):
     _one_document(runner.invoke(app, ["check", "--vectors", json.dumps(value), "--json"]))
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @FUZZ
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_on_stdin_through_check(open_task, data):

@@ -54,6 +54,7 @@ def calls(draw, names):
     return name, args
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_arbitrary_arguments_never_crash_a_tool(tools, data):

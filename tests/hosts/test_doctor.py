@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
+
 from .conftest import cli, cli_json
 
 
@@ -12,6 +14,7 @@ def checks(report: dict) -> dict[str, dict]:
     return {c["name"]: c for c in report["checks"]}
 
 
+@pytest.mark.subprocess
 def test_a_fresh_project_has_nothing_to_fix_but_says_what_is_missing(project, home, monkeypatch):
     monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
     report = cli_json("doctor")
@@ -23,6 +26,7 @@ def test_a_fresh_project_has_nothing_to_fix_but_says_what_is_missing(project, ho
     assert not any(name.startswith("claude-code") for name in found)
 
 
+@pytest.mark.subprocess
 def test_a_healthy_store_with_claude_code_installed(project, home, monkeypatch):
     monkeypatch.setenv("NOETIC_PROVIDER", "ollama:llama3.2")
     cli_json("bootstrap")
@@ -36,6 +40,7 @@ def test_a_healthy_store_with_claude_code_installed(project, home, monkeypatch):
     assert all(c["status"] != "fail" for c in report["checks"])
 
 
+@pytest.mark.subprocess
 def test_problems_exit_1_and_say_what_to_fix(project, home, monkeypatch, _isolated_home):
     monkeypatch.setenv("NOETIC_PROVIDER", "nosuch:model")
     cli_json("bootstrap")
@@ -59,6 +64,7 @@ def test_problems_exit_1_and_say_what_to_fix(project, home, monkeypatch, _isolat
     assert "fix:" in result.stdout
 
 
+@pytest.mark.subprocess
 def test_a_corrupt_database_is_a_failure(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     (_isolated_home / "noetic.db").write_bytes(b"garbage" * 1000)
@@ -66,6 +72,7 @@ def test_a_corrupt_database_is_a_failure(project, home, _isolated_home):
     assert found["store"]["status"] == "fail" and "rebuild" in found["store"]["fix"]
 
 
+@pytest.mark.subprocess
 def test_a_malformed_host_file_is_reported_and_the_other_checks_still_run(project, home):
     (project / ".mcp.json").write_text("{oops")
     found = checks(cli_json("doctor", code=1))
@@ -74,6 +81,7 @@ def test_a_malformed_host_file_is_reported_and_the_other_checks_still_run(projec
     assert found["embedder"]["status"] == "ok" and "git notes" in found
 
 
+@pytest.mark.subprocess
 def test_the_provider_is_called_only_when_asked(project, home, monkeypatch):
     from ..llm.model_server import error, reply, running
 

@@ -78,6 +78,7 @@ def finish_task(home: Path, task: str, sid: str) -> None:
         t.store.close()
 
 
+@pytest.mark.subprocess
 def test_session_start_opens_a_session_and_answers_the_context(project, home, _isolated_home):
     reply = start(project)
     out = reply["hookSpecificOutput"]
@@ -90,6 +91,7 @@ def test_session_start_opens_a_session_and_answers_the_context(project, home, _i
     assert session.status == "active"
 
 
+@pytest.mark.subprocess
 def test_resume_keeps_the_session_and_another_claude_session_gets_its_own(
     project, home, _isolated_home
 ):
@@ -109,6 +111,7 @@ def test_resume_keeps_the_session_and_another_claude_session_gets_its_own(
     assert session_of(_isolated_home, other) != first
 
 
+@pytest.mark.subprocess
 def test_session_start_recalls_the_projects_earlier_tasks_within_the_budget(
     project, home, _isolated_home
 ):
@@ -126,6 +129,7 @@ def test_session_start_recalls_the_projects_earlier_tasks_within_the_budget(
     assert small.count("\n- ") < context.count("\n- ")
 
 
+@pytest.mark.subprocess
 def test_session_start_pins_the_session_for_shell_commands(
     project, home, _isolated_home, monkeypatch
 ):
@@ -135,6 +139,7 @@ def test_session_start_pins_the_session_for_shell_commands(
     assert env_file.read_text() == f"export NOETIC_SESSION={session_of(_isolated_home)}\n"
 
 
+@pytest.mark.subprocess
 def test_a_bad_budget_is_logged_and_the_agent_goes_on(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     (_isolated_home / "config.toml").write_text("[hooks]\ncontext_tokens = 3\n")
@@ -143,6 +148,7 @@ def test_a_bad_budget_is_logged_and_the_agent_goes_on(project, home, _isolated_h
     assert "context_tokens" in (_isolated_home / "hooks.log").read_text()
 
 
+@pytest.mark.subprocess
 def test_pre_compact_checkpoints_the_open_task(project, home, _isolated_home):
     start(project)
     assert hook("pre-compact", "PreCompact", project, trigger="auto") is None
@@ -156,6 +162,7 @@ def test_pre_compact_checkpoints_the_open_task(project, home, _isolated_home):
     assert found[0].cascade == cascade and found[0].note.startswith("before manual compaction")
 
 
+@pytest.mark.subprocess
 def test_stop_asks_for_the_postflight_once_per_task(project, home, _isolated_home):
     start(project)
     assert hook("stop", "Stop", project, stop_hook_active=False) is None  # no task open
@@ -173,6 +180,7 @@ def test_stop_asks_for_the_postflight_once_per_task(project, home, _isolated_hom
     assert hook("stop", "Stop", project, stop_hook_active=False)["decision"] == "block"
 
 
+@pytest.mark.subprocess
 def test_stop_hook_active_never_blocks_even_on_a_new_task(project, home, _isolated_home):
     start(project)
     open_task(_isolated_home)
@@ -210,6 +218,7 @@ def recorded(home: Path) -> list:
         return outcomes(store)
 
 
+@pytest.mark.subprocess
 def test_a_configured_test_command_records_its_exit_status(project, home, _isolated_home):
     start(project)
     (_isolated_home / "config.toml").write_text(
@@ -297,6 +306,7 @@ def test_the_outcome_goes_to_this_claude_sessions_task_only(project, home, _isol
     )
 
 
+@pytest.mark.subprocess
 def test_session_end_ends_the_session_and_a_new_start_opens_another(project, home, _isolated_home):
     start(project)
     sid = session_of(_isolated_home)
@@ -308,6 +318,7 @@ def test_session_end_ends_the_session_and_a_new_start_opens_another(project, hom
     assert session_of(_isolated_home) != sid
 
 
+@pytest.mark.subprocess
 def test_hooks_in_a_project_without_a_store_do_nothing(project, home, _isolated_home):
     for name, event in [
         ("stop", "Stop"),
@@ -318,6 +329,7 @@ def test_hooks_in_a_project_without_a_store_do_nothing(project, home, _isolated_
     assert not _isolated_home.exists()
 
 
+@pytest.mark.subprocess
 def test_a_broken_store_exits_cleanly_and_logs(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     (_isolated_home / "noetic.db").write_bytes(b"this is not a database" * 100)
@@ -340,6 +352,7 @@ def test_a_broken_store_exits_cleanly_and_logs(project, home, _isolated_home):
         ('{"session_id": ' * 300 + "1", "LimitExceeded: the hook's stdin"),
     ],
 )
+@pytest.mark.subprocess
 def test_malformed_input_exits_cleanly(project, home, _isolated_home, stdin, error):
     _isolated_home.mkdir(parents=True)
     result = cli("hook", "stop", input=stdin)
@@ -347,12 +360,14 @@ def test_malformed_input_exits_cleanly(project, home, _isolated_home, stdin, err
     assert f"stop {error}" in (_isolated_home / "hooks.log").read_text()
 
 
+@pytest.mark.subprocess
 def test_an_unknown_event_exits_cleanly(project, home, _isolated_home):
     result = cli("hook", "post-everything", input=payload("PostEverything", project))
     assert result.exit_code == 0 and result.stdout == ""
     assert "unknown hook event 'post-everything'" in result.stderr
 
 
+@pytest.mark.subprocess
 def test_the_real_command_prints_only_the_json_the_host_reads(project, home, _isolated_home):
     """A separate process, as Claude Code runs it: stdout is one JSON document."""
     env = {**os.environ, "NOETIC_HOME": str(_isolated_home), "HOME": str(home)}
@@ -371,6 +386,7 @@ def test_the_real_command_prints_only_the_json_the_host_reads(project, home, _is
     assert json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("event", ["stop", "post-tool-use", "session-start"])
 def test_a_hook_loads_no_heavy_module(project, home, _isolated_home, event):
     """Hooks run on every turn of the agent: no model SDK, server, HTTP client, numpy, Rich or

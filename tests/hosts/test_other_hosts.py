@@ -22,6 +22,7 @@ OTHER_SERVER = {"command": "gh-mcp", "args": ["--stdio"]}
         ("vscode", ".vscode/mcp.json", "servers", True),
     ],
 )
+@pytest.mark.subprocess
 def test_json_hosts_merge_and_uninstall_byte_for_byte(project, home, host, relative, key, typed):
     target = project / relative
     target.parent.mkdir()
@@ -42,6 +43,7 @@ def test_json_hosts_merge_and_uninstall_byte_for_byte(project, home, host, relat
     assert snapshot(project) == before
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("host", ["cursor", "gemini", "vscode"])
 def test_json_hosts_in_an_empty_project_leave_nothing_behind(project, home, host):
     before = snapshot(project)
@@ -55,6 +57,7 @@ def test_json_hosts_in_an_empty_project_leave_nothing_behind(project, home, host
 @pytest.mark.parametrize(
     ("host", "relative"), [("cursor", ".cursor/mcp.json"), ("gemini", ".gemini/settings.json")]
 )
+@pytest.mark.subprocess
 def test_user_scope_writes_in_the_home_directory(project, home, host, relative):
     cli_json("setup", host, "--scope", "user")
     assert "noetic" in json.loads((home / relative).read_text())["mcpServers"]
@@ -62,6 +65,7 @@ def test_user_scope_writes_in_the_home_directory(project, home, host, relative):
     assert not (home / relative).exists()
 
 
+@pytest.mark.subprocess
 def test_malformed_and_read_only_files_are_refused(project, home):
     (project / ".cursor").mkdir()
     (project / ".cursor" / "mcp.json").write_text('{"mcpServers": {,}}')
@@ -75,6 +79,7 @@ def test_malformed_and_read_only_files_are_refused(project, home):
     assert (project / ".vscode" / "mcp.json").read_text() == "{}\n"
 
 
+@pytest.mark.subprocess
 def test_vscode_user_scope_prints_the_entry_and_writes_nothing(project, home):
     before_home = snapshot(home)
     result = cli("setup", "vscode", "--scope", "user")
@@ -83,6 +88,7 @@ def test_vscode_user_scope_prints_the_entry_and_writes_nothing(project, home):
     assert snapshot(home) == before_home
 
 
+@pytest.mark.subprocess
 def test_json_prints_the_generic_entry(project, home):
     result = cli("setup", "json")
     assert result.exit_code == 0
@@ -100,6 +106,7 @@ args = ["--stdio"]
 """
 
 
+@pytest.mark.subprocess
 def test_codex_toml_keeps_the_users_comments_and_comes_back_byte_for_byte(project, home):
     (home / ".codex").mkdir()
     config = home / ".codex" / "config.toml"
@@ -118,6 +125,7 @@ def test_codex_toml_keeps_the_users_comments_and_comes_back_byte_for_byte(projec
     assert not (home / ".codex" / "config.toml.noetic-backup").exists()
 
 
+@pytest.mark.subprocess
 def test_codex_without_a_config_creates_and_removes_it(project, home, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(home / "codex-home"))
     diff = cli("setup", "codex", "--dry-run").stdout
@@ -128,6 +136,7 @@ def test_codex_without_a_config_creates_and_removes_it(project, home, monkeypatc
     assert not (home / "codex-home" / "config.toml").exists()
 
 
+@pytest.mark.subprocess
 def test_codex_refuses_malformed_toml_and_the_project_scope(project, home):
     (home / ".codex").mkdir()
     (home / ".codex" / "config.toml").write_text('model = "o3"\n[mcp_servers\n')

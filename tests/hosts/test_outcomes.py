@@ -43,6 +43,7 @@ def recorded(home: Path) -> list:
         return outcomes(store)
 
 
+@pytest.mark.subprocess
 def test_run_streams_output_records_success_and_exits_zero(project, _isolated_home, task):
     done = noetic(
         "run", "--", sys.executable, "-c", "print('all 4 passed')",
@@ -59,6 +60,7 @@ def test_run_streams_output_records_success_and_exits_zero(project, _isolated_ho
     )
 
 
+@pytest.mark.subprocess
 def test_run_records_a_failure_and_exits_with_the_commands_status(project, _isolated_home, task):
     done = noetic(
         "run", "--", sys.executable, "-c", "import sys; print('boom'); sys.exit(3)",
@@ -69,6 +71,7 @@ def test_run_records_a_failure_and_exits_with_the_commands_status(project, _isol
     assert row.score == 0.0 and "exited 3" in row.evidence
 
 
+@pytest.mark.subprocess
 def test_run_json_keeps_stdout_for_the_document(project, _isolated_home, task):
     done = noetic(
         "run", "--json", "--", sys.executable, "-c", "print('out')",
@@ -81,6 +84,7 @@ def test_run_json_keeps_stdout_for_the_document(project, _isolated_home, task):
     assert "out" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_a_missing_command_is_127_and_records_nothing(project, _isolated_home, task):
     done = noetic("run", "--", "no-such-command-xyz", env_home=_isolated_home, cwd=project)
     assert done.returncode == 127
@@ -88,6 +92,7 @@ def test_a_missing_command_is_127_and_records_nothing(project, _isolated_home, t
     assert recorded(_isolated_home) == []
 
 
+@pytest.mark.subprocess
 def test_a_file_that_is_not_executable_is_126(project, _isolated_home, task):
     script = project / "script.sh"
     script.write_text("echo hi\n")
@@ -95,6 +100,7 @@ def test_a_file_that_is_not_executable_is_126(project, _isolated_home, task):
     assert done.returncode == 126 and "cannot run" in done.stderr
 
 
+@pytest.mark.subprocess
 def test_without_an_open_task_the_status_stands_and_nothing_is_recorded(project, _isolated_home):
     cli_json("bootstrap")
     done = noetic("run", "--", "false", env_home=_isolated_home, cwd=project)
@@ -103,6 +109,7 @@ def test_without_an_open_task_the_status_stands_and_nothing_is_recorded(project,
     assert recorded(_isolated_home) == []
 
 
+@pytest.mark.subprocess
 def test_without_a_store_the_command_still_runs(project, _isolated_home):
     done = noetic("run", "--", "true", env_home=_isolated_home, cwd=project)
     assert done.returncode == 0 and "not recorded" in done.stderr
@@ -124,6 +131,7 @@ HAND_WRITTEN = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+@pytest.mark.subprocess
 def test_a_hand_written_report_counts_skipped_and_errored_cases(
     project, _isolated_home, task, tmp_path
 ):
@@ -137,6 +145,8 @@ def test_a_hand_written_report_counts_skipped_and_errored_cases(
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_pytests_own_report_of_a_passing_run_is_a_success(project, _isolated_home, task, tmp_path):
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / "test_x.py").write_text(
@@ -154,6 +164,8 @@ def test_pytests_own_report_of_a_passing_run_is_a_success(project, _isolated_hom
     assert row["evidence"] == "JUnit pytest.xml: 1 passed, 0 failed, 0 errored, 1 skipped"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_pytests_report_of_a_failing_run_is_a_failure(project, _isolated_home, task, tmp_path):
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / "test_y.py").write_text("def test_bad():\n    assert 1 == 2\n")
@@ -177,6 +189,7 @@ def test_pytests_report_of_a_failing_run_is_a_failure(project, _isolated_home, t
         ("<testsuites/>", "no test ran"),
     ],
 )
+@pytest.mark.subprocess
 def test_bad_reports_are_refused_and_record_nothing(
     project, _isolated_home, task, tmp_path, content, message
 ):
@@ -187,6 +200,7 @@ def test_bad_reports_are_refused_and_record_nothing(
     assert recorded(_isolated_home) == []
 
 
+@pytest.mark.subprocess
 def test_from_junit_and_a_verdict_are_not_both_given(project, _isolated_home, task, tmp_path):
     report = tmp_path / "report.xml"
     report.write_text(HAND_WRITTEN)
@@ -205,6 +219,7 @@ def test_the_reader_never_fails_unexpectedly_on_any_bytes(data):
         assert summary.tests == summary.passed + summary.failed + summary.errored + summary.skipped
 
 
+@pytest.mark.subprocess
 def test_run_without_a_command_is_a_malformed_command_line(project):
     assert cli("run").exit_code == 2
 

@@ -8,6 +8,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def ours(settings: dict, event: str) -> list[dict]:
     ]
 
 
+@pytest.mark.subprocess
 def test_an_empty_project_gets_the_three_files_and_uninstall_leaves_nothing(project, home):
     before = snapshot(project)
     report = cli_json("setup", "claude-code")
@@ -70,6 +72,7 @@ def test_an_empty_project_gets_the_three_files_and_uninstall_leaves_nothing(proj
     assert not (project / ".claude").exists()
 
 
+@pytest.mark.subprocess
 def test_the_users_files_are_merged_backed_up_once_and_restored_byte_for_byte(project, home):
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(USER_SETTINGS)
@@ -99,6 +102,7 @@ def test_the_users_files_are_merged_backed_up_once_and_restored_byte_for_byte(pr
     assert snapshot(project) == before
 
 
+@pytest.mark.subprocess
 def test_what_the_user_adds_after_setup_survives_uninstall(project, home):
     (project / ".mcp.json").write_text(USER_MCP)
     cli_json("setup", "claude-code")
@@ -111,6 +115,7 @@ def test_what_the_user_adds_after_setup_survives_uninstall(project, home):
     assert (project / ".mcp.json.noetic-backup").read_text() == USER_MCP  # kept: not restored
 
 
+@pytest.mark.subprocess
 def test_a_noetic_entry_of_the_users_own_comes_back_on_uninstall(project, home):
     original = '{"mcpServers": {"noetic": {"command": "/opt/noetic", "args": ["mcp"]}}}'
     (project / ".mcp.json").write_text(original)
@@ -122,6 +127,7 @@ def test_a_noetic_entry_of_the_users_own_comes_back_on_uninstall(project, home):
     assert (project / ".mcp.json").read_text() == original
 
 
+@pytest.mark.subprocess
 def test_malformed_settings_are_refused_with_path_and_line_and_nothing_is_written(project, home):
     (project / ".claude").mkdir()
     broken = '{\n  "hooks": {\n    "Stop": [\n  }\n'
@@ -135,12 +141,14 @@ def test_malformed_settings_are_refused_with_path_and_line_and_nothing_is_writte
     assert snapshot(project) == before  # not even .mcp.json, which was fine
 
 
+@pytest.mark.subprocess
 def test_a_top_level_that_is_not_an_object_is_refused(project, home):
     (project / ".mcp.json").write_text("[1, 2]\n")
     report = cli_json("setup", "claude-code", code=1)
     assert ".mcp.json:1" in report["error"]["message"]
 
 
+@pytest.mark.subprocess
 def test_a_read_only_file_is_a_clear_error_and_nothing_changes(project, home):
     (project / "CLAUDE.md").write_text(USER_CLAUDE_MD)
     os.chmod(project / "CLAUDE.md", stat.S_IRUSR | stat.S_IRGRP)
@@ -151,6 +159,7 @@ def test_a_read_only_file_is_a_clear_error_and_nothing_changes(project, home):
     assert snapshot(project) == before
 
 
+@pytest.mark.subprocess
 def test_dry_run_prints_the_diff_and_writes_nothing(project, home):
     (project / ".mcp.json").write_text(USER_MCP)
     before = snapshot(project)
@@ -164,6 +173,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(project, home):
     assert report["diff"] == ""
 
 
+@pytest.mark.subprocess
 def test_user_scope_writes_the_home_files_and_keeps_claudes_own_keys(project, home):
     state = {"numStartups": 7, "projects": {"/x": {"mcpServers": {}}}, "theme": "dark"}
     (home / ".claude.json").write_text(json.dumps(state, indent=2))
@@ -179,6 +189,7 @@ def test_user_scope_writes_the_home_files_and_keeps_claudes_own_keys(project, ho
     assert snapshot(home) == before_home
 
 
+@pytest.mark.subprocess
 def test_an_empty_settings_file_is_merged_and_comes_back_empty(project, home):
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_bytes(b"")
@@ -188,11 +199,13 @@ def test_an_empty_settings_file_is_merged_and_comes_back_empty(project, home):
     assert (project / ".claude" / "settings.json").read_bytes() == b""
 
 
+@pytest.mark.subprocess
 def test_an_unknown_scope_is_the_callers_mistake(project, home):
     report = cli_json("setup", "claude-code", "--scope", "team", code=1)
     assert "unknown scope 'team'" in report["error"]["message"]
 
 
+@pytest.mark.subprocess
 def test_a_stale_hook_path_is_replaced_not_duplicated(project, home):
     (project / ".claude").mkdir()
     old = {
@@ -224,6 +237,7 @@ json_values = st.recursive(
     indent=st.sampled_from([None, 1, 2, 4, "\t"]),
     markdown=st.text(st.characters(blacklist_categories=("Cs",)), max_size=80),
 )
+@pytest.mark.slow
 @example(settings_doc={}, indent=None, markdown=" ")
 @example(settings_doc={"hooks": {}}, indent=2, markdown="notes\n\n\n")
 def test_install_then_uninstall_restores_any_files_byte_for_byte(settings_doc, indent, markdown):

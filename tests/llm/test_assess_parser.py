@@ -179,6 +179,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.dictionaries(st.sampled_from([*VECTOR_NAMES, "vectors", "note", "x"]), json_values))
 def test_no_json_object_crashes_the_parser_either(data):

@@ -43,6 +43,7 @@ def resilient(provider, store=None, bus=None, **policy):
     return wrapped, sleeps
 
 
+@pytest.mark.slow
 def test_a_normal_reply_with_usage(provider, model_server):
     model_server.enqueue(reply("hello there", input_tokens=21, output_tokens=3))
     result = run(provider.complete(Request.of("hi", system="be brief", max_tokens=50)))

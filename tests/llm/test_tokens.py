@@ -1,6 +1,7 @@
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ def test_counts_are_roughly_additive(a, b):
     assert count_tokens(a) >= 0
 
 
+@pytest.mark.subprocess
 def test_loading_needs_no_network():
     code = (
         "import socket\n"

@@ -18,6 +18,7 @@ from ..conftest import uniform
 from ._client import call, err, ok
 
 
+@pytest.mark.subprocess
 def test_cli_commands_act_on_the_servers_store_and_the_clients_session(server):
     scores = json.dumps(uniform(0.8, engagement=0.9, coherence=0.9))
     results = call(

@@ -58,6 +58,8 @@ def _assert_apart(results, home, names):
     assert agents_with_current_sessions(home) == {}  # the CLI's current sessions untouched
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_two_stdio_processes_on_one_store_each_have_their_own_session(tmp_path):
     home = tmp_path / "store"
     params = StdioServerParameters(
@@ -92,6 +94,7 @@ def plain_http(tmp_path):
     thread.join(timeout=10)
 
 
+@pytest.mark.subprocess
 def test_two_http_sessions_on_one_server_each_have_their_own_session(plain_http):
     url, home = plain_http
 
@@ -121,6 +124,7 @@ def test_an_http_client_without_an_mcp_session_must_name_its_session(plain_http)
     assert ok(named)["session"]["id"] == boot["session"]["id"]
 
 
+@pytest.mark.subprocess
 def test_the_seeds_calls_exactly_as_written(server):
     (boot,) = call(server, ("bootstrap_session", {"ai_id": "seed", "session_type": "development"}))
     sid = ok(boot)["session"]["id"]
@@ -136,6 +140,7 @@ def test_the_seeds_calls_exactly_as_written(server):
     assert ok(state)["open_cascade"]["task"] == "Refactor the billing module"
 
 
+@pytest.mark.subprocess
 def test_the_task_comes_from_the_preceding_preflight_or_is_given(server):
     results = call(
         server,

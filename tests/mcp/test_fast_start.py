@@ -35,6 +35,8 @@ def start_and_stop(args: list[str]) -> dict:
     return {"code": report["code"], "loaded": report["loaded"]}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_plain_noetic_mcp_starts_without_typer_the_store_or_the_tools_types(tmp_path):
     store = str(tmp_path / "store")
     first = start_and_stop(["mcp", "--store", store])  # generates the cached tool list
@@ -55,6 +57,7 @@ def test_the_fast_path_parses_mcp_as_typer_declares_it():
         assert fast.parse(args) is None, args  # typer's help and errors
 
 
+@pytest.mark.subprocess
 def test_noetic_mcp_help_is_typers():
     out = subprocess.run([NOETIC, "mcp", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Serve MCP over stdio" in out.stdout and "--store" in out.stdout
@@ -83,6 +86,8 @@ def test_a_store_that_cannot_be_opened_is_an_error_naming_it_in_each_call(tmp_pa
     assert ok(results[1])["text"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_stdio_start_to_tools_list_with_the_cached_list(tmp_path):
     """End to end over a pipe, as a host does: initialize, initialized, tools/list; stdin stays
     open until the answers are in (at its end the server stops, dropping what is in flight)."""
@@ -152,6 +157,8 @@ def test_the_collector_is_off_while_the_server_starts_and_on_while_it_serves(tmp
     gc.unfreeze()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_server_that_exits_right_after_listing_stops_its_threads_first(tmp_path):
     """A host may list the tools and quit at once: the threads the listing started (opening the
     store, loading the embedder) are finished or stopped before the interpreter shuts down."""

@@ -114,6 +114,7 @@ def test_bad_input_to_model_tools(server, tool, args, message):
     assert message in err(result)
 
 
+@pytest.mark.subprocess
 def test_create_cascade_runs_on_the_clients_model(server, _isolated_home):
     scores = json.dumps({"vectors": GOOD})
     plan = '{"approach": "answer directly", "strategy": "general", "complex": false}'

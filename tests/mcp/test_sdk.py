@@ -18,6 +18,7 @@ def run(code: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.subprocess
 def test_the_server_loads_without_the_sdks_client_or_rich(tmp_path):
     found = run(
         "import json, sys\n"
@@ -29,6 +30,7 @@ def test_the_server_loads_without_the_sdks_client_or_rich(tmp_path):
     assert found == {"mcp.client": False, "rich": False}
 
 
+@pytest.mark.subprocess
 def test_a_client_in_the_same_process_finds_every_name_of_the_package(tmp_path):
     found = run(
         "import asyncio, json, sys\n"
@@ -54,6 +56,7 @@ def test_a_client_in_the_same_process_finds_every_name_of_the_package(tmp_path):
     assert found["stdio"] == "StdioServerParameters"
 
 
+@pytest.mark.subprocess
 def test_with_the_package_already_imported_nothing_changes():
     found = run(
         "import json, sys\n"

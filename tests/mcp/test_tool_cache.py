@@ -200,6 +200,8 @@ def test_the_embedding_thread_starts_once_the_first_listing_is_answered(tmp_path
         assert asyncio.run(go(mode)) == 0 and len(started) == 1
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_server_with_a_cached_list_starts_without_the_tools_return_types(cache, tmp_path):
     """Listing the tools from the cache imports neither the tool functions' module (and with it
     the engines' and the store's result types) nor recall's index (numpy)."""

@@ -18,6 +18,7 @@ GOOD = uniform(0.85, engagement=0.9, coherence=0.9)
 LOW = uniform(0.5, engagement=0.9, coherence=0.9)
 
 
+@pytest.mark.subprocess
 def test_the_full_agent_transaction(server, _isolated_home):
     results = call(
         server,
@@ -117,6 +118,7 @@ def test_a_tool_needing_a_session_before_any_bootstrap_says_what_to_call(server)
     assert "call bootstrap_session first" in err(result)
 
 
+@pytest.mark.subprocess
 def test_a_second_postflight_finds_the_task_closed(server):
     results = call(
         server,
@@ -128,6 +130,7 @@ def test_a_second_postflight_finds_the_task_closed(server):
     assert "already completed" in err(results[-1])
 
 
+@pytest.mark.subprocess
 def test_a_preflight_while_a_task_is_open_needs_abandon_open(server):
     results = call(
         server,
@@ -143,6 +146,7 @@ def test_a_preflight_while_a_task_is_open_needs_abandon_open(server):
     assert [(t["task"], t["status"]) for t in tasks] == [("first", "abandoned"), ("second", "open")]
 
 
+@pytest.mark.subprocess
 def test_goals_from_gaps_and_the_orchestrator(server):
     results = call(
         server,
@@ -181,6 +185,7 @@ def test_previous_sessions_and_texts(server):
     assert "record_outcome" in ok(results[6])["text"]
 
 
+@pytest.mark.subprocess
 def test_resuming_with_a_task_recalls_the_relevant_earlier_task(server):
     steps = [("bootstrap_session", {"ai_id": "r"})]
     for task in ("fix the login bug in the auth module", "write a haiku about autumn leaves"):
@@ -206,6 +211,7 @@ def test_resuming_with_a_task_recalls_the_relevant_earlier_task(server):
     assert explained["candidates"][0]["task"] == recall["chosen"][0]["task"]
 
 
+@pytest.mark.subprocess
 def test_outcomes_beliefs_and_drift(server):
     steps = [("bootstrap_session", {"ai_id": "o"})]
     for i in range(25):

@@ -12,6 +12,7 @@ from noetic.mcp.server import Noetic, bind
 from ..conftest import uniform
 
 
+@pytest.mark.subprocess
 def test_the_workflow_through_the_tool_functions_alone(tmp_path):
     n = Noetic(tmp_path / "store", workspace=tmp_path)
 

@@ -33,6 +33,8 @@ NOETIC = str(Path(sys.executable).with_name("noetic"))
 SCORES = uniform(0.8, engagement=0.9, coherence=0.9)
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_stdio_subprocess_initialises_lists_tools_and_runs_a_transaction(tmp_path):
     params = StdioServerParameters(
         command=NOETIC, args=["mcp", "--store", str(tmp_path / "s")], env=stdio_env()
@@ -58,6 +60,8 @@ def test_stdio_subprocess_initialises_lists_tools_and_runs_a_transaction(tmp_pat
     assert post.structured_content["calibration"]["classification"] == "well_calibrated"
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_stdio_line_without_a_store_writes_into_the_project_the_client_starts_it_in(tmp_path):
     """The printed stdio command names no store, so each project keeps its own."""
     env = {k: v for k, v in os.environ.items() if k != "NOETIC_HOME"}
@@ -78,6 +82,7 @@ def test_stdio_line_without_a_store_writes_into_the_project_the_client_starts_it
             assert [s.ai_id for s in store.list_sessions()] == [project.name]
 
 
+@pytest.mark.subprocess
 def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
     messages = [
         {
@@ -249,6 +254,8 @@ class Served:
             self.proc.stderr.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_serve_prints_the_url_and_how_to_connect_and_serves(tmp_path):
     served = Served(["--port", "0", "--store", str(tmp_path / "s")], os.environ)
     try:
@@ -271,6 +278,7 @@ def test_serve_prints_the_url_and_how_to_connect_and_serves(tmp_path):
         assert served.stop() == 130
 
 
+@pytest.mark.subprocess
 def test_serve_with_a_token_from_the_environment(tmp_path):
     env = {**os.environ, "NOETIC_TOKEN": "from-env"}
     served = Served(["--port", "0", "--store", str(tmp_path / "s")], env)

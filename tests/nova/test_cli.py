@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -28,6 +29,7 @@ ANY_TURN = said(
 )
 
 
+@pytest.mark.subprocess
 def test_nova_question_runs_the_panel_over_http_and_prints_json():
     with running() as server:
         server.default = reply(ANY_TURN)
@@ -53,6 +55,7 @@ def test_nova_question_runs_the_panel_over_http_and_prints_json():
     assert shown.exit_code == 1 and "already completed" in shown.stdout
 
 
+@pytest.mark.subprocess
 def test_nova_shows_each_turn_live_for_people():
     with running() as server:
         server.default = reply(ANY_TURN)

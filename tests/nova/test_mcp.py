@@ -19,6 +19,7 @@ def server(_isolated_home, monkeypatch):
     return build_server(_isolated_home)
 
 
+@pytest.mark.subprocess
 def test_nova_process_runs_on_the_clients_model_through_sampling(server, _isolated_home):
     (result,) = call(
         server,
@@ -37,6 +38,7 @@ def test_nova_process_runs_on_the_clients_model_through_sampling(server, _isolat
     assert {c.provider for c in calls} == {"mcp-sampling"}
 
 
+@pytest.mark.subprocess
 def test_nova_process_escalates_then_resumes_with_a_persons_input(server):
     critical = ANY_TURN.replace('"severity": "none"', '"severity": "critical"')
     args = {"question": "OAuth2?", "experts": ["security"], "max_rounds": 1}

@@ -29,6 +29,7 @@ from .test_engine import SEED, nova, order
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.subprocess
 def test_a_killed_run_resumes_without_asking_again_what_it_had():
     home = os.environ["NOETIC_HOME"]
     child = subprocess.Popen(

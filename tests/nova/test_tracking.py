@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -41,6 +42,7 @@ def tracked(panel: Panel, question: str = QUESTION, **settings):
     return run, store
 
 
+@pytest.mark.subprocess
 def test_a_run_is_a_task_with_preflight_check_and_postflight():
     panel = Panel({**SEED, **ASSESSED})
     run, store = tracked(panel, recall=False)
@@ -63,6 +65,7 @@ def test_a_run_is_a_task_with_preflight_check_and_postflight():
     assert [t.node.value for t in run.turns][-1] == "final" and len(run.turns) == 7
 
 
+@pytest.mark.subprocess
 def test_outcome_on_the_decision_scores_every_persona_that_spoke():
     panel = Panel({**SEED, **ASSESSED})
     run, store = tracked(panel, recall=False)
@@ -74,6 +77,7 @@ def test_outcome_on_the_decision_scores_every_persona_that_spoke():
     assert records["performance"].stated == 0.65
 
 
+@pytest.mark.subprocess
 def test_recall_gives_the_unpacking_what_the_project_knows_within_its_budget():
     panel = Panel({**SEED, **ASSESSED})
     tracked(panel, recall=False)
@@ -87,6 +91,7 @@ def test_recall_gives_the_unpacking_what_the_project_knows_within_its_budget():
     assert "What the project already knows" not in again.prompt("security", "experts", 1)
 
 
+@pytest.mark.subprocess
 def test_a_session_with_an_open_task_runs_untracked_and_says_so():
     store = Store(Path(os.environ["NOETIC_HOME"]))
     tracker = Tracker(store, ProfileRegistry())
@@ -108,6 +113,7 @@ def decide(panel_answers, n: int, score: float, **settings):
         assert out.exit_code == 0, out.output
 
 
+@pytest.mark.subprocess
 def test_calibrated_weighting_moves_the_confidence_away_from_a_poorly_calibrated_expert():
     overconfident = said("Certainly JWT.", know=0.95, uncertainty=0.05, position="JWT")
     answers = {**SEED, **ASSESSED, ("performance", "experts"): overconfident}
@@ -127,6 +133,7 @@ def test_calibrated_weighting_moves_the_confidence_away_from_a_poorly_calibrated
     assert any("weighted by track record" in n for n in weighted.notes)
 
 
+@pytest.mark.subprocess
 def test_calibrated_weighting_waits_for_enough_outcomes():
     answers = {**SEED, **ASSESSED}
     decide(answers, 1, 1.0)
@@ -134,6 +141,7 @@ def test_calibrated_weighting_waits_for_enough_outcomes():
     assert run.confidence == 0.92 and "no persona on the panel has 5 outcomes" in run.weighting
 
 
+@pytest.mark.subprocess
 def test_decision_log_and_stats(tmp_path):
     minor = said("Mobile needs PKCE.", know=0.7, uncertainty=0.3, severity="minor",
                  issues=["mobile"])  # fmt: skip

@@ -37,6 +37,7 @@ def waiting(home: Path) -> int:
         return pending_count(store, recall_embedder().name)
 
 
+@pytest.mark.subprocess
 def test_postflight_leaves_indexing_to_a_background_process(tmp_path, monkeypatch):
     monkeypatch.delenv("NOETIC_INDEX", raising=False)
     home = tmp_path / "s"
@@ -47,6 +48,7 @@ def test_postflight_leaves_indexing_to_a_background_process(tmp_path, monkeypatc
     assert waiting(home) == 0, "the background indexer never embedded the finished task"
 
 
+@pytest.mark.subprocess
 def test_off_leaves_tasks_pending_and_recall_catches_up(tmp_path, monkeypatch):
     monkeypatch.setenv("NOETIC_INDEX", "off")
     home = tmp_path / "s"
@@ -61,6 +63,7 @@ def test_off_leaves_tasks_pending_and_recall_catches_up(tmp_path, monkeypatch):
     assert waiting(home) == 0
 
 
+@pytest.mark.subprocess
 def test_inline_indexes_before_the_command_returns(tmp_path, monkeypatch):
     monkeypatch.setenv("NOETIC_INDEX", "inline")
     home = tmp_path / "s"
@@ -74,6 +77,7 @@ def test_the_mode_defaults_to_background(value, monkeypatch):
     assert background.mode() == "background"
 
 
+@pytest.mark.subprocess
 def test_the_indexer_run_by_hand(tmp_path, monkeypatch):
     monkeypatch.setenv("NOETIC_INDEX", "off")
     home = tmp_path / "s"

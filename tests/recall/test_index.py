@@ -60,6 +60,7 @@ def test_recall_is_scoped_to_the_project_unless_widened(work):
     assert other.chosen == [] and "--all-projects" in other.warnings[0]
 
 
+@pytest.mark.subprocess
 def test_the_cli_scopes_to_the_current_sessions_project(tmp_path):
     runner = CliRunner()
     store = ["--store", str(tmp_path / "s")]
@@ -219,6 +220,7 @@ def test_one_tokenizer_per_process_shared_by_counting_and_embedding():
     assert _tokenizer() is llama_tokenizer() is load_embedder("wordllama")._tokenizer
 
 
+@pytest.mark.subprocess
 def test_loading_the_embedders_imports_no_network_library_and_leaves_logging_alone():
     code = (
         "import logging, sys\n"
@@ -253,6 +255,7 @@ def _finish(n, task):
     return asyncio.run(flow())
 
 
+@pytest.mark.subprocess
 def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
     import asyncio
 
@@ -292,6 +295,7 @@ def test_at_start_the_server_embeds_what_is_pending_and_shows_progress(seeded, c
     assert lines[-1].endswith("150/150") and len(lines) == 3, lines
 
 
+@pytest.mark.subprocess
 def test_without_an_embedder_the_server_works_and_the_tasks_stay_pending(tmp_path, monkeypatch):
     import asyncio
 

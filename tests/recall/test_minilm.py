@@ -54,10 +54,12 @@ def assert_same(ours, theirs):
         st.lists(st.sampled_from(WORDS), max_size=60).map(" ".join),
     )
 )
+@pytest.mark.slow
 def test_one_text_equals_the_reference(reference, minilm, text):
     assert_same(minilm.embed([text]), reference.embed([text]))
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), max_size=40))
 def test_a_batch_equals_the_reference_in_the_callers_order(reference, minilm, texts):
@@ -65,6 +67,7 @@ def test_a_batch_equals_the_reference_in_the_callers_order(reference, minilm, te
     assert_same(minilm.embed(texts), reference.embed(texts))
 
 
+@pytest.mark.slow
 def test_short_and_long_texts_alone_and_in_one_batch(reference, minilm):
     # 0 to 12 words, 21, 30 and 140 (over 128 rows: the weights multiplied whole, not by
     # blocks) and a text truncated at 256 tokens, alone and in one batch
@@ -75,6 +78,7 @@ def test_short_and_long_texts_alone_and_in_one_batch(reference, minilm):
         assert_same(minilm.embed([text]), reference.embed([text]))
 
 
+@pytest.mark.slow
 def test_the_relevance_figures_are_the_references(minilm, reference, tmp_path):
     """Recall on the relevance set (``bench/recall_quality.py``) ranks the same with the
     optimised embedder as with the reference: the same P@3, R@5, MRR, misses and off-topic

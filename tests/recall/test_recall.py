@@ -262,6 +262,7 @@ def test_no_drift_is_said_with_fewer_than_ten_outcomes(seeded):
     assert not any("drift" in w for w in result.warnings)
 
 
+@pytest.mark.subprocess
 def test_postflight_writes_the_summary_and_the_cli_recalls_it(tmp_path):
     runner = CliRunner()
     store = ["--store", str(tmp_path / "s")]
@@ -343,6 +344,7 @@ def test_qdrant_and_numpy_backends_agree(seeded, tmp_path):
         index.close()
 
 
+@pytest.mark.subprocess
 def test_the_cli_uses_qdrant_when_asked(tmp_path):
     runner = CliRunner()
     store = ["--store", str(tmp_path / "s")]

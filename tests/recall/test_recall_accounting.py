@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -20,6 +21,7 @@ def task(name, outcome=None):
         assert runner.invoke(app, ["outcome", flag]).exit_code == 0
 
 
+@pytest.mark.subprocess
 def test_the_accounting_names_every_reason():
     runner.invoke(app, ["bootstrap", "--profile", "balanced"])
     task("resolve login failures", outcome=False)  # predicted ~0.8, failed: contradicted

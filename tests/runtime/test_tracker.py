@@ -20,6 +20,7 @@ def a(phase, value=0.8, **kw):
     return Assessment.from_input(phase, uniform(value, **{**gates, **kw}))
 
 
+@pytest.mark.subprocess
 def test_a_full_cascade_is_recorded_in_order(tracker, store):
     session, profile = tracker.bootstrap(ai_id="claude", ai_model="claude-sonnet-4")
     assert profile.name == "high_reasoning_collaborative"
@@ -47,6 +48,7 @@ def test_check_before_preflight_is_a_workflow_error(tracker):
     assert "noetic preflight" in info.value.fix
 
 
+@pytest.mark.subprocess
 def test_postflight_twice_is_refused(tracker):
     session, _ = tracker.bootstrap()
     tracker.preflight(session.id, "t", a("preflight"))
@@ -55,6 +57,7 @@ def test_postflight_twice_is_refused(tracker):
         tracker.postflight(session.id, a("postflight"))
 
 
+@pytest.mark.subprocess
 def test_preflight_while_a_task_is_open_needs_abandon(tracker, store):
     session, _ = tracker.bootstrap()
     first = tracker.preflight(session.id, "one", a("preflight"))
@@ -76,6 +79,7 @@ def test_wrong_phase_and_empty_inputs(tracker):
         tracker.preflight("s_nope", "t", a("preflight"))
 
 
+@pytest.mark.subprocess
 def test_critical_domain_requires_evidence_at_postflight(tracker):
     session, profile = tracker.bootstrap(domain="medical")
     assert profile.name == "critical_domain"
@@ -89,6 +93,7 @@ def test_critical_domain_requires_evidence_at_postflight(tracker):
     assert tracker.postflight(session.id, evidenced).cascade.status == "completed"
 
 
+@pytest.mark.subprocess
 def test_exploratory_asks_for_a_learning_note(tracker):
     session, _ = tracker.bootstrap(profile="exploratory")
     tracker.preflight(session.id, "survey", a("preflight"))
@@ -98,6 +103,7 @@ def test_exploratory_asks_for_a_learning_note(tracker):
     assert tracker.postflight(session.id, noted).calibration is not None
 
 
+@pytest.mark.subprocess
 def test_state_says_what_to_do_next(tracker):
     session, _ = tracker.bootstrap(profile="balanced")
     assert "start a task" in tracker.state(session.id).next_step

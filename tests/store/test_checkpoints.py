@@ -47,6 +47,7 @@ def work(store):
     return tracker, session
 
 
+@pytest.mark.subprocess
 def test_checkpoints_round_trip_through_git_notes(repo):
     with Store(repo / ".noetic") as store:
         tracker, session = work(store)
@@ -61,6 +62,7 @@ def test_checkpoints_round_trip_through_git_notes(repo):
     assert Checkpoint.from_line(note[0]).session == session.id
 
 
+@pytest.mark.subprocess
 def test_outside_a_repository_checkpoints_fall_back_to_sqlite(tmp_path):
     with Store(tmp_path / "plain" / ".noetic") as store:
         tracker, _ = work(store)
@@ -69,6 +71,7 @@ def test_outside_a_repository_checkpoints_fall_back_to_sqlite(tmp_path):
         assert [w for w, _ in found] == ["sqlite"] * 3
 
 
+@pytest.mark.subprocess
 def test_a_repository_without_commits_falls_back_too(tmp_path):
     root = tmp_path / "empty"
     root.mkdir()
@@ -76,6 +79,7 @@ def test_a_repository_without_commits_falls_back_too(tmp_path):
     assert git_root(root) is None
 
 
+@pytest.mark.subprocess
 def test_bootstrap_context_is_compact_against_the_session_json(repo):
     with Store(repo / ".noetic") as store:
         tracker, session = work(store)
@@ -85,6 +89,7 @@ def test_bootstrap_context_is_compact_against_the_session_json(repo):
     assert one < 150 and count_tokens(block) < count_tokens(full) / 5
 
 
+@pytest.mark.subprocess
 def test_the_cli_lists_shows_and_loads(repo):
     runner = CliRunner()
     store = ["--store", str(repo / ".noetic")]

@@ -17,6 +17,7 @@ from noetic.store.files import session_json_path
 WRITER = str(Path(__file__).with_name("_writer.py"))
 
 
+@pytest.mark.subprocess
 def test_four_processes_times_200_assessments_all_present(tmp_path):
     home = tmp_path / "store"
     with Store(home) as store:
@@ -37,6 +38,7 @@ def test_four_processes_times_200_assessments_all_present(tmp_path):
             assert len(doc["assessments"]) == 200
 
 
+@pytest.mark.subprocess
 def test_two_processes_on_one_session_never_collide_on_sequence_numbers(tmp_path):
     home = tmp_path / "store"
     with Store(home) as store:
@@ -53,6 +55,7 @@ def test_two_processes_on_one_session_never_collide_on_sequence_numbers(tmp_path
         assert len(json.loads(session_json_path(home, sid).read_text())["assessments"]) == 120
 
 
+@pytest.mark.subprocess
 def test_sigkill_mid_write_leaves_sqlite_intact_and_rebuild_restores_files(tmp_path):
     home = tmp_path / "store"
     with Store(home) as store:
@@ -109,6 +112,7 @@ def _kill_after(home: Path, sid: str, count: int, *flags: str) -> None:
 @pytest.mark.parametrize(
     "flags", [(), ("--background",), ("--flush",)], ids=["at-close", "background", "each-write"]
 )
+@pytest.mark.subprocess
 def test_after_sigkill_the_next_store_writes_what_the_dead_process_left(tmp_path, flags):
     home = tmp_path / "store"
     with Store(home) as store:

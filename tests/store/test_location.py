@@ -31,6 +31,7 @@ def repo(tmp_path, monkeypatch):
     return root
 
 
+@pytest.mark.subprocess
 def test_a_store_above_the_git_root_is_ignored(repo):
     (repo.parent / ".noetic").mkdir()  # e.g. a stray ~/.noetic or /tmp/.noetic
     (repo.parent.parent / ".noetic").mkdir()
@@ -40,6 +41,7 @@ def test_a_store_above_the_git_root_is_ignored(repo):
     assert found.looked_in == [repo / "src/pkg/.noetic", repo / "src/.noetic", repo / ".noetic"]
 
 
+@pytest.mark.subprocess
 def test_the_nearest_store_inside_the_repository_is_used(repo):
     (repo / ".noetic").mkdir()
     assert locate_store().home == repo / ".noetic"
@@ -57,6 +59,7 @@ def test_outside_a_repository_the_working_directory(tmp_path, monkeypatch):
     assert (found.home, found.rule, found.git_root) == (here / ".noetic", "cwd", None)
 
 
+@pytest.mark.subprocess
 def test_explicit_then_environment_win(repo, tmp_path, monkeypatch):
     monkeypatch.setenv("NOETIC_HOME", str(tmp_path / "env"))
     assert locate_store().home == tmp_path / "env" and locate_store().rule == "NOETIC_HOME"
@@ -64,6 +67,7 @@ def test_explicit_then_environment_win(repo, tmp_path, monkeypatch):
     assert explicit.home == tmp_path / "x" and explicit.rule == "--store"
 
 
+@pytest.mark.subprocess
 def test_require_store_says_where_it_looked_and_creates_nothing(repo):
     with pytest.raises(NotFoundError) as caught:
         require_store(locate_store())
@@ -90,6 +94,7 @@ READERS = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a))
 def test_commands_that_find_no_store_exit_1_and_create_nothing(repo, args):
     result = runner.invoke(app, [*args, "--json"], input="")
@@ -100,6 +105,7 @@ def test_commands_that_find_no_store_exit_1_and_create_nothing(repo, args):
     assert not (repo.parent / ".noetic").exists()
 
 
+@pytest.mark.subprocess
 def test_bootstrap_creates_the_store_at_the_repository_root(repo):
     result = runner.invoke(app, ["bootstrap", "--json"])
     assert result.exit_code == 0, result.output

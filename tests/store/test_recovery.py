@@ -89,6 +89,8 @@ def read_only(home, *args):
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(not READ_ONLY, reason="needs unshare (util-linux) for a read-only mount")
 @pytest.mark.parametrize("wal", ["left open", "checkpointed"])
 def test_a_read_only_store_serves_reading_commands_and_refuses_writes_plainly(tmp_path, wal):
@@ -117,6 +119,7 @@ def test_a_read_only_store_serves_reading_commands_and_refuses_writes_plainly(tm
 # -- the database lost beside its session files ------------------------------------------------
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("loss", ["truncated", "deleted"])
 def test_a_lost_database_is_reported_and_rebuilt_from_the_session_files(tmp_path, loss):
     home = tmp_path / "s"
@@ -149,6 +152,7 @@ def test_a_lost_database_is_reported_and_rebuilt_from_the_session_files(tmp_path
     assert noetic("state", "--json", home=home).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_a_damaged_database_is_moved_aside_and_rebuilt(tmp_path):
     home = tmp_path / "s"
     before = history(home, tasks=1)
@@ -160,6 +164,7 @@ def test_a_damaged_database_is_moved_aside_and_rebuilt(tmp_path):
     assert out["restored"]["rows"]["assessments"] == before["assessments"]
 
 
+@pytest.mark.subprocess
 def test_rebuild_from_files_leaves_sessions_already_present_alone(tmp_path):
     home = tmp_path / "s"
     history(home, tasks=1)
@@ -167,6 +172,7 @@ def test_rebuild_from_files_leaves_sessions_already_present_alone(tmp_path):
     assert out["restored"]["sessions"] == 0 and out["restored"]["already_present"] == 1
 
 
+@pytest.mark.subprocess
 def test_an_unreadable_session_file_is_named_and_the_others_restored(tmp_path):
     home = tmp_path / "s"
     history(home, tasks=1)
@@ -190,6 +196,7 @@ def test_an_empty_new_store_is_not_mistaken_for_a_lost_one(tmp_path):
         assert store.list_sessions() == []
 
 
+@pytest.mark.subprocess
 def test_opening_a_lost_store_from_python_raises_a_store_error(tmp_path):
     history(tmp_path / "s", tasks=1)
     (tmp_path / "s" / "noetic.db").write_bytes(b"")
@@ -200,6 +207,7 @@ def test_opening_a_lost_store_from_python_raises_a_store_error(tmp_path):
 # -- temporary files left by killed writers ---------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_rebuild_sweeps_stale_temporary_files_and_keeps_fresh_ones(tmp_path):
     home = tmp_path / "s"
     history(home, tasks=1)

@@ -4,6 +4,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def test_a_drain_repeated_after_a_kill_writes_each_line_once(store):
     assert logs(store.home) == before == rebuilt(store)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(kept=st.integers(0, 4), fraction=st.floats(0, 1), notes=st.lists(st.text(max_size=300)))
 def test_a_log_cut_anywhere_by_a_killed_append_is_whole_after_the_next_drain(kept, fraction, notes):

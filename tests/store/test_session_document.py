@@ -2,6 +2,7 @@
 
 import tempfile
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ def exported(store: Store, sid: str) -> bytes:
     return json_line(store.export_session(sid))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(ops=st.lists(OPS, max_size=25), notes=st.lists(st.text(max_size=40), min_size=1))
 @example(ops=["assess", "assess", "replace", "assess"], notes=["n"])

@@ -139,6 +139,7 @@ def test_deep_nesting_is_refused_not_crashed(places: tuple[Path, str]) -> None:
     assert not check_command("x" * 70_000, workspace, home=home).allowed
 
 
+@pytest.mark.subprocess
 def test_characters_that_crash_the_grammar_scanner_are_handled(places: tuple[Path, str]) -> None:
     """tree-sitter-bash's scanner crashes on "{" before some private-use characters; the gate
     parses an ASCII image of the command and reads every text from the original."""

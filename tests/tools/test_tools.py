@@ -182,6 +182,7 @@ def test_builtins_are_discovered_through_entry_points(tmp_path):
     assert found["read_file"].parameters["required"] == ["path"]
 
 
+@pytest.mark.subprocess
 def test_search_and_list_skip_what_the_project_ignores(tmp_path):
     (tmp_path / "app.py").write_text("needle = 1\n")
     (tmp_path / ".venv" / "lib").mkdir(parents=True)
