@@ -15,6 +15,10 @@ The policy:
   hold no NUL or other control characters (:func:`check_identifier`); free **text fields** are
   bounded by :data:`noetic.limits.TEXT_CHARS` (:func:`check_text_field`).
 
+* **A file named from outside is a regular file** (:func:`read_file_bytes`): a FIFO, a device,
+  a socket or a folder is refused with its kind before anything waits on it, so a path such as
+  ``--from-junit /dev/stdin`` or a named pipe nobody writes to cannot hang a command.
+
 Every refusal is a :class:`noetic.errors.ValidationError` (a :class:`LimitExceeded` for a limit)
 naming the source and the problem.
 """
@@ -22,16 +26,101 @@ naming the source and the problem.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import unicodedata
+from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
-from noetic.limits import IDENTIFIER_CHARS, JSON_DEPTH, NUMBER_CHARS, TEXT_CHARS, Limit
+from noetic.errors import NotFoundError, ValidationError
+from noetic.limits import FILE_BYTES, IDENTIFIER_CHARS, JSON_DEPTH, NUMBER_CHARS, TEXT_CHARS, Limit
 
 _BRACKET_OR_QUOTE = re.compile(r'["\[\]{}]')
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def check_regular_file(path: Path | str, source: str | None = None) -> None:
+    """Refuse ``path`` unless it is a regular file (symlinks followed); missing is NotFoundError.
+
+    Only the kind is looked at: nothing is opened, so a FIFO or a device is refused without
+    waiting on it or touching it."""
+    source = source or str(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise NotFoundError(f"file not found: {source}") from None
+    except OSError as exc:
+        raise ValidationError(
+            f"cannot read {source}: {exc.strerror or exc}", field=source
+        ) from None
+    kind = _kind(mode)
+    if kind is not None:
+        raise ValidationError(
+            f"{source} is {kind}, not a regular file; not read",
+            field=source,
+            value=str(path),
+            fix="give the path of a regular file",
+        )
+
+
+def read_file_bytes(
+    path: Path | str, source: str | None = None, limit: Limit = FILE_BYTES
+) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (one more is read to tell "at
+    the limit" from "over it").
+
+    The kind is checked before opening and again on the open descriptor (opened non-blocking),
+    so a file swapped for a FIFO in between is refused too instead of blocking the read."""
+    source = source or str(path)
+    check_regular_file(path, source)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise NotFoundError(f"file not found: {source}") from None
+    except OSError as exc:
+        raise ValidationError(
+            f"cannot read {source}: {exc.strerror or exc}", field=source
+        ) from None
+    with os.fdopen(fd, "rb") as fh:
+        kind = _kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise ValidationError(f"{source} is {kind}, not a regular file; not read", field=source)
+        size = os.fstat(fd).st_size
+        limit.check(size, source)
+        try:
+            data = fh.read(limit.maximum + 1)
+        except OSError as exc:
+            raise ValidationError(
+                f"cannot read {source}: {exc.strerror or exc}", field=source
+            ) from None
+    limit.check(len(data), source)
+    return data
+
+
+def read_optional_text(path: Path | str, source: str | None = None) -> str | None:
+    """A configuration file's UTF-8 text under the same rules; None when nothing is there."""
+    if not os.path.lexists(path):
+        return None
+    source = source or str(path)
+    return decode_utf8(read_file_bytes(path, source), source, FILE_BYTES)
 
 
 def decode_utf8(data: bytes, source: str, limit: Limit | None = None) -> str:

@@ -78,7 +78,10 @@ def builtin_tools(
     from noetic.tools.shell import ShellRunner, shell_tool
     from noetic.tools.shellgate import load_policy
     from noetic.tools.web import agent_config, scrape_tool, search_tool
+    from noetic.untrusted import check_regular_file
 
+    for named in policy_files:  # a FIFO or a device would hang the policy's read
+        check_regular_file(named, f"the shell policy {named}")
     policy = load_policy(*policy_files)
     runner = ShellRunner(workspace, policy=policy, sandbox=sandbox, timeout_s=shell_timeout_s)
     config = agent_config(home) if home is not None else {}

@@ -250,21 +250,14 @@ def session_used(session_id: str, ai_id: str | None = None) -> str:
 
 
 def read_text_file(path: Path, source: str | None = None) -> str:
-    """A file's text under the one decoding policy: at most ``file_bytes``, UTF-8, invalid
-    bytes reported with their offset (:mod:`noetic.untrusted`)."""
-    from noetic.errors import NotFoundError, ValidationError
+    """A file's text under the one decoding policy: a regular file (never a FIFO or a device),
+    at most ``file_bytes``, UTF-8, invalid bytes reported with their offset
+    (:mod:`noetic.untrusted`)."""
     from noetic.limits import FILE_BYTES
-    from noetic.untrusted import decode_utf8
+    from noetic.untrusted import decode_utf8, read_file_bytes
 
     source = source or str(path)
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(FILE_BYTES.maximum + 1)
-    except FileNotFoundError:
-        raise NotFoundError(f"file not found: {path}") from None
-    except OSError as exc:
-        raise ValidationError(f"cannot read {source}: {exc}", field=source) from None
-    return decode_utf8(data, source, FILE_BYTES)
+    return decode_utf8(read_file_bytes(path, source), source, FILE_BYTES)
 
 
 def read_stdin() -> str:

@@ -49,11 +49,15 @@ PolicyOpt = Annotated[
 
 
 def policy_files(given: list[Path] | None) -> list[Path]:
-    """The policy files named on the command line, else the one in $NOETIC_SHELL_POLICY."""
-    if given:
-        return given
+    """The policy files named on the command line, else the one in $NOETIC_SHELL_POLICY; each
+    must be a regular file (a FIFO or a device would hang the policy's read)."""
+    from noetic.untrusted import check_regular_file
+
     env = os.environ.get("NOETIC_SHELL_POLICY")
-    return [Path(env)] if env else []
+    files = given or ([Path(env)] if env else [])
+    for named in files:
+        check_regular_file(named, f"the shell policy {named}")
+    return files
 
 
 @app.command()

@@ -35,8 +35,6 @@ from typing import Any
 from noetic.errors import UsageError, ValidationError
 
 BACKUP_SUFFIX = ".noetic-backup"
-# Configuration files are small; a bigger one is not a host's settings file.
-MAX_CONFIG_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -102,22 +100,17 @@ def confine(path: Path, root: Path) -> None:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """A configuration file's bytes, or None when it does not exist."""
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
+    """A configuration file's bytes, or None when it does not exist; a FIFO, a device or a
+    folder in its place is refused, and so is one over ``file_bytes``."""
+    from noetic.errors import NotFoundError
+    from noetic.untrusted import read_file_bytes
+
+    if not os.path.lexists(path):
         return None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a directory, not a settings file") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ValidationError(
-            f"{path} is larger than {MAX_CONFIG_BYTES} bytes: not a settings file Noetic edits",
-            field=str(path),
-        )
-    return data
+    try:
+        return read_file_bytes(path, f"the settings file {path}")
+    except NotFoundError:  # a dangling symlink
+        return None
 
 
 def decode(data: bytes, path: Path) -> str:

@@ -109,12 +109,9 @@ def read_junit(data: bytes, source: str) -> JUnitSummary:
 def junit_outcome(path: Path) -> tuple[float, str]:
     """The outcome a JUnit report gives (1.0 every test passed, 0.0 one failed or errored)
     and its evidence; a report in which no test ran is refused."""
-    from noetic.errors import NotFoundError
-    from noetic.hosts.files import read_bytes
+    from noetic.untrusted import read_file_bytes
 
-    data = read_bytes(path)
-    if data is None:
-        raise NotFoundError(f"file not found: {path}")
+    data = read_file_bytes(path, f"the JUnit report {path}")
     summary = read_junit(data, str(path))
     if summary.ran == 0:
         raise ValidationError(

@@ -28,6 +28,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from noetic.errors import ValidationError
 from noetic.llm.base import Usage
+from noetic.untrusted import read_optional_text
 
 
 class Price(BaseModel):
@@ -109,10 +110,11 @@ class PriceTable:
         if home is None:
             return cls()
         path = Path(home) / "config.toml"
-        if not path.is_file():
+        text = read_optional_text(path)
+        if text is None:
             return cls()
         try:
-            config = tomllib.loads(path.read_text(encoding="utf-8"))
+            config = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
         return cls(parse_prices(config.get("prices", {}), str(path)))

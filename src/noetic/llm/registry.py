@@ -24,6 +24,7 @@ from typing import Final
 
 from noetic.errors import UsageError, ValidationError
 from noetic.llm.base import Provider
+from noetic.untrusted import read_optional_text
 
 SCHEMES: Final = ("anthropic", "openai", "ollama", "openai-compatible")
 DEFAULT_OLLAMA: Final = "http://localhost:11434"
@@ -93,9 +94,10 @@ def resolve_provider_spec(explicit: str | None, home: Path | None = None) -> str
         return env
     if home is not None:
         path = Path(home) / "config.toml"
-        if path.is_file():
+        text = read_optional_text(path)
+        if text is not None:
             try:
-                config = tomllib.loads(path.read_text(encoding="utf-8"))
+                config = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
                 raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
             default = config.get("provider", {}).get("default")

@@ -16,14 +16,22 @@ is given none gets the client's (the one its ``bootstrap_session`` started), and
 is refused rather than falling back to a session some other agent started. ``bootstrap`` is left
 out for the same reason: ``bootstrap_session`` starts the client's session.
 
-Commands run under click's ``CliRunner``, which swaps stdin, stdout and stderr for buffers while
-the command runs: a command can neither read the protocol's stdin nor write onto its stdout.
+Each command runs in a child process of its own (this interpreter running ``noetic``), with an
+empty stdin and its output captured, so it can neither read the protocol's stdin nor write onto
+its stdout; one client's command cannot hold up another's, and at :data:`BRIDGE_TIMEOUT_S` the
+child and everything it started are killed — the work really ends, rather than a thread being
+abandoned with a lock held. ``cli_help`` only renders help text, in-process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Literal
@@ -33,9 +41,15 @@ from pydantic import BaseModel, ConfigDict
 from noetic.errors import ValidationError
 from noetic.limits import COMMAND_CHARS
 
-_RUNNER = threading.Lock()
-"""``CliRunner`` swaps the process's stdin, stdout and stderr while a command runs, so commands
-run one at a time (on worker threads, never on the server's event loop)."""
+_HELP = threading.Lock()
+"""``CliRunner`` swaps the process's stdin, stdout and stderr while help is rendered, so help is
+rendered one at a time."""
+
+BRIDGE_TIMEOUT_S = 100.0
+"""How long one bridged command may run before it is killed (under the MCP server's own
+120-second limit for a tool, so the caller hears why)."""
+MAX_CAPTURED_BYTES = 4_000_000
+"""Output kept from one command, per stream."""
 
 ALLOWED: dict[str, frozenset[str] | None] = {
     "preflight": None,
@@ -133,14 +147,12 @@ def run_cli(
     output: Literal["json", "text"] = "json",
     *,
     session_id: str | None = None,
+    timeout_s: float = BRIDGE_TIMEOUT_S,
 ) -> CliResult:
     """Run an allowed command against ``store``, on the client's current session
     ``session_id``: its output and exit code, and with ``output="json"`` the JSON document it
-    printed, parsed."""
-    from typer.testing import CliRunner
-
-    from noetic.cli import app
-
+    printed, parsed. Past ``timeout_s`` the command is killed and a :class:`ValidationError`
+    says so."""
     args = [*parse_command(command), "--store", str(store)]
     if _takes_session(args) and not _names_session(args):
         if session_id is None:
@@ -153,24 +165,55 @@ def run_cli(
     as_json = output == "json"
     if as_json and "--json" not in args:
         args.append("--json")
-    # The server's own environment must not choose the agent or the session.
-    with _RUNNER:
-        result = CliRunner().invoke(
-            app, args, input="", env={"NOETIC_SESSION": None, "NOETIC_AI_ID": None}
-        )
+    code, stdout, stderr = _run_child(args, timeout_s)
     data = None
-    if as_json and result.stdout.strip():
+    if as_json and stdout.strip():
         try:
-            data = json.loads(result.stdout)
+            data = json.loads(stdout)
         except json.JSONDecodeError:
             data = None
     return CliResult(
-        command=["noetic", *args],
-        exit_code=result.exit_code,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        data=data,
+        command=["noetic", *args], exit_code=code, stdout=stdout, stderr=stderr, data=data
     )
+
+
+def _run_child(args: list[str], timeout_s: float) -> tuple[int, str, str]:
+    """``noetic ARGS`` in a child process in a session of its own; killed, with what it
+    started, at ``timeout_s``."""
+    # The server's own environment must not choose the agent or the session.
+    env = {k: v for k, v in os.environ.items() if k not in ("NOETIC_SESSION", "NOETIC_AI_ID")}
+    env.update(NO_COLOR="1", PYTHONIOENCODING="utf-8", COLUMNS=env.get("COLUMNS", "100"))
+    with subprocess.Popen(
+        [sys.executable, "-c", "from noetic.cli import main; main()", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    ) as child:
+        try:
+            out, err = child.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(child)
+            raise ValidationError(
+                f"'noetic {' '.join(args[:2])}' ran longer than {timeout_s:g} s and was stopped "
+                "(it and everything it started were killed)",
+                field="command",
+                fix="a command that reads a file waits on nothing here: check the paths given",
+            ) from None
+        finally:
+            _kill_group(child)  # anything the command left running in its group
+    return child.returncode, _text(out), _text(err)
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+def _text(data: bytes) -> str:
+    return data[:MAX_CAPTURED_BYTES].decode("utf-8", "replace")
 
 
 def _takes_session(args: list[str]) -> bool:
@@ -201,7 +244,7 @@ def cli_help(command: str | None = None) -> str:
     args = _split(command) if command else []
     if args and args[0] == "noetic":
         args = args[1:]
-    with _RUNNER:
+    with _HELP:
         result = CliRunner().invoke(app, [*args, "--help"])
     if result.exit_code != 0:
         raise ValidationError(f"no help for {command!r}: {result.output.strip()}", field="command")

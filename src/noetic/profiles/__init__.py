@@ -154,10 +154,10 @@ def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
 
 def load_profile_file(path: Path) -> Profile:
     """Read one profile YAML with the safe loader."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise NotFoundError(f"profile file not found: {path}") from None
+    from noetic.untrusted import decode_utf8, read_file_bytes
+
+    source = f"the profile file {path}"
+    text = decode_utf8(read_file_bytes(path, source), source)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

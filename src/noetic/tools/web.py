@@ -29,6 +29,7 @@ from typing import Any
 
 from noetic.errors import ValidationError
 from noetic.tools.base import Tool, tool
+from noetic.untrusted import read_optional_text
 
 Backend = Callable[[str, int], list[dict[str, str]]]
 BACKEND_GROUP = "noetic.search_backends"
@@ -38,10 +39,11 @@ TIMEOUT_S = 15.0
 def agent_config(home: Path) -> dict[str, Any]:
     """The ``[agent]`` table of ``<home>/config.toml`` (empty when there is none)."""
     path = home / "config.toml"
-    if not path.is_file():
+    text = read_optional_text(path)
+    if text is None:
         return {}
     try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
+        config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
     section = config.get("agent", {})

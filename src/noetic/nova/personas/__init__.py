@@ -35,7 +35,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from noetic.errors import NotFoundError, ValidationError
 from noetic.limits import FILE_BYTES
-from noetic.untrusted import decode_utf8
+from noetic.untrusted import decode_utf8, read_file_bytes
 
 _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
@@ -129,14 +129,8 @@ def parse_persona(text: str, source: str) -> Persona:
 
 def load_persona(path: Path, source: str | None = None) -> Persona:
     """Read one persona file under the one decoding policy; ``source`` names it in errors."""
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(FILE_BYTES.maximum + 1)
-    except OSError as exc:
-        raise ValidationError(
-            f"{path}: cannot read the persona file: {exc}", field="file"
-        ) from None
     source = source or str(path)
+    data = read_file_bytes(path, f"the persona file {source}")
     return parse_persona(decode_utf8(data, source, FILE_BYTES), source)
 
 
