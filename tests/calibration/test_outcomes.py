@@ -145,7 +145,7 @@ def test_bad_outcomes_are_refused(store):
 def test_the_cli_records_outcomes_and_reports(tmp_path):
     runner = CliRunner()
     with Store(tmp_path / "s") as store:
-        simulate(store, 40, bias=0.2, seed=3)
+        simulate(store, 60, bias=0.3, seed=3)  # clear enough for a held-out proof
     args = ["--store", str(tmp_path / "s")]
     runner.invoke(app, ["bootstrap", *args])
     runner.invoke(app, ["preflight", "t", "--vectors", json.dumps(uniform(0.9)), *args])
@@ -160,7 +160,7 @@ def test_the_cli_records_outcomes_and_reports(tmp_path):
     assert report.exit_code == 0, report.output
     assert "Brier score" in report.stdout and png.read_bytes()[:4] == b"\x89PNG"
     body = json.loads(runner.invoke(app, ["calibration", "report", "--json", *args]).stdout)
-    assert body["tasks"] == 41 and body["metrics"]["brier"]["value"] is not None
+    assert body["tasks"] == 61 and body["metrics"]["brier"]["value"] is not None
 
     beliefs = json.loads(runner.invoke(app, ["calibration", "beliefs", "--json", *args]).stdout)
     assert beliefs["beliefs"][0]["target"] == "overall"

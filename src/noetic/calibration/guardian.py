@@ -11,6 +11,18 @@ there are few outcomes and reaches ``predicted − observed`` as they accumulate
 95% interval for ``μ`` gives the proposal's interval. [0.5, 1.5] is a safety limit: a proposal
 beyond it is cut to it and says so (``clamped``), with the value the evidence asked for. One
 knob, so two corrections never compound. Nothing changes unless the proposal is applied.
+
+**Held-out proof.** A correction is proposed only if it would have helped on outcomes it was not
+fitted on. The outcomes (oldest first) are split in time order: the correction is fitted on the
+earlier :data:`FIT_SHARE` and scored on the later rest, where the Brier score of the stated
+confidence is set beside the Brier score of the corrected one (``clamp(p · new / old)``, what
+the new weight does to every confidence below 1). When the corrected Brier is not lower, nothing
+is proposed and the report says why; below :data:`MIN_FIT` earlier and :data:`MIN_HELD_OUT`
+later outcomes there is nothing to prove it on, and nothing is proposed either. The proposal is
+the correction that was tested, the one fitted on the earlier part.
+
+The guardian judges the vectors' overall confidence, whatever ``p_success`` the agent also
+stated: ``confidence_weight`` scales that confidence, not a stated probability.
 """
 
 from __future__ import annotations
@@ -33,6 +45,9 @@ from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore as Store
 
 WEIGHT_BOUNDS: Final = (0.5, 1.5)
+FIT_SHARE: Final = 2 / 3
+MIN_FIT: Final = 10
+MIN_HELD_OUT: Final = 5
 
 
 class Proposal(BaseModel):
@@ -95,6 +110,19 @@ def guardian_proposal(
     )
 
 
+class HeldOut(BaseModel):
+    """The correction fitted on the earlier outcomes, scored on the later ones."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fitted_on: int
+    held_out: int
+    weight: float | None
+    brier_before: float
+    brier_after: float | None
+    helps: bool
+
+
 class GuardianReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -102,8 +130,73 @@ class GuardianReport(BaseModel):
     tasks_considered: int
     belief: Belief
     proposal: Proposal | None
+    held_out: HeldOut | None
     applied: Adjustment | None
     note: str
+
+
+def held_out_check(
+    profile: str, current_weight: float, stated: list[float], observed: list[float]
+) -> tuple[Proposal | None, HeldOut | None, str]:
+    """Fit on the earlier outcomes, score on the later (module docstring): the proposal if it
+    helped there, what the held-out part showed, and why nothing is proposed when nothing is."""
+    n = len(stated)
+    fit = max(MIN_FIT, round(n * FIT_SHARE))
+    if fit > n - MIN_HELD_OUT:
+        return (
+            None,
+            None,
+            f"{n} outcomes: a correction is proposed only once it lowers the Brier score on "
+            f"outcomes it was not fitted on ({MIN_FIT + MIN_HELD_OUT} needed: {MIN_FIT} to fit, "
+            f"{MIN_HELD_OUT} after them to test)",
+        )
+    early_p, early_y = stated[:fit], observed[:fit]
+    late_p, late_y = stated[fit:], observed[fit:]
+    belief = update_belief("overall", [p - y for p, y in zip(early_p, early_y, strict=True)])
+    proposal = guardian_proposal(
+        profile,
+        current_weight,
+        belief,
+        sum(early_p) / len(early_p),
+        sum(early_y) / len(early_y),
+    )
+    before = _brier(late_p, late_y)
+    if proposal is None:
+        return (
+            None,
+            HeldOut(
+                fitted_on=fit,
+                held_out=n - fit,
+                weight=None,
+                brier_before=before,
+                brier_after=None,
+                helps=False,
+            ),
+            f"no credible bias in the first {fit} outcomes: nothing to change",
+        )
+    scale = proposal.new / current_weight
+    after = _brier([min(1.0, max(0.0, p * scale)) for p in late_p], late_y)
+    check = HeldOut(
+        fitted_on=fit,
+        held_out=n - fit,
+        weight=proposal.new,
+        brier_before=before,
+        brier_after=after,
+        helps=after < before,
+    )
+    if not check.helps:
+        return (
+            None,
+            check,
+            f"a correction fitted on the first {fit} outcomes (weight {proposal.new}) did not "
+            f"lower the Brier score on the {n - fit} after them ({before:.4f} → {after:.4f}): "
+            "nothing proposed",
+        )
+    return proposal, check, ""
+
+
+def _brier(p: list[float], y: list[float]) -> float:
+    return round(sum((a - b) ** 2 for a, b in zip(p, y, strict=True)) / len(p), 6)
 
 
 def run_guardian(
@@ -128,17 +221,12 @@ def run_guardian(
         for p in outcome_points(store, Filters(ai_id=ai_id, profile=profile_name), after=after)
         if p.predicted_preflight is not None
     ]
-    biases = [p.predicted_preflight - p.observed for p in points]  # type: ignore[operator]
-    belief = update_belief("overall", biases)
-    proposal = None
-    if points:
-        proposal = guardian_proposal(
-            profile_name,
-            profile.tuning.confidence_weight,
-            belief,
-            sum(p.predicted_preflight for p in points) / len(points),  # type: ignore[misc]
-            sum(p.observed for p in points) / len(points),
-        )
+    stated = [p.predicted_preflight for p in points if p.predicted_preflight is not None]
+    observed = [p.observed for p in points]
+    belief = update_belief("overall", [a - b for a, b in zip(stated, observed, strict=True)])
+    proposal, held_out, why_not = held_out_check(
+        profile_name, profile.tuning.confidence_weight, stated, observed
+    )
     applied = None
     if proposal is not None and apply:
         applied = add_adjustment(
@@ -148,14 +236,14 @@ def run_guardian(
             old=proposal.old,
             new=proposal.new,
             reason=proposal.reason,
-            evidence={"belief": belief.model_dump(), "tasks": [p.cascade_id for p in points]},
+            evidence={
+                "belief": belief.model_dump(),
+                "held_out": held_out.model_dump() if held_out else None,
+                "tasks": [p.cascade_id for p in points],
+            },
         )
     if proposal is None:
-        note = (
-            "no credible bias: nothing to change"
-            if points
-            else _no_outcomes(store, profile_name, ai_id, after)
-        )
+        note = why_not if points else _no_outcomes(store, profile_name, ai_id, after)
     elif applied is None:
         note = "proposal only: run with --apply to change the profile"
     else:
@@ -165,6 +253,7 @@ def run_guardian(
         tasks_considered=len(points),
         belief=belief,
         proposal=proposal,
+        held_out=held_out,
         applied=applied,
         note=note,
     )

@@ -305,6 +305,12 @@ def guardian(
         if result.proposal:
             p = result.proposal
             out.print(f"proposal: {p.field} {p.old} → {p.new} ({esc(p.reason)})")
+        h = result.held_out
+        if h is not None and h.brier_after is not None:
+            out.print(
+                f"held out: fitted on the first {h.fitted_on} outcomes, the Brier score on the "
+                f"{h.held_out} after them goes {h.brier_before:.4f} → {h.brier_after:.4f}"
+            )
         out.print(result.note, markup=False)
 
     emit(result, json, render)
