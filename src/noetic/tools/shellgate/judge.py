@@ -14,6 +14,7 @@ The capabilities of particular tools (git, package managers, network clients) ar
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import glob
 import itertools
@@ -213,7 +214,9 @@ class Judge:
         if wrapper is not None:
             inner = self.unwrap(base, args, wrapper, cmd)
             if inner:
-                self.argv(inner, cmd, hidden_args=hidden_args or base == "xargs", depth=depth + 1)
+                own = args[: len(args) - len(inner)] if inner[0] in args else args
+                moved = self.chdir(base, own, cmd)
+                self.argv(inner, moved, hidden_args=hidden_args or base == "xargs", depth=depth + 1)
             return
         if base in self.policy.evaluators:
             self.evaluator(base, args, cmd)
@@ -230,7 +233,14 @@ class Judge:
         writer = self.policy.writers.get(base)
         if writer is not None:
             if hidden_args and writer.paths != "none":
-                self.refuse("dynamic-path", cmd.text, cmd.start)
+                fed = tools.piped_paths(cmd)  # `find src -name '*.o' | xargs rm`
+                if fed is None:
+                    self.refuse(
+                        "dynamic-path", cmd.text, cmd.start, "xargs hands it paths it reads"
+                    )
+                for word in fed or ():
+                    self.path_rules([word], cmd.cwds, write=True, part=cmd.text)
+                    self.written(word, cmd.cwds, cmd.text, cmd.start)
             self.writes(base, args, cmd)
         tools.capabilities(self, base, args, cmd, depth)
 
@@ -283,6 +293,22 @@ class Judge:
                 return []
             return args[i:]
         return []
+
+    def chdir(self, base: str, own: list[Word], cmd: Command) -> Command:
+        """The command as ``env -C DIR`` or ``sudo -D DIR`` runs it: in DIR."""
+        options = (
+            ("-C", "--chdir") if base == "env" else ("-D", "--chdir") if base == "sudo" else ()
+        )
+        found = option_values(own, options) if options else []
+        if not found:
+            return cmd
+        _, folder = found[-1]
+        if folder is None or (cmd.cwds is None and not folder.startswith("/")):
+            return dataclasses.replace(cmd, cwds=None)
+        places = {p for p in self.resolved(folder, cmd.cwds) if p is not None}
+        if len(places) != len(self.resolved(folder, cmd.cwds)):
+            return dataclasses.replace(cmd, cwds=None)
+        return dataclasses.replace(cmd, cwds=frozenset(places))
 
     def env_split(self, text: str | None, word: Word, cmd: Command) -> list[Word]:
         """The words ``env -S`` makes of its string, or a refusal when it cannot be known."""

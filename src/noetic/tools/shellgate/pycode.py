@@ -135,7 +135,7 @@ def _allowed_module(name: str) -> bool:
 
 
 def _allowed_name(module: str, name: str) -> bool:
-    if module in _PURE_MODULES:
+    if module in _PURE_MODULES or f"{module}.{name}" in _PURE_MODULES:
         return True
     if f"{module}.{name}" in _PARTLY:
         return True

@@ -86,6 +86,76 @@ def _writer_options(judge: Judge, base: str) -> tuple[str, ...]:
     return writer.options if writer is not None else ()
 
 
+# paths piped to xargs ----------------------------------------------------------------------
+
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "rg", "sort", "uniq", "head", "tail", "tac", "cat"})
+_GREP_VALUES = frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file"})
+
+
+def piped_paths(cmd: Command) -> list[Word] | None:
+    """The folders (or files) every path piped into ``xargs`` lies under, when the pipeline
+    only lists and filters paths: ``find DIR``, ``grep -l … DIR``, ``git ls-files``,
+    ``ls``, ``echo PATHS``, through ``grep``/``sort``/``head``…; None when it could be anything."""
+    if cmd.stdin != "pipe" or not cmd.upstream:
+        return None
+    roots: list[Word] = []
+    for source in cmd.upstream:
+        name = source.name.value if source.name is not None else None
+        base = (name or "").rsplit("/", 1)[-1]
+        args = source.args
+        if any(a.value is None for a in args) or name is None:
+            return None
+        values = [a.value or "" for a in args]
+        listing = _listed(base, args, values, source)
+        if listing is not None:
+            roots += listing
+        elif base in _FILTERS and not [v for v in values[1:] if not v.startswith("-")]:
+            continue  # filters lines it reads, adds none
+        else:
+            return None
+    return roots or None
+
+
+def _listed(base: str, args: list[Word], values: list[str], cmd: Command) -> list[Word] | None:
+    here = [Word(cmd.text, ".", False, cmd.start)]
+    if base == "find":
+        starts = []
+        for word in args:
+            if (word.value or "").startswith(("-", "(", "!")):
+                break
+            starts.append(word)
+        return starts or here
+    if base in ("grep", "egrep", "fgrep", "rg") and (
+        base == "rg"
+        or any(v in ("-l", "-L") or re.fullmatch(r"-[a-zA-Z]*[lL][a-zA-Z]*", v) for v in values)
+    ):
+        if base == "rg" and not any(v in ("-l", "--files", "--files-with-matches") for v in values):
+            return None
+        operands: list[Word] = []
+        skip = False
+        for word in args:
+            value = word.value or ""
+            if skip:
+                skip = False
+            elif value in _GREP_VALUES:
+                skip = True
+            elif not value.startswith("-"):
+                operands.append(word)
+        explicit = any(
+            v in ("-e", "-f", "--regexp", "--file") or v.startswith(("--regexp=", "--file="))
+            for v in values
+        )
+        files = operands if explicit else operands[1:]
+        return files or here
+    if base == "git" and (values[:1] == ["ls-files"] or values[:2] == ["diff", "--name-only"]):
+        return here
+    if base == "ls":  # `ls -d ~/*` prints full paths: the folders listed bound them
+        return [a for a in args if not (a.value or "").startswith("-")] or here
+    if base == "echo":
+        return [a for a in args if not (a.value or "").startswith("-")]
+    return None
+
+
 # git ---------------------------------------------------------------------------------------
 
 
