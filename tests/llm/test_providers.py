@@ -207,3 +207,25 @@ def test_provider_resolution_order(tmp_path, monkeypatch):
     monkeypatch.delenv("NOETIC_PROVIDER")
     with pytest.raises(ValidationError, match="not valid TOML"):
         resolve_provider_spec(None, tmp_path)
+
+
+def test_the_anthropic_route_to_another_server_is_anthropic_base_url(monkeypatch):
+    """docs/providers.md's route to an Anthropic-compatible server works as written."""
+    import asyncio
+    from pathlib import Path
+
+    from noetic.llm.base import Request
+    from noetic.llm.registry import parse_provider
+
+    from .model_server import reply, running
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text()
+    assert "export ANTHROPIC_BASE_URL=" in docs
+    with running() as server:
+        server.enqueue(reply("from the local server"))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "local-key")
+        provider = parse_provider("anthropic:my-model")
+        done = asyncio.run(provider.complete(Request.of("hello")))
+    assert done.text == "from the local server" and provider.endpoint == server.url
+    assert server.requests[0]["model"] == "my-model"

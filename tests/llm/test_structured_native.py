@@ -1,6 +1,7 @@
 """Native structured output: the schema on the wire, and the fallback when an endpoint refuses."""
 
 import asyncio
+import json
 
 import pytest
 from hypothesis import given
@@ -89,16 +90,46 @@ def test_a_refusing_endpoint_falls_back_once_per_process_and_it_is_recorded(wire
     assert rows[1].note is None
 
 
-def test_a_server_ignoring_the_schema_costs_a_repair_round(openai_provider, model_server):
-    model_server.schema_mode = "ignore"
-    model_server.enqueue(
-        structured({"answer": "yes", "confidence": 0.9}, text="Yes, I am fairly sure."),
-        reply('{"answer": "yes", "confidence": 0.9}'),
-    )
-    result = run(complete_structured(openai_provider, Request.of("q"), Verdict))
-    assert result.confidence == 0.9 and len(model_server.requests) == 2
-    # the repair round still carries the native field
-    assert "response_format" in model_server.requests[1]
+@pytest.mark.parametrize(
+    "first",
+    ["Yes, I am fairly sure.", '{"verdict": "yes"}'],  # prose; an object of the wrong shape
+)
+def test_a_server_ignoring_the_schema_is_repaired_with_it_and_remembered(first, store):
+    with running(schema_mode="ignore") as server:
+        model = ResilientProvider(
+            make_openai(server), RetryPolicy(max_attempts=1),
+            record=lambda c: record_llm_call(store, c),
+        )  # fmt: skip
+        server.enqueue(
+            reply(first),
+            reply('{"answer": "yes", "confidence": 0.9}'),
+            reply('{"answer": "again", "confidence": 0.5}'),
+        )
+        result = run(complete_structured(model, Request.of("q"), Verdict))
+        assert result.confidence == 0.9
+        first_body, repair = server.requests[:2]
+        assert "response_format" in first_body
+        # The repair round carries the schema: in its own message and, now that the endpoint
+        # is known to ignore the field, in the prompt instead of response_format.
+        schema = json.dumps(Verdict.model_json_schema(), separators=(",", ":"))
+        assert schema in repair["messages"][-1]["content"]
+        assert "response_format" not in repair
+        assert repair["messages"][0]["content"] == schema_instruction(Verdict)
+        # Remembered for the life of the process: the next request goes the prompt's way at once.
+        assert run(complete_structured(model, Request.of("q"), Verdict)).answer == "again"
+        later = server.requests[2]
+        assert "response_format" not in later and len(server.requests) == 3
+    rows = llm_calls(store)
+    assert "ignored response_format" in rows[0].note and "from now on" in rows[0].note
+    assert [r.note for r in rows[1:]] == [None, None]
+
+
+def test_an_honouring_server_is_not_taken_for_one_that_ignores(openai_provider, model_server):
+    from noetic.llm.openai_compat import NO_NATIVE_SCHEMA
+
+    model_server.enqueue(structured({"answer": "yes", "confidence": 0.7}))
+    done = run(openai_provider.complete(Request.of("q", json_schema=Verdict.model_json_schema())))
+    assert done.note is None and NO_NATIVE_SCHEMA.allows(openai_provider.endpoint)
 
 
 def test_a_400_about_something_else_is_not_a_fallback(openai_provider, model_server):

@@ -7,7 +7,8 @@ parameters}}``; ``tool_choice`` is ``"auto"``, ``"required"``, ``"none"`` or
 ``message.tool_calls`` with their arguments as JSON text (parsed here; a malformed one becomes
 :attr:`ToolCall.error`), and results go back as ``role: "tool"`` messages. A ``json_schema``
 request sends ``response_format: {"type": "json_schema", …}``, strict when the schema allows
-it; an endpoint that answers that with a 400 naming ``response_format`` gets the prompt
+it; an endpoint that answers that with a 400 naming ``response_format``, or that finishes a
+reply to it with text that is not a JSON object (it ignored the field), gets the prompt
 instruction instead, from then on (see :mod:`noetic.llm.structured`). An endpoint that answers
 a request with tools with a 400 naming them (vLLM without ``--enable-auto-tool-choice``, an old
 server) raises a :class:`ProviderError` of kind ``unsupported`` and stops being
@@ -247,6 +248,9 @@ class OpenAICompatibleProvider:
         native: bool,
         note: str | None,
     ) -> Completion:
+        schema = request.json_schema
+        if native and schema is not None and finish == "stop" and not calls:
+            note = note if _held_to(text, schema) else NO_NATIVE_SCHEMA.ignored(self.endpoint)
         return Completion(
             text=text,
             usage=usage,
@@ -325,6 +329,17 @@ def strict_allowed(schema: Any) -> bool:
     if isinstance(schema, list):
         return all(strict_allowed(v) for v in schema)
     return True
+
+
+def _held_to(text: str, schema: dict[str, Any]) -> bool:
+    """Whether ``text`` looks like a reply held to ``schema`` by ``response_format``: one JSON
+    object and nothing else, with every top-level property the schema requires."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    required = schema.get("required", [])
+    return isinstance(value, dict) and all(k in value for k in required)
 
 
 def response_format(schema: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,14 @@ the reply says so in :attr:`Completion.structured` and :attr:`Completion.note`, 
 Either way the reply is then parsed the same: :func:`extract_json` finds the first complete JSON
 object in a reply, whether it is bare, in a code fence or surrounded by prose.
 :func:`complete_parsed` asks, parses, and on failure asks the model once to repair its reply,
-quoting the error; a second failure raises :class:`noetic.errors.ParseError` carrying the raw
-text.
+quoting the error (and, from :func:`complete_structured`, the schema itself, so a model whose
+server dropped the native field still learns the shape); a second failure raises
+:class:`noetic.errors.ParseError` carrying the raw text.
+
+An endpoint that takes the native field without a 400 but answers with something other than a
+JSON object with the schema's required properties has ignored it; the OpenAI-compatible
+provider remembers that too (:meth:`NativeSchemaMemory.ignored`), so its repair round and every
+later request carry the schema in the prompt.
 """
 
 from __future__ import annotations
@@ -234,6 +240,19 @@ class NativeSchemaMemory:
         logging.getLogger("noetic.llm").warning("%s: %s", note, exc.message)
         return note
 
+    def ignored(self, endpoint: str) -> str:
+        """Mark ``endpoint`` as ignoring the field: it answered a request that carried it with
+        something the schema does not hold (older llama.cpp and LM Studio builds, some
+        proxies). The returned note is what the call record keeps."""
+        note = (
+            f"{endpoint or 'the endpoint'} ignored {self.field} (its reply was not the JSON "
+            "object asked for); the schema goes in the prompt from now on"
+        )
+        with self._lock:
+            self._refused[endpoint] = "ignored"
+        logging.getLogger("noetic.llm").warning("%s", note)
+        return note
+
     def forget(self) -> None:
         """Clear the memory (tests, or after reconfiguring an endpoint)."""
         with self._lock:
@@ -249,5 +268,10 @@ async def complete_structured(
     system = request.system if native else with_instruction(request.system, schema)
     asked = request.model_copy(update={"system": system, "json_schema": schema})
     return await complete_parsed(
-        provider, asked, lambda text: model_cls.model_validate(extract_json(text)), repair=repair
+        provider,
+        asked,
+        lambda text: model_cls.model_validate(extract_json(text)),
+        repair=repair,
+        expected="one JSON object matching this JSON schema, and nothing else:\n"
+        + json.dumps(schema, separators=(",", ":")),
     )
