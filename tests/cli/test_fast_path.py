@@ -1,10 +1,10 @@
-"""The fast path (:mod:`noetic.cli.fast`) against typer: the same options, the same values.
+"""The fast path (:mod:`noetic.cli.fast`) against typer: the same values for a command line.
 
-The workflow commands are declared for typer in :mod:`noetic.cli.declared` and parsed
-without typer for plain invocations. These tests hold the two together: every option typer
-knows, the fast path knows with the same spellings, environment variable and kind; for any
-command line the fast path accepts, it produces what typer would pass; anything else it leaves
-to typer, whose help and errors the user then sees.
+Both read one declaration of each command (:mod:`noetic.cli.declared`), so what is left to
+check is that they read it alike: typer's command takes exactly the declared parameters, and
+the function both call takes them all; for any command line the fast path accepts, it produces
+what typer would pass; anything else it leaves to typer, whose help and errors the user then
+sees.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import typer.main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from noetic.cli import fast
+from noetic.cli import declared, fast
 from noetic.cli.application import COMMANDS, build
 
 from ..conftest import uniform
@@ -45,7 +45,7 @@ def typer_params(name: str, args: list[str]) -> dict[str, Any]:
 
 
 def function(name: str) -> Any:
-    return getattr(import_module(fast.COMMANDS[name].module), name)
+    return getattr(import_module(declared.COMMANDS[name].module), name)
 
 
 def fast_params(name: str, args: list[str]) -> dict[str, Any] | None:
@@ -53,12 +53,7 @@ def fast_params(name: str, args: list[str]) -> dict[str, Any] | None:
     if parsed is None:
         return None
     assert parsed[0] == name
-    defaults = {
-        p.name: p.default
-        for p in inspect.signature(function(name)).parameters.values()
-        if p.default is not inspect.Parameter.empty
-    }
-    return {**defaults, **parsed[1]}
+    return parsed[1]
 
 
 @contextmanager
@@ -79,37 +74,27 @@ def environment(values: dict[str, str | None]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-@pytest.mark.parametrize("name", sorted(fast.COMMANDS))
-def test_the_fast_path_knows_exactly_the_options_typer_declares(name: str) -> None:
-    assert COMMANDS[name][:2] == ("noetic.cli.declared", name)
-    declared = {}
-    arguments = []
-    for param in click_command(name).params:
-        if param.param_type_name == "argument":
-            assert param.type_descriptor.annotation is str and param.nargs == 1
-            arguments.append(param.name)
-            continue
-        kind = param.type_descriptor.annotation
-        assert kind in (str, Path, bool), (name, param.name, kind)
-        assert not param.multiple and param.nargs == 1
-        declared[param.name] = (
-            tuple(param.opts),
-            tuple(param.secondary_opts),
-            kind,
-            param.envvar,
-            param.required,
-        )
-    spec = fast.COMMANDS[name]
-    assert tuple(arguments) == spec.arguments
-    assert declared == {
-        opt.dest: (opt.flags, opt.off_flags, opt.kind, opt.envvar, opt.required)
-        for opt in spec.options
+@pytest.mark.parametrize("name", sorted(declared.COMMANDS))
+def test_typer_builds_each_command_from_its_declaration(name: str) -> None:
+    assert COMMANDS[name][:2] == ("noetic.cli.typer_commands", name)
+    spec = declared.COMMANDS[name]
+    params = click_command(name).params
+    arguments = [p.name for p in params if p.param_type_name == "argument"]
+    options = {
+        p.name: (tuple(p.opts), tuple(p.secondary_opts), p.envvar, p.required, p.help)
+        for p in params
+        if p.param_type_name == "option"
     }
-    # The function the fast path calls takes exactly the parameters typer's command has.
-    assert set(inspect.signature(function(name)).parameters) == {
-        *declared,
-        *arguments,
+    assert tuple(arguments) == tuple(a.dest for a in spec.arguments)
+    assert options == {
+        o.dest: (o.flags, o.off_flags, o.envvar, o.required, o.help) for o in spec.options
     }
+    # The function both parsers call takes exactly the declared parameters, none defaulted:
+    # whichever parser ran, every value comes from the declaration.
+    signature = inspect.signature(function(name)).parameters
+    assert set(signature) == {*options, *arguments}
+    if spec.module == "noetic.cli.workflow":
+        assert all(p.default is inspect.Parameter.empty for p in signature.values())
 
 
 # What a command line can carry: no NUL (argv and the environment are C strings) and no lone
@@ -122,8 +107,8 @@ _VALUE = st.text(
 
 @st.composite
 def command_lines(draw: st.DrawFn) -> tuple[str, list[str], dict[str, str | None]]:
-    name = draw(st.sampled_from(sorted(fast.COMMANDS)))
-    spec = fast.COMMANDS[name]
+    name = draw(st.sampled_from(sorted(declared.COMMANDS)))
+    spec = declared.COMMANDS[name]
     tokens: list[list[str]] = []
     for opt in draw(st.lists(st.sampled_from(spec.options), max_size=6)):
         if opt.kind is bool:

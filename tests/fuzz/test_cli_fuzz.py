@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from noetic.cli import app
-from noetic.cli._common import read_json_input
+from noetic.cli.inputs import read_json_input
 from noetic.errors import NoeticError, UsageError
 from noetic.vectors import VECTOR_NAMES
 

@@ -129,7 +129,7 @@ def test_the_collector_is_off_while_the_server_starts_and_on_while_it_serves(tmp
     import gc
 
     from noetic.cli import mcp_stdio
-    from noetic.cli._common import CommandExit
+    from noetic.cli.exits import CommandExit
     from noetic.errors import StoreError
     from noetic.mcp import server as server_module
 

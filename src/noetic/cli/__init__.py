@@ -17,7 +17,7 @@ def main() -> None:
     # Noetic registers no pydantic plugins; skipping the entry-point scan saves ~10 ms a command.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from noetic.cli import fast
-    from noetic.cli._common import refuse_undecodable_argv
+    from noetic.cli.exits import refuse_undecodable_argv
 
     args = sys.argv[1:]
     refuse_undecodable_argv(args)

@@ -16,8 +16,9 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import emit, esc, handled, stderr, stdout
+from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.output import emit, esc, stderr, stdout
 
 
 class _AgentGroup(TyperGroup):
@@ -147,48 +148,10 @@ async def _ask_person(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _agent(
-    *,
-    provider: str | None,
-    workspace: Path,
-    mode: str,
-    sandbox: str,
-    memory: bool,
-    max_iterations: int,
-    max_tokens: int | None,
-    timeout: float,
-    policy: list[Path] | None,
-    store: Path | None,
-    user: str,
-    approve: str | None = None,
-) -> Any:
-    from noetic.agent import Agent
-    from noetic.errors import ValidationError
-    from noetic.store import locate_store
+def _agent(*, policy: list[Path] | None, **options: Any) -> Any:
+    from noetic.operations.agent_runs import open_agent
 
-    if mode not in ("fast", "adapt", "deep"):
-        raise ValidationError(f"unknown mode {mode!r}", field="mode", fix="use fast, adapt or deep")
-    if not workspace.is_dir():
-        raise ValidationError(f"no folder {workspace}", field="workspace", value=str(workspace))
-    if approve not in (None, "ask", "never", "always"):
-        raise ValidationError(
-            f"unknown approval {approve!r}", field="approve", fix="use ask, never or always"
-        )
-    return Agent(
-        approve=approve,
-        ask=_ask_person,
-        provider=provider,
-        workspace=workspace,
-        memory=memory,
-        mode=mode,  # type: ignore[arg-type]
-        max_iterations=max_iterations,
-        max_tokens=max_tokens,
-        timeout_s=timeout,
-        sandbox=sandbox,
-        policy_files=tuple(policy_files(policy)),
-        home=locate_store(store).home,
-        user_id=user,
-    )
+    return open_agent(ask=_ask_person, policy_files=tuple(policy_files(policy)), **options)
 
 
 def _show(item: Any, err: Any) -> None:
@@ -211,24 +174,37 @@ def _show(item: Any, err: Any) -> None:
         err.print(f"[yellow]limit[/] {esc(d['rule'])} ({d['value']:g} of {d['limit']:g})")
 
 
-async def _stream(agent: Any, query: str, state: Any, as_json: bool) -> Any:
-    from noetic.agent import Finished, TextDelta
+def _shown(as_json: bool) -> Any:
+    """What to do with each streamed item: the answer's text on stdout, the steps on stderr
+    (nothing under ``--json``: the result is the one document)."""
+    from noetic.agent import TextDelta
 
     err = stderr()
-    result = None
-    async for item in agent.stream(query, state=state):
+
+    def show(item: Any) -> None:
+        if as_json:
+            return
         if isinstance(item, TextDelta):
-            if not as_json:
-                sys.stdout.write(item.text)
-                sys.stdout.flush()
-        elif isinstance(item, Finished):
-            result = item.result
-        elif not as_json:
+            sys.stdout.write(item.text)
+            sys.stdout.flush()
+        else:
             _show(item, err)
-    await agent.settle()
+
+    return show
+
+
+def _end_line(result: Any, as_json: bool) -> Any:
+    """The streamed answer ends with a newline."""
     if result is not None and not as_json and result.answer and not result.answer.endswith("\n"):
         sys.stdout.write("\n")
     return result
+
+
+async def _stream(agent: Any, query: str, state: Any, as_json: bool) -> Any:
+    from noetic.operations.agent_runs import start_agent
+
+    result = await start_agent(agent, query, state=state, on_item=_shown(as_json))
+    return _end_line(result, as_json)
 
 
 def _report(result: Any, agent: Any, as_json: bool) -> None:
@@ -296,7 +272,11 @@ def resume(
     """Resume an interrupted task from its saved workspace."""
     import asyncio
 
-    from noetic.errors import UsageError
+    from noetic.operations.agent_runs import resume_agent
+
+    def resuming(state: Any) -> None:
+        if not json:
+            stderr().print(f"[dim]resuming {state.task_id}: {esc(state.query)}[/]")
 
     with handled(json):
         agent = _agent(
@@ -304,22 +284,16 @@ def resume(
             max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
             store=store, user=user, approve=approve,
         )  # fmt: skip
-        state, status = agent.memory_for(agent.context().store).load_task(task)
-        if status != "running":
-            raise UsageError(
-                f"task {state.task_id} is not interrupted (its status is {status})",
-                fix="resume a task listed as running by noetic agent tasks",
-            )
-        if not json:
-            stderr().print(f"[dim]resuming {state.task_id}: {esc(state.query)}[/]")
-        result = asyncio.run(_stream(agent, state.query, state, json))
+        result = _end_line(
+            asyncio.run(resume_agent(agent, task, on_start=resuming, on_item=_shown(json))), json
+        )
     _report(result, agent, json)
 
 
 @app.command()
 def tasks(store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The agent's recent tasks and their status (running ones can be resumed)."""
-    from noetic.cli._common import open_store
+    from noetic.cli.opened import open_store
     from noetic.store.agent_memory import list_workspaces
 
     with handled(json):
@@ -350,7 +324,7 @@ def forget(
 ) -> None:
     """Make the agent forget a user (--user) or one task (--task): the rows are deleted."""
     from noetic.agent.memory import AgentMemory
-    from noetic.cli._common import open_store
+    from noetic.cli.opened import open_store
     from noetic.errors import UsageError
 
     with handled(json):

@@ -16,15 +16,15 @@ from noetic.cli.options import help_when_bare
 
 # name → (module, attribute, is a group). Order is the order of `noetic --help`.
 COMMANDS: dict[str, tuple[str, str, bool]] = {
-    "bootstrap": ("noetic.cli.declared", "bootstrap", False),
-    "preflight": ("noetic.cli.declared", "preflight", False),
-    "investigate": ("noetic.cli.declared", "investigate", False),
-    "check": ("noetic.cli.declared", "check", False),
-    "postflight": ("noetic.cli.declared", "postflight", False),
-    "state": ("noetic.cli.declared", "state", False),
+    "bootstrap": ("noetic.cli.typer_commands", "bootstrap", False),
+    "preflight": ("noetic.cli.typer_commands", "preflight", False),
+    "investigate": ("noetic.cli.typer_commands", "investigate", False),
+    "check": ("noetic.cli.typer_commands", "check", False),
+    "postflight": ("noetic.cli.typer_commands", "postflight", False),
+    "state": ("noetic.cli.typer_commands", "state", False),
     "rebuild": ("noetic.cli.sessions", "rebuild", False),
     "demo": ("noetic.cli.demo", "demo", False),
-    "mcp": ("noetic.cli.declared", "mcp", False),
+    "mcp": ("noetic.cli.typer_commands", "mcp", False),
     "serve": ("noetic.cli.mcp", "serve", False),
     "dashboard": ("noetic.cli.dashboard", "dashboard", False),
     "outcome": ("noetic.cli.calibration", "outcome", False),
@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "where": ("noetic.cli.where", "where", False),
     "reindex": ("noetic.cli.recall", "reindex", False),
     "logs": ("noetic.cli.logs", "logs", False),
-    "hook": ("noetic.cli.declared", "hook", False),
+    "hook": ("noetic.cli.typer_commands", "hook", False),
     "run": ("noetic.cli.run", "run", False),
     "doctor": ("noetic.cli.doctor", "doctor", False),
     "sessions": ("noetic.cli.sessions", "app", True),
@@ -66,7 +66,7 @@ def _root(
     ] = False,
 ) -> None:
     """Bare `noetic` prints this help and succeeds; `noetic --version` prints the version."""
-    from noetic.cli._common import close_stores
+    from noetic.cli.opened import close_stores
 
     ctx.call_on_close(close_stores)
     help_when_bare(ctx)

@@ -7,16 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import (
-    emit,
-    esc,
-    handled,
-    open_store,
-    open_tracker,
-    optional_current_session,
-    stdout,
-)
+from noetic.cli.exits import handled
+from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, stdout
+from noetic.operations.stores import optional_current_session
 
 app = group("Calibration against recorded outcomes.")
 
@@ -66,34 +61,14 @@ def outcome(
     json: JsonOpt = False,
 ) -> None:
     """Record a verified outcome of a task, next to what the agent predicted."""
-    from noetic.calibration import record_outcome
-    from noetic.errors import NotFoundError, ValidationError
+    from noetic.operations.calibrating import outcome as record_outcome
 
     with handled(json):
-        given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
-        if len(given) != 1:
-            raise ValidationError(
-                "give exactly one of --success, --failure, --score X or --from-junit FILE",
-                field="outcome",
-            )
-        if from_junit is not None:
-            from noetic.hosts.junit import junit_outcome
-
-            value, found = junit_outcome(from_junit)
-            evidence = f"{found}; {evidence}" if evidence else found
-        else:
-            value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
-        source = source or ("test" if from_junit is not None else "human")
-        tracker = open_tracker(store)
-        target = target or optional_current_session(tracker, session, ai_id)
-        if target is None:
-            raise NotFoundError(
-                "no task given and no current session",
-                fix="pass a task id, or name the agent with --ai-id",
-            )
         record = record_outcome(
-            tracker.store, target, score=value, source=source, evidence=evidence
-        )
+            lambda: open_tracker(store).store, target, success=success, failure=failure,
+            score=score, from_junit=from_junit, evidence=evidence, source=source,
+            current=lambda opened: optional_current_session(opened, session, ai_id),
+        )  # fmt: skip
     emit(
         record,
         json,
@@ -129,14 +104,13 @@ def report(
     json: JsonOpt = False,
 ) -> None:
     """Brier score, ECE, reliability, signed bias and AUROC over recorded outcomes."""
-    from noetic.calibration import Filters, calibration_report
-    from noetic.errors import ValidationError
+    from noetic.operations.calibrating import report as calibration_report
 
     with handled(json):
-        if at not in ("preflight", "check"):
-            raise ValidationError("--at must be preflight or check", field="at", value=at)
-        filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
-        result = calibration_report(open_store(store), filters, prediction=at, bins=bins)  # type: ignore[arg-type]
+        result = calibration_report(
+            lambda: open_store(store), ai_id=ai_id, profile=profile, domain=domain,
+            since_days=since_days, at=at, bins=bins,
+        )  # fmt: skip
         if plot is not None:
             _plot(result, plot)
 

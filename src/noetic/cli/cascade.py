@@ -10,17 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import (
-    emit,
-    esc,
-    exit_for_run,
-    handled,
-    open_tracker,
-    session_used,
-    stderr,
-    stdout,
-)
+from noetic.cli.exits import exit_for_run, handled
+from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, session_used, stderr, stdout
 
 app = group("Autonomous CASCADE runs on a model.")
 
@@ -46,15 +39,12 @@ def run(
     when it failed (an unreadable reply, a provider failure, a limit, a refused reset)."""
     import asyncio
 
-    from noetic.cascade.engine import run_cascade
     from noetic.events import EventKind
-    from noetic.llm.registry import resolve_provider_spec
-    from noetic.runtime.context import Limits, build_context
-    from noetic.store.current import write_current_session
-    from noetic.tools.discovery import discover
-    from noetic.tools.mcp_servers import configured_servers
+    from noetic.operations.runs import Started, start_cascade
 
     streamed: list[str] = []
+    err = stderr()
+    started: list[Started] = []
 
     def show_text(delta: str) -> None:
         """ACT's reply, as the model writes it (stderr, so stdout stays the result)."""
@@ -64,47 +54,38 @@ def run(
         sys.stderr.write(delta)
         sys.stderr.flush()
 
-    with handled(json):
-        tracker = open_tracker(store, create=True)
-        home = tracker.store.home
-        spec = resolve_provider_spec(provider, home)
-        model_name = spec.partition(":")[2].rpartition("#")[2]
-        session, chosen = tracker.bootstrap(ai_id=model_name, profile=profile, ai_model=model_name)
-        write_current_session(home, session.id, model_name)
-        ctx = build_context(
-            "cascade",
-            tracker=tracker,
-            provider=spec,
-            session_id=session.id,
-            profile=chosen,
-            limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
-            tools=discover(workspace),
-            mcp_servers=configured_servers(home),
-            on_text=None if json else show_text,
-        )
-        err = stderr()
+    def live(event: Any) -> None:
+        d = event.data
+        if streamed and not streamed[-1].endswith("\n"):
+            streamed.append("\n")
+            sys.stderr.write("\n\n")
+        if event.kind == EventKind.PHASE_COMPLETED:
+            err.print(f"[bold]{d['phase']:<11}[/] {d['ms']:8.0f} ms")
+        elif event.kind == EventKind.DECISION and d.get("rule"):
+            err.print(f"            → {d['action']}: {esc(d['reason'])}")
+        elif event.kind == EventKind.TOOL_CALL:
+            ok = "ok" if d["success"] else "failed"
+            err.print(f"            tool {esc(d['tool'])} ({ok})")
+        elif event.kind == EventKind.CONSTRAINT_ENFORCED:
+            err.print(f"[red]Sentinel[/] {d['rule']}: {d['value']} (limit {d['limit']})")
 
-        def live(event: Any) -> None:
-            d = event.data
-            if streamed and not streamed[-1].endswith("\n"):
-                streamed.append("\n")
-                sys.stderr.write("\n\n")
-            if event.kind == EventKind.PHASE_COMPLETED:
-                err.print(f"[bold]{d['phase']:<11}[/] {d['ms']:8.0f} ms")
-            elif event.kind == EventKind.DECISION and d.get("rule"):
-                err.print(f"            → {d['action']}: {esc(d['reason'])}")
-            elif event.kind == EventKind.TOOL_CALL:
-                ok = "ok" if d["success"] else "failed"
-                err.print(f"            tool {esc(d['tool'])} ({ok})")
-            elif event.kind == EventKind.CONSTRAINT_ENFORCED:
-                err.print(f"[red]Sentinel[/] {d['rule']}: {d['value']} (limit {d['limit']})")
-
-        tracker.bus.subscribe(live)
+    def announce(run: Started) -> None:
+        started.append(run)
         if not json:
             err.print(
-                f"[bold]CASCADE[/] {esc(repr(task))} · profile {esc(chosen.name)} · {esc(spec)}"
+                f"[bold]CASCADE[/] {esc(repr(task))} · profile {esc(run.profile.name)} · "
+                f"{esc(run.provider)}"
             )
-        result = asyncio.run(run_cascade(ctx, task))
+
+    with handled(json):
+        result = asyncio.run(
+            start_cascade(
+                open_tracker(store, create=True), task, provider=provider, profile=profile,
+                workspace=workspace, timeout=timeout, max_tool_calls=max_tool_calls,
+                on_start=announce, on_event=live, on_text=None if json else show_text,
+            )
+        )  # fmt: skip
+    run = started[0]
 
     def render() -> None:
         from noetic.cli.render import vector_table
@@ -115,7 +96,7 @@ def run(
             + (f" · {esc(result.detail)}" if result.detail else "")
         )
         if result.loop_exit == "max_rounds":
-            out.print(_round_limit(result, chosen.investigation.max_rounds), markup=False)
+            out.print(_round_limit(result, run.profile.investigation.max_rounds), markup=False)
         if result.output and not (streamed and sys.stdout.isatty()):  # not shown twice
             out.print(result.output, markup=False)
         for q in result.questions:
@@ -141,7 +122,7 @@ def run(
             out.print(f"calibration: {result.calibration['classification']}")
         if result.usage is not None:
             out.print(esc(result.usage.line()))
-        out.print(session_used(session.id, esc(model_name)))
+        out.print(session_used(run.session_id, esc(run.ai_id)))
 
     emit(result, json, render)
     exit_for_run(result.status.value)

@@ -1,191 +1,197 @@
-"""The commands the fast path also runs, as typer declares them: options, help, and a call
-into the module where each command's work lives (:mod:`noetic.cli.workflow`,
-:mod:`noetic.cli.hooks`, :mod:`noetic.cli.mcp_stdio`).
+"""The commands the fast path runs, declared once: options, spellings, environment variables,
+defaults and help text.
 
-Those modules import no typer, so the fast path (:mod:`noetic.cli.fast`) can call them for
-plain invocations; ``tests/cli/test_fast_path.py`` holds the two to the same options and the
-same parsed values.
+Two parsers read this table. The fast path (:mod:`noetic.cli.fast`) parses a plain command line
+with it and calls the command's function directly, without typer; typer builds its command from
+it (:mod:`noetic.cli.typer_commands`), so ``--help``, errors and anything unusual are typer's.
+Adding an option is one entry here, plus the parameter of the function that uses it. This module
+imports nothing but the standard library: the fast path must stay fast.
+
+The options every command shares (``--store``, ``--json``, ``--session``, ``--ai-id``) are
+declared here too, and :mod:`noetic.cli.options` gives typer's other commands the same ones.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-import typer
 
-from noetic.cli import hooks, mcp_stdio, workflow
-from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
+@dataclass(frozen=True)
+class Opt:
+    """One option: the parameter it sets, its spellings, and how its value is read.
 
-VectorsOpt = Annotated[
-    str | None,
-    typer.Option("--vectors", help="Scores as JSON, e.g. '{\"know\": 0.8, ...}'."),
-]
-ProviderOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--provider",
-        help="Let a model write the assessment: anthropic:MODEL, openai:MODEL, ollama:MODEL, "
-        "openai-compatible:URL#MODEL, or 'default' for $NOETIC_PROVIDER / config.toml. "
-        "Without it the assessment is yours to give (the prompt is printed).",
+    ``kind`` is ``str``, ``Path`` or ``bool`` (a flag, with ``off_flags`` its negative spelling
+    ``--no-…`` when it has one). ``show_default`` is passed to typer as is (None: typer's own
+    choice)."""
+
+    dest: str
+    flags: tuple[str, ...]
+    help: str
+    kind: type = str
+    default: Any = None
+    envvar: str | None = None
+    off_flags: tuple[str, ...] = ()
+    required: bool = False
+    show_default: bool | None = None
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A required positional parameter (a text)."""
+
+    dest: str
+    help: str
+    show_default: bool | None = None
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command: its help (the first line is its summary in ``noetic --help``), its options,
+    its positional arguments in order, and the module whose function of the command's name
+    does the work (that module imports no typer)."""
+
+    help: str
+    options: tuple[Opt, ...]
+    arguments: tuple[Arg, ...] = ()
+    module: str = "noetic.cli.workflow"
+
+    def defaults(self) -> dict[str, Any]:
+        """Every option's value when it is not given (before environment variables)."""
+        return {opt.dest: opt.default for opt in self.options if not opt.required}
+
+
+# --- shared by many commands (typer's other commands take these from noetic.cli.options) ---
+
+JSON = Opt("json", ("--json",), "Print one JSON document on stdout.", bool, default=False)
+STORE = Opt(
+    "store",
+    ("--store",),
+    "Store directory (default: .noetic in the project, or $NOETIC_HOME).",
+    Path,
+    show_default=False,
+)
+SESSION = Opt(
+    "session",
+    ("--session", "-s"),
+    "Session id or prefix (default: $NOETIC_SESSION, else the agent's current session).",
+    envvar="NOETIC_SESSION",
+    show_default=False,
+)
+AI_ID = Opt(
+    "ai_id",
+    ("--ai-id",),
+    "The agent acting: its current session is used (default: $NOETIC_AI_ID, else 'agent').",
+    envvar="NOETIC_AI_ID",
+    show_default=False,
+)
+
+# --- the assessment phases ---
+
+_VECTORS = Opt("vectors", ("--vectors",), "Scores as JSON, e.g. '{\"know\": 0.8, ...}'.")
+_VECTORS_FILE = Opt(
+    "vectors_file", ("--vectors-file",), "A JSON file with the scores ('-' for stdin).", Path
+)
+_PROVIDER = Opt(
+    "provider",
+    ("--provider",),
+    "Let a model write the assessment: anthropic:MODEL, openai:MODEL, ollama:MODEL, "
+    "openai-compatible:URL#MODEL, or 'default' for $NOETIC_PROVIDER / config.toml. "
+    "Without it the assessment is yours to give (the prompt is printed).",
+)
+_ASSESS = (_VECTORS, _VECTORS_FILE, _PROVIDER, SESSION, AI_ID, STORE, JSON)
+
+COMMANDS: dict[str, Command] = {
+    "bootstrap": Command(
+        "Open a session, choose its profile and make it this agent's current session.\n\n"
+        "Prints the `export` lines that pin the agent and the session for the commands that "
+        "follow\nin the same shell (`eval` them, or copy them).",
+        (
+            Opt("profile", ("--profile",), "Profile name."),
+            Opt("ai_model", ("--ai-model",), "Model id, for auto-selection."),
+            Opt("domain", ("--domain",), "Task domain, for auto-selection."),
+            Opt(
+                "ai_id",
+                ("--ai-id",),
+                "Who is assessing itself ($NOETIC_AI_ID).",
+                default="agent",
+                envvar="NOETIC_AI_ID",
+            ),
+            Opt("project", ("--project",), "Project name for this session."),
+            Opt(
+                "recall", ("--recall",), "Also recall earlier tasks relevant to this upcoming task."
+            ),
+            Opt(
+                "vectors",
+                ("--vectors",),
+                "With --recall: a fresh assessment of the upcoming task (JSON scores); its "
+                "need decides how much to load. Without it the need is neutral.",
+            ),
+            STORE,
+            JSON,
+        ),
     ),
-]
-VectorsFileOpt = Annotated[
-    Path | None,
-    typer.Option("--vectors-file", help="A JSON file with the scores ('-' for stdin)."),
-]
-
-
-def bootstrap(
-    profile: Annotated[str | None, typer.Option(help="Profile name.")] = None,
-    ai_model: Annotated[str | None, typer.Option(help="Model id, for auto-selection.")] = None,
-    domain: Annotated[str | None, typer.Option(help="Task domain, for auto-selection.")] = None,
-    ai_id: Annotated[
-        str,
-        typer.Option(
-            "--ai-id", envvar="NOETIC_AI_ID", help="Who is assessing itself ($NOETIC_AI_ID)."
+    "preflight": Command(
+        "Baseline assessment before a task. Without scores, prints the prompt to answer.",
+        (
+            _VECTORS,
+            _VECTORS_FILE,
+            Opt(
+                "abandon_open",
+                ("--abandon-open",),
+                "Close a still-open task as abandoned first.",
+                bool,
+                default=False,
+                off_flags=("--no-abandon-open",),
+            ),
+            _PROVIDER,
+            SESSION,
+            AI_ID,
+            STORE,
+            JSON,
         ),
-    ] = "agent",
-    project: Annotated[str | None, typer.Option(help="Project name for this session.")] = None,
-    recall: Annotated[
-        str | None,
-        typer.Option("--recall", help="Also recall earlier tasks relevant to this upcoming task."),
-    ] = None,
-    vectors: Annotated[
-        str | None,
-        typer.Option(
-            "--vectors",
-            help="With --recall: a fresh assessment of the upcoming task (JSON scores); its "
-            "need decides how much to load. Without it the need is neutral.",
+        arguments=(Arg("task", "The task about to be attempted."),),
+    ),
+    "investigate": Command(
+        "Record one investigation step of the open task.",
+        (
+            Opt("note", ("--note",), "What was looked into and found.", required=True),
+            Opt("tool", ("--tool",), "The tool used, if any."),
+            Opt("vector", ("--vector",), "The vector this investigation targets."),
+            SESSION,
+            AI_ID,
+            STORE,
+            JSON,
         ),
-    ] = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
-) -> None:
-    """Open a session, choose its profile and make it this agent's current session.
-
-    Prints the `export` lines that pin the agent and the session for the commands that follow
-    in the same shell (`eval` them, or copy them)."""
-    workflow.bootstrap(
-        profile=profile,
-        ai_model=ai_model,
-        domain=domain,
-        ai_id=ai_id,
-        project=project,
-        recall=recall,
-        vectors=vectors,
-        store=store,
-        json=json,
-    )
-
-
-def preflight(
-    task: Annotated[str, typer.Argument(help="The task about to be attempted.")],
-    vectors: VectorsOpt = None,
-    vectors_file: VectorsFileOpt = None,
-    abandon_open: Annotated[
-        bool, typer.Option(help="Close a still-open task as abandoned first.")
-    ] = False,
-    provider: ProviderOpt = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
-) -> None:
-    """Baseline assessment before a task. Without scores, prints the prompt to answer."""
-    workflow.preflight(
-        task,
-        vectors=vectors,
-        vectors_file=vectors_file,
-        abandon_open=abandon_open,
-        provider=provider,
-        session=session,
-        ai_id=ai_id,
-        store=store,
-        json=json,
-    )
-
-
-def check(
-    vectors: VectorsOpt = None,
-    vectors_file: VectorsFileOpt = None,
-    provider: ProviderOpt = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
-) -> None:
-    """Reassess after investigating (partial scores allowed) and print the decision."""
-    workflow.check(
-        vectors=vectors,
-        vectors_file=vectors_file,
-        provider=provider,
-        session=session,
-        ai_id=ai_id,
-        store=store,
-        json=json,
-    )
-
-
-def postflight(
-    vectors: VectorsOpt = None,
-    vectors_file: VectorsFileOpt = None,
-    provider: ProviderOpt = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
-) -> None:
-    """Final reassessment: records it, prints the deltas and the calibration, closes the task."""
-    workflow.postflight(
-        vectors=vectors,
-        vectors_file=vectors_file,
-        provider=provider,
-        session=session,
-        ai_id=ai_id,
-        store=store,
-        json=json,
-    )
-
-
-def investigate(
-    note: Annotated[str, typer.Option("--note", help="What was looked into and found.")],
-    tool: Annotated[str | None, typer.Option(help="The tool used, if any.")] = None,
-    vector: Annotated[
-        str | None, typer.Option(help="The vector this investigation targets.")
-    ] = None,
-    session: SessionOpt = None,
-    ai_id: AiIdOpt = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
-) -> None:
-    """Record one investigation step of the open task."""
-    workflow.investigate(
-        note, tool=tool, vector=vector, session=session, ai_id=ai_id, store=store, json=json
-    )
-
-
-def state(
-    session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
-) -> None:
-    """Where the agent's current session stands and what to do next."""
-    workflow.state(session=session, ai_id=ai_id, store=store, json=json)
-
-
-def hook(
-    event: Annotated[
-        str,
-        typer.Argument(
-            help="session-start, pre-compact, stop, post-tool-use or session-end.",
-            show_default=False,
+    ),
+    "check": Command(
+        "Reassess after investigating (partial scores allowed) and print the decision.", _ASSESS
+    ),
+    "postflight": Command(
+        "Final reassessment: records it, prints the deltas and the calibration, closes the task.",
+        _ASSESS,
+    ),
+    "state": Command(
+        "Where the agent's current session stands and what to do next.",
+        (SESSION, AI_ID, STORE, JSON),
+    ),
+    "hook": Command(
+        "Handle one host hook event: reads the host's JSON on stdin, answers on stdout.",
+        (STORE,),
+        arguments=(
+            Arg(
+                "event",
+                "session-start, pre-compact, stop, post-tool-use or session-end.",
+                show_default=False,
+            ),
         ),
-    ],
-    store: StoreOpt = None,
-) -> None:
-    """Handle one host hook event: reads the host's JSON on stdin, answers on stdout."""
-    hooks.hook(event, store=store)
-
-
-def mcp(store: StoreOpt = None) -> None:
-    """Serve MCP over stdio: protocol on stdout, logs on stderr."""
-    mcp_stdio.mcp(store)
+        module="noetic.cli.hooks",
+    ),
+    # a host starts it at the beginning of every session, and waits for its tool list
+    "mcp": Command(
+        "Serve MCP over stdio: protocol on stdout, logs on stderr.",
+        (STORE,),
+        module="noetic.cli.mcp_stdio",
+    ),
+}

@@ -16,8 +16,9 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import close_stores, esc, stdout
+from noetic.cli.opened import close_stores
 from noetic.cli.options import JsonOpt
+from noetic.cli.output import esc, stdout
 
 TASK = "Fix the flaky timezone test in billing/test_invoices.py"
 
@@ -122,15 +123,15 @@ def demo(
 
 
 def _walk(home: Path, quiet: bool, step: Callable[[str, str], None]) -> None:
-    from noetic.cli import workflow
+    from noetic.cli.fast import invoke
 
     step("1 · bootstrap: open a session", "noetic bootstrap --ai-model claude-haiku-4")
-    workflow.bootstrap(ai_model="claude-haiku-4", store=home, json=quiet)
+    invoke("bootstrap", ai_model="claude-haiku-4", store=home, json=quiet)
     step("2 · preflight: the baseline, before any work", f'noetic preflight "{TASK}" --vectors …')
-    workflow.preflight(TASK, vectors=jsonlib.dumps(PREFLIGHT), store=home, json=quiet)
+    invoke("preflight", TASK, vectors=jsonlib.dumps(PREFLIGHT), store=home, json=quiet)
     step("3 · investigate: look before acting", f'noetic investigate --note "{INVESTIGATION}"')
-    workflow.investigate(INVESTIGATION, tool="read_file", store=home, json=quiet)
+    invoke("investigate", note=INVESTIGATION, tool="read_file", store=home, json=quiet)
     step("4 · check: reassess only what changed", "noetic check --vectors …")
-    workflow.check(vectors=jsonlib.dumps(CHECK), store=home, json=quiet)
+    invoke("check", vectors=jsonlib.dumps(CHECK), store=home, json=quiet)
     step("5 · postflight: reassess after the work", "noetic postflight --vectors …")
-    workflow.postflight(vectors=jsonlib.dumps(POSTFLIGHT), store=home, json=quiet)
+    invoke("postflight", vectors=jsonlib.dumps(POSTFLIGHT), store=home, json=quiet)

@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, stdout
+from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.output import emit, esc, stdout
 
 _MARK = {"ok": "[green]ok  [/]", "warn": "[yellow]warn[/]", "fail": "[bold red]fail[/]"}
 

@@ -8,9 +8,9 @@ it every session and waits for it) are parsed here instead and call :mod:`noetic
 :mod:`noetic.cli.hooks` or :mod:`noetic.cli.mcp_stdio` directly. Anything this parser is not
 sure of — ``--help``, an unknown or misspelt option, a missing value, ``--``, a value that
 looks like an option, an empty value — goes to typer unchanged, so help and error messages are
-always typer's. ``tests/cli/test_fast_path.py`` holds :data:`COMMANDS` to the typer declarations
-(:mod:`noetic.cli.declared`): the same options, and the same values for any command
-line both accept.
+always typer's. Both read one declaration of each command (:mod:`noetic.cli.declared`);
+``tests/cli/test_fast_path.py`` checks that whatever this parser accepts it reads exactly as
+typer does.
 """
 
 from __future__ import annotations
@@ -18,89 +18,16 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Opt:
-    """One option: the parameter it sets, its spellings, and how its value is read."""
-
-    dest: str
-    flags: tuple[str, ...]
-    kind: type = str  # str, Path, or bool for a flag
-    envvar: str | None = None
-    off_flags: tuple[str, ...] = ()  # a flag's negative spelling (--no-…)
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class Command:
-    options: tuple[Opt, ...]
-    arguments: tuple[str, ...] = ()  # required positional parameters, in order
-    module: str = "noetic.cli.workflow"  # where the function of the command's name lives
-
-
-_VECTORS = Opt("vectors", ("--vectors",))
-_VECTORS_FILE = Opt("vectors_file", ("--vectors-file",), Path)
-_PROVIDER = Opt("provider", ("--provider",))
-_SESSION = Opt("session", ("--session", "-s"), envvar="NOETIC_SESSION")
-_AI_ID = Opt("ai_id", ("--ai-id",), envvar="NOETIC_AI_ID")
-_STORE = Opt("store", ("--store",), Path)
-_JSON = Opt("json", ("--json",), bool)
-_ASSESS = (_VECTORS, _VECTORS_FILE, _PROVIDER, _SESSION, _AI_ID, _STORE, _JSON)
-
-COMMANDS: dict[str, Command] = {
-    "bootstrap": Command(
-        (
-            Opt("profile", ("--profile",)),
-            Opt("ai_model", ("--ai-model",)),
-            Opt("domain", ("--domain",)),
-            _AI_ID,
-            Opt("project", ("--project",)),
-            Opt("recall", ("--recall",)),
-            _VECTORS,
-            _STORE,
-            _JSON,
-        )
-    ),
-    "preflight": Command(
-        (
-            _VECTORS,
-            _VECTORS_FILE,
-            Opt("abandon_open", ("--abandon-open",), bool, off_flags=("--no-abandon-open",)),
-            _PROVIDER,
-            _SESSION,
-            _AI_ID,
-            _STORE,
-            _JSON,
-        ),
-        arguments=("task",),
-    ),
-    "investigate": Command(
-        (
-            Opt("note", ("--note",), required=True),
-            Opt("tool", ("--tool",)),
-            Opt("vector", ("--vector",)),
-            _SESSION,
-            _AI_ID,
-            _STORE,
-            _JSON,
-        )
-    ),
-    "check": Command(_ASSESS),
-    "postflight": Command(_ASSESS),
-    "state": Command((_SESSION, _AI_ID, _STORE, _JSON)),
-    "hook": Command((_STORE,), arguments=("event",), module="noetic.cli.hooks"),
-    # a host starts it at the beginning of every session, and waits for its tool list
-    "mcp": Command((_STORE,), module="noetic.cli.mcp_stdio"),
-}
+from noetic.cli.declared import COMMANDS, Opt
 
 
 def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     """``(command, keyword arguments)`` for a plain invocation of a workflow command; None for
-    anything typer should see. Parameters not given are left to the function's defaults."""
+    anything typer should see. Every parameter is given: a value from the command line, else
+    from its environment variable, else its declared default."""
     if not args or args[0] not in COMMANDS:
         return None
     name, command = args[0], COMMANDS[args[0]]
@@ -130,7 +57,7 @@ def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
         values[opt.dest] = value
     if len(positional) != len(command.arguments):
         return None
-    values.update(zip(command.arguments, positional, strict=True))
+    values.update(zip((a.dest for a in command.arguments), positional, strict=True))
     for opt in command.options:
         if opt.dest not in values and opt.envvar and os.environ.get(opt.envvar):
             values[opt.dest] = os.environ[opt.envvar]
@@ -138,7 +65,17 @@ def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
             return None
         if opt.kind is Path and opt.dest in values:
             values[opt.dest] = Path(values[opt.dest])
-    return name, values
+    return name, {**command.defaults(), **values}
+
+
+def invoke(name: str, *arguments: str, **values: Any) -> None:
+    """Run a command from code (``noetic demo`` walks the workflow this way): every option not
+    given takes its declared default; environment variables are not read."""
+    from importlib import import_module
+
+    command = COMMANDS[name]
+    given = dict(zip((a.dest for a in command.arguments), arguments, strict=True))
+    getattr(import_module(command.module), name)(**{**command.defaults(), **given, **values})
 
 
 def run(args: list[str]) -> bool:
@@ -150,7 +87,7 @@ def run(args: list[str]) -> bool:
     name, kwargs = parsed
     from importlib import import_module
 
-    from noetic.cli._common import close_stores
+    from noetic.cli.opened import close_stores
 
     try:
         try:

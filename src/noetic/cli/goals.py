@@ -6,16 +6,11 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import (
-    current_session,
-    emit,
-    esc,
-    handled,
-    open_tracker,
-    session_used,
-    stdout,
-)
+from noetic.cli.exits import handled
+from noetic.cli.opened import open_tracker
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, session_used, stdout
+from noetic.operations.stores import current_session
 
 app = group("Goals from vector gaps or from the model's plan.")
 

@@ -37,7 +37,7 @@ def hook(event: str, store: Path | None = None) -> None:
 
 
 def _read_payload() -> dict[str, Any]:
-    from noetic.cli._common import read_stdin
+    from noetic.cli.inputs import read_stdin
     from noetic.errors import ValidationError
     from noetic.untrusted import load_json
 

@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, open_store, stdout
+from noetic.cli.exits import handled
+from noetic.cli.opened import open_store
 from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.output import emit, esc, stdout
 
 
 def logs(

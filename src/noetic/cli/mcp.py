@@ -14,8 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import esc, handled, stderr
+from noetic.cli.exits import handled
 from noetic.cli.options import StoreOpt
+from noetic.cli.output import esc, stderr
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from noetic.cli._common import handled
+from noetic.cli.exits import handled
 
 
 def mcp(store: Path | None = None) -> None:

@@ -9,17 +9,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import (
-    emit,
-    esc,
-    exit_for_run,
-    handled,
-    open_tracker,
-    session_used,
-    stderr,
-    stdout,
-)
+from noetic.cli.exits import exit_for_run, handled
+from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.output import emit, esc, session_used, stderr, stdout
 
 
 class _QuestionFirst(TyperGroup):
@@ -101,41 +94,30 @@ def ask(
     --input) and 3 when it failed (resume it to retry)."""
     import asyncio
 
-    from noetic.llm.registry import resolve_provider_spec
-    from noetic.nova import NovaSettings, run_nova
-    from noetic.runtime.context import Limits, build_context
+    from noetic.operations.runs import Started, start_nova
+
+    started: list[Started] = []
+
+    def announce(run: Started) -> None:
+        started.append(run)
+        if not json:
+            stderr().print(f"[bold]Nova[/] {esc(repr(question))} · {esc(run.provider)}")
 
     with handled(json):
-        settings = NovaSettings(
-            max_rounds=max_rounds,
-            gate=gate,
-            gate_from_profile=profile is not None,
-            epsilon=epsilon,
-            context_tokens=context_tokens,
-            experts=tuple(e.strip() for e in experts.split(",") if e.strip()) if experts else (),
-            personas=tuple(str(p) for p in personas or ()),
-            weighting=weighting,
-            recall=recall,
-        )
-        tracker = open_tracker(store, create=True)
-        spec = resolve_provider_spec(provider, tracker.store.home)
-        model_name = spec.partition(":")[2].rpartition("#")[2]
-        session, chosen = tracker.bootstrap(ai_id="nova", profile=profile, ai_model=model_name)
-        ctx = build_context(
-            "nova",
-            tracker=tracker,
-            provider=spec,
-            session_id=session.id,
-            profile=chosen,
-            limits=Limits(timeout_s=timeout),
-            on_text=None if json else _stream,
-        )
-        if not json:
-            tracker.bus.subscribe(_announce)
-        if not json:
-            stderr().print(f"[bold]Nova[/] {esc(repr(question))} · {esc(spec)}")
-        result = asyncio.run(run_nova(ctx, question, settings=settings, on_turn=_show_turn))
-    emit(result, json, lambda: _render(result, session.id))
+        result = asyncio.run(
+            start_nova(
+                open_tracker(store, create=True),
+                question,
+                provider=provider,
+                experts=tuple(e.strip() for e in (experts or "").split(",") if e.strip()),
+                max_rounds=max_rounds, gate=gate, epsilon=epsilon, context_tokens=context_tokens,
+                personas=tuple(str(p) for p in personas or ()), weighting=weighting,
+                recall=recall, profile=profile, timeout=timeout, on_start=announce,
+                on_event=None if json else _announce, on_text=None if json else _stream,
+                on_turn=_show_turn,
+            )
+        )  # fmt: skip
+    emit(result, json, lambda: _render(result, started[0].session_id))
     exit_for_run(result.status)
 
 
@@ -155,26 +137,17 @@ def resume(
     does: 0, 5 (escalated again) or 3 (failed again)."""
     import asyncio
 
-    from noetic.nova import resume_nova
-    from noetic.runtime.context import Limits, build_context
-    from noetic.store.nova import get_run
+    from noetic.operations.runs import resume_nova
 
     with handled(json):
-        tracker = open_tracker(store)
-        row = get_run(tracker.store, run)
-        ctx = build_context(
-            "nova",
-            tracker=tracker,
-            provider=provider,
-            session_id=row["session_id"],
-            limits=Limits(timeout_s=timeout),
-            needs_model=row["status"] != "completed",
-            on_text=None if json else _stream,
-        )
-        if not json:
-            tracker.bus.subscribe(_announce)
-        result = asyncio.run(resume_nova(ctx, row["id"], input=input, on_turn=_show_turn))
-    emit(result, json, lambda: _render(result, row["session_id"]))
+        result = asyncio.run(
+            resume_nova(
+                open_tracker(store), run, input=input, provider=provider, timeout=timeout,
+                on_event=None if json else _announce, on_text=None if json else _stream,
+                on_turn=_show_turn,
+            )
+        )  # fmt: skip
+    emit(result, json, lambda: _render(result, result.session_id))
     exit_for_run(result.status)
 
 

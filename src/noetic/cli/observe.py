@@ -7,8 +7,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli._common import emit, esc, handled, open_store, open_tracker, stderr, stdout
+from noetic.cli.exits import handled
+from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, stderr, stdout
 
 
 class _QueryByDefault(TyperGroup):
@@ -43,29 +45,25 @@ def run(
     import asyncio
 
     from noetic.events import EventKind
-    from noetic.observer.crystallization import ObserverSettings
-    from noetic.runtime.context import build_context
+    from noetic.operations.runs import start_chain
+
+    err = stderr()
+
+    def show(event: Any) -> None:
+        if event.kind == EventKind.OBSERVATION:
+            d = event.data
+            err.print(
+                f"[bold]stage {d['stage']}[/] {d['role']} · confidence "
+                f"{d['confidence']:.2f} · layers {','.join(d['layers']) or '—'}"
+            )
 
     with handled(json):
-        ctx = build_context(
-            "observer",
-            tracker=open_tracker(store, create=True),
-            provider=provider,
-            needs_model=True,
-        )
-        err = stderr()
-
-        def show(event: Any) -> None:
-            if event.kind == EventKind.OBSERVATION:
-                d = event.data
-                err.print(
-                    f"[bold]stage {d['stage']}[/] {d['role']} · confidence "
-                    f"{d['confidence']:.2f} · layers {','.join(d['layers']) or '—'}"
-                )
-
-        ctx.bus.subscribe(show)
-        pattern_cache = _cache(ctx.store) if cache else None
-        result = asyncio.run(_run(ctx, query, ObserverSettings(adaptive=adaptive), pattern_cache))
+        result = asyncio.run(
+            start_chain(
+                open_tracker(store, create=True), query, provider=provider, adaptive=adaptive,
+                cache=cache, on_event=show,
+            )
+        )  # fmt: skip
 
     def render() -> None:
         out = stdout()
@@ -81,19 +79,6 @@ def run(
             out.print(f"[dim]{esc(result.usage.line())}[/]")
 
     emit(result, json, render)
-
-
-async def _run(ctx: Any, query: str, settings: Any, cache: Any) -> Any:
-    from noetic.observer.chain import run_chain
-
-    return await run_chain(ctx, query, settings=settings, cache=cache)
-
-
-def _cache(store: Any) -> Any:
-    from noetic.embeddings import default_embedder
-    from noetic.observer.cache import PatternCache
-
-    return PatternCache(store, default_embedder())
 
 
 @app.command()

@@ -1,7 +1,11 @@
 """The options every command shares, and command groups: what typer needs to build the CLI.
 
-Kept apart from :mod:`noetic.cli._common` so that running a workflow command through the fast
-path (:mod:`noetic.cli.fast`) never imports typer.
+The shared options are declared once, in :mod:`noetic.cli.declared` (the fast path reads them
+there); these are typer's spelling of them for every other command.
+
+Kept apart from the typer-free modules (:mod:`noetic.cli.output`, :mod:`noetic.cli.exits`…) so
+that running a workflow command through the fast path (:mod:`noetic.cli.fast`) never imports
+typer.
 """
 
 from __future__ import annotations
@@ -11,35 +15,13 @@ from typing import Annotated, Any
 
 import typer
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--store",
-        help="Store directory (default: .noetic in the project, or $NOETIC_HOME).",
-        show_default=False,
-    ),
-]
-SessionOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--session",
-        "-s",
-        envvar="NOETIC_SESSION",
-        help="Session id or prefix (default: $NOETIC_SESSION, else the agent's current session).",
-        show_default=False,
-    ),
-]
-AiIdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--ai-id",
-        envvar="NOETIC_AI_ID",
-        help="The agent acting: its current session is used (default: $NOETIC_AI_ID, else "
-        "'agent').",
-        show_default=False,
-    ),
-]
+from noetic.cli.declared import AI_ID, JSON, SESSION, STORE
+from noetic.cli.typer_commands import typer_option
+
+JsonOpt = Annotated[bool, typer_option(JSON)]
+StoreOpt = Annotated[Path | None, typer_option(STORE)]
+SessionOpt = Annotated[str | None, typer_option(SESSION)]
+AiIdOpt = Annotated[str | None, typer_option(AI_ID)]
 
 
 def help_when_bare(ctx: typer.Context) -> None:

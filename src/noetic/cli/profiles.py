@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, stdout
+from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, stdout
 
 app = group("Investigation profiles: list, show, export, import.")
 

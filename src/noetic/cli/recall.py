@@ -6,17 +6,11 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import (
-    emit,
-    esc,
-    handled,
-    open_store,
-    open_tracker,
-    optional_current_session,
-    stderr,
-    stdout,
-)
+from noetic.cli.exits import handled
+from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.operations.stores import optional_current_session
 
 
 def recall(
@@ -43,32 +37,16 @@ def recall(
     """Choose past tasks to load (semantic match in the current project, calibration-filtered,
     nothing when no task is close enough) and print a context block ready to paste into a
     prompt."""
-    from noetic.recall.engine import recall_for_current_session
+    from noetic.operations.recalling import recall as recalled
 
     with handled(json):
-        index = None
-        if qdrant:
-            from noetic.embeddings import recall_embedder
-            from noetic.store.qdrant_index import QdrantIndex
-
-            index = QdrantIndex(qdrant, recall_embedder().dimension)
-        try:
-            opened = open_store(store)  # no tracker: its profiles cost a cold call for nothing
-            result = recall_for_current_session(
-                opened,
-                task,
-                session_id=optional_current_session(opened, session, ai_id),
-                limit=limit,
-                budget=budget,
-                ai_id=ai_id,
-                project=project,
-                all_projects=all_projects,
-                index=index,
-                explain=explain,
-            )
-        finally:
-            if index is not None:
-                index.close()
+        result = recalled(
+            lambda: open_store(store),  # no tracker: its profiles cost a cold call for nothing
+            task,
+            current=lambda opened: optional_current_session(opened, session, ai_id),
+            limit=limit, budget=budget, ai_id=ai_id, project=project, all_projects=all_projects,
+            explain=explain, qdrant=qdrant,
+        )  # fmt: skip
 
     def render() -> None:
         from noetic.cli.render import recall_accounting

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import emit, stderr
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
+from noetic.cli.output import emit, stderr
 
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
@@ -60,10 +60,11 @@ def _record(
     """The outcome recorded, or None with the reason (the command's status stands either way)."""
     import shlex
 
-    from noetic.cli._common import open_tracker, optional_current_session
+    from noetic.cli.opened import open_tracker
     from noetic.errors import NoeticError
     from noetic.hosts.outcomes import record_exit
     from noetic.hosts.testruns import run_status
+    from noetic.operations.stores import optional_current_session
 
     status = run_status(command, code, Path.cwd())
     if status.score is None:

@@ -8,8 +8,11 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, open_store, read_text_file, stdout
+from noetic.cli.exits import handled
+from noetic.cli.inputs import read_text_file
+from noetic.cli.opened import open_store
 from noetic.cli.options import JsonOpt, StoreOpt, group
+from noetic.cli.output import emit, esc, stdout
 
 app = group("List, show, export and import sessions.")
 

@@ -9,8 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, stderr, stdout
+from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, group
+from noetic.cli.output import emit, esc, stderr, stdout
 
 app = group(
     "Register Noetic in an agent host: its MCP server, and for Claude Code its hooks and "

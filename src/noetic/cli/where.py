@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from noetic.cli._common import agent, emit, handled, stdout
+from noetic.cli.exits import handled
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
+from noetic.cli.output import emit, stdout
+from noetic.operations.stores import agent_id as agent
 
 
 def where(

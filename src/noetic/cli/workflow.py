@@ -1,63 +1,46 @@
 """The agent-driven workflow: bootstrap, preflight, investigate, check, postflight, state.
 
-Each command's work, as a plain function: typer declares the options in
-:mod:`noetic.cli.declared`, and the fast path (:mod:`noetic.cli.fast`) calls these
-directly, so this module imports neither typer nor anything a command does not use."""
+Each command reads its input, calls its operation (:mod:`noetic.operations.phases`) and
+renders the result. The options are declared in :mod:`noetic.cli.declared`; the fast path
+(:mod:`noetic.cli.fast`) and typer both call these functions with every parameter given, so this
+module imports neither typer nor anything a command does not use."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from noetic.cli._common import (
-    current_session,
-    emit,
-    esc,
-    handled,
-    open_tracker,
-    read_json_input,
-    session_used,
-    stderr,
-    stdout,
-)
+from noetic.cli.exits import handled
+from noetic.cli.inputs import read_json_input
+from noetic.cli.opened import open_tracker
+from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.operations import phases as ops
+from noetic.operations.stores import current_session
 
 
 def bootstrap(
-    profile: str | None = None,
-    ai_model: str | None = None,
-    domain: str | None = None,
-    ai_id: str = "agent",
-    project: str | None = None,
-    recall: str | None = None,
-    vectors: str | None = None,
-    store: Path | None = None,
-    json: bool = False,
+    *,
+    profile: str | None,
+    ai_model: str | None,
+    domain: str | None,
+    ai_id: str,
+    project: str | None,
+    recall: str | None,
+    vectors: str | None,
+    store: Path | None,
+    json: bool,
 ) -> None:
-    """Open a session, choose its profile and make it this agent's current session.
-
-    Prints the `export` lines that pin the agent and the session for the commands that follow
-    in the same shell (`eval` them, or copy them)."""
     import os
     import shlex
 
-    from noetic.store.current import write_current_session
-
-    recalled = None
     with handled(json):
         tracker = open_tracker(store, create=True)
-        if recall:
-            from noetic.assessment import Assessment
-            from noetic.recall.engine import recall_default
-
-            fresh = read_json_input(vectors, None) if vectors is not None else None
-            current = Assessment.from_input("preflight", fresh).vectors if fresh else None
-            recalled = recall_default(
-                tracker.store, recall, current=current, ai_id=ai_id, project=project
-            )
-        session, chosen = tracker.bootstrap(
-            ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
-        )
-        write_current_session(tracker.store.home, session.id, ai_id)
+        fresh = read_json_input(vectors, None) if recall and vectors is not None else None
+        done = ops.bootstrap(
+            tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
+            project=project, recall=recall, scores=fresh,
+        )  # fmt: skip
+    session, chosen, recalled = done.session, done.profile, done.recall
     env = {"NOETIC_AI_ID": ai_id, "NOETIC_SESSION": session.id}
     exports = [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
     stale = os.environ.get("NOETIC_SESSION")
@@ -108,81 +91,40 @@ def _assess(
     vectors: str | None,
     vectors_file: Path | None,
     as_json: bool,
+    provider: str | None,
     task: str | None = None,
     abandon_open: bool = False,
-    provider: str | None = None,
 ) -> Any:
-    """Record an assessment: the given scores, or the model's when a provider is named;
-    without either, return the prompt to answer."""
-    from noetic.assessment import Assessment, Phase
-
+    """The phase's operation on the scores given (none read when a model is to answer)."""
     tracker = open_tracker(store)
     sid = current_session(tracker, session, ai_id)
-    if provider and (vectors is not None or vectors_file is not None):
-        from noetic.errors import ValidationError
-
-        raise ValidationError(
-            "give scores or --provider, not both", field="provider", value=provider
-        )
-    data = None if provider else read_json_input(vectors, vectors_file)
-    if provider:
-        assessment = _model_assessment(tracker, sid, Phase(phase), provider, task)
-    elif data is None:
-        prompt = tracker.prompt(sid, Phase(phase), task)
-        if not as_json and _default_provider_set(tracker.store.home):
-            from noetic.cli._common import stderr
-
-            stderr().print(
-                "a default provider is configured, but assessments are the caller's own unless "
-                "asked: add --provider default to have that model answer",
-                markup=False,
-            )
-        return {"session_id": sid, "phase": phase, "prompt": prompt, "recorded": False}
+    if provider:  # the model answers: nothing is read; scores given too are refused
+        given = vectors is not None or vectors_file is not None
+        scores: Any = {} if given else None
     else:
-        assessment = Assessment.from_input(phase, data)
+        scores = read_json_input(vectors, vectors_file)
     if phase == "preflight":
-        return tracker.preflight(sid, task or "", assessment, abandon_open=abandon_open)
-    if phase == "check":
-        return tracker.check(sid, assessment)
-    return tracker.postflight(sid, assessment)
-
-
-def _model_assessment(tracker: Any, sid: str, phase: Any, spec: str, task: str | None) -> Any:
-    """Ask the named model for its own assessment, recording every call in ``llm_calls``."""
-    import asyncio
-
-    from noetic.runtime.assess import model_assessment
-    from noetic.runtime.context import build_context
-
-    cascade = tracker.store.open_cascade_of(sid)
-    ctx = build_context(
-        None,
-        tracker=tracker,
-        provider=None if spec == "default" else spec,  # default: the configured one
-        session_id=sid,
-        task_id=cascade.id if cascade else None,
-        needs_model=True,
-    )
-    return asyncio.run(model_assessment(ctx, phase, task))
-
-
-def _default_provider_set(home: Path) -> bool:
-    from noetic.errors import UsageError
-    from noetic.llm.registry import resolve_provider_spec
-
-    try:
-        resolve_provider_spec(None, home)
-    except UsageError:
-        return False
-    return True
+        result = ops.preflight(
+            tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open
+        )
+    else:
+        result = getattr(ops, phase)(tracker, sid, scores, provider=provider)
+    prompted = isinstance(result, ops.AssessmentPrompt)
+    if prompted and not as_json and ops.default_provider_configured(tracker):
+        stderr().print(
+            "a default provider is configured, but assessments are the caller's own unless "
+            "asked: add --provider default to have that model answer",
+            markup=False,
+        )
+    return result
 
 
 def _render_assessment(result: Any) -> None:
     from noetic.cli.render import calibration_line, decision_line, vector_table
 
     out = stdout()
-    if isinstance(result, dict):
-        out.print(result["prompt"], markup=False)
+    if isinstance(result, ops.AssessmentPrompt):
+        out.print(result.prompt, markup=False)
         return
     a = result.assessment.assessment
     title = f"{a.phase.value.upper()} · {esc(result.cascade.task)}"
@@ -201,88 +143,76 @@ def _render_assessment(result: Any) -> None:
 
 def preflight(
     task: str,
-    vectors: str | None = None,
-    vectors_file: Path | None = None,
-    abandon_open: bool = False,
-    provider: str | None = None,
-    session: str | None = None,
-    ai_id: str | None = None,
-    store: Path | None = None,
-    json: bool = False,
+    *,
+    vectors: str | None,
+    vectors_file: Path | None,
+    abandon_open: bool,
+    provider: str | None,
+    session: str | None,
+    ai_id: str | None,
+    store: Path | None,
+    json: bool,
 ) -> None:
-    """Baseline assessment before a task. Without scores, prints the prompt to answer."""
     with handled(json):
         result = _assess(
-            "preflight",
-            session,
-            ai_id,
-            store,
-            vectors,
-            vectors_file,
-            json,
-            task,
+            "preflight", session, ai_id, store, vectors, vectors_file, json, provider, task,
             abandon_open,
-            provider,
-        )
+        )  # fmt: skip
     emit(result, json, lambda: _render_assessment(result))
 
 
 def check(
-    vectors: str | None = None,
-    vectors_file: Path | None = None,
-    provider: str | None = None,
-    session: str | None = None,
-    ai_id: str | None = None,
-    store: Path | None = None,
-    json: bool = False,
+    *,
+    vectors: str | None,
+    vectors_file: Path | None,
+    provider: str | None,
+    session: str | None,
+    ai_id: str | None,
+    store: Path | None,
+    json: bool,
 ) -> None:
-    """Reassess after investigating (partial scores allowed) and print the decision."""
     with handled(json):
-        result = _assess(
-            "check", session, ai_id, store, vectors, vectors_file, json, provider=provider
-        )
+        result = _assess("check", session, ai_id, store, vectors, vectors_file, json, provider)
     emit(result, json, lambda: _render_assessment(result))
 
 
 def postflight(
-    vectors: str | None = None,
-    vectors_file: Path | None = None,
-    provider: str | None = None,
-    session: str | None = None,
-    ai_id: str | None = None,
-    store: Path | None = None,
-    json: bool = False,
+    *,
+    vectors: str | None,
+    vectors_file: Path | None,
+    provider: str | None,
+    session: str | None,
+    ai_id: str | None,
+    store: Path | None,
+    json: bool,
 ) -> None:
-    """Final reassessment: records it, prints the deltas and the calibration, closes the task."""
     with handled(json):
-        result = _assess(
-            "postflight", session, ai_id, store, vectors, vectors_file, json, provider=provider
-        )
+        result = _assess("postflight", session, ai_id, store, vectors, vectors_file, json, provider)
     emit(result, json, lambda: _render_assessment(result))
-    if not isinstance(result, dict):  # a finished task: index it for recall, off this process
-        from noetic.recall.background import spawn_indexer
+    if not isinstance(result, ops.AssessmentPrompt):  # a finished task: index it for recall,
+        from noetic.recall.background import spawn_indexer  # off this process
 
         spawn_indexer(open_tracker(store).store)
 
 
 def investigate(
+    *,
     note: str,
-    tool: str | None = None,
-    vector: str | None = None,
-    session: str | None = None,
-    ai_id: str | None = None,
-    store: Path | None = None,
-    json: bool = False,
+    tool: str | None,
+    vector: str | None,
+    session: str | None,
+    ai_id: str | None,
+    store: Path | None,
+    json: bool,
 ) -> None:
-    """Record one investigation step of the open task."""
-    from noetic.vectors import check_score
-
     with handled(json):
         if vector is not None:
-            check_score(vector, 0.0)
+            from noetic.vectors import check_score
+
+            check_score(vector, 0.0)  # before the store: a misspelt vector says so first
         tracker = open_tracker(store)
         sid = current_session(tracker, session, ai_id)
-        record = tracker.investigate(sid, note, tool=tool, target_vector=vector)
+        record = ops.investigate(tracker, sid, note, tool=tool, vector=vector)
     emit(
         record,
         json,
@@ -294,18 +224,12 @@ def investigate(
     )
 
 
-def state(
-    session: str | None = None,
-    ai_id: str | None = None,
-    store: Path | None = None,
-    json: bool = False,
-) -> None:
-    """Where the agent's current session stands and what to do next."""
+def state(*, session: str | None, ai_id: str | None, store: Path | None, json: bool) -> None:
     from noetic.cli.render import decision_line, vector_table
 
     with handled(json):
         tracker = open_tracker(store)
-        result = tracker.state(current_session(tracker, session, ai_id))
+        result = ops.state(tracker, current_session(tracker, session, ai_id))
 
     def render() -> None:
         out = stdout()

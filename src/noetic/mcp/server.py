@@ -1,8 +1,8 @@
 """The MCP server: one store, one tracker, the seed's tools, the resources and the prompt.
 
-Tool calls are function calls inside this process; every tool is a thin call into the functions
-the CLI uses. Noetic's errors come back as tool errors whose text names the problem and the fix,
-so the calling agent can correct itself.
+Tool calls are function calls inside this process; every tool is a thin call into the operation
+the matching CLI command calls (:mod:`noetic.operations`). Noetic's errors come back as tool
+errors whose text names the problem and the fix, so the calling agent can correct itself.
 
 Each client has its own current session, set by its ``bootstrap_session`` and used by every
 tool called without a ``session_id``. Over stdio the client is the process (one client per
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from noetic.events import Event
     from noetic.llm.base import Provider
     from noetic.recall.index import BackgroundEmbedder
-    from noetic.runtime.context import Limits, RunContext
     from noetic.runtime.tracker import Tracker
     from noetic.store import Store
 
@@ -217,34 +216,6 @@ class Noetic:
         from noetic.runtime.context import recorded_provider
 
         return recorded_provider(provider, self.tracker, session_id=session_id)
-
-    def context(
-        self,
-        engine: str,
-        provider: Provider,
-        *,
-        session_id: str | None = None,
-        limits: Limits | None = None,
-        with_tools: bool = False,
-    ) -> RunContext:
-        """A run context over this server's store for one engine run."""
-        from noetic.runtime.context import build_context
-
-        tools = mcp_servers = None
-        if with_tools:
-            from noetic.tools.discovery import discover
-            from noetic.tools.mcp_servers import configured_servers
-
-            tools, mcp_servers = discover(self.workspace), configured_servers(self.home)
-        return build_context(
-            engine,
-            tracker=self.tracker,
-            provider=provider,
-            session_id=session_id,
-            limits=limits,
-            tools=tools,
-            mcp_servers=mcp_servers,
-        )
 
     def provider(self, spec: str | None, ctx: Context) -> Provider:
         """The provider named, else the configured one, else the client's model by sampling."""

@@ -12,7 +12,7 @@ are written for the agent reading the tool list: what the tool does, and what to
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,14 +26,11 @@ from noetic.calibration import (
     BeliefsReport,
     CalibrationReport,
     DriftReport,
-    Filters,
     OutcomeRecord,
     basic_calibration_report,
-    calibration_report,
 )
 from noetic.calibration import check_drift_monitor as drift_report
 from noetic.calibration import query_bayesian_beliefs as beliefs_report
-from noetic.calibration import record_outcome as record_task_outcome
 from noetic.cascade.engine import CascadeRun
 from noetic.cascade.goals import threshold_goals
 from noetic.cascade.reports import SessionSummary, session_summary
@@ -42,6 +39,7 @@ from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
+from noetic.operations import calibrating, phases
 from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
 from noetic.runtime.tracker import EpistemicState, Recorded
@@ -79,6 +77,9 @@ ProviderSpec = Annotated[
         "through MCP sampling)."
     ),
 ]
+
+
+R = TypeVar("R", bound=Recorded)
 
 
 class _Frozen(BaseModel):
@@ -186,7 +187,7 @@ def _prompt_for(
     return PromptOut(
         session_id=sid,
         phase=phase.value,
-        prompt=n.tracker.prompt(sid, phase, task),
+        prompt=phases.prompt(n.tracker, sid, phase, task),
         next_step=f"answer it, then call submit_{phase.value}_assessment",
     )
 
@@ -196,6 +197,13 @@ def _assessment(phase: Phase, vectors: dict[str, Any], action: str | None, note:
     if action:
         data["recommended_action"] = action
     return Assessment.from_input(phase, data)
+
+
+def _recorded(result: R | phases.AssessmentPrompt) -> R:
+    """A phase given scores records them (only a phase without scores returns a prompt)."""
+    if isinstance(result, phases.AssessmentPrompt):
+        raise TypeError("an assessment with scores was not recorded")  # a bug, never the caller's
+    return result
 
 
 async def bootstrap_session(
@@ -210,13 +218,14 @@ async def bootstrap_session(
     project: str | None = None,
     ctx: Context | None = None,
 ) -> Bootstrapped:
-    session, chosen = n.tracker.bootstrap(
-        ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
-    )
-    n.set_current(ctx, session.id)
+    done = phases.bootstrap(
+        n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
+        project=project, remember=False,
+    )  # fmt: skip
+    n.set_current(ctx, done.session.id)
     return Bootstrapped(
-        session=session,
-        profile=chosen,
+        session=done.session,
+        profile=done.profile,
         next_step="call execute_preflight with the task you are about to attempt",
     )
 
@@ -239,9 +248,9 @@ async def resume_previous_session(
         raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
     recalled = None
     if task:
-        from noetic.recall.engine import recall_for_current_session
+        from noetic.operations.recalling import recall
 
-        recalled = recall_for_current_session(
+        recalled = recall(
             n.store, task, session_id=n.current(ctx), ai_id=ai_id, limit=limit, budget=budget,
             all_projects=all_projects, explain=explain,
         )  # fmt: skip
@@ -262,7 +271,7 @@ async def get_epistemic_state(
     session_id: SessionId = None,
     ctx: Context | None = None,
 ) -> EpistemicState:
-    return n.tracker.state(n.session_id(session_id, ctx))
+    return phases.state(n.tracker, n.session_id(session_id, ctx))
 
 
 async def execute_preflight(
@@ -305,7 +314,7 @@ async def submit_preflight_assessment(
             field="task",
             fix="pass task='…', or call execute_preflight with the task first",
         )
-    recorded = n.tracker.preflight(sid, the_task, a, abandon_open=abandon_open)
+    recorded = _recorded(phases.preflight(n.tracker, sid, the_task, a, abandon_open=abandon_open))
     n.forget_task(sid)
     return Submitted.of(recorded)
 
@@ -336,7 +345,7 @@ async def submit_check_assessment(
     ctx: Context | None = None,
 ) -> Submitted:
     a = _assessment(Phase.CHECK, vectors, recommended_action, note)
-    return Submitted.of(n.tracker.check(n.session_id(session_id, ctx), a))
+    return Submitted.of(_recorded(phases.check(n.tracker, n.session_id(session_id, ctx), a)))
 
 
 async def execute_postflight(
@@ -354,7 +363,7 @@ async def submit_postflight_assessment(
     ctx: Context | None = None,
 ) -> Finished:
     a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note)
-    done = n.tracker.postflight(n.session_id(session_id, ctx), a)
+    done = _recorded(phases.postflight(n.tracker, n.session_id(session_id, ctx), a))
     return Finished.of(done, calibration=done.calibration)
 
 
@@ -370,9 +379,16 @@ async def get_calibration_report(
     ] = "preflight",
     bins: Annotated[int, Field(ge=1, le=50, description="Equal-mass reliability bins.")] = 10,
 ) -> CalibrationOut:
-    filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
     return CalibrationOut(
-        outcomes=calibration_report(n.store, filters, prediction=at, bins=bins),
+        outcomes=calibrating.report(
+            n.store,
+            ai_id=ai_id,
+            profile=profile,
+            domain=domain,
+            since_days=since_days,
+            at=at,
+            bins=bins,
+        ),
         self_consistency=basic_calibration_report(n.store, ai_id),
     )
 
@@ -388,7 +404,7 @@ async def record_outcome(
     ctx: Context | None = None,
 ) -> OutcomeRecord:
     target = task_id or n.session_id(None, ctx)
-    return record_task_outcome(n.store, target, score=score, source=source, evidence=evidence)
+    return calibrating.outcome(n.store, target, score=score, source=source, evidence=evidence)
 
 
 async def query_bayesian_beliefs(n: Noetic, ai_id: str | None = None) -> BeliefsReport:
@@ -472,22 +488,13 @@ async def create_cascade(
     timeout: Annotated[float, Field(gt=0, le=3600, description="Seconds.")] = 900,
     max_tool_calls: Annotated[int, Field(ge=0, le=200)] = 30,
 ) -> CascadeRun:
-    from noetic.cascade.engine import run_cascade
-    from noetic.runtime.context import Limits
+    from noetic.operations.runs import start_cascade
 
-    if not task.strip():
-        raise ValidationError("the task is empty", field="task")
-    inner = n.provider(provider, ctx)
-    session, _ = n.tracker.bootstrap(ai_id=inner.model, profile=profile, ai_model=inner.model)
-    n.set_current(ctx, session.id)
-    run = n.context(
-        "cascade",
-        inner,
-        session_id=session.id,
-        limits=Limits(timeout_s=timeout, max_tool_calls=max_tool_calls),
-        with_tools=True,
-    )
-    return await run_cascade(run, task)
+    return await start_cascade(
+        n.tracker, task, provider=lambda: n.provider(provider, ctx), profile=profile,
+        workspace=n.workspace, timeout=timeout, max_tool_calls=max_tool_calls, remember=False,
+        on_start=lambda run: n.set_current(ctx, run.session_id),
+    )  # fmt: skip
 
 
 async def observe(
@@ -499,18 +506,10 @@ async def observe(
         bool, Field(description="Let stage 1's predicted confidence set the stage budget.")
     ] = False,
 ) -> ChainResult:
-    from noetic.embeddings import default_embedder
-    from noetic.observer.cache import PatternCache
-    from noetic.observer.chain import run_chain
-    from noetic.observer.crystallization import ObserverSettings
+    from noetic.operations.runs import start_chain
 
-    if not query.strip():
-        raise ValidationError("the query is empty", field="query")
-    return await run_chain(
-        n.context("observer", n.provider(provider, ctx)),
-        query,
-        settings=ObserverSettings(adaptive=adaptive),
-        cache=PatternCache(n.store, default_embedder()),
+    return await start_chain(
+        n.tracker, query, provider=lambda: n.provider(provider, ctx), adaptive=adaptive
     )
 
 
@@ -533,21 +532,15 @@ async def nova_process(
         str | None, Field(description="With run_id: a person's decision or guidance.")
     ] = None,
 ) -> NovaRun:
-    from noetic.nova import NovaSettings, resume_nova, run_nova
-    from noetic.store.nova import get_run
+    from noetic.operations.runs import resume_nova, start_nova
 
+    model = lambda: n.provider(provider, ctx)  # noqa: E731 (resolved once the input is checked)
     if run_id is not None:
-        row = get_run(n.store, run_id)
-        run = n.context("nova", n.provider(provider, ctx), session_id=row["session_id"])
-        return await resume_nova(run, row["id"], input=input)
-    if not question.strip():
-        raise ValidationError("the question is empty", field="question")
-    settings = NovaSettings(max_rounds=max_rounds, gate=gate, experts=tuple(experts or ()))
-    inner = n.provider(provider, ctx)
-    session, _ = n.tracker.bootstrap(ai_id="nova", ai_model=inner.model)
-    return await run_nova(
-        n.context("nova", inner, session_id=session.id), question, settings=settings
-    )
+        return await resume_nova(n.tracker, run_id, input=input, provider=model)
+    return await start_nova(
+        n.tracker, question, provider=model, experts=tuple(experts or ()),
+        max_rounds=max_rounds, gate=gate,
+    )  # fmt: skip
 
 
 # the table the server registers, in the order clients list them --------------------------

@@ -1,7 +1,73 @@
 """Operations: each thing a user can start or read, written once.
 
 The CLI, the MCP tools, the Python API and the dashboard call these functions and only render
-what they return. An operation takes plain arguments (ids, names, numbers, paths), opens or
-finds what it needs (the store, the session, the provider, the run context) and returns a typed
-result; it never prints and never parses a command line.
+what they return. An operation takes plain arguments (ids, names, numbers, paths; the open
+tracker or store of the caller, whose life is the caller's), opens or finds what it needs (the
+session, the provider, the run context, the tools) and returns a typed result; it never prints
+and never parses a command line. Each says in its docstring whether it is sync or async: the
+workflow and the reads are sync store work (from async code, run them on a thread), the engine
+runs are async.
+
+==========================  ==========================================================
+what                        operation
+==========================  ==========================================================
+open a store, a session     :mod:`~noetic.operations.stores`: ``open_tracker``,
+                            ``current_session``, ``optional_current_session``
+the workflow                :mod:`~noetic.operations.phases`: ``bootstrap``,
+                            ``preflight``, ``investigate``, ``check``, ``postflight``,
+                            ``state``, ``prompt``
+an engine run               :mod:`~noetic.operations.runs`: ``start_cascade``,
+                            ``start_chain``, ``start_nova``, ``resume_nova``
+the agent                   :mod:`~noetic.operations.agent_runs`: ``open_agent``,
+                            ``start_agent``, ``resume_agent``
+recall                      :mod:`~noetic.operations.recalling`: ``recall``
+calibration                 :mod:`~noetic.operations.calibrating`: ``outcome``,
+                            ``report``
+what the dashboard reads    ``browse``, ``task_view``, ``run_view``,
+                            ``calibration_view``, ``compare``, ``live``: read models
+                            over an open store
+==========================  ==========================================================
+
+Importing this package loads none of them: each name loads its module on first use, so a
+command that needs one operation pays for that one.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_OPERATIONS = {
+    "open_store": "stores",
+    "open_tracker": "stores",
+    "current_session": "stores",
+    "optional_current_session": "stores",
+    "bootstrap": "phases",
+    "prompt": "phases",
+    "preflight": "phases",
+    "investigate": "phases",
+    "check": "phases",
+    "postflight": "phases",
+    "state": "phases",
+    "Bootstrapped": "phases",
+    "AssessmentPrompt": "phases",
+    "start_cascade": "runs",
+    "start_chain": "runs",
+    "start_nova": "runs",
+    "resume_nova": "runs",
+    "Started": "runs",
+    "open_agent": "agent_runs",
+    "start_agent": "agent_runs",
+    "resume_agent": "agent_runs",
+    "recall": "recalling",
+    "outcome": "calibrating",
+    "report": "calibrating",
+}
+
+__all__ = sorted(_OPERATIONS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _OPERATIONS:
+        return getattr(import_module(f"noetic.operations.{_OPERATIONS[name]}"), name)
+    raise AttributeError(f"module 'noetic.operations' has no attribute {name!r}")

@@ -1,0 +1,84 @@
+"""How a command ends: Noetic's errors become a message (or ``{"error": …}``) and an exit code.
+
+1 for the caller's mistakes (:class:`noetic.errors.UsageError`), 3 for runtime failures (store,
+provider); typer itself exits 2 on malformed command lines. An engine run that ends without doing
+what was asked exits non-zero after printing its result (:func:`run_exit_code`): 3 when it
+failed, 5 when it stopped to wait for a person (a question to answer, a task to hand on, a
+decision to make).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from noetic.cli.output import esc, stderr
+
+EXIT_USER_ERROR = 1
+EXIT_USAGE = 2
+EXIT_RUNTIME = 3
+EXIT_AWAITING_INPUT = 5
+
+# An engine run's end status → its exit code; statuses not named here (completed) exit 0.
+_RUN_EXITS = {
+    # CASCADE
+    "clarify": EXIT_AWAITING_INPUT,
+    "delegate": EXIT_AWAITING_INPUT,
+    "reset_refused": EXIT_RUNTIME,
+    "timeout": EXIT_RUNTIME,
+    "tool_limit": EXIT_RUNTIME,
+    "parse_failure": EXIT_RUNTIME,
+    "provider_failure": EXIT_RUNTIME,
+    # Nova
+    "escalated": EXIT_AWAITING_INPUT,
+    "failed": EXIT_RUNTIME,
+    "running": EXIT_RUNTIME,  # a walk never ends running: if one does, it did not finish
+}
+
+
+def run_exit_code(status: str) -> int:
+    """The exit code for an engine run that ended with ``status`` (module docstring)."""
+    return _RUN_EXITS.get(str(status), 0)
+
+
+def exit_for_run(status: str) -> None:
+    """End the command with :func:`run_exit_code` when the run did not complete."""
+    code = run_exit_code(status)
+    if code:
+        raise CommandExit(code)
+
+
+class CommandExit(SystemExit):
+    """A command ends with this exit code, its message already printed. A ``SystemExit``, so
+    it leaves through typer and through the fast path (:mod:`noetic.cli.fast`) alike, and the
+    stores are still closed on the way out."""
+
+
+@contextmanager
+def handled(as_json: bool) -> Iterator[None]:
+    """Turn Noetic's errors into a message (or ``{"error": …}``) and an exit code."""
+    from noetic.errors import NoeticError, UsageError
+
+    try:
+        yield
+    except NoeticError as exc:
+        code = EXIT_USER_ERROR if isinstance(exc, UsageError) else EXIT_RUNTIME
+        if as_json:
+            sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2) + "\n")
+        else:
+            err = stderr()
+            err.print(f"[bold red]error:[/] {esc(exc.message)}")
+            if exc.fix:
+                err.print(f"[dim]fix:[/] {esc(exc.fix)}")
+        raise CommandExit(code) from None
+
+
+def refuse_undecodable_argv(args: list[str]) -> None:
+    """Exit 1 with a clear error when a command-line argument was not valid UTF-8."""
+    from noetic.untrusted import check_text
+
+    with handled("--json" in args):
+        for i, arg in enumerate(args, start=1):
+            check_text(arg, f"command-line argument {i}")

@@ -1,0 +1,85 @@
+"""Calibration: record what really happened to a task, and read how well confidence matched.
+
+Both are sync store work: from async code, call them on a thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from noetic.calibration import CalibrationReport, OutcomeRecord
+    from noetic.store import Store
+
+
+def outcome(
+    store: Store | Callable[[], Store],
+    target: str | None,
+    *,
+    success: bool = False,
+    failure: bool = False,
+    score: float | None = None,
+    from_junit: Path | None = None,
+    evidence: str = "",
+    source: str | None = None,
+    current: Callable[[Store], str | None] | None = None,
+) -> OutcomeRecord:
+    """Record the verified outcome of a task (``target``: a cascade id, or a session id for
+    its latest task), next to what the agent predicted. Exactly one of ``success``,
+    ``failure``, ``score`` (in [0, 1]) or ``from_junit`` (a JUnit XML report: the share of
+    tests passed) gives it; ``source`` defaults to ``human`` (``test`` from a report).
+    ``store`` may be a function that opens it, called once the verdict is read (a wrong
+    command line fails before a store is looked for); without a target, ``current`` gives the
+    caller's current session in it. Sync."""
+    from noetic.calibration import record_outcome
+    from noetic.errors import NotFoundError, ValidationError
+
+    given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
+    if len(given) != 1:
+        raise ValidationError(
+            "give exactly one of --success, --failure, --score X or --from-junit FILE",
+            field="outcome",
+        )
+    if from_junit is not None:
+        from noetic.hosts.junit import junit_outcome
+
+        value, found = junit_outcome(from_junit)
+        evidence = f"{found}; {evidence}" if evidence else found
+    else:
+        value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
+    source = source or ("test" if from_junit is not None else "human")
+    opened = store() if callable(store) else store
+    if target is None and current is not None:
+        target = current(opened)
+    if target is None:
+        raise NotFoundError(
+            "no task given and no current session",
+            fix="pass a task id, or name the agent with --ai-id",
+        )
+    return record_outcome(opened, target, score=value, source=source, evidence=evidence)
+
+
+def report(
+    store: Store | Callable[[], Store],
+    *,
+    ai_id: str | None = None,
+    profile: str | None = None,
+    domain: str | None = None,
+    since_days: float | None = None,
+    at: str = "preflight",
+    bins: int = 10,
+) -> CalibrationReport:
+    """Brier score, ECE, reliability, signed bias and AUROC over the tasks with recorded
+    outcomes (filtered by agent, profile, domain, age), scoring the confidence stated at
+    PREFLIGHT or at the last CHECK (``at``). ``store`` may be a function that opens it, called
+    once the arguments are checked. Sync."""
+    from noetic.calibration import Filters, calibration_report
+    from noetic.errors import ValidationError
+
+    if at not in ("preflight", "check"):
+        raise ValidationError("--at must be preflight or check", field="at", value=at)
+    filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
+    opened = store() if callable(store) else store
+    return calibration_report(opened, filters, prediction=at, bins=bins)  # type: ignore[arg-type]

@@ -1,0 +1,219 @@
+"""The agent-driven workflow: bootstrap, the three assessments, an investigation step, the state.
+
+Every function here is sync and quick (one store transaction or a few), so a command runs it
+directly, the MCP server on a worker thread, and an async web server through
+``asyncio.to_thread``. Only an assessment written by a model (``provider=``) calls one, and
+then runs its own event loop: from async code, call it on a thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from noetic.assessment import Assessment, Phase
+    from noetic.profiles import Profile
+    from noetic.recall.engine import RecallResult
+    from noetic.runtime.tracker import EpistemicState, Postflight, Recorded, Tracker
+    from noetic.store.records import InvestigationRecord, SessionRecord
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """A new session, its profile, and what recall brought for the upcoming task (if asked).
+    A dataclass, not a model: its parts are models already, and recall's types load only when
+    recall is asked for."""
+
+    session: SessionRecord
+    profile: Profile
+    recall: RecallResult | None = None
+
+
+class AssessmentPrompt(BaseModel):
+    """Nothing recorded: the prompt the agent answers with its scores."""
+
+    model_config = ConfigDict(frozen=True)
+    session_id: str
+    phase: str
+    prompt: str
+    recorded: bool = False
+
+
+def bootstrap(
+    tracker: Tracker,
+    *,
+    ai_id: str = "agent",
+    profile: str | None = None,
+    ai_model: str | None = None,
+    domain: str | None = None,
+    project: str | None = None,
+    recall: str | None = None,
+    scores: Any = None,
+    remember: bool = True,
+) -> Bootstrapped:
+    """Open a session and choose its profile (by name, else by model, else by domain).
+
+    ``recall``: also recall earlier tasks relevant to this upcoming task, as much as the need
+    in ``scores`` (a fresh assessment, as JSON-like data) asks for. ``remember``: make the
+    session ``ai_id``'s current session in the store (the command line's; the MCP server keeps
+    one per client instead). Sync."""
+    from noetic.store.current import write_current_session
+
+    recalled = None
+    if recall:
+        from noetic.assessment import Assessment
+        from noetic.recall.engine import recall_default
+
+        current = Assessment.from_input("preflight", scores).vectors if scores else None
+        recalled = recall_default(
+            tracker.store, recall, current=current, ai_id=ai_id, project=project
+        )
+    session, chosen = tracker.bootstrap(
+        ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
+    )
+    if remember:
+        write_current_session(tracker.store.home, session.id, ai_id)
+    return Bootstrapped(session=session, profile=chosen, recall=recalled)
+
+
+def prompt(tracker: Tracker, session_id: str, phase: Phase | str, task: str | None = None) -> str:
+    """The self-assessment prompt for ``phase`` in the session (records nothing). Sync."""
+    from noetic.assessment import Phase
+
+    return tracker.prompt(session_id, Phase(phase), task)
+
+
+def preflight(
+    tracker: Tracker,
+    session_id: str,
+    task: str,
+    scores: Assessment | Any = None,
+    *,
+    provider: str | None = None,
+    abandon_open: bool = False,
+) -> Recorded | AssessmentPrompt:
+    """Record the PREFLIGHT of ``task`` (opening it): the given scores, or the model's when
+    ``provider`` is named (``"default"``: the configured one); with neither, the prompt.
+    ``abandon_open`` closes a task still open in the session as abandoned first. Sync."""
+    given = _assessment(tracker, "preflight", session_id, scores, provider, task)
+    if isinstance(given, AssessmentPrompt):
+        return given
+    return tracker.preflight(session_id, task, given, abandon_open=abandon_open)
+
+
+def check(
+    tracker: Tracker,
+    session_id: str,
+    scores: Assessment | Any = None,
+    *,
+    provider: str | None = None,
+) -> Recorded | AssessmentPrompt:
+    """Record a CHECK of the open task (the vectors not given carry over) and decide. Sync."""
+    given = _assessment(tracker, "check", session_id, scores, provider)
+    if isinstance(given, AssessmentPrompt):
+        return given
+    return tracker.check(session_id, given)
+
+
+def postflight(
+    tracker: Tracker,
+    session_id: str,
+    scores: Assessment | Any = None,
+    *,
+    provider: str | None = None,
+) -> Postflight | AssessmentPrompt:
+    """Record the POSTFLIGHT, closing the open task, with its deltas and calibration. Sync."""
+    given = _assessment(tracker, "postflight", session_id, scores, provider)
+    if isinstance(given, AssessmentPrompt):
+        return given
+    return tracker.postflight(session_id, given)
+
+
+def investigate(
+    tracker: Tracker,
+    session_id: str,
+    note: str,
+    *,
+    tool: str | None = None,
+    vector: str | None = None,
+) -> InvestigationRecord:
+    """Record one investigation step of the open task (``vector``: the one it targets). Sync."""
+    from noetic.vectors import check_score
+
+    if vector is not None:
+        check_score(vector, 0.0)
+    return tracker.investigate(session_id, note, tool=tool, target_vector=vector)
+
+
+def state(tracker: Tracker, session_id: str) -> EpistemicState:
+    """Where the session stands: the open task, the latest assessment, what to do next. Sync."""
+    return tracker.state(session_id)
+
+
+def default_provider_configured(tracker: Tracker) -> bool:
+    """Whether a model is configured ($NOETIC_PROVIDER or the store's config.toml). Sync."""
+    from noetic.errors import UsageError
+    from noetic.llm.registry import resolve_provider_spec
+
+    try:
+        resolve_provider_spec(None, tracker.store.home)
+    except UsageError:
+        return False
+    return True
+
+
+def _assessment(
+    tracker: Tracker,
+    phase: str,
+    session_id: str,
+    scores: Any,
+    provider: str | None,
+    task: str | None = None,
+) -> Assessment | AssessmentPrompt:
+    """The assessment to record: the scores given, or the model's when a provider is named;
+    with neither, the prompt to answer."""
+    from noetic.assessment import Assessment, Phase
+
+    if provider and scores is not None:
+        from noetic.errors import ValidationError
+
+        raise ValidationError(
+            "give scores or --provider, not both", field="provider", value=provider
+        )
+    if provider:
+        assessment = _model_assessment(tracker, session_id, Phase(phase), provider, task)
+    elif scores is None:
+        return AssessmentPrompt(
+            session_id=session_id,
+            phase=phase,
+            prompt=tracker.prompt(session_id, Phase(phase), task),
+        )
+    elif isinstance(scores, Assessment):
+        assessment = scores
+    else:
+        assessment = Assessment.from_input(phase, scores)
+    return assessment
+
+
+def _model_assessment(
+    tracker: Tracker, session_id: str, phase: Phase, spec: str, task: str | None
+) -> Assessment:
+    """Ask the named model for its own assessment, recording every call in ``llm_calls``."""
+    import asyncio
+
+    from noetic.runtime.assess import model_assessment
+    from noetic.runtime.context import build_context
+
+    cascade = tracker.store.open_cascade_of(session_id)
+    ctx = build_context(
+        None,
+        tracker=tracker,
+        provider=None if spec == "default" else spec,  # default: the configured one
+        session_id=session_id,
+        task_id=cascade.id if cascade else None,
+        needs_model=True,
+    )
+    return asyncio.run(model_assessment(ctx, phase, task))

@@ -1,0 +1,116 @@
+"""The operations layer alone, on a real store: what every interface relies on it to do once.
+
+The CLI and MCP tests cover each operation through its interface; these check the parts an
+interface cannot see: who the session is filed under, that a run's watcher is removed when the
+run ends, that arguments are checked before the provider is resolved (an MCP client without
+sampling gets "the task is empty", not a sampling error), and that the workflow's current
+session is the store's only when asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from noetic.errors import NotFoundError, ValidationError
+from noetic.events import Event, EventKind
+from noetic.llm.scripted import ScriptedProvider
+from noetic.operations import (
+    AssessmentPrompt,
+    Started,
+    bootstrap,
+    check,
+    current_session,
+    open_tracker,
+    postflight,
+    preflight,
+    start_cascade,
+    start_chain,
+    start_nova,
+    state,
+)
+from noetic.runtime.tracker import Tracker
+
+from ..conftest import uniform
+
+GOOD = uniform(0.85, engagement=0.9, coherence=0.9)
+
+
+@pytest.fixture
+def tracker(tmp_path: Path) -> Tracker:
+    opened = open_tracker(tmp_path / "store", create=True)
+    yield opened
+    opened.store.close()
+
+
+def test_the_workflow_from_bootstrap_to_postflight(tracker: Tracker) -> None:
+    done = bootstrap(tracker, ai_id="ops")
+    sid = current_session(tracker, None, "ops")
+    assert sid == done.session.id
+    prompted = preflight(tracker, sid, "tidy the parser")
+    assert isinstance(prompted, AssessmentPrompt) and not prompted.recorded
+    assert state(tracker, sid).open_cascade is None  # a prompt records nothing
+    opened = preflight(tracker, sid, "tidy the parser", GOOD)
+    assert opened.cascade.task == "tidy the parser"
+    assert check(tracker, sid, {"know": 0.9}).assessment.assessment.vectors["know"] == 0.9
+    closed = postflight(tracker, sid, GOOD)
+    assert closed.calibration is not None
+    assert state(tracker, sid).open_cascade is None
+
+
+def test_a_session_is_the_agents_current_one_only_when_asked(tracker: Tracker) -> None:
+    bootstrap(tracker, ai_id="server", remember=False)
+    with pytest.raises(NotFoundError, match="has no current session"):
+        current_session(tracker, None, "server")
+
+
+def test_scores_and_a_model_are_not_both_taken(tracker: Tracker) -> None:
+    sid = bootstrap(tracker, ai_id="ops").session.id
+    with pytest.raises(ValidationError, match="not both"):
+        preflight(tracker, sid, "t", GOOD, provider="ollama:x")
+
+
+def _unreachable() -> ScriptedProvider:
+    raise AssertionError("the provider was resolved before the arguments were checked")
+
+
+@pytest.mark.parametrize(
+    ("start", "message"),
+    [
+        (lambda t: start_cascade(t, " ", provider=_unreachable), "the task is empty"),
+        (lambda t: start_chain(t, "", provider=_unreachable), "the query is empty"),
+        (lambda t: start_nova(t, "  ", provider=_unreachable), "the question is empty"),
+    ],
+)
+def test_arguments_are_checked_before_the_provider_is_resolved(
+    tracker: Tracker, start, message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        asyncio.run(start(tracker))
+
+
+def test_a_cascade_is_filed_under_its_model_and_its_watcher_removed(
+    tracker: Tracker, tmp_path: Path
+) -> None:
+    scores = json.dumps({"vectors": GOOD})
+    plan = '{"approach": "answer directly", "strategy": "general", "complex": false}'
+    model = ScriptedProvider([scores, plan, "The answer.", scores], model="tiny-model")
+    started: list[Started] = []
+    seen: list[Event] = []
+    subscribers = len(tracker.bus._subscribers)
+    run = asyncio.run(
+        start_cascade(
+            tracker, "say hi", provider=model, workspace=tmp_path, remember=True,
+            on_start=started.append, on_event=seen.append,
+        )
+    )  # fmt: skip
+    assert run.output == "The answer."
+    (first,) = started
+    assert first.ai_id == "tiny-model" and first.provider == "tiny-model"
+    assert tracker.store.get_session(first.session_id).ai_id == "tiny-model"
+    assert current_session(tracker, None, "tiny-model") == first.session_id
+    assert EventKind.PHASE_COMPLETED in {e.kind for e in seen}
+    assert len(tracker.bus._subscribers) == subscribers  # the watcher is gone with the run
