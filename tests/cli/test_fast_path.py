@@ -53,7 +53,7 @@ def fast_params(name: str, args: list[str]) -> dict[str, Any] | None:
     if parsed is None:
         return None
     assert parsed[0] == name
-    return parsed[1]
+    return {**declared.COMMANDS[name].defaults(), **parsed[1]}
 
 
 @contextmanager

@@ -26,8 +26,8 @@ from noetic.cli.declared import COMMANDS, Opt
 
 def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     """``(command, keyword arguments)`` for a plain invocation of a workflow command; None for
-    anything typer should see. Every parameter is given: a value from the command line, else
-    from its environment variable, else its declared default."""
+    anything typer should see. The values are those given on the command line or by an
+    environment variable; :func:`run` adds the declared defaults of the rest."""
     if not args or args[0] not in COMMANDS:
         return None
     name, command = args[0], COMMANDS[args[0]]
@@ -65,16 +65,17 @@ def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
             return None
         if opt.kind is Path and opt.dest in values:
             values[opt.dest] = Path(values[opt.dest])
-    return name, {**command.defaults(), **values}
+    return name, values
 
 
 def invoke(name: str, *arguments: str, **values: Any) -> None:
-    """Run a command from code (``noetic demo`` walks the workflow this way): every option not
-    given takes its declared default; environment variables are not read."""
+    """Run a command with ``values`` (the positional arguments by position or by name): every
+    option not given takes its declared default; environment variables are not read here (the
+    fast path's parser has read them). ``noetic demo`` walks the workflow this way."""
     from importlib import import_module
 
     command = COMMANDS[name]
-    given = dict(zip((a.dest for a in command.arguments), arguments, strict=True))
+    given = dict(zip((a.dest for a in command.arguments), arguments, strict=False))
     getattr(import_module(command.module), name)(**{**command.defaults(), **given, **values})
 
 
@@ -85,13 +86,11 @@ def run(args: list[str]) -> bool:
     if parsed is None:
         return False
     name, kwargs = parsed
-    from importlib import import_module
-
     from noetic.cli.opened import close_stores
 
     try:
         try:
-            getattr(import_module(COMMANDS[name].module), name)(**kwargs)
+            invoke(name, **kwargs)
         finally:
             close_stores()
     except KeyboardInterrupt:
