@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from noetic.calibration import CalibrationReport, OutcomeRecord
-    from noetic.store import Store
+    from noetic.store.base import BaseStore
 
 
 def outcome(
-    store: Store | Callable[[], Store],
+    store: BaseStore | Callable[[], BaseStore],
     target: str | None,
     *,
     success: bool = False,
@@ -24,7 +24,7 @@ def outcome(
     from_junit: Path | None = None,
     evidence: str = "",
     source: str | None = None,
-    current: Callable[[Store], str | None] | None = None,
+    current: Callable[[BaseStore], str | None] | None = None,
 ) -> OutcomeRecord:
     """Record the verified outcome of a task (``target``: a cascade id, or a session id for
     its latest task), next to what the agent predicted. Exactly one of ``success``,
@@ -62,7 +62,7 @@ def outcome(
 
 
 def report(
-    store: Store | Callable[[], Store],
+    store: BaseStore | Callable[[], BaseStore],
     *,
     ai_id: str | None = None,
     profile: str | None = None,

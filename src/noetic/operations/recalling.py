@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from noetic.recall.engine import RecallResult
-    from noetic.store import Store
+    from noetic.store.base import BaseStore
 
 
 def recall(
-    store: Store | Callable[[], Store],
+    store: BaseStore | Callable[[], BaseStore],
     task: str,
     *,
     session_id: str | None = None,
-    current: Callable[[Store], str | None] | None = None,
+    current: Callable[[BaseStore], str | None] | None = None,
     limit: int | None = None,
     budget: int | None = None,
     ai_id: str | None = None,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from noetic.runtime.tracker import Tracker
     from noetic.store import Store
+    from noetic.store.base import BaseStore
 
 
 def open_store(store: Path | None, *, create: bool = False) -> Store:
@@ -71,7 +72,7 @@ def current_session(tracker: Tracker, explicit: str | None, ai_id: str | None = 
 
 
 def optional_current_session(
-    tracker: Tracker | Store, explicit: str | None, ai_id: str | None = None
+    tracker: Tracker | BaseStore, explicit: str | None, ai_id: str | None = None
 ) -> str | None:
     """Like :func:`current_session`, for operations that also work without a session: the
     agent is the one named, else ``$NOETIC_AI_ID``, else the default; None when it has none.
@@ -79,7 +80,7 @@ def optional_current_session(
     calls). Sync."""
     from noetic.store.current import read_current_session
 
-    store = cast("Store", getattr(tracker, "store", tracker))  # importing Tracker costs
+    store = cast("BaseStore", getattr(tracker, "store", tracker))  # importing Tracker costs
     if explicit:
         return store.get_session(explicit).id
     who = agent_id(ai_id or os.environ.get("NOETIC_AI_ID"))
