@@ -17,8 +17,9 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli._common import emit, esc, handled, stderr
+from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.output import emit, esc, stderr
 
 WAIT_S = 20.0
 
