@@ -148,7 +148,13 @@ class EpistemicGate:
         task, profile, previous = run.ctx.tracker.context_for(session, Phase.POSTFLIGHT)
         findings = (run.state.execution.response or "")[:2000]
         assessment = await assess_with_model(
-            run.model, task, Phase.POSTFLIGHT, profile, previous, findings=findings
+            run.model,
+            task,
+            Phase.POSTFLIGHT,
+            profile,
+            previous,
+            findings=findings,
+            review=profile.postflight_review,
         )
         run.ctx.tracker.postflight(session, assessment)
         run.ctx.emit(EventKind.DECISION, {"action": "postflight", "reason": "task closed"})

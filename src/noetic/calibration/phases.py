@@ -138,7 +138,8 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
         brier_metric = Metric(
             value=brier(p, y),
             n=n,
-            reason=f"no interval yet: {n} outcomes, {MIN_INTERVAL} needed for one",
+            reason=f"no interval yet: {n} outcome{'s' if n != 1 else ''}, {MIN_INTERVAL} "
+            "needed for one",
         )
     else:
         low, high = _bootstrap(brier, p, y, seed, 1000)

@@ -286,6 +286,7 @@ class _Engine:
                 assess_with_model(
                     self.provider, self.task, phase, self.profile,
                     previous if phase != Phase.PREFLIGHT else None, findings=findings,
+                    review=self.profile.postflight_review if phase == Phase.POSTFLIGHT else None,
                 )
             )  # fmt: skip
             if phase == Phase.PREFLIGHT:

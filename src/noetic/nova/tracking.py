@@ -68,10 +68,11 @@ class TaskTrack:
                 )
                 return None
         task, profile, previous = self.ctx.tracker.context_for(session_id, phase, self.run.question)
+        review = profile.postflight_review if phase == Phase.POSTFLIGHT else None
         prompt = (
             f"{header(turn.seq, turn.node, turn.round, turn.persona)}\n\n"
             f"What the panel has said so far:\n{findings.strip()}\n\n"
-            f"{build_assessment_prompt(task, phase, profile, previous)}"
+            f"{build_assessment_prompt(task, phase, profile, previous, review)}"
         )
         replies: list[Completion] = []
         timer = Timer()
@@ -91,6 +92,8 @@ class TaskTrack:
             return None
         finally:
             self.run.model_calls += len(replies)
+        if review is not None:
+            assessment = assessment.model_copy(update={"review": review})
         block = self._record(phase, session_id, assessment)
         return turn.model_copy(
             update={

@@ -28,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from noetic.assessment import Thresholds
+from noetic.assessment import Review, Thresholds
 from noetic.errors import NotFoundError, ValidationError
 from noetic.vectors import Tuning
 
@@ -96,6 +96,9 @@ class Profile(_Strict):
     investigation: Investigation = Investigation()
     actions: ActionThresholds = ActionThresholds()
     postflight_mode: PostflightMode = PostflightMode.FULL
+    # How an engine (CASCADE, the agent, Nova) asks its model for the POSTFLIGHT: a standard
+    # reassessment, or an adversarial review that looks for what is wrong with the work first.
+    postflight_review: Review = Review.STANDARD
     tuning: Tuning = Tuning()
     guardian: GuardianSettings = GuardianSettings()
 
