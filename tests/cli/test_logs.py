@@ -75,3 +75,48 @@ def test_no_calls_and_bad_options(store):
     assert runner.invoke(app, ["logs", "--limit", "0"]).exit_code == 2
     missing = runner.invoke(app, ["logs", "--store", "/nonexistent/store", "--json"])
     assert missing.exit_code == 1 and "error" in json.loads(missing.stdout)
+
+
+def test_a_unique_prefix_finds_the_run_and_an_ambiguous_one_is_refused(store):
+    seed(store)
+    record_llm_call(store, call(session_id="s_a", cascade_id="c_12"))
+    record_llm_call(store, call(session_id="s_a", cascade_id="c_345"))
+    found = runner.invoke(app, ["logs", "--run", "c_3", "--json"])
+    assert found.exit_code == 0, found.output
+    assert [c["cascade_id"] for c in json.loads(found.stdout)["calls"]] == ["c_345"]
+    exact = json.loads(runner.invoke(app, ["logs", "--run", "c_1", "--json"]).stdout)
+    assert {c["cascade_id"] for c in exact["calls"]} == {"c_1"}  # an exact id wins
+    ambiguous = runner.invoke(app, ["logs", "--run", "c_", "--json"])
+    assert ambiguous.exit_code == 1
+    assert "task id prefix 'c_' is ambiguous" in json.loads(ambiguous.stdout)["error"]["message"]
+
+
+def test_the_totals_cover_every_matching_call_and_say_so_when_some_are_not_shown(store):
+    seed(store)
+    shown = runner.invoke(app, ["logs", "--limit", "2"])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert "the 2 most recent of 4 matching calls shown (--limit); totals over all of them:" in text
+    assert "4 model calls (1 failed)" in text
+    body = json.loads(runner.invoke(app, ["logs", "--limit", "2", "--json"]).stdout)
+    assert len(body["calls"]) == 2 and body["matching"] == 4 and body["totals"]["calls"] == 4
+    every = runner.invoke(app, ["logs"])
+    assert "most recent of" not in every.stdout
+
+
+def test_a_cascade_runs_preflight_call_is_filed_under_its_task(tmp_path):
+    from ..cascade.test_engine import scores, think
+    from ..llm.model_server import reply, running
+
+    script = [scores(0.9), think(complex_=False, strategy="research"), "the answer", scores(0.9)]
+    with running() as server:
+        server.enqueue(*(reply(r) for r in script))
+        spec = f"openai-compatible:{server.url}/v1#m"
+        ran = runner.invoke(app, ["cascade", "run", "t", "--provider", spec, "--json",
+                                  "--workspace", str(tmp_path)])  # fmt: skip
+        made = len(server.requests)
+    assert ran.exit_code == 0, ran.output
+    task = json.loads(ran.stdout)["cascade_id"]
+    logged = json.loads(runner.invoke(app, ["logs", "--run", task, "--json"]).stdout)
+    assert made == 4 and len(logged["calls"]) == made
+    assert all(c["cascade_id"] == task for c in logged["calls"])

@@ -15,7 +15,8 @@ from noetic.cli.output import emit, esc, stdout
 
 def logs(
     run: Annotated[
-        str | None, typer.Option("--run", help="Only this run's calls (its task id, c_…).")
+        str | None,
+        typer.Option("--run", help="Only this run's calls (its task id, c_…, or a prefix)."),
     ] = None,
     session: Annotated[str | None, typer.Option(help="Only this session's calls.")] = None,
     model: Annotated[
@@ -28,13 +29,14 @@ def logs(
 ) -> None:
     """Recorded model calls, oldest first: model, tokens, cost, latency and status."""
     from noetic.llm.base import UsageTotals
-    from noetic.store.llm_calls import llm_calls
+    from noetic.store.llm_calls import llm_calls, task_of_calls
 
     with handled(json):
-        calls = llm_calls(
-            open_store(store), session_id=session, cascade_id=run, model=model, limit=limit
-        )
-        totals = UsageTotals.of(calls)
+        opened = open_store(store)
+        task = task_of_calls(opened, run) if run is not None else None  # a unique prefix too
+        matching = llm_calls(opened, session_id=session, cascade_id=task, model=model)
+        calls = matching[-limit:]
+        totals = UsageTotals.of(matching)
 
     def render() -> None:
         from noetic.cli.render import table as new_table
@@ -64,9 +66,14 @@ def logs(
                 esc(status),
             )
         out.print(table)
+        if len(calls) < len(matching):
+            out.print(
+                f"the {len(calls)} most recent of {len(matching)} matching calls shown "
+                "(--limit); totals over all of them:"
+            )
         out.print(esc(totals.line()))
 
-    emit({"calls": calls, "totals": totals}, json, render)
+    emit({"calls": calls, "matching": len(matching), "totals": totals}, json, render)
 
 
 def _cost(value: float | None) -> str:

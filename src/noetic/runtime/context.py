@@ -63,9 +63,13 @@ class RunContext:
     mcp_servers: dict[str, list[str]] = field(default_factory=dict)
     on_text: Callable[[str], None] | None = None
     sentinel: Sentinel = field(init=False)
+    _calls_before: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
+        from noetic.store.llm_calls import last_call_id
+
         self.sentinel = Sentinel(self.limits.sentinel_limits(), self.emit)
+        self._calls_before = last_call_id(self.tracker.store)
 
     @property
     def store(self) -> BaseStore:
@@ -130,7 +134,12 @@ class RunContext:
         return self.recorded(parse_provider(spec))
 
     def start_task(self, task_id: str) -> None:
-        """The run has opened its task: later events and model calls carry its id."""
+        """The run has opened its task: later events and model calls carry its id, and the
+        run's calls made before it (the PREFLIGHT that opened it) are filed under it too."""
+        if self.task_id is None and self.session_id is not None:
+            from noetic.store.llm_calls import file_under_task
+
+            file_under_task(self.tracker.store, self.session_id, task_id, self._calls_before)
         self.task_id = task_id
         if self.provider is not None and hasattr(self.provider, "cascade_id"):
             self.provider.cascade_id = task_id

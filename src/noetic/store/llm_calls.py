@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from noetic.errors import ValidationError
 from noetic.llm.base import LLMCall
 from noetic.store.base import BaseStore
 from noetic.store.rows import now
@@ -25,6 +26,45 @@ def record_llm_call(store: BaseStore, call: LLMCall) -> None:
             f"INSERT INTO llm_calls ({cols}) VALUES ({marks})",
             [now(), *(data[f] for f in _FIELDS)],
         )
+
+
+def last_call_id(store: BaseStore) -> int:
+    """The newest call's id (0 for none): where a run's calls begin."""
+    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM llm_calls").fetchone()[0])
+
+
+def file_under_task(store: BaseStore, session_id: str, task_id: str, after_id: int) -> int:
+    """File the session's calls made after ``after_id`` with no task under ``task_id`` (a run's
+    calls from before it opened its task: CASCADE's PREFLIGHT, Nova's unpacking); how many."""
+    with store.transaction() as conn:
+        return conn.execute(
+            "UPDATE llm_calls SET cascade_id = ? WHERE session_id = ? AND cascade_id IS NULL "
+            "AND id > ?",
+            (task_id, session_id, after_id),
+        ).rowcount
+
+
+def task_of_calls(store: BaseStore, task: str) -> str:
+    """The task id of recorded calls that ``task`` names exactly or as a unique prefix (itself
+    when no call has it, so a filter on it finds nothing); an ambiguous prefix is an error."""
+    found = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT DISTINCT cascade_id FROM llm_calls WHERE cascade_id >= ? AND cascade_id < ? "
+            "ORDER BY cascade_id LIMIT 3",
+            (task, task + "\U0010ffff"),
+        )
+    ]
+    if task in found or not found:
+        return task
+    if len(found) > 1:
+        raise ValidationError(
+            f"task id prefix {task!r} is ambiguous: {', '.join(found[:2])}, …",
+            field="run",
+            value=task,
+            fix="give more of the id",
+        )
+    return str(found[0])
 
 
 def llm_calls(
