@@ -161,3 +161,24 @@ def test_what_counts_as_irreversible(tmp_path: Path) -> None:
         assert phrase in (effect("shell", command=command) or ""), command
     for command in ["ls -la", "git status", "cat kept.txt > /dev/null", "grep -r x .", "git diff"]:
         assert effect("shell", command=command) is None, command
+
+
+def test_a_profile_asking_for_adversarial_review_gets_one_at_postflight(tmp_path: Path) -> None:
+    profiles = tmp_path / ".noetic" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "balanced.yaml").write_text("name: balanced\npostflight_review: adversarial\n")
+    prompts: list[str] = []
+
+    class Reviewed(Model):
+        def __call__(self, request: Request) -> Any:
+            if (request.system or "").startswith("You are assessing"):
+                prompts.append(request.messages[-1].content)
+            return super().__call__(request)
+
+    result = agent(tmp_path, Reviewed(["nothing to change"]), approve="never").run("read it")
+    assert result.status == "done"
+    assert "find bugs" in prompts[-1] and "POSTFLIGHT" in prompts[-1]
+    assert all("find bugs" not in p for p in prompts[:-1])
+    with Store(tmp_path / ".noetic") as store:
+        post = [a.assessment for a in store.assessments() if a.assessment.phase == "postflight"]
+        assert [a.review for a in post] == ["adversarial"]
