@@ -357,3 +357,29 @@ def test_the_cli_uses_qdrant_when_asked(tmp_path):
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["chosen"][0]["task"] == "resolve login failures"
     assert (tmp_path / "q").is_dir()
+
+
+@given(st.floats(min_value=-1.0, max_value=1.0, allow_nan=False))
+def test_a_similarity_is_never_printed_as_negative_zero(value):
+    from noetic.recall.engine import two
+
+    text = two(value)
+    assert text != "-0.00" and float(text) == pytest.approx(value, abs=0.005)
+
+
+def test_a_task_where_nothing_changed_says_so_instead_of_listing_zeros():
+    from noetic.recall.engine import render
+
+    still = summary("read the docs", pre=0.7, post=0.7)
+    for level in ("detailed", "compressed"):
+        assert "biggest changes: no vector changed" in render(still, level)
+    assert render(still, "ultra_compressed").endswith("no vector changed")
+    tiny = still.model_copy(update={"delta": {**still.delta, "know": 0.004, "do": -0.2}})
+    assert "biggest changes: do -0.20\n" in render(tiny, "compressed") + "\n"
+
+
+def test_recall_with_nothing_loaded_does_not_print_level_none():
+    assert CliRunner().invoke(app, ["bootstrap"]).exit_code == 0
+    result = CliRunner().invoke(app, ["recall", "fix the parser"])
+    assert result.exit_code == 0, result.output
+    assert "level None" not in result.stdout and "nothing loaded" in result.stdout

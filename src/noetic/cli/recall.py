@@ -54,7 +54,8 @@ def recall(
         out = stdout()
         need = f"{result.need:.2f}" if result.need is not None else "unknown"
         out.print(
-            f"[dim]need {need} → {result.strategy.value}; {result.scope}; level {result.level}; "
+            f"[dim]need {need} → {result.strategy.value}; {result.scope}; "
+            f"{f'level {result.level}' if result.level else 'nothing loaded'}; "
             f"{'' if result.tokens_exact else '≤'}{result.tokens}/{result.budget_tokens} tokens[/]"
         )
         if result.considered:

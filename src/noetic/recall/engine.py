@@ -94,16 +94,27 @@ class RecallResult(BaseModel):
 REPORTED = 50  # candidates listed with their scores; the rest are counted
 
 
+def two(value: float) -> str:
+    """``value`` to two decimals, never ``-0.00`` (a cosine of -0.001 is no negative news)."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def _moves(delta: dict[str, float], n: int) -> str:
+    """The ``n`` biggest changes that show at two decimals, or that none does."""
+    top = sorted(delta.items(), key=lambda kv: -abs(kv[1]))
+    shown = [f"{k} {v:+.2f}" for k, v in top if round(abs(v), 2) > 0][:n]
+    return ", ".join(shown) if shown else "no vector changed"
+
+
 def render(summary: RecallSummary, level: str) -> str:
-    top = sorted(summary.delta.items(), key=lambda kv: -abs(kv[1]))
     if level == "ultra_compressed":
-        moves = ", ".join(f"{k} {v:+.2f}" for k, v in top[:3])
-        return f"- {summary.task} [{summary.calibration}] {moves}"
+        return f"- {summary.task} [{summary.calibration}] {_moves(summary.delta, 3)}"
     lines = [
         f"## {summary.task}",
         f"calibration {summary.calibration}; confidence {summary.confidence_pre:.2f} → "
         f"{summary.confidence_post:.2f}; learning {summary.learning:.2f}",
-        "biggest changes: " + ", ".join(f"{k} {v:+.2f}" for k, v in top[:5]),
+        "biggest changes: " + _moves(summary.delta, 5),
     ]
     if summary.notes:
         lines.append(f"learned: {summary.notes}")
@@ -206,7 +217,7 @@ def recall(
     best = float(sim.max())
     if best < floor:
         warnings.append(
-            f"nothing relevant: the closest earlier task in {scope} has similarity {best:.2f}, "
+            f"nothing relevant: the closest earlier task in {scope} has similarity {two(best)}, "
             f"under the floor {floor:.2f}; loading nothing"
         )
     eligible = allowed & (sim >= keep) & (best >= floor)
@@ -229,14 +240,14 @@ def recall(
     def why(i: int) -> str:
         cid = ids[int(m["seq"][i])]
         if cid in kept_ids:
-            return f"chosen: rank {rank[i]} of {n}, similarity {sim[i]:.2f}"
+            return f"chosen: rank {rank[i]} of {n}, similarity {two(sim[i])}"
         if not allowed[i]:
             found = VERDICTS[verdict[short[i]]]
             return f"left out: its outcome contradicted the prediction ({found})"
         if best < floor:
             return f"left out: nothing reaches the similarity floor {floor:.2f}"
         if sim[i] < keep:
-            return f"left out: similarity {sim[i]:.2f} is under {keep:.2f}"
+            return f"left out: similarity {two(sim[i])} is under {keep:.2f}"
         if i in picked:
             return f"left out: did not fit the {budget}-token budget"
         return f"left out: rank {rank[i]}; the {chosen_strategy.value} strategy loads {wanted}"
