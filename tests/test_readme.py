@@ -86,7 +86,7 @@ def _serve(command: str, cwd: Path) -> list[str]:
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
-        proc.stderr.close()  # type: ignore[union-attr]
+        proc.stderr.close()
     return lines
 
 

@@ -77,7 +77,7 @@ def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = context.new_page()
-    pg.errors = []  # type: ignore[attr-defined]
+    pg.errors = []
     pg.on("console", lambda m: m.type == "error" and pg.errors.append(m.text))
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     yield pg

@@ -21,20 +21,20 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 def _parse(text: str, phase: Phase) -> None:
     decoded: list[int] = []
-    real = structured.parse_json
+    real = structured.parse_json  # type: ignore[attr-defined]
 
     def counting(span: str, source: str):
         decoded.append(len(span))
         return real(span, source)
 
-    structured.parse_json = counting
+    structured.parse_json = counting  # type: ignore[attr-defined]
     try:
         result = parse_assessment_reply(text, phase)
     except ParseError as exc:
         assert exc.raw == text
         return
     finally:
-        structured.parse_json = real
+        structured.parse_json = real  # type: ignore[attr-defined]
         assert sum(decoded) <= len(text)
     for name, score in result.vectors.items():
         assert 0.0 <= score <= 1.0, (name, score)

@@ -181,10 +181,10 @@ def test_ollama_and_compatible_endpoints(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "gpu-box:11434")
     ollama = parse_provider("ollama:llama3.2")
     assert (ollama.name, ollama.model) == ("ollama", "llama3.2")
-    assert str(ollama._client.base_url).rstrip("/") == "http://gpu-box:11434/v1"
+    assert str(ollama._client.base_url).rstrip("/") == "http://gpu-box:11434/v1"  # type: ignore[attr-defined]
     vllm = parse_provider("openai-compatible:http://localhost:8000/v1#qwen2.5-7b")
     assert vllm.model == "qwen2.5-7b"
-    assert str(vllm._client.base_url).rstrip("/") == "http://localhost:8000/v1"
+    assert str(vllm._client.base_url).rstrip("/") == "http://localhost:8000/v1"  # type: ignore[attr-defined]
 
 
 def test_a_missing_sdk_names_the_install_command(monkeypatch):

@@ -71,7 +71,7 @@ def test_pathological_replies_are_decoded_once_each_character(unit, monkeypatch)
     """Linear work: the candidates handed to the JSON decoder never overlap, so a reply is
     decoded at most once in total, whatever its shape (timings are in bench/parser.py)."""
     decoded = []
-    real = structured.parse_json
+    real = structured.parse_json  # type: ignore[attr-defined]
 
     def counting(text, source):
         decoded.append(len(text))

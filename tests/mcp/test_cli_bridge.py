@@ -138,7 +138,7 @@ def test_shell_syntax_is_never_interpreted(server, tmp_path):
 def _command(path):
     cmd = typer.main.get_command(app)
     for name in path:
-        cmd = cmd.commands[name]
+        cmd = cmd.commands[name]  # type: ignore[attr-defined]
     return cmd
 
 

@@ -134,7 +134,7 @@ def test_events_and_persistence(store):
 def cache(store):
     clock = {"now": 1000.0}
     c = PatternCache(store, default_embedder(), ttl=100, max_size=3, clock=lambda: clock["now"])
-    c.clock_state = clock
+    c.clock_state = clock  # type: ignore[attr-defined]
     return c
 
 

@@ -121,7 +121,7 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_refused(box: tuple[Pa
         (ws / "src").symlink_to(outside)
         return result
 
-    root.locate = check_then_swap  # type: ignore[method-assign]
+    root.locate = check_then_swap
     with pytest.raises(ValidationError, match="changed while it was opened"):
         root.read_bytes("src/app.py")
     (ws / "src").unlink()  # the symlink: put the real folder back for the write
@@ -142,7 +142,7 @@ def test_a_file_swapped_for_a_symlink_after_the_check(box: tuple[Path, Path]) ->
         (ws / "src" / "app.py").symlink_to(outside / "secret.txt")
         return result
 
-    root.locate = check_then_swap  # type: ignore[method-assign]
+    root.locate = check_then_swap
     with pytest.raises(ValidationError, match="changed while it was opened"):
         root.read_bytes("src/app.py")
     (ws / "src" / "app.py").unlink()

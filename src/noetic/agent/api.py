@@ -210,7 +210,10 @@ class Agent:
 
         if self._tracker is None:
             self._tracker = open_tracker(self.home)
-        return self.memory_for(self._tracker.store).forget_user(user_id or self.settings.user_id)
+        forgotten: list[str] = self.memory_for(self._tracker.store).forget_user(
+            user_id or self.settings.user_id
+        )
+        return forgotten
 
     async def arun(self, query: str, *, state: State | None = None) -> AgentResult:
         result: AgentResult | None = None

@@ -204,7 +204,7 @@ def _system(run: Run, depth: modes.Depth) -> str:
 
 def _cap(run: Run) -> int:
     depth = modes.depth_of(run.state.execution.depth)
-    return min(run.settings.max_iterations, depth.max_iterations)
+    return int(min(run.settings.max_iterations, depth.max_iterations))
 
 
 async def reason(run: Run) -> None:

@@ -20,6 +20,7 @@ from noetic.assessment import Phase
 from noetic.errors import NotFoundError, ValidationError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store.base import BaseStore as Store
+from noetic.store.records import CascadeRecord
 from noetic.store.rows import now
 
 if TYPE_CHECKING:
@@ -109,7 +110,14 @@ def _outcome(row: Any) -> OutcomeRecord:
 
 
 def add_adjustment(
-    store: Store, *, profile: str, field: str, old: float, new: float, reason: str, evidence: dict
+    store: Store,
+    *,
+    profile: str,
+    field: str,
+    old: float,
+    new: float,
+    reason: str,
+    evidence: dict[str, Any],
 ) -> Adjustment:
     row = {"at": now(), "profile": profile, "field": field, "old": old, "new": new,
            "reason": reason, "evidence": json.dumps(evidence)}  # fmt: skip
@@ -222,7 +230,7 @@ def record_outcome(
     return record
 
 
-def _resolve_task(store: Store, target: str):
+def _resolve_task(store: Store, target: str) -> CascadeRecord:
     if target.startswith("c_"):
         return store.get_cascade(target)
     session = store.get_session(target)

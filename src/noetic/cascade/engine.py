@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -53,6 +54,7 @@ from noetic.tools.base import Tool, Toolset
 from noetic.vectors import VECTOR_NAMES
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class RunStatus(StrEnum):
@@ -470,7 +472,7 @@ class _Engine:
         request = Request.of(prompt, max_tokens=self.settings.max_tokens)
         return await self.call(complete_structured(self.provider, request, model_cls))
 
-    async def call(self, awaitable: Any) -> Any:
+    async def call(self, awaitable: Awaitable[T]) -> T:
         """A model call bounded by the Sentinel's remaining time."""
         try:
             return await asyncio.wait_for(awaitable, self.sentinel.remaining())

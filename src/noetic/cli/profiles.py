@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,10 +11,13 @@ from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
 
+if TYPE_CHECKING:
+    from noetic.profiles import ProfileRegistry
+
 app = group("Investigation profiles: list, show, export, import.")
 
 
-def _registry(store: Path | None):
+def _registry(store: Path | None) -> ProfileRegistry:
     from noetic.profiles import ProfileRegistry
     from noetic.store import resolve_home
 

@@ -134,17 +134,18 @@ class _Guard:
 
 
 def _public(scope: dict[str, Any]) -> bool:
-    path = scope["path"]
+    path: str = scope["path"]
     return path == "/login" or path.startswith("/static/")
 
 
 def _login_form(pages: Any) -> Callable[[Request], Any]:
     def login_form(request: Request) -> Response:
-        return pages.render(
+        page: Response = pages.render(
             request,
             "login.html",
             {"next": auth.safe_next(request.query_params.get("next")), "failed": False},
         )
+        return page
 
     return login_form
 
@@ -158,9 +159,10 @@ def _login(token: str | None) -> Callable[[Request], Any]:
         given = (form.get("token") or [""])[0]
         if not auth.token_matches(given, token):
             pages = request.app.state.pages
-            return pages.render(
+            refused: Response = pages.render(
                 request, "login.html", {"next": target, "failed": True}, status_code=401
             )
+            return refused
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
             auth.COOKIE, auth.cookie_value(token), httponly=True, samesite="strict", path="/"

@@ -84,7 +84,8 @@ class Pages:
         self.env = environment()
 
     def store(self) -> Store:
-        return self.stores()
+        store: Store = self.stores()
+        return store
 
     def render(
         self, request: Request, template: str, context: dict[str, Any], status_code: int = 200

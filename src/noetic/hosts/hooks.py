@@ -73,7 +73,9 @@ def locate(payload: dict[str, Any], explicit: Path | None) -> Any:
     return locate_store(explicit, cwd=project_dir(payload))
 
 
-def run_hook(event: str, payload: dict[str, Any], *, store: Path | None = None) -> dict | None:
+def run_hook(
+    event: str, payload: dict[str, Any], *, store: Path | None = None
+) -> dict[str, Any] | None:
     """Handle one hook event; the reply to print as JSON, or None to print nothing."""
     if event not in EVENTS:
         from noetic.errors import ValidationError
@@ -145,7 +147,7 @@ def _project_name(location: Any, payload: dict[str, Any]) -> str | None:
         return None
 
 
-def session_start(location: Any, payload: dict[str, Any]) -> dict:
+def session_start(location: Any, payload: dict[str, Any]) -> dict[str, Any]:
     from noetic.store.current import write_current_session
 
     tracker = open_tracker(location.home)
@@ -323,7 +325,7 @@ def _asked_path(home: Path, key: str) -> Path:
     return home / "hooks" / current_session_path(home, key).name
 
 
-def stop(tracker: Any, sid: str, payload: dict[str, Any]) -> dict | None:
+def stop(tracker: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Ask for the POSTFLIGHT of a still-open task, once per task."""
     if payload.get("stop_hook_active") is True:
         return None
@@ -454,7 +456,7 @@ def log_failure(
     from datetime import UTC, datetime
 
     try:
-        home = locate(payload, store).home
+        home: Path = locate(payload, store).home
     except Exception:
         return None
     if not home.is_dir():

@@ -85,7 +85,7 @@ def _paths(home: Path, table: dict[str, Any], key: str) -> list[Path]:
     return [(home / v).expanduser() if not os.path.isabs(v) else Path(v) for v in value]
 
 
-def pre_tool_use(location: Any, payload: dict[str, Any]) -> dict | None:
+def pre_tool_use(location: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
     """The reply to one PreToolUse event (None: no objection). The store is opened only for
     an irreversible command; a project without a store still has the shell gate."""
     from noetic.hosts.hooks import project_dir, workspace_of
@@ -155,7 +155,7 @@ def refusal(verdict: Any) -> str:
 
 def _protected(
     tool_input: dict[str, Any], policy: Any, workspace: str, home: str, cwd: Path
-) -> dict | None:
+) -> dict[str, Any] | None:
     from noetic.tools.shellgate.gate import write_refusal
 
     path = tool_input.get("file_path")

@@ -34,6 +34,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from noetic.hosts.testruns import has_test_script, make_targets
 
@@ -110,7 +111,7 @@ def _pytest(project: Path) -> str | None:
     return None
 
 
-def _toml(path: Path) -> dict | None:
+def _toml(path: Path) -> dict[str, Any] | None:
     text = _read(path)
     if text is None:
         return None
@@ -120,7 +121,7 @@ def _toml(path: Path) -> dict | None:
         return None
 
 
-def _dependencies(pyproject: dict) -> list[str]:
+def _dependencies(pyproject: dict[str, Any]) -> list[str]:
     """Every dependency string pyproject.toml names: the project's, its extras', its
     dependency groups' (PEP 735) and Poetry's."""
     out: list[str] = []

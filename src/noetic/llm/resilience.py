@@ -45,7 +45,7 @@ class RetryPolicy(BaseModel):
     def backoff(self, attempt: int, rand: float) -> float:
         """Exponential backoff with equal jitter: half fixed, half random."""
         cap = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        return cap / 2 + rand * cap / 2
+        return float(cap / 2 + rand * cap / 2)
 
 
 class ResilientProvider:

@@ -125,7 +125,7 @@ def _rate(hits: int, total: int) -> float | None:
     return round(hits / total, 4) if total else None
 
 
-def _status(row: dict) -> str:
+def _status(row: dict[str, Any]) -> str:
     """A run stored as completed without a recommendation (an older Noetic wrote one when the
     final reply could not be read) reached no decision: it counts as failed."""
     if row["status"] == "completed" and row["result"].get("recommendation") is None:

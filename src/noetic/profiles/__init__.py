@@ -118,7 +118,10 @@ class Profile(_Strict):
         )
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+        text: str = yaml.safe_dump(
+            self.model_dump(mode="json"), sort_keys=False, allow_unicode=True
+        )
+        return text
 
 
 def with_overrides(profile: Profile, overrides: dict[str, float]) -> Profile:

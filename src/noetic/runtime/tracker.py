@@ -19,6 +19,7 @@ and an investigation past the limit is refused with an error naming the limit an
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -233,7 +234,7 @@ class Tracker:
         return record
 
     def postflight(
-        self, session_id: str, assessment: Assessment, *, extra: dict | None = None
+        self, session_id: str, assessment: Assessment, *, extra: dict[str, Any] | None = None
     ) -> Postflight:
         _expect_phase(assessment, Phase.POSTFLIGHT)
         session = self.store.get_session(session_id)
@@ -282,7 +283,7 @@ class Tracker:
         )
         return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
 
-    def end_task(self, session_id: str, status: str, result: dict) -> CascadeRecord:
+    def end_task(self, session_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         """Close the open task with a status other than a POSTFLIGHT (clarify, delegate, a
         Sentinel stop, a failure), keeping everything recorded so far."""
         cascade = self.open_task(session_id, f"ending a task as {status}")

@@ -556,7 +556,8 @@ class BaseStore:
                     )
             _queue(c, sid, all_reflex=True)
         self._files_changed()
-        return parsed["session"]
+        session: SessionRecord = parsed["session"]
+        return session
 
     def rebuild_files(self) -> dict[str, int]:
         """Rewrite every session JSON and reflex log from SQLite (removing reflex logs in the

@@ -58,9 +58,10 @@ def cache_newest(store: BaseStore) -> int:
 
 def cache_expire(store: BaseStore, born_before: float) -> int:
     with store.transaction() as conn:
-        return conn.execute(
+        deleted: int = conn.execute(
             "DELETE FROM pattern_cache WHERE created_at < ?", (born_before,)
         ).rowcount
+        return deleted
 
 
 def cache_touch(store: BaseStore, entry_id: int, at: float) -> dict[str, Any]:

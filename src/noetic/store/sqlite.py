@@ -170,10 +170,11 @@ class Store(BaseStore):
         exact = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (key,)).fetchone()
         if exact is not None:
             return [exact]
-        return self.conn.execute(
+        near: list[sqlite3.Row] = self.conn.execute(
             f"SELECT * FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
             (key, key + "\U0010ffff"),
         ).fetchall()
+        return near
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -89,7 +89,8 @@ def pending(store: BaseStore, embedder: str, limit: int | None = None) -> list[A
     args: list[Any] = [embedder]
     if limit is not None:
         sql, args = sql + " LIMIT ?", [embedder, limit]
-    return store.conn.execute(sql, args).fetchall()
+    rows: list[Any] = store.conn.execute(sql, args).fetchall()
+    return rows
 
 
 def pending_count(store: BaseStore, embedder: str) -> int:
@@ -127,11 +128,12 @@ def save_vectors(store: BaseStore, embedder: str, rows: list[Any], vectors: list
 
 def vectors_since(store: BaseStore, embedder: str, seq: int) -> list[Any]:
     """The vector rows of ``embedder`` after ``seq``, in order."""
-    return store.conn.execute(
+    rows: list[Any] = store.conn.execute(
         f"SELECT {VECTOR_COLUMNS}, vector FROM recall_vectors WHERE embedder = ? AND seq > ? "
         "ORDER BY seq",
         (embedder, seq),
     ).fetchall()
+    return rows
 
 
 def vector_state(store: BaseStore, embedder: str) -> tuple[int, int]:

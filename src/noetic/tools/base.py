@@ -19,7 +19,7 @@ import inspect
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as PydanticValidationError
@@ -120,6 +120,28 @@ class Tool(BaseModel):
         return result(ok=True, output=text)
 
 
+@overload
+def tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    improves_vectors: Iterable[str] = (),
+    confidence_gain: float = 0.1,
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    improves_vectors: Iterable[str] = (),
+    confidence_gain: float = 0.1,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -127,7 +149,7 @@ def tool(
     description: str | None = None,
     improves_vectors: Iterable[str] = (),
     confidence_gain: float = 0.1,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` from a typed function (usable bare, ``@tool``, or with options)."""
 
     def build(function: Callable[..., Any]) -> Tool:

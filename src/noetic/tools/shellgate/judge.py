@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from noetic.tools.shellgate import interpreters, programs, tools
+from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.options import (
     abbreviates,
     option_is,
@@ -41,9 +42,7 @@ from noetic.tools.shellgate.syntax import (
     TooComplex,
     Unparseable,
     Word,
-    follow,
     parse,
-    resolve,
 )
 from noetic.tools.shellgate.verdict import Violation
 
