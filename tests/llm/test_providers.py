@@ -227,5 +227,5 @@ def test_the_anthropic_route_to_another_server_is_anthropic_base_url(monkeypatch
         monkeypatch.setenv("ANTHROPIC_API_KEY", "local-key")
         provider = parse_provider("anthropic:my-model")
         done = asyncio.run(provider.complete(Request.of("hello")))
-    assert done.text == "from the local server" and provider.endpoint == server.url
+    assert done.text == "from the local server" and provider.endpoint == server.url  # type: ignore[attr-defined]
     assert server.requests[0]["model"] == "my-model"

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from noetic.cascade.engine import CascadeRun
     from noetic.events import Event
     from noetic.llm.base import Provider
-    from noetic.nova.models import NovaRun, Turn
+    from noetic.nova.models import NovaRun
+    from noetic.nova.turns import Turn
     from noetic.observer.chain import ChainResult
     from noetic.profiles import Profile
     from noetic.runtime.tracker import Tracker

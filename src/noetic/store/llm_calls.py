@@ -37,11 +37,12 @@ def file_under_task(store: BaseStore, session_id: str, task_id: str, after_id: i
     """File the session's calls made after ``after_id`` with no task under ``task_id`` (a run's
     calls from before it opened its task: CASCADE's PREFLIGHT, Nova's unpacking); how many."""
     with store.transaction() as conn:
-        return conn.execute(
+        filed: int = conn.execute(
             "UPDATE llm_calls SET cascade_id = ? WHERE session_id = ? AND cascade_id IS NULL "
             "AND id > ?",
             (task_id, session_id, after_id),
         ).rowcount
+        return filed
 
 
 def task_of_calls(store: BaseStore, task: str) -> str:
