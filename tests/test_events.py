@@ -61,3 +61,31 @@ def test_the_store_keeps_the_envelope(store):
     (stored,) = store.events(session_id="s1")
     assert (stored.kind, stored.engine, stored.cascade_id) == ("decision", "cascade", "c1")
     assert stored.data == {"action": "PROCEED", "reason": "", "rule": None}
+
+
+def test_a_payload_of_another_kind_is_refused():
+    bus = EventBus()
+    with pytest.raises(TypeError, match="phase_entered event carries PhaseEntered"):
+        bus.emit(EventKind.PHASE_ENTERED, data=PhaseCompleted(phase="CHECK", ms=1.0))
+    event = bus.emit(EventKind.PHASE_COMPLETED, data=PhaseCompleted(phase="CHECK", ms=1.0))
+    assert event.data["ms"] == 1.0
+
+
+def test_noetics_own_emitters_pass_typed_payloads():
+    """Every ``emit(EventKind.X, …)`` in the package hands over the kind's payload model, never
+    a mapping, so a misspelt field is a type error before it is a runtime one."""
+    import ast
+    from pathlib import Path
+
+    import noetic
+
+    untyped = []
+    for path in Path(noetic.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "emit"):
+                continue
+            given = node.args[1:] + [k.value for k in node.keywords if k.arg == "data"]
+            if any(isinstance(arg, ast.Dict) for arg in given):
+                untyped.append(f"{path.name}:{node.lineno}")
+    assert untyped == []

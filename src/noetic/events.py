@@ -217,13 +217,20 @@ class EventBus:
         self,
         kind: EventKind,
         *,
-        data: dict[str, Any] | Payload | None = None,
+        data: Payload | None = None,
         engine: str | None = None,
         session_id: str | None = None,
         cascade_id: str | None = None,
     ) -> Event:
-        """Validate ``data`` against the kind's payload model and publish the event."""
+        """Validate ``data`` against the kind's payload model and publish the event.
+
+        Emitters pass the kind's payload model (:data:`PAYLOADS`); a plain mapping is still
+        validated into it, for callers outside Noetic's typed code."""
         model = PAYLOADS[kind]
+        if isinstance(data, Payload) and type(data) is not model:
+            raise TypeError(
+                f"a {kind.value} event carries {model.__name__}, not {type(data).__name__}"
+            )
         payload = data if isinstance(data, model) else model.model_validate(data or {})
         event = Event(
             kind=kind,

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from noetic.assessment import Action, Phase
 from noetic.errors import NoeticError, UsageError
-from noetic.events import EventKind
+from noetic.events import DecisionMade, EventKind
 from noetic.llm.assess import assess_with_model
 from noetic.llm.base import ToolCall
 from noetic.tools.files import SandboxRoot
@@ -157,4 +157,4 @@ class EpistemicGate:
             review=profile.postflight_review,
         )
         run.ctx.tracker.postflight(session, assessment)
-        run.ctx.emit(EventKind.DECISION, {"action": "postflight", "reason": "task closed"})
+        run.ctx.emit(EventKind.DECISION, DecisionMade(action="postflight", reason="task closed"))

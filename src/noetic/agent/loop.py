@@ -29,7 +29,7 @@ from noetic.agent.nodes import Run
 from noetic.agent.state import Mode, State, add_message
 from noetic.agent.toolbox import Toolbox
 from noetic.errors import ProviderError, ValidationError
-from noetic.events import EventKind, Timer
+from noetic.events import EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer
 from noetic.limits import TEXT_CHARS
 from noetic.llm.base import Message
 from noetic.runtime.context import RunContext
@@ -165,10 +165,10 @@ async def run_agent(
     )
     ctx.emit(
         EventKind.RUN_FINISHED,
-        {
-            "status": result.status,
-            "ms": result.ms,
-            "summary": {
+        RunFinished(
+            status=result.status,
+            ms=result.ms,
+            summary={
                 "iterations": result.iterations,
                 "tool_calls": len(result.tool_calls),
                 "tokens": result.tokens,
@@ -177,7 +177,7 @@ async def run_agent(
                 "checks": run.gate.checks if run.gate else 0,
                 "held": run.gate.held if run.gate else 0,
             },
-        },
+        ),
     )
     return result
 
@@ -186,7 +186,7 @@ async def _walk(run: Run) -> None:
     node: str | None = "triage"
     while node is not None:
         run.ctx.emit(
-            EventKind.PHASE_ENTERED, {"phase": node, "stage": run.state.execution.iteration}
+            EventKind.PHASE_ENTERED, PhaseEntered(phase=node, stage=run.state.execution.iteration)
         )
         timer = Timer()
         try:
@@ -204,7 +204,7 @@ async def _walk(run: Run) -> None:
             run.stop("error", f"The model could not be reached: {exc.message}")
         run.ctx.emit(
             EventKind.PHASE_COMPLETED,
-            {"phase": node, "stage": run.state.execution.iteration, "ms": timer.ms},
+            PhaseCompleted(phase=node, stage=run.state.execution.iteration, ms=timer.ms),
         )
         if run.memory is not None:
             run.memory.save_workspace(run.state)

@@ -22,7 +22,7 @@ from typing import Any
 from noetic.agent import prompts
 from noetic.agent.state import State, UserProfile, Workspace
 from noetic.errors import NoeticError
-from noetic.events import EventKind
+from noetic.events import DecisionMade, EventKind
 from noetic.llm.base import Message, Request
 from noetic.llm.structured import complete_structured
 from noetic.store import agent_memory as tables
@@ -108,7 +108,7 @@ class AgentMemory:
         if fired and run.status not in ("refused", "failed"):
             run.ctx.emit(
                 EventKind.DECISION,
-                {"action": "memory:synthesize", "reason": ", ".join(fired), "rule": fired[0]},
+                DecisionMade(action="memory:synthesize", reason=", ".join(fired), rule=fired[0]),
             )
             try:
                 update = await complete_structured(
@@ -117,7 +117,7 @@ class AgentMemory:
             except NoeticError as exc:
                 run.ctx.emit(
                     EventKind.DECISION,
-                    {"action": "memory:failed", "reason": str(exc)[:300], "rule": fired[0]},
+                    DecisionMade(action="memory:failed", reason=str(exc)[:300], rule=fired[0]),
                 )
             else:
                 profile = profile.model_copy(update=update.model_dump())

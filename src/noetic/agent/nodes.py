@@ -34,7 +34,7 @@ from noetic.agent.state import (
 )
 from noetic.agent.toolbox import Toolbox
 from noetic.errors import NoeticError, ParseError, ProviderError
-from noetic.events import EventKind, Timer
+from noetic.events import ConstraintEnforced, DecisionMade, EventKind, Timer, ToolCalled
 from noetic.llm.base import (
     Completion,
     Message,
@@ -76,10 +76,12 @@ class Run:
         return self.status is not None or self.state.execution.response is not None
 
     def decide(self, action: str, reason: str, rule: str | None = None) -> None:
-        self.ctx.emit(EventKind.DECISION, {"action": action, "reason": reason, "rule": rule})
+        self.ctx.emit(EventKind.DECISION, DecisionMade(action=action, reason=reason, rule=rule))
 
     def enforce(self, rule: str, value: float, limit: float) -> None:
-        self.ctx.emit(EventKind.CONSTRAINT_ENFORCED, {"rule": rule, "value": value, "limit": limit})
+        self.ctx.emit(
+            EventKind.CONSTRAINT_ENFORCED, ConstraintEnforced(rule=rule, value=value, limit=limit)
+        )
 
     def stop(self, status: str, answer: str) -> None:
         self.status = status
@@ -414,13 +416,13 @@ async def _one(run: Run, call: ToolCall) -> tuple[ToolCallResult, dict[str, Any]
     record.update(ok=ok, ms=timer.ms, result=content[:500])
     run.ctx.emit(
         EventKind.TOOL_CALL,
-        {
-            "tool": call.name,
-            "success": ok,
-            "round": ex.iteration,
-            "ms": timer.ms,
-            "error": None if ok else content[:300],
-        },
+        ToolCalled(
+            tool=call.name,
+            success=ok,
+            round=ex.iteration,
+            ms=timer.ms,
+            error=None if ok else content[:300],
+        ),
     )
     summary = json.dumps(call.arguments, ensure_ascii=False)[:200]
     record_observation(

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Action, Assessment, Phase
 from noetic.cascade.offer import Strategy, allowed, offer
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
-from noetic.events import EventKind, Timer
+from noetic.events import DecisionMade, EventKind, PhaseCompleted, PhaseEntered, Timer, ToolCalled
 from noetic.llm.assess import assess_with_model
 from noetic.llm.base import (
     TOOL_NAME,
@@ -256,7 +256,7 @@ class _Engine:
             self.findings.append("You decided to RESET: start your thinking over from scratch.")
             self.ctx.emit(
                 EventKind.DECISION,
-                {"action": "RESET", "reason": f"restarting from THINK ({self.run.resets})"},
+                DecisionMade(action="RESET", reason=f"restarting from THINK ({self.run.resets})"),
             )
 
     async def investigate_until_ready(self, strategy: Strategy) -> Any:
@@ -462,7 +462,7 @@ class _Engine:
         )
         self.ctx.emit(
             EventKind.TOOL_CALL,
-            {"tool": call.tool, "success": success, "round": use.round, "ms": ms},
+            ToolCalled(tool=call.tool, success=success, round=use.round, ms=ms),
         )
 
     async def structured(self, instruction: str, model_cls: type[M]) -> M:
@@ -482,10 +482,10 @@ class _Engine:
     async def phase(self, name: str, awaitable: Any) -> Any:
         self.sentinel.remaining()
         timer = Timer()
-        self.ctx.emit(EventKind.PHASE_ENTERED, {"phase": name})
+        self.ctx.emit(EventKind.PHASE_ENTERED, PhaseEntered(phase=name))
         result = await awaitable
         self.run.phases.append({"phase": name, "ms": timer.ms})
-        self.ctx.emit(EventKind.PHASE_COMPLETED, {"phase": name, "ms": timer.ms})
+        self.ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase=name, ms=timer.ms))
         return result
 
     def usage(self) -> UsageTotals | None:

@@ -22,7 +22,7 @@ from contextlib import aclosing
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.errors import ProviderError, StreamInterrupted
-from noetic.events import EventBus, EventKind, current_engine
+from noetic.events import EventBus, EventKind, LLMCalled, current_engine
 from noetic.llm.base import (
     Completion,
     LLMCall,
@@ -224,5 +224,7 @@ class ResilientProvider:
                 EventKind.LLM_CALL,
                 session_id=self.session_id,
                 cascade_id=self.cascade_id,
-                data=call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"}),
+                data=LLMCalled.model_validate(
+                    call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"})
+                ),
             )

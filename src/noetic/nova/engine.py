@@ -24,7 +24,7 @@ from typing import Any
 
 from noetic.assessment import Phase
 from noetic.errors import ParseError, ProviderError, UsageError, ValidationError
-from noetic.events import EventKind, Timer
+from noetic.events import DecisionMade, EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer
 from noetic.llm.base import Completion, Message, Provider, Request, complete_streaming
 from noetic.llm.structured import complete_parsed
 from noetic.llm.tokens import count_tokens
@@ -259,21 +259,21 @@ class _Walk:
         )
         self.ctx.emit(
             EventKind.RUN_FINISHED,
-            {
-                "status": status,
-                "ms": timer.ms,
-                "summary": {
+            RunFinished(
+                status=status,
+                ms=timer.ms,
+                summary={
                     "run": self.run.id,
                     "turns": len(self.run.turns),
                     "rounds": self.run.rounds,
                     "model_calls": self.run.model_calls,
                     "exit": self.run.exit,
                 },
-            },
+            ),
         )
 
     def decide(self, label: str, reason: str, rule: str) -> str:
-        self.ctx.emit(EventKind.DECISION, {"action": label, "reason": reason, "rule": rule})
+        self.ctx.emit(EventKind.DECISION, DecisionMade(action=label, reason=reason, rule=rule))
         return label
 
     # nodes ------------------------------------------------------------------------------
@@ -599,7 +599,7 @@ class _Walk:
                 self.record(turn)
             return turn
         request, context_tokens, prompt_tokens = self.request(persona, node, seq, focus)
-        phase = {"phase": f"NOVA_{node.value.upper()}", "stage": seq, "role": persona.short_name}
+        phase = PhaseEntered(phase=f"NOVA_{node.value.upper()}", stage=seq, role=persona.short_name)
         self.ctx.emit(EventKind.PHASE_ENTERED, phase)
         timer = Timer()
         replies: list[Completion] = []
@@ -618,7 +618,7 @@ class _Walk:
             block = None
         finally:
             self.run.model_calls += len(replies)
-        self.ctx.emit(EventKind.PHASE_COMPLETED, {**phase, "ms": timer.ms})
+        self.ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(**phase.model_dump(), ms=timer.ms))
         first = replies[0]
         turn = Turn(
             seq=seq,

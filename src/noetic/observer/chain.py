@@ -17,7 +17,7 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import ParseError
-from noetic.events import EventKind, Timer
+from noetic.events import EventKind, Observed, PhaseEntered, RunFinished, Timer
 from noetic.llm.base import Completion, Provider, Request, UsageTotals
 from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
@@ -118,7 +118,7 @@ async def _chain(
     note = ""
     for stage in range(1, settings.max_stages + 1):
         role = ROLES[min(stage, 4)][0]
-        ctx.emit(EventKind.PHASE_ENTERED, {"phase": "OBSERVE", "stage": stage, "role": role})
+        ctx.emit(EventKind.PHASE_ENTERED, PhaseEntered(phase="OBSERVE", stage=stage, role=role))
         prompt = stage_prompt(
             stage, query, context.summary(), predict=settings.adaptive and stage == 1
         )
@@ -134,13 +134,13 @@ async def _chain(
         context.add(observation)
         ctx.emit(
             EventKind.OBSERVATION,
-            {
-                "stage": stage,
-                "role": role,
-                "confidence": observation.confidence,
-                "layers": list(observation.layers),
-                "content": observation.content,
-            },
+            Observed(
+                stage=stage,
+                role=role,
+                confidence=observation.confidence,
+                layers=list(observation.layers),
+                content=observation.content,
+            ),
         )
         if stage == 1:
             budget = stage_budget(observation, settings)
@@ -191,15 +191,15 @@ def _finish(ctx: RunContext, result: ChainResult, timer: Timer) -> ChainResult:
     result = result.model_copy(update={"run_id": run_id})
     ctx.emit(
         EventKind.RUN_FINISHED,
-        {
-            "status": result.reason.value if result.reason else "ended_early",
-            "ms": timer.ms,
-            "summary": {
+        RunFinished(
+            status=result.reason.value if result.reason else "ended_early",
+            ms=timer.ms,
+            summary={
                 "stages": result.stages,
                 "model_calls": result.model_calls,
                 "cache_hit": result.cache_hit,
             },
-        },
+        ),
     )
     return result
 

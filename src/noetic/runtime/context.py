@@ -109,7 +109,7 @@ class RunContext:
         provider's) names the engine."""
         return engine_scope(self.engine) if self.engine else nullcontext()
 
-    def emit(self, kind: EventKind, data: dict[str, Any] | Payload | None = None) -> Event:
+    def emit(self, kind: EventKind, data: Payload) -> Event:
         """Emit an event stamped with this run's engine, session and task."""
         return self.bus.emit(
             kind,

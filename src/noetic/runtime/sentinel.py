@@ -19,7 +19,7 @@ from typing import NoReturn
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import COHERENCE_MINIMUM, ENGAGEMENT_GATE, Decision
-from noetic.events import EventKind
+from noetic.events import ConstraintEnforced, EventKind
 
 Emit = Callable[..., object]
 
@@ -58,7 +58,8 @@ class Sentinel:
 
     def _enforce(self, rule: str, value: float, limit: float) -> None:
         self.emit(
-            EventKind.CONSTRAINT_ENFORCED, {"rule": rule, "value": round(value, 6), "limit": limit}
+            EventKind.CONSTRAINT_ENFORCED,
+            ConstraintEnforced(rule=rule, value=round(value, 6), limit=limit),
         )
 
     def remaining(self) -> float:

@@ -28,7 +28,15 @@ from noetic.assessment_prompt import build_assessment_prompt
 from noetic.calibration.basic import BasicCalibration, basic_calibration
 from noetic.calibration.outcomes import active_overrides, effective_profile
 from noetic.errors import ValidationError, WorkflowError
-from noetic.events import EventBus, EventKind
+from noetic.events import (
+    AssessmentRecorded,
+    DecisionMade,
+    EventBus,
+    EventKind,
+    InvestigationLogged,
+    RunFinished,
+    SessionStarted,
+)
 from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
 from noetic.store.base import BaseStore as Store
 from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
@@ -107,7 +115,7 @@ class Tracker:
         self.bus.emit(
             EventKind.SESSION_STARTED,
             session_id=session.id,
-            data={"ai_id": ai_id, "profile": chosen.name, "ai_model": ai_model, "domain": domain},
+            data=SessionStarted(ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain),
         )
         return session, chosen
 
@@ -229,7 +237,9 @@ class Tracker:
             EventKind.INVESTIGATION,
             session_id=session.id,
             cascade_id=cascade.id,
-            data={"round": rounds, "tool": tool, "note": note, "target_vector": target_vector},
+            data=InvestigationLogged(
+                round=rounds, tool=tool, note=note, target_vector=target_vector
+            ),
         )
         return record
 
@@ -276,10 +286,9 @@ class Tracker:
             EventKind.RUN_FINISHED,
             session_id=session.id,
             cascade_id=cascade.id,
-            data={
-                "status": "completed",
-                "summary": {"classification": calibration.classification.value},
-            },
+            data=RunFinished(
+                status="completed", summary={"classification": calibration.classification.value}
+            ),
         )
         return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
 
@@ -292,7 +301,7 @@ class Tracker:
             EventKind.RUN_FINISHED,
             session_id=cascade.session_id,
             cascade_id=cascade.id,
-            data={"status": status},
+            data=RunFinished(status=status),
         )
         return closed
 
@@ -364,25 +373,23 @@ class Tracker:
             EventKind.ASSESSMENT_RECORDED,
             session_id=session.id,
             cascade_id=cascade.id,
-            data={
-                "phase": assessment.phase.value,
-                "seq": record.seq,
-                "confidence": decision.confidence,
-                "missing": list(assessment.missing),
-                "carried": list(assessment.carried),
-                "p_success": assessment.p_success,
-                "review": assessment.review.value if assessment.review else None,
-            },
+            data=AssessmentRecorded(
+                phase=assessment.phase.value,
+                seq=record.seq,
+                confidence=decision.confidence,
+                missing=list(assessment.missing),
+                carried=list(assessment.carried),
+                p_success=assessment.p_success,
+                review=assessment.review.value if assessment.review else None,
+            ),
         )
         self.bus.emit(
             EventKind.DECISION,
             session_id=session.id,
             cascade_id=cascade.id,
-            data={
-                "action": decision.action.value,
-                "rule": decision.rule,
-                "reason": decision.reason,
-            },
+            data=DecisionMade(
+                action=decision.action.value, rule=decision.rule, reason=decision.reason
+            ),
         )
         return Recorded(
             session_id=session.id, cascade=cascade, assessment=record, decision=decision
