@@ -23,6 +23,8 @@ from noetic.store import Store
 PAGE_SIZE: Final = 50
 MAX_PAGE_SIZE: Final = 500
 OUTCOMES: Final = ("success", "failure", "none")
+ENGINES: Final = ("cascade", "observer", "nova", "agent")  # what events name as their engine
+STATUSES: Final = ("active", "ended")
 _NAME: Final = re.compile(r"^[\w.:@/+-]{1,200}$")
 
 
@@ -125,11 +127,22 @@ def list_sessions(store: Store, filters: SessionFilters) -> SessionsPage:
     conn = store.conn
     total = conn.execute(f"SELECT COUNT(*) FROM sessions s{where}", args).fetchone()[0]
     offset = (filters.page - 1) * filters.per_page
-    page = conn.execute(
-        f"SELECT * FROM sessions s{where} ORDER BY s.created_at DESC, s.id DESC LIMIT ? OFFSET ?",
-        [*args, filters.per_page, offset],
-    ).fetchall()
-    rows = _rows(store, page)
+    # the sort carries only (created_at, id); the page's rows are read by id afterwards
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT s.id FROM sessions s{where} ORDER BY s.created_at DESC, s.id DESC "
+            f"LIMIT ? OFFSET ?",
+            [*args, filters.per_page, offset],
+        )
+    ]
+    by_id = {
+        r["id"]: r
+        for r in conn.execute(
+            f"SELECT * FROM sessions WHERE id IN ({','.join('?' * len(ids))})", ids
+        )
+    }
+    rows = _rows(store, [by_id[i] for i in ids])
     return SessionsPage(
         filters=filters,
         rows=rows,
@@ -154,13 +167,13 @@ def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
     if f.engine is not None:
         parts.append("EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.engine = ?)")
         args.append(f.engine)
+    # outcomes has no index on session_id: one pass builds the set (an IN list), where a
+    # correlated EXISTS would scan every outcome once per session
     if f.outcome == "none":
-        parts.append("NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.session_id = s.id)")
+        parts.append("s.id NOT IN (SELECT session_id FROM outcomes)")
     elif f.outcome is not None:
         op = ">=" if f.outcome == "success" else "<"
-        parts.append(
-            f"EXISTS (SELECT 1 FROM outcomes o WHERE o.session_id = s.id AND o.score {op} 0.5)"
-        )
+        parts.append(f"s.id IN (SELECT session_id FROM outcomes WHERE score {op} 0.5)")
     if f.since is not None:
         parts.append("s.created_at >= ?")
         args.append(f.since.isoformat())
@@ -239,19 +252,34 @@ def _rows(store: Store, page: list[Any]) -> list[SessionRow]:
     return out
 
 
+_CHOICES: dict[tuple[str, int, int], Choices] = {}
+
+
 def _choices(store: Store) -> Choices:
+    """The filter menus' values. Reading them scans the sessions, so they are kept per store
+    until a session is added (a session's agent, profile and project never change)."""
     conn = store.conn
+    key = (
+        str(store.db_path),
+        *conn.execute("SELECT MAX(rowid), COUNT(*) FROM sessions").fetchone(),
+    )
+    if key in _CHOICES:
+        return _CHOICES[key]
 
     def distinct(sql: str) -> list[str]:
         return [r[0] for r in conn.execute(sql) if r[0] is not None]
 
-    return Choices(
+    choices = Choices(
         agents=distinct("SELECT DISTINCT ai_id FROM sessions ORDER BY 1"),
         profiles=distinct("SELECT DISTINCT profile FROM sessions ORDER BY 1"),
         projects=distinct("SELECT DISTINCT project FROM sessions ORDER BY 1"),
-        engines=distinct("SELECT DISTINCT engine FROM events ORDER BY 1"),
-        statuses=distinct("SELECT DISTINCT status FROM sessions ORDER BY 1"),
+        engines=list(ENGINES),
+        statuses=list(STATUSES),
     )
+    if len(_CHOICES) > 16:
+        _CHOICES.clear()
+    _CHOICES[key] = choices
+    return choices
 
 
 class TaskRow(BaseModel):
