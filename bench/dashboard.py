@@ -120,15 +120,31 @@ def _fill(home: Path, n: int) -> None:
             c.execute(
                 f"INSERT INTO assessments (session_id, cascade_id, seq, phase, {cols}, confidence,"
                 f" action, rule, reason, created_at) VALUES (?,?,?,?,{marks},?,?,?,?,?)",
-                (sid, cid, 1, "preflight", *([0.8] * len(VECTOR_NAMES)), 0.8, "PROCEED",
-                 "threshold", "ok", at),
-            )  # fmt: skip
+                (
+                    sid,
+                    cid,
+                    1,
+                    "preflight",
+                    *([0.8] * len(VECTOR_NAMES)),
+                    0.8,
+                    "PROCEED",
+                    "threshold",
+                    "ok",
+                    at,
+                ),
+            )
             c.execute(
                 "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
                 "VALUES (?,?,?,?,?,?)",
-                (at, "session_started", "cascade" if i % 2 else None, sid, None,
-                 json.dumps({"ai_id": agent, "profile": "balanced"})),
-            )  # fmt: skip
+                (
+                    at,
+                    "session_started",
+                    "cascade" if i % 2 else None,
+                    sid,
+                    None,
+                    json.dumps({"ai_id": agent, "profile": "balanced"}),
+                ),
+            )
             if i % 2:
                 c.execute(
                     "INSERT INTO outcomes (at, session_id, cascade_id, ai_id, profile, source, "
@@ -225,8 +241,10 @@ def event_to_dom(home: Path) -> None:
         f"   median {statistics.median(latencies):6.0f} ms, 90th percentile "
         f"{latencies[int(0.9 * len(latencies)) - 1]:6.0f} ms, worst {latencies[-1]:6.0f} ms"
     )
-    print(f"   baselines: one GET of the page {get_page:6.1f} ms; the stream polls every "
-          f"{POLL_S * 1000:.0f} ms")  # fmt: skip
+    print(
+        f"   baselines: one GET of the page {get_page:6.1f} ms; the stream polls every "
+        f"{POLL_S * 1000:.0f} ms"
+    )
 
 
 def main() -> None:

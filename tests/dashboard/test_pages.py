@@ -230,3 +230,35 @@ def test_the_mcp_endpoint_still_answers_beside_the_dashboard(site):
     )
     assert r.status_code == 200
     assert "noetic" in r.text
+
+
+def test_a_long_task_shows_its_latest_decisions_and_links_to_all(tmp_path):
+    from noetic.assessment import Decision
+    from noetic.store import Store
+
+    from .conftest import serving
+    from .seed import assessment
+
+    home = tmp_path / "store"
+    with Store(home) as store:
+        session = store.create_session(ai_id="long", profile="balanced")
+        task = store.open_cascade(session.id, "a long task", profile="balanced")
+        for i in range(250):
+            phase = "preflight" if i == 0 else "check"
+            decision = Decision(
+                action="INVESTIGATE",
+                confidence=0.5,
+                threshold=0.7,
+                rule="threshold",
+                reason=f"round {i}",
+                gaps=(),
+            )
+            store.add_assessment(session.id, assessment(phase, 0.5), decision, cascade_id=task.id)
+    with serving(home) as url:
+        latest = httpx.get(f"{url}/tasks/{task.id}").text
+        every = httpx.get(f"{url}/tasks/{task.id}", params={"decisions": "all"}).text
+    assert "The latest 200 of 250 decisions" in latest
+    assert "round 49<" not in latest and "round 50<" in latest and "round 249<" in latest
+    assert "round 0<" in every and "The latest" not in every
+    # the trajectory still draws every assessment
+    assert latest.count('points="') >= 1 and "250 assessments" in latest

@@ -192,7 +192,8 @@ def reliability(bins: Sequence[Bin]) -> Markup:
             f'<line class="whisker" x1="{_n(cx)}" x2="{_n(cx)}" y1="{_n(y(b.interval.low))}" '
             f'y2="{_n(y(b.interval.high))}"/>'
             f'<circle class="point" cx="{_n(cx)}" cy="{_n(cy)}" r="{_n(r)}"/>'
-            f'<text class="count" x="{_n(cx + r + 2)}" y="{_n(cy - r)}">{b.count}</text>'
+            f'<text class="count" x="{_n(cx + r + 2)}" y="{_n(max(cy - r, top + 9))}">'
+            f"{b.count}</text>"
             f'<rect class="hist" x="{_n(x(b.low))}" '
             f'y="{_n(hist_top + hist * (1 - b.count / most))}" '
             f'width="{_n(max(1.0, (b.high - b.low) * side - 1))}" '

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 HERE: Final = Path(__file__).parent
 PREDICTIONS: Final = ("preflight", "check")
+DECISIONS_SHOWN: Final = 200  # the latest; ?decisions=all shows every one
 
 
 def environment() -> Environment:
@@ -121,7 +122,11 @@ class Pages:
         store = self.store()
         cursor = live.cursor(store)
         view = task_view(store, request.path_params["id"])
-        return self._page(request, "task.html", t=view, cursor=cursor, title=f"Task {view.id}")
+        everything = request.query_params.get("decisions") == "all"
+        shown = view.assessments if everything else view.assessments[-DECISIONS_SHOWN:]
+        return self._page(
+            request, "task.html", t=view, decisions=shown, cursor=cursor, title=f"Task {view.id}"
+        )
 
     def run(self, request: Request) -> Response:
         from noetic.operations.run_view import run_timeline

@@ -67,8 +67,12 @@ def run_timeline(store: Store, run_id: str) -> Timeline:
     """The events of a task, a Nova run or a session, oldest first, on one clock."""
     conn = store.conn
     scope, column, key, session_id, title = _resolve(store, run_id)
+    # a task's events are read through the session's index (events has none on the task)
+    within = " AND session_id = ?" if column == "cascade_id" and session_id else ""
+    args = (key, session_id) if within else (key,)
     rows = conn.execute(
-        f"SELECT * FROM events WHERE {column} = ? ORDER BY id LIMIT ?", (key, MAX_EVENTS + 1)
+        f"SELECT * FROM events WHERE {column} = ?{within} ORDER BY id LIMIT ?",
+        (*args, MAX_EVENTS + 1),
     ).fetchall()
     truncated = len(rows) > MAX_EVENTS
     rows = rows[:MAX_EVENTS]

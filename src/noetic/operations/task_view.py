@@ -197,9 +197,10 @@ def task_view(store: Store, task_id: str) -> TaskView:
     engines = [
         r[0]
         for r in conn.execute(
-            "SELECT DISTINCT engine FROM events WHERE cascade_id = ? AND engine IS NOT NULL "
-            "ORDER BY 1",
-            (task_id,),
+            # through the session's index: events has none on the task
+            "SELECT DISTINCT engine FROM events WHERE session_id = ? AND cascade_id = ? "
+            "AND engine IS NOT NULL ORDER BY 1",
+            (c["session_id"], task_id),
         )
     ]
     return TaskView(
@@ -223,8 +224,10 @@ def task_view(store: Store, task_id: str) -> TaskView:
 
 
 def _point(r: Any) -> AssessmentPoint:
+    """A row as a point, unvalidated: the store validated it when it was written, and a task
+    may hold a thousand of them."""
     keys = r.keys()
-    return AssessmentPoint(
+    return AssessmentPoint.model_construct(
         seq=r["seq"],
         phase=r["phase"],
         at=r["created_at"],
