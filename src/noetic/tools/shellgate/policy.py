@@ -108,6 +108,8 @@ class Policy(_Strict):
     network_clients: tuple[str, ...] = ()
     evaluators: tuple[str, ...] = ()
     inert: tuple[str, ...] = ()
+    judged_alone: tuple[str, ...] = ()
+    runner_subcommands: dict[str, tuple[str, ...]] = {}
     wrappers: dict[str, tuple[str, ...]] = {}
     downloaders: tuple[str, ...] = ()
     writers: dict[str, Writer] = {}

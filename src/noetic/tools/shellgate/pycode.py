@@ -11,19 +11,24 @@ run, nor reach the network, builtins other than ``open``/``exec``/``eval``/``__i
 from __future__ import annotations
 
 import ast
+import importlib
+from functools import cache
+from types import ModuleType
 
 # Modules whose every public name computes, formats or reads only what the program was given.
 _PURE_MODULES = frozenset(
     {
         "base64", "binascii", "bisect", "calendar", "collections", "colorsys", "copy", "csv",
-        "dataclasses", "datetime", "decimal", "difflib", "enum", "fnmatch", "fractions",
-        "functools", "glob", "hashlib", "heapq", "hmac", "html", "ipaddress", "itertools",
-        "json", "keyword", "locale", "math", "numbers", "operator", "platform", "pprint",
-        "random", "re", "secrets", "shlex", "statistics", "string", "struct", "sysconfig",
-        "textwrap", "time", "tomllib", "typing", "unicodedata", "uuid", "zlib",
-        "importlib.metadata",
+        "datetime", "decimal", "difflib", "enum", "fnmatch", "fractions", "functools", "glob",
+        "hashlib", "heapq", "hmac", "html", "ipaddress", "itertools", "json", "keyword",
+        "locale", "math", "numbers", "platform", "pprint", "random", "re", "secrets", "shlex",
+        "statistics", "struct", "sysconfig", "textwrap", "time", "tomllib", "unicodedata",
+        "uuid", "zlib",
     }
 )  # fmt: skip
+# Left out on purpose: `operator` (attrgetter reaches any attribute by a string), `typing`
+# (get_type_hints evaluates strings), `string` beyond its constants (Formatter.get_field walks
+# attributes by a string), `importlib.metadata` beyond reading versions (entry points load code).
 # Modules of which only some names are pure.
 _PARTLY = {
     "sys": frozenset(
@@ -42,6 +47,13 @@ _PARTLY = {
         }
     ),
     "os.path": None,  # every name of os.path is pure
+    "string": frozenset(
+        {
+            "ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits",
+            "octdigits", "punctuation", "printable", "whitespace", "capwords", "Template",
+        }
+    ),
+    "importlib.metadata": frozenset({"version", "metadata", "requires", "PackageNotFoundError"}),
 }  # fmt: skip
 _BUILTINS = frozenset(
     {
@@ -75,28 +87,31 @@ def undetermined(code: str) -> str | None:
             if node.level or node.module is None:
                 return "imports relatively"
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                if alias.name == "*" or not (
-                    _allowed_module(full) or _allowed_name(node.module, alias.name)
-                ):
+                local = alias.asname or alias.name
+                if alias.name == "*" or not _allowed_module(node.module):
                     return f"imports {alias.name} from {node.module}"
-                if _allowed_module(full):
-                    modules[alias.asname or alias.name] = full
+                problem = _reach(node.module, [alias.name], outermost=False)
+                if problem is not None:
+                    return problem
+                value = getattr(_module(node.module), alias.name, None)
+                if isinstance(value, ModuleType):
+                    modules[local] = _known()[id(value)]
                 else:
-                    bound.add(alias.asname or alias.name)
+                    bound.add(local)
         elif (name := _binds(node)) is not None:
             bound.add(name)
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             return f"uses the attribute {node.attr}"
         elif isinstance(node, ast.AsyncFunctionDef | ast.Await | ast.Global | ast.Nonlocal):
             return f"uses {type(node).__name__}"
+    bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             root, chain = _chain(node)
             if root in modules and root not in bound:
-                module = modules[root]
-                if chain and not _allowed_name(module, chain[0]):
-                    return f"uses {module}.{chain[0]}"
+                problem = _reach(modules[root], chain, outermost=id(node) not in bases)
+                if problem is not None:
+                    return problem
         elif (
             isinstance(node, ast.Name)
             and isinstance(node.ctx, ast.Load)
@@ -105,7 +120,6 @@ def undetermined(code: str) -> str | None:
             and node.id not in _BUILTINS
         ):
             return f"uses the name {node.id}"
-    bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):  # a module itself handed around can be used for anything
         if (
             isinstance(node, ast.Name)
@@ -127,6 +141,50 @@ def _binds(node: ast.AST) -> str | None:
         return node.name
     if isinstance(node, ast.ExceptHandler):
         return node.name
+    return None
+
+
+@cache
+def _module(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+@cache
+def _known() -> dict[int, str]:
+    """The modules the gate vouches for, by identity (``os.path`` is ``posixpath``)."""
+    found: dict[int, str] = {}
+    for name in sorted([*_PURE_MODULES, *_PARTLY]):
+        module = _module(name)
+        if module is not None:
+            found.setdefault(id(module), name)
+    return found
+
+
+def _reach(module: str, chain: list[str], *, outermost: bool = True) -> str | None:
+    """What is wrong with ``module.a.b…``, followed through the real modules: a pure module
+    still holds the modules it imported (``platform.os``), whose names are judged in turn."""
+    value: object = _module(module)
+    where = module
+    for attr in chain:
+        if not isinstance(value, ModuleType):
+            return None  # past the modules: attributes of a value
+        key = _known().get(id(value))
+        if key is None and _allowed_module(f"{where}.{attr}"):  # `import importlib.metadata`
+            value, where = _module(f"{where}.{attr}"), f"{where}.{attr}"
+            continue
+        if key is None or not _allowed_name(key, attr):
+            return f"uses {where}.{attr}"
+        value, where = getattr(value, attr, None), f"{where}.{attr}"
+        if value is None:
+            return f"uses {where}"
+    if isinstance(value, ModuleType) and (outermost or id(value) not in _known()):
+        if outermost and chain:
+            return f"hands the module {where} around"
+        if id(value) not in _known():
+            return f"uses {where}"
     return None
 
 
