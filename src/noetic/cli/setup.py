@@ -150,13 +150,31 @@ def claude_code(
             "(project scope; an existing [outcomes] test_commands is kept)."
         ),
     ] = True,
+    hooks: Annotated[
+        str,
+        typer.Option(
+            "--hooks",
+            help="command: each hook runs `noetic hook EVENT`; http: each hook posts to "
+            "`noetic serve` (--url), which answers at server speed.",
+        ),
+    ] = "command",
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="With --hooks http: the address of `noetic serve` (default "
+            "http://127.0.0.1:8765).",
+            show_default=False,
+        ),
+    ] = None,
     dry_run: DryRunOpt = False,
     uninstall: UninstallOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Claude Code: the MCP server (.mcp.json or ~/.claude.json), the hooks (.claude/settings.json
-    or ~/.claude/settings.json, each a `noetic hook EVENT` command), a block of instructions
-    in CLAUDE.md, and the project's test commands in its store's config.toml."""
+    or ~/.claude/settings.json, each a `noetic hook EVENT` command or an http hook to `noetic
+    serve`), a block of instructions in CLAUDE.md, and the project's test commands in its
+    store's config.toml."""
     notes: list[str] = []
     extra: dict[str, Any] = {}
     if tests and not uninstall and (scope or "project") == "project":
@@ -182,6 +200,8 @@ def claude_code(
         extra=extra,
         instructions=instructions,
         tests=tests,
+        hooks=hooks,
+        url=url,
     )
 
 

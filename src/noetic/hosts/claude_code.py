@@ -45,6 +45,8 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "SessionEnd": ("session-end", None),
 }
 HOOK_TIMEOUT_S = 30
+HOOK_KINDS = ("command", "http")
+DEFAULT_URL = "http://127.0.0.1:8765"  # `noetic serve`'s default address
 
 BEGIN = "<!-- noetic:begin (written by `noetic setup claude-code`; edit outside these lines) -->"
 END = "<!-- noetic:end -->"
@@ -95,8 +97,47 @@ def hook_command(executable: str, event: str) -> str:
     return shlex.join([executable, "hook", event])
 
 
+def hook_url(base: str, event: str) -> str:
+    return f"{base.rstrip('/')}/hooks/{event}"
+
+
+def check_url(url: str) -> str:
+    """The base URL of ``noetic serve`` for http hooks: http(s), a host, no query."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise ValidationError(
+            f"--url {url!r} is not the address of a server",
+            field="url",
+            fix=f"for example {DEFAULT_URL} (what `noetic serve` prints, without /mcp)",
+        )
+    return url.rstrip("/").removesuffix("/mcp")
+
+
+def _loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+
+
+def _is_noetic_url(hook: dict[str, Any]) -> bool:
+    from urllib.parse import urlsplit
+
+    from noetic.hosts.hooks import EVENTS
+
+    url = hook.get("url")
+    if hook.get("type") != "http" or not isinstance(url, str):
+        return False
+    head, _, event = urlsplit(url).path.rstrip("/").rpartition("/")
+    return head.endswith("/hooks") and event in EVENTS
+
+
 def is_noetic_hook(hook: Any) -> bool:
-    """A hook entry running ``noetic hook …`` (whatever path the executable has)."""
+    """A hook entry running ``noetic hook …`` (whatever path the executable has), or an http
+    hook posting to a ``/hooks/<event>`` of Noetic's."""
+    if isinstance(hook, dict) and hook.get("type") == "http":
+        return _is_noetic_url(hook)
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     try:
@@ -110,11 +151,26 @@ def is_noetic_hook(hook: Any) -> bool:
     )
 
 
-def _group(executable: str, event: str, matcher: str | None) -> dict[str, Any]:
+def _entry(executable: str, event: str, url: str | None) -> dict[str, Any]:
+    """One hook: the ``noetic hook EVENT`` command, or (``url``) a POST to the server; off
+    loopback the server wants its bearer token, which Claude Code fills from
+    ``$NOETIC_TOKEN``."""
+    if url is None:
+        return {
+            "type": "command",
+            "command": hook_command(executable, event),
+            "timeout": HOOK_TIMEOUT_S,
+        }
+    entry: dict[str, Any] = {"type": "http", "url": hook_url(url, event), "timeout": HOOK_TIMEOUT_S}
+    if not _loopback(url):
+        entry["headers"] = {"Authorization": "Bearer $NOETIC_TOKEN"}
+        entry["allowedEnvVars"] = ["NOETIC_TOKEN"]
+    return entry
+
+
+def _group(executable: str, event: str, matcher: str | None, url: str | None) -> dict[str, Any]:
     group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-    group["hooks"] = [
-        {"type": "command", "command": hook_command(executable, event), "timeout": HOOK_TIMEOUT_S}
-    ]
+    group["hooks"] = [_entry(executable, event, url)]
     return group
 
 
@@ -146,10 +202,11 @@ def _strip_ours(groups: list[Any]) -> list[Any]:
     return kept
 
 
-def add_hooks(data: dict[str, Any], executable: str, path: Path) -> None:
+def add_hooks(data: dict[str, Any], executable: str, path: Path, url: str | None = None) -> None:
+    """Noetic's hooks, as commands or (``url``) http hooks, replacing the other kind."""
     hooks = _events(data, path)
     for event, (name, matcher) in HOOKS.items():
-        wanted = _group(executable, name, matcher)
+        wanted = _group(executable, name, matcher, url)
         groups = hooks.get(event, [])
         if wanted in groups:
             continue
@@ -223,6 +280,8 @@ def plan(
     uninstall: bool = False,
     instructions: bool = True,
     tests: bool = True,
+    hooks: str = "command",
+    url: str | None = None,
 ) -> list[FileChange]:
     """The changes ``noetic setup claude-code`` makes (or undoes), nothing written. With
     ``tests`` (project scope), the project's test commands go to its store's configuration
@@ -230,6 +289,11 @@ def plan(
     where = paths(scope, project, home)
     root = project if scope == "project" else home
     executable = command[0]
+    if hooks not in HOOK_KINDS:
+        raise ValidationError(f"unknown hook kind {hooks!r}", field="hooks", fix="command or http")
+    if url is not None and hooks != "http":
+        raise ValidationError("--url is for --hooks http", field="url")
+    base = check_url(url or DEFAULT_URL) if hooks == "http" else None
 
     def mcp(data: dict[str, Any], original: dict[str, Any] | None) -> None:
         if uninstall:
@@ -237,15 +301,21 @@ def plan(
         else:
             add_server(data, server_entry(command), where["mcp"], "mcpServers")
 
-    def hooks(data: dict[str, Any], original: dict[str, Any] | None) -> None:
+    def edit_hooks(data: dict[str, Any], original: dict[str, Any] | None) -> None:
         if uninstall:
             remove_hooks(data, where["hooks"])
         else:
-            add_hooks(data, executable, where["hooks"])
+            add_hooks(data, executable, where["hooks"], base)
 
     changes = [
         json_change(where["mcp"], mcp, uninstall=uninstall, root=root),
-        json_change(where["hooks"], hooks, uninstall=uninstall, root=root),
+        json_change(
+            where["hooks"],
+            edit_hooks,
+            uninstall=uninstall,
+            root=root,
+            strip=lambda data, _: remove_hooks(data, where["hooks"]),
+        ),
     ]
     if instructions or uninstall:
         changes.append(
@@ -297,9 +367,29 @@ def installed_commands(scope: str, project: Path, home: Path) -> list[str] | Non
     if server is not None:
         found.append(server)
     settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    for hook in _hooks_in(settings):
-        found.append(shlex.split(hook["command"])[0])
-    return found or None
+    hooks = _hooks_in(settings)
+    for hook in hooks:
+        if hook.get("type") != "http":
+            found.append(shlex.split(hook["command"])[0])
+    return found or (None if server is None and not hooks else [])
+
+
+def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | None] | None:
+    """Which kind of hooks Noetic has in the scope's settings (``command``, ``http``, or
+    ``mixed``) and, for http, the server's base URL; None when there are none."""
+    from noetic.hosts.files import parse_json_object, read_bytes
+
+    where = paths(scope, project, home)
+    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
+    hooks = _hooks_in(settings)
+    if not hooks:
+        return None
+    urls = {h["url"].rsplit("/hooks/", 1)[0] for h in hooks if h.get("type") == "http"}
+    if not urls:
+        return "command", None
+    if len(urls) == 1 and all(h.get("type") == "http" for h in hooks):
+        return "http", urls.pop()
+    return "mixed", ", ".join(sorted(urls))
 
 
 def _hooks_in(settings: dict[str, Any]) -> list[dict[str, Any]]:

@@ -231,6 +231,9 @@ def host_checks(project: Path, home: Path) -> list[Check]:
                     )
                 )
                 continue
+            kind = getattr(host, "installed_hooks", None)
+            if kind is not None:
+                found.extend(_hook_kind(name, scope, kind(scope, project, home)))
             if commands is None:
                 continue
             missing = sorted({c for c in commands if not _runnable(c)})
@@ -246,6 +249,65 @@ def host_checks(project: Path, home: Path) -> list[Check]:
             else:
                 found.append(Check(name=f"{name} ({scope})", status="ok", detail="installed"))
     return found
+
+
+def _hook_kind(name: str, scope: str, kind: tuple[str, str | None] | None) -> list[Check]:
+    """Which kind of hooks is installed and, for http hooks, whether the server answers."""
+    if kind is None:
+        return []
+    label = f"{name} hooks ({scope})"
+    what, url = kind
+    if what == "command":
+        return [Check(name=label, status="ok", detail="command hooks (`noetic hook EVENT`)")]
+    if what == "mixed":
+        return [
+            Check(
+                name=label,
+                status="warn",
+                detail=f"both command and http hooks are installed ({url})",
+                fix=f"`noetic setup {name} --scope {scope}` with the --hooks you want",
+            )
+        ]
+    assert url is not None
+    problem = server_answers(url)
+    if problem is None:
+        return [Check(name=label, status="ok", detail=f"http hooks at {url}; the server answers")]
+    return [
+        Check(
+            name=label,
+            status="fail",
+            detail=f"http hooks post to {url}, which does not answer ({problem}): Claude Code "
+            "reports each hook as a non-blocking error and goes on without Noetic",
+            fix=f"start `noetic serve` at that address, or `noetic setup {name} --scope {scope} "
+            "--hooks command`",
+        )
+    ]
+
+
+def server_answers(base: str, timeout: float = 2.0) -> str | None:
+    """None when ``noetic serve`` answers ``GET <base>/hooks``; else what went wrong."""
+    import json
+    import os
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"{base}/hooks")
+    token = os.environ.get("NOETIC_TOKEN")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            data = json.loads(response.read(65536))
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return str(reason)
+    except ValueError:
+        return "not Noetic's answer"
+    if not isinstance(data, dict) or "events" not in data:
+        return "not Noetic's answer"
+    return None
 
 
 def _runnable(command: str) -> bool:

@@ -46,6 +46,7 @@ class FileChange:
     after: bytes | None
     restores_backup: bool = False  # uninstall: ``after`` is the backup, which is then removed
     root: Path | None = None  # the scope the change must stay inside (see confine)
+    ours_only: bool = False  # ``before`` holds nothing but Noetic's: no backup of it is kept
 
     @property
     def changed(self) -> bool:
@@ -186,11 +187,15 @@ def prune(value: Any) -> Any:
 JsonEdit = Callable[[dict[str, Any], "dict[str, Any] | None"], None]
 
 
-def json_change(path: Path, edit: JsonEdit, *, uninstall: bool, root: Path) -> FileChange:
+def json_change(
+    path: Path, edit: JsonEdit, *, uninstall: bool, root: Path, strip: JsonEdit | None = None
+) -> FileChange:
     """The change ``edit`` makes to the JSON object in ``path``.
 
     ``edit(data, original)`` changes ``data`` in place; ``original`` is the backup's object
-    (what the file held before Noetic first changed it), or None.
+    (what the file held before Noetic first changed it), or None. ``strip`` takes Noetic's
+    parts out: a file that holds nothing else (Noetic created it, and a later setup changes
+    it, say to switch the kind of hooks) gets no backup, so uninstalling still deletes it.
     """
     import copy
 
@@ -211,7 +216,12 @@ def json_change(path: Path, edit: JsonEdit, *, uninstall: bool, root: Path) -> F
             return FileChange(path, before, None, root=root)
     if new == data:
         return FileChange(path, before, before, root=root)
-    return FileChange(path, before, dump_json(new, before), root=root)
+    ours_only = False
+    if strip is not None and data is not None and not backup_path(path).exists():
+        rest = copy.deepcopy(data)
+        strip(rest, None)
+        ours_only = prune(data) != {} and prune(rest) == {}
+    return FileChange(path, before, dump_json(new, before), root=root, ours_only=ours_only)
 
 
 def text_change(
@@ -306,7 +316,12 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
             c.path.unlink()
             _remove_empty_folder(c.path.parent)
         else:
-            if c.before is not None and not c.restores_backup and not c.backup.exists():
+            if (
+                c.before is not None
+                and not c.restores_backup
+                and not c.ours_only
+                and not c.backup.exists()
+            ):
                 _write(c.backup, c.before, like=c.path)
             _write(c.path, c.after, like=c.path if c.before is not None else None)
             if c.restores_backup:

@@ -92,12 +92,14 @@ def run_hook(
         return pre_tool_use(location, payload)
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
+    if event == "post-tool-use":
+        post_tool_use(location.home, payload)
+        return None
+    if event == "stop" and payload.get("stop_hook_active") is True:
+        return None  # Claude Code is already continuing because of a stop hook
     tracker = open_tracker(location.home)
     try:
         sid = current_session(tracker, payload)
-        if event == "post-tool-use":
-            post_tool_use(tracker, sid, payload)
-            return None
         if sid is None:
             return None
         if event == "pre-compact":
@@ -376,9 +378,10 @@ def exit_status(payload: dict[str, Any]) -> int | None:
     return 0  # PostToolUse fires only when the command succeeded
 
 
-def post_tool_use(tracker: Any, sid: str | None, payload: dict[str, Any]) -> Any | None:
+def post_tool_use(home: Path, payload: dict[str, Any]) -> Any | None:
     """Record a configured test command's exit status as the outcome of this Claude session's
-    open task; a test run that records nothing says why in ``hooks.log``."""
+    open task; a test run that records nothing says why in ``hooks.log``. The store is opened
+    only for a test run (PostToolUse fires after every Bash call)."""
     from noetic.hosts.outcomes import record_exit, test_commands
     from noetic.hosts.testruns import Hidden, recognise
 
@@ -388,7 +391,6 @@ def post_tool_use(tracker: Any, sid: str | None, payload: dict[str, Any]) -> Any
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if not isinstance(command, str):
         return None
-    home = tracker.store.home
     folder = project_dir(payload)
     run = recognise(
         command,
@@ -411,11 +413,18 @@ def post_tool_use(tracker: Any, sid: str | None, payload: dict[str, Any]) -> Any
     if status.score is None:
         note(home, "post-tool-use", f"`{shown}` not recorded: {status.meaning}")
         return None
-    if sid is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
-             "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
-        return None
-    record = record_exit(tracker.store, sid, command, code, status.score, via="Claude Code Bash")
+    tracker = open_tracker(home)
+    try:
+        sid = current_session(tracker, payload)
+        if sid is None:
+            note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
+                 "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
+            return None
+        record = record_exit(
+            tracker.store, sid, command, code, status.score, via="Claude Code Bash"
+        )
+    finally:
+        tracker.store.close()
     if record is None:
         note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
     return record

@@ -61,12 +61,15 @@ class BearerAuth:
 
 
 def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
-    """The ASGI app: the MCP endpoint at ``/mcp`` and the dashboard at ``/``, wrapped in bearer
-    auth when a token is set (the dashboard's pages also accept its login cookie)."""
+    """The ASGI app: the MCP endpoint at ``/mcp``, Claude Code's hooks at ``/hooks/{event}``
+    and the dashboard at ``/``, wrapped in bearer auth when a token is set (the dashboard's
+    pages also accept its login cookie)."""
     from noetic.dashboard.mount import mount_dashboard, owns
+    from noetic.mcp.hook_routes import mount_hooks
 
     if token is not None:
         check_token(token)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
+    mount_hooks(app, home)
     mount_dashboard(app, home, token=token)
     return BearerAuth(app, token, exempt=owns) if token is not None else app

@@ -1,0 +1,211 @@
+"""Hooks at server speed: `noetic serve` answers `POST /hooks/{event}` with the JSON the command
+hooks print, on real HTTP over loopback; `noetic setup claude-code --hooks http` installs them
+and `noetic doctor` says whether their server answers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from noetic.hosts import claude_code
+from noetic.mcp.http import http_app
+
+from .conftest import cli, cli_json
+from .test_hooks import open_task, payload, session_of
+
+
+@contextmanager
+def serving(home: Path, token: str | None = None) -> Iterator[str]:
+    """``noetic serve``'s app on a free loopback port; yields its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    config = uvicorn.Config(
+        http_app(home, token=token), host="127.0.0.1", port=port, log_level="error",
+        timeout_graceful_shutdown=1,
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def post(url: str, event: str, body: str, token: str | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(f"{url}/hooks/{event}", data=body.encode(), method="POST")
+    request.add_header("content-type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def command(event: str, body: str) -> str:
+    result = cli("hook", event, input=body)
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip()
+
+
+def both(url: str, event: str, body: str) -> tuple[dict | None, dict | None]:
+    status, text = post(url, event, body)
+    assert status == 200
+    by_command = command(event, body)
+    return (json.loads(text) if text else None), (json.loads(by_command) if by_command else None)
+
+
+def bash(project: Path, command_line: str, event: str = "PreToolUse") -> str:
+    return payload(
+        event, project, tool_name="Bash", tool_input={"command": command_line},
+        tool_response={"stdout": "", "interrupted": False},
+    )  # fmt: skip
+
+
+def test_http_and_command_hooks_give_the_same_answers(project, home, _isolated_home):
+    _isolated_home.mkdir(parents=True)
+    with serving(_isolated_home) as url:
+        status, text = post(
+            url, "session-start", payload("SessionStart", project, source="startup")
+        )
+        assert status == 200
+        started = json.loads(text)["hookSpecificOutput"]
+        sid = session_of(_isolated_home)
+        assert f'session_id="{sid}"' in started["additionalContext"]
+        resumed = payload("SessionStart", project, source="resume")
+        by_http, by_command = both(url, "session-start", resumed)
+        assert by_http == by_command and by_http is not None
+        assert session_of(_isolated_home) == sid  # both kept the Claude session's own
+
+        for line in ("rm -rf /", "git push origin main", "ls -la", "echo 'open"):
+            by_http, by_command = both(url, "pre-tool-use", bash(project, line))
+            assert by_http == by_command, line
+        assert by_http["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+        (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
+        task = open_task(_isolated_home)
+        status, text = post(url, "post-tool-use", bash(project, "pytest -q", "PostToolUse"))
+        assert (status, text) == (200, "")
+        assert command("post-tool-use", bash(project, "pytest -q", "PostToolUse")) == ""
+        from noetic.calibration import list_outcomes
+        from noetic.store import Store
+
+        with Store(_isolated_home) as store:
+            assert [(o.cascade_id, o.score) for o in list_outcomes(store)] == [
+                (task, 1.0),
+                (task, 1.0),
+            ]
+
+        stop = payload("Stop", project, stop_hook_active=False)
+        status, text = post(url, "stop", stop)
+        assert json.loads(text)["decision"] == "block"
+        assert command("stop", stop) == ""  # asked once per task, whichever kind asked
+
+        by_http, by_command = both(url, "session-end", payload("SessionEnd", project))
+        assert by_http is None and by_command is None
+
+
+def test_a_failing_http_hook_answers_200_empty_and_logs(project, home, _isolated_home):
+    _isolated_home.mkdir(parents=True)
+    with serving(_isolated_home) as url:
+        assert post(url, "stop", "{not json") == (200, "")
+        assert post(url, "post-everything", "{}") == (200, "")
+        assert post(url, "stop", "[1]") == (200, "")
+        with urllib.request.urlopen(f"{url}/hooks", timeout=10) as response:
+            listing = json.loads(response.read())
+    assert "pre-tool-use" in listing["events"]
+    log = (_isolated_home / "hooks.log").read_text()
+    assert "stop ValidationError: the hook's request body is not valid JSON" in log
+    assert "unknown hook event 'post-everything'" in log
+    assert "is not a JSON object" in log
+
+
+def test_the_token_rule_holds_for_hooks(project, home, _isolated_home):
+    _isolated_home.mkdir(parents=True)
+    with serving(_isolated_home, token="s3cret-token") as url:
+        body = bash(project, "rm -rf /")
+        assert post(url, "pre-tool-use", body)[0] == 401
+        assert post(url, "pre-tool-use", body, token="wrong")[0] == 401
+        status, text = post(url, "pre-tool-use", body, token="s3cret-token")
+    assert status == 200
+    assert json.loads(text)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_setup_installs_http_hooks_and_switches_back(project, home, _isolated_home):
+    settings_path = project / ".claude" / "settings.json"
+    cli_json("setup", "claude-code", "--hooks", "http")
+    settings = json.loads(settings_path.read_text())
+    for event, (name, matcher) in claude_code.HOOKS.items():
+        [group] = settings["hooks"][event]
+        assert group.get("matcher") == matcher
+        assert group["hooks"] == [
+            {"type": "http", "url": f"http://127.0.0.1:8765/hooks/{name}", "timeout": 30}
+        ]
+    cli_json("setup", "claude-code", "--hooks", "http", "--url", "https://noetic.example:9000/mcp")
+    entry = json.loads(settings_path.read_text())["hooks"]["Stop"][0]["hooks"][0]
+    assert entry["url"] == "https://noetic.example:9000/hooks/stop"
+    assert entry["headers"] == {"Authorization": "Bearer $NOETIC_TOKEN"}
+    assert entry["allowedEnvVars"] == ["NOETIC_TOKEN"]
+    cli_json("setup", "claude-code")  # back to command hooks: the http ones go
+    settings = json.loads(settings_path.read_text())
+    kinds = {h["type"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]}
+    assert kinds == {"command"}
+    cli_json("setup", "claude-code", "--hooks", "http")
+    cli_json("setup", "claude-code", "--uninstall")
+    assert not settings_path.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--hooks", "smoke"], "unknown hook kind 'smoke'"),
+        (["--url", "http://127.0.0.1:9"], "--url is for --hooks http"),
+        (["--hooks", "http", "--url", "ftp://x"], "is not the address of a server"),
+    ],
+)
+def test_bad_hook_options_are_refused(project, home, _isolated_home, args, message):
+    result = cli("setup", "claude-code", *args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert not (project / ".claude").exists()
+
+
+def doctor() -> list[dict]:
+    result = cli("doctor", "--json")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)["checks"]
+
+
+def test_doctor_says_which_hooks_and_whether_the_server_answers(project, home, _isolated_home):
+    _isolated_home.mkdir(parents=True)
+    cli_json("setup", "claude-code")
+    checks = {c["name"]: c for c in doctor()}
+    assert checks["claude-code hooks (project)"]["status"] == "ok"
+    assert "command hooks" in checks["claude-code hooks (project)"]["detail"]
+    with serving(_isolated_home) as url:
+        cli_json("setup", "claude-code", "--hooks", "http", "--url", url)
+        checks = {c["name"]: c for c in doctor()}
+        assert checks["claude-code hooks (project)"]["status"] == "ok"
+        assert "the server answers" in checks["claude-code hooks (project)"]["detail"]
+    checks = {c["name"]: c for c in doctor()}
+    down = checks["claude-code hooks (project)"]
+    assert down["status"] == "fail" and "does not answer" in down["detail"]
+    assert "non-blocking error" in down["detail"] and "noetic serve" in down["fix"]
