@@ -9,12 +9,17 @@ decision to make).
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from noetic.cli.output import esc, stderr
+
+if TYPE_CHECKING:
+    from noetic.errors import NoeticError
 
 EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
@@ -58,21 +63,50 @@ class CommandExit(SystemExit):
 
 @contextmanager
 def handled(as_json: bool) -> Iterator[None]:
-    """Turn Noetic's errors into a message (or ``{"error": …}``) and an exit code."""
-    from noetic.errors import NoeticError, UsageError
+    """Turn Noetic's errors into a message (or ``{"error": …}``) and an exit code.
+
+    An operating-system or database error the command met (a full disk, a file it could not
+    write) is reported the same way, as a runtime failure naming what failed, rather than as a
+    traceback with nothing on stdout."""
+    from noetic.errors import NoeticError, StoreError, UsageError
 
     try:
         yield
     except NoeticError as exc:
         code = EXIT_USER_ERROR if isinstance(exc, UsageError) else EXIT_RUNTIME
-        if as_json:
-            sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2) + "\n")
-        else:
-            err = stderr()
-            err.print(f"[bold red]error:[/] {esc(exc.message)}")
-            if exc.fix:
-                err.print(f"[dim]fix:[/] {esc(exc.fix)}")
+        _report(exc, as_json)
         raise CommandExit(code) from None
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:  # stdout closed: nothing can be reported there
+            raise
+        _report(StoreError(_os_error(exc), fix=_os_fix(exc)), as_json)
+        raise CommandExit(EXIT_RUNTIME) from None
+    except Exception as exc:
+        if type(exc).__module__ != "sqlite3":
+            raise
+        _report(StoreError(f"the store's database failed: {exc}"), as_json)
+        raise CommandExit(EXIT_RUNTIME) from None
+
+
+def _report(exc: NoeticError, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2) + "\n")
+    else:
+        err = stderr()
+        err.print(f"[bold red]error:[/] {esc(exc.message)}")
+        if exc.fix:
+            err.print(f"[dim]fix:[/] {esc(exc.fix)}")
+
+
+def _os_error(exc: OSError) -> str:
+    where = f" on {exc.filename}" if exc.filename else ""
+    return f"the command failed{where}: {exc.strerror or exc}"
+
+
+def _os_fix(exc: OSError) -> str | None:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some space on the disk, then run the command again"
+    return None
 
 
 def refuse_undecodable_argv(args: list[str]) -> None:

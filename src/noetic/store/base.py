@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import logging
 import threading
 import weakref
 from collections import OrderedDict
@@ -56,6 +57,8 @@ from noetic.untrusted import check_identifier, check_text_field
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
 
+_log = logging.getLogger("noetic.store")
+
 
 class BaseStore:
     """A store's rows and the JSON and reflex-log files derived from them."""
@@ -94,7 +97,12 @@ class BaseStore:
         return self.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
 
     def close(self) -> None:
-        """Write the files still in the backlog, then close the connection."""
+        """Write the files still in the backlog, then close the connection.
+
+        The files are derived from the database, which already holds every committed write: a
+        file that cannot be written (a full disk) is a warning on stderr, not a failure of the
+        command that committed. The backlog keeps naming it, so the next store closed on this
+        directory (or ``noetic rebuild``) writes it."""
         if getattr(self, "_closed", True):
             return
         self._closed = True
@@ -102,7 +110,16 @@ class BaseStore:
         try:
             self.mirror.stop()
             if self.write_files and not self.read_only:
-                drain(self)
+                try:
+                    drain(self)
+                except Exception as exc:  # the rows are committed; only their copies lag
+                    _log.warning(
+                        "noetic: the session files in %s could not be written (%s); the "
+                        "database holds every write, and the files catch up on the next write "
+                        "or with `noetic rebuild`",
+                        self.home,
+                        exc,
+                    )
         finally:
             self._disconnect()
 

@@ -16,12 +16,13 @@ the SQLite dialect: opening (read-only when it must), the transaction, and the i
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
@@ -71,6 +72,7 @@ class Store(BaseStore):
         self.background = background
         self.mirror = Mirror(self)
         self.read_only = False
+        self.full = False  # opened read-only because the disk is full
         self.db_path = self.home / "noetic.db"
         self._writing = threading.RLock()
         self._grown = OrderedDict()
@@ -84,10 +86,12 @@ class Store(BaseStore):
             try:
                 self.conn = _connect(self.db_path)
             except sqlite3.OperationalError as exc:
-                if not _cannot_write(exc, self.db_path):
+                full = _disk_full(exc, self.home)
+                if not full and not _cannot_write(exc, self.db_path):
                     raise
                 self.conn = _connect_read_only(self.db_path)
                 self.read_only = True
+                self.full = full
             behind = self.conn.execute("SELECT 1 FROM file_backlog LIMIT 1").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
@@ -121,6 +125,11 @@ class Store(BaseStore):
                     raise
                 self.conn.execute("COMMIT")
             except sqlite3.OperationalError as exc:
+                if self.conn.in_transaction:  # a COMMIT that failed leaves it open
+                    with suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                if _disk_full(exc, self.home):
+                    raise self._full(exc) from exc
                 # SQLite may open a database it cannot write without saying so; the first
                 # write finds out.
                 if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_READONLY"):
@@ -148,7 +157,16 @@ class Store(BaseStore):
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
 
+    def _full(self, exc: BaseException | None = None) -> StoreError:
+        detail = f" ({exc})" if exc is not None else ""
+        return StoreError(
+            f"the disk holding the store {self.home} is full{detail}: nothing was stored",
+            fix="free some space on it, then run the command again",
+        )
+
     def _read_only(self) -> StoreError:
+        if self.full:
+            return self._full()
         return StoreError(
             f"the store {self.home} is read-only: this command writes to it",
             fix="run it where the store's directory is writable; reading commands "
@@ -190,6 +208,25 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     migrate(conn)
     return conn
+
+
+def _disk_full(exc: sqlite3.OperationalError, home: Path) -> bool:
+    """Whether SQLite failed for want of space: SQLITE_FULL, or an I/O error (SQLite reports
+    a WAL or shared-memory file it cannot grow as one) on a file system with no room left."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name == "SQLITE_FULL":
+        return True
+    if not name.startswith("SQLITE_IOERR"):
+        return False
+    try:
+        return shutil.disk_usage(home).free < _ROOM_BYTES
+    except OSError:
+        return False
+
+
+_ROOM_BYTES: Final = 256 * 1024
+"""Less free space than this, with an I/O error, is taken for a full disk (a write needs a few
+pages of WAL and the 32 KiB shared-memory index)."""
 
 
 def _cannot_write(exc: sqlite3.OperationalError, path: Path) -> bool:
