@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -167,6 +168,42 @@ def test_demo_runs_in_a_scratch_store(tmp_path):
         "check",
         "postflight",
     ]
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and text in (proc / "cmdline").read_bytes().decode(
+                errors="replace"
+            ):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.subprocess
+def test_the_demo_labels_each_file_and_leaves_no_folder_behind(tmp_path, monkeypatch):
+    import time
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.delenv(
+        "NOETIC_INDEX"
+    )  # as a user runs it: finished tasks indexed in the background
+    noetic = str(Path(sys.executable).parent / "noetic")
+    shown = subprocess.run(
+        [noetic, "demo"], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert "(the agent's current session, not a record)" in shown
+    assert ".jsonl  (reflex log: one line per assessment)" in shown
+    assert "current/" not in next(line for line in shown.splitlines() if "reflex log" in line)
+    deadline = time.monotonic() + 60  # whatever the demo started must be done before looking
+    while _processes_mentioning(str(scratch)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(scratch.iterdir()) == []
 
 
 @pytest.mark.subprocess

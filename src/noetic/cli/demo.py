@@ -9,8 +9,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json as jsonlib
+import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -78,7 +79,7 @@ def demo(
     """Walk through one tracked task (bootstrap → preflight → investigate → check → postflight)."""
     from noetic.cli import sessions
 
-    with tempfile.TemporaryDirectory(prefix="noetic-demo-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="noetic-demo-") as scratch, _no_indexer(store):
         home = store or Path(scratch) / ".noetic"
         out = stdout()
         quiet = json
@@ -111,15 +112,45 @@ def demo(
             return
         step("6 · what was recorded", "noetic sessions list")
         sessions.list_(store=home)
-        files = sorted(p.relative_to(home) for p in home.rglob("*.json"))
         out.print("\n[bold]Triple storage[/] under the store directory:")
-        out.print("  noetic.db  (SQLite: sessions, tasks, assessments, investigations, events)")
-        for path in files:
-            out.print(f"  {path}")
+        for path, what in _stored(home):
+            out.print(f"  {esc(path)}  [dim]({what})[/]")
+        close_stores()  # before the scratch folder goes: a store closed later would recreate it
         out.print(
             "\nTry it for real: [cyan]noetic bootstrap[/], then [cyan]noetic preflight "
             '"your task"[/] prints the assessment prompt for your agent to answer.'
         )
+
+
+def _stored(home: Path) -> list[tuple[str, str]]:
+    """The store's files, each with what it is: the three formats, then the pointer to the
+    agent's current session (which is none of them)."""
+    found = [("noetic.db", "SQLite: sessions, tasks, assessments, investigations, events")]
+    found += [(str(p.relative_to(home)), "JSON: the session's document")
+              for p in sorted(home.glob("sessions/*.json"))]  # fmt: skip
+    found += [(str(p.relative_to(home)), "reflex log: one line per assessment")
+              for p in sorted(home.glob("reflex_logs/**/*.jsonl"))]  # fmt: skip
+    found += [(str(p.relative_to(home)), "the agent's current session, not a record")
+              for p in sorted(home.glob("current/*.json"))]  # fmt: skip
+    return found
+
+
+@contextlib.contextmanager
+def _no_indexer(store: Path | None) -> Iterator[None]:
+    """In the scratch store, no background indexer: it would outlive the demo and write into
+    the removed folder, leaving it behind. A kept store (--store) is indexed as usual."""
+    if store is not None:
+        yield
+        return
+    before = os.environ.get("NOETIC_INDEX")
+    os.environ["NOETIC_INDEX"] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["NOETIC_INDEX"]
+        else:
+            os.environ["NOETIC_INDEX"] = before
 
 
 def _walk(home: Path, quiet: bool, step: Callable[[str, str], None]) -> None:

@@ -90,6 +90,28 @@ def session_files(home: Path) -> list[Path]:
     )
 
 
+GITIGNORE = """\
+# Written by Noetic when this store was created, so the store does not show as untracked in
+# the repository around it (as .pytest_cache/ does). To share the store through git on
+# purpose, delete this file; Noetic writes it only when it creates a store.
+*
+"""
+
+
+def ignore_itself(home: Path) -> None:
+    """Write ``home/.gitignore`` ignoring everything in the store, unless one is there."""
+    path = home / ".gitignore"
+    try:
+        with path.open("x", encoding="utf-8") as fh:
+            fh.write(GITIGNORE)
+    except FileExistsError:
+        pass
+    except OSError as exc:  # the store works without it; say why it is missing
+        import logging
+
+        logging.getLogger("noetic.store").warning("could not write %s: %s", path, exc)
+
+
 def refuse_lost_database(home: Path, db_path: Path, state: str) -> None:
     """Raise when the database is gone (``state``: ``missing or empty``, checked before it is
     opened, or ``empty``, once open) while session files still hold the history."""

@@ -78,6 +78,7 @@ class Store(BaseStore):
         self._grown = OrderedDict()
         if not recovering:
             files.refuse_lost_database(self.home, self.db_path, "missing or empty")
+        creating = not self.db_path.exists()
         try:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -103,6 +104,8 @@ class Store(BaseStore):
             except StoreError:
                 self.conn.close()
                 raise
+        if creating and not self.read_only:
+            files.ignore_itself(self.home)
         self._opened()
         if behind and write_files and background and not self.read_only:
             self.mirror.wake()  # a process that died left files behind: bring them up to date
