@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,6 +29,12 @@ from noetic.events import Event
 from noetic.llm.base import Provider
 from noetic.runtime.context import Limits, RunContext, build_context
 from noetic.tools.base import Tool
+
+if TYPE_CHECKING:
+    from noetic.agent.epistemic import Asker
+    from noetic.agent.memory import AgentMemory
+    from noetic.runtime.tracker import Tracker
+    from noetic.store.base import BaseStore
 
 CHAT_TURNS = 8
 CHAT_CHARS = 12_000
@@ -117,7 +123,7 @@ class Agent:
         home: Path | None = None,
         user_id: str = "default",
         approve: str | None = None,
-        ask: Any = None,
+        ask: Asker | None = None,
         scratch: str | None = None,
         ctx: RunContext | None = None,
     ) -> None:
@@ -150,9 +156,9 @@ class Agent:
         self._provider = provider
         self._limits = Limits(timeout_s=timeout_s, max_tool_calls=max(30, max_iterations * 8))
         self._ctx = ctx
-        self._tracker: Any = None
+        self._tracker: Tracker | None = None
         self._memory_on = memory
-        self._memory: Any = None
+        self._memory: AgentMemory | None = None
         self.events: list[Event] = []
         self.history: list[tuple[str, str]] = []
         self.background: set[asyncio.Task[Any]] = set()
@@ -192,10 +198,10 @@ class Agent:
             self._home = locate_store(None).home
         return self._home
 
-    def memory(self, ctx: RunContext) -> Any:
+    def memory(self, ctx: RunContext) -> AgentMemory:
         return self.memory_for(ctx.store)
 
-    def memory_for(self, store: Any) -> Any:
+    def memory_for(self, store: BaseStore) -> AgentMemory:
         """The store's memory: workspaces always (so tasks resume), profiles when asked."""
         if self._memory is None or self._memory.store is not store:
             from noetic.agent.memory import AgentMemory

@@ -24,7 +24,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.agent import nodes
-from noetic.agent.epistemic import EpistemicGate
+from noetic.agent.epistemic import Asker, EpistemicGate
+from noetic.agent.memory import AgentMemory
 from noetic.agent.nodes import Run
 from noetic.agent.state import Mode, State, add_message
 from noetic.agent.toolbox import Toolbox
@@ -113,10 +114,10 @@ async def run_agent(
     settings: AgentSettings | None = None,
     *,
     state: State | None = None,
-    memory: Any = None,
+    memory: AgentMemory | None = None,
     say: Callable[[str], None] | None = None,
     background: set[asyncio.Task[Any]] | None = None,
-    ask: Any = None,
+    ask: Asker | None = None,
 ) -> AgentResult:
     """Run the agent on ``query``. ``state`` resumes a task; ``say`` receives the answer's text;
     memory work started by synthesize is added to ``background`` and not awaited."""

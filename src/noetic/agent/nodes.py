@@ -19,7 +19,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noetic.agent import modes, prompts
 from noetic.agent.epistemic import irreversible
@@ -50,6 +50,13 @@ from noetic.llm.structured import complete_structured
 from noetic.runtime.context import RunContext
 from noetic.tools.base import ToolResult
 
+if TYPE_CHECKING:  # loop.py imports this module; memory and the gate are built by it
+    from noetic.agent.epistemic import EpistemicGate
+    from noetic.agent.loop import AgentSettings
+    from noetic.agent.memory import AgentMemory
+    from noetic.tools.files import SandboxRoot
+    from noetic.tools.shellgate import Policy
+
 Say = Callable[[str], None]
 
 
@@ -58,18 +65,18 @@ class Run:
     """One agent run: its context, settings, state, tools and what it has left to do."""
 
     ctx: RunContext
-    settings: Any  # AgentSettings (loop.py); Any keeps this module free of the cycle
+    settings: AgentSettings
     state: State
     toolbox: Toolbox
     say: Say
-    memory: Any = None  # AgentMemory, when memory is on
+    memory: AgentMemory | None = None  # when memory is on
     background: set[asyncio.Task[Any]] = field(default_factory=set)
     status: str | None = None  # set when the run stops early: refused, budget, timeout…
     resumed: bool = False
     streamed: bool = False  # the answer's text already went out as it was written
-    gate: Any = None  # EpistemicGate, when the run is wrapped in CASCADE
-    policy: Any = None
-    root: Any = None
+    gate: EpistemicGate | None = None  # when the run is wrapped in CASCADE
+    policy: Policy | None = None  # the shell gate's, when the run may write or run commands
+    root: SandboxRoot | None = None
 
     @property
     def done(self) -> bool:
@@ -433,8 +440,8 @@ async def _one(run: Run, call: ToolCall) -> tuple[ToolCallResult, dict[str, Any]
 
 async def _held(run: Run, call: ToolCall) -> str | None:
     """The epistemic gate's refusal of an irreversible call, if it holds it."""
-    if run.gate is None:
-        return None
+    if run.gate is None or run.root is None or run.policy is None:
+        return None  # the three are set together, when the run is wrapped in CASCADE
     tool = run.toolbox.by_wire.get(call.name)
     effect = irreversible(
         call.model_copy(update={"name": tool.name}) if tool else call,

@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noetic.errors import ProviderError
 from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
+
+if TYPE_CHECKING:  # the MCP SDK loads only when a client samples
+    from mcp.server.session import ServerSession
+    from mcp.types import RequestId
 
 _STOP: dict[str, StopReason] = {
     "endTurn": "end",
@@ -39,7 +43,7 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-def client_takes_tools(session: Any) -> bool:
+def client_takes_tools(session: ServerSession) -> bool:
     """Whether the client declared ``sampling.tools`` when it connected."""
     params = getattr(session, "client_params", None)
     sampling = getattr(getattr(params, "capabilities", None), "sampling", None)
@@ -53,7 +57,11 @@ class SamplingProvider:
     native_schema = False
 
     def __init__(
-        self, session: Any, *, model: str = "client", related_request_id: Any = None
+        self,
+        session: ServerSession,
+        *,
+        model: str = "client",
+        related_request_id: RequestId | None = None,
     ) -> None:
         self._session = session
         self._related = related_request_id

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +28,9 @@ from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS, outcome_
 from noetic.store.base import BaseStore as Store
 from noetic.store.summaries import RecallSummary, cascade_ids, load_summaries
 from noetic.vectors import INVERTED, VECTOR_NAMES
+
+if TYPE_CHECKING:
+    from noetic.store.qdrant_index import QdrantIndex
 
 LEVELS = ("detailed", "compressed", "ultra_compressed")
 
@@ -138,7 +141,7 @@ def recall(
     budget: int | None = None,
     config: RecallConfig | None = None,
     now: datetime | None = None,
-    index: Any = None,
+    index: QdrantIndex | None = None,
     explain: bool = False,
 ) -> RecallResult:
     """Past tasks of ``project`` (tasks without one when it is ``None``; every project with
