@@ -202,6 +202,9 @@ class Judge:
             )
         if base not in self.policy.inert:
             self.path_rules(args, cmd.cwds, write=False, part=cmd.text)
+        flags = self.policy.recursive_readers.get(base)
+        if flags is not None and (not flags or any(self.has_flag(a, flags) for a in args)):
+            self.folders(args, cmd)
         resolved = self.resolved(name.value, cmd.cwds) if "/" in name.value else set()
         if resolved & self.downloaded:
             self.refuse("download-execute", cmd.text, cmd.start)
@@ -457,6 +460,8 @@ class Judge:
                 while end < len(args) and args[end].value not in (";", "+"):
                     end += 1
                 inner = args[i + 1 : end]
+                if inner and any("{}" in (w.value or "") for w in inner):
+                    self.folders(starts, cmd)  # every file under a start reaches the command
                 if inner:
                     # `{}` stands for each file found: judge the command once per start folder
                     for start in starts:
@@ -663,6 +668,21 @@ class Judge:
                 if hit is not None:
                     self.refuse(rule, word.text, word.start, f"it names {hit}")
 
+    def folders(self, words: list[Word], cmd: Command) -> None:
+        """A command that reads whole folders (``grep -r``, ``tar c``, ``cp -r``, ``find …
+        -exec``) reads the secrets inside them: a folder holding one is a secret read."""
+        for word in words:
+            value = word.value
+            if value is None or value.startswith("-"):
+                continue
+            for place in self.resolved(value, cmd.cwds):
+                if place is None:
+                    continue
+                for rule, folder in _secret_folders(self.policy, self.home, self.workspace):
+                    if folder == place or folder.startswith(place.rstrip("/") + "/"):
+                        self.refuse(rule, word.text, word.start, f"{place} holds {folder}")
+                        break
+
     def places(self, word: Word, cwds: frozenset[str] | None) -> set[str]:
         """Every real path a word may name: itself, the value of ``--opt=PATH``, curl's
         ``@PATH``, and for a glob, every file it matches now."""
@@ -704,6 +724,32 @@ def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:
 
 
 _CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
+_SECRET_FOLDERS: dict[tuple[int, str, str], tuple[Policy, list[tuple[str, str]]]] = {}
+
+
+def _secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str, str]]:
+    """(rule, folder) for each read rule's path pattern with a fixed folder (``~/.ssh/**`` is
+    ``~/.ssh``; ``**/*.pem`` has none)."""
+    key = (id(policy), home, workspace)
+    kept = _SECRET_FOLDERS.get(key)
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    found: list[tuple[str, str]] = []
+    for rule in policy.rules:
+        for m in rule.match:
+            if not m.paths or m.access != "read":
+                continue
+            for pattern in m.paths:
+                path = home + pattern[1:] if pattern.startswith("~") else pattern
+                path = path.replace("{workspace}", workspace)
+                fixed = re.split(r"[*?\[]", path, maxsplit=1)[0]
+                entry = fixed.rstrip("/")  # a folder (`~/.ssh/`) or a file's name (`/etc/shadow`)
+                if entry.startswith("/") and entry.count("/") >= 2:
+                    found.append((rule.id, entry))
+    if len(_SECRET_FOLDERS) > 64:
+        _SECRET_FOLDERS.clear()
+    _SECRET_FOLDERS[key] = (policy, found)
+    return found
 
 
 def _concerns(policy: Policy) -> frozenset[str]:

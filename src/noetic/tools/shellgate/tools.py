@@ -66,11 +66,38 @@ def capabilities(judge: Judge, base: str, args: list[Word], cmd: Command, depth:
     if base in judge.policy.network_clients:
         _network(judge, base, args, cmd)
     if base in judge.policy.downloaders:
-        for word in judge.option_values(args, _writer_options(judge, base)):
-            judge.downloaded |= {p for p in judge.resolved(word.value or "", cmd.cwds) if p}
+        saved = [w.value or "" for w in judge.option_values(args, _writer_options(judge, base))]
+        saved += _remote_names(base, args)
         for r in cmd.redirects:
             if r.writes and r.target is not None and r.target.value:
-                judge.downloaded |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
+                saved.append(r.target.value)
+        for value in saved:
+            judge.downloaded |= {p for p in judge.resolved(value, cmd.cwds) if p}
+    elif base == "tee" and any(judge.downloads(c) for c in cmd.upstream):  # `curl … | tee f`
+        for word in args:
+            if word.value is not None and not word.value.startswith("-"):
+                judge.downloaded |= {p for p in judge.resolved(word.value, cmd.cwds) if p}
+
+
+def _remote_names(base: str, args: list[Word]) -> list[str]:
+    """The files ``wget URL`` and ``curl -O URL`` save a download as: the URL's last part."""
+    values = [a.value or "" for a in args]
+    urls = [v for v in values if "://" in v]
+    remote = base == "wget" and not any(
+        v in ("-O", "--output-document") or v.startswith(("--output-document=", "-O"))
+        for v in values
+    )
+    remote = remote or (
+        base == "curl"
+        and any(
+            v in ("-O", "--remote-name", "--remote-name-all")
+            or re.fullmatch(r"-[a-zA-Z]*O[a-zA-Z]*", v) is not None
+            for v in values
+        )
+    )
+    if not remote:
+        return []
+    return [u.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "index.html" for u in urls]
 
 
 def record(judge: Judge, cmd: Command) -> None:
