@@ -36,6 +36,7 @@ from noetic.cascade.goals import threshold_goals
 from noetic.cascade.reports import SessionSummary, session_summary
 from noetic.errors import ValidationError
 from noetic.mcp import cli_bridge, guidance
+from noetic.mcp.schemas import lean_schema
 from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
@@ -687,7 +688,9 @@ def build_tool(n: Noetic, name: str) -> Tool:
     store: its input and output schemas generated from the signature and return type."""
     for fn, description in TOOLS:
         if fn.__name__ == name:
-            return Tool.from_function(tool_errors(bind(fn, n)), name=name, description=description)
+            tool = Tool.from_function(tool_errors(bind(fn, n)), name=name, description=description)
+            tool.parameters = lean_schema(tool.parameters)
+            return tool
     raise ToolError(f"unknown tool {name!r}")
 
 
