@@ -17,8 +17,7 @@ def test_the_tool_list_a_model_reads_fits_the_budget(server):
 
     tools = asyncio.run(go())
     listed = [
-        {"name": t.name, "description": t.description, "inputSchema": t.input_schema}
-        for t in tools
+        {"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in tools
     ]
     size = len(json.dumps(listed, separators=(",", ":")))
     assert len(tools) == 24 and size <= BUDGET, f"{size} characters for {len(tools)} tools"
