@@ -766,6 +766,7 @@ def _concerns(policy: Policy) -> frozenset[str]:
     for rule in policy.rules:
         for m in rule.match:
             names |= {n for n in m.command if not any(c in n for c in "*?[")}
+    names -= {".", ":", "[", "true", "false"}  # as an operand these are paths and values
     if len(_CONCERNS) > 64:
         _CONCERNS.clear()
     _CONCERNS[id(policy)] = (policy, frozenset(names))
