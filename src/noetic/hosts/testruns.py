@@ -409,6 +409,9 @@ class Hidden:
 
 
 # Commands that prepare a test run (`cd x && pytest`): their failure is rare and obvious.
+MAX_LINE_CHARS = 65_536
+"""A longer line is not parsed (the shell gate's ``MAX_COMMAND_CHARS``: it refuses to judge one
+as long): its test run, if any, is not recorded, and ``hooks.log`` says why."""
 PREPARING = frozenset(
     {"cd", "pushd", "popd", "export", "set", "unset", "source", ".", "true", ":", "echo",
      "printf", "clear", "deactivate", "ulimit", "umask", "shopt", "hash", "sleep"}
@@ -453,6 +456,13 @@ def recognise(
     }
     if not keys or not any(name in command for name in names):
         return None  # the common case, answered without parsing
+    if len(command) > MAX_LINE_CHARS:  # the gate would refuse to judge it: no parse either
+        named = next(c for c, k in keys if k[0] in command or k[0] in names)
+        return Hidden(
+            named,
+            f"the command line is {len(command):,} characters, over the {MAX_LINE_CHARS:,} "
+            "the shell gate parses",
+        )
     from noetic.tools.shellgate.syntax import TooComplex, Unparseable, parse
 
     try:
@@ -460,7 +470,7 @@ def recognise(
     except (Unparseable, TooComplex, RecursionError):
         return None
     ordered = sorted(script.commands, key=lambda c: c.start)
-    top = [c for c in ordered if not any(_inside(c, o) for o in ordered if o is not c)]
+    top = _top_level(ordered)
     runs = {id(c): m for c in ordered if (m := _match(c, keys)) is not None}
     if not runs:
         return None
@@ -493,12 +503,24 @@ def recognise(
     return Recognised(configured_name, reduced.words, runner_of(reduced.words), reduced.timed)
 
 
-def _inside(inner: Any, outer: Any) -> bool:
-    return (
-        outer.start <= inner.start
-        and inner.start + len(inner.text) <= outer.start + len(outer.text)
-        and (outer.start, len(outer.text)) != (inner.start, len(inner.text))
-    )
+def _top_level(ordered: list[Any]) -> list[Any]:
+    """The commands no other command's text contains, in order, in one pass.
+
+    Commands' texts nest or do not overlap (a command substitution lies inside the command
+    holding it), so walking them by start, longest first, a command starting before the end
+    of the last top-level one lies inside it — unless it is the very same text (a command and
+    what it wraps), which counts as top-level as well. Comparing every pair instead cost the
+    square of the number of commands: minutes for a long ``a; b; c; …`` line."""
+    top: list[Any] = []
+    reach = -1
+    span: tuple[int, int] | None = None
+    for cmd in sorted(ordered, key=lambda c: (c.start, -len(c.text))):
+        here = (cmd.start, len(cmd.text))
+        if cmd.start >= reach or here == span:
+            top.append(cmd)
+            reach = max(reach, cmd.start + len(cmd.text))
+            span = here
+    return sorted(top, key=lambda c: c.start)
 
 
 def _match(cmd: Any, keys: list[tuple[str, tuple[str, ...]]]) -> tuple[str, Reduced] | None:
