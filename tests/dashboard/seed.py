@@ -136,6 +136,15 @@ def seed(home: Path, *, scored: int = 30) -> Seeded:
             stated = 0.55 + 0.4 * rng.random()
             r = tracker.preflight(s.id, f"task number {i}", assessment("preflight", stated))
             success = 1.0 if rng.random() < stated - (0.2 if agent == "gpt" else 0.0) else 0.0
+            if agent == "claude":  # a POSTFLIGHT review, standard and adversarial in turn
+                review = "standard" if i % 4 == 1 else "adversarial"
+                post = Assessment(
+                    phase="postflight",
+                    vectors=vectors(stated),
+                    p_success=0.9 if review == "standard" else 0.6,
+                    review=review,
+                )
+                tracker.postflight(s.id, post)
             record_outcome(store, r.cascade.id, score=success, source="test")
             out.sessions.append(s.id)
             out.tasks.append(r.cascade.id)

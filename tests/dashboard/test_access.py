@@ -16,6 +16,8 @@ from .seed import seed
 
 TOKEN = "s3cret-token"
 
+pytestmark = pytest.mark.subprocess  # a server on loopback
+
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory):

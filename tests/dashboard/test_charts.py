@@ -20,7 +20,7 @@ from noetic.operations.calibration_view import (
     Gap,
     Interval,
     calibration_view,
-    gap_of,
+    gap_from,
     wilson,
 )
 from noetic.operations.task_view import AssessmentPoint, level
@@ -192,15 +192,35 @@ def test_wilson_intervals_hold_the_rate_and_stay_in_range(rate, n):
     assert 0.0 <= i.low <= rate + 1e-6 and rate - 1e-6 <= i.high <= 1.0
 
 
-@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=50))
-def test_a_gap_is_the_mean_difference_and_its_interval_holds_it(pairs):
-    g = gap_of("x", pairs)
-    assert g.gap == pytest.approx(sum(p - y for p, y in pairs) / len(pairs), abs=1e-5)
-    assert (g.interval is None) == (len(pairs) < 5)
-    if g.interval:
-        assert g.interval.low - 1e-6 <= g.gap <= g.interval.high + 1e-6
+def test_a_phase_becomes_a_gap_bar_with_the_reports_interval():
+    from noetic.calibration.phases import PhasePoint, phase_stats
+
+    points = [
+        PhasePoint(
+            cascade_id=f"c{i}",
+            at="",
+            phase="preflight",
+            stated=0.8,
+            basis="confidence",
+            observed=float(i % 2),
+            agent="a",
+            model="m",
+            engine="e",
+            persona="p",
+            profile="balanced",
+        )
+        for i in range(10)
+    ]
+    stats = phase_stats("preflight", points)
+    g = gap_from("PREFLIGHT", stats)
+    assert g is not None
+    assert g.n == 10 and g.stated == pytest.approx(0.8) and g.observed == pytest.approx(0.5)
+    assert g.gap == pytest.approx(0.3)
+    assert g.interval is not None and g.interval.low <= 0.3 <= g.interval.high
+    assert gap_from("CHECK", phase_stats("check", [])) is None
 
 
+@pytest.mark.subprocess
 def test_the_served_reliability_diagram_matches_the_calibration_report(site):
     page = httpx.get(site.url + "/calibration", timeout=30).text
     svg = re.search(r'<svg class="chart reliability-chart".*?</svg>', page, re.S)[0]

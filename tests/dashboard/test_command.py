@@ -14,10 +14,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import httpx
+import pytest
 
 from .conftest import free_port
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -28,6 +28,8 @@ WRITER = textwrap.dedent(
     """
 )
 
+pytestmark = pytest.mark.subprocess  # a server, and writers in other processes
+
 
 def events_from(url: str, params: dict[str, str], want: int, timeout: float = 30.0) -> list[dict]:
     """The first ``want`` server-sent events (id, event, data) from ``url``."""

@@ -9,6 +9,8 @@ import pytest
 
 from .conftest import Site
 
+pytestmark = pytest.mark.subprocess  # a server on loopback
+
 
 def get(site: Site, path: str, **params: str) -> httpx.Response:
     return httpx.get(site.url + path, params=params or None, timeout=30)
@@ -130,20 +132,34 @@ def test_calibration_page_has_metrics_reliability_gaps_drift_and_guardian(site):
         "By model",
         "By engine",
         "By profile",
-        "By Nova persona",
+        "By persona",
+        "Phase by phase",
         "Drift",
         "Guardian",
         "Corrections",
     ):
         assert part in text, part
-    assert "31 scored tasks" in text
+    assert "31 scored tasks" in text and "31 with a PREFLIGHT statement" in text
+    # one task went through CHECK; claude's tasks have POSTFLIGHTs, standard or adversarial
+    phases = re.search(r'<table class="phases">.*?</table>', text, re.S)[0]
+    rows = re.findall(r'<th scope="row">([A-Z ]+)</th><td class="num">(\d+)</td>', phases)
+    assert rows == [
+        ("PREFLIGHT", "31"),
+        ("CHECK", "1"),
+        ("POSTFLIGHT", "9"),
+        ("ADVERSARIAL REVIEW", "7"),
+    ]
+    reviews = re.search(r'aria-labelledby="h-reviews">.*?</table>', text, re.S)[0]
+    assert '<th scope="row">claude</th>' in reviews and "n = 9" in reviews and "n = 7" in reviews
     assert re.search(r"95% 0\.\d+ to 0\.\d+", text)  # intervals beside the numbers
 
 
 def test_calibration_filters_by_agent_and_prediction(site):
     r = get(site, "/calibration", agent="gpt", prediction="check")
     assert r.status_code == 200
-    assert "15 scored tasks" in r.text and "CHECK confidence" in r.text
+    assert "15 scored tasks" in r.text
+    # only the seeded task of claude's reached a CHECK: gpt's tasks have none to score
+    assert "0 with a CHECK statement" in r.text
     assert "<option selected>gpt</option>" in r.text
 
 

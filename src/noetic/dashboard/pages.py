@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from noetic.store import Store
 
 HERE: Final = Path(__file__).parent
-PREDICTIONS: Final = ("preflight", "check")
+PREDICTIONS: Final = ("preflight", "check", "postflight", "adversarial_review")
 DECISIONS_SHOWN: Final = 200  # the latest; ?decisions=all shows every one
 
 
@@ -156,7 +156,8 @@ class Pages:
         prediction = q.get("prediction") or "preflight"
         if prediction not in PREDICTIONS:
             raise ValidationError(
-                f"prediction must be preflight or check, got {prediction!r}", field="prediction"
+                f"prediction must be one of {', '.join(PREDICTIONS)}, got {prediction!r}",
+                field="prediction",
             )
         view = calibration_view(store, filters, prediction=prediction)  # type: ignore[arg-type]
         agents = [
@@ -171,6 +172,7 @@ class Pages:
             v=view,
             agents=agents,
             profiles=profiles,
+            predictions=PREDICTIONS,
             cursor=cursor,
             title="Calibration",
         )

@@ -1,13 +1,15 @@
 """Calibration as the dashboard draws it: everything that says whether stated confidence matched
-what happened, in one read model.
+what happened, in one read model, over the calibration report (:mod:`noetic.calibration.reports`
+and its per-phase statistics, :mod:`noetic.calibration.phases`).
 
-* the report (:func:`noetic.calibration.calibration_report`): Brier, ECE, debiased ECE, signed
-  bias and AUROC with their 95% intervals and sample sizes, the calibration test's verdict, and
-  the reliability bins, each with a 95% Wilson interval on its observed rate;
-* the overconfidence gap (mean stated confidence − mean outcome, positive = overconfident) per
-  phase (the PREFLIGHT and the last CHECK prediction), agent, model, engine and profile, and per
-  Nova persona from its record, each with its count and a normal 95% interval once there are
-  enough tasks to give one;
+* the report for the chosen phase's statements: Brier, ECE, debiased ECE, signed bias and AUROC
+  with their 95% intervals and sample sizes, the calibration test's verdict, what more outcomes
+  would give, and the reliability bins, each with a 95% Wilson interval on its observed rate;
+* every phase (PREFLIGHT, the last CHECK, POSTFLIGHT, an adversarial review) with its success
+  rate, overconfidence gap, Brier score and its decomposition, each with its interval, and the
+  standard and adversarial reviews side by side per agent;
+* the overconfidence gap (mean stated − success rate, positive = overconfident) per phase,
+  agent, model, engine, persona and profile, with the report's 95% intervals;
 * drift: the monitor's report and alarms, and the running gap it watches, for the chart;
 * the guardian: a read-only proposal per profile and every correction made or undone.
 
@@ -18,7 +20,6 @@ its own has already done so when its outcomes were recorded).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -32,7 +33,9 @@ from noetic.calibration.outcomes import (
     adjustments,
     effective_profile,
     outcome_points,
+    phase_points,
 )
+from noetic.calibration.phases import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction, calibration_report
 from noetic.errors import NoeticError
 from noetic.profiles import ProfileRegistry
@@ -74,6 +77,7 @@ class Gap(BaseModel):
     observed: float
     gap: float
     interval: Interval | None
+    significant: bool = False
 
 
 class DriftPoint(BaseModel):
@@ -100,6 +104,7 @@ class CalibrationView(BaseModel):
     prediction: Prediction
     report: CalibrationReport
     bins: list[Bin]
+    phases: list[PhaseStats]
     gaps: dict[str, list[Gap]]
     drift: DriftReport
     drift_path: list[DriftPoint]
@@ -113,9 +118,10 @@ def calibration_view(
     from noetic.calibration.reports import check_drift_monitor
 
     report = calibration_report(store, filters, prediction=prediction, bins=bins)
-    points = outcome_points(store, filters)
+    points = phase_points(store, filters)
     drift = check_drift_monitor(store, filters.ai_id, window=DRIFT_WINDOW)
     drifted = outcome_points(store, Filters(ai_id=filters.ai_id))
+    phases = [report.by_phase[p] for p in PHASES if p in report.by_phase]
     return CalibrationView(
         filters=filters,
         prediction=prediction,
@@ -124,10 +130,11 @@ def calibration_view(
             Bin(**b.model_dump(), interval=wilson(b.observed, b.count))
             for b in report.metrics.reliability
         ],
-        gaps=_gaps(store, points, prediction),
+        phases=phases,
+        gaps=_gaps(points, phases, prediction),
         drift=drift,
         drift_path=drift_path([p for p in drifted if p.predicted_preflight is not None]),
-        guardian=_guardian(store, filters, points),
+        guardian=_guardian(store, filters),
         adjustments=adjustments(store, profile=filters.profile),
     )
 
@@ -142,27 +149,6 @@ def wilson(rate: float, n: int) -> Interval:
     return Interval(low=round(max(0.0, centre - half), 6), high=round(min(1.0, centre + half), 6))
 
 
-def gap_of(group: str, pairs: Iterable[tuple[float, float]]) -> Gap:
-    """Mean stated − mean observed over ``(stated, observed)`` pairs, with a normal 95%
-    interval on the mean difference from ``MIN_FOR_INTERVAL`` pairs on."""
-    diffs = [(p, y, p - y) for p, y in pairs]
-    n = len(diffs)
-    mean = sum(d for _, _, d in diffs) / n
-    interval = None
-    if n >= MIN_FOR_INTERVAL:
-        sd = math.sqrt(sum((d - mean) ** 2 for _, _, d in diffs) / (n - 1))
-        half = Z95 * sd / math.sqrt(n)
-        interval = Interval(low=round(mean - half, 6), high=round(mean + half, 6))
-    return Gap(
-        group=group,
-        n=n,
-        stated=round(sum(p for p, _, _ in diffs) / n, 6),
-        observed=round(sum(y for _, y, _ in diffs) / n, 6),
-        gap=round(mean, 6),
-        interval=interval,
-    )
-
-
 def drift_path(points: list[OutcomePoint], window: int = DRIFT_WINDOW) -> list[DriftPoint]:
     """The running gap the drift monitor watches: mean stated − observed over the last
     ``window`` outcomes (fewer at the start), one point per outcome, oldest first."""
@@ -174,84 +160,42 @@ def drift_path(points: list[OutcomePoint], window: int = DRIFT_WINDOW) -> list[D
     return out
 
 
-def _stated(p: OutcomePoint, at: Prediction) -> float | None:
-    if at == "check" and p.predicted_check is not None:
-        return p.predicted_check
-    return p.predicted_preflight
+def gap_from(name: str, stats: PhaseStats) -> Gap | None:
+    """A phase's statistics as one gap bar (None for a phase no task reached)."""
+    if not stats.n or stats.mean_stated is None or stats.gap.value is None:
+        return None
+    interval = None
+    if stats.gap.low is not None and stats.gap.high is not None:
+        interval = Interval(low=stats.gap.low, high=stats.gap.high)
+    return Gap(
+        group=name,
+        n=stats.n,
+        stated=round(stats.mean_stated, 6),
+        observed=round(stats.success_rate.value or 0.0, 6),
+        gap=round(stats.gap.value, 6),
+        interval=interval,
+        significant=stats.significant,
+    )
 
 
-def _gaps(store: Store, points: list[OutcomePoint], prediction: Prediction) -> dict[str, list[Gap]]:
-    attrs = _task_attributes(store, [p.cascade_id for p in points])
-    groups: dict[str, dict[str, list[tuple[float, float]]]] = {
-        "phase": {},
-        "agent": {},
-        "model": {},
-        "engine": {},
-        "profile": {},
+def _gaps(
+    points: list[PhasePoint], phases: list[PhaseStats], prediction: Prediction
+) -> dict[str, list[Gap]]:
+    out: dict[str, list[Gap]] = {
+        "phase": [
+            g for s in phases if (g := gap_from(s.phase.replace("_", " ").upper(), s)) is not None
+        ]
     }
-    for p in points:
-        if p.predicted_preflight is not None:
-            groups["phase"].setdefault("PREFLIGHT", []).append((p.predicted_preflight, p.observed))
-        if p.predicted_check is not None:
-            groups["phase"].setdefault("CHECK", []).append((p.predicted_check, p.observed))
-        stated = _stated(p, prediction)
-        if stated is None:
-            continue
-        a = attrs.get(p.cascade_id, {})
-        for name in ("agent", "model", "engine", "profile"):
-            groups[name].setdefault(a.get(name) or "unknown", []).append((stated, p.observed))
-    out = {
-        name: [gap_of(g, pairs) for g, pairs in sorted(by.items())] for name, by in groups.items()
-    }
-    out["persona"] = _persona_gaps(store)
+    for by in ("agent", "model", "engine", "persona", "profile"):
+        out[by] = [
+            g
+            for group in groups(points, by)
+            if (g := gap_from(group.value, group.by_phase[prediction])) is not None
+        ]
     return out
 
 
-def _task_attributes(store: Store, cascade_ids: list[str]) -> dict[str, dict[str, str | None]]:
-    attrs: dict[str, dict[str, str | None]] = {}
-    conn = store.conn
-    for start in range(0, len(cascade_ids), 500):
-        chunk = cascade_ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(
-            f"SELECT c.id, c.profile, s.ai_id, s.ai_model FROM cascades c "
-            f"JOIN sessions s ON s.id = c.session_id WHERE c.id IN ({marks})",
-            chunk,
-        ):
-            attrs[r["id"]] = {
-                "agent": r["ai_id"],
-                "model": r["ai_model"],
-                "profile": r["profile"],
-                "engine": "workflow",
-            }
-        for r in conn.execute(
-            f"SELECT cascade_id, MIN(engine) engine FROM events WHERE cascade_id IN ({marks}) "
-            f"AND engine IS NOT NULL GROUP BY cascade_id",
-            chunk,
-        ):
-            if r["cascade_id"] in attrs:
-                attrs[r["cascade_id"]]["engine"] = r["engine"]
-    return attrs
-
-
-def _persona_gaps(store: Store) -> list[Gap]:
-    """Each Nova persona's record: what it stated in the decisive round against the outcome."""
-    from noetic.nova.weighting import persona_records
-
-    return [
-        Gap(
-            group=r.persona,
-            n=r.outcomes,
-            stated=r.stated,
-            observed=r.observed,
-            gap=round(r.stated - r.observed, 6),
-            interval=None,
-        )
-        for r in persona_records(store).values()
-    ]
-
-
-def _guardian(store: Store, filters: Filters, points: list[OutcomePoint]) -> list[GuardianRow]:
+def _guardian(store: Store, filters: Filters) -> list[GuardianRow]:
     registry = ProfileRegistry(store.home / "profiles")
     names = sorted(
         {r[0] for r in store.conn.execute("SELECT DISTINCT profile FROM outcomes")}

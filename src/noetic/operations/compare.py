@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.calibration.outcomes import Filters
 from noetic.errors import NotFoundError
-from noetic.operations.calibration_view import Gap, gap_of
+from noetic.operations.calibration_view import Gap, gap_from
 from noetic.operations.task_view import TaskView, task_view
 from noetic.store import Store
 
@@ -85,20 +85,13 @@ def _agent(store: Store, name: str) -> AgentSide:
         )
     ]
     report = calibration_report(store, Filters(ai_id=name))
-    from noetic.calibration.outcomes import outcome_points
-
-    pairs = [
-        (p.predicted_preflight, p.observed)
-        for p in outcome_points(store, Filters(ai_id=name))
-        if p.predicted_preflight is not None
-    ]
     m = report.metrics
     return AgentSide(
         name=name,
         sessions=sessions,
         tasks=tasks,
         confidences=confidences,
-        gap=gap_of(name, pairs) if pairs else None,
+        gap=gap_from(name, report.by_phase["preflight"]),
         brier=m.brier.value,
         brier_low=m.brier.low,
         brier_high=m.brier.high,
