@@ -436,11 +436,11 @@ class _Walker:
         )
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
+        if any(n == "CDPATH" for n, _ in assignments):
+            self.cdpath = "?"  # `CDPATH=/ cd etc`: the assignment applies to this cd already
         self._follow_cd(cmd, st)
         if st.cwds is not None or self.links:
             record_links(self.links, cmd, st.cwds, self.workspace)
-        if any(n == "CDPATH" for n, _ in assignments):
-            self.cdpath = "?"
         self.commands.append(cmd)
         return [cmd, *subs]
 
