@@ -36,6 +36,7 @@ from noetic.cascade.goals import threshold_goals
 from noetic.cascade.reports import SessionSummary, session_summary
 from noetic.errors import ValidationError
 from noetic.mcp import cli_bridge, guidance
+from noetic.mcp.progress import reporting
 from noetic.mcp.schemas import lean_schema
 from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
@@ -161,10 +162,7 @@ def _next_step(phase: Phase, decision: Decision) -> str:
     if phase == Phase.POSTFLIGHT:
         return "once you know whether the work really succeeded, call record_outcome"
     if decision.rule == "max_rounds":
-        return (
-            "the profile's round limit is reached: do the work with what you have, then call "
-            "execute_postflight"
-        )
+        return "the profile's round limit is reached: do the work, then call execute_postflight"
     weakest = ", ".join(decision.gaps[:3]) or "the weakest vectors"
     return {
         Action.PROCEED: "do the work, then call execute_postflight",
@@ -491,11 +489,11 @@ async def create_cascade(
 ) -> CascadeRun:
     from noetic.operations.runs import start_cascade
 
-    return await start_cascade(
+    return await reporting(ctx, lambda progress: start_cascade(
         n.tracker, task, provider=lambda: n.provider(provider, ctx), profile=profile,
         workspace=n.workspace, timeout=timeout, max_tool_calls=max_tool_calls, remember=False,
-        on_start=lambda run: n.set_current(ctx, run.session_id),
-    )  # fmt: skip
+        on_start=lambda run: n.set_current(ctx, run.session_id), on_event=progress,
+    ))  # fmt: skip
 
 
 async def observe(
@@ -509,9 +507,10 @@ async def observe(
 ) -> ChainResult:
     from noetic.operations.runs import start_chain
 
-    return await start_chain(
-        n.tracker, query, provider=lambda: n.provider(provider, ctx), adaptive=adaptive
-    )
+    return await reporting(ctx, lambda progress: start_chain(
+        n.tracker, query, provider=lambda: n.provider(provider, ctx), adaptive=adaptive,
+        on_event=progress,
+    ))  # fmt: skip
 
 
 async def nova_process(
@@ -537,11 +536,13 @@ async def nova_process(
 
     model = lambda: n.provider(provider, ctx)  # noqa: E731 (resolved once the input is checked)
     if run_id is not None:
-        return await resume_nova(n.tracker, run_id, input=input, provider=model)
-    return await start_nova(
+        return await reporting(ctx, lambda progress: resume_nova(
+            n.tracker, run_id, input=input, provider=model, on_event=progress
+        ))  # fmt: skip
+    return await reporting(ctx, lambda progress: start_nova(
         n.tracker, question, provider=model, experts=tuple(experts or ()),
-        max_rounds=max_rounds, gate=gate,
-    )  # fmt: skip
+        max_rounds=max_rounds, gate=gate, on_event=progress,
+    ))  # fmt: skip
 
 
 # the table the server registers, in the order clients list them --------------------------
