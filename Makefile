@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test test-fast lint sandbox browser bench fuzz clean test-clients
+.PHONY: run demo test test-fast lint sandbox browser postgres bench fuzz clean test-clients
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
@@ -42,6 +42,21 @@ sandbox:
 	    exit 1; \
 	  fi; }
 
+# The store suite runs on PostgreSQL too: the tests start their own server (Debian's binaries, a
+# cluster in a temporary directory, a free loopback port). Install the server if missing.
+PG_BIN := $(firstword $(wildcard /usr/lib/postgresql/*/bin/initdb))
+postgres:
+	@test -n "$(PG_BIN)" || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing postgresql (the tests' PostgreSQL server)"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -q postgresql >/dev/null 2>&1 || \
+	      { apt-get update -q >/dev/null && apt-get install -y -q postgresql >/dev/null; }; \
+	  else \
+	    echo "the store's PostgreSQL tests need a server: sudo apt-get install postgresql" >&2; \
+	    exit 1; \
+	  fi; }
+
 # The dashboard's browser tests drive Debian's Chromium through Playwright (never a browser
 # Playwright would download): install it if missing.
 browser:
@@ -57,7 +72,7 @@ browser:
 	  fi; }
 
 # The whole suite, then a coverage report of src/noetic (no threshold: a map, not a gate).
-test: lint sandbox browser
+test: lint sandbox browser postgres
 	$(BIN)/pytest -q --cov --cov-report=term
 
 # The edit-test loop: everything but tests that start processes, browsers or servers, or take

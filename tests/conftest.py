@@ -61,3 +61,22 @@ def uniform(value: float, **overrides: float) -> dict[str, float]:
     vectors["uncertainty"] = round(1 - value, 6)
     vectors.update(overrides)
     return vectors
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL server for the whole run, started on first use (Debian's binaries, a
+    cluster in a temporary directory, a free loopback port), stopped at the end. Without the
+    binaries the tests that need it are skipped, saying why (``make test`` installs them)."""
+    from tests._postgres import binaries, running
+
+    if binaries() is None:
+        pytest.skip("no PostgreSQL server binaries (Debian's postgresql; `make postgres`)")
+    with running() as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """A URL into a fresh schema of the test server: a store opened on it starts empty."""
+    return postgres_server.new_schema()

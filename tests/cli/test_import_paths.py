@@ -34,6 +34,8 @@ HEAVY = (
     "tokenizers",
     "wordllama",
     "safetensors",
+    "psycopg",  # the PostgreSQL store's: a SQLite store never loads it
+    "psycopg_pool",
 )
 
 

@@ -41,6 +41,7 @@ def rebuilt(store: Store) -> dict[str, bytes]:
     return logs(store.home)
 
 
+@pytest.mark.sqlite_only  # the session files
 def test_a_log_holds_a_line_per_assessment_in_seq_order_and_grows_by_appending(store):
     s = store.create_session(ai_id="a", profile="balanced")
     for i in range(3):
@@ -59,6 +60,7 @@ def test_a_log_holds_a_line_per_assessment_in_seq_order_and_grows_by_appending(s
     assert logs(store.home) == rebuilt(store)
 
 
+@pytest.mark.sqlite_only  # the session files
 def test_a_drain_repeated_after_a_kill_writes_each_line_once(store):
     s = store.create_session(ai_id="a", profile="balanced")
     for _ in range(5):
@@ -142,6 +144,7 @@ def test_a_session_across_midnight_has_a_log_per_day(store, tmp_path):
         assert found == rebuilt(other)
 
 
+@pytest.mark.sqlite_only  # the session files
 def test_rebuild_replaces_reflex_logs_in_the_layout_before_lines(store):
     s = store.create_session(ai_id="a", profile="balanced")
     record(store, s.id)

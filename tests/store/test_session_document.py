@@ -64,6 +64,7 @@ def test_the_document_read_incrementally_is_the_full_export_after_any_writes(ops
         assert session_json_path(store.home, sid).read_bytes() == exported(store, sid)
 
 
+@pytest.mark.sqlite_only  # counts SQLite's statements
 def test_a_store_reads_only_the_rows_added_since_its_last_document(store):
     sid = store.create_session(ai_id="a", profile="balanced").id
     for _ in range(3):

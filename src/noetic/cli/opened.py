@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from noetic.runtime.tracker import Tracker
-    from noetic.store import Store
+    from noetic.store.base import BaseStore as Store
 
 _OPENED: list[Store] = []
 

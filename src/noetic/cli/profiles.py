@@ -85,13 +85,14 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     A store that does not exist yet has none, and is not created just to look."""
     from noetic.calibration import adjustments
     from noetic.profiles import ProfileRegistry, with_overrides
-    from noetic.store import Store, resolve_home
+    from noetic.store import locate_store, open_store
 
-    home = resolve_home(store)
+    location = locate_store(store)
+    home = location.home
     base = ProfileRegistry(home / "profiles").get(name)
-    if not (home / "noetic.db").is_file():
+    if not location.exists:
         return base, []
-    with Store(home) as opened:
+    with open_store(home, url=location.url) as opened:
         active = [a for a in adjustments(opened, profile=base.name) if a.undone_at is None]
     newest = {a.field: a for a in active}  # later adjustments of a field replace earlier ones
     flat = base.model_dump()

@@ -116,9 +116,9 @@ def run_hook(
 def open_tracker(home: Path) -> Any:
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
-    from noetic.store import Store
+    from noetic.store import open_store
 
-    store = Store(home)
+    store = open_store(home)
     return Tracker(store, ProfileRegistry(home / "profiles"))
 
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from noetic.llm.base import Provider
     from noetic.recall.index import BackgroundEmbedder
     from noetic.runtime.tracker import Tracker
-    from noetic.store import Store
+    from noetic.store.base import BaseStore as Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,9 +92,9 @@ class Noetic:
         """The store, opened on first use (its files follow a moment after each write)."""
         with self._lock:
             if self._store is None:
-                from noetic.store import Store
+                from noetic.store import open_store
 
-                self._store = Store(self.home, background=True)
+                self._store = open_store(self.home, background=True)
             return self._store
 
     @property

@@ -18,21 +18,23 @@ from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from noetic.runtime.tracker import Tracker
-    from noetic.store import Store
     from noetic.store.base import BaseStore
 
 
-def open_store(store: Path | None, *, create: bool = False) -> Store:
-    """The store at ``store`` (else the project's ``.noetic``, else ``$NOETIC_HOME``). Only
-    operations that write pass ``create``; otherwise a missing store is an error that says
-    where it looked, and nothing is created. Sync; the caller closes it."""
-    from noetic.store import Store, locate_store, require_store
+def open_store(store: Path | None, *, create: bool = False) -> BaseStore:
+    """The store at ``store`` (else the project's ``.noetic``, else ``$NOETIC_HOME``), or the
+    PostgreSQL store ``store`` names or the configuration gives (see
+    :mod:`noetic.store.location`). Only operations that write pass ``create``; otherwise a
+    missing store is an error that says where it looked, and nothing is created. Sync; the
+    caller closes it."""
+    from noetic.store import locate_store, require_store
+    from noetic.store import open_store as open_at
 
     location = locate_store(store)
-    return Store(location.home if create else require_store(location))
+    return open_at(location.home if create else require_store(location), url=location.url)
 
 
-def tracker_over(opened: Store) -> Tracker:
+def tracker_over(opened: BaseStore) -> Tracker:
     """The tracker over an open store, with the store's own profiles."""
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker

@@ -62,12 +62,14 @@ def main(argv: list[str]) -> int:
         print("usage: python -m noetic.recall.background STORE_DIR", file=sys.stderr)
         return 2
     home = Path(argv[0])
-    if not (home / "noetic.db").is_file():
+    from noetic.store import open_store
+    from noetic.store.location import store_url
+
+    if store_url(home) is None and not (home / "noetic.db").is_file():
         return 1
     from noetic.recall.index import index_new_tasks
-    from noetic.store import Store
 
-    with Store(home) as store:
+    with open_store(home) as store:
         index_new_tasks(store)
     return 0
 

@@ -199,7 +199,7 @@ class RecallIndex:
     def pending(self) -> int:
         """Finished tasks without vectors for this embedder. Counted again only when a summary
         was written since (a new summary always gets a larger rowid) or the index changed."""
-        newest = self.store.conn.execute("SELECT max(rowid) FROM session_summaries").fetchone()[0]
+        newest = self.store.conn.execute(_NEWEST_SUMMARY[self.store.dialect]).fetchone()[0]
         key = (newest, self.generation, self.seq)
         if self._pending is None or self._pending[0] != key:
             self._pending = (key, pending_count(self.store, self.embedder))
@@ -324,6 +324,15 @@ def embed_pending(
     return len(rows)
 
 
+# What changes when a summary is written: SQLite's rowid (a replaced row gets a new one); a
+# PostgreSQL table has none, so the count (a rewritten summary drops its vectors, which moves the
+# generation instead).
+_NEWEST_SUMMARY = {
+    "sqlite": "SELECT max(rowid) FROM session_summaries",
+    "postgresql": "SELECT count(*) FROM session_summaries",
+}
+
+
 def index_new_tasks(store: Store, *, limit: int = 32) -> int:
     """Best effort, right after a task is written: embed it (and any few others still
     pending) with the configured embedder. Without an embedder installed nothing happens; the
@@ -333,7 +342,12 @@ def index_new_tasks(store: Store, *, limit: int = 32) -> int:
     from noetic.embeddings import recall_embedder
     from noetic.errors import NoeticError
 
-    with contextlib.suppress(NoeticError, ImportError, OSError, sqlite3.Error):
+    failures: tuple[type[BaseException], ...] = (NoeticError, ImportError, OSError, sqlite3.Error)
+    if store.dialect == "postgresql":
+        import psycopg
+
+        failures += (psycopg.Error,)
+    with contextlib.suppress(*failures):
         return embed_pending(store, recall_embedder(), limit=limit)
     return 0
 

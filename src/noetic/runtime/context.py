@@ -29,7 +29,7 @@ from noetic.llm.base import Provider, UsageTotals
 from noetic.profiles import Profile, ProfileRegistry
 from noetic.runtime.sentinel import Sentinel, SentinelLimits
 from noetic.runtime.tracker import Tracker
-from noetic.store import Store
+from noetic.store import open_store
 from noetic.store.base import BaseStore
 from noetic.tools.base import Tool
 
@@ -180,7 +180,7 @@ def recorded_provider(
 
 def open_tracker(home: Path) -> Tracker:
     """A tracker over the store at ``home``, with the user's profiles from ``home/profiles``."""
-    store = Store(home)
+    store = open_store(home)
     return Tracker(store, ProfileRegistry(store.home / "profiles"))
 
 

@@ -9,9 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from noetic.store.location import STORE_DIRNAME, StoreLocation, locate_store, require_store
+from noetic.store.location import (
+    STORE_DIRNAME,
+    StoreLocation,
+    locate_store,
+    require_store,
+    store_url,
+)
 
 if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
     from noetic.store.sqlite import Store
 
 
@@ -20,13 +27,36 @@ def resolve_home(explicit: str | Path | None = None, *, cwd: Path | None = None)
     return locate_store(explicit, cwd=cwd).home
 
 
+def open_store(home: str | Path, *, url: str | None = None, **options: Any) -> BaseStore:
+    """The store for the directory ``home``: PostgreSQL when a URL is given or configured
+    (:func:`noetic.store.location.store_url`), else SQLite in ``home`` (``options`` go to
+    :class:`noetic.store.sqlite.Store`; a PostgreSQL store writes no session files)."""
+    url = url or store_url(Path(home))
+    if url is None:
+        from noetic.store.sqlite import Store
+
+        return Store(home, **options)
+    try:
+        from noetic.store.postgres import PostgresStore
+    except ImportError as exc:
+        from noetic.errors import StoreError
+
+        raise StoreError(
+            f"a PostgreSQL store needs psycopg, which is not installed ({exc})",
+            fix="pip install 'noetic[postgres]'",
+        ) from None
+    return PostgresStore(url, home=home)
+
+
 __all__ = [
     "STORE_DIRNAME",
     "Store",
     "StoreLocation",
     "locate_store",
+    "open_store",
     "require_store",
     "resolve_home",
+    "store_url",
 ]
 
 

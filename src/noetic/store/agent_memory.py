@@ -49,8 +49,8 @@ def save_workspace(
     at = now()
     with store.transaction() as conn:
         conn.execute(
-            "INSERT OR IGNORE INTO user_profiles (user_id, profile_data, updated_at) "
-            "VALUES (?, ?, ?)",
+            "INSERT INTO user_profiles (user_id, profile_data, updated_at) "
+            "VALUES (?, ?, ?) ON CONFLICT (user_id) DO NOTHING",
             (user_id, json.dumps({"user_id": user_id}), at),
         )
         conn.execute(

@@ -71,6 +71,8 @@ class BaseStore:
     mirror: Mirror
     _grown: OrderedDict[str, Grown]
     _writing: threading.RLock
+    queues_files: bool = True  # writes mark the session files behind (file_backlog)
+    dialect: str = "sqlite"
 
     def transaction(self) -> AbstractContextManager[Any]:
         """One logical write, committed whole or not at all; yields the connection to use."""
@@ -92,6 +94,23 @@ class BaseStore:
     def _lock_session(self, c: Any, session_id: str) -> None:
         """Serialise the writers of one session's sequence numbers (until the transaction
         ends); a backend whose transactions already exclude each other does nothing."""
+
+    def _queue(
+        self,
+        c: Any,
+        session_id: str,
+        *,
+        assessment_id: int | None = None,
+        all_reflex: bool = False,
+    ) -> None:
+        """Mark the session's files behind, in the write's own transaction (a store whose
+        backend keeps no session files marks nothing)."""
+        if not self.queues_files:
+            return
+        c.execute(
+            "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
+            (session_id, assessment_id, int(all_reflex)),
+        )
 
     def _no_sessions(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
@@ -172,7 +191,7 @@ class BaseStore:
         )
         with self.transaction() as c:
             self.insert(c, "sessions", record.model_dump())
-            _queue(c, record.id)
+            self._queue(c, record.id)
         self._files_changed()
         return record
 
@@ -205,7 +224,7 @@ class BaseStore:
                 "UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?",
                 (now(), session.id),
             )
-            _queue(c, session.id)
+            self._queue(c, session.id)
         self._files_changed()
         return self.get_session(session.id)
 
@@ -272,7 +291,7 @@ class BaseStore:
                 "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
                 (status, now(), json.dumps(result), cascade.id),
             )
-            _queue(c, cascade.session_id)
+            self._queue(c, cascade.session_id)
         self._files_changed()
         return self.get_cascade(cascade.id)
 
@@ -297,7 +316,7 @@ class BaseStore:
             row = assessment_row(session_id, cascade_id, seq, assessment, decision, created)
             row_id = self.insert(c, "assessments", row)
             new_row = c.execute("SELECT * FROM assessments WHERE id = ?", (row_id,)).fetchone()
-            _queue(c, session_id, assessment_id=row_id)
+            self._queue(c, session_id, assessment_id=row_id)
         self._files_changed()
         return assessment_record(new_row)
 
@@ -339,7 +358,7 @@ class BaseStore:
         }
         with self.transaction() as c:
             row_id = self.insert(c, "investigations", row)
-            _queue(c, session_id)
+            self._queue(c, session_id)
         self._files_changed()
         assert row_id is not None  # the table has an integer id
         return InvestigationRecord(id=row_id, **row)
@@ -379,7 +398,7 @@ class BaseStore:
         )
         with self.transaction() as c:
             self.insert(c, "goals", record.model_dump())
-            _queue(c, session_id)
+            self._queue(c, session_id)
         self._files_changed()
         return record
 
@@ -389,7 +408,7 @@ class BaseStore:
                 "UPDATE goals SET status = ?, updated_at = ? WHERE id = ?",
                 (status, now(), goal_id),
             ).rowcount
-            if updated:
+            if updated and self.queues_files:
                 c.execute(
                     "INSERT INTO file_backlog (session_id) SELECT session_id FROM goals "
                     "WHERE id = ?",
@@ -432,7 +451,7 @@ class BaseStore:
                 ),
             )
             if event.session_id is not None:
-                _queue(c, event.session_id)
+                self._queue(c, event.session_id)
 
     def events(
         self,
@@ -571,7 +590,7 @@ class BaseStore:
                             json.dumps(event.get("data", {})),
                         ),
                     )
-            _queue(c, sid, all_reflex=True)
+            self._queue(c, sid, all_reflex=True)
         self._files_changed()
         session: SessionRecord = parsed["session"]
         return session
@@ -659,19 +678,6 @@ def _close_open_stores() -> None:
     for store in list(_OPEN):
         with contextlib.suppress(Exception):
             store.close()
-
-
-def _queue(
-    c: Any,
-    session_id: str,
-    *,
-    assessment_id: int | None = None,
-    all_reflex: bool = False,
-) -> None:
-    c.execute(
-        "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
-        (session_id, assessment_id, int(all_reflex)),
-    )
 
 
 def _where(**filters: Any) -> tuple[str, list[Any]]:

@@ -9,6 +9,12 @@ The rules, first match wins:
    a stray ``~/.noetic`` or ``/tmp/.noetic`` never captures the projects below it;
 4. outside a repository: ``.noetic`` in the working directory.
 
+The database may instead be a shared PostgreSQL one: ``--store postgresql://…`` (which this
+process and the ones it starts then take as ``$NOETIC_STORE_URL``), ``$NOETIC_STORE_URL``, or
+``url`` under ``[store]`` in the directory's ``config.toml``, first match wins. The directory the
+rules above find still holds what is local (profiles, configuration, the current session of each
+agent on this machine).
+
 Finding a store creates nothing. Only commands that write create one (:func:`require_store`
 is what the others call), so a mistyped command in the wrong directory leaves no trace.
 """
@@ -16,11 +22,12 @@ is what the others call), so a mistyped command in the wrong directory leaves no
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import NotFoundError
+from noetic.errors import NotFoundError, ValidationError
 
 STORE_DIRNAME = ".noetic"
 DB_NAME = "noetic.db"
@@ -36,14 +43,73 @@ class StoreLocation(BaseModel):
     reason: str
     looked_in: list[Path]
     git_root: Path | None = None
+    url: str | None = None
 
     @property
     def exists(self) -> bool:
-        return (self.home / DB_NAME).is_file()
+        return self.url is not None or (self.home / DB_NAME).is_file()
+
+
+_DATABASE_URL = re.compile(r"^(postgres(?:ql)?):/+")
+
+
+def database_url(value: str | Path | None) -> str | None:
+    """``value`` as a PostgreSQL URL if it is one (a ``Path`` made of one has lost a slash)."""
+    if value is None:
+        return None
+    text = str(value)
+    match = _DATABASE_URL.match(text)
+    if match is None:
+        return None
+    return f"{match.group(1)}://{text[match.end() :]}"
+
+
+def store_url(home: Path) -> str | None:
+    """The PostgreSQL URL this store directory uses, if any: ``$NOETIC_STORE_URL``, else
+    ``[store] url`` in ``home/config.toml`` (parsed only when it has a ``[store]`` table)."""
+    env = os.environ.get("NOETIC_STORE_URL")
+    if env:
+        return _checked(env, "$NOETIC_STORE_URL")
+    config = home / "config.toml"
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "[store]" not in text:
+        return None
+    import tomllib
+
+    try:
+        url = tomllib.loads(text).get("store", {}).get("url")
+    except tomllib.TOMLDecodeError as exc:
+        raise ValidationError(f"{config} is not valid TOML: {exc}", field="config") from None
+    if url is None:
+        return None
+    return _checked(url, f"[store] url in {config}")
+
+
+def _checked(url: object, where: str) -> str:
+    found = database_url(url) if isinstance(url, str) else None
+    if found is None:
+        raise ValidationError(
+            f"{where} is not a PostgreSQL URL (postgresql://user@host:port/database)",
+            field="store.url",
+        )
+    return found
 
 
 def locate_store(explicit: str | Path | None = None, *, cwd: Path | None = None) -> StoreLocation:
     """Apply the rules above; touches nothing on disk."""
+    url = database_url(explicit)
+    if url is not None:
+        os.environ["NOETIC_STORE_URL"] = url  # for this process's stores and its children
+        explicit = None
+    location = _locate(explicit, cwd)
+    found = store_url(location.home)
+    return location.model_copy(update={"url": found}) if found else location
+
+
+def _locate(explicit: str | Path | None, cwd: Path | None) -> StoreLocation:
     if explicit:
         home = Path(explicit).expanduser()
         return StoreLocation(

@@ -49,13 +49,18 @@ def save_summary(store: BaseStore, summary: RecallSummary) -> None:
     row["pre_vec"] = pack(summary.pre)
     row["delta_vec"] = pack(summary.delta)
     cols = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    if store.dialect == "sqlite":  # a replaced row gets a new rowid, which recall's index watches
+        sql = f"INSERT OR REPLACE INTO session_summaries ({cols}) VALUES ({marks})"
+    else:
+        sets = ", ".join(f"{k} = excluded.{k}" for k in row if k != "cascade_id")
+        sql = (
+            f"INSERT INTO session_summaries ({cols}) VALUES ({marks}) "
+            f"ON CONFLICT (cascade_id) DO UPDATE SET {sets}"
+        )
     with store.transaction() as conn:
         conn.execute("DELETE FROM recall_vectors WHERE cascade_id = ?", (summary.cascade_id,))
-        conn.execute(
-            f"INSERT OR REPLACE INTO session_summaries ({cols}) "
-            f"VALUES ({', '.join('?' for _ in row)})",
-            list(row.values()),
-        )
+        conn.execute(sql, list(row.values()))
 
 
 def load_summaries(store: BaseStore, cascade_ids: list[str]) -> dict[str, RecallSummary]:
@@ -118,10 +123,11 @@ def save_vectors(store: BaseStore, embedder: str, rows: list[Any], vectors: list
     with store.transaction() as conn:
         for r, blob in zip(rows, vectors, strict=True):
             conn.execute(
-                "INSERT OR IGNORE INTO recall_vectors (embedder, cascade_id, ai_id, project, "
+                "INSERT INTO recall_vectors (embedder, cascade_id, ai_id, project, "
                 "calibration, learning, ended, pre_vec, delta_vec, vector) "
                 "SELECT ?, cascade_id, ai_id, project, calibration, learning, ?, pre_vec, "
-                "delta_vec, ? FROM session_summaries WHERE cascade_id = ? AND task = ?",
+                "delta_vec, ? FROM session_summaries WHERE cascade_id = ? AND task = ? "
+                "ON CONFLICT DO NOTHING",
                 (embedder, _epoch(r["ended_at"]), blob, r["cascade_id"], r["task"]),
             )
 

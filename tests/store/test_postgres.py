@@ -1,0 +1,242 @@
+"""What only the PostgreSQL store has: its schema and migrations, many writers on many
+connections, a connection killed mid-write, the server restarted under load, and the modules
+beside the store (outcomes, model calls, summaries, agent memory, Nova, the observer) on it.
+
+Every test here runs against the real server the tests start (see tests/_postgres.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg")
+
+from noetic.assessment import Assessment, Thresholds, decide  # noqa: E402
+from noetic.errors import MigrationError, StoreError  # noqa: E402
+from noetic.events import Event, EventKind  # noqa: E402
+from noetic.store import migrations as m  # noqa: E402
+from noetic.store.postgres import PostgresStore, safe_url  # noqa: E402
+
+pytestmark = pytest.mark.postgres
+T = Thresholds(confidence_threshold=0.7)
+WRITER = Path(__file__).with_name("_pg_writer.py")
+
+
+def assess(store: PostgresStore, sid: str, value: float = 0.8, cascade_id: str | None = None):
+    a = Assessment.from_input("check", {"know": value, "do": value})
+    return store.add_assessment(sid, a, decide(a, T), cascade_id=cascade_id)
+
+
+@pytest.fixture
+def pg(postgres_url: str, tmp_path: Path):
+    with PostgresStore(postgres_url, home=tmp_path / "home") as store:
+        yield store
+
+
+def test_every_migration_is_applied_once_and_recorded(postgres_url, tmp_path):
+    with PostgresStore(postgres_url) as store:
+        names = [r[0] for r in store.conn.execute("SELECT name FROM schema_migrations")]
+        columns = {
+            r[0]
+            for r in store.conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = "
+                "'assessments' AND table_schema = current_schema()"
+            )
+        }
+    assert sorted(names) == sorted(fn.__name__ for fn in m.MIGRATIONS)
+    assert {"know", "uncertainty", "seq", "note", "p_success"} <= columns
+    with PostgresStore(postgres_url) as again:  # reopening applies nothing
+        count = again.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0]
+    assert count == len(m.MIGRATIONS)
+
+
+def test_a_schema_from_a_newer_noetic_is_refused_and_left_alone(postgres_url):
+    PostgresStore(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES ('m999_future', 'x')")
+    with pytest.raises(MigrationError, match="newer Noetic") as info:
+        PostgresStore(postgres_url)
+    assert "m999_future" in info.value.message
+    assert "upgrade noetic" in (info.value.fix or "")
+
+
+def test_an_unreachable_server_is_a_clear_store_error_without_the_password():
+    from tests._postgres import free_port
+
+    url = f"postgresql://someone:s3cret@127.0.0.1:{free_port()}/nothing"
+    started = time.monotonic()
+    with pytest.raises(StoreError, match="cannot reach the PostgreSQL store") as info:
+        PostgresStore(url)
+    assert "s3cret" not in info.value.message and "***" in info.value.message
+    assert time.monotonic() - started < 30
+    assert safe_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+def test_rows_compare_byte_by_byte_as_in_sqlite(pg):
+    ids = []
+    for _ in range(3):
+        ids.append(pg.create_session(ai_id="a", profile="balanced").id)
+    listed = [r[0] for r in pg.conn.execute("SELECT id FROM sessions ORDER BY id")]
+    assert listed == sorted(ids)  # Python's order is code-point order, as SQLite's BINARY
+    assert pg.get_session(ids[0][:8]).id in ids  # a prefix finds it (or is ambiguous)
+
+
+def test_events_refuse_truncate_too(pg):
+    pg.append_event(Event(kind=EventKind.DECISION, data={"k": 1}))
+    with pytest.raises(psycopg.Error, match="append-only"):
+        pg.conn.execute("TRUNCATE events")
+    assert len(pg.events()) == 1
+
+
+def test_a_killed_backend_mid_transaction_applies_nothing_and_the_next_write_works(
+    pg, postgres_url
+):
+    sid = pg.create_session(ai_id="victim", profile="balanced").id
+    killed = pytest.raises(StoreError, match="nothing of it was applied")
+    with psycopg.connect(postgres_url, autocommit=True) as admin, killed, pg.transaction() as c:
+        c.execute(
+            "INSERT INTO events (at, kind, session_id, data) VALUES (?, ?, ?, ?)",
+            ("now", "decision", sid, "{}"),
+        )
+        pid = c.execute("SELECT pg_backend_pid()").fetchone()[0]
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        c.execute("SELECT 1")
+    assert pg.events(session_id=sid) == []
+    record = assess(pg, sid)  # the pool replaced the dead connection
+    assert record.seq == 1
+
+
+def test_sixteen_writer_processes_lose_nothing_and_number_the_session_contiguously(
+    pg, postgres_url
+):
+    sid = pg.create_session(ai_id="team", profile="balanced").id
+    rounds = 12
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WRITER), postgres_url, sid, str(rounds), str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(16)
+    ]
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    seqs = [r.seq for r in pg.assessments(session_id=sid)]
+    assert seqs == list(range(1, 16 * rounds + 1))
+    assert len(pg.events(session_id=sid, limit=10_000)) == sum(r["events"] for r in reports)
+    outcomes = pg.conn.execute(
+        "SELECT count(*) FROM outcomes WHERE session_id = ?", (sid,)
+    ).fetchone()[0]
+    assert outcomes == sum(r["outcomes"] for r in reports) == 16 * 3
+    assert len(pg.cascades(sid)) == 16
+
+
+def test_the_server_restarted_under_load_loses_no_acknowledged_write(pg, postgres_server):
+    sid = pg.create_session(ai_id="load", profile="balanced").id
+    acknowledged: list[int] = []
+    unsure: list[str] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        while not stop.is_set() and len(acknowledged) < 400:
+            try:
+                acknowledged.append(assess(pg, sid).seq)
+            except StoreError as exc:  # refused while the server is down: try again
+                if "wholly applied or not at all" in exc.message:
+                    unsure.append(exc.message)
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    for t in threads:
+        t.start()
+    while len(acknowledged) < 20:
+        time.sleep(0.01)
+    postgres_server.restart(down_for=0.5)
+    before = len(acknowledged)
+    deadline = time.monotonic() + 60
+    while len(acknowledged) < before + 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    for t in threads:
+        t.join(timeout=60)
+    seqs = [r.seq for r in pg.assessments(session_id=sid)]
+    assert len(acknowledged) >= before + 20, "writes did not resume after the restart"
+    assert seqs == list(range(1, len(seqs) + 1))  # contiguous: nothing half-applied
+    assert set(acknowledged) <= set(seqs)
+    assert len(acknowledged) <= len(seqs) <= len(acknowledged) + len(unsure)
+
+
+def test_a_read_only_store_writes_nothing(postgres_url):
+    with PostgresStore(postgres_url) as writer:
+        sid = writer.create_session(ai_id="a", profile="balanced").id
+    with PostgresStore(postgres_url, read_only=True) as reader:
+        assert reader.get_session(sid).id == sid
+        with pytest.raises(StoreError, match="read-only"):
+            reader.create_session(ai_id="b", profile="balanced")
+        with pytest.raises(StoreError, match="read-only"):
+            assess(reader, sid)
+        assert len(reader.list_sessions()) == 1
+
+
+def test_the_modules_beside_the_store_read_and_write_postgresql(pg):
+    from noetic.calibration.outcomes import add_adjustment, adjustments, list_outcomes
+    from noetic.llm.base import LLMCall
+    from noetic.store import agent_memory, llm_calls, nova, observations, summaries
+    from noetic.store.checkpoints import list_checkpoints, make_checkpoint, write_checkpoint
+
+    sid = pg.create_session(ai_id="a", profile="balanced", project="p").id
+    c = pg.open_cascade(sid, "task", profile="balanced")
+    adj = add_adjustment(
+        pg, profile="balanced", field="t", old=0.7, new=0.6, reason="r", evidence={"n": 3}
+    )
+    assert adjustments(pg, adjustment_id=adj.id)[0].evidence == {"n": 3}
+    assert list_outcomes(pg) == []
+    llm_calls.record_llm_call(
+        pg, LLMCall(provider="p", model="m-1", attempt=1, outcome="ok", session_id=sid)
+    )
+    assert [x.model for x in llm_calls.llm_calls(pg, model="m")] == ["m-1"]
+    agent_memory.save_workspace(pg, "task_1", "u", "q", "running", {"x": 1})
+    agent_memory.save_workspace(pg, "task_1", "u", "q", "done", {"x": 2})
+    assert agent_memory.load_workspace(pg, "task_")[3:] == ("done", {"x": 2})
+    run = nova.create_run(pg, "why?", {"k": 1}, session_id=sid)
+    nova.save_turn(pg, run, 1, "1:a:b", {"t": 1})
+    nova.update_run(pg, run, status="done", result={"ok": True})
+    assert nova.get_run(pg, run[:6])["result"] == {"ok": True}
+    assert nova.turns(pg, run) == [{"t": 1}]
+    observations.save_run(
+        pg,
+        {"query": "q", "provider": None, "model": None, "stages": 1, "reason": "r",
+         "model_calls": 1, "cache_hit": False, "stage_budget": 3, "answer": "a",
+         "confidence": 0.5, "note": ""},
+        [{"stage": 1, "layers": ["l"], "confidence": 0.5, "content": "c"}],
+    )  # fmt: skip
+    assert observations.runs(pg)[0]["cache_hit"] == 0
+    summary = summaries.RecallSummary(
+        cascade_id=c.id, session_id=sid, ai_id="a", project="p", task="task",
+        ended_at="2026-01-01T00:00:00+00:00", pre={"know": 0.4}, post={"know": 0.8},
+        delta={"know": 0.4}, learning=0.4, calibration="good", confidence_pre=0.4,
+        confidence_post=0.8, notes="",
+    )  # fmt: skip
+    summaries.save_summary(pg, summary)
+    summaries.save_summary(pg, summary)  # rewriting replaces it
+    assert summaries.load_summaries(pg, [c.id])[c.id] == summary
+    [row] = summaries.pending(pg, "e")
+    summaries.save_vectors(pg, "e", [row], [b"\x00\x00\x80\x3f"])
+    summaries.save_vectors(pg, "e", [row], [b"\x00\x00\x80\x3f"])  # once only
+    assert summaries.pending_count(pg, "e") == 0
+    assert summaries.vector_state(pg, "e") == (0, summaries.vectors_since(pg, "e", 0)[0][0])
+    summaries.save_summary(pg, summary)  # its vectors go, and the generation moves
+    assert summaries.vector_state(pg, "e")[0] == 1
+    point = make_checkpoint(sid, c.id, "check", {"know": 0.5}, "proceed", None)
+    assert write_checkpoint(pg, point, None) == "sqlite"
+    assert [cp.line() for _, cp in list_checkpoints(pg, None)] == [point.line()]
