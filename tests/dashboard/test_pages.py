@@ -278,3 +278,91 @@ def test_a_long_task_shows_its_latest_decisions_and_links_to_all(tmp_path):
     assert "round 0<" in every and "The latest" not in every
     # the trajectory still draws every assessment
     assert latest.count('points="') >= 1 and "250 assessments" in latest
+
+
+def test_a_nova_run_lists_its_turns_by_round_and_persona_with_the_critics_severity(tmp_path):
+    from noetic.store import Store
+    from noetic.store import nova as records
+
+    from .conftest import serving
+
+    home = tmp_path / "store"
+    with Store(home) as store:
+        session = store.create_session(ai_id="nova-user", profile="balanced")
+        run = records.create_run(store, "ship it on friday?", {}, session_id=session.id)
+        turns = [
+            {
+                "seq": 1,
+                "round": 1,
+                "node": "unpack",
+                "persona": "dce",
+                "role": "dce",
+                "status": "ok",
+                "content": "…",
+                "know": 0.7,
+                "uncertainty": 0.3,
+                "block": {},
+                "ms": 120.0,
+                "tokens_in": 300,
+                "tokens_out": 80,
+            },
+            {
+                "seq": 2,
+                "round": 1,
+                "node": "critique",
+                "persona": "cae",
+                "role": "cae",
+                "status": "ok",
+                "content": "…",
+                "know": 0.8,
+                "uncertainty": 0.2,
+                "block": {"severity": "critical"},
+                "ms": 95.0,
+                "tokens_in": 410,
+                "tokens_out": 60,
+            },
+        ]
+        for t in turns:
+            records.save_turn(store, run, t["seq"], f"{t['round']}:{t['node']}:{t['persona']}", t)
+        records.update_run(store, run, status="escalated", result={"exit": "escalated"})
+    with serving(home) as url:
+        page = httpx.get(f"{url}/runs/{run}").text
+    assert "Nova deliberation" in page and "escalated, exit escalated" in page
+    rows = re.findall(r'<td class="num">(\d)</td><td>(\w+)</td><td>(\w+)</td>', page)
+    assert rows == [("1", "unpack", "dce"), ("1", "critique", "cae")]
+    assert '<strong class="flag">critical</strong>' in page and "410 / 60" in page
+
+
+def test_an_observer_run_shows_its_stages_and_why_it_stopped(tmp_path):
+    from noetic.store import Store
+    from noetic.store.observations import save_run
+
+    from .conftest import serving
+
+    home = tmp_path / "store"
+    with Store(home) as store:
+        run = save_run(
+            store,
+            {
+                "query": "why is the sky blue",
+                "provider": "scripted",
+                "model": "m",
+                "stages": 2,
+                "reason": "high_confidence",
+                "model_calls": 2,
+                "cache_hit": False,
+                "stage_budget": 4,
+                "answer": "Rayleigh",
+                "confidence": 0.91,
+                "note": "",
+            },
+            [
+                {"stage": 1, "layers": ["causal"], "confidence": 0.6, "content": "scattering"},
+                {"stage": 2, "layers": ["physical"], "confidence": 0.91, "content": "Rayleigh"},
+            ],
+        )
+    with serving(home) as url:
+        page = httpx.get(f"{url}/runs/{run}").text
+    assert "why is the sky blue" in page
+    assert "2 of 4 stages, stopped: <strong>high confidence</strong>" in page
+    assert "stage 2: confidence 0.91" in page and "Rayleigh" in page

@@ -2,11 +2,16 @@
 
 A run is what its events name: the task id they carry (a CASCADE run, an agent task, the
 agent-driven workflow's cascade, a Nova deliberation tied to a task), a Nova run's id (its
-events carry the run's session and task), or a session id (everything in the session). Each
+events carry the run's session and task), an observer chain run's id (its stages are read from
+the observations it stored), or a session id (everything in the session). Each
 event becomes an :class:`Item` on its engine's lane with a one-line label written from its typed
 payload, and each phase (a CASCADE phase, an observer stage, a Nova turn, an agent node) that
 was entered and completed becomes a :class:`Span`. Gate refusals (constraints enforced), Nova's
 escalations and the observer's crystallization reason are items like any other, marked.
+
+Beside the events, a run with Nova deliberations lists their turns (:class:`NovaTurn`: round,
+node, persona, status, stated know and uncertainty, the critic's severity, time and tokens),
+and an observer run its stages (:class:`ObserverStage`) and why it stopped.
 """
 
 from __future__ import annotations
@@ -49,6 +54,34 @@ class Span(BaseModel):
     ms: float
 
 
+class NovaTurn(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    seq: int
+    round: int
+    node: str
+    persona: str
+    status: str
+    know: float | None
+    uncertainty: float | None
+    severity: str | None
+    confidence: float | None
+    ms: float
+    tokens_in: int
+    tokens_out: int
+    error: str | None
+
+
+class ObserverStage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    stage: int
+    layers: list[str]
+    confidence: float
+    content: str
+
+
 class Timeline(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -61,6 +94,10 @@ class Timeline(BaseModel):
     spans: list[Span]
     duration_ms: float
     truncated: bool
+    nova_runs: list[dict[str, Any]] = []
+    turns: list[NovaTurn] = []
+    observer: dict[str, Any] | None = None
+    stages: list[ObserverStage] = []
 
 
 def run_timeline(store: Store, run_id: str) -> Timeline:
@@ -115,6 +152,22 @@ def run_timeline(store: Store, run_id: str) -> Timeline:
                         ms=max(took, ms - began),
                     )
                 )
+    observer, stages = _observer(store, run_id) if scope == "observer" else (None, [])
+    if observer is not None and not items:
+        items = [
+            Item(
+                id=st.stage,
+                at=observer["at"],
+                ms=0.0,
+                lane="observer",
+                kind="observation",
+                label=f"stage {st.stage}: confidence {st.confidence:.2f}",
+                flag=None,
+                data={},
+            )
+            for st in stages
+        ]
+    nova_runs, turns = _nova(store, run_id, key if column == "cascade_id" else None)
     lanes = sorted({i.lane for i in items}, key=_lane_order)
     return Timeline(
         id=run_id,
@@ -126,6 +179,10 @@ def run_timeline(store: Store, run_id: str) -> Timeline:
         spans=spans,
         duration_ms=max([i.ms for i in items] + [s.start_ms + s.ms for s in spans] + [0.0]),
         truncated=truncated,
+        nova_runs=nova_runs,
+        turns=turns,
+        observer=observer,
+        stages=stages,
     )
 
 
@@ -144,6 +201,9 @@ def _resolve(store: Store, run_id: str) -> tuple[str, str, str, str | None, str]
             else ("session_id", nova["session_id"])
         )
         return "nova", column, key, nova["session_id"], nova["question"]
+    observed = conn.execute("SELECT query FROM observer_runs WHERE id = ?", (run_id,)).fetchone()
+    if observed is not None:
+        return "observer", "cascade_id", run_id, None, observed["query"]
     session = conn.execute("SELECT ai_id FROM sessions WHERE id = ?", (run_id,)).fetchone()
     if session is not None:
         return "session", "session_id", run_id, run_id, f"session of {session['ai_id']}"
@@ -152,6 +212,73 @@ def _resolve(store: Store, run_id: str) -> tuple[str, str, str, str | None, str]
     if row is not None:
         return "task", "cascade_id", run_id, row["session_id"], run_id
     raise NotFoundError(f"unknown run {run_id!r}")
+
+
+def _nova(
+    store: Store, run_id: str, task_id: str | None
+) -> tuple[list[dict[str, Any]], list[NovaTurn]]:
+    """The Nova runs this run is or holds (by its id, or the task they deliberated for), each
+    with its status and exit, and all their turns in order."""
+    rows = store.conn.execute(
+        "SELECT id, question, status, result, created_at FROM nova_runs WHERE id = ? "
+        "OR (? IS NOT NULL AND cascade_id = ?) ORDER BY created_at",
+        (run_id, task_id, task_id),
+    ).fetchall()
+    runs, turns = [], []
+    for r in rows:
+        result = json.loads(r["result"] or "{}")
+        runs.append(
+            {
+                "id": r["id"],
+                "question": r["question"],
+                "status": r["status"],
+                "exit": result.get("exit"),
+                "rounds": result.get("rounds"),
+            }
+        )
+        for t in store.conn.execute(
+            "SELECT seq, turn FROM nova_turns WHERE run_id = ? ORDER BY seq", (r["id"],)
+        ):
+            turn = json.loads(t["turn"])
+            block = turn.get("block") or {}
+            turns.append(
+                NovaTurn(
+                    run_id=r["id"],
+                    seq=t["seq"],
+                    round=int(turn.get("round", 0)),
+                    node=str(turn.get("node", "")),
+                    persona=str(turn.get("persona", "")),
+                    status=str(turn.get("status", "")),
+                    know=turn.get("know"),
+                    uncertainty=turn.get("uncertainty"),
+                    severity=block.get("severity"),
+                    confidence=block.get("confidence"),
+                    ms=float(turn.get("ms", 0.0)),
+                    tokens_in=int(turn.get("tokens_in", 0)),
+                    tokens_out=int(turn.get("tokens_out", 0)),
+                    error=turn.get("error"),
+                )
+            )
+    return runs, turns
+
+
+def _observer(store: Store, run_id: str) -> tuple[dict[str, Any] | None, list[ObserverStage]]:
+    """An observer chain run as stored: why it stopped and each stage's observation."""
+    row = store.conn.execute("SELECT * FROM observer_runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        return None, []
+    stages = [
+        ObserverStage(
+            stage=o["stage"],
+            layers=json.loads(o["layers"]),
+            confidence=o["confidence"],
+            content=o["content"],
+        )
+        for o in store.conn.execute(
+            "SELECT * FROM observations WHERE run_id = ? ORDER BY stage, id", (run_id,)
+        )
+    ]
+    return dict(row), stages
 
 
 def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
