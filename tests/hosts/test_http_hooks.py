@@ -156,9 +156,15 @@ def test_setup_installs_http_hooks_and_switches_back(project, home, _isolated_ho
     for event, (name, matcher) in claude_code.HOOKS.items():
         [group] = settings["hooks"][event]
         assert group.get("matcher") == matcher
-        assert group["hooks"] == [
-            {"type": "http", "url": f"http://127.0.0.1:8765/hooks/{name}", "timeout": 30}
-        ]
+        [hook] = group["hooks"]
+        if event == "SessionStart":  # Claude Code runs no http hook for it
+            assert hook["type"] == "command" and hook["command"].endswith("hook session-start")
+        else:
+            assert hook == {
+                "type": "http",
+                "url": f"http://127.0.0.1:8765/hooks/{name}",
+                "timeout": 30,
+            }
     cli_json("setup", "claude-code", "--hooks", "http", "--url", "https://noetic.example:9000/mcp")
     entry = json.loads(settings_path.read_text())["hooks"]["Stop"][0]["hooks"][0]
     assert entry["url"] == "https://noetic.example:9000/hooks/stop"

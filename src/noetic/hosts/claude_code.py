@@ -46,6 +46,8 @@ HOOKS: dict[str, tuple[str, str | None]] = {
 }
 HOOK_TIMEOUT_S = 30
 HOOK_KINDS = ("command", "http")
+# Claude Code runs no http hook for these events (it skips them, saying so in its debug log).
+COMMAND_ONLY = frozenset({"SessionStart"})
 DEFAULT_URL = "http://127.0.0.1:8765"  # `noetic serve`'s default address
 
 BEGIN = "<!-- noetic:begin (written by `noetic setup claude-code`; edit outside these lines) -->"
@@ -206,7 +208,7 @@ def add_hooks(data: dict[str, Any], executable: str, path: Path, url: str | None
     """Noetic's hooks, as commands or (``url``) http hooks, replacing the other kind."""
     hooks = _events(data, path)
     for event, (name, matcher) in HOOKS.items():
-        wanted = _group(executable, name, matcher, url)
+        wanted = _group(executable, name, matcher, None if event in COMMAND_ONLY else url)
         groups = hooks.get(event, [])
         if wanted in groups:
             continue
@@ -376,14 +378,20 @@ def installed_commands(scope: str, project: Path, home: Path) -> list[str] | Non
 
 def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | None] | None:
     """Which kind of hooks Noetic has in the scope's settings (``command``, ``http``, or
-    ``mixed``) and, for http, the server's base URL; None when there are none."""
+    ``mixed``) and, for http, the server's base URL; None when there are none. SessionStart is
+    a command with either kind (:data:`COMMAND_ONLY`)."""
     from noetic.hosts.files import parse_json_object, read_bytes
 
     where = paths(scope, project, home)
     settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    hooks = _hooks_in(settings)
+    found = settings.get("hooks")
+    events: dict[str, Any] = found if isinstance(found, dict) else {}
+    hooks = [
+        h for event, groups in events.items() if event not in COMMAND_ONLY
+        for h in _hooks_in({"hooks": {event: groups}})
+    ]  # fmt: skip
     if not hooks:
-        return None
+        return None if not _hooks_in(settings) else ("command", None)
     urls = {h["url"].rsplit("/hooks/", 1)[0] for h in hooks if h.get("type") == "http"}
     if not urls:
         return "command", None

@@ -271,7 +271,14 @@ def _hook_kind(name: str, scope: str, kind: tuple[str, str | None] | None) -> li
     assert url is not None
     problem = server_answers(url)
     if problem is None:
-        return [Check(name=label, status="ok", detail=f"http hooks at {url}; the server answers")]
+        return [
+            Check(
+                name=label,
+                status="ok",
+                detail=f"http hooks at {url}; the server answers (SessionStart stays a command: "
+                "Claude Code runs no http hook for it)",
+            )
+        ]
     return [
         Check(
             name=label,
