@@ -243,3 +243,38 @@ def test_run_records_no_outcome_for_a_pytest_usage_error(project, _isolated_home
         "not an outcome: pytest exit 4 means a usage error (bad option or path)"
     )
     assert [r.score for r in recorded(_isolated_home)] == [1.0]
+
+
+ENTITY_REPORT = """<?xml version="1.0" encoding="{encoding}"?>
+<!DOCTYPE testsuites [<!ENTITY leak "EXPANDED-SECRET">]>
+<testsuites><testsuite name="s"><testcase classname="a" name="&leak;"><failure/></testcase>
+</testsuite></testsuites>
+"""
+
+
+@pytest.mark.parametrize(
+    ("codec", "declared"),
+    [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-8", "UTF-8")],
+)
+def test_an_entity_is_refused_in_any_encoding_the_parser_reads(
+    project, _isolated_home, task, tmp_path, codec, declared
+):
+    report = tmp_path / "report.xml"
+    text = ENTITY_REPORT.format(encoding=declared)
+    bom = "" if codec in ("utf-16", "utf-8") else "\ufeff"  # the utf-16 codec writes its own
+    report.write_bytes((bom + text).encode(codec))
+    assert b"<!ENTITY" not in report.read_bytes() or codec == "utf-8"
+    result = cli_json("outcome", "--from-junit", str(report), code=1)
+    message = result["error"]["message"]
+    assert "declares a DTD or entities" in message and "EXPANDED-SECRET" not in message
+    assert recorded(_isolated_home) == []
+
+
+def test_a_report_over_the_file_limit_says_what_it_is(project, _isolated_home, task, tmp_path):
+    report = tmp_path / "huge.xml"
+    with report.open("wb") as fh:
+        fh.write(b"<testsuites>")
+        fh.truncate(17 * 1024 * 1024)
+    message = cli_json("outcome", "--from-junit", str(report), code=1)["error"]["message"]
+    assert f"the JUnit report {report} is 17,825,792 bytes, over the file_bytes limit" in message
+    assert "settings file" not in message

@@ -2,8 +2,12 @@
 
 The report is read under the file-size limit, refused when it declares a DTD or entities
 (a test report never needs one, and they are how XML files attack their readers), and parsed
-with ``junitparser``. A report whose every test passed (and at least one ran) is a success;
-any failure or error is a failure; skipped tests count for neither.
+with ``junitparser``. The declarations are looked for by the XML parser itself (expat, which
+``junitparser`` uses too), so a report in UTF-16 or any other encoding the parser reads is
+screened as it will be parsed — a search of the raw bytes would miss ``<!ENTITY`` in UTF-16.
+
+A report whose every test passed (and at least one ran) is a success; any failure or error is a
+failure; skipped tests count for neither.
 """
 
 from __future__ import annotations
@@ -16,6 +20,33 @@ from pydantic import BaseModel, ConfigDict
 from noetic.errors import ValidationError
 
 _DECLARATION = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
+
+
+class _Declared(Exception):
+    """Raised from the parser's handlers at the first DTD or entity declaration."""
+
+
+def _declares_entities(data: bytes) -> bool:
+    """Whether the document declares a DTD or an entity, as expat reads it (any encoding);
+    malformed XML raises the parser's error (``xml.parsers.expat.ExpatError``)."""
+    from xml.parsers import expat
+
+    if _DECLARATION.search(data):  # the common ASCII-compatible case, without parsing
+        return True
+    parser = expat.ParserCreate()
+
+    def refuse(*_: object) -> None:
+        raise _Declared
+
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    try:
+        parser.Parse(data, True)
+    except _Declared:
+        return True
+    return False
+
+
 NAMED = 5  # failing tests named in the evidence
 
 
@@ -55,16 +86,21 @@ def read_junit(data: bytes, source: str) -> JUnitSummary:
     """Count the report's test cases; a file that is not a JUnit report is a
     :class:`ValidationError` naming the file and, for bad XML, the line."""
     from xml.etree.ElementTree import ParseError
+    from xml.parsers.expat import ExpatError
 
     from junitparser import JUnitXml, JUnitXmlError
 
-    if _DECLARATION.search(data):
-        raise ValidationError(
-            f"{source}: declares a DTD or entities, which a JUnit report never needs; not read",
-            field=source,
-        )
     try:
+        if _declares_entities(data):
+            raise ValidationError(
+                f"{source}: declares a DTD or entities, which a JUnit report never needs; not read",
+                field=source,
+            )
         report = JUnitXml.fromstring(data)
+    except ExpatError as exc:
+        raise ValidationError(
+            f"{source}:{exc.lineno}:{exc.offset}: not well-formed XML ({exc})", field=source
+        ) from None
     except ParseError as exc:
         line, column = getattr(exc, "position", (0, 0))
         raise ValidationError(
