@@ -68,9 +68,24 @@ def interpreted(
         elif not allowed:
             judge.undetermined("interpreter-code", operand, f"{base} runs a file named at run time")
         return None
-    if judge.resolved(operand.value, cmd.cwds) & judge.downloaded:
+    places = judge.resolved(operand.value, cmd.cwds)
+    if places & judge.downloaded:
         judge.refuse("download-execute", cmd.text, cmd.start)
+    for place in places & set(judge.scripts):  # a script written earlier in the line
+        if not allowed:
+            handed(judge, base, shell, judge.scripts[place or ""], operand, cmd)
     return None
+
+
+def run_written(judge: Judge, name: Word, content: str | None, cmd: Command) -> None:
+    """``./run.sh`` run after the line wrote it: its code is judged by its ``#!`` line."""
+    first = (content or "").split("\n", 1)[0]
+    interpreter = first[2:].strip().split() if first.startswith("#!") else []
+    if interpreter and interpreter[0].endswith("/env"):
+        interpreter = interpreter[1:]
+    base = interpreter[0].rsplit("/", 1)[-1] if interpreter else "sh"
+    shell = _family(base, judge.policy.shells)
+    handed(judge, base, shell, content, name, cmd)
 
 
 def handed(
@@ -79,7 +94,9 @@ def handed(
     """Code handed to an interpreter: shell code is judged as commands, Python that only
     computes is allowed, anything else the gate cannot bound."""
     if code is None:
-        judge.undetermined("interpreter-code", word, f"{base} is handed code built at run time")
+        judge.undetermined(
+            "interpreter-code", word, f"{base} runs code the gate cannot see (built at run time)"
+        )
     elif shell:
         judge.inline(code, word, cmd, f"the code {base} runs")
     elif _family(base, ("python*", "pypy*")):

@@ -67,6 +67,7 @@ class Judge:
     downloaded: set[str] = field(default_factory=set)
     tainted: set[str] = field(default_factory=set)  # files holding the environment's dump
     links: dict[str, str | None] = field(default_factory=dict)
+    scripts: dict[str, str | None] = field(default_factory=dict)  # files written in the line
     inline_depth: int = 0
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
@@ -134,6 +135,7 @@ class Judge:
             downloaded=self.downloaded,
             tainted=self.tainted,
             links=self.links,
+            scripts=self.scripts,
             inline_depth=self.inline_depth + 1,
         )
         if not code.strip():
@@ -172,6 +174,7 @@ class Judge:
             tools.capabilities(self, cmd.keyword or "", [], cmd, 0)
             return
         self.argv([cmd.name, *cmd.args], cmd, hidden_args=False)
+        tools.scripts_written(self, cmd)
 
     def variables(self, cmd: Command) -> None:
         names = [(n, cmd.text) for n, _ in cmd.assignments]
@@ -208,6 +211,8 @@ class Judge:
         resolved = self.resolved(name.value, cmd.cwds) if "/" in name.value else set()
         if resolved & self.downloaded:
             self.refuse("download-execute", cmd.text, cmd.start)
+        for place in resolved & set(self.scripts):  # `./run.sh` written earlier in the line
+            interpreters.run_written(self, name, self.scripts[place or ""], cmd)
         if depth > 8:
             self.refuse("too-complex", cmd.text, cmd.start)
             return
@@ -517,6 +522,7 @@ class Judge:
         try:  # the link `ln` makes is written where it is, not where it points
             for word in targets:
                 self.written(word, cmd.cwds, cmd.text, cmd.start)
+            tools.scripts_changed(self, base, targets, args, cmd)
         finally:
             self.links = links
 

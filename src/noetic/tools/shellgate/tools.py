@@ -100,6 +100,64 @@ def _remote_names(base: str, args: list[Word]) -> list[str]:
     return [u.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "index.html" for u in urls]
 
 
+def scripts_written(judge: Judge, cmd: Command) -> None:
+    """What a redirection writes, when the line spells it out (``cat > run.sh <<'EOF'``,
+    ``echo 'make test' > run.sh``), so running that file later in the line is judged by it."""
+    name = cmd.name.value if cmd.name is not None else None
+    base = (name or "").rsplit("/", 1)[-1]
+    content: str | None = None
+    if base in ("cat", "tee") and cmd.stdin_text is not None and not cmd.upstream:
+        content = cmd.stdin_text
+    elif base == "echo" and all(a.value is not None for a in cmd.args):
+        words = [a.value or "" for a in cmd.args]
+        content = None if words[:1] and words[0].startswith("-") else " ".join(words) + "\n"
+    targets = [r for r in cmd.redirects if r.writes and r.target is not None and r.target.value]
+    if base == "tee":
+        targets_words = [a for a in cmd.args if a.value and not a.value.startswith("-")]
+    else:
+        targets_words = []
+    for r in targets:
+        assert r.target is not None
+        appended = r.operator in (">>", "&>>")
+        for place in judge.resolved(r.target.value or "", r.cwds):
+            if place is not None:
+                judge.scripts[place] = None if appended else content
+    for word in targets_words:
+        for place in judge.resolved(word.value or "", cmd.cwds):
+            if place is not None:
+                judge.scripts[place] = content
+
+
+_CONTENT_KEPT = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl", "touch"})
+
+
+def scripts_changed(
+    judge: Judge, base: str, targets: list[Word], args: list[Word], cmd: Command
+) -> None:
+    """A writer changes a file written earlier in the line: its content is no longer known,
+    except that a copy carries its source's (``cp run.sh go.sh``) and a mode change keeps it."""
+    if base in _CONTENT_KEPT or not judge.scripts:
+        return
+    operands = [a for a in args if a.value is not None and not a.value.startswith("-")]
+    source = operands[0] if base in ("cp", "mv", "install") and len(operands) == 2 else None
+    carried: str | None = None
+    tracked = False
+    if source is not None:
+        for place in judge.resolved(source.value or "", cmd.cwds):
+            if place in judge.scripts:
+                carried, tracked = judge.scripts[place], True
+    for word in targets:
+        for place in judge.resolved(word.value or "", cmd.cwds) if word.value else ():
+            if place is None:
+                continue
+            if tracked:
+                judge.scripts[place] = carried
+            elif source is not None:
+                judge.scripts.pop(place, None)  # now a copy of a file already on disk
+            elif place in judge.scripts:
+                judge.scripts[place] = None
+
+
 def record(judge: Judge, cmd: Command) -> None:
     """Files a command fills with the environment, for a network client later in the line."""
     if _dumps_environment(cmd):
