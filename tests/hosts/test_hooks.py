@@ -387,7 +387,7 @@ def test_the_real_command_prints_only_the_json_the_host_reads(project, home, _is
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize("event", ["stop", "post-tool-use", "session-start"])
+@pytest.mark.parametrize("event", ["stop", "post-tool-use", "session-start", "pre-tool-use"])
 def test_a_hook_loads_no_heavy_module(project, home, _isolated_home, event):
     """Hooks run on every turn of the agent: no model SDK, server, HTTP client, numpy, Rich or
     tokenizer is imported (bench/hooks.py measures the time)."""

@@ -70,6 +70,9 @@ session when this Claude Code session starts; its id is in your context (and in
   `[outcomes] test_commands`) as its own command line — `pytest -q`, `cd sub && npm test`,
   not piped into `tail` — its pass or failure is recorded for your open task; run anything
   else with `noetic run -- CMD` to record its exit status.
+- Bash commands pass Noetic's shell gate: a refused one is denied with the rule that refused
+  it. An irreversible one (a push, a publish, a deploy, a migration) waits until your task's
+  latest CHECK says PROCEED: run CHECK first.
 - The same steps from the shell: `noetic preflight "task"`, `noetic check`,
   `noetic postflight`, `noetic state`."""
 
