@@ -228,3 +228,29 @@ def test_goals_generate_list_and_show():
     assert [g["id"] for g in listed] == [g["id"] for g in created]
     assert ok_json("goals", "show", created[0]["id"])["source"] == "threshold"
     assert run("goals", "show", "g_missing").exit_code == 1
+
+
+def test_p_success_and_the_review_kind_on_the_command_line():
+    ok_json("bootstrap")
+    pre = ok_json("preflight", "t", "--vectors", json.dumps(uniform(0.8)), "--p-success", "0.7")
+    assert pre["assessment"]["assessment"]["p_success"] == 0.7
+    twice = run(
+        "check", "--vectors", json.dumps({"vectors": {"know": 0.8}, "p_success": 0.5}),
+        "--p-success", "0.6",
+    )  # fmt: skip
+    assert twice.exit_code == 1 and "p_success given twice" in twice.stderr
+    for bad, says in (("1.5", "outside [0, 1]"), ("likely", "must be a number in [0, 1]")):
+        refused = run("check", "--vectors", '{"know": 0.8}', "--p-success", bad)
+        assert refused.exit_code == 1 and says in refused.stderr, refused.stderr
+    alone = run("check", "--p-success", "0.5")
+    assert alone.exit_code == 1 and "none were given" in alone.stderr
+    prompt = run("postflight", "--review", "adversarial")
+    assert prompt.exit_code == 0 and "find bugs" in prompt.stdout
+    bad_kind = run("postflight", "--review", "harsh", "--vectors", json.dumps(uniform(0.8)))
+    assert bad_kind.exit_code == 1 and "unknown review kind 'harsh'" in bad_kind.stderr
+    post = ok_json(
+        "postflight", "--review", "adversarial", "--vectors", json.dumps(uniform(0.8)),
+        "--p-success", "0.3",
+    )  # fmt: skip
+    assert post["assessment"]["assessment"]["review"] == "adversarial"
+    assert post["assessment"]["assessment"]["p_success"] == 0.3

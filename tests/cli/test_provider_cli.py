@@ -90,3 +90,33 @@ def test_provider_default_without_a_configured_one_says_how_to_configure_it(monk
     result = runner.invoke(app, ["preflight", "t", "--provider", "default"])
     assert result.exit_code == 1 and "NOETIC_PROVIDER" in result.stderr
     assert "--provider default" not in runner.invoke(app, ["preflight", "t"]).stderr
+
+
+def with_p(value, p):
+    text = scores(value)
+    body = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    return json.dumps({**body, "p_success": p})
+
+
+@pytest.mark.subprocess
+def test_postflight_review_adversarial_asks_the_model_to_find_bugs_and_records_it():
+    with running() as server:
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        server.enqueue(reply(with_p(0.8, 0.75)), reply(with_p(0.8, 0.4)))
+        runner.invoke(app, ["bootstrap", "--profile", "balanced"])
+        pre = runner.invoke(app, ["preflight", "fix the parser", "--provider", spec, "--json"])
+        assert pre.exit_code == 0, pre.output
+        assert json.loads(pre.stdout)["assessment"]["assessment"]["p_success"] == 0.75
+        assert "p_success" in server.requests[-1]["messages"][-1]["content"]
+        args = ["postflight", "--provider", spec, "--review", "adversarial"]
+        post = runner.invoke(app, args)
+        assert post.exit_code == 0, post.output
+        assert "p_success 0.40 · adversarial review" in post.stdout
+        prompt = server.requests[-1]["messages"][-1]["content"]
+        assert "find bugs" in prompt and "TASK: fix the parser" in prompt
+    report = json.loads(runner.invoke(app, ["calibration", "report", "--json"]).stdout)
+    assert report["by_phase"]["adversarial_review"]["n"] == 0  # no outcome yet
+    runner.invoke(app, ["outcome", "--failure", "--source", "test"])
+    report = json.loads(runner.invoke(app, ["calibration", "report", "--json"]).stdout)
+    assert report["by_phase"]["adversarial_review"]["mean_stated"] == 0.4
+    assert report["by_phase"]["preflight"]["mean_stated"] == 0.75

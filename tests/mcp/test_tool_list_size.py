@@ -7,7 +7,10 @@ import json
 from mcp import Client
 from noetic.mcp.schemas import lean_schema
 
-BUDGET = 16_000  # characters of compact JSON: name, description and input schema of every tool
+# Characters of compact JSON: name, description and input schema of every tool. 16,000 until
+# the submit tools took p_success and execute/submit_postflight the review kind (about 780
+# characters, kept as short as they can be: docs/calibration.md needs them).
+BUDGET = 16_700
 
 
 def test_the_tool_list_a_model_reads_fits_the_budget(server):

@@ -96,7 +96,14 @@ def test_the_full_agent_transaction(server, _isolated_home):
         ("submit_postflight_assessment", {"vectors": GOOD}, "PREFLIGHT first"),
         ("submit_postflight_assessment", {"vectors": GOOD, "session_id": "s_x"}, "unknown session"),
         ("get_calibration_report", {"bins": 0}, "greater than or equal to 1"),
-        ("get_calibration_report", {"at": "act"}, "'preflight' or 'check'"),
+        ("get_calibration_report", {"at": "act"}, "'adversarial_review'"),
+        ("get_calibration_report", {"by": "colour"}, "'persona'"),
+        (
+            "submit_preflight_assessment",
+            {"task": "t", "vectors": GOOD, "p_success": 1.5},
+            "p_success is 1.5, outside [0, 1]",
+        ),
+        ("execute_postflight", {"review": "harsh"}, "'adversarial'"),
         ("get_calibration_report", {"since_days": 0}, "greater than 0"),
         ("record_outcome", {"score": 1.0}, "no task"),
         ("record_outcome", {"score": 1.5}, "less than or equal to 1"),
@@ -257,3 +264,29 @@ def test_every_decision_comes_with_a_next_step_naming_a_tool(action):
     step = _next_step(Phase.CHECK, decision)
     assert re.search(r"\b(submit|execute)_\w+|explain", step), step
     assert _next_step(Phase.POSTFLIGHT, decision).endswith("call record_outcome")
+
+
+def test_p_success_and_an_adversarial_review_over_mcp(server):
+    steps = [("bootstrap_session", {"ai_id": "p"})]
+    for i, review in enumerate(("standard", "adversarial")):
+        steps += [
+            ("submit_preflight_assessment", {"task": f"t{i}", "vectors": GOOD, "p_success": 0.8}),
+            ("execute_postflight", {"review": review}),
+            (
+                "submit_postflight_assessment",
+                {"vectors": GOOD, "p_success": 0.9 - 0.3 * i, "review": review},
+            ),
+            ("record_outcome", {"score": 0.0, "source": "test"}),
+        ]
+    steps.append(("get_calibration_report", {"ai_id": "p", "by": "agent"}))
+    results = [ok(r) for r in call(server, *steps)]
+    standard_prompt, adversarial_prompt = results[2], results[6]
+    assert "find bugs" not in standard_prompt["prompt"]
+    assert "find bugs" in adversarial_prompt["prompt"]
+    assert "review='adversarial'" in adversarial_prompt["next_step"]
+    report = results[-1]["outcomes"]
+    assert report["stated"] == "p_success" and report["summary"]["mean_stated"] == 0.8
+    assert report["by_phase"]["postflight"]["mean_stated"] == 0.9
+    assert report["by_phase"]["adversarial_review"]["mean_stated"] == pytest.approx(0.6)
+    assert report["reviews"][0]["difference"]["value"] == pytest.approx(0.3)
+    assert [g["value"] for g in report["groups"]] == ["p"]

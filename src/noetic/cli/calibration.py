@@ -97,27 +97,46 @@ def report(
     profile: Annotated[str | None, typer.Option(help="Only tasks run under this profile.")] = None,
     domain: Annotated[str | None, typer.Option(help="Only sessions in this domain.")] = None,
     since_days: Annotated[float | None, typer.Option(help="Only the last N days.")] = None,
-    at: Annotated[str, typer.Option(help="Score the PREFLIGHT or the last CHECK.")] = "preflight",
+    at: Annotated[
+        str,
+        typer.Option(
+            help="The phase the summary and the metrics score: preflight, check (the last), "
+            "postflight or adversarial_review."
+        ),
+    ] = "preflight",
+    by: Annotated[
+        str,
+        typer.Option(
+            help="phase, or the per-phase report for each agent, model, engine, persona or profile."
+        ),
+    ] = "phase",
     bins: Annotated[int, typer.Option(min=1, max=50, help="Equal-mass bins.")] = 10,
     plot: Annotated[Path | None, typer.Option(help="Write a reliability diagram PNG.")] = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Brier score, ECE, reliability, signed bias and AUROC over recorded outcomes."""
+    """Calibration against recorded outcomes: a summary from the first outcome, the gap per
+    phase (PREFLIGHT, CHECK, POSTFLIGHT, adversarial review), standard against adversarial
+    reviews, and Brier score, ECE, reliability, signed bias and AUROC."""
     from noetic.operations.calibrating import report as calibration_report
 
     with handled(json):
         result = calibration_report(
             lambda: open_store(store), ai_id=ai_id, profile=profile, domain=domain,
-            since_days=since_days, at=at, bins=bins,
+            since_days=since_days, at=at, bins=bins, by=by,
         )  # fmt: skip
         if plot is not None:
             _plot(result, plot)
 
     def render() -> None:
+        from noetic.cli.render import phase_lines
+
         out = stdout()
         m = result.metrics
         out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
+        for line in phase_lines(result):
+            out.print(line, markup=False, highlight=False)
+        out.print(f"\n[bold]{result.prediction}[/], the metrics that need 20 outcomes:")
         out.print(f"  Brier score      {_fmt(m.brier)}")
         out.print(f"  ECE ({m.bins} bins)    {_fmt(m.ece)}")
         out.print(f"  debiased ECE     {_fmt(m.ece_debiased)}  (≤ 0: within the noise)")

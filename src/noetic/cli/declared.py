@@ -100,7 +100,19 @@ _PROVIDER = Opt(
     "openai-compatible:URL#MODEL, or 'default' for $NOETIC_PROVIDER / config.toml. "
     "Without it the assessment is yours to give (the prompt is printed).",
 )
-_ASSESS = (_VECTORS, _VECTORS_FILE, _PROVIDER, SESSION, AI_ID, STORE, JSON)
+_P_SUCCESS = Opt(
+    "p_success",
+    ("--p-success",),
+    "Your probability, 0 to 1, that the task will succeed as its outcome will judge it "
+    '(joins the scores given; the same as "p_success" in the JSON).',
+)
+_REVIEW = Opt(
+    "review",
+    ("--review",),
+    "standard or adversarial: an adversarial review looks for what is wrong with the work "
+    "before reassessing (with --provider the model does; without, the prompt asks you to).",
+)
+_ASSESS = (_VECTORS, _VECTORS_FILE, _P_SUCCESS, _PROVIDER, SESSION, AI_ID, STORE, JSON)
 
 COMMANDS: dict[str, Command] = {
     "bootstrap": Command(
@@ -137,6 +149,7 @@ COMMANDS: dict[str, Command] = {
         (
             _VECTORS,
             _VECTORS_FILE,
+            _P_SUCCESS,
             Opt(
                 "abandon_open",
                 ("--abandon-open",),
@@ -170,7 +183,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "postflight": Command(
         "Final reassessment: records it, prints the deltas and the calibration, closes the task.",
-        _ASSESS,
+        (*_ASSESS[:3], _REVIEW, *_ASSESS[3:]),
     ),
     "state": Command(
         "Where the agent's current session stands and what to do next.",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from noetic.vectors import TIER_OF, VECTOR_NAMES, oriented
 
@@ -113,3 +113,51 @@ def recall_accounting(result: RecallResult) -> str:
     return f"considered {result.considered} earlier task(s){unverified}: loaded {loaded}" + (
         "; left out " + ", ".join(left) if left else ""
     )
+
+
+def _interval(i: Any, signed: bool = False) -> str:
+    if i.value is None:
+        return "—"
+    f = "{:+.2f}" if signed else "{:.2f}"
+    return f"{f.format(i.value)} [{f.format(i.low)}, {f.format(i.high)}]"
+
+
+def phase_lines(report: Any) -> list[str]:
+    """The summary, the per-phase table (and per group), and the review comparison, as text."""
+    s = report.summary
+    lines = [
+        f"  summary ({s.phase}, stated as {s.stated or '—'}): {s.n} tasks, "
+        f"{s.successes:g} successes, rate {_interval(s.success_rate)}, "
+        + (f"stated {s.mean_stated:.2f}, " if s.mean_stated is not None else "")
+        + f"gap {_interval(s.gap, True)}"
+        + (" (significant)" if s.significant else ""),
+        *(f"    {line}" for line in s.more),
+    ]
+
+    def table(by_phase: dict[str, Any], indent: str = "  ") -> list[str]:
+        rows = [f"{indent}{'phase':<19}{'n':>4}  {'stated':>6}  {'rate':>5}  gap (95%)"
+                f"              Brier   AUROC"]  # fmt: skip
+        for name, ph in by_phase.items():
+            if not ph.n:
+                rows.append(f"{indent}{name:<19}{0:>4}  —")
+                continue
+            auroc = f"{ph.auroc.value:.2f}" if ph.auroc.value is not None else "—"
+            rows.append(
+                f"{indent}{name:<19}{ph.n:>4}  {ph.mean_stated:>6.2f}  "
+                f"{ph.success_rate.value:>5.2f}  {_interval(ph.gap, True):<22} "
+                f"{ph.brier.value:.3f}   {auroc}"
+            )
+        return rows
+
+    lines += ["", *table(report.by_phase)]
+    for group in report.groups:
+        lines += ["", f"  {report.by} {group.value} ({group.tasks} tasks)"]
+        lines += table(group.by_phase, "    ")
+    for r in report.reviews:
+        lines.append(
+            f"\n  {r.agent}: standard review gap {_interval(r.standard.gap, True)} "
+            f"(n {r.standard.n}), adversarial {_interval(r.adversarial.gap, True)} "
+            f"(n {r.adversarial.n}); difference {_interval(r.difference, True)}"
+            + (" (significant)" if r.significant else "")
+        )
+    return lines

@@ -94,6 +94,8 @@ def _assess(
     provider: str | None,
     task: str | None = None,
     abandon_open: bool = False,
+    p_success: str | None = None,
+    review: str | None = None,
 ) -> Any:
     """The phase's operation on the scores given (none read when a model is to answer)."""
     tracker = open_tracker(store)
@@ -103,12 +105,18 @@ def _assess(
         scores: Any = {} if given else None
     else:
         scores = read_json_input(vectors, vectors_file)
+    stated = _probability(p_success)
     if phase == "preflight":
         result = ops.preflight(
-            tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open
-        )
+            tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open,
+            p_success=stated,
+        )  # fmt: skip
+    elif phase == "check":
+        result = ops.check(tracker, sid, scores, provider=provider, p_success=stated)
     else:
-        result = getattr(ops, phase)(tracker, sid, scores, provider=provider)
+        result = ops.postflight(
+            tracker, sid, scores, provider=provider, p_success=stated, review=review
+        )
     prompted = isinstance(result, ops.AssessmentPrompt)
     if prompted and not as_json and ops.default_provider_configured(tracker):
         stderr().print(
@@ -117,6 +125,23 @@ def _assess(
             markup=False,
         )
     return result
+
+
+def _probability(text: str | None) -> float | None:
+    """``--p-success``: a number (its range is checked with the assessment)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        from noetic.errors import ValidationError
+
+        raise ValidationError(
+            f"--p-success must be a number in [0, 1], got {text!r}",
+            field="p_success",
+            value=text,
+            fix="write it as a fraction: --p-success 0.8",
+        ) from None
 
 
 def _render_assessment(result: Any) -> None:
@@ -134,6 +159,10 @@ def _render_assessment(result: Any) -> None:
         before = {k: round(a.vectors[k] - d, 6) for k, d in delta.items()}
     out.print(vector_table(a.vectors, title, before))
     out.print(session_used(result.session_id))
+    if a.p_success is not None or a.review is not None:
+        stated = f"p_success {a.p_success:.2f}" if a.p_success is not None else ""
+        kind = f"{a.review.value} review" if a.review is not None else ""
+        out.print(" · ".join(x for x in (stated, kind) if x))
     if a.carried:
         out.print(f"[dim]carried from the previous assessment: {', '.join(a.carried)}[/]")
     out.print(decision_line(result.decision))
@@ -146,6 +175,7 @@ def preflight(
     *,
     vectors: str | None,
     vectors_file: Path | None,
+    p_success: str | None,
     abandon_open: bool,
     provider: str | None,
     session: str | None,
@@ -156,7 +186,7 @@ def preflight(
     with handled(json):
         result = _assess(
             "preflight", session, ai_id, store, vectors, vectors_file, json, provider, task,
-            abandon_open,
+            abandon_open, p_success,
         )  # fmt: skip
     emit(result, json, lambda: _render_assessment(result))
 
@@ -165,6 +195,7 @@ def check(
     *,
     vectors: str | None,
     vectors_file: Path | None,
+    p_success: str | None,
     provider: str | None,
     session: str | None,
     ai_id: str | None,
@@ -172,7 +203,10 @@ def check(
     json: bool,
 ) -> None:
     with handled(json):
-        result = _assess("check", session, ai_id, store, vectors, vectors_file, json, provider)
+        result = _assess(
+            "check", session, ai_id, store, vectors, vectors_file, json, provider,
+            p_success=p_success,
+        )  # fmt: skip
     emit(result, json, lambda: _render_assessment(result))
 
 
@@ -180,6 +214,8 @@ def postflight(
     *,
     vectors: str | None,
     vectors_file: Path | None,
+    p_success: str | None,
+    review: str | None,
     provider: str | None,
     session: str | None,
     ai_id: str | None,
@@ -187,7 +223,10 @@ def postflight(
     json: bool,
 ) -> None:
     with handled(json):
-        result = _assess("postflight", session, ai_id, store, vectors, vectors_file, json, provider)
+        result = _assess(
+            "postflight", session, ai_id, store, vectors, vectors_file, json, provider,
+            p_success=p_success, review=review,
+        )  # fmt: skip
     emit(result, json, lambda: _render_assessment(result))
     if not isinstance(result, ops.AssessmentPrompt):  # a finished task: index it for recall,
         from noetic.recall.background import spawn_indexer  # off this process

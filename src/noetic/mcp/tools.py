@@ -36,6 +36,15 @@ from noetic.cascade.goals import threshold_goals
 from noetic.cascade.reports import SessionSummary, session_summary
 from noetic.errors import ValidationError
 from noetic.mcp import cli_bridge, guidance
+from noetic.mcp.fields import (
+    ProviderSpec,
+    PSuccess,
+    ReviewKind,
+    Scores,
+    SessionId,
+    TaskText,
+    YourAction,
+)
 from noetic.mcp.progress import reporting
 from noetic.mcp.schemas import lean_schema
 from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
@@ -46,40 +55,6 @@ from noetic.profiles import Profile
 from noetic.recall.engine import RecallResult
 from noetic.runtime.tracker import EpistemicState, Recorded
 from noetic.store.records import GoalRecord, SessionRecord
-from noetic.vectors import VECTOR_NAMES
-
-Scores = Annotated[
-    dict[str, Any],
-    Field(
-        description='Scores by vector: {"know": 0.8, ...} or {"know": {"score": 0.8, '
-        '"rationale": "...", "evidence": "..."}, ...}. Fractions in [0, 1]; for density and '
-        "uncertainty high is worse. Vectors: " + ", ".join(VECTOR_NAMES) + "."
-    ),
-]
-YourAction = Annotated[
-    str | None,
-    Field(
-        description="What you would do: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET "
-        "(recorded; Noetic's decision comes from the scores and the profile)."
-    ),
-]
-SessionId = Annotated[
-    str | None,
-    Field(description="Session id from bootstrap_session (default: your current session)."),
-]
-TaskText = Annotated[
-    str | None,
-    Field(description="The task about to be attempted (the seed's name for it: prompt)."),
-]
-ProviderSpec = Annotated[
-    str | None,
-    Field(
-        description="anthropic:MODEL, openai:MODEL, ollama:MODEL or "
-        "openai-compatible:URL#MODEL (default: the configured one, else your own model "
-        "through MCP sampling)."
-    ),
-]
-
 
 R = TypeVar("R", bound=Recorded)
 
@@ -180,21 +155,38 @@ class AiAnswer(_Frozen):
 
 
 def _prompt_for(
-    n: Noetic, ctx: Context | None, phase: Phase, session_id: str | None, task: str | None
+    n: Noetic,
+    ctx: Context | None,
+    phase: Phase,
+    session_id: str | None,
+    task: str | None,
+    review: str | None = None,
 ) -> PromptOut:
     sid = n.session_id(session_id, ctx)
+    also = f" with review={review!r}" if review else ""
     return PromptOut(
         session_id=sid,
         phase=phase.value,
-        prompt=phases.prompt(n.tracker, sid, phase, task),
-        next_step=f"answer it, then call submit_{phase.value}_assessment",
+        prompt=phases.prompt(n.tracker, sid, phase, task, review),
+        next_step=f"answer it, then call submit_{phase.value}_assessment{also}",
     )
 
 
-def _assessment(phase: Phase, vectors: dict[str, Any], action: str | None, note: str) -> Any:
+def _assessment(
+    phase: Phase,
+    vectors: dict[str, Any],
+    action: str | None,
+    note: str,
+    p_success: float | None,
+    review: str | None = None,
+) -> Any:
     data: dict[str, Any] = {"vectors": vectors, "note": note}
     if action:
         data["recommended_action"] = action
+    if p_success is not None:
+        data["p_success"] = p_success
+    if review is not None:
+        data["review"] = review
     return Assessment.from_input(phase, data)
 
 
@@ -302,9 +294,10 @@ async def submit_preflight_assessment(
     abandon_open: Annotated[
         bool, Field(description="Close a task still open in this session as abandoned.")
     ] = False,
+    p_success: PSuccess = None,
     ctx: Context | None = None,
 ) -> Submitted:
-    a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note)
+    a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note, p_success)
     sid = n.session_id(session_id, ctx)
     the_task = task if task is not None else n.pending_task(sid)
     if the_task is None:
@@ -341,16 +334,17 @@ async def submit_check_assessment(
     session_id: SessionId = None,
     recommended_action: YourAction = None,
     note: str = "",
+    p_success: PSuccess = None,
     ctx: Context | None = None,
 ) -> Submitted:
-    a = _assessment(Phase.CHECK, vectors, recommended_action, note)
+    a = _assessment(Phase.CHECK, vectors, recommended_action, note, p_success)
     return Submitted.of(_recorded(phases.check(n.tracker, n.session_id(session_id, ctx), a)))
 
 
 async def execute_postflight(
-    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+    n: Noetic, session_id: SessionId = None, review: ReviewKind = None, ctx: Context | None = None
 ) -> PromptOut:
-    return _prompt_for(n, ctx, Phase.POSTFLIGHT, session_id, None)
+    return _prompt_for(n, ctx, Phase.POSTFLIGHT, session_id, None, review)
 
 
 async def submit_postflight_assessment(
@@ -359,9 +353,11 @@ async def submit_postflight_assessment(
     session_id: SessionId = None,
     recommended_action: YourAction = None,
     note: str = "",
+    p_success: PSuccess = None,
+    review: ReviewKind = None,
     ctx: Context | None = None,
 ) -> Finished:
-    a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note)
+    a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note, p_success, review)
     done = _recorded(phases.postflight(n.tracker, n.session_id(session_id, ctx), a))
     return Finished.of(done, calibration=done.calibration)
 
@@ -373,10 +369,11 @@ async def get_calibration_report(
     domain: Annotated[str | None, Field(description="Only sessions in this domain.")] = None,
     since_days: Annotated[float | None, Field(gt=0, description="Only the last N days.")] = None,
     at: Annotated[
-        Literal["preflight", "check"],
-        Field(description="Score the confidence stated at PREFLIGHT or at the last CHECK."),
+        Literal["preflight", "check", "postflight", "adversarial_review"],
+        Field(description="The phase the summary and metrics score."),
     ] = "preflight",
     bins: Annotated[int, Field(ge=1, le=50, description="Equal-mass reliability bins.")] = 10,
+    by: Literal["phase", "agent", "model", "engine", "persona", "profile"] = "phase",
 ) -> CalibrationOut:
     return CalibrationOut(
         outcomes=calibrating.report(
@@ -387,6 +384,7 @@ async def get_calibration_report(
             since_days=since_days,
             at=at,
             bins=bins,
+            by=by,
         ),
         self_consistency=basic_calibration_report(n.store, ai_id),
     )
@@ -592,7 +590,7 @@ TOOLS: list[tuple[ToolFunction, str]] = [
     ),
     (
         execute_postflight,
-        "Get the POSTFLIGHT prompt for the open task (after the work). Records nothing.",
+        "Get the POSTFLIGHT prompt for the open task (review='adversarial': look for bugs first).",
     ),
     (
         submit_postflight_assessment,

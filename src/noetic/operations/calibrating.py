@@ -70,16 +70,23 @@ def report(
     since_days: float | None = None,
     at: str = "preflight",
     bins: int = 10,
+    by: str = "phase",
 ) -> CalibrationReport:
-    """Brier score, ECE, reliability, signed bias and AUROC over the tasks with recorded
-    outcomes (filtered by agent, profile, domain, age), scoring the confidence stated at
-    PREFLIGHT or at the last CHECK (``at``). ``store`` may be a function that opens it, called
-    once the arguments are checked. Sync."""
-    from noetic.calibration import Filters, calibration_report
+    """Calibration against the tasks with recorded outcomes (filtered by agent, profile,
+    domain, age): the summary from the first outcome, every phase's gap, Brier and AUROC, the
+    standard against the adversarial reviews, and the 20-outcome metrics (Brier, ECE,
+    reliability, signed bias, AUROC with intervals) for the phase ``at`` (preflight, check,
+    postflight, adversarial_review); ``by`` (agent, model, engine, persona, profile) repeats
+    the per-phase report per value. ``store`` may be a function that opens it, called once the
+    arguments are checked. Sync."""
+    from noetic.calibration import PHASES, Filters, calibration_report
+    from noetic.calibration.phases import GROUPINGS
     from noetic.errors import ValidationError
 
-    if at not in ("preflight", "check"):
-        raise ValidationError("--at must be preflight or check", field="at", value=at)
+    if at not in PHASES:
+        raise ValidationError(f"--at must be one of {', '.join(PHASES)}", field="at", value=at)
+    if by not in GROUPINGS:
+        raise ValidationError(f"--by must be one of {', '.join(GROUPINGS)}", field="by", value=by)
     filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
     opened = store() if callable(store) else store
-    return calibration_report(opened, filters, prediction=at, bins=bins)  # type: ignore[arg-type]
+    return calibration_report(opened, filters, prediction=at, bins=bins, by=by)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from noetic.assessment import Assessment, Phase
+    from noetic.assessment import Assessment, Phase, Review
     from noetic.profiles import Profile
     from noetic.recall.engine import RecallResult
     from noetic.runtime.tracker import EpistemicState, Postflight, Recorded, Tracker
@@ -79,11 +79,18 @@ def bootstrap(
     return Bootstrapped(session=session, profile=chosen, recall=recalled)
 
 
-def prompt(tracker: Tracker, session_id: str, phase: Phase | str, task: str | None = None) -> str:
-    """The self-assessment prompt for ``phase`` in the session (records nothing). Sync."""
+def prompt(
+    tracker: Tracker,
+    session_id: str,
+    phase: Phase | str,
+    task: str | None = None,
+    review: str | None = None,
+) -> str:
+    """The self-assessment prompt for ``phase`` in the session (records nothing); ``review``
+    ``"adversarial"`` makes a POSTFLIGHT's an adversarial review's. Sync."""
     from noetic.assessment import Phase
 
-    return tracker.prompt(session_id, Phase(phase), task)
+    return tracker.prompt(session_id, Phase(phase), task, review)
 
 
 def preflight(
@@ -94,11 +101,15 @@ def preflight(
     *,
     provider: str | None = None,
     abandon_open: bool = False,
+    p_success: float | None = None,
 ) -> Recorded | AssessmentPrompt:
     """Record the PREFLIGHT of ``task`` (opening it): the given scores, or the model's when
     ``provider`` is named (``"default"``: the configured one); with neither, the prompt.
-    ``abandon_open`` closes a task still open in the session as abandoned first. Sync."""
-    given = _assessment(tracker, "preflight", session_id, scores, provider, task)
+    ``abandon_open`` closes a task still open in the session as abandoned first. ``p_success``
+    adds the agent's probability of success to the scores given. Sync."""
+    given = _assessment(
+        tracker, "preflight", session_id, scores, provider, task, p_success=p_success
+    )
     if isinstance(given, AssessmentPrompt):
         return given
     return tracker.preflight(session_id, task, given, abandon_open=abandon_open)
@@ -110,9 +121,10 @@ def check(
     scores: Assessment | Any = None,
     *,
     provider: str | None = None,
+    p_success: float | None = None,
 ) -> Recorded | AssessmentPrompt:
     """Record a CHECK of the open task (the vectors not given carry over) and decide. Sync."""
-    given = _assessment(tracker, "check", session_id, scores, provider)
+    given = _assessment(tracker, "check", session_id, scores, provider, p_success=p_success)
     if isinstance(given, AssessmentPrompt):
         return given
     return tracker.check(session_id, given)
@@ -124,9 +136,17 @@ def postflight(
     scores: Assessment | Any = None,
     *,
     provider: str | None = None,
+    p_success: float | None = None,
+    review: str | None = None,
 ) -> Postflight | AssessmentPrompt:
-    """Record the POSTFLIGHT, closing the open task, with its deltas and calibration. Sync."""
-    given = _assessment(tracker, "postflight", session_id, scores, provider)
+    """Record the POSTFLIGHT, closing the open task, with its deltas and calibration. Sync.
+
+    ``review="adversarial"`` asks for an adversarial review: the model named by ``provider``
+    looks for what is wrong with the work before it reassesses; without a provider the prompt
+    is the adversarial one, and scores given are recorded as an adversarial review."""
+    given = _assessment(
+        tracker, "postflight", session_id, scores, provider, p_success=p_success, review=review
+    )
     if isinstance(given, AssessmentPrompt):
         return given
     return tracker.postflight(session_id, given)
@@ -172,34 +192,85 @@ def _assessment(
     scores: Any,
     provider: str | None,
     task: str | None = None,
+    *,
+    p_success: float | None = None,
+    review: str | None = None,
 ) -> Assessment | AssessmentPrompt:
     """The assessment to record: the scores given, or the model's when a provider is named;
-    with neither, the prompt to answer."""
-    from noetic.assessment import Assessment, Phase
+    with neither, the prompt to answer. ``p_success`` joins the scores given; ``review`` is
+    the POSTFLIGHT's review kind."""
+    from noetic.assessment import Assessment, Phase, Review, check_probability
+    from noetic.errors import ValidationError
 
+    kind = _review(review)
     if provider and scores is not None:
-        from noetic.errors import ValidationError
-
         raise ValidationError(
             "give scores or --provider, not both", field="provider", value=provider
         )
+    if p_success is not None and (provider or scores is None):
+        raise ValidationError(
+            "--p-success goes with the scores you give"
+            + (": the model states its own" if provider else ", and none were given"),
+            field="p_success",
+            value=p_success,
+            fix="give --vectors (or scores on stdin) with it",
+        )
     if provider:
-        assessment = _model_assessment(tracker, session_id, Phase(phase), provider, task)
-    elif scores is None:
+        return _model_assessment(tracker, session_id, Phase(phase), provider, task, kind)
+    if scores is None:
         return AssessmentPrompt(
             session_id=session_id,
             phase=phase,
-            prompt=tracker.prompt(session_id, Phase(phase), task),
+            prompt=tracker.prompt(session_id, Phase(phase), task, kind),
         )
-    elif isinstance(scores, Assessment):
-        assessment = scores
-    else:
-        assessment = Assessment.from_input(phase, scores)
-    return assessment
+    assessment = scores if isinstance(scores, Assessment) else Assessment.from_input(phase, scores)
+    update: dict[str, Any] = {}
+    if p_success is not None:
+        stated = check_probability(p_success)
+        if assessment.p_success is not None and assessment.p_success != stated:
+            raise ValidationError(
+                f"p_success given twice: {assessment.p_success} in the scores and {stated} "
+                "as an option",
+                field="p_success",
+                value=[assessment.p_success, stated],
+            )
+        update["p_success"] = stated
+    if kind is not None and assessment.review != kind:
+        if assessment.review is not None:
+            raise ValidationError(
+                f"the scores say review {assessment.review.value!r}, the option {kind.value!r}",
+                field="review",
+                value=[assessment.review.value, kind.value],
+            )
+        update["review"] = Review(kind)
+    return assessment.model_copy(update=update) if update else assessment
+
+
+def _review(review: str | None) -> Review | None:
+    """The review kind named, or a clear error."""
+    from noetic.assessment import Review
+    from noetic.errors import ValidationError
+
+    if review is None:
+        return None
+    try:
+        return Review(review.strip().lower())
+    except ValueError:
+        raise ValidationError(
+            f"unknown review kind {review!r}",
+            field="review",
+            value=review,
+            fix="use standard or adversarial",
+        ) from None
 
 
 def _model_assessment(
-    tracker: Tracker, session_id: str, phase: Phase, spec: str, task: str | None
+    tracker: Tracker,
+    session_id: str,
+    phase: Phase,
+    spec: str,
+    task: str | None,
+    review: Review | None = None,
 ) -> Assessment:
     """Ask the named model for its own assessment, recording every call in ``llm_calls``."""
     import asyncio
@@ -216,4 +287,4 @@ def _model_assessment(
         task_id=cascade.id if cascade else None,
         needs_model=True,
     )
-    return asyncio.run(model_assessment(ctx, phase, task))
+    return asyncio.run(model_assessment(ctx, phase, task, review=review))
