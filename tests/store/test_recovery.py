@@ -227,3 +227,23 @@ def test_rebuild_sweeps_stale_temporary_files_and_keeps_fresh_ones(tmp_path):
     assert out["temporary_files_removed"] == 3
     assert not any(p.exists() for p in stale) and fresh.exists()
     assert sweep_temporary_files(home, older_than_s=0) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.skipif(not READ_ONLY, reason="needs unshare (util-linux) for a read-only mount")
+def test_on_a_read_only_store_rebuild_says_so_and_doctor_reads_what_state_reads(tmp_path):
+    home = tmp_path / "ro"
+    history(home, tasks=1)  # WAL left open: SQLite cannot make its shared-memory file here
+    state = read_only(home, "state", "--json")
+    assert state.returncode == 0, state.stderr
+    rebuilt = read_only(home, "rebuild", "--json")
+    assert rebuilt.returncode == 3 and "Traceback" not in rebuilt.stderr
+    error = json.loads(rebuilt.stdout)["error"]
+    assert "read-only" in error["message"] and "rebuild" in error["message"]
+    doctor = read_only(home, "doctor", "--json")
+    assert "Traceback" not in doctor.stderr
+    [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "store"]
+    assert check["status"] != "fail", check
+    assert "cannot be read" not in check["detail"]
+    assert "read-only" in check["detail"]

@@ -53,6 +53,22 @@ def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = Fals
     return Report(store=str(location.home), checks=checks)
 
 
+def _open_read_only(db: Path) -> tuple[sqlite3.Connection, str]:
+    """The database opened as the store opens it when it cannot write (``mode=ro``, else
+    ``immutable=1`` where SQLite cannot make its shared-memory file: a read-only mount), so
+    the doctor reads whatever ``noetic state`` reads; the second value says which, for the
+    report."""
+    uri = db.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+        return conn, ""
+    except sqlite3.OperationalError:
+        conn.close()
+        conn = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        return conn, "; read-only here: reading commands work, writing ones are refused"
+
+
 def _store_checks(location: StoreLocation) -> list[Check]:
     from noetic.store.migrations import MIGRATIONS, pending
 
@@ -68,7 +84,7 @@ def _store_checks(location: StoreLocation) -> list[Check]:
             )
         ]
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn, how = _open_read_only(db)
         try:
             integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
             todo = pending(conn)
@@ -93,7 +109,7 @@ def _store_checks(location: StoreLocation) -> list[Check]:
             )
         ]
     store_check = (
-        Check(name="store", status="ok", detail=f"{home} ({location.reason})")
+        Check(name="store", status="ok", detail=f"{home} ({location.reason}){how}")
         if integrity == "ok"
         else Check(
             name="store",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from noetic.assessment import Assessment, Decision
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import NotFoundError, StoreError, ValidationError
 from noetic.events import Event
 from noetic.store import files
 from noetic.store.document import Grown
@@ -599,6 +599,13 @@ class BaseStore:
         """Rewrite every session JSON and reflex log from SQLite (removing reflex logs in the
         layout before lines); the backlog is then empty. ``reflex_logs`` counts lines, one per
         assessment."""
+        if self.read_only:
+            raise StoreError(
+                f"the store {self.home} is read-only: rebuild rewrites its session files and "
+                "reflex logs, which cannot be written here",
+                fix="run it where the store's directory is writable; the database itself "
+                "reads as it is (noetic state, sessions list)",
+            )
         self.mirror.stop()
         with files.file_lock(self.home / ".files.lock"):
             ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
