@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "outcome": ("noetic.cli.calibration", "outcome", False),
     "recall": ("noetic.cli.recall", "recall", False),
     "where": ("noetic.cli.where", "where", False),
+    "migrate": ("noetic.cli.migrate", "migrate", False),
     "reindex": ("noetic.cli.recall", "reindex", False),
     "logs": ("noetic.cli.logs", "logs", False),
     "hook": ("noetic.cli.typer_commands", "hook", False),
