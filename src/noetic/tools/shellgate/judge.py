@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from noetic.tools.shellgate import interpreters, programs, tools
+from noetic.tools.shellgate import actions, interpreters, tools
+from noetic.tools.shellgate.catalog import concerns
 from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.options import (
     abbreviates,
@@ -52,7 +53,6 @@ MAX_INLINE_DEPTH = 6
 MAX_GLOB_MATCHES = 2_000
 _GLOBAL_OPTIONS = {"git": ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path")}
 _DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
-_EXEC_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir")
 
 
 @dataclass
@@ -207,7 +207,7 @@ class Judge:
             self.path_rules(args, cmd.cwds, write=False, part=cmd.text)
         flags = self.policy.recursive_readers.get(base)
         if flags is not None and (not flags or any(self.has_flag(a, flags) for a in args)):
-            self.folders(args, cmd)
+            actions.folders(self, args, cmd)
         resolved = self.resolved(name.value, cmd.cwds) if "/" in name.value else set()
         if resolved & self.downloaded:
             self.refuse("download-execute", cmd.text, cmd.start)
@@ -234,9 +234,9 @@ class Judge:
             if module:
                 self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
         if base in self.policy.programs:
-            self.program(base, args, cmd)
+            actions.program(self, base, args, cmd)
         if base == "find":
-            self.find(args, cmd, depth)
+            actions.find(self, args, cmd, depth)
         writer = self.policy.writers.get(base)
         if writer is not None:
             if hidden_args and writer.paths != "none":
@@ -284,7 +284,7 @@ class Judge:
             value = word.value
             if value is None or value.startswith("-"):
                 continue
-            if value.rsplit("/", 1)[-1] in _concerns(self.policy):
+            if value.rsplit("/", 1)[-1] in concerns(self.policy):
                 self.argv(args[i:], cmd, hidden_args=hidden_args, depth=depth + 1)
                 return
 
@@ -410,75 +410,6 @@ class Judge:
                 )
             else:
                 self.inline(code, word, cmd, f"the command {base} runs")
-
-    def program(self, base: str, args: list[Word], cmd: Command) -> None:
-        """sed and awk programs: what they run, write and read."""
-        if base in self.policy.allow_interpreters:
-            return
-        kind = self.policy.programs[base]
-        scripts, word = tools.program_text(kind, args)
-        if scripts is None:
-            self.undetermined(
-                "program-exec", word or cmd.name or args[0], f"{base} reads a program from a file"
-            )
-            return
-        for script, where in scripts:
-            if script is None:
-                self.undetermined("program-exec", where, f"the {base} program is built at run time")
-                continue
-            read = programs.sed(script) if kind == "sed" else programs.awk(script)
-            for effect in read:
-                self.effect(effect, where, cmd)
-
-    def effect(self, effect: programs.Effect, where: Word, cmd: Command) -> None:
-        if effect.kind == "unknown":
-            self.undetermined("program-exec", where, effect.what)
-        elif effect.kind == "exec":
-            if effect.value is None:
-                self.undetermined("program-exec", where, effect.what)
-            else:  # a command awk prints into reads that output as its input
-                code = f": | {effect.value}" if effect.fed else effect.value
-                self.inline(code, where, cmd, effect.what)
-        elif effect.value is None:
-            self.refuse("dynamic-path", where.text, where.start, effect.what)
-        else:
-            path = Word(where.text, effect.value, False, where.start)
-            self.path_rules([path], cmd.cwds, write=effect.kind == "write", part=where.text)
-            if effect.kind == "write" and effect.value not in ("/dev/stdout", "/dev/stderr"):
-                self.written(path, cmd.cwds, where.text, where.start)
-
-    def find(self, args: list[Word], cmd: Command, depth: int) -> None:
-        starts: list[Word] = []
-        for word in args:
-            if word.value is None or word.value.startswith(("-", "(", "!")):
-                break
-            starts.append(word)
-        starts = starts or [Word(".", ".", start=cmd.start)]
-        values = [w.value for w in args]
-        if "-delete" in values or "-fdelete" in values:
-            for word in starts:
-                self.written(word, cmd.cwds, cmd.text, cmd.start)
-        i = 0
-        while i < len(args):
-            if args[i].value in _EXEC_ACTIONS:
-                end = i + 1
-                while end < len(args) and args[end].value not in (";", "+"):
-                    end += 1
-                inner = args[i + 1 : end]
-                if inner and any("{}" in (w.value or "") for w in inner):
-                    self.folders(starts, cmd)  # every file under a start reaches the command
-                if inner:
-                    # `{}` stands for each file found: judge the command once per start folder
-                    for start in starts:
-                        swapped = [
-                            Word(w.text, start.value, start.glob, w.start)
-                            if w.value is not None and "{}" in w.value
-                            else w
-                            for w in inner
-                        ]
-                        self.argv(swapped, cmd, hidden_args=False, depth=depth + 1)
-                i = end
-            i += 1
 
     def writes(self, base: str, args: list[Word], cmd: Command) -> None:
         writer = self.policy.writers[base]
@@ -674,21 +605,6 @@ class Judge:
                 if hit is not None:
                     self.refuse(rule, word.text, word.start, f"it names {hit}")
 
-    def folders(self, words: list[Word], cmd: Command) -> None:
-        """A command that reads whole folders (``grep -r``, ``tar c``, ``cp -r``, ``find …
-        -exec``) reads the secrets inside them: a folder holding one is a secret read."""
-        for word in words:
-            value = word.value
-            if value is None or value.startswith("-"):
-                continue
-            for place in self.resolved(value, cmd.cwds):
-                if place is None:
-                    continue
-                for rule, folder in _secret_folders(self.policy, self.home, self.workspace):
-                    if folder == place or folder.startswith(place.rstrip("/") + "/"):
-                        self.refuse(rule, word.text, word.start, f"{place} holds {folder}")
-                        break
-
     def places(self, word: Word, cwds: frozenset[str] | None) -> set[str]:
         """Every real path a word may name: itself, the value of ``--opt=PATH``, curl's
         ``@PATH``, and for a glob, every file it matches now."""
@@ -727,56 +643,6 @@ class Judge:
 
 def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-_CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
-_SECRET_FOLDERS: dict[tuple[int, str, str], tuple[Policy, list[tuple[str, str]]]] = {}
-
-
-def _secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str, str]]:
-    """(rule, folder) for each read rule's path pattern with a fixed folder (``~/.ssh/**`` is
-    ``~/.ssh``; ``**/*.pem`` has none)."""
-    key = (id(policy), home, workspace)
-    kept = _SECRET_FOLDERS.get(key)
-    if kept is not None and kept[0] is policy:
-        return kept[1]
-    found: list[tuple[str, str]] = []
-    for rule in policy.rules:
-        for m in rule.match:
-            if not m.paths or m.access != "read":
-                continue
-            for pattern in m.paths:
-                path = home + pattern[1:] if pattern.startswith("~") else pattern
-                path = path.replace("{workspace}", workspace)
-                fixed = re.split(r"[*?\[]", path, maxsplit=1)[0]
-                entry = fixed.rstrip("/")  # a folder (`~/.ssh/`) or a file's name (`/etc/shadow`)
-                if entry.startswith("/") and entry.count("/") >= 2:
-                    found.append((rule.id, entry))
-    if len(_SECRET_FOLDERS) > 64:
-        _SECRET_FOLDERS.clear()
-    _SECRET_FOLDERS[key] = (policy, found)
-    return found
-
-
-def _concerns(policy: Policy) -> frozenset[str]:
-    """Every command name the policy has something to say about (kept per policy)."""
-    kept = _CONCERNS.get(id(policy))
-    if kept is not None and kept[0] is policy:
-        return kept[1]
-    names = {
-        *policy.writers, *policy.shells, *policy.wrappers, *policy.evaluators,
-        *policy.downloaders, *policy.network_clients, *policy.programs, "git",
-        *(n for n in policy.interpreters if not any(c in n for c in "*?[")),
-        *(key.split(" ")[0] for key in policy.runs),
-    }  # fmt: skip
-    for rule in policy.rules:
-        for m in rule.match:
-            names |= {n for n in m.command if not any(c in n for c in "*?[")}
-    names -= {".", ":", "[", "true", "false"}  # as an operand these are paths and values
-    if len(_CONCERNS) > 64:
-        _CONCERNS.clear()
-    _CONCERNS[id(policy)] = (policy, frozenset(names))
-    return _CONCERNS[id(policy)][1]
 
 
 @lru_cache(maxsize=4096)
