@@ -366,3 +366,22 @@ def test_an_observer_run_shows_its_stages_and_why_it_stopped(tmp_path):
     assert "why is the sky blue" in page
     assert "2 of 4 stages, stopped: <strong>high confidence</strong>" in page
     assert "stage 2: confidence 0.91" in page and "Rayleigh" in page
+
+
+def test_agents_text_is_escaped_and_the_browser_runs_only_the_dashboards_script(tmp_path):
+    from noetic.store import Store
+
+    from .conftest import serving
+
+    home = tmp_path / "store"
+    with Store(home) as store:
+        session = store.create_session(ai_id="mallory", profile="balanced")
+        task = store.open_cascade(session.id, "<script>alert(1)</script>", profile="balanced")
+    with serving(home) as url:
+        pages = [httpx.get(url + path) for path in ("/", f"/tasks/{task.id}", "/?q=%3Cscript")]
+    for r in pages:
+        assert "<script>alert(1)</script>" not in r.text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+        policy = r.headers["content-security-policy"]
+        assert "default-src 'self'" in policy and "frame-ancestors 'none'" in policy
+        assert r.headers["x-content-type-options"] == "nosniff"

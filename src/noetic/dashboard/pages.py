@@ -26,6 +26,15 @@ if TYPE_CHECKING:
 
 HERE: Final = Path(__file__).parent
 PREDICTIONS: Final = ("preflight", "check", "postflight", "adversarial_review")
+# Agents' text (tasks, reasons, evidence) is shown on every page: it is escaped by the templates,
+# and the browser is told to run no script but the dashboard's own file, and not to be framed.
+HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
 DECISIONS_SHOWN: Final = 200  # the latest; ?decisions=all shows every one
 
 
@@ -94,7 +103,7 @@ class Pages:
         html = self.env.get_template(template).render(
             request=request, path=request.url.path, guarded=self.guarded, **context
         )
-        return HTMLResponse(html, status_code=status_code, headers={"Cache-Control": "no-store"})
+        return HTMLResponse(html, status_code=status_code, headers=HEADERS)
 
     def _page(self, request: Request, template: str, **context: Any) -> Response:
         return self.render(request, template, context)
