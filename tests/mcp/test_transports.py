@@ -302,3 +302,29 @@ def test_serve_with_a_token_from_the_environment(tmp_path):
         assert authed.status_code != 401
     finally:
         assert served.stop() == 130
+
+
+@pytest.mark.subprocess
+def test_ctrl_c_leaves_the_store_complete(tmp_path):
+    """`noetic serve` leaves without the interpreter's teardown (bench/serve_exit.py times
+    it); its exit handlers still run, so what a client recorded is in the store's files."""
+    store = tmp_path / "s"
+    served = Served(["--port", "0", "--store", str(store)], os.environ)
+    try:
+        banner = served.banner(until='"command"')
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", banner).group(1)
+
+        async def go():
+            async with Client(url, mode="legacy") as client:
+                boot = await client.call_tool("bootstrap_session", {"ai_id": "c"})
+                pre = {"task": "t", "vectors": uniform(0.8)}
+                await client.call_tool("submit_preflight_assessment", pre)
+                return boot.structured_content["session"]["id"]
+
+        session = asyncio.run(go())
+    finally:
+        code = served.stop()
+    assert code == 130
+    document = json.loads((store / "sessions" / f"{session}.json").read_text())
+    assert [a["assessment"]["phase"] for a in document["assessments"]] == ["preflight"]
+    assert list(store.glob(f"reflex_logs/c/*/{session}.jsonl"))

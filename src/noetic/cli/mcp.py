@@ -62,7 +62,23 @@ def serve(
 
     # Open live-update streams (the dashboard's /live) end within a second of Ctrl-C.
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        _leave(130)
+
+
+def _leave(code: int) -> None:
+    """Exit now that the server has shut down (its lifespan closed the store and stopped its
+    threads): the exit handlers run, then the process ends without the interpreter's own
+    teardown, which spends most of a second collecting the SDK's and pydantic's objects while
+    the person who pressed Ctrl-C waits."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _bind(host: str, port: int) -> Any:
