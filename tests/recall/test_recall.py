@@ -383,3 +383,19 @@ def test_recall_with_nothing_loaded_does_not_print_level_none():
     result = CliRunner().invoke(app, ["recall", "fix the parser"])
     assert result.exit_code == 0, result.output
     assert "level None" not in result.stdout and "nothing loaded" in result.stdout
+
+
+def test_a_query_over_the_text_limit_is_refused_and_one_at_it_is_not(tmp_path):
+    runner = CliRunner()
+    store = ["--store", str(tmp_path / "s")]
+    runner.invoke(app, ["bootstrap", *store])
+    refused = runner.invoke(app, ["recall", "q" * 120_000, "--json", *store])
+    assert refused.exit_code == 1
+    message = json.loads(refused.stdout)["error"]["message"]
+    assert message == (
+        "the recall query is 120,000 characters, over the text_chars limit of 65,536 characters"
+    )
+    boot = runner.invoke(app, ["bootstrap", "--recall", "q" * 65_537, "--json", *store])
+    assert boot.exit_code == 1 and "text_chars" in boot.stdout
+    at_limit = runner.invoke(app, ["recall", "q" * 65_536, "--json", *store])
+    assert at_limit.exit_code == 0, at_limit.output

@@ -147,8 +147,13 @@ def recall(
     """Past tasks of ``project`` (tasks without one when it is ``None``; every project with
     ``all_projects``) to load for ``task``. ``index`` is an optional vector backend
     (:class:`noetic.store.qdrant_index.QdrantIndex`) for the similarities; without it they are
-    exact numpy over the memory-mapped index. ``explain`` adds the top-50 table."""
+    exact numpy over the memory-mapped index. ``explain`` adds the top-50 table. A query over
+    ``text_chars`` (65,536 characters, ``docs/limits.md``) is refused before any work."""
     import numpy as np
+
+    from noetic.untrusted import check_text_field
+
+    check_text_field(task, "the recall query")
 
     config = config or RecallConfig()
     budget = budget or config.budget_tokens
