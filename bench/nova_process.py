@@ -32,9 +32,9 @@ from tests.nova.test_tracking import ASSESSED
 from noetic.events import EventKind
 from noetic.llm.tokens import count_tokens
 from noetic.nova import NovaSettings, resume_nova, run_nova
-from noetic.nova.context import full_history
 from noetic.nova.personas import Catalogue
 from noetic.nova.prompts import instruction, system
+from noetic.nova.turn_context import full_history
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker

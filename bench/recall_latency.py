@@ -35,8 +35,8 @@ from noetic.assessment import Assessment
 from noetic.embeddings import embed_query, load_embedder, query_cache_info, recall_embedder
 from noetic.llm.tokens import count_tokens
 from noetic.profiles import ProfileRegistry
-from noetic.recall.engine import recall
 from noetic.recall.index import index_for
+from noetic.recall.selection import recall
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 from noetic.store.checkpoints import bootstrap_context
@@ -141,7 +141,7 @@ import json, sys, time
 t0 = time.perf_counter()
 from noetic.embeddings import recall_embedder
 from noetic.llm.tokens import count_tokens
-from noetic.recall.engine import recall
+from noetic.recall.selection import recall
 from noetic.store import Store
 t1 = time.perf_counter()
 embedder = recall_embedder(); embedder.embed(["warm"]); count_tokens("warm")

@@ -18,7 +18,7 @@ from noetic.errors import LimitExceeded
 
 
 @dataclass(frozen=True)
-class Limit:
+class InputLimit:
     """One bound: its ``name`` (as errors and docs spell it), the ``maximum``, the ``unit`` it
     is measured in and ``what`` it bounds."""
 
@@ -41,23 +41,23 @@ class Limit:
             )
 
 
-REPLY_CHARS: Final = Limit("reply_chars", 200_000, "characters", "a model's reply")
-COMMAND_CHARS: Final = Limit(
+REPLY_CHARS: Final = InputLimit("reply_chars", 200_000, "characters", "a model's reply")
+COMMAND_CHARS: Final = InputLimit(
     "command_chars", 8_192, "characters", "a command line sent to execute_cli_command or cli_help"
 )
-STDIN_BYTES: Final = Limit("stdin_bytes", 16 * 1024 * 1024, "bytes", "JSON read from stdin")
-FILE_BYTES: Final = Limit(
+STDIN_BYTES: Final = InputLimit("stdin_bytes", 16 * 1024 * 1024, "bytes", "JSON read from stdin")
+FILE_BYTES: Final = InputLimit(
     "file_bytes", 16 * 1024 * 1024, "bytes", "a file read as input (--vectors-file, imports)"
 )
-JSON_DEPTH: Final = Limit("json_depth", 64, "levels", "nesting of arrays and objects in JSON")
-NUMBER_CHARS: Final = Limit("number_chars", 64, "characters", "one number written in JSON")
-TEXT_CHARS: Final = Limit(
+JSON_DEPTH: Final = InputLimit("json_depth", 64, "levels", "nesting of arrays and objects in JSON")
+NUMBER_CHARS: Final = InputLimit("number_chars", 64, "characters", "one number written in JSON")
+TEXT_CHARS: Final = InputLimit(
     "text_chars",
     65_536,
     "characters",
     "one text field: a task, note, rationale, evidence, question or query",
 )
-IDENTIFIER_CHARS: Final = Limit(
+IDENTIFIER_CHARS: Final = InputLimit(
     "identifier_chars",
     200,
     "characters",

@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import NotFoundError, ValidationError
-from noetic.limits import FILE_BYTES, IDENTIFIER_CHARS, JSON_DEPTH, NUMBER_CHARS, TEXT_CHARS, Limit
+from noetic.limits import (
+    FILE_BYTES,
+    IDENTIFIER_CHARS,
+    JSON_DEPTH,
+    NUMBER_CHARS,
+    TEXT_CHARS,
+    InputLimit,
+)
 
 _BRACKET_OR_QUOTE = re.compile(r'["\[\]{}]')
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -82,7 +89,7 @@ def check_regular_file(path: Path | str, source: str | None = None) -> None:
 
 
 def read_file_bytes(
-    path: Path | str, source: str | None = None, limit: Limit = FILE_BYTES
+    path: Path | str, source: str | None = None, limit: InputLimit = FILE_BYTES
 ) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (one more is read to tell "at
     the limit" from "over it").
@@ -123,7 +130,7 @@ def read_optional_text(path: Path | str, source: str | None = None) -> str | Non
     return decode_utf8(read_file_bytes(path, source), source, FILE_BYTES)
 
 
-def decode_utf8(data: bytes, source: str, limit: Limit | None = None) -> str:
+def decode_utf8(data: bytes, source: str, limit: InputLimit | None = None) -> str:
     """``data`` as text; invalid UTF-8 is refused with the offset of the first bad byte."""
     if limit is not None:
         limit.check(len(data), source)
@@ -243,7 +250,7 @@ def parse_json(text: str, source: str) -> Any:
     return value
 
 
-def load_json(text: str, source: str, limit: Limit | None = None) -> Any:
+def load_json(text: str, source: str, limit: InputLimit | None = None) -> Any:
     """Bounded JSON from ``source`` (see the module docstring); every failure a
     :class:`ValidationError` naming the source, the problem and where it is."""
     if limit is not None:

@@ -13,7 +13,7 @@ from noetic.agent.epistemic import irreversible
 from noetic.llm.base import Request, ToolCall
 from noetic.llm.scripted import ScriptedProvider, calling
 from noetic.store import Store
-from noetic.tools.files import SandboxRoot
+from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.shellgate import load_policy
 from noetic.vectors import VECTOR_NAMES
 

@@ -17,7 +17,7 @@ from noetic.llm.base import Completion, Request, ToolCall
 from noetic.llm.scripted import ScriptedProvider, calling
 from noetic.runtime.context import Limits, build_context
 from noetic.tools.base import Tool, tool
-from noetic.tools.files import file_tools
+from noetic.tools.file_tools import file_tools
 
 
 def triage(tools: list[str] = (), mode: str = "fast", answer: str | None = None, safe: bool = True,

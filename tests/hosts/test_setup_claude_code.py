@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from noetic.hosts import claude_code
-from noetic.hosts.files import apply
+from noetic.hosts.config_edits import apply
 
 from .conftest import cli, cli_json, snapshot
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noetic.nova.context import CUT_MARK, Piece, assemble
+from noetic.nova.turn_context import CUT_MARK, Piece, assemble
 
 
 def words(text: str) -> int:

@@ -11,7 +11,7 @@ import pytest
 from noetic.errors import ProviderError, ValidationError
 from noetic.events import EventKind
 from noetic.nova import NovaSettings, resume_nova, run_nova
-from noetic.nova.context import full_history
+from noetic.nova.turn_context import full_history
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
@@ -390,7 +390,7 @@ def test_context_stays_bounded_where_the_seeds_full_history_grows():
 def test_a_run_with_no_readable_final_recommendation_fails_and_is_no_consensus():
     """Every turn unreadable: the run used to end completed with no recommendation, and stats
     counted it as consensus."""
-    from noetic.nova.reports import nova_stats
+    from noetic.nova.decision_log import nova_stats
 
     unreadable = "I have thoughts but no JSON."
     panel = Panel(
@@ -414,7 +414,7 @@ def test_a_run_with_no_readable_final_recommendation_fails_and_is_no_consensus()
 
 
 def test_a_completed_run_stored_without_a_recommendation_counts_as_failed():
-    from noetic.nova.reports import nova_stats
+    from noetic.nova.decision_log import nova_stats
 
     run, store = nova(Panel(SEED))
     records.update_run(store, run.id, result={**records.get_run(store, run.id)["result"],

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError as PydanticValidationError
 
 from noetic.errors import ParseError, ValidationError
-from noetic.nova.context import prose
 from noetic.nova.personas import parse_persona
+from noetic.nova.turn_context import prose
 from noetic.nova.turns import Node, SynthesisBlock, parse_block, picks_in
 
 from .panel import said

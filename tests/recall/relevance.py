@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from noetic.embeddings import Embedder
-from noetic.recall.engine import recall
 from noetic.recall.index import embed_pending
 from noetic.recall.scoring import RecallConfig
+from noetic.recall.selection import recall
 from noetic.store import Store
 from noetic.store.summaries import RecallSummary, save_summary
 from noetic.vectors import VECTOR_NAMES

@@ -205,7 +205,7 @@ def test_recall_embeds_a_task_text_it_has_seen_once(store):
             self.texts.extend(texts)
             return self.inner.embed(texts)
 
-    from noetic.recall.engine import recall
+    from noetic.recall.selection import recall
 
     spy = Spy(load_embedder("minilm"))
     results = [recall(store, "users cannot sign in with SSO", spy, count_tokens, project="p",

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 from noetic.cli import app
 from noetic.embeddings import recall_embedder
 from noetic.llm.tokens import count_tokens
-from noetic.recall.engine import recall
 from noetic.recall.scoring import (
     RecallConfig,
     Strategy,
@@ -19,6 +18,7 @@ from noetic.recall.scoring import (
     state_similarity,
     strategy,
 )
+from noetic.recall.selection import recall
 from noetic.store import Store
 from noetic.store.summaries import RecallSummary, save_summary
 from noetic.vectors import VECTOR_NAMES
@@ -308,7 +308,7 @@ _move = st.floats(-1, 1).map(lambda x: round(x, 4))
 def test_the_vectorised_scores_equal_the_documented_formulas(now, pre, delta):
     import numpy as np
 
-    from noetic.recall.engine import _epistemic
+    from noetic.recall.selection import _epistemic
 
     current = dict(zip(VECTOR_NAMES, now, strict=True))
     pre_d = dict(zip(VECTOR_NAMES, pre, strict=True))
@@ -361,14 +361,14 @@ def test_the_cli_uses_qdrant_when_asked(tmp_path):
 
 @given(st.floats(min_value=-1.0, max_value=1.0, allow_nan=False))
 def test_a_similarity_is_never_printed_as_negative_zero(value):
-    from noetic.recall.engine import two
+    from noetic.recall.selection import two
 
     text = two(value)
     assert text != "-0.00" and float(text) == pytest.approx(value, abs=0.005)
 
 
 def test_a_task_where_nothing_changed_says_so_instead_of_listing_zeros():
-    from noetic.recall.engine import render
+    from noetic.recall.selection import render
 
     still = summary("read the docs", pre=0.7, post=0.7)
     for level in ("detailed", "compressed"):

@@ -11,8 +11,8 @@ times the distractors in reach) it measured 0.80, 0.85 and 0.94; the floors ther
 import pytest
 
 from noetic.embeddings import count_tokens, load_embedder
-from noetic.recall.engine import recall
 from noetic.recall.scoring import RecallConfig
+from noetic.recall.selection import recall
 from noetic.store import Store
 
 from . import relevance

@@ -12,7 +12,7 @@ import pytest
 
 from noetic.assessment import Assessment, Thresholds, decide
 from noetic.store import Store
-from noetic.store.files import session_json_path
+from noetic.store.derived_files import session_json_path
 
 WRITER = str(Path(__file__).with_name("_writer.py"))
 

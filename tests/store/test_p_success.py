@@ -7,7 +7,7 @@ import sqlite3
 from noetic.assessment import Assessment, Thresholds, decide
 from noetic.store import Store
 from noetic.store import migrations as m
-from noetic.store.files import reflex_path
+from noetic.store.derived_files import reflex_path
 
 from ..conftest import uniform
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from noetic.cli import app
 from noetic.errors import StoreError
 from noetic.store import Store
-from noetic.store.files import sweep_temporary_files
+from noetic.store.derived_files import sweep_temporary_files
 
 from ..conftest import uniform
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from noetic.assessment import Assessment, Thresholds, decide
 from noetic.store import Store
-from noetic.store.files import extend_lines, legacy_reflex_files, reflex_path
+from noetic.store.derived_files import extend_lines, legacy_reflex_files, reflex_path
 
 from ..conftest import uniform
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from noetic.assessment import Assessment, Thresholds, decide
 from noetic.events import Event, EventKind
 from noetic.store import Store
-from noetic.store.files import json_line, session_json_path
+from noetic.store.derived_files import json_line, session_json_path
 
 from ..conftest import uniform
 

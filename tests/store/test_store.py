@@ -9,7 +9,7 @@ from noetic.errors import MigrationError, NotFoundError, StoreError, ValidationE
 from noetic.events import Event, EventKind
 from noetic.store import Store, resolve_home
 from noetic.store import migrations as m
-from noetic.store.files import atomic_write_json, reflex_path, session_json_path
+from noetic.store.derived_files import atomic_write_json, reflex_path, session_json_path
 from noetic.vectors import VECTOR_NAMES
 
 from ..conftest import uniform

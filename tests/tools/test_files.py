@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from noetic.errors import ValidationError
 from noetic.tools.base import ToolResult
-from noetic.tools.files import SandboxRoot, file_tools
+from noetic.tools.file_tools import SandboxRoot, file_tools
 
 
 @pytest.fixture

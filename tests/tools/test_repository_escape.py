@@ -14,7 +14,7 @@ import pytest
 from noetic.errors import UsageError
 from noetic.tools import sandbox as sandbox_module
 from noetic.tools.base import ToolResult
-from noetic.tools.files import file_tools
+from noetic.tools.file_tools import file_tools
 from noetic.tools.repository import control_files
 from noetic.tools.shell import ShellRunner
 

@@ -80,7 +80,7 @@ def builtin_tools(
     ``noetic.tools`` entry point."""
     from noetic.tools.discovery import discover
     from noetic.tools.documents import retrieve_tool
-    from noetic.tools.files import file_tools
+    from noetic.tools.file_tools import file_tools
     from noetic.tools.shell import ShellRunner, shell_tool
     from noetic.tools.shellgate import load_policy
     from noetic.tools.web import agent_config, scrape_tool, search_tool

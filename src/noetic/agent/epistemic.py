@@ -26,7 +26,7 @@ from noetic.errors import NoeticError, UsageError
 from noetic.events import DecisionMade, EventKind
 from noetic.llm.assess import assess_with_model
 from noetic.llm.base import ToolCall
-from noetic.tools.files import SandboxRoot
+from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.shellgate import Policy
 from noetic.tools.shellgate.gate import effects
 

@@ -35,7 +35,7 @@ from noetic.limits import TEXT_CHARS
 from noetic.llm.base import Message
 from noetic.runtime.context import RunContext
 from noetic.runtime.sentinel import SentinelStop
-from noetic.tools.files import SandboxRoot
+from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.shellgate import load_policy
 
 Node = Literal["triage", "reason", "act", "synthesize"]

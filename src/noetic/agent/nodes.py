@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # loop.py imports this module; memory and the gate are built 
     from noetic.agent.epistemic import EpistemicGate
     from noetic.agent.loop import AgentSettings
     from noetic.agent.memory import AgentMemory
-    from noetic.tools.files import SandboxRoot
+    from noetic.tools.file_tools import SandboxRoot
     from noetic.tools.shellgate import Policy
 
 Say = Callable[[str], None]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from noetic.errors import ValidationError
-from noetic.recall.engine import recall_default
+from noetic.recall.selection import recall_default
 from noetic.store.base import BaseStore as Store
 from noetic.tools.base import Tool, tool
 

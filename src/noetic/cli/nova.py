@@ -158,7 +158,7 @@ def show(
     json: JsonOpt = False,
 ) -> None:
     """One run: its decision, its notes and every turn."""
-    from noetic.nova.engine import stored_run
+    from noetic.nova.deliberation import stored_run
 
     with handled(json):
         result = stored_run(open_tracker(store).store, run)
@@ -198,7 +198,7 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
 @app.command()
 def stats(store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The seed's metrics over every run, beside its targets, and each persona's record."""
-    from noetic.nova.reports import nova_stats
+    from noetic.nova.decision_log import nova_stats
     from noetic.nova.weighting import persona_records
 
     with handled(json):

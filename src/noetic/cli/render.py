@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from noetic.assessment import Decision
     from noetic.calibration import BasicCalibration
-    from noetic.recall.engine import RecallResult
+    from noetic.recall.selection import RecallResult
 
 
 def colour(value: float) -> str:

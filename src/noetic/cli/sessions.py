@@ -89,7 +89,7 @@ def export(
 
     To stdout the export is the document (with or without --json); with --output, --json
     prints where it went."""
-    from noetic.store.files import atomic_write_json
+    from noetic.store.derived_files import atomic_write_json
 
     with handled(json):
         doc = open_store(store).export_session(session_id)
@@ -133,7 +133,7 @@ def rebuild(
     SQLite from the session files); remove temporary files left by killed writers."""
     from noetic.errors import StoreError
     from noetic.store import resolve_home
-    from noetic.store.files import sweep_temporary_files
+    from noetic.store.derived_files import sweep_temporary_files
 
     with handled(json):
         home = resolve_home(store)

@@ -76,7 +76,7 @@ def _setup(
     """Plan the host's changes, then show or apply them and report (``notes``: lines printed
     after the files, ``extra``: keys added to the JSON document)."""
     from noetic.hosts import host
-    from noetic.hosts.files import apply, diff
+    from noetic.hosts.config_edits import apply, diff
 
     module = host(name)
     command = [executable(), "mcp"]

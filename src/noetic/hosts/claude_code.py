@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import ValidationError
-from noetic.hosts.files import FileChange, json_change, text_change
+from noetic.hosts.config_edits import FileChange, json_change, text_change
 from noetic.hosts.servers import add_server, remove_server
 
 SCOPES = ("project", "user")
@@ -363,7 +363,7 @@ def manual(scope: str, command: list[str]) -> str | None:
 def installed_commands(scope: str, project: Path, home: Path) -> list[str] | None:
     """The commands Noetic's server entry and hooks run (for ``noetic doctor``); None when
     neither is installed. A file that does not parse raises its error."""
-    from noetic.hosts.files import parse_json_object, read_bytes
+    from noetic.hosts.config_edits import parse_json_object, read_bytes
     from noetic.hosts.servers import server_command
 
     where = paths(scope, project, home)
@@ -383,7 +383,7 @@ def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | N
     """Which kind of hooks Noetic has in the scope's settings (``command``, ``http``, or
     ``mixed``) and, for http, the server's base URL; None when there are none. SessionStart is
     a command with either kind (:data:`COMMAND_ONLY`)."""
-    from noetic.hosts.files import parse_json_object, read_bytes
+    from noetic.hosts.config_edits import parse_json_object, read_bytes
 
     where = paths(scope, project, home)
     settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import ValidationError
-from noetic.hosts.files import FileChange, backup_path, confine, decode, prune, read_bytes
+from noetic.hosts.config_edits import FileChange, backup_path, confine, decode, prune, read_bytes
 
 NAME = "codex"
 SCOPES = ("user",)

@@ -184,7 +184,7 @@ def _find_test_commands(home: Path, payload: dict[str, Any]) -> None:
         return
     path = home / "config.toml"
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    from noetic.store.files import atomic_write_bytes
+    from noetic.store.derived_files import atomic_write_bytes
 
     atomic_write_bytes(path, with_test_commands(text, found.commands).encode("utf-8"))
     note(home, "session-start", f"test commands found and written to {path}: "
@@ -341,7 +341,7 @@ def stop(tracker: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | No
         asked = [x for x in loaded.get("asked_postflight", []) if isinstance(x, str)]
     if cascade.id in asked:
         return None
-    from noetic.store.files import atomic_write_json
+    from noetic.store.derived_files import atomic_write_json
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, {"asked_postflight": [*asked[-99:], cascade.id]})

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import ValidationError
-from noetic.hosts.files import FileChange, json_change, parse_json_object, read_bytes
+from noetic.hosts.config_edits import FileChange, json_change, parse_json_object, read_bytes
 
 NAME = "noetic"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import ValidationError
-from noetic.hosts.files import FileChange
+from noetic.hosts.config_edits import FileChange
 from noetic.hosts.servers import server_change, server_command
 
 NAME = "vscode"

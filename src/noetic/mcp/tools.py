@@ -33,7 +33,6 @@ from noetic.calibration import check_drift_monitor as drift_report
 from noetic.calibration import query_bayesian_beliefs as beliefs_report
 from noetic.cascade.engine import CascadeRun
 from noetic.cascade.goals import threshold_goals
-from noetic.cascade.reports import SessionSummary, session_summary
 from noetic.errors import ValidationError
 from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.fields import (
@@ -51,8 +50,9 @@ from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
 from noetic.operations import calibrating, phases
+from noetic.operations.session_summary import SessionSummary, session_summary
 from noetic.profiles import Profile
-from noetic.recall.engine import RecallResult
+from noetic.recall.selection import RecallResult
 from noetic.runtime.tracker import EpistemicState, Recorded
 from noetic.store.records import GoalRecord, SessionRecord
 

@@ -5,7 +5,7 @@
 or killed run without repeating a model call that succeeded.
 """
 
-from noetic.nova.engine import resume_nova, run_nova
+from noetic.nova.deliberation import resume_nova, run_nova
 from noetic.nova.models import NovaRun, NovaSettings
 
 __all__ = ["NovaRun", "NovaSettings", "resume_nova", "run_nova"]

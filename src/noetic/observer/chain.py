@@ -21,7 +21,7 @@ from noetic.events import EventKind, Observed, PhaseEntered, RunFinished, Timer
 from noetic.llm.base import Completion, Provider, Request, UsageTotals
 from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
-from noetic.observer.context import ChainContext
+from noetic.observer.chain_context import ChainContext
 from noetic.observer.crystallization import (
     CrystallizationCheck,
     ObserverSettings,

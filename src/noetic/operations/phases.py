@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from noetic.assessment import Assessment, Phase, Review
     from noetic.profiles import Profile
-    from noetic.recall.engine import RecallResult
+    from noetic.recall.selection import RecallResult
     from noetic.runtime.tracker import EpistemicState, Postflight, Recorded, Tracker
     from noetic.store.records import InvestigationRecord, SessionRecord
 
@@ -65,7 +65,7 @@ def bootstrap(
     recalled = None
     if recall:
         from noetic.assessment import Assessment
-        from noetic.recall.engine import recall_default
+        from noetic.recall.selection import recall_default
 
         current = Assessment.from_input("preflight", scores).vectors if scores else None
         recalled = recall_default(

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from noetic.recall.engine import RecallResult
+    from noetic.recall.selection import RecallResult
     from noetic.store.base import BaseStore
 
 
@@ -34,7 +34,7 @@ def recall(
     Qdrant backend (a local folder or a server URL) instead of the store's own index, opened
     first: ``store`` may be a function that opens the store, called after it, and ``current``
     one that gives the caller's current session in it (when ``session_id`` is not given)."""
-    from noetic.recall.engine import recall_for_current_session
+    from noetic.recall.selection import recall_for_current_session
 
     index = None
     if qdrant:

@@ -35,7 +35,7 @@ import numpy as np
 from noetic.embeddings import Embedder
 from noetic.recall.verification import VERDICTS, last_outcome, outcome_verdicts
 from noetic.store.base import BaseStore as Store
-from noetic.store.files import atomic_write_json, file_lock, safe_name
+from noetic.store.derived_files import atomic_write_json, file_lock, safe_name
 from noetic.store.summaries import pending, pending_count, save_vectors, vector_state, vectors_since
 from noetic.vectors import VECTOR_NAMES
 

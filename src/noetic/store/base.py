@@ -25,7 +25,7 @@ from typing import Any, Final
 from noetic.assessment import Assessment, Decision
 from noetic.errors import NotFoundError, StoreError, ValidationError
 from noetic.events import Event
-from noetic.store import files
+from noetic.store import derived_files
 from noetic.store.document import Grown
 from noetic.store.mirror import Mirror, drain
 from noetic.store.records import (
@@ -607,10 +607,11 @@ class BaseStore:
                 "reads as it is (noetic state, sessions list)",
             )
         self.mirror.stop()
-        with files.file_lock(self.home / ".files.lock"):
+        with derived_files.file_lock(self.home / ".files.lock"):
             ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
             reflex = sum(self.write_session_files_now(sid, all_reflex=True) for sid in ids)
-            for legacy in files.legacy_reflex_files(self.home):  # now lines in the logs above
+            # the old per-assessment logs: now lines in the logs above
+            for legacy in derived_files.legacy_reflex_files(self.home):
                 legacy.unlink(missing_ok=True)
             with self.transaction() as c:
                 c.execute("DELETE FROM file_backlog")
@@ -626,7 +627,9 @@ class BaseStore:
             doc, added = self._session_document(session_id, fresh=all_reflex)
         except NotFoundError:  # deleted since it was queued: nothing to mirror
             return 0
-        files.atomic_write_bytes(files.session_json_path(self.home, session_id), doc, sync=False)
+        derived_files.atomic_write_bytes(
+            derived_files.session_json_path(self.home, session_id), doc, sync=False
+        )
         if all_reflex:  # the document was read whole
             recs = list(added.values())
         elif assessment_ids:
@@ -652,13 +655,14 @@ class BaseStore:
             days.setdefault(rec["created_at"][:10], []).append(rec)
         written = 0
         for day, recs in days.items():
-            path = files.reflex_path(self.home, session.ai_id, day, session_id)
+            path = derived_files.reflex_path(self.home, session.ai_id, day, session_id)
             appended = None
             if not all_reflex:
                 lines = [
-                    (r["seq"], files.json_line(reflex_frame(r, session.ai_id, tasks))) for r in recs
+                    (r["seq"], derived_files.json_line(reflex_frame(r, session.ai_id, tasks)))
+                    for r in recs
                 ]
-                appended = files.extend_lines(path, lines)
+                appended = derived_files.extend_lines(path, lines)
             if appended is None:  # asked to, or the log's end was cut short: the whole log
                 if not all_reflex:
                     recs = [
@@ -669,8 +673,10 @@ class BaseStore:
                             (session_id, day),
                         )
                     ]
-                whole = [files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs]
-                files.atomic_write_bytes(path, b"".join(whole), sync=False)
+                whole = [
+                    derived_files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs
+                ]
+                derived_files.atomic_write_bytes(path, b"".join(whole), sync=False)
                 appended = len(recs)
             written += appended
         return written

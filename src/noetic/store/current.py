@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from noetic.errors import StoreError
-from noetic.store.files import atomic_write_json, safe_name
+from noetic.store.derived_files import atomic_write_json, safe_name
 
 DEFAULT_AI_ID = "agent"
 _LEGACY = "current_session"

@@ -156,7 +156,7 @@ def require_store(location: StoreLocation) -> Path:
     it looked and how to start one. Creates nothing."""
     if location.exists:
         return location.home
-    from noetic.store.files import refuse_lost_database
+    from noetic.store.derived_files import refuse_lost_database
 
     refuse_lost_database(location.home, location.home / DB_NAME, "missing")
     looked = ", ".join(str(p) for p in location.looked_in)

@@ -29,7 +29,7 @@ import threading
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from noetic.store import files
+from noetic.store import derived_files
 
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
@@ -39,7 +39,7 @@ DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite
 
 def drain(store: BaseStore) -> int:
     """Write the files the backlog asks for; returns how many backlog rows were served."""
-    with files.file_lock(store.home / ".files.lock"):
+    with derived_files.file_lock(store.home / ".files.lock"):
         rows = store.conn.execute(
             "SELECT id, session_id, assessment_id, all_reflex FROM file_backlog ORDER BY id"
         ).fetchall()

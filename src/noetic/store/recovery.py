@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from noetic.errors import NoeticError, StoreError
 from noetic.limits import FILE_BYTES
-from noetic.store import files
+from noetic.store import derived_files
 from noetic.store.sqlite import Store
 from noetic.untrusted import decode_utf8, load_json
 
@@ -64,7 +64,7 @@ def _count(store: Store, table: str, session_id: str) -> int:
 
 def restore_from_files(home: Path) -> Restored:
     """Import every session file whose session the database lacks, verifying the counts."""
-    found = files.session_files(home)
+    found = derived_files.session_files(home)
     if not found:
         raise StoreError(f"no session files in {home / 'sessions'} to restore from")
     store, moved = _open(home)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from noetic.errors import StoreError
-from noetic.store import files
+from noetic.store import derived_files
 from noetic.store.base import GROWN_SESSIONS, BaseStore
 from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
@@ -77,7 +77,7 @@ class Store(BaseStore):
         self._writing = threading.RLock()
         self._grown = OrderedDict()
         if not recovering:
-            files.refuse_lost_database(self.home, self.db_path, "missing or empty")
+            derived_files.refuse_lost_database(self.home, self.db_path, "missing or empty")
         creating = not self.db_path.exists()
         try:
             self.home.mkdir(parents=True, exist_ok=True)
@@ -100,12 +100,12 @@ class Store(BaseStore):
             ) from exc
         if not recovering and self._no_sessions():
             try:
-                files.refuse_lost_database(self.home, self.db_path, "empty")
+                derived_files.refuse_lost_database(self.home, self.db_path, "empty")
             except StoreError:
                 self.conn.close()
                 raise
         if creating and not self.read_only:
-            files.ignore_itself(self.home)
+            derived_files.ignore_itself(self.home)
         self._opened()
         if behind and write_files and background and not self.read_only:
             self.mirror.wake()  # a process that died left files behind: bring them up to date

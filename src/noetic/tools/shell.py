@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import ValidationError
 from noetic.tools.base import Tool, tool
-from noetic.tools.files import SandboxRoot
+from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.sandbox import Sandbox, choose, wrap
 from noetic.tools.shellgate import Policy, Verdict, check_command, load_policy
 from noetic.tools.shellgate.render import render

@@ -29,7 +29,7 @@ from noetic.llm.base import Completion, Message, Provider, Request, complete_str
 from noetic.llm.structured import complete_parsed
 from noetic.llm.tokens import count_tokens
 from noetic.nova import prompts
-from noetic.nova.context import Context, assemble, pieces_for
+from noetic.nova.decision_log import write_decision_log
 from noetic.nova.graph import START, next_node
 from noetic.nova.models import (
     DEFAULT_GATE,
@@ -41,8 +41,8 @@ from noetic.nova.models import (
     persona_dirs,
 )
 from noetic.nova.personas import Catalogue, Pattern, Persona
-from noetic.nova.reports import write_decision_log
 from noetic.nova.tracking import TaskTrack, phase_node
+from noetic.nova.turn_context import Context, assemble, pieces_for
 from noetic.nova.turns import (
     ASSESSMENT_NODES,
     Block,
@@ -552,7 +552,7 @@ class _Walk:
         """What the project already knows about the question, within the recall budget."""
         if not self.settings.recall or not self.settings.recall_tokens:
             return ""
-        from noetic.recall.engine import recall_for_current_session
+        from noetic.recall.selection import recall_for_current_session
 
         result = recall_for_current_session(
             self.ctx.store,

@@ -35,7 +35,7 @@ def _state(turn: Turn) -> str:
 
 
 def decision_log(run: Any) -> str:
-    """The run as Markdown (``run`` is a :class:`noetic.nova.engine.NovaRun`)."""
+    """The run as Markdown (``run`` is a :class:`noetic.nova.deliberation.NovaRun`)."""
     lines = [f"# {run.question}", ""]
     lines.append(f"- run: `{run.id}` · status: **{run.status}** · {run.rounds} round(s)")
     if run.recommendation:
