@@ -479,7 +479,8 @@ def recognise(
         first = next(iter(runs.values()))
         return Hidden(first[0], "the test command runs inside a command substitution")
     configured_name, reduced = runs[id(test)]
-    downstream = next((c for c in ordered if any(u is test for u in c.upstream)), None)
+    after = top[top.index(test) + 1 :][:1]  # a pipe's next part is the next top-level command
+    downstream = next((c for c in after if any(u is test for u in c.upstream)), None)
     if downstream is not None:
         return Hidden(
             configured_name, f"a pipe into `{downstream.text}` hides the test run's exit status"
