@@ -68,6 +68,7 @@ class Judge:
     tainted: set[str] = field(default_factory=set)  # files holding the environment's dump
     links: dict[str, str | None] = field(default_factory=dict)
     scripts: dict[str, str | None] = field(default_factory=dict)  # files written in the line
+    on_entry: bool = False  # the write acts on a path's own entry (rm, mv), not a link's target
     inline_depth: int = 0
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
@@ -449,13 +450,14 @@ class Judge:
         ):
             self.refuse("destructive-root", cmd.text, cmd.start)
         self.path_rules(targets, cmd.cwds, write=True, part=cmd.text)
-        links, self.links = self.links, ({} if base in ("ln", "link") else self.links)
-        try:  # the link `ln` makes is written where it is, not where it points
+        # `rm r`, `mv r s` and `ln -s x r` act on the link r itself, not on where it points
+        self.on_entry = base in ("rm", "unlink", "mv", "ln", "link")
+        try:
             for word in targets:
                 self.written(word, cmd.cwds, cmd.text, cmd.start)
             tools.scripts_changed(self, base, targets, args, cmd)
         finally:
-            self.links = links
+            self.on_entry = False
 
     def option_values(self, args: list[Word], options: Iterable[str]) -> list[Word]:
         """The words given as values of path options (``-o F``, ``-oF``, ``--output=F``,
@@ -485,6 +487,14 @@ class Judge:
                 return
             prefix = "/".join(parts[:first]) or ("/" if value.startswith("/") else ".")
             places = self.resolved(prefix, cwds)
+        elif (
+            self.on_entry and not value.endswith("/") and os.path.basename(value) not in (".", "..")
+        ):
+            parent = os.path.dirname(value) or "."
+            name = os.path.basename(value)
+            places = {
+                None if p is None else os.path.join(p, name) for p in self.resolved(parent, cwds)
+            }
         else:
             places = self.resolved(value, cwds)
         if None in places:

@@ -19,10 +19,18 @@ if TYPE_CHECKING:
 def record_links(
     links: dict[str, str | None], cmd: Command, cwds: frozenset[str] | None, workspace: str
 ) -> None:
-    """Record the links ``ln`` makes (``ln -s / r``, or a hard link to a file outside), so
-    a later ``cd r`` or write through ``r`` is judged where it lands."""
+    """Record the links ``ln`` and ``cp -s`` make (``ln -s / r``, or a hard link to a file
+    outside), and where ``mv`` or ``cp -a`` carry one, so a later ``cd r`` or write through ``r``
+    is judged where it lands."""
     name = cmd.name.value if cmd.name is not None else None
-    if name is None or name.rsplit("/", 1)[-1] not in ("ln", "link"):
+    base = (name or "").rsplit("/", 1)[-1]
+    if base in ("mv", "cp") and links:
+        _carry(links, cmd, cwds, workspace, base)
+    flags = [a.value or "" for a in cmd.args if (a.value or "").startswith("-")]
+    copied_as_link = base == "cp" and any(
+        f == "--symbolic-link" or re.fullmatch(r"-[A-Za-z]*s[A-Za-z]*", f) for f in flags
+    )
+    if base not in ("ln", "link") and not copied_as_link:
         return
     operands: list[Word] = []
     folder: str | None = None
@@ -42,7 +50,7 @@ def record_links(
             operands.append(word)
     if not operands:
         return
-    symbolic = any(
+    symbolic = copied_as_link or any(
         (a.value or "").startswith("--sym")
         or re.fullmatch(r"-[A-Za-z]*s[A-Za-z]*", a.value or "") is not None
         for a in cmd.args
@@ -65,8 +73,43 @@ def record_links(
                 _link(links, cwd, None, operands[-1].value, operands[0], cwds, symbolic)
                 continue
         for where, source in made:
-            base = (source.value or "").rstrip("/").rsplit("/", 1)[-1] or None
-            _link(links, cwd, where, base, source, cwds, symbolic)
+            named = (source.value or "").rstrip("/").rsplit("/", 1)[-1] or None
+            _link(links, cwd, where, named, source, cwds, symbolic)
+
+
+def _carry(
+    links: dict[str, str | None],
+    cmd: Command,
+    cwds: frozenset[str] | None,
+    workspace: str,
+    base: str,
+) -> None:
+    """``mv r s`` moves a recorded link; ``cp -a r s`` (also ``-d``, ``-P``) copies it as one."""
+    values = [a.value for a in cmd.args]
+    flags = [v for v in values if v is not None and v.startswith("-")]
+    keeps = base == "mv" or any(
+        f in ("--no-dereference", "--archive") or f.startswith("--preserve=links")
+        or re.fullmatch(r"-[A-Za-z]*[adP][A-Za-z]*", f)
+        for f in flags
+    )  # fmt: skip
+    operands = [v for v in values if v is None or not v.startswith("-")]
+    if not keeps or len(operands) != 2:
+        return
+    source, dest = operands
+    for cwd in cwds or {workspace}:
+        if source is None or dest is None:
+            links["?"] = None
+            return
+        place = os.path.normpath(
+            os.path.join(
+                resolve(os.path.dirname(source) or ".", cwd), os.path.basename(source.rstrip("/"))
+            )
+        )
+        if place not in links:
+            continue
+        into = resolve(dest, cwd)
+        target = os.path.join(into, os.path.basename(place)) if os.path.isdir(into) else into
+        links[os.path.normpath(target)] = links[place]
 
 
 def _link(
