@@ -131,3 +131,15 @@ def test_bad_options_and_tasks(tmp_path: Path) -> None:
     assert no_store.exit_code == 1 and "store" in no_store.stdout
     missing = runner.invoke(app, ["agent", "resume", "t_nope", "--provider", "ollama:m"])
     assert missing.exit_code == 1 and "no agent task" in missing.output
+
+
+def test_a_run_stopped_by_its_token_budget_exits_3(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with running() as server:
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        server.enqueue(structured(triage(tools=["file_read"])), reply("partial"))
+        args = ["agent", "q", "--provider", spec, "--workspace", str(ws), "--max-tokens", "1"]
+        result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 3, result.output
+    assert json.loads(result.stdout)["status"] == "budget"

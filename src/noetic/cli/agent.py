@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from noetic.cli.exits import handled
+from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr, stdout
 
@@ -248,8 +248,7 @@ def run(
             stderr().print(f"[dim]sandbox: {esc(agent.notice)}[/]")
         result = asyncio.run(_stream(agent, query, None, json))
     _report(result, agent, json)
-    if result.status not in ("done", "max_iterations"):
-        raise typer.Exit(3 if result.status in ("error", "failed", "timeout") else 1)
+    exit_for_run(result.status)
 
 
 @app.command()
@@ -288,6 +287,7 @@ def resume(
             asyncio.run(resume_agent(agent, task, on_start=resuming, on_item=_shown(json))), json
         )
     _report(result, agent, json)
+    exit_for_run(result.status)
 
 
 @app.command()

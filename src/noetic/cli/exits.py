@@ -40,6 +40,10 @@ _RUN_EXITS = {
     "escalated": EXIT_AWAITING_INPUT,
     "failed": EXIT_RUNTIME,
     "running": EXIT_RUNTIME,  # a walk never ends running: if one does, it did not finish
+    # the agent (done and max_iterations answer; a request judged unsafe is the caller's)
+    "error": EXIT_RUNTIME,
+    "budget": EXIT_RUNTIME,
+    "refused": EXIT_USER_ERROR,
 }
 
 
