@@ -169,3 +169,24 @@ def test_a_failed_run_and_a_failed_resume_exit_3_and_an_escalated_one_exits_5():
             app, ["nova", "resume", run_id, "--input", "OAuth2", "--provider", spec, "--json"]
         )
         assert decided.exit_code == 0, decided.output
+
+
+def test_resume_goes_on_on_the_runs_own_provider_and_takes_a_panel(monkeypatch):
+    monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
+    unusable = reply(said("Let me think.", experts=[{"name": "astrologer", "reason": "stars"}]))
+    with running() as server:
+        server.enqueue(unusable, unusable)  # the DCE names no expert there is, twice
+        server.default = reply(ANY_TURN)
+        spec = f"openai-compatible:{server.url}/v1#m"
+        failed = runner.invoke(app, ["nova", "OAuth2?", "--provider", spec, "--json"])
+        run = json.loads(failed.stdout)
+        assert run["status"] == "failed" and "--experts" in run["detail"]
+        asked = len(server.requests)
+        resumed = runner.invoke(app, ["nova", "resume", run["id"], "--experts", "security",
+                                      "--json"])  # fmt: skip
+        assert resumed.exit_code == 0, resumed.output
+        again = json.loads(resumed.stdout)
+        assert len(server.requests) > asked  # the same server, with no --provider given
+    assert again["status"] == "completed" and [p["name"] for p in again["experts"]] == ["security"]
+    shown = runner.invoke(app, ["nova", "resume", "--help"])
+    assert "--experts" in shown.stdout and "the provider the run began on" in shown.stdout

@@ -53,6 +53,10 @@ PersonasOpt = Annotated[
 ]  # fmt: skip
 
 
+def _panel(experts: str | None) -> tuple[str, ...]:
+    return tuple(e.strip() for e in (experts or "").split(",") if e.strip())
+
+
 def _catalogue(store: Path | None, personas: list[Path] | None) -> Any:
     from noetic.nova.personas import Catalogue
     from noetic.store import resolve_home
@@ -109,7 +113,7 @@ def ask(
                 open_tracker(store, create=True),
                 question,
                 provider=provider,
-                experts=tuple(e.strip() for e in (experts or "").split(",") if e.strip()),
+                experts=_panel(experts),
                 max_rounds=max_rounds, gate=gate, epsilon=epsilon, context_tokens=context_tokens,
                 personas=tuple(str(p) for p in personas or ()), weighting=weighting,
                 recall=recall, profile=profile, timeout=timeout, on_start=announce,
@@ -127,13 +131,19 @@ def resume(
     input: Annotated[
         str | None, typer.Option("--input", help="A person's decision or guidance.")
     ] = None,
-    provider: ProviderOpt = None,
+    provider: Annotated[
+        str | None, typer.Option(help="Default: the provider the run began on.")
+    ] = None,
+    experts: Annotated[
+        str | None, typer.Option(help="Name the panel from now on, comma-separated.")
+    ] = None,
     timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Continue an escalated run with a person's input, or a failed or killed one; turns that
-    already succeeded are replayed from the store, not asked again. Exits as `noetic nova`
+    """Continue an escalated run with a person's input, or a failed or killed one, on the
+    provider it began on; turns that already succeeded are replayed from the store, not asked
+    again. Exits as `noetic nova`
     does: 0, 5 (escalated again) or 3 (failed again)."""
     import asyncio
 
@@ -143,6 +153,7 @@ def resume(
         result = asyncio.run(
             resume_nova(
                 open_tracker(store), run, input=input, provider=provider, timeout=timeout,
+                experts=_panel(experts),
                 on_event=None if json else _announce, on_text=None if json else _stream,
                 on_turn=_show_turn,
             )

@@ -111,9 +111,11 @@ async def resume_nova(
     *,
     input: str | None = None,
     on_turn: OnTurn | None = None,
+    experts: tuple[str, ...] = (),
 ) -> NovaRun:
     """Continue a run: an escalated one with a person's ``input``, a failed or killed one
-    without. Turns already in the store are replayed, not asked again."""
+    without. Turns already in the store are replayed, not asked again. ``experts`` names the
+    panel from now on (a run whose DCE named none can go on with one)."""
     row = records.get_run(ctx.store, run_id)
     if row["status"] == "completed":
         raise UsageError(
@@ -130,14 +132,23 @@ async def resume_nova(
             fix=f'noetic nova resume {row["id"]} --input "…"',
         )
     settings = NovaSettings.model_validate(row["settings"])
+    if experts:
+        settings = settings.model_copy(update={"experts": tuple(experts)})
     catalogue = Catalogue(persona_dirs(ctx.home, settings))
+    _check_panel(catalogue, settings)
     ctx.model  # noqa: B018
     done = {t.key: t for t in (Turn.model_validate(t) for t in records.turns(ctx.store, row["id"]))}
     for key, turn in list(done.items()):
         if turn.node == Node.FINAL and turn.status != "ok":  # the failure resuming should retry
             records.drop_turn(ctx.store, row["id"], key)
             del done[key]
-    records.update_run(ctx.store, row["id"], status="running", inputs=inputs)
+    records.update_run(
+        ctx.store,
+        row["id"],
+        status="running",
+        inputs=inputs,
+        settings=settings.model_dump(mode="json"),
+    )
     gate, gate_rule = gate_for(ctx, settings)
     run = NovaRun(
         id=row["id"],

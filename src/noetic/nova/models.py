@@ -36,6 +36,9 @@ class NovaSettings(BaseModel):
     )
     reply_tokens: int = Field(1500, ge=64, le=32_000, description="Budget for a turn's reply.")
     experts: tuple[str, ...] = Field((), description="A fixed panel (else the DCE chooses).")
+    provider: str | None = Field(
+        None, description="The provider string the run began on: a resume without one uses it."
+    )
     max_experts: int = Field(5, ge=1, le=12)
     expert_attempts: int = Field(2, ge=1, le=5, description="Tries before an expert is dropped.")
     concurrency: int = Field(

@@ -178,12 +178,13 @@ async def start_nova(
 
     if not question.strip():
         raise ValidationError("the question is empty", field="question")
+    model, shown, name = _model(tracker, provider)
     settings = NovaSettings(
         max_rounds=max_rounds, gate=gate, gate_from_profile=profile is not None, epsilon=epsilon,
         context_tokens=context_tokens,
         experts=experts, personas=personas, weighting=weighting, recall=recall,
+        provider=model if isinstance(model, str) else None,  # a resume runs on it again
     )  # fmt: skip
-    model, shown, name = _model(tracker, provider)
     session, chosen = tracker.bootstrap(ai_id="nova", profile=profile, ai_model=name)
     ctx = build_context(
         "nova",
@@ -206,6 +207,7 @@ async def resume_nova(
     *,
     input: str | None = None,
     provider: ProviderChoice = None,
+    experts: tuple[str, ...] = (),
     timeout: float = 900,
     on_event: OnEvent | None = None,
     on_text: OnText | None = None,
@@ -213,23 +215,27 @@ async def resume_nova(
 ) -> NovaRun:
     """Continue an escalated Nova run with a person's ``input``, or a failed or killed one;
     turns that already succeeded are replayed from the store (a completed run needs no
-    model). ``run_id`` may be a unique prefix. Async."""
+    model). ``run_id`` may be a unique prefix. Without ``provider`` the run goes on on the
+    provider it began on; ``experts`` names the panel from now on. Async."""
     from noetic.nova import resume_nova as resume
     from noetic.runtime.context import Limits, build_context
     from noetic.store.nova import get_run
 
     row = get_run(tracker.store, run_id)
+    given = _given(provider)
+    if given is None:
+        given = row["settings"].get("provider")  # the run's own, else the configured one
     ctx = build_context(
         "nova",
         tracker=tracker,
-        provider=_given(provider),
+        provider=given,
         session_id=row["session_id"],
         limits=Limits(timeout_s=timeout),
         needs_model=row["status"] != "completed",
         on_text=on_text,
     )
     with _watching(tracker, on_event):
-        return await resume(ctx, row["id"], input=input, on_turn=on_turn)
+        return await resume(ctx, row["id"], input=input, on_turn=on_turn, experts=experts)
 
 
 class _watching:

@@ -49,12 +49,14 @@ def drop_turn(store: BaseStore, run_id: str, key: str) -> None:
 
 
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
-    """Set ``status``, ``cascade_id``, ``inputs`` or ``result`` (JSON-encoded as needed)."""
-    allowed = {"status", "cascade_id", "inputs", "result", "ended_at"}
+    """Set ``status``, ``cascade_id``, ``inputs``, ``result`` or ``settings`` (JSON-encoded as
+    needed)."""
+    allowed = {"status", "cascade_id", "inputs", "result", "ended_at", "settings"}
     unknown = set(fields) - allowed
     if unknown:
         raise ValueError(f"nova_runs has no settable column {sorted(unknown)}")
-    values = {k: json.dumps(v) if k in ("inputs", "result") else v for k, v in fields.items()}
+    encoded = ("inputs", "result", "settings")
+    values = {k: json.dumps(v) if k in encoded else v for k, v in fields.items()}
     sets = ", ".join(f"{k} = ?" for k in values)
     with store.transaction() as conn:
         conn.execute(f"UPDATE nova_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
