@@ -139,3 +139,30 @@ def test_the_json_shape_is_stable(tracker):
     assert set(gap) == {"value", "low", "high"} and gap["value"] == pytest.approx(0.8)
     parts = doc["by_phase"]["preflight"]["decomposition"]
     assert set(parts) >= {"reliability", "resolution", "uncertainty", "base_rate_brier"}
+
+
+def test_the_command_reports_per_phase_and_per_group_and_refuses_unknown_ones(tracker):
+    from typer.testing import CliRunner
+
+    from noetic.cli import app
+
+    runner = CliRunner()
+    session, _ = tracker.bootstrap(ai_id="a")
+    task(tracker, session.id, pre=0.8, post=0.9, success=False)
+    task(tracker, session.id, pre=0.8, post=0.5, review="adversarial", success=False)
+    tracker.store.close()
+    args = ["--store", str(tracker.store.home)]
+    human = runner.invoke(app, ["calibration", "report", "--by", "agent", *args])
+    assert human.exit_code == 0, human.output
+    assert "summary (preflight, stated as p_success): 2 tasks, 0 successes" in human.stdout
+    assert "adversarial_review" in human.stdout and "agent a (2 tasks)" in human.stdout
+    assert "a: standard review gap +0.90" in human.stdout
+    body = runner.invoke(
+        app, ["calibration", "report", "--at", "postflight", "--by", "profile", "--json", *args]
+    )
+    doc = json.loads(body.stdout)
+    assert doc["prediction"] == "postflight" and doc["summary"]["mean_stated"] == 0.9
+    assert doc["by"] == "profile" and [g["value"] for g in doc["groups"]] == ["balanced"]
+    for option, value, says in (("--at", "act", "--at must be one of"), ("--by", "x", "--by")):
+        refused = runner.invoke(app, ["calibration", "report", option, value, *args])
+        assert refused.exit_code == 1 and says in refused.stderr

@@ -167,3 +167,25 @@ def test_decision_log_and_stats(tmp_path):
     assert stats["findings"] == 3.0 and stats["consensus_rate"] == 0.0  # both kept a dissent
     shown = CliRunner().invoke(app, ["nova", "stats"])
     assert "critique rate" in shown.stdout and "≈ 0.60" in shown.stdout
+
+
+@pytest.mark.subprocess
+def test_a_profile_asking_for_adversarial_review_makes_the_panels_postflight_one(tmp_path):
+    home = Path(os.environ["NOETIC_HOME"])
+    (home / "profiles").mkdir(parents=True, exist_ok=True)
+    (home / "profiles" / "sceptic.yaml").write_text(
+        "name: sceptic\npostflight_review: adversarial\n"
+    )
+    store = Store(home)
+    tracker = Tracker(store, ProfileRegistry(home / "profiles"))
+    session, profile = tracker.bootstrap(ai_id="nova", profile="sceptic")
+    panel = Panel({**SEED, **ASSESSED})
+    ctx = build_context(
+        "nova", tracker=tracker, provider=panel.provider, session_id=session.id, profile=profile
+    )
+    run = asyncio.run(run_nova(ctx, QUESTION, settings=NovaSettings(recall=False)))
+    assert run.status == "completed"
+    assert "find bugs" in panel.prompt("dce", "postflight", 1)
+    assert "find bugs" not in panel.prompt("dce", "preflight", 0)
+    post = store.assessments(cascade_id=run.cascade_id)[-1].assessment
+    assert post.phase == "postflight" and post.review == "adversarial"
