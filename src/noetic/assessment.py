@@ -35,7 +35,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.untrusted import check_text_field
 from noetic.vectors import VECTOR_NAMES, check_score, oriented, overall_confidence
 
@@ -87,7 +87,7 @@ class Assessment(BaseModel):
     @classmethod
     def _check_vectors(cls, value: Any) -> dict[str, float]:
         if not isinstance(value, Mapping):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"vectors must be an object of name → score, got {type(value).__name__}",
                 field="vectors",
                 value=value,
@@ -105,7 +105,7 @@ class Assessment(BaseModel):
         if value is None or isinstance(value, Review):
             return value
         if not isinstance(value, str) or value.strip().lower() not in Review._value2member_map_:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"unknown review kind {value!r}",
                 field="review",
                 value=value,
@@ -129,7 +129,7 @@ class Assessment(BaseModel):
         if isinstance(value, str):
             name = value.strip().upper()
             if name not in Action.__members__:
-                raise ValidationError(
+                raise InvalidValueError(
                     f"unknown action {value!r}",
                     field="recommended_action",
                     value=value,
@@ -141,19 +141,19 @@ class Assessment(BaseModel):
     @model_validator(mode="after")
     def _check_complete(self) -> Assessment:
         if not self.vectors:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"a {self.phase.value} assessment needs at least one vector",
                 field="vectors",
                 value={},
             )
         if self.review is not None and self.phase != Phase.POSTFLIGHT:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"only a POSTFLIGHT records a review kind, not a {self.phase.value}",
                 field="review",
                 value=self.review.value,
             )
         if self.phase not in PARTIAL_ALLOWED and self.missing:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"a {self.phase.value} assessment needs all 13 vectors; missing: "
                 + ", ".join(self.missing),
                 field="vectors",
@@ -163,7 +163,7 @@ class Assessment(BaseModel):
         for mapping, label in ((self.rationales, "rationales"), (self.evidence, "evidence")):
             unknown = sorted(set(mapping) - set(VECTOR_NAMES))
             if unknown:
-                raise ValidationError(
+                raise InvalidValueError(
                     f"{label} names unknown vectors: {', '.join(unknown)}",
                     field=label,
                     value=unknown,
@@ -195,7 +195,7 @@ class Assessment(BaseModel):
         ``p_success`` and ``review`` are read from an envelope only (a flat mapping is all
         vectors)."""
         if not isinstance(data, Mapping):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"an assessment must be a JSON object, got {type(data).__name__}",
                 field="assessment",
                 value=data,
@@ -203,7 +203,7 @@ class Assessment(BaseModel):
         envelope = dict(data) if "vectors" in data else {"vectors": dict(data)}
         raw_vectors = envelope.pop("vectors")
         if not isinstance(raw_vectors, Mapping):
-            raise ValidationError(
+            raise InvalidValueError(
                 "vectors must be an object of name → score", field="vectors", value=raw_vectors
             )
         vectors: dict[str, Any] = {}
@@ -212,7 +212,7 @@ class Assessment(BaseModel):
         for name, value in raw_vectors.items():
             if isinstance(value, Mapping):
                 if "score" not in value:
-                    raise ValidationError(
+                    raise InvalidValueError(
                         f"vector {name!r} has no 'score'", field=str(name), value=dict(value)
                     )
                 vectors[name] = value["score"]
@@ -227,7 +227,7 @@ class Assessment(BaseModel):
         p_success = envelope.pop("p_success", None)
         review = envelope.pop("review", None)
         if envelope:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"unknown assessment fields: {', '.join(sorted(map(str, envelope)))}",
                 field="assessment",
                 value=sorted(map(str, envelope)),
@@ -251,7 +251,7 @@ def check_probability(value: Any, field: str = "p_success") -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{field} must be a probability in [0, 1], got {value!r}",
             field=field,
             value=value,
@@ -259,7 +259,7 @@ def check_probability(value: Any, field: str = "p_success") -> float | None:
         )
     number = float(value)
     if math.isnan(number) or math.isinf(number) or not 0.0 <= number <= 1.0:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{field} is {value!r}, outside [0, 1]",
             field=field,
             value=value,
@@ -273,7 +273,7 @@ def _text_map(raw: Any, label: str) -> dict[str, str]:
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{label} must be an object of vector name → text, got {type(raw).__name__}",
             field=label,
             value=raw,
@@ -282,7 +282,7 @@ def _text_map(raw: Any, label: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, text in raw.items():
         if not isinstance(text, str):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{label} for {name!r} must be text, got {type(text).__name__}",
                 field=f"{label}.{name}",
                 value=text,

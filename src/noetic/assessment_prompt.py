@@ -94,9 +94,9 @@ def build_assessment_prompt(
     phase = Phase(phase)
     adversarial = review is not None and Review(review) == Review.ADVERSARIAL
     if adversarial and phase != Phase.POSTFLIGHT:
-        from noetic.errors import ValidationError
+        from noetic.errors import InvalidValueError
 
-        raise ValidationError(
+        raise InvalidValueError(
             f"an adversarial review is a POSTFLIGHT, not a {phase.value}",
             field="review",
             value=str(review),

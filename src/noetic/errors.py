@@ -4,7 +4,7 @@
 
     NoeticError
     ├── UsageError            the caller's mistake (bad vectors, unknown profile, wrong order)
-    │   ├── ValidationError   a value failed validation; names the field and the value
+    │   ├── InvalidValueError a value failed validation; names the field and the value
     │   │   └── LimitExceeded an input over one of the limits in noetic.limits; names it
     │   ├── NotFoundError     an id, profile or file that does not exist
     │   └── WorkflowError     a step out of order (CHECK before PREFLIGHT, POSTFLIGHT twice)
@@ -22,7 +22,7 @@ Retry decisions look at types and status codes, never at message text. The CLI m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 
 class NoeticError(Exception):
@@ -36,8 +36,15 @@ class NoeticError(Exception):
     def __str__(self) -> str:
         return f"{self.message} ({self.fix})" if self.fix else self.message
 
+    @property
+    def type_name(self) -> str:
+        """The error's name in JSON and logs: its class's, or the name a renamed class keeps
+        (``reported_as``, for that class only, not its subclasses)."""
+        cls = type(self)
+        return str(cls.__dict__.get("reported_as", cls.__name__))
+
     def to_dict(self) -> dict[str, str]:
-        data = {"type": type(self).__name__, "message": self.message}
+        data = {"type": self.type_name, "message": self.message}
         if self.fix:
             data["fix"] = self.fix
         return data
@@ -47,8 +54,13 @@ class UsageError(NoeticError):
     """The caller asked for something that cannot be done as asked."""
 
 
-class ValidationError(UsageError):
-    """A value failed validation. ``field`` names it, ``value`` is what was given."""
+class InvalidValueError(UsageError):
+    """A value failed validation. ``field`` names it, ``value`` is what was given.
+
+    Reported as ``ValidationError`` (its name before it was renamed to stop clashing with
+    pydantic's), so ``{"error": {"type": …}}`` and logs read as they did."""
+
+    reported_as: ClassVar[str] = "ValidationError"
 
     def __init__(
         self,
@@ -63,7 +75,7 @@ class ValidationError(UsageError):
         self.value = value
 
 
-class LimitExceeded(ValidationError):
+class LimitExceeded(InvalidValueError):
     """An input is over a limit in :mod:`noetic.limits`: ``limit`` names it, ``maximum`` and
     ``size`` are the bound and what was seen."""
 
@@ -148,3 +160,13 @@ class ParseError(RuntimeFailure):
 
 class BudgetExceeded(RuntimeFailure):
     """A token, time or call budget ran out."""
+
+
+def error_name(exc: BaseException) -> str:
+    """How an exception is named in messages and logs: :attr:`NoeticError.type_name` for
+    Noetic's own, the class name for anything else."""
+    return exc.type_name if isinstance(exc, NoeticError) else type(exc).__name__
+
+
+ValidationError = InvalidValueError
+"""The former name of :class:`InvalidValueError`, kept for code that imports it."""

@@ -19,7 +19,7 @@ The policy:
   a socket or a folder is refused with its kind before anything waits on it, so a path such as
   ``--from-junit /dev/stdin`` or a named pipe nobody writes to cannot hang a command.
 
-Every refusal is a :class:`noetic.errors.ValidationError` (a :class:`LimitExceeded` for a limit)
+Every refusal is a :class:`noetic.errors.InvalidValueError` (a :class:`LimitExceeded` for a limit)
 naming the source and the problem.
 """
 
@@ -33,7 +33,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.limits import (
     FILE_BYTES,
     IDENTIFIER_CHARS,
@@ -75,12 +75,12 @@ def check_regular_file(path: Path | str, source: str | None = None) -> None:
     except FileNotFoundError:
         raise NotFoundError(f"file not found: {source}") from None
     except OSError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"cannot read {source}: {exc.strerror or exc}", field=source
         ) from None
     kind = _kind(mode)
     if kind is not None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source} is {kind}, not a regular file; not read",
             field=source,
             value=str(path),
@@ -103,19 +103,21 @@ def read_file_bytes(
     except FileNotFoundError:
         raise NotFoundError(f"file not found: {source}") from None
     except OSError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"cannot read {source}: {exc.strerror or exc}", field=source
         ) from None
     with os.fdopen(fd, "rb") as fh:
         kind = _kind(os.fstat(fd).st_mode)
         if kind is not None:
-            raise ValidationError(f"{source} is {kind}, not a regular file; not read", field=source)
+            raise InvalidValueError(
+                f"{source} is {kind}, not a regular file; not read", field=source
+            )
         size = os.fstat(fd).st_size
         limit.check(size, source)
         try:
             data = fh.read(limit.maximum + 1)
         except OSError as exc:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"cannot read {source}: {exc.strerror or exc}", field=source
             ) from None
     limit.check(len(data), source)
@@ -137,7 +139,7 @@ def decode_utf8(data: bytes, source: str, limit: InputLimit | None = None) -> st
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source} is not valid UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
             field=source,
             value=exc.start,
@@ -149,7 +151,7 @@ def check_text(text: str, source: str) -> str:
     """``text`` unchanged, unless it carries bytes that were not UTF-8 (lone surrogates)."""
     bad = _SURROGATE.search(text)
     if bad is not None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source} is not valid UTF-8: an invalid byte or lone surrogate at character "
             f"{bad.start()}",
             field=source,
@@ -170,10 +172,10 @@ def check_identifier(value: str, field: str) -> str:
     IDENTIFIER_CHARS.check(len(value), field)
     check_text(value, field)
     if not value.strip():
-        raise ValidationError(f"{field} is blank", field=field, value=value)
+        raise InvalidValueError(f"{field} is blank", field=field, value=value)
     for i, char in enumerate(value):
         if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{field} contains the control character U+{ord(char):04X} at character {i}",
                 field=field,
                 value=value,
@@ -218,7 +220,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         if folded in seen:
             other = seen[folded]
             how = "twice" if other == key else "in two spellings that differ only in case"
-            raise ValidationError(
+            raise InvalidValueError(
                 f"duplicate keys {other!r} and {key!r}: an object names one key {how}",
                 field=key,
                 value=[other, key],
@@ -230,7 +232,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def parse_json(text: str, source: str) -> Any:
     """Parse bounded JSON; raises :class:`json.JSONDecodeError` for a syntax error (positions
-    relative to ``text``), :class:`ValidationError` for a broken rule or limit."""
+    relative to ``text``), :class:`InvalidValueError` for a broken rule or limit."""
     check_depth(text, source)
     value = json.loads(
         text,
@@ -241,7 +243,7 @@ def parse_json(text: str, source: str) -> Any:
     try:  # an escape such as "\ud800" decodes to a lone surrogate, which is not text
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source} holds a string with an escaped lone surrogate (such as \\ud800), "
             "which is not a character",
             field=source,
@@ -252,14 +254,14 @@ def parse_json(text: str, source: str) -> Any:
 
 def load_json(text: str, source: str, limit: InputLimit | None = None) -> Any:
     """Bounded JSON from ``source`` (see the module docstring); every failure a
-    :class:`ValidationError` naming the source, the problem and where it is."""
+    :class:`InvalidValueError` naming the source, the problem and where it is."""
     if limit is not None:
         limit.check(len(text), source)
     check_text(text, source)
     try:
         return parse_json(text, source)
     except json.JSONDecodeError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             field=source,
             value=text[:200],

@@ -51,7 +51,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 
 TIERS: Final[dict[str, tuple[str, ...]]] = {
     "engagement": ("engagement",),
@@ -120,27 +120,27 @@ class Tuning(BaseModel):
 def check_score(name: str, value: object) -> float:
     """Validate one vector score; return it as a float or raise naming the vector and value."""
     if name not in TIER_OF and name != META_VECTOR:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown vector {name!r}",
             field=name,
             value=value,
             fix=f"use one of: {', '.join(VECTOR_NAMES)}",
         )
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(
+        raise InvalidValueError(
             f"vector {name!r} must be a number in [0, 1], got {value!r}",
             field=name,
             value=value,
         )
     score = float(value)
     if math.isnan(score) or math.isinf(score):
-        raise ValidationError(
+        raise InvalidValueError(
             f"vector {name!r} must be a finite number in [0, 1], got {value!r}",
             field=name,
             value=value,
         )
     if not 0.0 <= score <= 1.0:
-        raise ValidationError(
+        raise InvalidValueError(
             f"vector {name!r} is {value!r}, outside [0, 1]",
             field=name,
             value=value,
@@ -173,7 +173,7 @@ def overall_confidence(vectors: Mapping[str, float], tuning: Tuning | None = Non
     seed = tuning.confidence_formula == ConfidenceFormula.SEED
     scores = tier_scores(vectors, as_written=seed)
     if not scores:
-        raise ValidationError(
+        raise InvalidValueError(
             "cannot compute confidence: no tiered vector present", field="vectors", value={}
         )
     weights = {t: TIER_WEIGHTS[t] * tuning.tier_multiplier(t) for t in scores}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.events import Event, EventKind
 
 MODES = ("summary", "performance", "errors")
@@ -17,7 +17,7 @@ MODES = ("summary", "performance", "errors")
 
 def render_logs(events: list[Event], mode: str = "summary") -> list[str]:
     if mode not in MODES:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown log mode {mode!r}", field="mode", fix=f"use one of {', '.join(MODES)}"
         )
     if mode == "summary":

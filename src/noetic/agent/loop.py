@@ -29,7 +29,7 @@ from noetic.agent.memory import AgentMemory
 from noetic.agent.nodes import Run
 from noetic.agent.state import Mode, State, add_message
 from noetic.agent.toolbox import Toolbox
-from noetic.errors import ProviderError, ValidationError
+from noetic.errors import InvalidValueError, ProviderError
 from noetic.events import EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer
 from noetic.limits import TEXT_CHARS
 from noetic.llm.base import Message
@@ -123,7 +123,7 @@ async def run_agent(
     memory work started by synthesize is added to ``background`` and not awaited."""
     settings = settings or AgentSettings()
     if not query.strip():
-        raise ValidationError("the query is empty", field="query")
+        raise InvalidValueError("the query is empty", field="query")
     TEXT_CHARS.check(len(query), "the query")
     resumed = state is not None
     state = state or State(query=query, user_id=settings.user_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.recall.selection import recall_default
 from noetic.store.base import BaseStore as Store
 from noetic.tools.base import Tool, tool
@@ -19,7 +19,7 @@ def recall_tool(store: Store) -> Tool:
             query: the task or question to find earlier work for
         """
         if not query.strip():
-            raise ValidationError("the query is empty", field="query")
+            raise InvalidValueError("the query is empty", field="query")
         found = recall_default(store, query, all_projects=True)
         if not found.context.strip():
             left = ", ".join(f"{k}: {v}" for k, v in found.left_out.items() if v)

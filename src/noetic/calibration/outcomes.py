@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Phase
-from noetic.errors import NotFoundError, ValidationError, WorkflowError
+from noetic.errors import InvalidValueError, NotFoundError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store.base import BaseStore as Store
 from noetic.store.records import CascadeRecord
@@ -63,7 +63,7 @@ class Adjustment(BaseModel):
 
 def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
     if row["source"] not in SOURCES:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown outcome source {row['source']!r}",
             field="source",
             value=row["source"],
@@ -137,7 +137,7 @@ def undo_adjustment(store: Store, adjustment_id: int) -> Adjustment:
     if not found:
         raise NotFoundError(f"unknown adjustment {adjustment_id}")
     if not changed:
-        raise ValidationError(f"adjustment {adjustment_id} was already undone", field="id")
+        raise InvalidValueError(f"adjustment {adjustment_id} was already undone", field="id")
     return found[0]
 
 
@@ -195,7 +195,7 @@ def record_outcome(
 ) -> OutcomeRecord:
     """Record an outcome for a cascade, or for a session's latest task."""
     if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
-        raise ValidationError(
+        raise InvalidValueError(
             f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
         )
     cascade = _resolve_task(store, target)

@@ -81,12 +81,14 @@ def gate(
     json: JsonOpt = False,
 ) -> None:
     """Judge a shell command as the agent's gate would: exit 0 when allowed, 1 when refused."""
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.tools.shellgate import check_command, load_policy
 
     with handled(json):
         if not workspace.is_dir():
-            raise ValidationError(f"no folder {workspace}", field="workspace", value=str(workspace))
+            raise InvalidValueError(
+                f"no folder {workspace}", field="workspace", value=str(workspace)
+            )
         verdict = check_command(
             " ".join(command), workspace, load_policy(*policy_files(policy)), sandboxed=sandboxed
         )

@@ -23,11 +23,12 @@ def hook(event: str, store: Path | None = None) -> None:
 
         reply = run_hook(event, payload, store=store)
     except Exception as exc:  # a hook must never fail the agent: log, say where, exit 0
+        from noetic.errors import error_name
         from noetic.hosts.hooks import log_failure
 
         where = log_failure(event, payload, store, exc)
         sys.stderr.write(
-            f"noetic hook {event}: {type(exc).__name__}: {exc}"
+            f"noetic hook {event}: {error_name(exc)}: {exc}"
             + (f" (logged in {where})" if where else "")
             + "\n"
         )
@@ -38,7 +39,7 @@ def hook(event: str, store: Path | None = None) -> None:
 
 def _read_payload() -> dict[str, Any]:
     from noetic.cli.inputs import read_stdin
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.untrusted import load_json
 
     if sys.stdin is None or sys.stdin.isatty():
@@ -48,5 +49,5 @@ def _read_payload() -> dict[str, Any]:
         return {}
     data = load_json(text, "the hook's stdin")
     if not isinstance(data, dict):
-        raise ValidationError("the hook's stdin is not a JSON object", field="stdin")
+        raise InvalidValueError("the hook's stdin is not a JSON object", field="stdin")
     return data

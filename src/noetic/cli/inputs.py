@@ -60,11 +60,11 @@ def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | Non
 
     Every source is read under the one decoding policy and parsed as bounded JSON
     (:func:`noetic.untrusted.load_json`)."""
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.untrusted import load_json
 
     if vectors is not None and vectors_file is not None:
-        raise ValidationError(
+        raise InvalidValueError(
             "give the scores once: --vectors or --vectors-file, not both", field="vectors"
         )
     if vectors_file is not None:
@@ -82,7 +82,7 @@ def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | Non
         return None
     try:
         return load_json(text, source)
-    except ValidationError as exc:
+    except InvalidValueError as exc:
         if exc.fix is None:
             exc.fix = 'pass an object such as {"know": 0.8, "do": 0.7, ...}'
         raise

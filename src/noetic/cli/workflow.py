@@ -134,9 +134,9 @@ def _probability(text: str | None) -> float | None:
     try:
         return float(text)
     except ValueError:
-        from noetic.errors import ValidationError
+        from noetic.errors import InvalidValueError
 
-        raise ValidationError(
+        raise InvalidValueError(
             f"--p-success must be a number in [0, 1], got {text!r}",
             field="p_success",
             value=text,

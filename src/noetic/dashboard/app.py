@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qs, urlencode
 
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from noetic.dashboard import auth
 from noetic.dashboard.live import live_endpoint
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store import Store
 
 HERE: Final = Path(__file__).parent
@@ -80,8 +80,8 @@ def dashboard_app(home: Path, *, token: str | None = None) -> Starlette:
         exception_handlers={
             NotFoundError: pages.not_found,
             HTTPException: pages.http_error,
+            InvalidValueError: pages.bad_request,
             ValidationError: pages.bad_request,
-            PydanticValidationError: pages.bad_request,
         },
     )
     app.add_middleware(_Guard, token=token)

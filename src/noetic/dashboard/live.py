@@ -19,7 +19,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.operations.live import Cursor, cursor, new_kinds
 from noetic.store import Store
 
@@ -33,7 +33,7 @@ def live_endpoint(store_for: Callable[[], Store]) -> Callable[[Request], Any]:
         given = request.headers.get("last-event-id") or request.query_params.get("after")
         try:
             start = Cursor.parse(given) if given else None
-        except ValidationError as exc:
+        except InvalidValueError as exc:
             return Response(str(exc), status_code=400, media_type="text/plain")
         return StreamingResponse(
             _changes(store_for, start),

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from noetic.dashboard import charts
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.operations import live
 from noetic.operations.browse import SessionFilters, list_sessions, session_view
 from noetic.operations.task_view import level
@@ -164,7 +164,7 @@ class Pages:
         )
         prediction = q.get("prediction") or "preflight"
         if prediction not in PREDICTIONS:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"prediction must be one of {', '.join(PREDICTIONS)}, got {prediction!r}",
                 field="prediction",
             )
@@ -215,7 +215,7 @@ class Pages:
         )
 
     def bad_request(self, request: Request, exc: Exception) -> Response:
-        if isinstance(exc, PydanticValidationError):
+        if isinstance(exc, ValidationError):
             message = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
             )
@@ -243,7 +243,7 @@ def _days(text: str | None) -> float | None:
     except ValueError:
         days = -1.0
     if not 0 <= days < 1e6:
-        raise ValidationError(
+        raise InvalidValueError(
             f"since_days must be a number of days from 0, got {text[:20]!r}", field="since_days"
         )
     return days
@@ -253,7 +253,7 @@ def _params(request: Request, fields: Any) -> dict[str, str]:
     """The query parameters the model knows; an unknown one is a mistake worth naming."""
     unknown = sorted(set(request.query_params) - set(fields))
     if unknown:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown filter {unknown[0]!r}; known: {', '.join(fields)}", field=unknown[0]
         )
     return dict(request.query_params)

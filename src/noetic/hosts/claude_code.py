@@ -26,7 +26,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.hosts.config_edits import FileChange, json_change, text_change
 from noetic.hosts.servers import add_server, remove_server
 
@@ -90,7 +90,7 @@ def paths(scope: str, project: Path, home: Path) -> dict[str, Path]:
             "hooks": home / ".claude" / "settings.json",
             "instructions": home / ".claude" / "CLAUDE.md",
         }
-    raise ValidationError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+    raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
 
 
 def server_entry(command: list[str]) -> dict[str, Any]:
@@ -112,7 +112,7 @@ def check_url(url: str) -> str:
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
-        raise ValidationError(
+        raise InvalidValueError(
             f"--url {url!r} is not the address of a server",
             field="url",
             fix=f"for example {DEFAULT_URL} (what `noetic serve` prints, without /mcp)",
@@ -184,10 +184,10 @@ def _events(data: dict[str, Any], path: Path) -> dict[str, Any]:
     if hooks is None:
         return {}
     if not isinstance(hooks, dict):
-        raise ValidationError(f'{path}: "hooks" is not an object; left untouched', field="hooks")
+        raise InvalidValueError(f'{path}: "hooks" is not an object; left untouched', field="hooks")
     for event in HOOKS:
         if event in hooks and not isinstance(hooks[event], list):
-            raise ValidationError(
+            raise InvalidValueError(
                 f'{path}: "hooks.{event}" is not a list; left untouched', field="hooks"
             )
     return hooks
@@ -265,7 +265,7 @@ def _block_span(text: str) -> tuple[int | None, int]:
         return None, 0
     end = text.find(END, start)
     if end < 0:
-        raise ValidationError(
+        raise InvalidValueError(
             f"the Noetic block in CLAUDE.md has no end line ({END}); left untouched",
             field="CLAUDE.md",
             fix="remove the Noetic lines by hand, or add the end line back",
@@ -295,9 +295,11 @@ def plan(
     root = project if scope == "project" else home
     executable = command[0]
     if hooks not in HOOK_KINDS:
-        raise ValidationError(f"unknown hook kind {hooks!r}", field="hooks", fix="command or http")
+        raise InvalidValueError(
+            f"unknown hook kind {hooks!r}", field="hooks", fix="command or http"
+        )
     if url is not None and hooks != "http":
-        raise ValidationError("--url is for --hooks http", field="url")
+        raise InvalidValueError("--url is for --hooks http", field="url")
     base = check_url(url or DEFAULT_URL) if hooks == "http" else None
 
     def mcp(data: dict[str, Any], original: dict[str, Any] | None) -> None:

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.hosts.config_edits import FileChange, backup_path, confine, decode, prune, read_bytes
 
 NAME = "codex"
@@ -23,7 +23,7 @@ SERVER = "noetic"
 
 def path(scope: str, home: Path) -> Path:
     if scope != "user":
-        raise ValidationError(
+        raise InvalidValueError(
             f"Codex has no {scope!r} scope: it reads MCP servers from ~/.codex/config.toml",
             field="scope",
             fix="use --scope user",
@@ -44,7 +44,7 @@ def _parse(data: bytes | None, where: Path) -> Any:
     try:
         return tomlkit.parse(text)
     except ParseError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{where}:{exc.line}:{exc.col}: not valid TOML ({exc.args[0] if exc.args else exc}); "
             "left untouched",
             field=str(where),
@@ -55,7 +55,7 @@ def _parse(data: bytes | None, where: Path) -> Any:
 def _servers(doc: Any, where: Path) -> Any:
     servers = doc.get(KEY)
     if servers is not None and not isinstance(servers, dict):
-        raise ValidationError(f"{where}: {KEY} is not a table; left untouched", field=KEY)
+        raise InvalidValueError(f"{where}: {KEY} is not a table; left untouched", field=KEY)
     return servers
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import UsageError, ValidationError
+from noetic.errors import InvalidValueError, UsageError
 
 BACKUP_SUFFIX = ".noetic-backup"
 
@@ -119,7 +119,7 @@ def decode(data: bytes, path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise ValidationError(
+        raise InvalidValueError(
             f"{path}:{line}: not valid UTF-8 (byte offset {exc.start}); left untouched",
             field=str(path),
             fix="fix the file by hand, then run the command again",
@@ -140,13 +140,13 @@ def parse_json_object(data: bytes | None, path: Path) -> dict[str, Any] | None:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}); left untouched",
             field=str(path),
             fix="fix the file by hand (or move it away), then run the command again",
         ) from None
     if not isinstance(value, dict):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{path}:1: the top level is a JSON {type(value).__name__}, not an object; "
             "left untouched",
             field=str(path),

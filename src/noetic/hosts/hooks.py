@@ -78,9 +78,9 @@ def run_hook(
 ) -> dict[str, Any] | None:
     """Handle one hook event; the reply to print as JSON, or None to print nothing."""
     if event not in EVENTS:
-        from noetic.errors import ValidationError
+        from noetic.errors import InvalidValueError
 
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown hook event {event!r}", field="event", fix=f"one of: {', '.join(EVENTS)}"
         )
     location = locate(payload, store)
@@ -139,13 +139,13 @@ def current_session(tracker: Any, payload: dict[str, Any]) -> str | None:
 
 
 def _project_name(location: Any, payload: dict[str, Any]) -> str | None:
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.untrusted import check_identifier
 
     root = location.git_root or project_dir(payload)
     try:
         return check_identifier(root.resolve().name, "project")
-    except ValidationError:
+    except InvalidValueError:
         return None
 
 
@@ -200,12 +200,12 @@ def _export_env(session_id: str) -> None:
 
 
 def _context_budget(home: Path) -> int:
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.hosts.outcomes import read_config
 
     value = read_config(home).get("hooks", {}).get("context_tokens", DEFAULT_CONTEXT_TOKENS)
     if isinstance(value, bool) or not isinstance(value, int) or value < 100:
-        raise ValidationError(
+        raise InvalidValueError(
             "[hooks] context_tokens must be a whole number of at least 100",
             field="context_tokens",
             value=value,
@@ -464,6 +464,8 @@ def log_failure(
     """Append the failure to ``<store>/hooks.log``; where it went (None: nowhere to write)."""
     from datetime import UTC, datetime
 
+    from noetic.errors import error_name
+
     try:
         home: Path = locate(payload, store).home
     except Exception:
@@ -473,7 +475,7 @@ def log_failure(
     path = home / "hooks.log"
     line = (
         f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} "
-        f"{type(error).__name__}: {' '.join(str(error).split())}\n"
+        f"{error_name(error)}: {' '.join(str(error).split())}\n"
     )
     try:
         with path.open("a", encoding="utf-8") as fh:

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.hosts.testruns import operands, reduce
 
 _PYTHON = re.compile(r"^(python|python3|python3\.\d+|py)$")
@@ -67,25 +66,25 @@ def _builtin() -> tuple[Rule, ...]:
 
 def load_rules(*paths: Path) -> tuple[Rule, ...]:
     """The built-in rules extended by each file in ``paths`` (a rule whose id is a built-in
-    one's replaces it); every problem in a file is a :class:`ValidationError` naming it."""
+    one's replaces it); every problem in a file is a :class:`InvalidValueError` naming it."""
     rules = {r.id: r for r in _builtin()}
     for path in paths:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"no irreversible rules file {path}", field="irreversible_rules"
             ) from None
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"irreversible rules {path} cannot be read: {exc}", field="irreversible_rules"
             ) from None
         try:
             extra = Rules.model_validate(data or {})
-        except PydanticValidationError as exc:
+        except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(file)"
-            raise ValidationError(
+            raise InvalidValueError(
                 f"irreversible rules {path}: {where}: {err['msg']}", field="irreversible_rules"
             ) from None
         rules.update({r.id: r for r in extra.rules})

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 
 _DECLARATION = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 
@@ -84,7 +84,7 @@ class JUnitSummary(BaseModel):
 
 def read_junit(data: bytes, source: str) -> JUnitSummary:
     """Count the report's test cases; a file that is not a JUnit report is a
-    :class:`ValidationError` naming the file and, for bad XML, the line."""
+    :class:`InvalidValueError` naming the file and, for bad XML, the line."""
     from xml.etree.ElementTree import ParseError
     from xml.parsers.expat import ExpatError
 
@@ -92,24 +92,24 @@ def read_junit(data: bytes, source: str) -> JUnitSummary:
 
     try:
         if _declares_entities(data):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{source}: declares a DTD or entities, which a JUnit report never needs; not read",
                 field=source,
             )
         report = JUnitXml.fromstring(data)
     except ExpatError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}:{exc.lineno}:{exc.offset}: not well-formed XML ({exc})", field=source
         ) from None
     except ParseError as exc:
         line, column = getattr(exc, "position", (0, 0))
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}:{line}:{column}: not well-formed XML ({exc})", field=source
         ) from None
     except (ValueError, LookupError) as exc:  # an unknown encoding, bytes it cannot decode
-        raise ValidationError(f"{source}: cannot be read as XML ({exc})", field=source) from None
+        raise InvalidValueError(f"{source}: cannot be read as XML ({exc})", field=source) from None
     except JUnitXmlError:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: not a JUnit report (the root element is neither <testsuites> nor "
             "<testsuite>)",
             field=source,
@@ -150,7 +150,7 @@ def junit_outcome(path: Path) -> tuple[float, str]:
     data = read_file_bytes(path, f"the JUnit report {path}")
     summary = read_junit(data, str(path))
     if summary.ran == 0:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{path}: no test ran ({summary.tests} in the report, all skipped or none): "
             "nothing to record",
             field="from_junit",

@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 
 MAX_EVIDENCE = 500
 
@@ -29,11 +29,11 @@ def read_config(home: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"cannot read {path}: {exc}", field="config") from None
+        raise InvalidValueError(f"cannot read {path}: {exc}", field="config") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
+        raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
 
 
 def test_commands(home: Path) -> list[str]:
@@ -42,7 +42,7 @@ def test_commands(home: Path) -> list[str]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{home / 'config.toml'}: [outcomes] test_commands must be a list of strings",
             field="test_commands",
             value=value,

@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 
 MODES = ("ask", "deny", "allow")
 WRITERS = ("Write", "Edit", "MultiEdit")
@@ -59,10 +59,10 @@ def gate_settings(home: Path) -> dict[str, Any]:
 
     table = read_config(home).get("gate", {})
     if not isinstance(table, dict):
-        raise ValidationError(f"{home / 'config.toml'}: [gate] must be a table", field="gate")
+        raise InvalidValueError(f"{home / 'config.toml'}: [gate] must be a table", field="gate")
     mode = table.get("irreversible", "ask")
     if mode not in MODES:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{home / 'config.toml'}: [gate] irreversible must be ask, deny or allow",
             field="irreversible",
             value=mode,
@@ -79,7 +79,7 @@ def _paths(home: Path, table: dict[str, Any], key: str) -> list[Path]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{home / 'config.toml'}: [gate] {key} must be a list of file names", field=key
         )
     return [(home / v).expanduser() if not os.path.isabs(v) else Path(v) for v in value]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.hosts.config_edits import FileChange, json_change, parse_json_object, read_bytes
 
 NAME = "noetic"
@@ -15,7 +15,7 @@ NAME = "noetic"
 def add_server(data: dict[str, Any], entry: dict[str, Any], path: Path, key: str) -> None:
     servers = data.setdefault(key, {})
     if not isinstance(servers, dict):
-        raise ValidationError(f'{path}: "{key}" is not an object; left untouched', field=key)
+        raise InvalidValueError(f'{path}: "{key}" is not an object; left untouched', field=key)
     servers[NAME] = entry
 
 
@@ -71,7 +71,9 @@ class McpServersFile:
 
     def path(self, scope: str, project: Path, home: Path) -> Path:
         if scope not in self.SCOPES:
-            raise ValidationError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+            raise InvalidValueError(
+                f"unknown scope {scope!r}", field="scope", fix="project or user"
+            )
         return (project if scope == "project" else home) / self.folder / self.name
 
     @staticmethod

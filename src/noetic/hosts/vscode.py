@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.hosts.config_edits import FileChange
 from noetic.hosts.servers import server_change, server_command
 
@@ -32,7 +32,7 @@ def entry(command: list[str]) -> dict[str, Any]:
 
 def _check(scope: str) -> None:
     if scope not in SCOPES:
-        raise ValidationError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+        raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
 
 
 def plan(

@@ -29,7 +29,7 @@ from typing import Any
 
 from noetic.assessment import Action, Assessment, Phase, Review
 from noetic.assessment_prompt import build_assessment_prompt
-from noetic.errors import ParseError, ValidationError
+from noetic.errors import InvalidValueError, ParseError
 from noetic.llm.base import Provider, Request
 from noetic.llm.structured import complete_parsed, extract_json
 from noetic.profiles import Profile
@@ -56,16 +56,16 @@ def _score(name: str, value: Any) -> Any:
         if percent:
             number = float(percent.group(1))
             if not 0 <= number <= 100:
-                raise ValidationError(f"{what} is {value!r}, outside 0–100%", field=name)
+                raise InvalidValueError(f"{what} is {value!r}, outside 0–100%", field=name)
             return number / 100
         try:
             return float(text)
         except ValueError:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{what} has a score that is not a number: {value!r}", field=name
             ) from None
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        raise ValidationError(f"{what} is {value!r}; give a number in [0, 1]", field=name)
+        raise InvalidValueError(f"{what} is {value!r}; give a number in [0, 1]", field=name)
     return value
 
 
@@ -74,20 +74,20 @@ def _vectors(raw: Any) -> dict[str, Any]:
         items = {}
         for entry in raw:
             if not isinstance(entry, Mapping):
-                raise ValidationError("a vector list entry is not an object", field="vectors")
+                raise InvalidValueError("a vector list entry is not an object", field="vectors")
             key = entry.get("vector", entry.get("name"))
             if key is None:
-                raise ValidationError("a vector list entry has no 'vector' name", field="vectors")
+                raise InvalidValueError("a vector list entry has no 'vector' name", field="vectors")
             items[key] = {k: v for k, v in entry.items() if k not in ("vector", "name")}
         raw = items
     if not isinstance(raw, Mapping):
-        raise ValidationError("'vectors' must be an object", field="vectors")
+        raise InvalidValueError("'vectors' must be an object", field="vectors")
     out: dict[str, Any] = {}
     spelled: dict[str, Any] = {}
     for key, value in raw.items():
         name = _name(key)
         if name in spelled:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"vectors {spelled[name]!r} and {key!r} both name {name!r}; give it once",
                 field=name,
                 value=[spelled[name], key],
@@ -133,7 +133,7 @@ def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
         return Assessment.from_input(phase, envelope)
     except ParseError:
         raise
-    except ValidationError as exc:
+    except InvalidValueError as exc:
         raise ParseError(exc.message, raw=text) from None
     except (TypeError, ValueError) as exc:
         raise ParseError(f"malformed assessment: {exc}", raw=text) from None

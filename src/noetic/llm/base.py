@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 
 #: Tool names both wire formats accept (Anthropic and OpenAI share the rule).
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -263,7 +263,7 @@ def parse_tool_call(call_id: str, name: str, raw: Any, offered: tuple[ToolSpec, 
         except json.JSONDecodeError as exc:
             value = None
             error = f"the arguments are not valid JSON: {exc.msg} at position {exc.pos}"
-        except ValidationError as exc:
+        except InvalidValueError as exc:
             value = None
             error = exc.message
     if error is None:
@@ -293,7 +293,7 @@ def _arguments(text: str, source: str) -> Any:
         keys = [k for k, _ in pairs]
         if len(set(keys)) != len(keys):
             twice = next(k for k in keys if keys.count(k) > 1)
-            raise ValidationError(f"{source} give the key {twice!r} twice", field=twice)
+            raise InvalidValueError(f"{source} give the key {twice!r} twice", field=twice)
         return dict(pairs)
 
     check_depth(text, source)
@@ -303,7 +303,7 @@ def _arguments(text: str, source: str) -> Any:
     try:  # an escape such as "\ud800" decodes to a lone surrogate, which is not text
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
-        raise ValidationError(f"{source} hold an escaped lone surrogate", field=source) from None
+        raise InvalidValueError(f"{source} hold an escaped lone surrogate", field=source) from None
     return value
 
 

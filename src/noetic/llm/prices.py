@@ -23,10 +23,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.llm.base import Usage
 from noetic.untrusted import read_optional_text
 
@@ -106,7 +105,7 @@ class PriceTable:
     @classmethod
     def from_config(cls, home: Path | None) -> PriceTable:
         """The table for the store at ``home``: its ``config.toml`` ``[prices]`` over the
-        built-ins. A malformed entry is a :class:`ValidationError` naming it."""
+        built-ins. A malformed entry is a :class:`InvalidValueError` naming it."""
         if home is None:
             return cls()
         path = Path(home) / "config.toml"
@@ -116,19 +115,19 @@ class PriceTable:
         try:
             config = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
+            raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
         return cls(parse_prices(config.get("prices", {}), str(path)))
 
 
 def parse_prices(section: Any, source: str) -> dict[str, Price]:
     """``[prices."provider:model"]`` tables as :class:`Price` values."""
     if not isinstance(section, dict):
-        raise ValidationError(f"{source}: [prices] must be a table", field="prices")
+        raise InvalidValueError(f"{source}: [prices] must be a table", field="prices")
     out: dict[str, Price] = {}
     for key, value in section.items():
         provider, colon, model = key.partition(":")
         if not colon or not provider or not model:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{source}: price key {key!r} is not provider:model",
                 field="prices",
                 value=key,
@@ -136,11 +135,11 @@ def parse_prices(section: Any, source: str) -> dict[str, Price]:
             )
         try:
             out[key] = Price.model_validate(value)
-        except PydanticValidationError as exc:
+        except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
             )
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{source}: [prices.{key!r}]: {problems}",
                 field="prices",
                 value=key,

@@ -22,7 +22,7 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
-from noetic.errors import UsageError, ValidationError
+from noetic.errors import InvalidValueError, UsageError
 from noetic.llm.base import Provider
 from noetic.untrusted import read_optional_text
 
@@ -34,7 +34,7 @@ def parse_provider(spec: str, *, timeout: float = 120.0) -> Provider:
     """Build the provider a string names; import only that provider's SDK."""
     scheme, sep, rest = spec.strip().partition(":")
     if not sep or not rest:
-        raise ValidationError(
+        raise InvalidValueError(
             f"provider {spec!r} is not SCHEME:MODEL",
             field="provider",
             value=spec,
@@ -44,7 +44,7 @@ def parse_provider(spec: str, *, timeout: float = 120.0) -> Provider:
     if scheme not in SCHEMES:
         near = difflib.get_close_matches(scheme, SCHEMES, n=1)
         hint = f"did you mean {near[0]!r}? " if near else ""
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown provider {scheme!r}",
             field="provider",
             value=spec,
@@ -70,7 +70,7 @@ def parse_provider(spec: str, *, timeout: float = 120.0) -> Provider:
         )
     base_url, hash_, model = rest.rpartition("#")
     if not hash_ or not base_url or not model:
-        raise ValidationError(
+        raise InvalidValueError(
             f"provider {spec!r} needs a base URL and a model",
             field="provider",
             value=spec,
@@ -99,7 +99,7 @@ def resolve_provider_spec(explicit: str | None, home: Path | None = None) -> str
             try:
                 config = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
-                raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
+                raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
             default = config.get("provider", {}).get("default")
             if isinstance(default, str) and default.strip():
                 return default.strip()

@@ -31,10 +31,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ValidationError
 
-from noetic.errors import LimitExceeded, ParseError, ProviderError, ValidationError
+from noetic.errors import InvalidValueError, LimitExceeded, ParseError, ProviderError
 from noetic.limits import REPLY_CHARS
 from noetic.llm.base import Completion, Message, Provider, Request
 from noetic.untrusted import parse_json
@@ -121,7 +120,7 @@ def extract_json(text: str) -> dict[str, Any]:
         except json.JSONDecodeError as exc:
             problem = problem or _syntax_problem(text, exc, start)
             continue
-        except ValidationError as exc:
+        except InvalidValueError as exc:
             problem = problem or exc.message
             continue
         if isinstance(value, dict):
@@ -139,11 +138,11 @@ def extract_json(text: str) -> dict[str, Any]:
 
 def describe(exc: Exception) -> str:
     """A short, model-readable description of why a reply was rejected."""
-    if isinstance(exc, PydanticValidationError):
+    if isinstance(exc, ValidationError):
         return "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()[:5]
         )
-    if isinstance(exc, ValidationError | ParseError):
+    if isinstance(exc, InvalidValueError | ParseError):
         return exc.message
     return str(exc)
 
@@ -166,7 +165,7 @@ async def complete_parsed(
     replies.append(reply)
     try:
         return parse(reply.text)
-    except (ParseError, ValidationError, PydanticValidationError) as exc:
+    except (ParseError, InvalidValueError, ValidationError) as exc:
         problem = describe(exc)
         if not repair:
             raise ParseError(f"unusable reply: {problem}", raw=reply.text) from None
@@ -187,7 +186,7 @@ async def complete_parsed(
     replies.append(second)
     try:
         return parse(second.text)
-    except (ParseError, ValidationError, PydanticValidationError) as exc:
+    except (ParseError, InvalidValueError, ValidationError) as exc:
         raise ParseError(
             f"unusable reply after one repair round: {describe(exc)} (first problem: {problem})",
             raw=second.text,

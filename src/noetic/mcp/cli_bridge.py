@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.limits import COMMAND_CHARS
 
 _HELP = threading.Lock()
@@ -96,7 +96,7 @@ def _split(command: str) -> list[str]:
     try:
         return shlex.split(command)
     except ValueError as exc:
-        raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
+        raise InvalidValueError(f"cannot parse the command: {exc}", field="command") from None
 
 
 def parse_command(command: str) -> list[str]:
@@ -104,22 +104,22 @@ def parse_command(command: str) -> list[str]:
     try:
         args = _split(command)
     except ValueError as exc:
-        raise ValidationError(f"cannot parse the command: {exc}", field="command") from None
+        raise InvalidValueError(f"cannot parse the command: {exc}", field="command") from None
     if args and args[0] == "noetic":
         args = args[1:]
     if not args:
-        raise ValidationError(
+        raise InvalidValueError(
             "empty command", field="command", fix=f"allowed: {describe_allowed()}"
         )
     if args[0] == "bootstrap":
-        raise ValidationError(
+        raise InvalidValueError(
             "start a session with the bootstrap_session tool, not through the CLI",
             field="command",
             value=args[0],
             fix="call bootstrap_session; later commands here act on the session it returns",
         )
     if args[0] not in ALLOWED:
-        raise ValidationError(
+        raise InvalidValueError(
             f"'{args[0]}' is not an allowed noetic command",
             field="command",
             value=args[0],
@@ -127,7 +127,7 @@ def parse_command(command: str) -> list[str]:
         )
     subs = ALLOWED[args[0]]
     if subs is not None and (len(args) < 2 or args[1] not in subs):
-        raise ValidationError(
+        raise InvalidValueError(
             f"'noetic {args[0]}' allows only: {', '.join(sorted(subs))}",
             field="command",
             value=" ".join(args[:2]),
@@ -135,7 +135,7 @@ def parse_command(command: str) -> list[str]:
     for arg in args:
         option = arg.split("=", 1)[0]
         if option in BLOCKED_OPTIONS:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{option} cannot be used through MCP", field="command", value=option
             )
     return args
@@ -151,12 +151,12 @@ def run_cli(
 ) -> CliResult:
     """Run an allowed command against ``store``, on the client's current session
     ``session_id``: its output and exit code, and with ``output="json"`` the JSON document it
-    printed, parsed. Past ``timeout_s`` the command is killed and a :class:`ValidationError`
+    printed, parsed. Past ``timeout_s`` the command is killed and a :class:`InvalidValueError`
     says so."""
     args = [*parse_command(command), "--store", str(store)]
     if _takes_session(args) and not _names_session(args):
         if session_id is None:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"'noetic {args[0]}' acts on a session and this client has none",
                 field="command",
                 fix="call bootstrap_session first, or pass --session ID",
@@ -195,7 +195,7 @@ def _run_child(args: list[str], timeout_s: float) -> tuple[int, str, str]:
             out, err = child.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             _kill_group(child)
-            raise ValidationError(
+            raise InvalidValueError(
                 f"'noetic {' '.join(args[:2])}' ran longer than {timeout_s:g} s and was stopped "
                 "(it and everything it started were killed)",
                 field="command",
@@ -247,5 +247,7 @@ def cli_help(command: str | None = None) -> str:
     with _HELP:
         result = CliRunner().invoke(app, [*args, "--help"])
     if result.exit_code != 0:
-        raise ValidationError(f"no help for {command!r}: {result.output.strip()}", field="command")
+        raise InvalidValueError(
+            f"no help for {command!r}: {result.output.strip()}", field="command"
+        )
     return result.stdout

@@ -40,9 +40,9 @@ def workflow_guidance(phase: str | None = None) -> str:
     if phase is not None:
         key = phase.strip().lower()
         if key not in STEPS:
-            from noetic.errors import ValidationError
+            from noetic.errors import InvalidValueError
 
-            raise ValidationError(
+            raise InvalidValueError(
                 f"unknown phase {phase!r}", field="phase", fix=f"one of: {', '.join(STEPS)}"
             )
         return f"{key.upper()}: {STEPS[key]}"

@@ -73,7 +73,7 @@ def _run(event: str, body: bytes, home: Path) -> dict[str, Any] | None:
 
 
 def _payload(body: bytes) -> dict[str, Any]:
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.limits import STDIN_BYTES
     from noetic.untrusted import decode_utf8, load_json
 
@@ -82,7 +82,7 @@ def _payload(body: bytes) -> dict[str, Any]:
         return {}
     data = load_json(text, "the hook's request body")
     if not isinstance(data, dict):
-        raise ValidationError("the hook's request body is not a JSON object", field="body")
+        raise InvalidValueError("the hook's request body is not a JSON object", field="body")
     return data
 
 

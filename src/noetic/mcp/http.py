@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.mcp.server import build_server
 
 
@@ -16,12 +16,12 @@ def check_token(token: str) -> str:
     """A bearer token: one or more visible ASCII characters, no spaces (a blank or padded token
     would be accepted by mistake, or could not be sent in a header at all)."""
     if not token.strip():
-        raise ValidationError(
+        raise InvalidValueError(
             "the bearer token is blank", field="token", fix="pass --token with a real secret"
         )
     for i, char in enumerate(token):
         if not "!" <= char <= "~":
-            raise ValidationError(
+            raise InvalidValueError(
                 f"the bearer token has {'a space' if char.isspace() else repr(char)} at "
                 f"character {i}; use visible ASCII characters only",
                 field="token",

@@ -17,7 +17,7 @@ from mcp.types import INVALID_PARAMS
 
 from noetic.errors import NoeticError, NotFoundError
 from noetic.mcp import guidance
-from noetic.mcp.server import Noetic
+from noetic.mcp.server import ServerState
 
 JSON = "application/json"
 
@@ -33,7 +33,7 @@ def _resource_errors() -> Iterator[None]:
         raise ResourceError(str(exc)) from exc
 
 
-def register_resources(server: MCPServer, n: Noetic) -> None:
+def register_resources(server: MCPServer, n: ServerState) -> None:
     """Add the resources and the prompt to ``server``."""
     # the store and the profiles are opened on first use, not while the server starts
 

@@ -28,7 +28,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from noetic.errors import NoeticError, UsageError, ValidationError
+from noetic.errors import InvalidValueError, NoeticError, UsageError
 from noetic.mcp import guidance
 from noetic.mcp.sdk import plain_logging
 from noetic.untrusted import check_text_field
@@ -52,11 +52,11 @@ REMEMBERED = 10_000
 first, so a long-running HTTP server's memory stays bounded."""
 
 
-class Noetic:
-    """What every tool shares: the store under ``home``, the tracker over it, the workspace the
-    built-in tools may read (the directory the server was started in), and each client's
-    current session (``per_connection``: keyed by the MCP session id, for HTTP; otherwise one
-    for the process, for stdio).
+class ServerState:
+    """One MCP server's state, which every tool shares: the store under ``home``, the tracker
+    over it, the workspace the built-in tools may read (the directory the server was started
+    in), and each client's current session (``per_connection``: keyed by the MCP session id,
+    for HTTP; otherwise one for the process, for stdio).
 
     The store and the tracker are opened on first use, so a server lists its tools before it
     has loaded them. Finished tasks are embedded for recall on a thread of its own
@@ -168,7 +168,7 @@ class Noetic:
             return self.store.get_session(given).id
         remembered = self._current.get(self._client(ctx, required=True) or "")
         if remembered is None:
-            raise ValidationError(
+            raise InvalidValueError(
                 "no session_id given and this client has no current session",
                 fix="call bootstrap_session first, or pass the session_id it returned",
             )
@@ -203,7 +203,7 @@ class Noetic:
         headers = ctx.headers if ctx is not None else None
         client = headers.get(SESSION_HEADER) if headers is not None else None
         if client is None and required:
-            raise ValidationError(
+            raise InvalidValueError(
                 "no session_id given, and this connection has no MCP session to keep a "
                 "current session in (stateless HTTP)",
                 field="session_id",
@@ -224,7 +224,7 @@ class Noetic:
 
         try:
             configured = resolve_provider_spec(spec, self.home)
-        except ValidationError:  # a config file that does not parse: say so, don't sample
+        except InvalidValueError:  # a config file that does not parse: say so, don't sample
             raise
         except UsageError:  # nothing given, nothing configured
             configured = None
@@ -233,13 +233,13 @@ class Noetic:
         fix = "pass provider='ollama:llama3.2' (or another), or set NOETIC_PROVIDER"
         caps = ctx.client_capabilities
         if caps is None or caps.sampling is None:
-            raise ValidationError(
+            raise InvalidValueError(
                 "no provider configured and this client does not support MCP sampling",
                 field="provider",
                 fix=fix,
             )
         if not ctx.session.can_send_request:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"this connection (protocol {ctx.protocol_version}) cannot carry sampling "
                 "requests mid-call",
                 field="provider",
@@ -251,15 +251,18 @@ class Noetic:
         return SamplingProvider(ctx.session, model=client, related_request_id=ctx.request_id)
 
 
+Noetic = ServerState
+"""The class's former name, kept for code that imported it."""
+
 ToolFunction = Callable[..., Awaitable[Any]]
 
 
-def bind(fn: ToolFunction, noetic: Noetic) -> ToolFunction:
+def bind(fn: ToolFunction, noetic: ServerState) -> ToolFunction:
     """``fn(noetic, ...)`` as a tool function without its first argument.
 
     The SDK builds the tool's input schema from the signature and the resolved type hints, so
-    the bound function carries both, less the ``Noetic`` argument; a tool stays a module-level
-    function that a test can call directly with a ``Noetic`` of its own.
+    the bound function carries both, less the ``ServerState`` argument; a tool stays a
+    module-level function that a test can call directly with a ``ServerState`` of its own.
     """
     signature = inspect.signature(fn)
     hints = get_type_hints(fn, include_extras=True)
@@ -279,7 +282,7 @@ def bind(fn: ToolFunction, noetic: Noetic) -> ToolFunction:
     return bound
 
 
-_STARTED: weakref.WeakSet[Noetic] = weakref.WeakSet()
+_STARTED: weakref.WeakSet[ServerState] = weakref.WeakSet()
 
 
 @atexit.register
@@ -388,7 +391,7 @@ def build_server(
     answered its first request after ``initialize``, so it does not slow the start."""
     from noetic.mcp.resources import register_resources
 
-    noetic = Noetic(home, workspace, per_connection=per_connection, embed_at_start=False)
+    noetic = ServerState(home, workspace, per_connection=per_connection, embed_at_start=False)
     from noetic import __version__
 
     with plain_logging():
@@ -404,7 +407,7 @@ def build_server(
     return server
 
 
-def listed_tools(noetic: Noetic) -> list[Tool]:
+def listed_tools(noetic: ServerState) -> list[Tool]:
     """The server's tools: from the cached list when it is current, else built (and cached)."""
     from noetic.mcp import tool_cache
 
@@ -422,7 +425,7 @@ def listed_tools(noetic: Noetic) -> list[Tool]:
     return tools
 
 
-def _build_tool(noetic: Noetic, name: str) -> Tool:
+def _build_tool(noetic: ServerState, name: str) -> Tool:
     from noetic.mcp.tools import build_tool
 
     return build_tool(noetic, name)
@@ -431,7 +434,7 @@ def _build_tool(noetic: Noetic, name: str) -> Tool:
 _HANDSHAKE = frozenset({"initialize", "server/discover", "ping"})
 
 
-def _starts_background(noetic: Noetic) -> ServerMiddleware[Any]:
+def _starts_background(noetic: ServerState) -> ServerMiddleware[Any]:
     """Middleware: after the first request other than the handshake (``initialize``, or
     ``server/discover`` from 2026-07-28 on) and ``ping`` has been answered (for a client
     starting up, ``tools/list``), the embedding thread starts."""

@@ -1,7 +1,7 @@
 """The tools: the seed's 21, plus ``record_outcome``, ``generate_goals`` and ``observe``.
 
 Each tool is a module-level async function whose first argument is the server's
-:class:`~noetic.mcp.server.Noetic` (store, tracker, workspace); :data:`TOOLS` is the table the
+:class:`~noetic.mcp.server.ServerState` (store, tracker, workspace); :data:`TOOLS` is the table the
 server's tools are built from (:func:`build_tool`), binding that argument, so a test can call any
 tool alone. The server imports this module only to build a tool: it lists them from the cached
 tool list (:mod:`noetic.mcp.tool_cache`), so the types the tools return load on the first call.
@@ -33,7 +33,7 @@ from noetic.calibration import check_drift_monitor as drift_report
 from noetic.calibration import query_bayesian_beliefs as beliefs_report
 from noetic.cascade.engine import CascadeRun
 from noetic.cascade.goals import threshold_goals
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.fields import (
     ProviderSpec,
@@ -46,7 +46,7 @@ from noetic.mcp.fields import (
 )
 from noetic.mcp.progress import reporting
 from noetic.mcp.schemas import lean_schema
-from noetic.mcp.server import Noetic, ToolFunction, bind, tool_errors
+from noetic.mcp.server import ServerState, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
 from noetic.operations import calibrating, phases
@@ -155,7 +155,7 @@ class AiAnswer(_Frozen):
 
 
 def _prompt_for(
-    n: Noetic,
+    n: ServerState,
     ctx: Context | None,
     phase: Phase,
     session_id: str | None,
@@ -198,7 +198,7 @@ def _recorded(result: R | phases.AssessmentPrompt) -> R:
 
 
 async def bootstrap_session(
-    n: Noetic,
+    n: ServerState,
     ai_id: str = "agent",
     session_type: Annotated[
         str | None, Field(description="Accepted for compatibility; not used.")
@@ -222,7 +222,7 @@ async def bootstrap_session(
 
 
 async def resume_previous_session(
-    n: Noetic,
+    n: ServerState,
     task: str | None = None,
     ai_id: str | None = None,
     limit: Annotated[
@@ -236,7 +236,7 @@ async def resume_previous_session(
     ctx: Context | None = None,
 ) -> Resumed:
     if limit is not None and not 1 <= limit <= 100:
-        raise ValidationError("limit must be between 1 and 100", field="limit", value=limit)
+        raise InvalidValueError("limit must be between 1 and 100", field="limit", value=limit)
     recalled = None
     if task:
         from noetic.operations.recalling import recall
@@ -250,7 +250,7 @@ async def resume_previous_session(
 
 
 async def get_session_summary(
-    n: Noetic,
+    n: ServerState,
     session_id: SessionId = None,
     ctx: Context | None = None,
 ) -> SessionSummary:
@@ -258,7 +258,7 @@ async def get_session_summary(
 
 
 async def get_epistemic_state(
-    n: Noetic,
+    n: ServerState,
     session_id: SessionId = None,
     ctx: Context | None = None,
 ) -> EpistemicState:
@@ -266,7 +266,7 @@ async def get_epistemic_state(
 
 
 async def execute_preflight(
-    n: Noetic,
+    n: ServerState,
     session_id: SessionId = None,
     prompt: TaskText = None,
     task: Annotated[str | None, Field(description="The same as prompt.")] = None,
@@ -274,7 +274,7 @@ async def execute_preflight(
 ) -> PromptOut:
     the_task = _one_task(prompt, task)
     if the_task is None:
-        raise ValidationError(
+        raise InvalidValueError(
             "execute_preflight needs the task", field="prompt", fix="pass prompt='the task'"
         )
     out = _prompt_for(n, ctx, Phase.PREFLIGHT, session_id, the_task)
@@ -283,7 +283,7 @@ async def execute_preflight(
 
 
 async def submit_preflight_assessment(
-    n: Noetic,
+    n: ServerState,
     vectors: Scores,
     session_id: SessionId = None,
     task: Annotated[
@@ -301,7 +301,7 @@ async def submit_preflight_assessment(
     sid = n.session_id(session_id, ctx)
     the_task = task if task is not None else n.pending_task(sid)
     if the_task is None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"no task for session {sid}: none given and no execute_preflight before",
             field="task",
             fix="pass task='…', or call execute_preflight with the task first",
@@ -314,7 +314,7 @@ async def submit_preflight_assessment(
 def _one_task(prompt: str | None, task: str | None) -> str | None:
     """The task from the seed's ``prompt`` or from ``task``; both only if they agree."""
     if prompt is not None and task is not None and prompt != task:
-        raise ValidationError(
+        raise InvalidValueError(
             "prompt and task disagree: give the task once",
             field="prompt",
             value={"prompt": prompt, "task": task},
@@ -323,13 +323,13 @@ def _one_task(prompt: str | None, task: str | None) -> str | None:
 
 
 async def execute_check(
-    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+    n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> PromptOut:
     return _prompt_for(n, ctx, Phase.CHECK, session_id, None)
 
 
 async def submit_check_assessment(
-    n: Noetic,
+    n: ServerState,
     vectors: Scores,
     session_id: SessionId = None,
     recommended_action: YourAction = None,
@@ -342,13 +342,16 @@ async def submit_check_assessment(
 
 
 async def execute_postflight(
-    n: Noetic, session_id: SessionId = None, review: ReviewKind = None, ctx: Context | None = None
+    n: ServerState,
+    session_id: SessionId = None,
+    review: ReviewKind = None,
+    ctx: Context | None = None,
 ) -> PromptOut:
     return _prompt_for(n, ctx, Phase.POSTFLIGHT, session_id, None, review)
 
 
 async def submit_postflight_assessment(
-    n: Noetic,
+    n: ServerState,
     vectors: Scores,
     session_id: SessionId = None,
     recommended_action: YourAction = None,
@@ -363,7 +366,7 @@ async def submit_postflight_assessment(
 
 
 async def get_calibration_report(
-    n: Noetic,
+    n: ServerState,
     ai_id: str | None = None,
     profile: Annotated[str | None, Field(description="Only tasks under this profile.")] = None,
     domain: Annotated[str | None, Field(description="Only sessions in this domain.")] = None,
@@ -391,7 +394,7 @@ async def get_calibration_report(
 
 
 async def record_outcome(
-    n: Noetic,
+    n: ServerState,
     score: Annotated[float, Field(ge=0, le=1)],
     source: Annotated[str, Field(description="test, human or check.")] = "check",
     evidence: Annotated[str, Field(description="What the verdict rests on.")] = "",
@@ -404,41 +407,41 @@ async def record_outcome(
     return calibrating.outcome(n.store, target, score=score, source=source, evidence=evidence)
 
 
-async def query_bayesian_beliefs(n: Noetic, ai_id: str | None = None) -> BeliefsReport:
+async def query_bayesian_beliefs(n: ServerState, ai_id: str | None = None) -> BeliefsReport:
     return beliefs_report(n.store, ai_id)
 
 
 async def check_drift_monitor(
-    n: Noetic,
+    n: ServerState,
     ai_id: str | None = None,
     window: Annotated[int, Field(description="Recent outcomes to compare (5-1000).")] = 20,
 ) -> DriftReport:
     if not 5 <= window <= 1000:
-        raise ValidationError("window must be between 5 and 1000", field="window", value=window)
+        raise InvalidValueError("window must be between 5 and 1000", field="window", value=window)
     return drift_report(n.store, ai_id, window=window)
 
 
 async def query_goal_orchestrator(
-    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+    n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
     return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
 
 
-async def get_empirica_introduction(n: Noetic) -> Text:
+async def get_empirica_introduction(n: ServerState) -> Text:
     return Text(text=guidance.INTRODUCTION)
 
 
-async def get_workflow_guidance(n: Noetic, phase: str | None = None) -> Text:
+async def get_workflow_guidance(n: ServerState, phase: str | None = None) -> Text:
     return Text(text=guidance.workflow_guidance(phase))
 
 
-async def cli_help(n: Noetic, command: str | None = None) -> Text:
+async def cli_help(n: ServerState, command: str | None = None) -> Text:
     return Text(text=cli_bridge.cli_help(command))
 
 
 async def execute_cli_command(
-    n: Noetic,
+    n: ServerState,
     command: str,
     output: Annotated[
         Literal["json", "text"],
@@ -451,7 +454,7 @@ async def execute_cli_command(
 
 
 async def query_ai(
-    n: Noetic,
+    n: ServerState,
     question: str,
     ctx: Context,
     provider: ProviderSpec = None,
@@ -461,7 +464,7 @@ async def query_ai(
     from noetic.llm.base import Request
 
     if not question.strip():
-        raise ValidationError("the question is empty", field="question")
+        raise InvalidValueError("the question is empty", field="question")
     reply = await n.recorded(n.provider(provider, ctx)).complete(
         Request.of(question, system=system, max_tokens=max_tokens)
     )
@@ -469,7 +472,7 @@ async def query_ai(
 
 
 async def generate_goals(
-    n: Noetic, session_id: SessionId = None, ctx: Context | None = None
+    n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
     threshold_goals(n.store, sid, n.tracker.profile_of(n.store.get_session(sid)))
@@ -477,7 +480,7 @@ async def generate_goals(
 
 
 async def create_cascade(
-    n: Noetic,
+    n: ServerState,
     task: str,
     ctx: Context,
     provider: ProviderSpec = None,
@@ -495,7 +498,7 @@ async def create_cascade(
 
 
 async def observe(
-    n: Noetic,
+    n: ServerState,
     query: str,
     ctx: Context,
     provider: ProviderSpec = None,
@@ -512,7 +515,7 @@ async def observe(
 
 
 async def nova_process(
-    n: Noetic,
+    n: ServerState,
     ctx: Context,
     question: Annotated[str, Field(description="The question to deliberate on.")] = "",
     provider: ProviderSpec = None,
@@ -682,7 +685,7 @@ TOOLS: list[tuple[ToolFunction, str]] = [
 ]
 
 
-def build_tool(n: Noetic, name: str) -> Tool:
+def build_tool(n: ServerState, name: str) -> Tool:
     """The SDK's tool for the function called ``name`` in :data:`TOOLS`, acting on ``n``'s
     store: its input and output schemas generated from the signature and return type."""
     for fn, description in TOOLS:
@@ -693,6 +696,6 @@ def build_tool(n: Noetic, name: str) -> Tool:
     raise ToolError(f"unknown tool {name!r}")
 
 
-def build_tools(n: Noetic) -> list[Tool]:
+def build_tools(n: ServerState) -> list[Tool]:
     """Every tool in :data:`TOOLS`, in order, built the SDK's way."""
     return [build_tool(n, fn.__name__) for fn, _ in TOOLS]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from noetic.assessment import Phase
-from noetic.errors import ParseError, ProviderError, UsageError, ValidationError
+from noetic.errors import InvalidValueError, ParseError, ProviderError, UsageError, error_name
 from noetic.events import DecisionMade, EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer
 from noetic.llm.base import Completion, Message, Provider, Request, complete_streaming
 from noetic.llm.structured import complete_parsed
@@ -86,7 +86,7 @@ async def run_nova(
     settings = settings or NovaSettings()
     check_text_field(question, "question")
     if not question.strip():
-        raise ValidationError("the question is empty", field="question", value=question)
+        raise InvalidValueError("the question is empty", field="question", value=question)
     catalogue = Catalogue(persona_dirs(ctx.home, settings))
     _check_panel(catalogue, settings)
     ctx.model  # noqa: B018  (a run without a model is the caller's mistake: say so now)
@@ -124,7 +124,7 @@ async def resume_nova(
     if input is not None:
         check_text_field(input, "input")
         if not input.strip():
-            raise ValidationError("the input is empty", field="input", value=input)
+            raise InvalidValueError("the input is empty", field="input", value=input)
     inputs = [*row["inputs"], *([input] if input is not None else [])]
     if row["status"] == "escalated" and not inputs:
         raise UsageError(
@@ -192,7 +192,7 @@ def _check_panel(catalogue: Catalogue, settings: NovaSettings) -> None:
     for name in settings.experts:
         persona = catalogue.get(name)
         if persona.pattern != Pattern.DOMAIN_EXPERT:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"persona {name!r} is a {persona.pattern.value}, not a domain expert",
                 field="experts",
                 value=name,
@@ -346,7 +346,7 @@ class _Walk:
                     persona, Node.EXPERTS, focus=self.focus, seq=seq, record=False
                 )
             except (ProviderError, ParseError) as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error = f"{error_name(exc)}: {exc}"
         failed = Turn(
             seq=seq,
             round=self.round,

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.llm.structured import extract_json
 
 Unit = Field(ge=0.0, le=1.0, allow_inf_nan=False)
@@ -175,7 +175,7 @@ def turn_key(round: int, node: Node | str, persona: str) -> str:
 
 
 def parse_block(node: Node, text: str, check: Callable[[Block], None] | None = None) -> Block:
-    """The node's block from a reply; raises ParseError or ValidationError naming the problem.
+    """The node's block from a reply; raises ParseError or InvalidValueError naming the problem.
 
     ``check`` adds the run's own rules (an unpacking may only pick experts in the catalogue)."""
     data = extract_json(text)
@@ -191,13 +191,13 @@ def picks_in(known: set[str]) -> Callable[[Block], None]:
     def check(block: Block) -> None:
         picks: list[Pick] = getattr(block, "experts", [])
         if not picks:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"no experts picked; pick at least one from {', '.join(sorted(known))}",
                 field="experts",
             )
         unknown = [p.name for p in picks if p.name not in known]
         if unknown:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"experts not in the catalogue: {', '.join(unknown)}; pick from "
                 f"{', '.join(sorted(known))}",
                 field="experts",

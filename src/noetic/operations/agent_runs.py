@@ -44,15 +44,17 @@ def open_agent(
     CASCADE and holds irreversible actions until a CHECK clears them or ``ask`` says yes. Sync;
     one agent serves many runs (a chat keeps its conversation in it)."""
     from noetic.agent import Agent
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.store import locate_store
 
     if mode not in MODES:
-        raise ValidationError(f"unknown mode {mode!r}", field="mode", fix="use fast, adapt or deep")
+        raise InvalidValueError(
+            f"unknown mode {mode!r}", field="mode", fix="use fast, adapt or deep"
+        )
     if not workspace.is_dir():
-        raise ValidationError(f"no folder {workspace}", field="workspace", value=str(workspace))
+        raise InvalidValueError(f"no folder {workspace}", field="workspace", value=str(workspace))
     if approve not in APPROVALS:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown approval {approve!r}", field="approve", fix="use ask, never or always"
         )
     return Agent(

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store import Store
 
 PAGE_SIZE: Final = 50
@@ -51,7 +51,7 @@ class SessionFilters(BaseModel):
         if value is None or value == "":
             return None
         if not isinstance(value, str) or not _NAME.match(value):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{info.field_name} {value!r} is not a name", field=info.field_name, value=value
             )
         return value
@@ -62,7 +62,7 @@ class SessionFilters(BaseModel):
         if value is None or value == "":
             return None
         if value not in OUTCOMES:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"outcome must be one of {', '.join(OUTCOMES)}, got {value!r}",
                 field="outcome",
                 value=value,

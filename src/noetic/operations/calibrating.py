@@ -34,11 +34,11 @@ def outcome(
     command line fails before a store is looked for); without a target, ``current`` gives the
     caller's current session in it. Sync."""
     from noetic.calibration import record_outcome
-    from noetic.errors import NotFoundError, ValidationError
+    from noetic.errors import InvalidValueError, NotFoundError
 
     given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
     if len(given) != 1:
-        raise ValidationError(
+        raise InvalidValueError(
             "give exactly one of --success, --failure, --score X or --from-junit FILE",
             field="outcome",
         )
@@ -81,12 +81,12 @@ def report(
     arguments are checked. Sync."""
     from noetic.calibration import PHASES, Filters, calibration_report
     from noetic.calibration.phases import GROUPINGS
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
 
     if at not in PHASES:
-        raise ValidationError(f"--at must be one of {', '.join(PHASES)}", field="at", value=at)
+        raise InvalidValueError(f"--at must be one of {', '.join(PHASES)}", field="at", value=at)
     if by not in GROUPINGS:
-        raise ValidationError(f"--by must be one of {', '.join(GROUPINGS)}", field="by", value=by)
+        raise InvalidValueError(f"--by must be one of {', '.join(GROUPINGS)}", field="by", value=by)
     filters = Filters(ai_id=ai_id, profile=profile, domain=domain, since_days=since_days)
     opened = store() if callable(store) else store
     return calibration_report(opened, filters, prediction=at, bins=bins, by=by)  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.store import Store
 
 
@@ -33,7 +33,7 @@ class Cursor(NamedTuple):
         except ValueError:
             numbers = []
         if not 1 <= len(numbers) <= 3 or any(n < 0 for n in numbers):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"a live cursor is three whole numbers joined by dots, got {text[:40]!r}",
                 field="after",
                 value=text[:40],

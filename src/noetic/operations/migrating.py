@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from noetic.errors import StoreError, ValidationError
+from noetic.errors import InvalidValueError, StoreError
 from noetic.store.copy import CopyReport
 
 
@@ -19,11 +19,11 @@ def migrate_store(store: Path | None, to: str) -> CopyReport:
 
     url = database_url(to)
     if url is None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"--to {to!r} is not a PostgreSQL URL", field="to", fix="postgresql://user@host/db"
         )
     if database_url(store) is not None:
-        raise ValidationError("--store names the SQLite store to copy from, not a URL")
+        raise InvalidValueError("--store names the SQLite store to copy from, not a URL")
     home = require_store(_locate(store, None).model_copy(update={"url": None}))
     from noetic.store.copy import copy_store
 

@@ -200,15 +200,15 @@ def _assessment(
     with neither, the prompt to answer. ``p_success`` joins the scores given; ``review`` is
     the POSTFLIGHT's review kind."""
     from noetic.assessment import Assessment, Phase, Review, check_probability
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
 
     kind = _review(review)
     if provider and scores is not None:
-        raise ValidationError(
+        raise InvalidValueError(
             "give scores or --provider, not both", field="provider", value=provider
         )
     if p_success is not None and (provider or scores is None):
-        raise ValidationError(
+        raise InvalidValueError(
             "--p-success goes with the scores you give"
             + (": the model states its own" if provider else ", and none were given"),
             field="p_success",
@@ -228,7 +228,7 @@ def _assessment(
     if p_success is not None:
         stated = check_probability(p_success)
         if assessment.p_success is not None and assessment.p_success != stated:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"p_success given twice: {assessment.p_success} in the scores and {stated} "
                 "as an option",
                 field="p_success",
@@ -237,7 +237,7 @@ def _assessment(
         update["p_success"] = stated
     if kind is not None and assessment.review != kind:
         if assessment.review is not None:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"the scores say review {assessment.review.value!r}, the option {kind.value!r}",
                 field="review",
                 value=[assessment.review.value, kind.value],
@@ -249,14 +249,14 @@ def _assessment(
 def _review(review: str | None) -> Review | None:
     """The review kind named, or a clear error."""
     from noetic.assessment import Review
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
 
     if review is None:
         return None
     try:
         return Review(review.strip().lower())
     except ValueError:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unknown review kind {review!r}",
             field="review",
             value=review,

@@ -87,13 +87,13 @@ async def start_cascade(
     model's current session in the store with ``remember``), with the workspace's tools and
     the configured MCP servers' tools. Async."""
     from noetic.cascade.engine import run_cascade
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.runtime.context import Limits, build_context
     from noetic.tools.discovery import discover
     from noetic.tools.mcp_servers import configured_servers
 
     if not task.strip():
-        raise ValidationError("the task is empty", field="task")
+        raise InvalidValueError("the task is empty", field="task")
     model, shown, name = _model(tracker, provider)
     session, chosen = tracker.bootstrap(ai_id=name, profile=profile, ai_model=name)
     if remember:
@@ -128,13 +128,13 @@ async def start_chain(
 ) -> ChainResult:
     """Run the observer chain on ``query``: stages that stop once the answer has
     crystallized; with ``cache``, a known answer comes from the pattern cache. Async."""
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.observer.chain import run_chain
     from noetic.observer.crystallization import ObserverSettings
     from noetic.runtime.context import build_context
 
     if not query.strip():
-        raise ValidationError("the query is empty", field="query")
+        raise InvalidValueError("the query is empty", field="query")
     ctx = build_context("observer", tracker=tracker, provider=_given(provider), needs_model=True)
     pattern_cache = None
     if cache:
@@ -172,12 +172,12 @@ async def start_nova(
     ``nova``: the DCE unpacks it, experts (``experts``, else the DCE's choice) analyse, the CHECK
     gate and the CAE's critique decide whether to loop, the DCE recommends. The gate is
     ``gate``, else 1 − the named ``profile``'s threshold, else the seed's. Async."""
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.nova import NovaSettings, run_nova
     from noetic.runtime.context import Limits, build_context
 
     if not question.strip():
-        raise ValidationError("the question is empty", field="question")
+        raise InvalidValueError("the question is empty", field="question")
     model, shown, name = _model(tracker, provider)
     settings = NovaSettings(
         max_rounds=max_rounds, gate=gate, gate_from_profile=profile is not None, epsilon=epsilon,

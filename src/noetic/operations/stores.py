@@ -49,13 +49,13 @@ def open_tracker(store: Path | None, *, create: bool = False) -> Tracker:
 
 def agent_id(ai_id: str | None) -> str:
     """The agent acting: the one named (``--ai-id`` or ``$NOETIC_AI_ID``), else the default."""
-    from noetic.errors import ValidationError
+    from noetic.errors import InvalidValueError
     from noetic.store.current import DEFAULT_AI_ID
 
     if ai_id is None:
         return DEFAULT_AI_ID
     if not ai_id.strip():
-        raise ValidationError("the agent id is empty", field="ai_id", value=ai_id)
+        raise InvalidValueError("the agent id is empty", field="ai_id", value=ai_id)
     return ai_id
 
 

@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from noetic.assessment import Review, Thresholds
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.vectors import Tuning
 
 DEFAULT_PROFILE: Final = "balanced"
@@ -133,7 +132,7 @@ def with_overrides(profile: Profile, overrides: dict[str, float]) -> Profile:
     for dotted, value in overrides.items():
         section, _, field = dotted.partition(".")
         if section not in data or not isinstance(data[section], dict) or field not in data[section]:
-            raise ValidationError(f"unknown profile field {dotted!r}", field=dotted, value=value)
+            raise InvalidValueError(f"unknown profile field {dotted!r}", field=dotted, value=value)
         data[section][field] = value
     return parse_profile(data, source=f"profile {profile.name} with adjustments")
 
@@ -141,17 +140,17 @@ def with_overrides(profile: Profile, overrides: dict[str, float]) -> Profile:
 def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
     """Validate profile data; an error names the source, the field and the value."""
     if not isinstance(data, dict):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: a profile must be a YAML mapping, got {type(data).__name__}",
             field="profile",
             value=data,
         )
     try:
         return Profile.model_validate(data)
-    except PydanticValidationError as exc:
+    except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "profile"
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: field {field!r}: {err['msg']} (got {err.get('input')!r})",
             field=field,
             value=err.get("input"),
@@ -167,7 +166,7 @@ def load_profile_file(path: Path) -> Profile:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ValidationError(f"{path}: not valid YAML: {exc}", field="profile") from None
+        raise InvalidValueError(f"{path}: not valid YAML: {exc}", field="profile") from None
     return parse_profile(data, source=str(path))
 
 
@@ -202,7 +201,7 @@ class ProfileRegistry:
         if name not in self._cache:
             profile = load_profile_file(self._files[name])
             if profile.name != name:
-                raise ValidationError(
+                raise InvalidValueError(
                     f"{self._files[name]}: field 'name' is {profile.name!r} but the file is "
                     f"{name}.yaml",
                     field="name",
@@ -216,7 +215,7 @@ class ProfileRegistry:
         for name in self.names():
             try:
                 found.append(self.get(name))
-            except (ValidationError, NotFoundError) as exc:
+            except (InvalidValueError, NotFoundError) as exc:
                 warnings.warn(f"skipping profile {name!r}: {exc}", UserWarning, stacklevel=3)
         return found
 
@@ -260,7 +259,7 @@ class ProfileRegistry:
     def import_file(self, path: Path, name: str | None = None) -> Profile:
         """Validate a YAML profile and save it to the user directory (optionally renamed)."""
         if self.user_dir is None:
-            raise ValidationError("no user profile directory is configured", field="user_dir")
+            raise InvalidValueError("no user profile directory is configured", field="user_dir")
         profile = load_profile_file(Path(path))
         if name:
             profile = parse_profile({**profile.model_dump(mode="json"), "name": name})

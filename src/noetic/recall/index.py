@@ -431,7 +431,9 @@ class BackgroundEmbedder:
                 index_for(self.store, embedder)
                 self.error = None
             except Exception as exc:  # the tasks stay pending; recall and reindex catch up
-                self.error = f"{type(exc).__name__}: {exc}"
+                from noetic.errors import error_name
+
+                self.error = f"{error_name(exc)}: {exc}"
             with self._changed:
                 self._done = asked
                 self._changed.notify_all()

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from noetic.errors import UsageError, ValidationError
+from noetic.errors import InvalidValueError, UsageError
 from noetic.events import Event, EventBus, EventKind, Payload, engine_scope
 from noetic.llm.base import Provider, UsageTotals
 from noetic.profiles import Profile, ProfileRegistry
@@ -246,7 +246,7 @@ def _resolve(provider: str | Provider | None, tracker: Tracker, needs_model: boo
 
     try:
         spec = resolve_provider_spec(provider, tracker.store.home)
-    except ValidationError:  # a config file that does not parse: say so
+    except InvalidValueError:  # a config file that does not parse: say so
         raise
     except UsageError:
         if provider is not None or needs_model:

@@ -27,7 +27,7 @@ from noetic.assessment import Action, Assessment, Decision, Phase, Review, decid
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.calibration.basic import BasicCalibration, basic_calibration
 from noetic.calibration.outcomes import active_overrides, effective_profile
-from noetic.errors import ValidationError, WorkflowError
+from noetic.errors import InvalidValueError, WorkflowError
 from noetic.events import (
     AssessmentRecorded,
     DecisionMade,
@@ -106,7 +106,7 @@ class Tracker:
         project: str | None = None,
     ) -> tuple[SessionRecord, Profile]:
         if not ai_id.strip():
-            raise ValidationError("ai_id must not be empty", field="ai_id", value=ai_id)
+            raise InvalidValueError("ai_id must not be empty", field="ai_id", value=ai_id)
         selected = self.registry.select(profile, ai_model=ai_model, domain=domain)
         chosen = with_overrides(selected, active_overrides(self.store, selected.name))
         session = self.store.create_session(
@@ -153,7 +153,7 @@ class Tracker:
         profile = self.profile_of(session)
         if Phase(phase) == Phase.PREFLIGHT:
             if not (task or "").strip():
-                raise ValidationError("a PREFLIGHT needs the task", field="task", value=task)
+                raise InvalidValueError("a PREFLIGHT needs the task", field="task", value=task)
             return task or "", profile, None
         cascade = self._open_cascade(session, Phase(phase).value.upper())
         history = self.store.assessments(cascade_id=cascade.id)
@@ -178,7 +178,7 @@ class Tracker:
     ) -> Recorded:
         _expect_phase(assessment, Phase.PREFLIGHT)
         if not task.strip():
-            raise ValidationError("the task description is empty", field="task", value=task)
+            raise InvalidValueError("the task description is empty", field="task", value=task)
         session = self.store.get_session(session_id)
         profile = self.profile_of(session)
         open_cascade = self.store.open_cascade_of(session.id)
@@ -210,7 +210,7 @@ class Tracker:
         success: bool | None = None,
     ) -> InvestigationRecord:
         if not note.strip():
-            raise ValidationError("the investigation note is empty", field="note", value=note)
+            raise InvalidValueError("the investigation note is empty", field="note", value=note)
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "an investigation")
         rounds = 1 + self._rounds_done(cascade)
@@ -415,7 +415,7 @@ def _at_round_limit(decision: Decision, rounds: int, profile: Profile) -> Decisi
 
 def _expect_phase(assessment: Assessment, phase: Phase) -> None:
     if assessment.phase != phase:
-        raise ValidationError(
+        raise InvalidValueError(
             f"expected a {phase.value} assessment, got {assessment.phase.value}",
             field="phase",
             value=assessment.phase.value,
@@ -427,14 +427,14 @@ def _check_postflight_mode(assessment: Assessment, profile: Profile) -> None:
     if mode == PostflightMode.EVIDENCE_REQUIRED:
         bare = [v for v in assessment.vectors if not assessment.evidence.get(v, "").strip()]
         if bare:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"profile {profile.name!r} requires evidence for every POSTFLIGHT vector; "
                 f"missing for: {', '.join(bare)}",
                 field="evidence",
                 value=bare,
             )
     elif mode == PostflightMode.REFLECTIVE and not assessment.note.strip():
-        raise ValidationError(
+        raise InvalidValueError(
             f"profile {profile.name!r} asks for a note on what was learned at POSTFLIGHT",
             field="note",
             value="",

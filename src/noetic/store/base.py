@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from noetic.assessment import Assessment, Decision
-from noetic.errors import NotFoundError, StoreError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError, StoreError
 from noetic.events import Event
 from noetic.store import derived_files
 from noetic.store.document import Grown
@@ -204,7 +204,7 @@ class BaseStore:
         if len(rows) == 1 and session_id:
             return SessionRecord(**dict(rows[0]))
         if len(rows) > 1:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"session id prefix {session_id!r} is ambiguous",
                 field="session_id",
                 value=session_id,
@@ -264,7 +264,7 @@ class BaseStore:
         if len(row) == 1 or (row and row[0]["id"] == cascade_id):
             return cascade_record(row[0])
         if len(row) > 1:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"cascade id prefix {cascade_id!r} is ambiguous", field="cascade_id"
             )
         raise NotFoundError(f"unknown cascade {cascade_id!r}")
@@ -554,7 +554,7 @@ class BaseStore:
         sid = parsed["session"].id
         exists = self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
         if exists and not replace:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"session {sid} already exists in this store",
                 field="session.id",
                 value=sid,

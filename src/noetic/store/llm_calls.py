@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.llm.base import LLMCall
 from noetic.store.base import BaseStore
 from noetic.store.rows import now
@@ -59,7 +59,7 @@ def task_of_calls(store: BaseStore, task: str) -> str:
     if task in found or not found:
         return task
     if len(found) > 1:
-        raise ValidationError(
+        raise InvalidValueError(
             f"task id prefix {task!r} is ambiguous: {', '.join(found[:2])}, …",
             field="run",
             value=task,

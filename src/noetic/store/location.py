@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 
 STORE_DIRNAME = ".noetic"
 DB_NAME = "noetic.db"
@@ -82,7 +82,7 @@ def store_url(home: Path) -> str | None:
     try:
         url = tomllib.loads(text).get("store", {}).get("url")
     except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"{config} is not valid TOML: {exc}", field="config") from None
+        raise InvalidValueError(f"{config} is not valid TOML: {exc}", field="config") from None
     if url is None:
         return None
     return _checked(url, f"[store] url in {config}")
@@ -91,7 +91,7 @@ def store_url(home: Path) -> str | None:
 def _checked(url: object, where: str) -> str:
     found = database_url(url) if isinstance(url, str) else None
     if found is None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{where} is not a PostgreSQL URL (postgresql://user@host:port/database)",
             field="store.url",
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store.base import BaseStore
 from noetic.store.rows import new_id, now
 
@@ -65,7 +65,7 @@ def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
 def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:
     """A run by id or unique id prefix."""
     if not run_id or not run_id.strip():
-        raise ValidationError("the run id is empty", field="run", value=run_id)
+        raise InvalidValueError("the run id is empty", field="run", value=run_id)
     rows = store.conn.execute(
         "SELECT * FROM nova_runs WHERE id = ? OR (id >= ? AND id < ?) ORDER BY id LIMIT 2",
         (run_id, run_id, run_id + "\U0010ffff"),
@@ -75,7 +75,7 @@ def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:
     if not rows:
         raise NotFoundError(f"no Nova run {run_id!r}", fix="`noetic nova runs` lists them")
     if len(rows) > 1:
-        raise ValidationError(f"run id prefix {run_id!r} is ambiguous", field="run")
+        raise InvalidValueError(f"run id prefix {run_id!r} is ambiguous", field="run")
     row = dict(rows[0])
     for key in ("settings", "inputs", "result"):
         row[key] = json.loads(row[key])

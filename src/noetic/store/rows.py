@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from noetic.assessment import Assessment, Decision
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
@@ -157,16 +157,16 @@ def reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict
 
 
 def parse_export(doc: Any) -> dict[str, Any]:
-    from pydantic import ValidationError as PydanticValidationError
+    from pydantic import ValidationError
 
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-        raise ValidationError(
+        raise InvalidValueError(
             f"not a Noetic session export (expected format {EXPORT_FORMAT!r})",
             field="format",
             value=doc.get("format") if isinstance(doc, dict) else type(doc).__name__,
         )
     if doc.get("version") != EXPORT_VERSION:
-        raise ValidationError(
+        raise InvalidValueError(
             f"unsupported export version {doc.get('version')!r} (this Noetic reads "
             f"{EXPORT_VERSION})",
             field="version",
@@ -188,16 +188,16 @@ def parse_export(doc: Any) -> dict[str, Any]:
             for e in doc.get("events", [])
         ]
     except KeyError as exc:
-        raise ValidationError(f"session export is missing {exc}", field=str(exc)) from None
-    except PydanticValidationError as exc:
+        raise InvalidValueError(f"session export is missing {exc}", field=str(exc)) from None
+    except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise ValidationError(
+        raise InvalidValueError(
             f"session export: field {field!r}: {err['msg']}", field=field
         ) from None
     for a in assessments:
         if a.session_id != session.id:
-            raise ValidationError(
+            raise InvalidValueError(
                 "session export: an assessment belongs to another session",
                 field="assessments.session_id",
                 value=a.session_id,

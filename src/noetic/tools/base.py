@@ -21,10 +21,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError, error_name
 
 MAX_OUTPUT = 4000
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
@@ -110,10 +109,10 @@ class Tool(BaseModel):
             value = self.function(**checked)
             if inspect.isawaitable(value):
                 value = await value
-        except ValidationError as exc:  # the tool refused what it was asked (a path outside…)
+        except InvalidValueError as exc:  # the tool refused what it was asked (a path outside…)
             return result(ok=False, error=exc.message, argument=exc.field, retry=True)
         except Exception as exc:  # a tool's failure is information for the model, not a crash
-            return result(ok=False, error=f"{type(exc).__name__}: {exc}")
+            return result(ok=False, error=f"{error_name(exc)}: {exc}")
         text = value if isinstance(value, str) else str(value)
         if len(text) > self.max_output:
             text = text[: self.max_output] + f"\n… (truncated at {self.max_output} characters)"
@@ -197,7 +196,7 @@ class Toolset:
         self.tools: dict[str, Tool] = {}
         for t in tools:
             if t.name in self.tools:
-                raise ValidationError(f"two tools are named {t.name!r}", field="tools")
+                raise InvalidValueError(f"two tools are named {t.name!r}", field="tools")
             self.tools[t.name] = t
         self.max_retries = max_retries
         self._invalid: dict[str, int] = {}
@@ -259,12 +258,12 @@ def _arguments_model(function: Callable[..., Any], docs: dict[str, str]) -> type
     fields: dict[str, Any] = {}
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"tool {function.__name__!r}: *args and **kwargs cannot be described to a model",
                 field=param.name,
             )
         if param.name not in hints:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"tool {function.__name__!r}: argument {param.name!r} has no type hint",
                 field=param.name,
                 fix="annotate every argument; the schema the model sees is built from them",
@@ -282,7 +281,7 @@ def _pydantic_validator(model: type[BaseModel]) -> Validator:
     def validate(arguments: dict[str, Any]) -> dict[str, Any]:
         try:
             parsed = model.model_validate(arguments)
-        except PydanticValidationError as exc:
+        except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"]) or "(object)"
             problem = "unknown argument" if err["type"] == "extra_forbidden" else err["msg"]

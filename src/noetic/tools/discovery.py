@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool
 
 ENTRY_POINT_GROUP = "noetic.tools"
@@ -23,7 +23,7 @@ def discover(workspace: Path) -> list[Tool]:
         made = ep.load()(workspace)
         for item in made if isinstance(made, list) else [made]:
             if not isinstance(item, Tool):
-                raise ValidationError(
+                raise InvalidValueError(
                     f"entry point {ep.name!r} returned {type(item).__name__}, not a Tool",
                     field=ENTRY_POINT_GROUP,
                     fix="return noetic.tools.tool(your_function) from the factory",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, tool
 
 PASSAGE_CHARS = 1200
@@ -120,9 +120,9 @@ def retrieve_tool(folder: Path, embedder: Any = None) -> Tool:
             k: how many passages to return (1 to 20)
         """
         if not query.strip():
-            raise ValidationError("the query is empty", field="query")
+            raise InvalidValueError("the query is empty", field="query")
         if not 1 <= k <= 20:
-            raise ValidationError("k must be between 1 and 20", field="k", value=k)
+            raise InvalidValueError("k must be between 1 and 20", field="k", value=k)
         if "index" not in index:
             from noetic.embeddings import recall_embedder
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, tool
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
@@ -43,19 +43,19 @@ class SandboxRoot:
     def __init__(self, root: Path | str, policy: Policy | None = None) -> None:
         self.root = os.path.realpath(root)
         if not os.path.isdir(self.root):
-            raise ValidationError(f"the sandbox root {root} is not a folder", field="workspace")
+            raise InvalidValueError(f"the sandbox root {root} is not a folder", field="workspace")
         self.policy = policy or load_policy()
 
     def locate(self, path: str) -> tuple[str, list[str]]:
         """``path``'s real location and its components below the root; refused if outside."""
         if "\0" in path:
-            raise ValidationError("the path holds a NUL character", field="path", value=path)
+            raise InvalidValueError("the path holds a NUL character", field="path", value=path)
         if not path.strip():
-            raise ValidationError("the path is empty", field="path", value=path)
+            raise InvalidValueError("the path is empty", field="path", value=path)
         target = path if os.path.isabs(path) else os.path.join(self.root, path)
         real = os.path.realpath(target)
         if real != self.root and not real.startswith(self.root.rstrip("/") + "/"):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"path {path!r} is outside the workspace (it resolves to {real})",
                 field="path",
                 value=path,
@@ -88,26 +88,26 @@ class SandboxRoot:
     def read_bytes(self, path: str, limit: int = MAX_READ_BYTES) -> bytes:
         _, parts = self.locate(path)
         if not parts:
-            raise ValidationError(f"{path!r} is the workspace folder, not a file", field="path")
+            raise InvalidValueError(f"{path!r} is the workspace folder, not a file", field="path")
         try:
             with self.folder(parts[:-1]) as parent:
                 fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
         except FileNotFoundError:
-            raise ValidationError(f"no file {path!r} in the workspace", field="path") from None
+            raise InvalidValueError(f"no file {path!r} in the workspace", field="path") from None
         except OSError as exc:
             raise _swapped(path, exc) from None
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise ValidationError(f"{path!r} is not a regular file", field="path")
+                raise InvalidValueError(f"{path!r} is not a regular file", field="path")
             return fh.read(limit + 1)
 
     def write_text(self, path: str, content: str) -> int:
         real, parts = self.locate(path)
         if not parts:
-            raise ValidationError(f"{path!r} is the workspace folder, not a file", field="path")
+            raise InvalidValueError(f"{path!r} is the workspace folder, not a file", field="path")
         refusal = write_refusal(self.policy, real, workspace=self.root)
         if refusal is not None:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"writing {path!r} is refused by the shell policy's rule {refusal.rule}: "
                 f"{refusal.reason}",
                 field="path",
@@ -121,7 +121,7 @@ class SandboxRoot:
             except FileNotFoundError:
                 existing = None
             if existing is not None and stat.S_ISDIR(existing.st_mode):
-                raise ValidationError(f"{path!r} is a folder", field="path")
+                raise InvalidValueError(f"{path!r} is a folder", field="path")
             mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o644
             temp = f".{parts[-1]}.{secrets.token_hex(4)}.tmp"
             fd = os.open(
@@ -145,7 +145,7 @@ def _refuse_control_file(path: str, real: str, parts: list[str], root: str) -> N
     (a new one would be a repository with its own hooks), and the other control files."""
     protected = ".git" if ".git" in parts else control_files(root).covers(real)
     if protected is not None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"writing {path!r} is refused: {protected} is a control file of the repository "
             "(git hooks, configuration or what they run), which runs outside the sandbox later",
             field="path",
@@ -153,20 +153,20 @@ def _refuse_control_file(path: str, real: str, parts: list[str], root: str) -> N
         )
 
 
-def _swapped(path: str, exc: OSError) -> ValidationError:
+def _swapped(path: str, exc: OSError) -> InvalidValueError:
     if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-        return ValidationError(
+        return InvalidValueError(
             f"path {path!r} changed while it was opened (a symlink where a folder or file was); "
             "refused",
             field="path",
             value=path,
         )
-    return ValidationError(f"cannot open {path!r}: {exc.strerror}", field="path", value=path)
+    return InvalidValueError(f"cannot open {path!r}: {exc.strerror}", field="path", value=path)
 
 
 def _text(data: bytes, path: str) -> str:
     if b"\0" in data[:8192]:
-        raise ValidationError(f"{path!r} is a binary file", field="path")
+        raise InvalidValueError(f"{path!r} is a binary file", field="path")
     return data.decode("utf-8", errors="replace")
 
 
@@ -183,7 +183,7 @@ def file_tools(workspace: Path, policy: Policy | None = None) -> list[Tool]:
             limit: how many lines to show
         """
         if offset < 1 or limit < 1:
-            raise ValidationError("offset and limit must be at least 1", field="offset")
+            raise InvalidValueError("offset and limit must be at least 1", field="offset")
         data = box.read_bytes(path)
         cut = len(data) > MAX_READ_BYTES
         lines = _text(data[:MAX_READ_BYTES], path).splitlines()
@@ -204,7 +204,7 @@ def file_tools(workspace: Path, policy: Policy | None = None) -> list[Tool]:
             content: the whole new content of the file
         """
         if len(content) > MAX_WRITE_CHARS:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"content of {len(content)} characters is over {MAX_WRITE_CHARS}", field="content"
             )
         written = box.write_text(path, content)
@@ -220,13 +220,13 @@ def file_tools(workspace: Path, policy: Policy | None = None) -> list[Tool]:
             replace_all: replace every occurrence instead of exactly one
         """
         if not old:
-            raise ValidationError("old text is empty", field="old")
+            raise InvalidValueError("old text is empty", field="old")
         text = _text(box.read_bytes(path), path)
         count = text.count(old)
         if count == 0:
-            raise ValidationError(f"the old text does not occur in {path!r}", field="old")
+            raise InvalidValueError(f"the old text does not occur in {path!r}", field="old")
         if count > 1 and not replace_all:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"the old text occurs {count} times in {path!r}",
                 field="old",
                 fix="give more surrounding text so it occurs once, or set replace_all",
@@ -247,7 +247,7 @@ def file_tools(workspace: Path, policy: Policy | None = None) -> list[Tool]:
             with box.folder(parts) as fd:
                 _walk(fd, 0, max(1, depth), lines)
         except FileNotFoundError:
-            raise ValidationError(f"no folder {path!r} in the workspace", field="path") from None
+            raise InvalidValueError(f"no folder {path!r} in the workspace", field="path") from None
         if len(lines) >= MAX_LISTED:
             lines.append(f"… stopped at {MAX_LISTED} entries; list a smaller folder")
         return "\n".join(lines) or "(empty)"

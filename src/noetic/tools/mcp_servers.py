@@ -17,7 +17,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, schema_validator
 
 
@@ -28,12 +28,12 @@ def configured_servers(home: Path) -> dict[str, list[str]]:
     try:
         config = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
+        raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
     servers = {}
     for name, entry in config.get("mcp_servers", {}).items():
         command = entry.get("command") if isinstance(entry, dict) else None
         if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
-            raise ValidationError(
+            raise InvalidValueError(
                 f"{path}: mcp_servers.{name}.command must be a list of strings",
                 field=f"mcp_servers.{name}.command",
             )

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, tool
 from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.sandbox import Sandbox, choose, wrap
@@ -140,7 +140,7 @@ class ShellRunner:
             shell = shutil.which(self.policy.shell) or self.policy.shell
             quiet = ["--noprofile", "--norc"] if os.path.basename(shell) == "bash" else []
             return [shell, *quiet, "-c", render(script)]
-        raise ValidationError(
+        raise InvalidValueError(
             "this command needs a shell (a pipe, a list, a redirection or an expansion), and "
             "the policy names none (shell: null)",
             field="command",
@@ -151,15 +151,16 @@ class ShellRunner:
     async def run(
         self, command: str, cwd: str = ".", timeout_s: float | None = None
     ) -> ShellResult:
-        """Judge and run ``command``; a refusal raises :class:`ValidationError` naming the rule."""
+        """Judge and run ``command``; a refusal raises :class:`InvalidValueError` naming the
+        rule."""
         folder, _ = self.root.locate(cwd)
         if not os.path.isdir(folder):
-            raise ValidationError(f"no folder {cwd!r} in the workspace", field="cwd", value=cwd)
+            raise InvalidValueError(f"no folder {cwd!r} in the workspace", field="cwd", value=cwd)
         verdict = self.judge(command, cwd)
         if not verdict.allowed:
             first = verdict.violations[0]
             detail = f" — {first.detail}" if first.detail else ""
-            raise ValidationError(
+            raise InvalidValueError(
                 f"refused by the shell gate, rule {first.rule}: {first.reason}{detail} "
                 f"(at {first.part!r})",
                 field="command",
@@ -254,7 +255,7 @@ def shell_tool(runner: ShellRunner) -> Tool:
             timeout_s: seconds before the command is killed (0: the default)
         """
         if timeout_s < 0:
-            raise ValidationError("timeout_s must not be negative", field="timeout_s")
+            raise InvalidValueError("timeout_s must not be negative", field="timeout_s")
         done = await runner.run(command, cwd, timeout_s or None)
         return done.for_model()
 

@@ -27,7 +27,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, tool
 from noetic.untrusted import read_optional_text
 
@@ -45,17 +45,17 @@ def agent_config(home: Path) -> dict[str, Any]:
     try:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"{path}: not valid TOML: {exc}", field="config") from None
+        raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
     section = config.get("agent", {})
     if not isinstance(section, dict):
-        raise ValidationError(f"{path}: [agent] must be a table", field="agent")
+        raise InvalidValueError(f"{path}: [agent] must be a table", field="agent")
     return section
 
 
 def searxng(settings: dict[str, Any]) -> Backend:
     url = str(settings.get("url", "")).rstrip("/")
     if not url.startswith(("http://", "https://")):
-        raise ValidationError(
+        raise InvalidValueError(
             "[agent.search] url must be an http(s) address", field="agent.search.url", value=url
         )
 
@@ -84,7 +84,7 @@ def _backend(settings: dict[str, Any]) -> Backend | None:
             made: Backend = ep.load()(settings)
             return made
     known = ["searxng", *sorted(ep.name for ep in entry_points(group=BACKEND_GROUP))]
-    raise ValidationError(
+    raise InvalidValueError(
         f"unknown search backend {name!r}", field="agent.search.backend", fix=f"use {known}"
     )
 
@@ -106,7 +106,7 @@ def search_tool(settings: dict[str, Any] | None = None) -> Tool:
                 "[agent.search] in Noetic's config.toml"
             )
         if not 1 <= k <= 10:
-            raise ValidationError("k must be between 1 and 10", field="k", value=k)
+            raise InvalidValueError("k must be between 1 and 10", field="k", value=k)
         results = backend(query, k)
         if not results:
             return "no results"
@@ -178,7 +178,7 @@ def scrape_tool(settings: dict[str, Any] | None = None) -> Tool:
                 "set [agent.scrape] enabled = true in Noetic's config.toml"
             )
         if not url.startswith(("http://", "https://")):
-            raise ValidationError("the url must start with http:// or https://", field="url")
+            raise InvalidValueError("the url must start with http:// or https://", field="url")
         import httpx
 
         with httpx.stream("GET", url, timeout=TIMEOUT_S, follow_redirects=True) as reply:

@@ -14,7 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, tool
 
 SKIPPED_DIRS = frozenset(
@@ -23,10 +23,10 @@ SKIPPED_DIRS = frozenset(
 
 
 def inside(workspace: Path, path: str) -> Path:
-    """``path`` resolved (symlinks followed) within ``workspace``, else a ValidationError."""
+    """``path`` resolved (symlinks followed) within ``workspace``, else a InvalidValueError."""
     target = (workspace / path).resolve()
     if target != workspace and workspace not in target.parents:
-        raise ValidationError(f"path {path!r} is outside the workspace", field="path", value=path)
+        raise InvalidValueError(f"path {path!r} is outside the workspace", field="path", value=path)
     return target
 
 
@@ -80,7 +80,7 @@ def read_file_tool(workspace: Path) -> Tool:
         """
         target = inside(root, path)
         if not target.is_file():
-            raise ValidationError(f"no file {path!r} in the workspace", field="path", value=path)
+            raise InvalidValueError(f"no file {path!r} in the workspace", field="path", value=path)
         lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
         return "\n".join(f"{i + 1:>5} {line}" for i, line in enumerate(lines[:max_lines]))
 
@@ -99,7 +99,7 @@ def list_tree_tool(workspace: Path) -> Tool:
         """
         base = inside(root, path)
         if not base.is_dir():
-            raise ValidationError(f"no folder {path!r} in the workspace", field="path")
+            raise InvalidValueError(f"no folder {path!r} in the workspace", field="path")
         shown: set[Path] = set()
         for file in project_files(root, base):
             rel = file.relative_to(base)
@@ -129,7 +129,7 @@ def search_text_tool(workspace: Path) -> Tool:
         try:
             regex = re.compile(pattern)
         except re.error as exc:
-            raise ValidationError(f"bad pattern {pattern!r}: {exc}", field="pattern") from None
+            raise InvalidValueError(f"bad pattern {pattern!r}: {exc}", field="pattern") from None
         hits = []
         for file in [base] if base.is_file() else project_files(root, base):
             try:

@@ -30,10 +30,9 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from noetic.errors import NotFoundError, ValidationError
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.limits import FILE_BYTES
 from noetic.untrusted import decode_utf8, read_file_bytes
 
@@ -82,10 +81,10 @@ FRONT_MATTER_FIELDS = tuple(name for name in Persona.model_fields if name not in
 
 
 def parse_persona(text: str, source: str) -> Persona:
-    """A persona from a file's text; :class:`ValidationError` names ``source`` and the field."""
+    """A persona from a file's text; :class:`InvalidValueError` names ``source`` and the field."""
     match = _FRONT.match(text)
     if match is None:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: no YAML front matter (the file must start with a '---' line, the "
             "fields, and a closing '---' line)",
             field="front matter",
@@ -93,34 +92,34 @@ def parse_persona(text: str, source: str) -> Persona:
     try:
         data = yaml.safe_load(match.group(1))
     except yaml.YAMLError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: the front matter is not valid YAML: {exc}", field="front matter"
         ) from None
     if not isinstance(data, dict):
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: the front matter must be a mapping of fields, got {type(data).__name__}",
             field="front matter",
         )
     unknown = sorted(str(k) for k in data if k not in FRONT_MATTER_FIELDS)
     if unknown:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: field {unknown[0]!r} is not a persona field",
             field=unknown[0],
             fix=f"persona fields: {', '.join(FRONT_MATTER_FIELDS)}",
         )
     body = text[match.end() :].strip()
     if not body:
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: field 'body': the persona has no instructions (the Markdown after the "
             "front matter is empty)",
             field="body",
         )
     try:
         return Persona.model_validate({**data, "body": body, "source": source})
-    except PydanticValidationError as exc:
+    except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "front matter"
-        raise ValidationError(
+        raise InvalidValueError(
             f"{source}: field {field!r}: {err['msg']} (got {err.get('input')!r})",
             field=field,
             value=err.get("input"),
@@ -153,7 +152,9 @@ class Catalogue:
             if not directory.exists():
                 continue
             if not directory.is_dir():
-                raise ValidationError(f"{directory}: not a directory of personas", field="personas")
+                raise InvalidValueError(
+                    f"{directory}: not a directory of personas", field="personas"
+                )
             for path in _files(directory):
                 source = f"built-in {path.relative_to(builtin)}" if directory == builtin else None
                 persona = load_persona(path, source)
@@ -175,7 +176,7 @@ class Catalogue:
         """The persona playing a single-seat part (the coordinator, the critic)."""
         found = [p for p in self.personas.values() if p.pattern == pattern]
         if len(found) != 1:
-            raise ValidationError(
+            raise InvalidValueError(
                 f"the panel needs exactly one {pattern.value} persona, found "
                 f"{len(found)}: {', '.join(sorted(p.short_name for p in found)) or 'none'}",
                 field="pattern",
@@ -202,7 +203,7 @@ class Catalogue:
 def template(short_name: str) -> str:
     """A new domain-expert persona file to edit (``noetic nova personas new NAME``)."""
     if not re.match(_NAME, short_name):
-        raise ValidationError(
+        raise InvalidValueError(
             f"persona name {short_name!r} must be lowercase letters, digits, '-' or '_' "
             "(at most 40)",
             field="short_name",

@@ -4,7 +4,7 @@ A user's file has the built-in file's keys. Its ``rules`` are added (a rule whos
 built-in rule's replaces it), its lists extend the built-in lists, its mappings add to or
 override entries, ``network`` replaces the built-in value, and ``disable`` names rules —
 structural or not — that the gate no longer applies. Every problem in a policy file is a
-:class:`~noetic.errors.ValidationError` naming the file and the key: a policy that cannot be
+:class:`~noetic.errors.InvalidValueError` naming the file and the key: a policy that cannot be
 read is never silently replaced by a weaker one.
 """
 
@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic import ValidationError as PydanticValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from noetic.errors import ValidationError
+from noetic.errors import InvalidValueError
 
 STRUCTURAL = (
     "unparseable",
@@ -137,21 +136,23 @@ def _read(path: Path | None) -> tuple[dict[str, Any], str]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ValidationError(f"no policy file {source}", field="policy", value=source) from None
+        raise InvalidValueError(f"no policy file {source}", field="policy", value=source) from None
     except OSError as exc:
-        raise ValidationError(f"cannot read policy {source}: {exc}", field="policy") from None
+        raise InvalidValueError(f"cannot read policy {source}: {exc}", field="policy") from None
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ValidationError(
+        raise InvalidValueError(
             f"policy {source} is not UTF-8 (byte {exc.start})", field="policy"
         ) from None
     except yaml.YAMLError as exc:
-        raise ValidationError(f"policy {source} is not valid YAML: {exc}", field="policy") from None
+        raise InvalidValueError(
+            f"policy {source} is not valid YAML: {exc}", field="policy"
+        ) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ValidationError(
+        raise InvalidValueError(
             f"policy {source} must be a mapping of keys, not {type(data).__name__}",
             field="policy",
         )
@@ -163,7 +164,7 @@ def _merge(base: dict[str, Any], extra: dict[str, Any], source: str) -> dict[str
     for key, value in extra.items():
         if key == "rules":
             if not isinstance(value, list):
-                raise ValidationError(f"policy {source}: rules must be a list", field="rules")
+                raise InvalidValueError(f"policy {source}: rules must be a list", field="rules")
             ids = {r.get("id") for r in value if isinstance(r, dict)}
             kept = [r for r in merged.get("rules", []) if r.get("id") not in ids]
             merged["rules"] = kept + value
@@ -195,16 +196,16 @@ def load_policy(*paths: Path) -> Policy:
     data["sources"] = sources
     try:
         policy = Policy.model_validate(data)
-    except PydanticValidationError as exc:
+    except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(policy)"
-        raise ValidationError(
+        raise InvalidValueError(
             f"policy {', '.join(sources[1:])}: {where}: {err['msg']}", field=where
         ) from None
     known = set(STRUCTURAL) | {r.id for r in policy.rules}
     unknown = sorted(set(policy.disable) - known)
     if unknown:
-        raise ValidationError(
+        raise InvalidValueError(
             f"policy {', '.join(sources[1:])}: disable names unknown rules: {', '.join(unknown)}",
             field="disable",
             fix=f"known rules: {', '.join(sorted(known))}",
