@@ -36,6 +36,7 @@ HEAVY = (
     "safetensors",
     "psycopg",  # the PostgreSQL store's: a SQLite store never loads it
     "psycopg_pool",
+    "opentelemetry",  # traces go out only when OTEL_EXPORTER_OTLP_ENDPOINT is set
 )
 
 

@@ -38,6 +38,7 @@ from noetic.events import (
     SessionStarted,
 )
 from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
+from noetic.runtime import telemetry
 from noetic.store.base import BaseStore as Store
 from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
 from noetic.store.records import (
@@ -91,6 +92,7 @@ class Tracker:
         self.registry = registry
         self.bus = bus or EventBus()
         self.bus.subscribe(store.append_event)
+        telemetry.maybe_subscribe(self.bus)  # OpenTelemetry, only when OTEL_* says so
         self.checkpoints = checkpoints
         self._repo: Path | bool | None = False  # found on first use: it spawns git
 

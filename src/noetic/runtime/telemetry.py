@@ -1,0 +1,212 @@
+"""OpenTelemetry out: every run's events as OTLP/HTTP traces, when ``OTEL_EXPORTER_OTLP_ENDPOINT``
+is set.
+
+A :class:`SpanWriter` subscribes to a tracker's event bus and turns the typed events into spans:
+
+- a span per run (``noetic.run <engine>``), keyed by the engine and the session (a run's first
+  events come before its task exists), opened by the run's first event and ended by
+  ``run_finished`` with its status;
+- a span per phase, stage and turn, from ``phase_entered`` to ``phase_completed``, under the run;
+- a span per tool call (``execute_tool <tool>``) and per model call (``chat <model>``), under the
+  phase open at the time, each ending when its event came and starting its duration before.
+
+Model calls carry the GenAI semantic conventions (``gen_ai.operation.name``,
+``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
+``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons``, ``error.type``); tool calls
+``gen_ai.tool.name``. The exporter is the SDK's own, so the other ``OTEL_*`` variables
+(``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_SERVICE_NAME``, ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``…)
+work as everywhere. Spans are batched and sent on a thread, and the rest at exit.
+
+Nothing here is imported unless the variable is set (:func:`maybe_subscribe` checks it first),
+and then only if the ``otel`` extra is installed; without it the run goes on and says so once on
+stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noetic.events import Event, EventBus
+
+_PROVIDER: Any = None
+_LOCK = threading.Lock()
+
+
+def enabled() -> bool:
+    return (
+        bool(
+            os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        )
+        and os.environ.get("OTEL_SDK_DISABLED", "").lower() != "true"
+    )
+
+
+def maybe_subscribe(bus: EventBus) -> None:
+    """Export ``bus``'s runs when OpenTelemetry is configured; otherwise do nothing at all."""
+    if not enabled():
+        return
+    try:
+        writer = SpanWriter(_tracer())
+    except ImportError as exc:
+        print(
+            f"noetic: OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed "
+            f"({exc.name}): pip install 'noetic[otel]'",
+            file=sys.stderr,
+        )
+        return
+    bus.subscribe(writer)
+
+
+def _tracer() -> Any:
+    """The process's tracer, its provider made once (service ``noetic`` unless
+    ``OTEL_SERVICE_NAME`` says otherwise)."""
+    global _PROVIDER
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    with _LOCK:
+        if _PROVIDER is None:
+            name = os.environ.get("OTEL_SERVICE_NAME") or "noetic"
+            provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            _PROVIDER = provider
+        return _PROVIDER.get_tracer("noetic")
+
+
+def flush(timeout_ms: int = 5000) -> bool:
+    """Send the spans still batched (the SDK also does at exit)."""
+    return bool(_PROVIDER.force_flush(timeout_ms)) if _PROVIDER is not None else True
+
+
+def _ns(event: Event) -> int:
+    return int(event.at.timestamp() * 1_000_000_000)
+
+
+class SpanWriter:
+    """An event-bus subscriber that writes spans (see the module's docstring)."""
+
+    def __init__(self, tracer: Any) -> None:
+        self._tracer = tracer
+        self._runs: dict[tuple[str, str], Any] = {}
+        self._tasks: set[tuple[str, str]] = set()
+        self._phases: dict[tuple[str, str], list[tuple[tuple[Any, ...], Any]]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        from noetic.events import EventKind
+
+        key = (event.engine or "workflow", event.session_id or event.cascade_id or "")
+        with self._lock:
+            run = self._run(key, event)
+            data = event.data
+            if event.kind == EventKind.PHASE_ENTERED:
+                self._enter(key, run, event)
+            elif event.kind == EventKind.PHASE_COMPLETED:
+                self._complete(key, event)
+            elif event.kind == EventKind.TOOL_CALL:
+                span = self._child(key, run, f"execute_tool {data['tool']}", event, data.get("ms"))
+                span.set_attribute("gen_ai.operation.name", "execute_tool")
+                span.set_attribute("gen_ai.tool.name", data["tool"])
+                if not data.get("success", True):
+                    self._failed(span, data.get("error") or "tool call failed")
+                span.end(end_time=_ns(event))
+            elif event.kind == EventKind.LLM_CALL:
+                self._model_call(key, run, event)
+            elif event.kind == EventKind.RUN_FINISHED:
+                self._finish(key, run, event)
+
+    def _run(self, key: tuple[str, str], event: Event) -> Any:
+        run = self._runs.get(key)
+        if run is None:
+            run = self._tracer.start_span(f"noetic.run {key[0]}", start_time=_ns(event))
+            run.set_attribute("noetic.engine", key[0])
+            if event.session_id is not None:
+                run.set_attribute("noetic.session_id", event.session_id)
+            self._runs[key] = run
+        if event.cascade_id is not None and key not in self._tasks:  # the task opens mid-run
+            self._tasks.add(key)
+            run.set_attribute("noetic.cascade_id", event.cascade_id)
+        return run
+
+    def _parent(self, key: tuple[str, str], run: Any) -> Any:
+        from opentelemetry import trace
+
+        open_phases = self._phases.get(key)
+        return trace.set_span_in_context(open_phases[-1][1] if open_phases else run)
+
+    def _child(self, key: tuple[str, str], run: Any, name: str, event: Event, ms: Any) -> Any:
+        end = _ns(event)
+        start = end - int(float(ms or 0) * 1_000_000)
+        return self._tracer.start_span(name, context=self._parent(key, run), start_time=start)
+
+    def _enter(self, key: tuple[str, str], run: Any, event: Event) -> None:
+        data = event.data
+        phase, stage, role = data["phase"], data.get("stage"), data.get("role")
+        if role:
+            name, kind = f"turn {phase} {role}", "turn"
+        elif stage is not None:
+            name, kind = f"stage {stage} {phase}", "stage"
+        else:
+            name, kind = f"phase {phase}", "phase"
+        span = self._tracer.start_span(name, context=self._parent(key, run), start_time=_ns(event))
+        span.set_attribute("noetic.span_kind", kind)
+        span.set_attribute("noetic.phase", phase)
+        if stage is not None:
+            span.set_attribute("noetic.stage", stage)
+        if role:
+            span.set_attribute("noetic.role", role)
+        self._phases.setdefault(key, []).append(((phase, stage, role), span))
+
+    def _complete(self, key: tuple[str, str], event: Event) -> None:
+        data = event.data
+        ident = (data["phase"], data.get("stage"), data.get("role"))
+        open_phases = self._phases.get(key, [])
+        for i in range(len(open_phases) - 1, -1, -1):
+            if open_phases[i][0] == ident:
+                _, span = open_phases.pop(i)
+                span.end(end_time=_ns(event))
+                return
+
+    def _model_call(self, key: tuple[str, str], run: Any, event: Event) -> None:
+        data = event.data
+        span = self._child(key, run, f"chat {data['model']}", event, data.get("latency_ms"))
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("gen_ai.provider.name", data["provider"])
+        span.set_attribute("gen_ai.system", data["provider"])
+        span.set_attribute("gen_ai.request.model", data["model"])
+        span.set_attribute("gen_ai.usage.input_tokens", int(data.get("tokens_in") or 0))
+        span.set_attribute("gen_ai.usage.output_tokens", int(data.get("tokens_out") or 0))
+        span.set_attribute("noetic.attempt", int(data.get("attempt") or 1))
+        if data.get("stop_reason"):
+            span.set_attribute("gen_ai.response.finish_reasons", [data["stop_reason"]])
+        if data.get("cost_usd") is not None:
+            span.set_attribute("noetic.cost_usd", float(data["cost_usd"]))
+        if data.get("outcome") != "ok":
+            self._failed(span, data.get("error_class") or str(data.get("outcome")))
+        span.end(end_time=_ns(event))
+
+    def _finish(self, key: tuple[str, str], run: Any, event: Event) -> None:
+        end = _ns(event)
+        for _, span in reversed(self._phases.pop(key, [])):  # phases the run left open
+            span.end(end_time=end)
+        status = str(event.data.get("status", ""))
+        run.set_attribute("noetic.status", status)
+        if "fail" in status or "error" in status:
+            self._failed(run, status)
+        run.end(end_time=end)
+        del self._runs[key]
+        self._tasks.discard(key)
+
+    @staticmethod
+    def _failed(span: Any, reason: str) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        span.set_attribute("error.type", reason)
+        span.set_status(Status(StatusCode.ERROR, reason))
