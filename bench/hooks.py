@@ -133,6 +133,9 @@ def main() -> None:
             ("hook post-tool-use (ls)", ["hook", "post-tool-use"],
              payload("PostToolUse", project, tool_name="Bash", tool_input={"command": "ls"},
                      tool_response={"stdout": "", "stderr": "", "interrupted": False})),
+            ("hook pre-tool-use (git status)", ["hook", "pre-tool-use"],
+             payload("PreToolUse", project, tool_name="Bash",
+                     tool_input={"command": "git status"})),
             ("hook session-end", ["hook", "session-end"], payload("SessionEnd", project)),
         ]  # fmt: skip
         typer = {**env, "NOETIC_CLI_FAST": "0"}  # the previous design: every command via typer
