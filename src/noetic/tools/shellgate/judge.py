@@ -112,6 +112,15 @@ class Judge:
     # the whole line -----------------------------------------------------------------------------
 
     def script(self, script: Script) -> None:
+        if script.evaluated is not None:
+            part, start = script.evaluated
+            self.refuse(
+                "eval",
+                part,
+                start,
+                "bash evaluates text as arithmetic or an array subscript in this line, and this "
+                "text holds a command substitution it would run",
+            )
         for function in script.functions:
             if any(c.name is not None and c.name.value == function.name for c in function.calls):
                 self.refuse("fork-bomb", function.text, function.start)

@@ -125,6 +125,7 @@ class Script:
     redirects: list[Redirect]
     functions: list[Function]
     links: dict[str, str | None] = field(default_factory=dict)
+    evaluated: tuple[str, int] | None = None  # literal `$(…)` where bash evaluates text as code
 
     def argv(self) -> list[Word] | None:
         """The words of a line that is one plain command — no pipe, list, redirection,
@@ -188,10 +189,13 @@ def parse(
             _slice(source, stray),
             len(source[: stray.start_byte].decode("utf-8", "replace")),
         )
+    evaluated = _evaluated_literal(root, source)
     walker = _Walker(source, home=home, workspace=workspace, links=links, cdpath=cdpath)
     first: frozenset[str] | None = frozenset({cwd or workspace}) if cwds is _HERE else cwds
     walker.visit(root, _State(first), 0)
-    return Script(text, walker.commands, walker.redirects, walker.functions, walker.links)
+    return Script(
+        text, walker.commands, walker.redirects, walker.functions, walker.links, evaluated
+    )
 
 
 def _first_error(node: Any) -> Any:
@@ -222,8 +226,64 @@ def _stray_token(root: Any, source: bytes) -> Any:
             return node
         if node.type == "command_name" and _slice(source, node) in _RESERVED:
             return node
+        if node.type in ("word", "string_content") and _hidden_substitution(_slice(source, node)):
+            return node  # `${x:-`cmd`}`: bash runs what the grammar read as plain text
         stack.extend(node.children)
     return None
+
+
+_EVALUATING_NODES = frozenset(
+    {"arithmetic_expansion", "c_style_for_statement", "subscript", "test_command",
+     "declaration_command"}
+)  # fmt: skip
+_EVALUATING_COMMANDS = frozenset(
+    {"let", "declare", "typeset", "local", "readonly", "export", "printf", "read", "test", "[",
+     "mapfile", "readarray", "shift", "wait", "ulimit", "kill"}
+)  # fmt: skip
+
+
+def _evaluated_literal(root: Any, source: bytes) -> tuple[str, int] | None:
+    """A literal holding ``$(…)`` or a backtick in a line where bash evaluates text as an
+    arithmetic expression or an array subscript (``x='a[$(cmd)]'; (( x ))``, ``test -v``,
+    ``printf -v``, ``read``): bash would run it, the grammar sees a string. Its text and offset."""
+    evaluating = False
+    literal: tuple[str, int] | None = None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        text = _slice(source, node)
+        if (
+            kind in _EVALUATING_NODES
+            or (kind == "compound_statement" and text.startswith("(("))
+            or (kind == "expansion" and any(c.type in (":", "subscript") for c in node.children))
+            or (kind == "command_name" and text.strip("'\"") in _EVALUATING_COMMANDS)
+        ):
+            evaluating = True
+        if literal is None and kind in (
+            "raw_string",
+            "string_content",
+            "ansi_c_string",
+            "heredoc_body",
+        ):
+            value = _unescape_double(text) if kind == "string_content" else text
+            if "$(" in value or "`" in value:
+                literal = (text, len(source[: node.start_byte].decode("utf-8", "replace")))
+        stack.extend(node.children)
+    return literal if evaluating else None
+
+
+def _hidden_substitution(text: str) -> bool:
+    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run."""
+    escaped = False
+    for i, c in enumerate(text):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == "`" or (c == "$" and text[i + 1 : i + 2] == "("):
+            return True
+    return False
 
 
 @dataclass
