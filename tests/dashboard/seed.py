@@ -13,7 +13,7 @@ from noetic.events import EventKind
 from noetic.llm.base import LLMCall
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
-from noetic.store import Store
+from noetic.store import open_store
 from noetic.store.llm_calls import record_llm_call
 from noetic.vectors import VECTOR_NAMES
 
@@ -46,9 +46,10 @@ class Seeded:
 
 
 def seed(home: Path, *, scored: int = 30) -> Seeded:
+    """Fill the store at ``home`` (SQLite, or the PostgreSQL its ``config.toml`` names)."""
     out = Seeded()
     rng = random.Random(7)
-    with Store(home) as store:
+    with open_store(home) as store:
         tracker = Tracker(store, ProfileRegistry(store.home / "profiles"), checkpoints=False)
         session, _ = tracker.bootstrap(
             ai_id="claude", ai_model="claude-sonnet-4-5", project="noetic"

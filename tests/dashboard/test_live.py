@@ -22,8 +22,8 @@ WRITER = textwrap.dedent(
     import sys
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
-    from noetic.store import Store
-    with Store(sys.argv[1]) as store:
+    from noetic.store import open_store
+    with open_store(sys.argv[1]) as store:
         Tracker(store, ProfileRegistry(), checkpoints=False).bootstrap(ai_id="elsewhere")
     """
 )

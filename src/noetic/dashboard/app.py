@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, urlencode
 
 from pydantic import ValidationError
@@ -25,7 +25,10 @@ from starlette.staticfiles import StaticFiles
 from noetic.dashboard import auth
 from noetic.dashboard.live import live_endpoint
 from noetic.errors import InvalidValueError, NotFoundError
-from noetic.store import Store
+from noetic.store import open_store
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
 
 HERE: Final = Path(__file__).parent
 
@@ -36,13 +39,13 @@ class _Stores:
     def __init__(self, home: Path) -> None:
         self.home = home
         self._local = threading.local()
-        self._all: list[Store] = []
+        self._all: list[BaseStore] = []
         self._lock = threading.Lock()
 
-    def __call__(self) -> Store:
+    def __call__(self) -> BaseStore:
         store = getattr(self._local, "store", None)
         if store is None:
-            store = Store(self.home, write_files=False)
+            store = open_store(self.home, write_files=False)
             self._local.store = store
             with self._lock:
                 self._all.append(store)

@@ -21,14 +21,14 @@ from starlette.responses import Response, StreamingResponse
 
 from noetic.errors import InvalidValueError
 from noetic.operations.live import Cursor, cursor, new_kinds
-from noetic.store import Store
+from noetic.store.base import BaseStore
 
 POLL_S: Final = 0.2
 PING_S: Final = 15.0
 LIFETIME_S: Final = 300.0
 
 
-def live_endpoint(store_for: Callable[[], Store]) -> Callable[[Request], Any]:
+def live_endpoint(store_for: Callable[[], BaseStore]) -> Callable[[Request], Any]:
     async def live(request: Request) -> Response:
         given = request.headers.get("last-event-id") or request.query_params.get("after")
         try:
@@ -44,7 +44,7 @@ def live_endpoint(store_for: Callable[[], Store]) -> Callable[[Request], Any]:
     return live
 
 
-async def _changes(store_for: Callable[[], Store], seen: Cursor | None) -> AsyncIterator[str]:
+async def _changes(store_for: Callable[[], BaseStore], seen: Cursor | None) -> AsyncIterator[str]:
     yield "retry: 1000\n\n"
     ends = time.monotonic() + LIFETIME_S
     pinged = time.monotonic()
@@ -64,9 +64,9 @@ async def _changes(store_for: Callable[[], Store], seen: Cursor | None) -> Async
         await anyio.sleep(POLL_S)
 
 
-def _cursor(store_for: Callable[[], Store]) -> Cursor:
+def _cursor(store_for: Callable[[], BaseStore]) -> Cursor:
     return cursor(store_for())
 
 
-def _kinds(store_for: Callable[[], Store], after: int) -> list[str]:
+def _kinds(store_for: Callable[[], BaseStore], after: int) -> list[str]:
     return new_kinds(store_for(), after)

@@ -22,7 +22,7 @@ from noetic.operations.task_view import level
 from noetic.vectors import DESCRIPTIONS, INVERTED, TIERS, VECTOR_NAMES
 
 if TYPE_CHECKING:
-    from noetic.store import Store
+    from noetic.store.base import BaseStore
 
 HERE: Final = Path(__file__).parent
 PREDICTIONS: Final = ("preflight", "check", "postflight", "adversarial_review")
@@ -93,8 +93,8 @@ class Pages:
         self.guarded = guarded
         self.env = environment()
 
-    def store(self) -> Store:
-        store: Store = self.stores()
+    def store(self) -> BaseStore:
+        store: BaseStore = self.stores()
         return store
 
     def render(

@@ -1,8 +1,8 @@
 """Browse the store: the sessions list (filters, search, paging) and one session with its tasks.
 
-Read models for the dashboard (and any other reader): every function takes an open
-:class:`~noetic.store.Store` and plain arguments and returns a frozen pydantic model, so a page
-only renders what it is given. Nothing here writes.
+Read models for the dashboard (and any other reader): every function takes an open store
+(SQLite or PostgreSQL, :class:`~noetic.store.base.BaseStore`) and plain arguments and returns a
+frozen pydantic model, so a page only renders what it is given. Nothing here writes.
 
 The list is built for stores of tens of thousands of sessions: one query finds the page's ids
 (filters, search and the sort are SQL, the count is one ``COUNT``), a second gathers the
@@ -12,13 +12,13 @@ figures of those ids only, so a page costs the same on page 1 and page 200.
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from noetic.errors import InvalidValueError, NotFoundError
-from noetic.store import Store
+from noetic.store.base import BaseStore
 
 PAGE_SIZE: Final = 50
 MAX_PAGE_SIZE: Final = 500
@@ -121,7 +121,7 @@ class SessionsPage(BaseModel):
     choices: Choices
 
 
-def list_sessions(store: Store, filters: SessionFilters) -> SessionsPage:
+def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
     """One page of sessions, newest first, with each one's tasks, confidence and outcome."""
     where, args = _conditions(filters)
     conn = store.conn
@@ -178,8 +178,8 @@ def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
         parts.append("s.created_at >= ?")
         args.append(f.since.isoformat())
     if f.until is not None:
-        parts.append("s.created_at < date(?, '+1 day')")
-        args.append(f.until.isoformat())
+        parts.append("s.created_at < ?")
+        args.append((f.until + timedelta(days=1)).isoformat())
     if f.q:
         like = "%" + f.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         parts.append(
@@ -191,7 +191,7 @@ def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(parts)) if parts else "", args
 
 
-def _rows(store: Store, page: list[Any]) -> list[SessionRow]:
+def _rows(store: BaseStore, page: list[Any]) -> list[SessionRow]:
     if not page:
         return []
     ids = [r["id"] for r in page]
@@ -199,12 +199,22 @@ def _rows(store: Store, page: list[Any]) -> list[SessionRow]:
     conn = store.conn
     tasks: dict[str, tuple[int, str | None, str | None]] = {}
     for r in conn.execute(
-        f"SELECT session_id, COUNT(*) n, MAX(created_at || char(31) || id || char(31) || task) "
-        f"latest FROM cascades WHERE session_id IN ({marks}) GROUP BY session_id",
+        "SELECT s.id, (SELECT COUNT(*) FROM cascades c WHERE c.session_id = s.id) n, "
+        "(SELECT c.id FROM cascades c WHERE c.session_id = s.id "
+        "ORDER BY c.created_at DESC, c.id DESC LIMIT 1) latest "
+        f"FROM sessions s WHERE s.id IN ({marks})",
         ids,
     ):
-        _, cid, task = r["latest"].split("\x1f", 2)
-        tasks[r["session_id"]] = (r["n"], cid, task)
+        tasks[r["id"]] = (r["n"], r["latest"], None)
+    latest = [t[1] for t in tasks.values() if t[1] is not None]
+    if latest:
+        named = dict(
+            conn.execute(
+                f"SELECT id, task FROM cascades WHERE id IN ({','.join('?' * len(latest))})",
+                latest,
+            ).fetchall()
+        )
+        tasks = {k: (n, cid, named.get(cid or "")) for k, (n, cid, _) in tasks.items()}
     confidence = {
         r["session_id"]: r["confidence"]
         for r in conn.execute(
@@ -252,17 +262,15 @@ def _rows(store: Store, page: list[Any]) -> list[SessionRow]:
     return out
 
 
-_CHOICES: dict[tuple[str, int, int], Choices] = {}
+_CHOICES: dict[tuple[str, str | None, int], Choices] = {}
 
 
-def _choices(store: Store) -> Choices:
+def _choices(store: BaseStore) -> Choices:
     """The filter menus' values. Reading them scans the sessions, so they are kept per store
     until a session is added (a session's agent, profile and project never change)."""
     conn = store.conn
-    key = (
-        str(store.db_path),
-        *conn.execute("SELECT MAX(rowid), COUNT(*) FROM sessions").fetchone(),
-    )
+    newest, count = conn.execute("SELECT MAX(created_at), COUNT(*) FROM sessions").fetchone()
+    key = (f"{type(store).__name__}:{store.home}", newest, int(count))
     if key in _CHOICES:
         return _CHOICES[key]
 
@@ -312,7 +320,7 @@ class SessionView(BaseModel):
     events: int
 
 
-def session_view(store: Store, session_id: str) -> SessionView:
+def session_view(store: BaseStore, session_id: str) -> SessionView:
     """One session and its tasks, each with its confidence path and outcome."""
     row = store.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
     if row is None:

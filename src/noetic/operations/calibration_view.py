@@ -39,7 +39,7 @@ from noetic.calibration.phases import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction, calibration_report
 from noetic.errors import NoeticError
 from noetic.profiles import ProfileRegistry
-from noetic.store import Store
+from noetic.store.base import BaseStore
 
 Z95: Final = 1.959964
 MIN_FOR_INTERVAL: Final = 5
@@ -113,7 +113,7 @@ class CalibrationView(BaseModel):
 
 
 def calibration_view(
-    store: Store, filters: Filters, *, prediction: Prediction = "preflight", bins: int = 10
+    store: BaseStore, filters: Filters, *, prediction: Prediction = "preflight", bins: int = 10
 ) -> CalibrationView:
     from noetic.calibration.reports import check_drift_monitor
 
@@ -195,7 +195,7 @@ def _gaps(
     return out
 
 
-def _guardian(store: Store, filters: Filters) -> list[GuardianRow]:
+def _guardian(store: BaseStore, filters: Filters) -> list[GuardianRow]:
     registry = ProfileRegistry(store.home / "profiles")
     names = sorted(
         {r[0] for r in store.conn.execute("SELECT DISTINCT profile FROM outcomes")}

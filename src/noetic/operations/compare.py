@@ -15,7 +15,7 @@ from noetic.calibration.outcomes import Filters
 from noetic.errors import NotFoundError
 from noetic.operations.calibration_view import Gap, gap_from
 from noetic.operations.task_view import TaskView, task_view
-from noetic.store import Store
+from noetic.store.base import BaseStore
 
 
 class AgentSide(BaseModel):
@@ -50,12 +50,12 @@ class Comparison(BaseModel):
     b: Side
 
 
-def compare(store: Store, a: str, b: str) -> Comparison:
+def compare(store: BaseStore, a: str, b: str) -> Comparison:
     """Both sides, or :class:`NotFoundError` naming the one that is unknown."""
     return Comparison(a=side(store, a), b=side(store, b))
 
 
-def side(store: Store, key: str) -> Side:
+def side(store: BaseStore, key: str) -> Side:
     key = key.strip()
     if key.startswith("agent:"):
         return Side(key=key, kind="agent", agent=_agent(store, key.removeprefix("agent:")))
@@ -65,7 +65,7 @@ def side(store: Store, key: str) -> Side:
     return Side(key=key, kind="agent", agent=_agent(store, key))
 
 
-def _agent(store: Store, name: str) -> AgentSide:
+def _agent(store: BaseStore, name: str) -> AgentSide:
     from noetic.calibration.reports import calibration_report
 
     conn = store.conn

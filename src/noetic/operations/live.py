@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from noetic.errors import InvalidValueError
-from noetic.store import Store
+from noetic.store.base import BaseStore
 
 
 class Cursor(NamedTuple):
@@ -41,7 +41,7 @@ class Cursor(NamedTuple):
         return cls(*[*numbers, 0, 0][:3])
 
 
-def cursor(store: Store) -> Cursor:
+def cursor(store: BaseStore) -> Cursor:
     """The store's cursor now."""
     row = store.conn.execute(
         "SELECT (SELECT COALESCE(MAX(id), 0) FROM events), "
@@ -51,10 +51,10 @@ def cursor(store: Store) -> Cursor:
     return Cursor(int(row[0]), int(row[1]), int(row[2]))
 
 
-def new_kinds(store: Store, after: int, limit: int = 50) -> list[str]:
+def new_kinds(store: BaseStore, after: int, limit: int = 50) -> list[str]:
     """The kinds of the events written after event id ``after`` (at most ``limit``)."""
     rows = store.conn.execute(
-        "SELECT DISTINCT kind FROM (SELECT kind FROM events WHERE id > ? ORDER BY id LIMIT ?)",
+        "SELECT DISTINCT kind FROM (SELECT kind FROM events WHERE id > ? ORDER BY id LIMIT ?) AS e",
         (after, limit),
     )
     return sorted(r[0] for r in rows)

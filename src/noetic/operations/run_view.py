@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
 from noetic.events import PAYLOADS, EventKind
-from noetic.store import Store
+from noetic.store.base import BaseStore
 
 MAX_EVENTS: Final = 5000
 AGENT_DRIVEN: Final = "workflow"
@@ -100,7 +100,7 @@ class Timeline(BaseModel):
     stages: list[ObserverStage] = []
 
 
-def run_timeline(store: Store, run_id: str) -> Timeline:
+def run_timeline(store: BaseStore, run_id: str) -> Timeline:
     """The events of a task, a Nova run or a session, oldest first, on one clock."""
     conn = store.conn
     scope, column, key, session_id, title = _resolve(store, run_id)
@@ -186,7 +186,7 @@ def run_timeline(store: Store, run_id: str) -> Timeline:
     )
 
 
-def _resolve(store: Store, run_id: str) -> tuple[str, str, str, str | None, str]:
+def _resolve(store: BaseStore, run_id: str) -> tuple[str, str, str, str | None, str]:
     conn = store.conn
     task = conn.execute("SELECT session_id, task FROM cascades WHERE id = ?", (run_id,)).fetchone()
     if task is not None:
@@ -215,15 +215,15 @@ def _resolve(store: Store, run_id: str) -> tuple[str, str, str, str | None, str]
 
 
 def _nova(
-    store: Store, run_id: str, task_id: str | None
+    store: BaseStore, run_id: str, task_id: str | None
 ) -> tuple[list[dict[str, Any]], list[NovaTurn]]:
     """The Nova runs this run is or holds (by its id, or the task they deliberated for), each
     with its status and exit, and all their turns in order."""
-    rows = store.conn.execute(
-        "SELECT id, question, status, result, created_at FROM nova_runs WHERE id = ? "
-        "OR (? IS NOT NULL AND cascade_id = ?) ORDER BY created_at",
-        (run_id, task_id, task_id),
-    ).fetchall()
+    sql = "SELECT id, question, status, result, created_at FROM nova_runs WHERE id = ?"
+    args: tuple[str, ...] = (run_id,)
+    if task_id is not None:
+        sql, args = sql + " OR cascade_id = ?", (run_id, task_id)
+    rows = store.conn.execute(sql + " ORDER BY created_at", args).fetchall()
     runs, turns = [], []
     for r in rows:
         result = json.loads(r["result"] or "{}")
@@ -262,7 +262,7 @@ def _nova(
     return runs, turns
 
 
-def _observer(store: Store, run_id: str) -> tuple[dict[str, Any] | None, list[ObserverStage]]:
+def _observer(store: BaseStore, run_id: str) -> tuple[dict[str, Any] | None, list[ObserverStage]]:
     """An observer chain run as stored: why it stopped and each stage's observation."""
     row = store.conn.execute("SELECT * FROM observer_runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:

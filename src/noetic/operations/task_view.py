@@ -14,7 +14,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
-from noetic.store import Store
+from noetic.store.base import BaseStore
 from noetic.vectors import VECTOR_NAMES
 
 LEVELS: Final = ((0.90, "excellent"), (0.80, "good"), (0.70, "acceptable"))
@@ -134,7 +134,7 @@ class TaskView(BaseModel):
         return [a.vectors[name] for a in self.assessments if name in a.vectors]
 
 
-def task_view(store: Store, task_id: str) -> TaskView:
+def task_view(store: BaseStore, task_id: str) -> TaskView:
     """Everything recorded about one task (a cascade), oldest first."""
     conn = store.conn
     c = conn.execute(
