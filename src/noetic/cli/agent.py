@@ -14,22 +14,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
+from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr, stdout
 
 
-class _AgentGroup(TyperGroup):
+class _AgentGroup(DefaultCommandGroup):
     """`noetic agent "query"` runs it; `noetic agent` alone (or with options only) chats."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not args:
-            args = ["chat"]
-        elif args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["chat", *args] if args[0].startswith("-") else ["run", *args]
-        return super().parse_args(ctx, args)
+    def route(self, args: list[str]) -> list[str]:
+        if not args or (args[0].startswith("-") and args[0] not in ("--help", "-h")):
+            return ["chat", *args]
+        return super().route(args)
 
 
 app = typer.Typer(

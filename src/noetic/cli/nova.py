@@ -7,21 +7,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
+from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
 
 
-class _QuestionFirst(TyperGroup):
-    """``noetic nova "question"`` runs a deliberation; a known word runs that subcommand."""
+class _QuestionFirst(DefaultCommandGroup):
+    """``noetic nova "question"`` (or the seed's ``noetic nova process "question"``) runs a
+    deliberation; a known word runs that subcommand."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["ask", *args]
-        return super().parse_args(ctx, args)
+    argument = "QUESTION"
+    aliases = frozenset({"ask", "process"})
 
 
 def _bare(ctx: typer.Context) -> None:
@@ -64,7 +63,7 @@ def _catalogue(store: Path | None, personas: list[Path] | None) -> Any:
     return Catalogue([resolve_home(store) / "personas", *(personas or [])])
 
 
-@app.command("ask", hidden=True)
+@app.command("run", hidden=True)
 def ask(
     question: Annotated[str, typer.Argument(help="The question to deliberate on.")],
     provider: ProviderOpt = None,

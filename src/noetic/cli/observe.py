@@ -5,21 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
+from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import handled
 from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
 
 
-class _QueryByDefault(TyperGroup):
+class _QueryByDefault(DefaultCommandGroup):
     """`noetic observe "some question"` runs the chain; `noetic observe stats` shows stats."""
-
-    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["run", *args]
-        return super().resolve_command(ctx, args)
 
 
 app = group(

@@ -57,6 +57,11 @@ def open_agent(
         raise InvalidValueError(
             f"unknown approval {approve!r}", field="approve", fix="use ask, never or always"
         )
+    home = locate_store(store).home
+    if provider is None or isinstance(provider, str):  # no model: say so now, not at the first
+        from noetic.llm.registry import resolve_provider_spec  # line a chat reads
+
+        resolve_provider_spec(provider, home)
     return Agent(
         approve=approve,
         ask=ask,
@@ -69,7 +74,7 @@ def open_agent(
         timeout_s=timeout,
         sandbox=sandbox,
         policy_files=tuple(policy_files),
-        home=locate_store(store).home,
+        home=home,
         user_id=user,
     )
 
