@@ -227,12 +227,15 @@ class Judge:
             self.refuse("too-complex", cmd.text, cmd.start)
             return
         self.strings(base, args, cmd)
+        self.opaque(base, args)
         wrapper = self.policy.wrappers.get(base)
         if wrapper is not None:
             inner = self.unwrap(base, args, wrapper, cmd)
             if inner:
                 own = args[: len(args) - len(inner)] if inner[0] in args else args
                 moved = self.chdir(base, own, cmd)
+                if base == "xargs":  # `xargs -I{} sh -c '{}'`: each input line goes where {} is
+                    inner = _placeholders(inner, _replace_string(own))
                 self.argv(inner, moved, hidden_args=hidden_args or base == "xargs", depth=depth + 1)
             return
         if base in self.policy.evaluators:
@@ -253,7 +256,7 @@ class Judge:
                 fed = tools.piped_paths(cmd)  # `find src -name '*.o' | xargs rm`
                 if fed is None:
                     self.refuse(
-                        "dynamic-path", cmd.text, cmd.start, "xargs hands it paths it reads"
+                        "dynamic-path", cmd.text, cmd.start, "its paths come from its input"
                     )
                 for word in fed or ():
                     self.path_rules([word], cmd.cwds, write=True, part=cmd.text)
@@ -290,12 +293,31 @@ class Judge:
         """A command the policy does not know may run its operands as a command (``chrt 10
         rm -rf /``, ``fakeroot make``, ``uv run pytest``): from the first operand that names a
         command the policy judges, the rest is judged as that command."""
+        # `fd -x rm`, `parallel rm {} ::: …`: the paths come from the command, unseen
+        hidden = hidden_args or any(
+            (w.value or "") in ("-x", "--exec", "-X", "--exec-batch") or "{" in (w.value or "")
+            for w in args
+        )
         for i, word in enumerate(args):
             value = word.value
             if value is None or value.startswith("-"):
                 continue
             if value.rsplit("/", 1)[-1] in concerns(self.policy):
-                self.argv(args[i:], cmd, hidden_args=hidden_args, depth=depth + 1)
+                inner = _placeholders(args[i:], "{")
+                self.argv(inner, cmd, hidden_args=hidden, depth=depth + 1)
+                return
+
+    def opaque(self, base: str, args: list[Word]) -> None:
+        """Options that make a program run commands in its own language (vim's ``-c``/``+``,
+        emacs's ``--eval``): what they run is not shell, so the gate cannot read it."""
+        options = self.policy.opaque_runs.get(base)
+        if not options:
+            return
+        for word in args:
+            value = word.value or ""
+            plus = "+" in options and value.startswith("+") and len(value) > 1
+            if plus or any(value == o or value.startswith(o + "=") for o in options if o != "+"):
+                self.undetermined("program-exec", word, f"{base} runs {value} in its own language")
                 return
 
     def unwrap(
@@ -658,6 +680,28 @@ class Judge:
             and c.name.value.rsplit("/", 1)[-1] in self.policy.downloaders
             for c in [cmd, *cmd.upstream, *cmd.substitutions]
         )
+
+
+def _replace_string(own: list[Word]) -> str | None:
+    """xargs's replace string: ``-I X``, ``-IX``, ``-i``/``--replace`` (``{}``)."""
+    for i, word in enumerate(own):
+        value = word.value or ""
+        if value == "-I" and i + 1 < len(own):
+            return own[i + 1].value
+        if value.startswith("-I") and len(value) > 2:
+            return value[2:]
+        if value in ("-i", "--replace"):
+            return "{}"
+        if value.startswith(("--replace=", "-i")) and len(value) > 2:
+            return value.split("=", 1)[1] if "=" in value else value[2:]
+    return None
+
+
+def _placeholders(words: list[Word], marker: str | None) -> list[Word]:
+    """``words`` with every word holding ``marker`` made unknown: a runner puts its input there."""
+    if not marker:
+        return words
+    return [Word(w.text, None, False, w.start) if marker in (w.value or "") else w for w in words]
 
 
 def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:

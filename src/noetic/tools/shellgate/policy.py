@@ -110,6 +110,7 @@ class Policy(_Strict):
     judged_alone: tuple[str, ...] = ()
     runner_subcommands: dict[str, tuple[str, ...]] = {}
     recursive_readers: dict[str, tuple[str, ...]] = {}
+    opaque_runs: dict[str, tuple[str, ...]] = {}
     wrappers: dict[str, tuple[str, ...]] = {}
     downloaders: tuple[str, ...] = ()
     writers: dict[str, Writer] = {}
