@@ -36,7 +36,7 @@ from noetic.calibration.outcomes import (
     phase_points,
 )
 from noetic.calibration.phases import PHASES, PhasePoint, PhaseStats, groups
-from noetic.calibration.reports import CalibrationReport, Prediction, calibration_report
+from noetic.calibration.reports import CalibrationReport, Prediction
 from noetic.errors import NoeticError
 from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore
@@ -116,8 +116,17 @@ def calibration_view(
     store: BaseStore, filters: Filters, *, prediction: Prediction = "preflight", bins: int = 10
 ) -> CalibrationView:
     from noetic.calibration.reports import check_drift_monitor
+    from noetic.operations.calibrating import report as calibration_report
 
-    report = calibration_report(store, filters, prediction=prediction, bins=bins)
+    report = calibration_report(
+        store,
+        ai_id=filters.ai_id,
+        profile=filters.profile,
+        domain=filters.domain,
+        since_days=filters.since_days,
+        at=prediction,
+        bins=bins,
+    )
     points = phase_points(store, filters)
     drift = check_drift_monitor(store, filters.ai_id, window=DRIFT_WINDOW)
     drifted = outcome_points(store, Filters(ai_id=filters.ai_id))

@@ -11,7 +11,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.calibration.outcomes import Filters
 from noetic.errors import NotFoundError
 from noetic.operations.calibration_view import Gap, gap_from
 from noetic.operations.task_view import TaskView, task_view
@@ -66,7 +65,7 @@ def side(store: BaseStore, key: str) -> Side:
 
 
 def _agent(store: BaseStore, name: str) -> AgentSide:
-    from noetic.calibration.reports import calibration_report
+    from noetic.operations.calibrating import report
 
     conn = store.conn
     sessions = conn.execute("SELECT COUNT(*) FROM sessions WHERE ai_id = ?", (name,)).fetchone()[0]
@@ -84,18 +83,18 @@ def _agent(store: BaseStore, name: str) -> AgentSide:
             (name,),
         )
     ]
-    report = calibration_report(store, Filters(ai_id=name))
-    m = report.metrics
+    scored = report(store, ai_id=name)
+    m = scored.metrics
     return AgentSide(
         name=name,
         sessions=sessions,
         tasks=tasks,
         confidences=confidences,
-        gap=gap_from(name, report.by_phase["preflight"]),
+        gap=gap_from(name, scored.by_phase["preflight"]),
         brier=m.brier.value,
         brier_low=m.brier.low,
         brier_high=m.brier.high,
         ece=m.ece.value,
         verdict=m.test.verdict,
-        outcomes=report.outcomes,
+        outcomes=scored.outcomes,
     )
