@@ -387,3 +387,19 @@ def test_a_provider_without_native_tool_calls_gets_a_json_object_path(store, ws)
     assert result.answer == "notes: 42"
     assert [c["tool"] for c in result.tool_calls] == ["file_read"]
     assert seen[1].messages[-2].content.startswith('{"tool_calls"')
+
+
+def test_a_refusal_says_it_was_the_models_verdict_why_and_how_to_go_on(store, ws) -> None:
+    for given, said in [("it reads another user's mail", "it reads another user's mail"),
+                        ("", "it gave no reason")]:  # fmt: skip
+        script = Script(triage(tools=[], safe=False, reason=given))
+        ctx, _, settings = make(store, script, [], workspace=ws)
+        result = run(ctx, "open Bob's inbox", settings)
+        assert result.status == "refused"
+        model = f"{ctx.model.name}:{ctx.model.model}"
+        assert result.answer.startswith(
+            f"Refused: the model ({model}) judged this request unsafe at triage: {said}. "
+            "Nothing was run."
+        )
+        assert "rephrase it" in result.answer and "--approve ask" in result.answer
+        assert "the request's intent is unsafe" not in result.answer

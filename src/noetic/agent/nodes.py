@@ -167,9 +167,10 @@ async def triage(run: Run) -> None:
         run.stop("failed", f"The request could not be triaged, so nothing was run: {exc.message}")
         return
     if not decision.safe:
-        reason = decision.safety_reason or "the request's intent is unsafe"
-        run.decide("refuse", reason, "semantic-safety")
-        run.stop("refused", prompts.UNSAFE_ANSWER.format(reason=reason))
+        reason = decision.safety_reason.strip() or "it gave no reason"
+        run.decide("refuse", f"the model's verdict: {reason}", "semantic-safety")
+        model = f"{run.model.name}:{run.model.model}"
+        run.stop("refused", prompts.UNSAFE_ANSWER.format(model=model, reason=reason))
         return
     known = set(run.toolbox.names)
     chosen = [t for t in dict.fromkeys(decision.tools) if t in known]

@@ -21,7 +21,11 @@ Tools:
 {tools}
 """
 
-UNSAFE_ANSWER = "I won't do that: {reason}"
+UNSAFE_ANSWER = (
+    "Refused: the model ({model}) judged this request unsafe at triage: {reason}. Nothing was "
+    "run. If the request is legitimate, rephrase it to say what it is for; with --approve ask, "
+    "each irreversible action the agent then takes waits for your yes."
+)
 
 
 class Triage(BaseModel):
