@@ -29,4 +29,7 @@ def mcp(store: Path | None = None) -> None:
     finally:
         gc.freeze()
         gc.enable()
+    from noetic.mcp.stdio import screen_stdio
+
+    screen_stdio(server)  # a request the SDK cannot read is answered, not dropped
     server.run("stdio")
