@@ -80,8 +80,6 @@ def _lines(marker: str) -> st.SearchStrategy[str]:
     return st.recursive(st.one_of(_writers(marker), _HARMLESS), extend, max_leaves=4)
 
 
-
-
 @settings(
     deadline=None, max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
