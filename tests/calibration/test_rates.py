@@ -136,3 +136,29 @@ def test_a_forecaster_no_better_than_the_base_rate_shows_no_skill():
     assert brier_parts([0.7, 0.7], [1.0, 1.0]).skill is None  # one outcome class: no skill
     with pytest.raises(ValueError, match="equal-length"):
         brier_parts([0.5], [1.0, 0.0])
+
+
+@given(probability, st.integers(1, 500), st.integers(1, 500))
+def test_the_auroc_interval_holds_its_value_inside_the_unit_interval(area, pos, neg):
+    from noetic.calibration.rates import auroc_interval
+
+    i = auroc_interval(area, pos, neg)
+    assert 0.0 <= i.low <= area <= i.high <= 1.0
+
+
+def test_the_auroc_interval_is_as_wide_as_the_auroc_really_varies():
+    """Binormal scores with a true AUROC of 0.80, 50 successes and 50 failures: the spread of
+    the AUROC over repeated samples is what the Hanley-McNeil standard error says."""
+    import numpy as np
+
+    from noetic.calibration.metrics import auroc
+    from noetic.calibration.rates import auroc_interval
+
+    rng = np.random.default_rng(5)
+    y = np.array([1.0] * 50 + [0.0] * 50)
+    areas = [
+        auroc(np.concatenate([rng.normal(1.19, 1, 50), rng.normal(0, 1, 50)]), y)
+        for _ in range(1000)
+    ]
+    i = auroc_interval(0.8, 50, 50)
+    assert (i.high - i.low) / (2 * 1.959964) == pytest.approx(float(np.std(areas)), rel=0.15)

@@ -105,6 +105,23 @@ def list_outcomes(
     return [_outcome(r) for r in rows]
 
 
+def count_outcomes(
+    store: Store,
+    *,
+    ai_id: str | None = None,
+    profile: str | None = None,
+    domain: str | None = None,
+) -> int:
+    """How many outcomes match the filters (every one, not the newest per task and source)."""
+    clauses, args = [], []
+    for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
+        if value is not None:
+            clauses.append(f"{col} = ?")
+            args.append(value)
+    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
+    return int(store.conn.execute(f"SELECT COUNT(*) FROM outcomes{where}", args).fetchone()[0])
+
+
 def _outcome(row: Any) -> OutcomeRecord:
     return OutcomeRecord(**{**dict(row), "predicted_vectors": json.loads(row["predicted_vectors"])})
 
@@ -274,64 +291,66 @@ def outcome_points(
 def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
     """Every task with an outcome, one point per phase it reached (:mod:`.phases`): its first
     PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
-    as the vectors' confidence otherwise; oldest task first."""
+    as the vectors' confidence otherwise; oldest task first. A task whose assessments are not
+    in the store (outcomes written without them) falls back to the confidences recorded beside
+    its outcome, at PREFLIGHT and CHECK."""
     from noetic.calibration.phases import PhasePoint
 
     tasks = outcome_points(store, filters)
     if not tasks:
         return []
-    ids = [t.cascade_id for t in tasks]
-    marks = ", ".join("?" for _ in ids)
+    wanted = {t.cascade_id for t in tasks}
     conn = store.conn
+    scoped = "cascade_id IN (SELECT cascade_id FROM outcomes)"  # no parameter-count limit
     who = {
         r["id"]: r
         for r in conn.execute(
             "SELECT c.id, c.profile, s.ai_id, s.ai_model FROM cascades c "
-            f"JOIN sessions s ON s.id = c.session_id WHERE c.id IN ({marks})",
-            ids,
+            "JOIN sessions s ON s.id = c.session_id "
+            "WHERE c.id IN (SELECT cascade_id FROM outcomes)"
         )
+        if r["id"] in wanted
     }
     engines = dict(
         conn.execute(
             "SELECT cascade_id, MIN(engine) FROM events WHERE engine IS NOT NULL "
-            f"AND cascade_id IN ({marks}) GROUP BY cascade_id",
-            ids,
+            f"AND {scoped} GROUP BY cascade_id"
         ).fetchall()
     )
     models = dict(
         conn.execute(
-            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE cascade_id IN ({marks}) "
-            "GROUP BY cascade_id",
-            ids,
+            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE {scoped} GROUP BY cascade_id"
         ).fetchall()
     )
-    personas = _personas(store, marks, ids)
-    stated: dict[str, dict[str, Any]] = {}
+    personas = _personas(store)
+    stated: dict[str, dict[str, tuple[float, bool]]] = {}
     for row in conn.execute(
         "SELECT cascade_id, phase, confidence, p_success, review FROM assessments "
-        f"WHERE cascade_id IN ({marks}) ORDER BY cascade_id, seq",
-        ids,
+        f"WHERE {scoped} ORDER BY cascade_id, seq"
     ):
+        if row["cascade_id"] not in wanted:
+            continue
         phase = row["phase"]
         if phase == Phase.POSTFLIGHT.value and row["review"] == "adversarial":
             phase = "adversarial_review"
         mine = stated.setdefault(row["cascade_id"], {})
         if phase == Phase.PREFLIGHT.value and phase in mine:
             continue  # the first PREFLIGHT is the prediction; the last of any other phase
-        mine[phase] = row
+        given = row["p_success"] is not None
+        mine[phase] = (row["p_success"] if given else row["confidence"], given)
     points = []
     for task in tasks:
         meta = who.get(task.cascade_id)
         if meta is None:
             continue
-        for phase, row in stated.get(task.cascade_id, {}).items():
-            given = row["p_success"] is not None
+        phases = stated.get(task.cascade_id) or _recorded_beside(task)
+        for phase, (value, given) in phases.items():
             points.append(
-                PhasePoint(
+                PhasePoint.model_construct(  # values read from the store: no re-validation
                     cascade_id=task.cascade_id,
                     at=task.at,
                     phase=phase,
-                    stated=row["p_success"] if given else row["confidence"],
+                    stated=value,
                     basis="p_success" if given else "confidence",
                     observed=task.observed,
                     agent=meta["ai_id"],
@@ -344,13 +363,22 @@ def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
     return points
 
 
-def _personas(store: Store, marks: str, ids: list[str]) -> dict[str, str]:
+def _recorded_beside(task: OutcomePoint) -> dict[str, tuple[float, bool]]:
+    """The confidences stored beside a task's outcome, for a task without assessments."""
+    out: dict[str, tuple[float, bool]] = {}
+    if task.predicted_preflight is not None:
+        out[Phase.PREFLIGHT.value] = (task.predicted_preflight, False)
+    if task.predicted_check is not None:
+        out[Phase.CHECK.value] = (task.predicted_check, False)
+    return out
+
+
+def _personas(store: Store) -> dict[str, str]:
     """The persona that wrote a Nova task's assessments (turn keys are ``round:node:persona``)."""
     found: dict[str, str] = {}
     rows = store.conn.execute(
         "SELECT r.cascade_id, t.key FROM nova_runs r JOIN nova_turns t ON t.run_id = r.id "
-        f"WHERE r.cascade_id IN ({marks}) ORDER BY t.seq",
-        ids,
+        "WHERE r.cascade_id IN (SELECT cascade_id FROM outcomes) ORDER BY t.seq"
     )
     for cascade_id, key in rows:
         _, node, persona = [*key.split(":", 2), "", ""][:3]

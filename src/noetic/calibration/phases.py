@@ -12,7 +12,8 @@ recorded no kind) is ``postflight``.
 A phase's statistics (:class:`PhaseStats`) are defined from the first outcome: the success rate
 with its Wilson interval, the overconfidence gap with its interval (:mod:`.rates`), the Brier
 score (its bootstrap interval from :data:`MIN_INTERVAL` outcomes) and its decomposition, and
-AUROC once both a success and a failure exist. What needs more outcomes says so.
+AUROC once both a success and a failure exist (its Hanley–McNeil interval once there are 5 of
+each). What needs more outcomes says so.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from noetic.calibration.metrics import MIN_PER_CLASS, MIN_SAMPLES, Metric, auroc
 from noetic.calibration.rates import (
     BrierParts,
     Interval,
+    auroc_interval,
     brier_parts,
     gap,
     gap_difference,
@@ -111,7 +113,7 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
     """The statistics of one phase's points (module docstring)."""
     import numpy as np
 
-    from noetic.calibration.metrics import _bootstrap, _guarded_auroc
+    from noetic.calibration.metrics import _bootstrap
 
     n = len(points)
     p = np.asarray([x.stated for x in points], dtype=float)
@@ -159,8 +161,8 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
             f"{MIN_PER_CLASS} of each needed for one",
         )
     else:
-        low, high = _bootstrap(_guarded_auroc, p, y, seed, 1000)
-        auroc_metric = Metric(value=auroc(p, y), low=low, high=high, n=n)
+        a = auroc_interval(auroc(p, y), positives, n - positives)
+        auroc_metric = Metric(value=a.value, low=a.low, high=a.high, n=n)
     return PhaseStats(
         phase=phase,
         n=n,

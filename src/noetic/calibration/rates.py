@@ -15,6 +15,7 @@ Inputs are the probabilities an agent stated (``p`` in [0, 1]) and the verified 
 * **Difference of two gaps** (standard against adversarial review): ``g₁ − g₂``, with
   Newcombe's hybrid score interval for the difference of the two rates (method 10, built from
   the two Wilson intervals).
+* **AUROC's interval** from the Hanley & McNeil (1982) standard error (:func:`auroc_interval`).
 * **Brier decomposition** (Murphy 1973, with the two within-bin terms of Stephenson, Coelho &
   Jolliffe 2008). Forecasts are grouped by their distinct values when there are at most
   :data:`MAX_GROUPS` of them (stated probabilities usually are: 0.7, 0.8, 0.9), else into
@@ -117,6 +118,21 @@ def gap_difference(mean_1: float, rate_1: Interval, mean_2: float, rate_2: Inter
     high = diff + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)
     shift = mean_1 - mean_2
     return Interval(value=shift + diff, low=shift + low, high=shift + high)
+
+
+def auroc_interval(area: float, positives: int, negatives: int, z: float = Z95) -> Interval:
+    """AUROC with the Hanley & McNeil (1982) standard error,
+    ``√((A(1 − A) + (n₊ − 1)(Q₁ − A²) + (n₋ − 1)(Q₂ − A²)) / (n₊ n₋))``, ``Q₁ = A/(2 − A)``,
+    ``Q₂ = 2A²/(1 + A)``: closed form, so a per-phase report over many outcomes does not pay
+    for a second bootstrap."""
+    q1, q2 = area / (2 - area), 2 * area * area / (1 + area)
+    variance = (
+        area * (1 - area)
+        + (positives - 1) * (q1 - area * area)
+        + (negatives - 1) * (q2 - area * area)
+    ) / (positives * negatives)
+    half = z * math.sqrt(max(0.0, variance))
+    return Interval(value=area, low=max(0.0, area - half), high=min(1.0, area + half))
 
 
 def brier_parts(p: Sequence[float], y: Sequence[float]) -> BrierParts | None:

@@ -13,7 +13,7 @@ from noetic.calibration.drift import ALPHA, DriftReport, detect_drift
 from noetic.calibration.metrics import CalibrationMetrics, calibration_metrics
 from noetic.calibration.outcomes import (
     Filters,
-    list_outcomes,
+    count_outcomes,
     outcome_points,
     phase_points,
 )
@@ -79,8 +79,8 @@ def calibration_report(
     metrics = calibration_metrics(
         [p.stated for p in scored], [p.observed for p in scored], bins=bins
     )
-    total = len(
-        list_outcomes(store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain)
+    total = count_outcomes(
+        store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain
     )
     return CalibrationReport(
         filters=filters,
