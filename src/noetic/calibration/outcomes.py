@@ -11,10 +11,11 @@ PREFLIGHT vectors.
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from noetic.assessment import Phase
 from noetic.errors import InvalidValueError, NotFoundError, WorkflowError
@@ -205,6 +206,19 @@ class Filters(BaseModel):
     profile: str | None = None
     domain: str | None = None
     since_days: float | None = None
+
+    @field_validator("since_days")
+    @classmethod
+    def _positive_days(cls, value: float | None) -> float | None:
+        """A window is a positive, finite number of days (at most a century)."""
+        if value is not None and not (math.isfinite(value) and 0 < value <= 36_500):
+            raise InvalidValueError(
+                f"since_days must be a number of days above 0 (at most 36500), got {value!r}",
+                field="since_days",
+                value=value,
+                fix="e.g. --since-days 30 for the last 30 days",
+            )
+        return value
 
 
 def record_outcome(

@@ -137,14 +137,19 @@ def report(
         for line in phase_lines(result):
             out.print(line, markup=False, highlight=False)
         out.print(f"\n[bold]{result.prediction}[/], the metrics that need 20 outcomes:")
-        out.print(f"  Brier score      {_fmt(m.brier)}")
-        out.print(f"  ECE ({m.bins} bins)    {_fmt(m.ece)}")
-        out.print(f"  debiased ECE     {_fmt(m.ece_debiased)}  (≤ 0: within the noise)")
-        out.print(f"  signed bias      {_fmt(m.signed_bias)}  (+ = overconfident)")
-        out.print(f"  AUROC            {_fmt(m.auroc)}")
+        metrics = [
+            ("Brier score", _fmt(m.brier), ""),
+            (f"ECE ({m.bins} bin{'s' if m.bins != 1 else ''})", _fmt(m.ece), ""),
+            ("debiased ECE", _fmt(m.ece_debiased), "  (≤ 0: within the noise)"),
+            ("signed bias", _fmt(m.signed_bias), "  (+ = overconfident)"),
+            ("AUROC", _fmt(m.auroc), ""),
+        ]
+        width = max(len(label) for label, _, _ in metrics) + 2  # the values in one column
+        for label, value, note in metrics:
+            out.print(f"  {label:<{width}}{value}{note}", markup=False, highlight=False)
         colour = {"miscalibrated": "yellow", "consistent with calibration": "green"}
         out.print(
-            f"  verdict          [{colour.get(m.test.verdict, 'dim')}]{m.test.verdict}[/] "
+            f"  {'verdict':<{width}}[{colour.get(m.test.verdict, 'dim')}]{m.test.verdict}[/] "
             f"({esc(m.test.reason)})"
         )
         if m.reliability:

@@ -139,7 +139,7 @@ def phase_lines(report: Any) -> list[str]:
                 f"              Brier   AUROC"]  # fmt: skip
         for name, ph in by_phase.items():
             if not ph.n:
-                rows.append(f"{indent}{name:<19}{0:>4}  —")
+                rows.append(f"{indent}{name:<19}{0:>4}  {'—':>6}")
                 continue
             auroc = f"{ph.auroc.value:.2f}" if ph.auroc.value is not None else "—"
             rows.append(
