@@ -166,3 +166,33 @@ def test_the_command_reports_per_phase_and_per_group_and_refuses_unknown_ones(tr
     for option, value, says in (("--at", "act", "--at must be one of"), ("--by", "x", "--by")):
         refused = runner.invoke(app, ["calibration", "report", option, value, *args])
         assert refused.exit_code == 1 and says in refused.stderr
+
+
+def test_outcomes_written_without_assessments_fall_back_to_what_was_kept_beside_them(tracker):
+    store = tracker.store
+    with store.transaction() as c:
+        c.execute(
+            "INSERT INTO sessions (id, ai_id, profile, created_at) VALUES ('s_x', 'x', "
+            "'balanced', '2026-01-01')"
+        )
+        c.execute(
+            "INSERT INTO cascades (id, session_id, task, status, profile, created_at) VALUES "
+            "('c_x', 's_x', 't', 'completed', 'balanced', '2026-01-01')"
+        )
+        c.execute(
+            "INSERT INTO outcomes (at, session_id, cascade_id, ai_id, profile, source, score, "
+            "predicted_preflight, predicted_check) VALUES ('2026-01-02', 's_x', 'c_x', 'x', "
+            "'balanced', 'test', 1.0, 0.7, 0.6)"
+        )
+    phases = calibration_report(store, Filters()).by_phase
+    assert (phases["preflight"].n, phases["preflight"].mean_stated) == (1, 0.7)
+    assert (phases["check"].n, phases["check"].stated) == (1, "confidence")
+    assert phases["postflight"].n == 0
+
+
+def test_beliefs_drift_and_the_guardian_say_they_judge_the_vectors_confidence(tracker):
+    from noetic.calibration import check_drift_monitor, query_bayesian_beliefs, run_guardian
+
+    assert query_bayesian_beliefs(tracker.store).stated == "confidence"
+    assert check_drift_monitor(tracker.store).stated == "confidence"
+    assert run_guardian(tracker.store, tracker.registry, "balanced").stated == "confidence"

@@ -214,6 +214,9 @@ class Detection(BaseModel):
 class DriftReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    # what was judged: the vectors' overall confidence at PREFLIGHT (p_success is scored by the
+    # per-phase report)
+    stated: str = "confidence"
     n: int
     alpha: float
     guarantee: str

@@ -126,6 +126,7 @@ class HeldOut(BaseModel):
 class GuardianReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
+    stated: str = "confidence"  # confidence_weight scales the vectors' confidence: it judges that
     profile: str
     tasks_considered: int
     belief: Belief

@@ -57,8 +57,11 @@ class CalibrationReport(BaseModel):
 
 
 class BeliefsReport(BaseModel):
+    """Beliefs about the bias of the vectors' confidence (``stated``), overall and per vector."""
+
     model_config = ConfigDict(frozen=True)
 
+    stated: str = "confidence"
     ai_id: str | None
     tasks: int
     beliefs: list[Belief]

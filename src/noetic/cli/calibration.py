@@ -201,7 +201,10 @@ def beliefs(ai_id: AiOpt = None, store: StoreOpt = None, json: JsonOpt = False) 
 
     def render() -> None:
         out = stdout()
-        out.print(f"[bold]Beliefs[/] from {result.tasks} tasks with outcomes")
+        out.print(
+            f"[bold]Beliefs[/] from {result.tasks} tasks with outcomes "
+            "[dim](the vectors' confidence; p_success is scored by calibration report)[/]"
+        )
         for b in result.beliefs:
             flag = f"[yellow]{b.direction}[/]" if b.credible else "[dim]no credible bias[/]"
             out.print(
