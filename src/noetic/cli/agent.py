@@ -300,13 +300,17 @@ def tasks(store: StoreOpt = None, json: JsonOpt = False) -> None:
         listed = list_workspaces(open_store(store))
 
     def render() -> None:
+        from noetic.cli.render import table as new_table
+
         out = stdout()
         if not listed:
             out.print("no agent tasks yet")
+            return
+        shown = new_table("task", "status", "updated", "user", "query")
         for t in listed:
-            out.print(
-                f"{t['task_id']}  {t['status']:<14} {t['updated_at'][:19]}  {esc(t['query'][:70])}"
-            )
+            shown.add_row(t["task_id"], t["status"], t["updated_at"][:19], esc(t["user_id"]),
+                          esc(t["query"][:70]))  # fmt: skip
+        out.print(shown)
 
     emit(listed, json, render)
 

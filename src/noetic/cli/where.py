@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from noetic.cli.exits import handled
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
-from noetic.cli.output import emit, stdout
+from noetic.cli.output import emit, esc, stdout
 from noetic.operations.stores import agent_id as agent
 
 
@@ -26,7 +26,11 @@ def where(
         source = "--session or $NOETIC_SESSION"
         if not session:
             sid = read_current_session(location.home, who) if location.exists else None
-            source = f"agent {who!r}'s current session" if sid else "none"
+            source = (
+                f"the current session of agent {who}"
+                if sid
+                else f"agent {who} has no current session here: `noetic bootstrap` starts one"
+            )
         result = {
             **location.model_dump(mode="json"),
             "exists": location.exists,
@@ -42,8 +46,10 @@ def where(
         out.print(f"[bold]store[/] {location.home}{state}", highlight=False)
         out.print(f"  because: {location.reason}", highlight=False)
         out.print(f"[bold]agent[/] {who}", highlight=False)
-        out.print(f"[bold]session[/] {sid or 'none'} ({source})", highlight=False)
+        out.print(f"[bold]session[/] {sid or 'none'} ({esc(source)})", highlight=False)
+        if agents:
+            out.print("[bold]current sessions here[/], by agent:", highlight=False)
         for name, sid_ in sorted(agents.items()):
-            out.print(f"  agent {name}: {sid_}", highlight=False, markup=False)
+            out.print(f"  {name}: {sid_}", highlight=False, markup=False)
 
     emit(result, json, render)
