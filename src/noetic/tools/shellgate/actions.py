@@ -106,3 +106,25 @@ def folders(judge: Judge, words: list[Word], cmd: Command) -> None:
                 if folder == place or folder.startswith(place.rstrip("/") + "/"):
                     judge.refuse(rule, word.text, word.start, f"{place} holds {folder}")
                     break
+
+
+def replace_string(own: list[Word]) -> str | None:
+    """xargs's replace string: ``-I X``, ``-IX``, ``-i``/``--replace`` (``{}``)."""
+    for i, word in enumerate(own):
+        value = word.value or ""
+        if value == "-I" and i + 1 < len(own):
+            return own[i + 1].value
+        if value.startswith("-I") and len(value) > 2:
+            return value[2:]
+        if value in ("-i", "--replace"):
+            return "{}"
+        if value.startswith(("--replace=", "-i")) and len(value) > 2:
+            return value.split("=", 1)[1] if "=" in value else value[2:]
+    return None
+
+
+def placeholders(words: list[Word], marker: str | None) -> list[Word]:
+    """``words`` with every word holding ``marker`` made unknown: a runner puts its input there."""
+    if not marker:
+        return words
+    return [Word(w.text, None, False, w.start) if marker in (w.value or "") else w for w in words]

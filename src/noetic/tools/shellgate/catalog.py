@@ -7,7 +7,9 @@ command reading a whole folder reads them).
 
 from __future__ import annotations
 
+import fnmatch
 import re
+from functools import lru_cache
 
 from noetic.tools.shellgate.policy import Policy
 
@@ -59,3 +61,13 @@ def concerns(policy: Policy) -> frozenset[str]:
         _CONCERNS.clear()
     _CONCERNS[id(policy)] = (policy, frozenset(names))
     return _CONCERNS[id(policy)][1]
+
+
+def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+@lru_cache(maxsize=512)
+def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression for a list of shell-style name globs (command names)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from noetic.tools.shellgate import actions, interpreters, tools
+from noetic.tools.shellgate import actions, catalog, interpreters, tools
 from noetic.tools.shellgate.catalog import concerns
 from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.options import (
@@ -195,7 +195,9 @@ class Judge:
                 if not m.variables:
                     continue
                 for name, text in names:
-                    if _fits_name(name, m.variables) and not _fits_name(name, m.unless):
+                    if catalog.fits_name(name, m.variables) and not catalog.fits_name(
+                        name, m.unless
+                    ):
                         self.refuse(rule.id, text, cmd.start, f"sets {name}")
         tools.index_variables(self, cmd)
 
@@ -235,7 +237,7 @@ class Judge:
                 own = args[: len(args) - len(inner)] if inner[0] in args else args
                 moved = self.chdir(base, own, cmd)
                 if base == "xargs":  # `xargs -I{} sh -c '{}'`: each input line goes where {} is
-                    inner = _placeholders(inner, _replace_string(own))
+                    inner = actions.placeholders(inner, actions.replace_string(own))
                 self.argv(inner, moved, hidden_args=hidden_args or base == "xargs", depth=depth + 1)
             return
         if base in self.policy.evaluators:
@@ -303,7 +305,7 @@ class Judge:
             if value is None or value.startswith("-"):
                 continue
             if value.rsplit("/", 1)[-1] in concerns(self.policy):
-                inner = _placeholders(args[i:], "{")
+                inner = actions.placeholders(args[i:], "{")
                 self.argv(inner, cmd, hidden_args=hidden, depth=depth + 1)
                 return
 
@@ -580,7 +582,7 @@ class Judge:
                     break
 
     def fits(self, m: Match, base: str, args: list[Word]) -> bool:
-        if not _globs(m.command).match(base):
+        if not catalog.name_globs(m.command).match(base):
             return False
         if m.subcommand and self.subcommand(base, args) not in m.subcommand:
             return False
@@ -682,38 +684,6 @@ class Judge:
         )
 
 
-def _replace_string(own: list[Word]) -> str | None:
-    """xargs's replace string: ``-I X``, ``-IX``, ``-i``/``--replace`` (``{}``)."""
-    for i, word in enumerate(own):
-        value = word.value or ""
-        if value == "-I" and i + 1 < len(own):
-            return own[i + 1].value
-        if value.startswith("-I") and len(value) > 2:
-            return value[2:]
-        if value in ("-i", "--replace"):
-            return "{}"
-        if value.startswith(("--replace=", "-i")) and len(value) > 2:
-            return value.split("=", 1)[1] if "=" in value else value[2:]
-    return None
-
-
-def _placeholders(words: list[Word], marker: str | None) -> list[Word]:
-    """``words`` with every word holding ``marker`` made unknown: a runner puts its input there."""
-    if not marker:
-        return words
-    return [Word(w.text, None, False, w.start) if marker in (w.value or "") else w for w in words]
-
-
-def _fits_name(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 @lru_cache(maxsize=4096)
 def _resolve(value: str, cwd: str) -> str:
     return resolve(value, cwd)
-
-
-@lru_cache(maxsize=512)
-def _globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """One regular expression for a list of shell-style name globs (command names)."""
-    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
