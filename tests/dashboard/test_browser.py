@@ -247,3 +247,18 @@ def test_a_guarded_server_logs_a_browser_in_with_the_form(tmp_path, page):
         assert page.inner_text("h1") == "Calibration"
         assert page.errors == []
         page.goto("about:blank")  # close the live stream before the server stops
+
+
+def test_keyboard_alone_pauses_and_resumes_updates(site, page):
+    page.goto(site.url + "/calibration")
+    for _ in range(10):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.id") == "live-toggle":
+            break
+    else:
+        raise AssertionError("the pause button is not reachable with Tab")
+    page.keyboard.press("Space")
+    assert page.get_attribute("#live-toggle", "aria-pressed") == "true"
+    assert page.inner_text("#live-status") == "Paused"
+    page.keyboard.press("Enter")
+    assert page.get_attribute("#live-toggle", "aria-pressed") == "false"
