@@ -240,3 +240,24 @@ def test_the_modules_beside_the_store_read_and_write_postgresql(pg):
     point = make_checkpoint(sid, c.id, "check", {"know": 0.5}, "proceed", None)
     assert write_checkpoint(pg, point, None) == "sqlite"
     assert [cp.line() for _, cp in list_checkpoints(pg, None)] == [point.line()]
+
+
+def test_p_success_and_the_per_phase_report_on_postgresql(pg):
+    from noetic.calibration import Filters, calibration_report, record_outcome
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+
+    tracker = Tracker(pg, ProfileRegistry(), checkpoints=False)
+    session, _ = tracker.bootstrap(ai_id="a", ai_model="m")
+    vectors = {v: 0.8 for v in Assessment.from_input("check", {"know": 0.8}).missing}
+    vectors |= {"know": 0.8}
+    pre = tracker.preflight(
+        session.id, "t", Assessment.from_input("preflight", {"vectors": vectors, "p_success": 0.7})
+    )
+    post = {"vectors": vectors, "p_success": 0.4, "review": "adversarial"}
+    tracker.postflight(session.id, Assessment.from_input("postflight", post))
+    record_outcome(pg, pre.cascade.id, score=0.0, source="test")
+    report = calibration_report(pg, Filters(), by="model")
+    assert report.summary.mean_stated == 0.7 and report.stated == "p_success"
+    assert report.by_phase["adversarial_review"].mean_stated == 0.4
+    assert [g.value for g in report.groups] == ["m"]
