@@ -9,40 +9,35 @@ from pydantic import Field
 
 from noetic.vectors import VECTOR_NAMES
 
+# Short: every client's model reads these on every turn (tests/mcp/test_tool_list_size.py).
 Scores = Annotated[
     dict[str, Any],
     Field(
-        description='Scores by vector: {"know": 0.8, ...} or {"know": {"score": 0.8, '
-        '"rationale": "...", "evidence": "..."}, ...}. Fractions in [0, 1]; for density and '
-        "uncertainty high is worse. Vectors: " + ", ".join(VECTOR_NAMES) + "."
+        description="Scores in [0, 1] by vector (" + ", ".join(VECTOR_NAMES) + "; high density "
+        'and uncertainty are worse): 0.8, or {"score": 0.8, "rationale": "…", "evidence": "…"}.'
     ),
 ]
 YourAction = Annotated[
     str | None,
     Field(
-        description="What you would do: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET "
-        "(recorded; Noetic's decision comes from the scores and the profile)."
+        description="INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET: what you would do "
+        "(recorded; Noetic decides from the scores and the profile)."
     ),
 ]
-SessionId = Annotated[
-    str | None,
-    Field(description="Session id from bootstrap_session (default: your current session)."),
-]
+SessionId = Annotated[str | None, Field(description="Default: your current session.")]
 TaskText = Annotated[
     str | None,
-    Field(description="The task about to be attempted (the seed's name for it: prompt)."),
+    Field(description="The task about to be attempted (the seed's name: prompt)."),
 ]
 ProviderSpec = Annotated[
     str | None,
     Field(
-        description="anthropic:MODEL, openai:MODEL, ollama:MODEL or "
-        "openai-compatible:URL#MODEL (default: the configured one, else your own model "
-        "through MCP sampling)."
+        description="anthropic:M, openai:M, ollama:M or openai-compatible:URL#M (default: the "
+        "configured one, else your model by MCP sampling)."
     ),
 ]
 
-# Short: every client's model reads these on every turn (tests/mcp/test_tool_list_size.py);
-# the range is checked, with a clear error, when the assessment is built.
+# The range is checked, with a clear error, when the assessment is built.
 PSuccess = Annotated[float | None, Field(description="P(the task succeeds), 0 to 1.")]
 ReviewKind = Annotated[
     Literal["standard", "adversarial"] | None, Field(description="adversarial: bug-hunt first.")

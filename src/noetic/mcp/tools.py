@@ -678,9 +678,9 @@ TOOLS: list[tuple[ToolFunction, str]] = [
         "Deliberate on a question with a panel of personas (NovaProcess): the DCE unpacks it "
         "and picks experts, they analyse concurrently, the DCE synthesises, a CHECK gate on "
         "uncertainty and the CAE's critique loop back when needed, and the DCE recommends, "
-        "with confidence, trade-offs, dissent and every turn. An escalated run waits for a "
-        "person: call again with run_id and input. Uses the given provider, else the "
-        "configured one, else your own model through MCP sampling.",
+        "with confidence, trade-offs and dissent. An escalated run waits for a person: call "
+        "again with run_id and input. Runs on the given provider, else the configured one, "
+        "else your model by MCP sampling.",
     ),
 ]
 
