@@ -167,3 +167,11 @@ def test_an_unlimited_profile_keeps_investigating(store):
         assert tracker.investigate(session.id, "looked").round == n
         decision = tracker.check(session.id, Assessment(phase="check", vectors={"know": 0.3}))
         assert decision.decision.rule != "max_rounds"
+
+
+def test_the_workflow_guidance_says_what_the_round_limit_does():
+    from noetic.mcp.guidance import workflow_guidance
+
+    assert "round limit the CHECK says PROCEED under the rule max_rounds" in " ".join(
+        workflow_guidance("check").split()
+    )

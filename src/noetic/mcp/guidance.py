@@ -25,7 +25,8 @@ STEPS = {
     "(read code, run checks, ask). Then reassess.",
     "check": "execute_check gives the prompt; submit_check_assessment with only the vectors "
     "that changed. Repeat investigate/check until the decision is PROCEED (or CLARIFY / "
-    "DELEGATE / RESET: then do that instead of acting).",
+    "DELEGATE / RESET: then do that instead of acting). At the profile's round limit the "
+    "CHECK says PROCEED under the rule max_rounds: act on what you have.",
     "act": "Do the work.",
     "postflight": "After the work: execute_postflight, then submit_postflight_assessment with a "
     "genuine reassessment of all 13 vectors. Noetic reports the deltas and the calibration.",
