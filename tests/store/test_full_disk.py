@@ -147,3 +147,14 @@ def test_no_room_for_the_write_is_one_json_error_and_nothing_stored(tmp_path, pr
     assert "is full" in error["message"] and "nothing was stored" in error["message"]
     assert after["rc"] == 0, after["out"] + after["err"]  # reading still works on a full disk
     assert after["json"]["latest"]["seq"] == 2  # the prepared store's last: nothing added
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_retries_of_one_request_on_a_full_disk_store_it_once(tmp_path, prepared):
+    check = _noetic_line("check", "--vectors", SCORES, "--request-id", "r-1", "--json")
+    counts = counts_line(tmp_path / "store")
+    *tries, stored = on_full_disk(tmp_path, prepared, 120, check, check, check, counts)
+    assert [t["rc"] for t in tries] == [0, 0, 0], [t["out"] + t["err"] for t in tries]
+    assert "was already applied" in tries[1]["err"] + tries[1]["out"]
+    assert stored["json"]["rows"] == 3  # the prepared two and one check, not three

@@ -87,6 +87,14 @@ AI_ID = Opt(
     show_default=False,
 )
 
+REQUEST_ID = Opt(
+    "request_id",
+    ("--request-id",),
+    "An idempotency key: a retry with the same key and arguments is answered from the first "
+    "run, never applied twice.",
+    show_default=False,
+)
+
 # --- the assessment phases ---
 
 _VECTORS = Opt("vectors", ("--vectors",), "Scores as JSON, e.g. '{\"know\": 0.8, ...}'.")
@@ -112,7 +120,9 @@ _REVIEW = Opt(
     "standard or adversarial: an adversarial review looks for what is wrong with the work "
     "before reassessing (with --provider the model does; without, the prompt asks you to).",
 )
-_ASSESS = (_VECTORS, _VECTORS_FILE, _P_SUCCESS, _PROVIDER, SESSION, AI_ID, STORE, JSON)
+_ASSESS = (
+    _VECTORS, _VECTORS_FILE, _P_SUCCESS, _PROVIDER, SESSION, AI_ID, REQUEST_ID, STORE, JSON
+)  # fmt: skip
 
 COMMANDS: dict[str, Command] = {
     "bootstrap": Command(
@@ -140,6 +150,7 @@ COMMANDS: dict[str, Command] = {
                 "With --recall: a fresh assessment of the upcoming task (JSON scores); its "
                 "need decides how much to load. Without it the need is neutral.",
             ),
+            REQUEST_ID,
             STORE,
             JSON,
         ),
@@ -161,6 +172,7 @@ COMMANDS: dict[str, Command] = {
             _PROVIDER,
             SESSION,
             AI_ID,
+            REQUEST_ID,
             STORE,
             JSON,
         ),
@@ -174,6 +186,7 @@ COMMANDS: dict[str, Command] = {
             Opt("vector", ("--vector",), "The vector this investigation targets."),
             SESSION,
             AI_ID,
+            REQUEST_ID,
             STORE,
             JSON,
         ),

@@ -13,9 +13,10 @@ from typing import Any
 from noetic.cli.exits import handled
 from noetic.cli.inputs import read_json_input
 from noetic.cli.opened import open_tracker
-from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.cli.output import emit, esc, session_used, stderr, stdout, to_jsonable
 from noetic.operations import phases as ops
 from noetic.operations.stores import current_session
+from noetic.store import requests
 
 
 def bootstrap(
@@ -27,6 +28,7 @@ def bootstrap(
     project: str | None,
     recall: str | None,
     vectors: str | None,
+    request_id: str | None,
     store: Path | None,
     json: bool,
 ) -> None:
@@ -36,10 +38,17 @@ def bootstrap(
     with handled(json):
         tracker = open_tracker(store, create=True)
         fresh = read_json_input(vectors, None) if recall and vectors is not None else None
-        done = ops.bootstrap(
-            tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-            project=project, recall=recall, scores=fresh,
-        )  # fmt: skip
+        asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
+                 "project": project, "recall": recall, "scores": fresh}  # fmt: skip
+        replay = requests.start(tracker.store, request_id, "bootstrap", asked)
+        if replay is None:
+            done = ops.bootstrap(
+                tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
+                project=project, recall=recall, scores=fresh,
+            )  # fmt: skip
+    if replay is not None:
+        _answer(replay, json, None)
+        return
     session, chosen, recalled = done.session, done.profile, done.recall
     env = {"NOETIC_AI_ID": ai_id, "NOETIC_SESSION": session.id}
     exports = [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
@@ -76,7 +85,7 @@ def bootstrap(
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print('next: noetic preflight "describe the task"')
 
-    emit(
+    _answer(
         {"session": session, "profile": chosen, "recall": recalled, "env": env, "exports": exports},
         json,
         render,
@@ -96,8 +105,10 @@ def _assess(
     abandon_open: bool = False,
     p_success: str | None = None,
     review: str | None = None,
+    request_id: str | None = None,
 ) -> Any:
-    """The phase's operation on the scores given (none read when a model is to answer)."""
+    """The phase's operation on the scores given (none read when a model is to answer); a
+    :class:`~noetic.store.requests.Replay` when ``request_id`` was applied before."""
     tracker = open_tracker(store)
     sid = current_session(tracker, session, ai_id)
     if provider:  # the model answers: nothing is read; scores given too are refused
@@ -106,6 +117,11 @@ def _assess(
     else:
         scores = read_json_input(vectors, vectors_file)
     stated = _probability(p_success)
+    asked = {"session": sid, "task": task, "scores": scores, "provider": provider,
+             "p_success": stated, "review": review, "abandon_open": abandon_open}  # fmt: skip
+    replay = requests.start(tracker.store, request_id, phase, asked)
+    if replay is not None:
+        return replay
     if phase == "preflight":
         result = ops.preflight(
             tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open,
@@ -144,6 +160,22 @@ def _probability(text: str | None) -> float | None:
         ) from None
 
 
+def _answer(result: Any, as_json: bool, render: Any) -> None:
+    """Print the result, keeping it as the answer of the request id given, if any; a replayed
+    request prints its first answer."""
+    if isinstance(result, requests.Replay):
+        if not as_json:
+            stdout().print(result.note(), markup=False)
+        elif result.response is not None:  # the first run's document, as it was printed
+            stderr().print(result.note(), markup=False)
+            emit(result.response, True)
+        else:
+            emit({"replayed": result.model_dump(mode="json"), "note": result.note()}, True)
+        return
+    emit(result, as_json, render)
+    requests.finish(to_jsonable(result))
+
+
 def _render_assessment(result: Any) -> None:
     from noetic.cli.render import calibration_line, decision_line, vector_table
 
@@ -180,15 +212,16 @@ def preflight(
     provider: str | None,
     session: str | None,
     ai_id: str | None,
+    request_id: str | None,
     store: Path | None,
     json: bool,
 ) -> None:
     with handled(json):
         result = _assess(
             "preflight", session, ai_id, store, vectors, vectors_file, json, provider, task,
-            abandon_open, p_success,
+            abandon_open, p_success, request_id=request_id,
         )  # fmt: skip
-    emit(result, json, lambda: _render_assessment(result))
+    _answer(result, json, lambda: _render_assessment(result))
 
 
 def check(
@@ -199,15 +232,16 @@ def check(
     provider: str | None,
     session: str | None,
     ai_id: str | None,
+    request_id: str | None,
     store: Path | None,
     json: bool,
 ) -> None:
     with handled(json):
         result = _assess(
             "check", session, ai_id, store, vectors, vectors_file, json, provider,
-            p_success=p_success,
+            p_success=p_success, request_id=request_id,
         )  # fmt: skip
-    emit(result, json, lambda: _render_assessment(result))
+    _answer(result, json, lambda: _render_assessment(result))
 
 
 def postflight(
@@ -219,17 +253,19 @@ def postflight(
     provider: str | None,
     session: str | None,
     ai_id: str | None,
+    request_id: str | None,
     store: Path | None,
     json: bool,
 ) -> None:
     with handled(json):
         result = _assess(
             "postflight", session, ai_id, store, vectors, vectors_file, json, provider,
-            p_success=p_success, review=review,
+            p_success=p_success, review=review, request_id=request_id,
         )  # fmt: skip
-    emit(result, json, lambda: _render_assessment(result))
-    if not isinstance(result, ops.AssessmentPrompt):  # a finished task: index it for recall,
-        from noetic.recall.background import spawn_indexer  # off this process
+    _answer(result, json, lambda: _render_assessment(result))
+    if not isinstance(result, ops.AssessmentPrompt | requests.Replay):
+        # a finished task: index it for recall, off this process
+        from noetic.recall.background import spawn_indexer
 
         spawn_indexer(open_tracker(store).store)
 
@@ -241,6 +277,7 @@ def investigate(
     vector: str | None,
     session: str | None,
     ai_id: str | None,
+    request_id: str | None,
     store: Path | None,
     json: bool,
 ) -> None:
@@ -251,8 +288,14 @@ def investigate(
             check_score(vector, 0.0)  # before the store: a misspelt vector says so first
         tracker = open_tracker(store)
         sid = current_session(tracker, session, ai_id)
-        record = ops.investigate(tracker, sid, note, tool=tool, vector=vector)
-    emit(
+        asked = {"session": sid, "note": note, "tool": tool, "vector": vector}
+        replay = requests.start(tracker.store, request_id, "investigate", asked)
+        if replay is None:
+            record = ops.investigate(tracker, sid, note, tool=tool, vector=vector)
+    if replay is not None:
+        _answer(replay, json, None)
+        return
+    _answer(
         record,
         json,
         lambda: stdout().print(

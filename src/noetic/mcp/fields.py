@@ -42,3 +42,4 @@ PSuccess = Annotated[float | None, Field(description="P(the task succeeds), 0 to
 ReviewKind = Annotated[
     Literal["standard", "adversarial"] | None, Field(description="adversarial: bug-hunt first.")
 ]
+RequestId = Annotated[str | None, Field(description="Idempotency key: a retry is applied once.")]

@@ -38,6 +38,7 @@ from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.fields import (
     ProviderSpec,
     PSuccess,
+    RequestId,
     ReviewKind,
     Scores,
     SessionId,
@@ -50,6 +51,7 @@ from noetic.mcp.server import ServerState, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
 from noetic.operations import calibrating, phases
+from noetic.operations.once import once
 from noetic.operations.session_summary import SessionSummary, session_summary
 from noetic.profiles import Profile
 from noetic.recall.selection import RecallResult
@@ -207,18 +209,25 @@ async def bootstrap_session(
     ai_model: str | None = None,
     domain: str | None = None,
     project: str | None = None,
+    request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Bootstrapped:
-    done = phases.bootstrap(
-        n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-        project=project, remember=False,
-    )  # fmt: skip
-    n.set_current(ctx, done.session.id)
-    return Bootstrapped(
-        session=done.session,
-        profile=done.profile,
-        next_step="call execute_preflight with the task you are about to attempt",
-    )
+    def work() -> Bootstrapped:
+        done = phases.bootstrap(
+            n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
+            project=project, remember=False,
+        )  # fmt: skip
+        return Bootstrapped(
+            session=done.session,
+            profile=done.profile,
+            next_step="call execute_preflight with the task you are about to attempt",
+        )
+
+    asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
+             "project": project}  # fmt: skip
+    out = once(n.store, request_id, "bootstrap", asked, Bootstrapped, work)
+    n.set_current(ctx, out.session.id)
+    return out
 
 
 async def resume_previous_session(
@@ -295,6 +304,7 @@ async def submit_preflight_assessment(
         bool, Field(description="Close a task still open in this session as abandoned.")
     ] = False,
     p_success: PSuccess = None,
+    request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Submitted:
     a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note, p_success)
@@ -306,9 +316,16 @@ async def submit_preflight_assessment(
             field="task",
             fix="pass task='…', or call execute_preflight with the task first",
         )
-    recorded = _recorded(phases.preflight(n.tracker, sid, the_task, a, abandon_open=abandon_open))
+
+    def work() -> Submitted:
+        done = phases.preflight(n.tracker, sid, the_task, a, abandon_open=abandon_open)
+        return Submitted.of(_recorded(done))
+
+    asked = {"session": sid, "task": the_task, "assessment": a.model_dump(mode="json"),
+             "abandon_open": abandon_open}  # fmt: skip
+    out = once(n.store, request_id, "submit_preflight_assessment", asked, Submitted, work)
     n.forget_task(sid)
-    return Submitted.of(recorded)
+    return out
 
 
 def _one_task(prompt: str | None, task: str | None) -> str | None:
@@ -335,10 +352,16 @@ async def submit_check_assessment(
     recommended_action: YourAction = None,
     note: str = "",
     p_success: PSuccess = None,
+    request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Submitted:
     a = _assessment(Phase.CHECK, vectors, recommended_action, note, p_success)
-    return Submitted.of(_recorded(phases.check(n.tracker, n.session_id(session_id, ctx), a)))
+    sid = n.session_id(session_id, ctx)
+    asked = {"session": sid, "assessment": a.model_dump(mode="json")}
+    return once(
+        n.store, request_id, "submit_check_assessment", asked, Submitted,
+        lambda: Submitted.of(_recorded(phases.check(n.tracker, sid, a))),
+    )  # fmt: skip
 
 
 async def execute_postflight(
@@ -358,11 +381,18 @@ async def submit_postflight_assessment(
     note: str = "",
     p_success: PSuccess = None,
     review: ReviewKind = None,
+    request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Finished:
     a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note, p_success, review)
-    done = _recorded(phases.postflight(n.tracker, n.session_id(session_id, ctx), a))
-    return Finished.of(done, calibration=done.calibration)
+    sid = n.session_id(session_id, ctx)
+
+    def work() -> Finished:
+        done = _recorded(phases.postflight(n.tracker, sid, a))
+        return Finished.of(done, calibration=done.calibration)
+
+    asked = {"session": sid, "assessment": a.model_dump(mode="json")}
+    return once(n.store, request_id, "submit_postflight_assessment", asked, Finished, work)
 
 
 async def get_calibration_report(
@@ -401,10 +431,17 @@ async def record_outcome(
     task_id: Annotated[
         str | None, Field(description="A cascade id, or a session id (its latest task).")
     ] = None,
+    request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> OutcomeRecord:
     target = task_id or n.session_id(None, ctx)
-    return calibrating.outcome(n.store, target, score=score, source=source, evidence=evidence)
+    asked = {"target": target, "score": score, "source": source, "evidence": evidence}
+    return once(
+        n.store, request_id, "record_outcome", asked, OutcomeRecord,
+        lambda: calibrating.outcome(
+            n.store, target, score=score, source=source, evidence=evidence
+        ),
+    )  # fmt: skip
 
 
 async def query_bayesian_beliefs(n: ServerState, ai_id: str | None = None) -> BeliefsReport:

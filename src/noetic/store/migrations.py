@@ -479,3 +479,19 @@ def m015_p_success(conn: sqlite3.Connection) -> None:
     asked for (standard or adversarial). Plain added columns, so older rows read as unstated."""
     conn.execute("ALTER TABLE assessments ADD COLUMN p_success REAL")
     conn.execute("ALTER TABLE assessments ADD COLUMN review TEXT")
+
+
+@migration
+def m016_requests(conn: sqlite3.Connection) -> None:
+    """Idempotency keys: a write given a request id records it in the same transaction, so a
+    retry of the same request finds it and is answered from ``response`` instead of applied
+    again (:mod:`noetic.store.requests`)."""
+    conn.execute(
+        """CREATE TABLE requests (
+    id TEXT PRIMARY KEY,
+    operation TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    response TEXT,
+    created_at TEXT NOT NULL
+)"""
+    )

@@ -36,6 +36,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from noetic.errors import StoreError
+from noetic.store import requests
 from noetic.store.base import BaseStore
 from noetic.store.mirror import Mirror
 from noetic.store.pg_migrations import migrate
@@ -288,6 +289,7 @@ class PostgresStore(BaseStore):
             try:
                 try:
                     yield Connection(conn)
+                    requests.record(self, Connection(conn))  # a request id, in its write
                     body_done = True
                 except BaseException:
                     if not conn.broken:

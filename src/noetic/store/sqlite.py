@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from noetic.errors import StoreError
-from noetic.store import derived_files
+from noetic.store import derived_files, requests
 from noetic.store.base import GROWN_SESSIONS, BaseStore
 from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
@@ -123,6 +123,7 @@ class Store(BaseStore):
                 self._begin()
                 try:
                     yield self.conn
+                    requests.record(self, self.conn)  # a request id, in the write it names
                 except BaseException:
                     self.conn.execute("ROLLBACK")
                     raise

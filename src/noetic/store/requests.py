@@ -1,0 +1,145 @@
+"""Idempotency keys: a write retried with the same request id is applied once.
+
+A caller that may retry (a client that timed out, a process killed before it printed) gives a
+request id (``--request-id`` on the CLI's writing commands, ``request_id`` on the MCP tools that
+write). :func:`start` looks it up: a request already applied is answered from what was recorded
+(:class:`Replay`), nothing written again. A new one is remembered for this call (a context
+variable, so concurrent MCP calls on one store never see each other's); the first write
+transaction that commits then records it in ``requests`` — in the same transaction as the write,
+so the write and the record of it are applied together or not at all. :func:`finish` keeps the
+response the caller was given, so the retry receives the same document.
+
+The same id with other arguments or another operation is refused: it names a different request.
+Two calls with one id at the same moment: the second to commit finds the first's record inside
+its transaction and is rolled back, with an error saying so. A command that writes in several
+transactions is recorded by its first; a process killed between them leaves the request
+recorded as applied without a response, and the retry says exactly that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.errors import StoreError, UsageError
+from noetic.untrusted import check_identifier
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+
+
+class Replay(BaseModel):
+    """A request applied before: when, and the response it was given (None when the process
+    ended before it could be kept)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    request_id: str
+    operation: str
+    created_at: str
+    response: Any = None
+
+    def note(self) -> str:
+        kept = "" if self.response is not None else " (its response was not kept)"
+        return (
+            f"request {self.request_id} ({self.operation}) was already applied at "
+            f"{self.created_at}: nothing was written again{kept}"
+        )
+
+
+@dataclass
+class _Pending:
+    key: str
+    operation: str
+    fingerprint: str
+    store: BaseStore
+    recorded: bool = False
+
+
+_CURRENT: ContextVar[_Pending | None] = ContextVar("noetic_request", default=None)
+
+
+def fingerprint(operation: str, arguments: dict[str, Any]) -> str:
+    """What identifies a request's content: the operation and its arguments, hashed."""
+    text = json.dumps([operation, arguments], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def start(
+    store: BaseStore, request_id: str | None, operation: str, arguments: dict[str, Any]
+) -> Replay | None:
+    """The earlier answer to ``request_id``, or None: a new request, which the next write
+    records. Without a request id, None and nothing remembered."""
+    _CURRENT.set(None)
+    if request_id is None:
+        return None
+    check_identifier(request_id, "request_id")
+    digest = fingerprint(operation, arguments)
+    row = store.conn.execute(
+        "SELECT operation, fingerprint, response, created_at FROM requests WHERE id = ?",
+        (request_id,),
+    ).fetchone()
+    if row is not None:
+        if row["operation"] != operation or row["fingerprint"] != digest:
+            raise UsageError(
+                f"request id {request_id!r} was already used for another request "
+                f"({row['operation']} at {row['created_at']}): one id names one request",
+                fix="give a new request id to a new request; repeat the same arguments to retry",
+            )
+        response = json.loads(row["response"]) if row["response"] is not None else None
+        return Replay(
+            request_id=request_id,
+            operation=operation,
+            created_at=row["created_at"],
+            response=response,
+        )
+    _CURRENT.set(_Pending(request_id, operation, digest, store))
+    return None
+
+
+def record(store: BaseStore, c: Any) -> None:
+    """Inside a write transaction, before it commits: record the current request, once."""
+    pending = _CURRENT.get()
+    if pending is None or pending.recorded or pending.store.home != store.home:
+        return
+    if c.execute("SELECT 1 FROM requests WHERE id = ?", (pending.key,)).fetchone():
+        raise StoreError(
+            f"request {pending.key} was applied meanwhile by another call: this one was "
+            "rolled back, nothing of it was written",
+            fix="retry with the same request id to get that call's response",
+        )
+    from noetic.store.rows import now
+
+    store.insert(
+        c,
+        "requests",
+        {
+            "id": pending.key,
+            "operation": pending.operation,
+            "fingerprint": pending.fingerprint,
+            "response": None,
+            "created_at": now(),
+        },
+    )
+    pending.recorded = True
+
+
+def finish(response: Any) -> None:
+    """Keep ``response`` (JSON-ready) as the answer of the current request, if a write recorded
+    it; then forget the request. A response that cannot be kept (a full disk) is not an error:
+    the write happened, and a retry is told it did."""
+    pending = _CURRENT.get()
+    _CURRENT.set(None)
+    if pending is None or not pending.recorded:
+        return
+    text = json.dumps(response, ensure_ascii=False, default=str)
+    try:
+        with pending.store.transaction() as c:
+            c.execute("UPDATE requests SET response = ? WHERE id = ?", (text, pending.key))
+    except Exception:  # the write is applied; only its copy of the answer is lost
+        return

@@ -1,0 +1,122 @@
+"""Idempotency keys: a write retried with the same request id is applied once, through the CLI
+and through the real MCP client, and the retry gets the first answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from noetic.cli import app
+from noetic.store import Store
+from noetic.store.migrations import MIGRATIONS
+
+from ..conftest import uniform
+from ..mcp._client import call, err, ok
+
+SCORES = json.dumps(uniform(0.8))
+NOETIC = [sys.executable, "-c", "from noetic.cli import main; main()"]
+
+
+def cli(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def rows(home, table: str) -> int:
+    with Store(home) as store:
+        return store.conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+def test_the_migration_is_m016() -> None:
+    assert [fn.__name__ for fn in MIGRATIONS][-1] == "m016_requests"
+
+
+def test_a_retried_cli_write_is_applied_once_and_answered_the_same(_isolated_home):
+    first_boot = cli("bootstrap", "--request-id", "boot-1", "--json")
+    again_boot = cli("bootstrap", "--request-id", "boot-1", "--json")
+    assert first_boot.exit_code == again_boot.exit_code == 0
+    assert json.loads(first_boot.stdout) == json.loads(again_boot.stdout)
+    assert rows(_isolated_home, "sessions") == 1
+    assert "was already applied" in again_boot.stderr
+    pre = ("preflight", "fix it", "--vectors", SCORES, "--request-id", "pre-1", "--json")
+    assert json.loads(cli(*pre).stdout) == json.loads(cli(*pre).stdout)
+    check = ("check", "--vectors", SCORES, "--request-id", "chk-1", "--json")
+    answers = [cli(*check) for _ in range(6)]  # six retries of one request
+    assert {a.exit_code for a in answers} == {0}
+    assert len({a.stdout for a in answers}) == 1
+    assert rows(_isolated_home, "assessments") == 2  # the preflight and one check
+    note = ("investigate", "--note", "read the log", "--request-id", "inv-1", "--json")
+    assert cli(*note).exit_code == cli(*note).exit_code == 0
+    assert rows(_isolated_home, "investigations") == 1
+    human = cli("check", "--vectors", SCORES, "--request-id", "chk-1")
+    assert human.exit_code == 0 and "request chk-1 (check) was already applied" in human.stdout
+    plain = cli("check", "--vectors", SCORES, "--json")  # no key: applied each time
+    assert plain.exit_code == 0 and rows(_isolated_home, "assessments") == 3
+
+
+def test_one_id_names_one_request(_isolated_home):
+    cli("bootstrap")
+    cli("preflight", "fix it", "--vectors", SCORES)
+    assert cli("check", "--vectors", SCORES, "--request-id", "r", "--json").exit_code == 0
+    other = cli("check", "--vectors", json.dumps(uniform(0.6)), "--request-id", "r", "--json")
+    assert other.exit_code == 1
+    message = json.loads(other.stdout)["error"]["message"]
+    assert "request id 'r' was already used for another request (check at" in message
+    elsewhere = cli("investigate", "--note", "x", "--request-id", "r", "--json")
+    assert elsewhere.exit_code == 1 and rows(_isolated_home, "investigations") == 0
+    blank = cli("check", "--vectors", SCORES, "--request-id", " ", "--json")
+    assert blank.exit_code == 1 and "request_id" in blank.stdout
+
+
+def test_a_prompt_without_scores_records_no_request(_isolated_home):
+    cli("bootstrap")
+    prompt = cli("preflight", "fix it", "--request-id", "p", "--json")
+    assert prompt.exit_code == 0 and "prompt" in json.loads(prompt.stdout)
+    done = cli("preflight", "fix it", "--request-id", "p2", "--vectors", SCORES, "--json")
+    assert done.exit_code == 0 and rows(_isolated_home, "requests") == 1
+
+
+@pytest.mark.subprocess
+def test_concurrent_calls_with_one_id_apply_it_once(_isolated_home):
+    cli("bootstrap")
+    cli("preflight", "fix it", "--vectors", SCORES)
+    command = [*NOETIC, "check", "--vectors", SCORES, "--request-id", "same", "--json"]
+    procs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    results = [(p.wait(60), *p.communicate()) for p in procs]
+    assert rows(_isolated_home, "assessments") == 2
+    for code, out, _ in results:  # each got the answer, or was told the other call applied it
+        assert code == 0 or "applied meanwhile by another call" in out, out
+
+
+def test_mcp_write_tools_apply_a_request_once(_isolated_home, monkeypatch):
+    from noetic.mcp.server import build_server
+
+    monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
+    server = build_server(_isolated_home)
+    scores = uniform(0.8)
+    results = call(
+        server,
+        ("bootstrap_session", {"ai_id": "mcp", "request_id": "b"}),
+        ("bootstrap_session", {"ai_id": "mcp", "request_id": "b"}),
+        ("submit_preflight_assessment", {"vectors": scores, "task": "t", "request_id": "p"}),
+        ("submit_preflight_assessment", {"vectors": scores, "task": "t", "request_id": "p"}),
+        ("submit_check_assessment", {"vectors": scores, "request_id": "c"}),
+        ("submit_check_assessment", {"vectors": scores, "request_id": "c"}),
+        ("record_outcome", {"score": 1.0, "evidence": "tests pass", "request_id": "o"}),
+        ("record_outcome", {"score": 1.0, "evidence": "tests pass", "request_id": "o"}),
+        ("submit_postflight_assessment", {"vectors": scores, "request_id": "f"}),
+        ("submit_postflight_assessment", {"vectors": scores, "request_id": "f"}),
+        ("submit_check_assessment", {"vectors": uniform(0.5), "request_id": "c"}),
+    )
+    for first, again in zip(results[0:10:2], results[1:10:2], strict=True):
+        assert ok(first) == ok(again)
+    assert "already used for another request" in err(results[10])
+    assert rows(_isolated_home, "sessions") == 1
+    assert rows(_isolated_home, "assessments") == 3
+    assert rows(_isolated_home, "outcomes") == 1
