@@ -190,3 +190,18 @@ def test_resume_goes_on_on_the_runs_own_provider_and_takes_a_panel(monkeypatch):
     assert again["status"] == "completed" and [p["name"] for p in again["experts"]] == ["security"]
     shown = runner.invoke(app, ["nova", "resume", "--help"])
     assert "--experts" in shown.stdout and "the provider the run began on" in shown.stdout
+
+
+def test_a_profile_asking_for_evidence_gets_it_asked_for_not_a_failed_run():
+    with running() as server:
+        server.default = reply(ANY_TURN)  # scores without evidence, every time
+        spec = f"openai-compatible:{server.url}/v1#m"
+        result = runner.invoke(app, ["nova", "OAuth2?", "--provider", spec, "--profile",
+                                     "critical_domain", "--json"])  # fmt: skip
+        repairs = [r for r in server.requests if "requires evidence" in json.dumps(r)]
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["status"] == "completed" and data["recommendation"] == "OAuth2 with PKCE"
+    assert repairs  # the POSTFLIGHT's repair round named what was missing
+    assert any("POSTFLIGHT assessment was left out" in n and "requires evidence" in n
+               for n in data["notes"])  # fmt: skip

@@ -28,6 +28,7 @@ from noetic.llm.structured import complete_parsed
 from noetic.nova.prompts import header
 from noetic.nova.turns import Node, Turn
 from noetic.runtime.context import RunContext
+from noetic.runtime.tracker import check_postflight_mode
 
 Bounded = Callable[[Awaitable[Any]], Awaitable[Any]]
 
@@ -81,7 +82,7 @@ class TaskTrack:
                 complete_parsed(
                     provider,
                     Request.of(prompt, system=SYSTEM, max_tokens=3000),
-                    lambda text: parse_assessment_reply(text, phase),
+                    lambda text: _meeting(parse_assessment_reply(text, phase), profile),
                     replies=replies,
                 )
             )
@@ -156,3 +157,11 @@ class TaskTrack:
 
 def phase_node(phase: Phase) -> Node:
     return {Phase.PREFLIGHT: Node.PREFLIGHT, Phase.CHECK: Node.CHECK}.get(phase, Node.POSTFLIGHT)
+
+
+def _meeting(assessment: Assessment, profile: Any) -> Assessment:
+    """The assessment, if it meets what the profile asks of a POSTFLIGHT (evidence for every
+    vector under ``evidence_required``); otherwise the error goes back to the model."""
+    if assessment.phase == Phase.POSTFLIGHT:
+        check_postflight_mode(assessment, profile)
+    return assessment

@@ -252,7 +252,7 @@ class Tracker:
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "POSTFLIGHT")
         profile = self.profile_of(session)
-        _check_postflight_mode(assessment, profile)
+        check_postflight_mode(assessment, profile)
         pre = next(
             a.assessment
             for a in self.store.assessments(cascade_id=cascade.id)
@@ -424,7 +424,10 @@ def _expect_phase(assessment: Assessment, phase: Phase) -> None:
         )
 
 
-def _check_postflight_mode(assessment: Assessment, profile: Profile) -> None:
+def check_postflight_mode(assessment: Assessment, profile: Profile) -> None:
+    """Raise unless the POSTFLIGHT meets the profile's ``postflight_mode`` (evidence for every
+    vector, or a note on what was learned); an engine asking a model checks the reply with it,
+    so a reply short of it gets the repair round rather than failing the record."""
     mode = profile.postflight_mode
     if mode == PostflightMode.EVIDENCE_REQUIRED:
         bare = [v for v in assessment.vectors if not assessment.evidence.get(v, "").strip()]
