@@ -55,6 +55,9 @@ def test_a_retried_cli_write_is_applied_once_and_answered_the_same(_isolated_hom
     assert human.exit_code == 0 and "request chk-1 (check) was already applied" in human.stdout
     plain = cli("check", "--vectors", SCORES, "--json")  # no key: applied each time
     assert plain.exit_code == 0 and rows(_isolated_home, "assessments") == 3
+    verdict = ("outcome", "--success", "--evidence", "tests pass", "--request-id", "o-1", "--json")
+    assert json.loads(cli(*verdict).stdout) == json.loads(cli(*verdict).stdout)
+    assert rows(_isolated_home, "outcomes") == 1
 
 
 def test_one_id_names_one_request(_isolated_home):

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from noetic.cli.declared import REQUEST_ID
 from noetic.cli.exits import handled
 from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
@@ -57,19 +58,34 @@ def outcome(
             help="The agent whose current session's task it is ($NOETIC_AI_ID).",
         ),
     ] = None,
+    request_id: Annotated[
+        str | None, typer.Option("--request-id", help=REQUEST_ID.help, show_default=False)
+    ] = None,
     store: StoreOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Record a verified outcome of a task, next to what the agent predicted."""
+    from noetic.cli.answered import answer
     from noetic.operations.calibrating import outcome as record_outcome
+    from noetic.store import requests
 
     with handled(json):
-        record = record_outcome(
-            lambda: open_tracker(store).store, target, success=success, failure=failure,
-            score=score, from_junit=from_junit, evidence=evidence, source=source,
-            current=lambda opened: optional_current_session(opened, session, ai_id),
-        )  # fmt: skip
-    emit(
+        opened = open_tracker(store).store if request_id is not None else None
+        asked = {"target": target, "success": success, "failure": failure, "score": score,
+                 "from_junit": str(from_junit) if from_junit else None, "evidence": evidence,
+                 "source": source, "session": session, "ai_id": ai_id}  # fmt: skip
+        replay = requests.start(opened, request_id, "outcome", asked) if opened else None
+        if replay is None:
+            record = record_outcome(
+                opened or (lambda: open_tracker(store).store), target, success=success,
+                failure=failure, score=score, from_junit=from_junit, evidence=evidence,
+                source=source,
+                current=lambda got: optional_current_session(got, session, ai_id),
+            )  # fmt: skip
+    if replay is not None:
+        answer(replay, json, None)
+        return
+    answer(
         record,
         json,
         lambda: stdout().print(

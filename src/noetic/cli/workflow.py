@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from noetic.cli.answered import answer
 from noetic.cli.exits import handled
 from noetic.cli.inputs import read_json_input
 from noetic.cli.opened import open_tracker
-from noetic.cli.output import emit, esc, session_used, stderr, stdout, to_jsonable
+from noetic.cli.output import emit, esc, session_used, stderr, stdout
 from noetic.operations import phases as ops
 from noetic.operations.stores import current_session
 from noetic.store import requests
@@ -47,7 +48,7 @@ def bootstrap(
                 project=project, recall=recall, scores=fresh,
             )  # fmt: skip
     if replay is not None:
-        _answer(replay, json, None)
+        answer(replay, json, None)
         return
     session, chosen, recalled = done.session, done.profile, done.recall
     env = {"NOETIC_AI_ID": ai_id, "NOETIC_SESSION": session.id}
@@ -85,7 +86,7 @@ def bootstrap(
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print('next: noetic preflight "describe the task"')
 
-    _answer(
+    answer(
         {"session": session, "profile": chosen, "recall": recalled, "env": env, "exports": exports},
         json,
         render,
@@ -160,22 +161,6 @@ def _probability(text: str | None) -> float | None:
         ) from None
 
 
-def _answer(result: Any, as_json: bool, render: Any) -> None:
-    """Print the result, keeping it as the answer of the request id given, if any; a replayed
-    request prints its first answer."""
-    if isinstance(result, requests.Replay):
-        if not as_json:
-            stdout().print(result.note(), markup=False)
-        elif result.response is not None:  # the first run's document, as it was printed
-            stderr().print(result.note(), markup=False)
-            emit(result.response, True)
-        else:
-            emit({"replayed": result.model_dump(mode="json"), "note": result.note()}, True)
-        return
-    emit(result, as_json, render)
-    requests.finish(to_jsonable(result))
-
-
 def _render_assessment(result: Any) -> None:
     from noetic.cli.render import calibration_line, decision_line, vector_table
 
@@ -221,7 +206,7 @@ def preflight(
             "preflight", session, ai_id, store, vectors, vectors_file, json, provider, task,
             abandon_open, p_success, request_id=request_id,
         )  # fmt: skip
-    _answer(result, json, lambda: _render_assessment(result))
+    answer(result, json, lambda: _render_assessment(result))
 
 
 def check(
@@ -241,7 +226,7 @@ def check(
             "check", session, ai_id, store, vectors, vectors_file, json, provider,
             p_success=p_success, request_id=request_id,
         )  # fmt: skip
-    _answer(result, json, lambda: _render_assessment(result))
+    answer(result, json, lambda: _render_assessment(result))
 
 
 def postflight(
@@ -262,7 +247,7 @@ def postflight(
             "postflight", session, ai_id, store, vectors, vectors_file, json, provider,
             p_success=p_success, review=review, request_id=request_id,
         )  # fmt: skip
-    _answer(result, json, lambda: _render_assessment(result))
+    answer(result, json, lambda: _render_assessment(result))
     if not isinstance(result, ops.AssessmentPrompt | requests.Replay):
         # a finished task: index it for recall, off this process
         from noetic.recall.background import spawn_indexer
@@ -293,9 +278,9 @@ def investigate(
         if replay is None:
             record = ops.investigate(tracker, sid, note, tool=tool, vector=vector)
     if replay is not None:
-        _answer(replay, json, None)
+        answer(replay, json, None)
         return
-    _answer(
+    answer(
         record,
         json,
         lambda: stdout().print(
