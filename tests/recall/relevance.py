@@ -413,8 +413,8 @@ def build(store: Store, *, correlated: bool = False, seed: int = 19) -> Relevanc
     queries with their relevant tasks."""
     rng = random.Random(seed)
     store.conn.execute(
-        "INSERT OR IGNORE INTO sessions (id, ai_id, profile, created_at) "
-        "VALUES ('s_rel', 'rel', 'balanced', ?)",
+        "INSERT INTO sessions (id, ai_id, profile, created_at) "
+        "VALUES ('s_rel', 'rel', 'balanced', ?) ON CONFLICT DO NOTHING",
         (NOW.isoformat(),),
     )
     out = RelevanceSet(store, [])

@@ -261,3 +261,25 @@ def test_p_success_and_the_per_phase_report_on_postgresql(pg):
     assert report.summary.mean_stated == 0.7 and report.stated == "p_success"
     assert report.by_phase["adversarial_review"].mean_stated == 0.4
     assert [g.value for g in report.groups] == ["m"]
+
+
+def test_events_get_their_ids_in_commit_order_so_a_poller_misses_none(pg):
+    """A writer that draws an event id and commits late would leave a hole a poller by id
+    (the dashboard's live view, another machine) has already passed; appenders take turns."""
+    done = threading.Event()
+
+    def second() -> None:
+        pg.append_event(Event(kind=EventKind.DECISION, data={"n": 2}))
+        done.set()
+
+    with pg.transaction() as c:
+        pg.order_appends(c, "events")
+        c.execute(
+            "INSERT INTO events (at, kind, data) VALUES (?, ?, ?)", ("t", "decision", '{"n": 1}')
+        )
+        thread = threading.Thread(target=second)
+        thread.start()
+        assert not done.wait(0.5)  # the second appender waits for the first to commit
+    thread.join(timeout=30)
+    assert done.is_set()
+    assert [e.data["n"] for e in pg.events()] == [1, 2]

@@ -324,12 +324,14 @@ def embed_pending(
     return len(rows)
 
 
-# What changes when a summary is written: SQLite's rowid (a replaced row gets a new one); a
-# PostgreSQL table has none, so the count (a rewritten summary drops its vectors, which moves the
-# generation instead).
+# What changes when a summary is written, read in constant time: SQLite's rowid (a replaced row
+# gets a new one); PostgreSQL has none, and counting the rows would read them all at every
+# recall, so its table statistics' count of rows ever written (they reach the view within
+# seconds; a task written since is embedded by the indexer that follows a POSTFLIGHT anyway).
 _NEWEST_SUMMARY = {
     "sqlite": "SELECT max(rowid) FROM session_summaries",
-    "postgresql": "SELECT count(*) FROM session_summaries",
+    "postgresql": "SELECT n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables "
+    "WHERE relid = 'session_summaries'::regclass",
 }
 
 

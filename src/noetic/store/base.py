@@ -91,6 +91,11 @@ class BaseStore:
         through it, so the files never wait for this store's connection)."""
         raise NotImplementedError
 
+    def order_appends(self, c: Any, table: str) -> None:
+        """Make the rows appended to ``table`` (``events``, ``recall_vectors``) visible in id
+        order, so a reader that asks for the rows after the last id it saw never skips one
+        committed later under a smaller id. SQLite's writers already take turns."""
+
     def _lock_session(self, c: Any, session_id: str) -> None:
         """Serialise the writers of one session's sequence numbers (until the transaction
         ends); a backend whose transactions already exclude each other does nothing."""
@@ -438,6 +443,7 @@ class BaseStore:
         """Persist one event (an :class:`noetic.events.EventBus` subscriber)."""
         data = event.model_dump(mode="json")
         with self.transaction() as c:
+            self.order_appends(c, "events")
             c.execute(
                 "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
                 "VALUES (?,?,?,?,?,?)",
@@ -577,6 +583,7 @@ class BaseStore:
             for goal in parsed["goals"]:
                 self.insert(c, "goals", goal.model_dump())
             if not exists:
+                self.order_appends(c, "events")
                 for event in parsed["events"]:
                     c.execute(
                         "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "

@@ -7,7 +7,9 @@ column types); there is no ORM between them, because the SQLite path must stay a
 and load nothing of this one, and because the statements are few and plain.
 
 - Reads (``store.conn.execute``) borrow a pooled connection in autocommit mode, fetch every row
-  and give it back; a read that finds its connection dropped is tried once more on a new one.
+  and give it back; a read that finds its connection dropped (the pool discards it) is tried
+  again on another, a few times. Connections are not probed before use: a probe would double
+  every read's round trips, and a dead one is found by the first statement anyway.
 - A logical write (:meth:`PostgresStore.transaction`) is one transaction on one connection. A
   connection found dead before the transaction begins is replaced and the begin retried; one
   lost after that (the server restarted, the backend terminated) rolls the whole write back, as
@@ -39,7 +41,7 @@ from noetic.errors import StoreError
 from noetic.store import requests
 from noetic.store.base import BaseStore
 from noetic.store.mirror import Mirror
-from noetic.store.pg_migrations import migrate
+from noetic.store.pg_migrations import LOCK_KEY, migrate
 from noetic.store.pg_sql import statement
 
 URL_SCHEMES: Final = ("postgresql://", "postgres://")
@@ -58,6 +60,7 @@ _INTEGER_IDS: Final = frozenset(
         "file_backlog",
     }
 )
+_APPEND_LOCKS: Final = {"events": 1, "recall_vectors": 2}
 CONNECT_TIMEOUT_S: Final = 10.0
 BEGIN_ATTEMPTS: Final = 5
 
@@ -166,19 +169,19 @@ class Connection:
 
 
 class Reader:
-    """``store.conn``: each read on a pooled connection, retried once if the connection was
-    lost (reads change nothing, so trying again is safe)."""
+    """``store.conn``: each read on a pooled connection, tried again on another if the
+    connection was lost (reads change nothing, so trying again is safe)."""
 
     def __init__(self, store: PostgresStore) -> None:
         self._store = store
 
     def execute(self, sql: str, params: Any = ()) -> Result:
-        for attempt in range(2):
+        for attempt in range(BEGIN_ATTEMPTS):
             try:
                 with self._store._connection() as conn:
                     return Connection(conn).execute(sql, params)
             except psycopg.OperationalError as exc:
-                if attempt or not _lost(exc):
+                if attempt == BEGIN_ATTEMPTS - 1 or not _lost(exc):
                     raise self._store._unreachable(exc) from exc
         raise AssertionError("unreachable")
 
@@ -228,7 +231,6 @@ class PostgresStore(BaseStore):
             min_size=1,
             max_size=max(1, pool_size),
             kwargs={"autocommit": True, "row_factory": _row_factory},
-            check=ConnectionPool.check_connection,
             timeout=CONNECT_TIMEOUT_S,
             name="noetic",
             open=False,
@@ -347,6 +349,12 @@ class PostgresStore(BaseStore):
             (key, key + "\U0010ffff"),
         ).fetchall()
         return rows
+
+    def order_appends(self, c: Connection, table: str) -> None:
+        """Appenders to one table take turns until they commit (a transaction-level advisory
+        lock), so ids are taken in commit order: an identity value drawn by a transaction that
+        commits later would otherwise land below ids a reader has already passed."""
+        c.execute("SELECT pg_advisory_xact_lock(?, ?)", (LOCK_KEY, _APPEND_LOCKS[table]))
 
     def _lock_session(self, c: Connection, session_id: str) -> None:
         c.execute("SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE", (session_id,))

@@ -121,6 +121,7 @@ def save_vectors(store: BaseStore, embedder: str, rows: list[Any], vectors: list
     """Append the vectors of ``rows`` (as returned by :func:`pending`). A task whose summary
     was rewritten meanwhile is skipped: it is pending again."""
     with store.transaction() as conn:
+        store.order_appends(conn, "recall_vectors")
         for r, blob in zip(rows, vectors, strict=True):
             conn.execute(
                 "INSERT INTO recall_vectors (embedder, cascade_id, ai_id, project, "
@@ -144,17 +145,17 @@ def vectors_since(store: BaseStore, embedder: str, seq: int) -> list[Any]:
 
 def vector_state(store: BaseStore, embedder: str) -> tuple[int, int]:
     """``(generation, last seq)`` of ``embedder``'s vectors: what an index compares with."""
-    conn = store.conn
-    gen = conn.execute(
-        "SELECT generation FROM recall_generations WHERE embedder = ?", (embedder,)
+    gen, last = store.conn.execute(  # one statement: one round trip to a server
+        "SELECT (SELECT generation FROM recall_generations WHERE embedder = ?), "
+        "(SELECT max(seq) FROM recall_vectors WHERE embedder = ?)",
+        (embedder, embedder),
     ).fetchone()
-    last = conn.execute(
-        "SELECT max(seq) FROM recall_vectors WHERE embedder = ?", (embedder,)
-    ).fetchone()[0]
-    return (gen[0] if gen else 0), (last or 0)
+    return (gen or 0), (last or 0)
 
 
 def cascade_ids(store: BaseStore, seqs: list[int]) -> dict[int, str]:
+    if not seqs:  # `IN ()` is SQLite's alone
+        return {}
     rows = store.conn.execute(
         f"SELECT seq, cascade_id FROM recall_vectors WHERE seq IN ({','.join('?' * len(seqs))})",
         seqs,
