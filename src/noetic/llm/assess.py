@@ -32,7 +32,7 @@ from noetic.assessment_prompt import build_assessment_prompt
 from noetic.errors import InvalidValueError, ParseError
 from noetic.llm.base import Provider, Request
 from noetic.llm.structured import complete_parsed, extract_json
-from noetic.profiles import Profile
+from noetic.profiles import Profile, check_postflight_mode
 from noetic.vectors import VECTOR_NAMES
 
 SYSTEM = (
@@ -194,9 +194,14 @@ async def assess_with_model(
     request = Request.of(
         prompt, system=SYSTEM, max_tokens=max_tokens, json_schema=reply_schema(phase)
     )
-    assessment = await complete_parsed(
-        provider, request, lambda t: parse_assessment_reply(t, phase)
-    )
+
+    def parse(text: str) -> Assessment:
+        parsed = parse_assessment_reply(text, phase)
+        if phase == Phase.POSTFLIGHT and profile is not None:
+            check_postflight_mode(parsed, profile)  # evidence the profile wants: ask again
+        return parsed
+
+    assessment = await complete_parsed(provider, request, parse)
     if phase == Phase.POSTFLIGHT:
         kind = Review(review) if review is not None else Review.STANDARD
         assessment = assessment.model_copy(update={"review": kind})

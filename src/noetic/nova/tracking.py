@@ -27,8 +27,8 @@ from noetic.llm.base import Completion, Provider, Request
 from noetic.llm.structured import complete_parsed
 from noetic.nova.prompts import header
 from noetic.nova.turns import Node, Turn
+from noetic.profiles import check_postflight_mode
 from noetic.runtime.context import RunContext
-from noetic.runtime.tracker import check_postflight_mode
 
 Bounded = Callable[[Awaitable[Any]], Awaitable[Any]]
 

@@ -27,7 +27,7 @@ from typing import Any, Final, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from noetic.assessment import Review, Thresholds
+from noetic.assessment import Assessment, Review, Thresholds
 from noetic.errors import InvalidValueError, NotFoundError
 from noetic.vectors import Tuning
 
@@ -283,3 +283,26 @@ __all__ = [
     "parse_profile",
     "with_overrides",
 ]
+
+
+def check_postflight_mode(assessment: Assessment, profile: Profile) -> None:
+    """Raise unless the POSTFLIGHT meets the profile's ``postflight_mode`` (evidence for every
+    vector, or a note on what was learned); an engine asking a model checks the reply with it,
+    so a reply short of it gets the repair round rather than failing the record."""
+    mode = profile.postflight_mode
+    if mode == PostflightMode.EVIDENCE_REQUIRED:
+        bare = [v for v in assessment.vectors if not assessment.evidence.get(v, "").strip()]
+        if bare:
+            raise InvalidValueError(
+                f"profile {profile.name!r} requires evidence for every POSTFLIGHT vector; "
+                f"missing for: {', '.join(bare)}",
+                field="evidence",
+                value=bare,
+            )
+    elif mode == PostflightMode.REFLECTIVE and not assessment.note.strip():
+        raise InvalidValueError(
+            f"profile {profile.name!r} asks for a note on what was learned at POSTFLIGHT",
+            field="note",
+            value="",
+            fix='add "note": "what I learned" to the assessment',
+        )

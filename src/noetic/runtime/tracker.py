@@ -37,7 +37,12 @@ from noetic.events import (
     RunFinished,
     SessionStarted,
 )
-from noetic.profiles import PostflightMode, Profile, ProfileRegistry, with_overrides
+from noetic.profiles import (
+    Profile,
+    ProfileRegistry,
+    check_postflight_mode,
+    with_overrides,
+)
 from noetic.runtime import telemetry
 from noetic.store.base import BaseStore as Store
 from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
@@ -421,27 +426,4 @@ def _expect_phase(assessment: Assessment, phase: Phase) -> None:
             f"expected a {phase.value} assessment, got {assessment.phase.value}",
             field="phase",
             value=assessment.phase.value,
-        )
-
-
-def check_postflight_mode(assessment: Assessment, profile: Profile) -> None:
-    """Raise unless the POSTFLIGHT meets the profile's ``postflight_mode`` (evidence for every
-    vector, or a note on what was learned); an engine asking a model checks the reply with it,
-    so a reply short of it gets the repair round rather than failing the record."""
-    mode = profile.postflight_mode
-    if mode == PostflightMode.EVIDENCE_REQUIRED:
-        bare = [v for v in assessment.vectors if not assessment.evidence.get(v, "").strip()]
-        if bare:
-            raise InvalidValueError(
-                f"profile {profile.name!r} requires evidence for every POSTFLIGHT vector; "
-                f"missing for: {', '.join(bare)}",
-                field="evidence",
-                value=bare,
-            )
-    elif mode == PostflightMode.REFLECTIVE and not assessment.note.strip():
-        raise InvalidValueError(
-            f"profile {profile.name!r} asks for a note on what was learned at POSTFLIGHT",
-            field="note",
-            value="",
-            fix='add "note": "what I learned" to the assessment',
         )
