@@ -98,6 +98,7 @@ def _page(browser: Any, *, bypass_csp: bool) -> Iterator[Any]:
 def pages(ids: Any) -> dict[str, str]:
     return {
         "sessions": "/",
+        "tasks": "/tasks",
         "session": f"/sessions/{ids.sessions[0]}",
         "task": f"/tasks/{ids.full_task}",
         "run": f"/runs/{ids.engine_task}",
@@ -163,6 +164,29 @@ def test_filters_and_search_live_in_the_url_and_survive_a_reload(site, page):
     assert page.input_value("#f-agent") == "gpt"
     assert page.input_value("#q") == "task number 1"
     assert page.inner_text("#count") == count
+
+
+def test_tasks_filters_survive_a_reload_at_360_px_without_sideways_scroll(site, browser):
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    pg = context.new_page()
+    try:
+        pg.goto(site.url + "/tasks")
+        pg.select_option("#f-agent", "gpt")
+        pg.select_option("#f-status", "open")
+        pg.fill("#q", "task number 1")
+        pg.press("#q", "Enter")
+        pg.wait_for_url("**/tasks?*")
+        assert "agent=gpt" in pg.url and "status=open" in pg.url and "q=task+number+1" in pg.url
+        count = pg.inner_text("#count")
+        assert count.startswith("5 tasks")  # gpt has the even numbers: 10, 12, 14, 16, 18
+        pg.reload()
+        assert pg.input_value("#f-agent") == "gpt"
+        assert pg.input_value("#f-status") == "open"
+        assert pg.input_value("#q") == "task number 1"
+        assert pg.inner_text("#count") == count
+        assert pg.evaluate("() => document.documentElement.scrollWidth") <= 360
+    finally:
+        context.close()
 
 
 def test_keyboard_alone_reaches_a_session_and_its_task(site, page):

@@ -185,7 +185,7 @@ def test_compare_without_both_sides_asks_for_them(site):
         "/tasks/c_nope",
         "/runs/c_nope",
         "/nowhere",
-        "/tasks/",
+        "/tasks/c_nope/more",
         "/compare?a=c_nope&b=agent:gpt",
     ],
 )

@@ -68,6 +68,7 @@ def dashboard_app(home: Path, *, token: str | None = None) -> Starlette:
         Route("/", pages.sessions),
         Route("/sessions", pages.sessions),
         Route("/sessions/{id}", pages.session),
+        Route("/tasks", pages.tasks),
         Route("/tasks/{id}", pages.task),
         Route("/runs/{id}", pages.run),
         Route("/calibration", pages.calibration),

@@ -117,6 +117,15 @@ class Pages:
         page = list_sessions(store, filters)
         return self._page(request, "sessions.html", page=page, cursor=cursor, title="Sessions")
 
+    def tasks(self, request: Request) -> Response:
+        from noetic.operations.task_list import TaskFilters, list_tasks
+
+        store = self.store()
+        cursor = live.cursor(store)
+        filters = TaskFilters.model_validate(_params(request, TaskFilters.model_fields))
+        page = list_tasks(store, filters)
+        return self._page(request, "tasks.html", page=page, cursor=cursor, title="Tasks")
+
     def session(self, request: Request) -> Response:
         store = self.store()
         cursor = live.cursor(store)

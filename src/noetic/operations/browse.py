@@ -148,7 +148,7 @@ def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
         rows=rows,
         total=total,
         pages=max(1, -(-total // filters.per_page)),
-        choices=_choices(store),
+        choices=filter_choices(store),
     )
 
 
@@ -265,7 +265,7 @@ def _rows(store: BaseStore, page: list[Any]) -> list[SessionRow]:
 _CHOICES: dict[tuple[str, str | None, int], Choices] = {}
 
 
-def _choices(store: BaseStore) -> Choices:
+def filter_choices(store: BaseStore) -> Choices:
     """The filter menus' values. Reading them scans the sessions, so they are kept per store
     until a session is added (a session's agent, profile and project never change)."""
     conn = store.conn
