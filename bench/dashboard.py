@@ -8,14 +8,16 @@ process shows in a browser.
    (``Store.assessments``, validated records).
 2. The sessions list at 10,000 sessions (each with a task, an assessment's confidence, an
    event, half with an outcome): ``GET /`` page 1, the last page (200), a search, and an
-   agent + outcome filter, median of 10 each. Baseline: ``Store.list_sessions(limit=50)``.
+   agent + outcome filter, and ``GET /tasks`` page 1 and 200, median of 10 each. Baselines:
+   ``Store.list_sessions(limit=50)``, and the four pages again on the same store with
+   migration m018's ``created_at`` indexes dropped.
 3. Event to DOM in a real Chromium (Debian's, headless, through Playwright): a writer process
    records a new session and task; the page's script hears of it over ``/live`` and swaps its
    content; latency is from the writer's commit to the task's name appearing in the DOM (one
    clock), median and 90th percentile of 20. Baselines in the same run: one ``GET /`` of the
    same page, and the stream's poll interval.
 
-    python bench/dashboard.py
+    python bench/dashboard.py [task] [lists] [live]   # all three when none is named
 """
 
 from __future__ import annotations
@@ -159,16 +161,35 @@ def sessions_list(home: Path) -> None:
     _fill(home, 10_000)
     client = TestClient(dashboard_app(home), base_url="http://127.0.0.1")
     assert "10000 sessions" in client.get("/").text
+    assert "10000 tasks" in client.get("/tasks").text
     first = _median_ms(lambda: client.get("/"))
     last = _median_ms(lambda: client.get("/?page=200"))
     search = _median_ms(lambda: client.get("/?q=fix+the"))
     narrow = _median_ms(lambda: client.get("/?agent=agent3&outcome=success&engine=cascade"))
+    tasks_first = _median_ms(lambda: client.get("/tasks"))
+    tasks_last = _median_ms(lambda: client.get("/tasks?page=200"))
     with Store(home, write_files=False) as store:
         base = _median_ms(lambda: store.list_sessions(limit=50))
-    print("2. sessions list at 10,000 sessions (server time, median of 10)")
-    print(f"   page 1: {first:7.1f} ms   last page (200): {last:7.1f} ms")
+        # the same store without migration m018's indexes: each page sorts every row
+        with store.transaction() as c:
+            c.execute("DROP INDEX sessions_created")
+            c.execute("DROP INDEX cascades_created")
+    client = TestClient(dashboard_app(home), base_url="http://127.0.0.1")
+    client.get("/")
+    unindexed = [
+        _median_ms(lambda path=path: client.get(path))
+        for path in ("/", "/?page=200", "/tasks", "/tasks?page=200")
+    ]
+    print("2. sessions and tasks lists at 10,000 sessions (server time, median of 10)")
+    print(f"   sessions page 1: {first:7.1f} ms   last page (200): {last:7.1f} ms")
     print(f"   search 'fix the': {search:7.1f} ms   agent + outcome + engine: {narrow:7.1f} ms")
+    print(f"   tasks page 1: {tasks_first:7.1f} ms   last page (200): {tasks_last:7.1f} ms")
     print(f"   baseline, Store.list_sessions(limit=50): {base:7.1f} ms")
+    print(
+        "   baseline, without m018's indexes: sessions page 1 / 200: "
+        f"{unindexed[0]:.1f} / {unindexed[1]:.1f} ms, tasks page 1 / 200: "
+        f"{unindexed[2]:.1f} / {unindexed[3]:.1f} ms"
+    )
 
 
 WRITER = textwrap.dedent(
@@ -248,10 +269,14 @@ def event_to_dom(home: Path) -> None:
 
 
 def main() -> None:
+    only = sys.argv[1:]  # e.g. `lists` for the sessions and tasks lists alone
     with tempfile.TemporaryDirectory() as tmp:
-        task_pages(Path(tmp) / "tasks")
-        sessions_list(Path(tmp) / "sessions")
-        event_to_dom(Path(tmp) / "live")
+        if not only or "task" in only:
+            task_pages(Path(tmp) / "tasks")
+        if not only or "lists" in only:
+            sessions_list(Path(tmp) / "sessions")
+        if not only or "live" in only:
+            event_to_dom(Path(tmp) / "live")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,10 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
     its outcome and the engines that reported on it."""
     where, args = _conditions(filters)
     conn = store.conn
-    joined = "FROM cascades c JOIN sessions s ON s.id = c.session_id"
+    # every task has its session (a foreign key): the join is made only for a session's filter,
+    # so an unfiltered page walks the tasks' index alone
+    by_session = any(v is not None for v in (filters.agent, filters.project, filters.q))
+    joined = "FROM cascades c" + (" JOIN sessions s ON s.id = c.session_id" if by_session else "")
     total = conn.execute(f"SELECT COUNT(*) {joined}{where}", args).fetchone()[0]
     offset = (filters.page - 1) * filters.per_page
     # the sort carries only (created_at, id); the page's rows are read by id afterwards

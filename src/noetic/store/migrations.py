@@ -495,3 +495,12 @@ def m016_requests(conn: sqlite3.Connection) -> None:
     created_at TEXT NOT NULL
 )"""
     )
+
+
+@migration
+def m018_list_order(conn: sqlite3.Connection) -> None:
+    """Indexes in the order the dashboard's sessions and tasks lists read (newest first, by
+    ``created_at`` then ``id``), so a page is read off the index instead of sorting every row:
+    without them the last page of 10,000 sessions cost about twice the first."""
+    conn.execute("CREATE INDEX sessions_created ON sessions (created_at, id)")
+    conn.execute("CREATE INDEX cascades_created ON cascades (created_at, id)")
