@@ -70,6 +70,37 @@ def test_a_refused_command_is_denied_naming_the_rule_and_part(
     assert reason.startswith("Noetic's shell gate refused this command")
 
 
+@pytest.mark.parametrize(
+    ("command", "detail"),
+    [
+        ("cd $SOMEWHERE && rm -rf x", "dynamic-path: {reason} — the folder it runs in is unknown"),
+        ("rm -rf ../x", "write-outside-workspace: {reason} — it lands in {parent}/x"),
+    ],
+)
+def test_a_refusal_says_what_the_gate_found_or_could_not_determine(
+    project, home, _isolated_home, command, detail
+):
+    from noetic.tools.shellgate import load_policy
+
+    rule = detail.split(":")[0]
+    expected = detail.format(
+        reason=load_policy().reason(rule), parent=Path(project).resolve().parent
+    )
+    kind, reason = decided(pre(project, command=command))
+    assert kind == "deny"
+    assert expected in reason, reason
+
+
+def test_the_shells_cdpath_decides_where_cd_lands(project, home, _isolated_home, monkeypatch):
+    command = "cd etc && rm -rf *"
+    monkeypatch.delenv("CDPATH", raising=False)
+    assert pre(project, command=command) is None  # ./etc, inside the project
+    monkeypatch.setenv("CDPATH", "/")
+    kind, reason = decided(pre(project, command=command))
+    assert kind == "deny"
+    assert "write-outside-workspace: " in reason and "it lands in /etc (at `*`)" in reason
+
+
 @pytest.mark.parametrize("command", ["pytest -q", "ls -la src", "git status", "rm -rf build"])
 def test_an_allowed_reversible_command_gets_no_answer(project, home, _isolated_home, command):
     assert pre(project, command=command) is None

@@ -5,9 +5,10 @@ Claude Code asks before each Bash, Write, Edit and MultiEdit call (the hook's ma
 reads ``hookSpecificOutput.permissionDecision`` from the reply:
 
 - **Bash, refused by the shell gate** (:func:`noetic.tools.shellgate.check_command`, the same
-  policy as Noetic's own agent, with the project as the workspace): ``deny``, the reason naming
-  each rule and the part of the command that broke it. Claude reads the reason. A command the
-  gate cannot parse is refused, as in the agent.
+  policy as Noetic's own agent, with the project as the workspace and the hook's ``CDPATH`` as
+  the shell's): ``deny``, the reason naming each rule, what the gate found (where a path lands,
+  what it could not determine) and the part of the command that broke it. Claude reads the
+  reason. A command the gate cannot parse is refused, as in the agent.
 - **Bash, irreversible** (:mod:`noetic.hosts.irreversible`: pushes, publishes, deploys,
   migrations, deletions outside the workspace): while this Claude session's open task has no
   CHECK, or its latest CHECK did not decide PROCEED, the answer is ``[gate] irreversible``:
@@ -110,7 +111,10 @@ def pre_tool_use(location: Any, payload: dict[str, Any]) -> dict[str, Any] | Non
     from noetic.tools.shellgate import check_command
 
     cwd = str(project_dir(payload))
-    verdict = check_command(command, workspace, policy, home=user_home, cwd=cwd)
+    # the shell that runs the command inherits this CDPATH: `cd NAME` may land outside
+    verdict = check_command(
+        command, workspace, policy, home=user_home, cwd=cwd, cdpath=os.environ.get("CDPATH")
+    )
     if not verdict.allowed:
         return decision("deny", refusal(verdict))
     if settings["irreversible"] == "allow":
@@ -144,8 +148,12 @@ def _defaults() -> dict[str, Any]:
 
 
 def refusal(verdict: Any) -> str:
-    """The shell gate's verdict as the reason Claude reads: each rule, why, and the part."""
-    parts = [f"{v.rule}: {v.reason} (at `{v.part}`)" for v in verdict.violations]
+    """The shell gate's verdict as the reason Claude reads: each rule, why, what the gate found
+    there (where a path lands, what it could not determine) and the part."""
+    parts = [
+        f"{v.rule}: {v.reason}{f' — {v.detail}' if v.detail else ''} (at `{v.part}`)"
+        for v in verdict.violations
+    ]
     return (
         "Noetic's shell gate refused this command — "
         + "; ".join(parts)
