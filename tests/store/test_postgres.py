@@ -18,7 +18,7 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from noetic.assessment import Assessment, Thresholds, decide  # noqa: E402
-from noetic.errors import MigrationError, StoreError  # noqa: E402
+from noetic.errors import InvalidValueError, MigrationError, StoreError  # noqa: E402
 from noetic.events import Event, EventKind  # noqa: E402
 from noetic.store import migrations as m  # noqa: E402
 from noetic.store.postgres import PostgresStore, safe_url  # noqa: E402
@@ -283,3 +283,36 @@ def test_events_get_their_ids_in_commit_order_so_a_poller_misses_none(pg):
     thread.join(timeout=30)
     assert done.is_set()
     assert [e.data["n"] for e in pg.events()] == [1, 2]
+
+
+def test_session_files_are_written_locally_when_asked_and_only_for_this_process(
+    postgres_url, tmp_path
+):
+    from noetic.store import open_store
+    from noetic.store.derived_files import reflex_path, session_json_path
+
+    laptop, ci = tmp_path / "laptop", tmp_path / "ci"
+    laptop.mkdir()
+    (laptop / "config.toml").write_text(f'[store]\nurl = "{postgres_url}"\nfiles = true\n')
+    with open_store(laptop) as mine:
+        sid = mine.create_session(ai_id="me", profile="balanced").id
+        records = [assess(mine, sid, v) for v in (0.3, 0.9)]
+        assert mine.flush_files() == 1
+        exported = mine.export_session(sid)
+    doc = json.loads(session_json_path(laptop, sid).read_text())
+    assert doc == exported
+    log = reflex_path(laptop, "me", records[0].created_at, sid).read_text().splitlines()
+    assert [json.loads(line)["seq"] for line in log] == [1, 2]
+    with PostgresStore(postgres_url, home=ci) as theirs:  # another machine, files not asked
+        other = theirs.create_session(ai_id="ci", profile="balanced").id
+        assess(theirs, other)
+    assert not ci.exists() or not list(ci.rglob("*.json*"))
+    with open_store(laptop) as mine:  # the laptop mirrors only what it writes
+        assess(mine, sid)
+    assert not session_json_path(laptop, other).exists()
+    assert json.loads(session_json_path(laptop, sid).read_text())["assessments"][-1]["seq"] == 3
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.toml").write_text(f'[store]\nurl = "{postgres_url}"\nfiles = "yes"\n')
+    with pytest.raises(InvalidValueError, match="true or false"):
+        open_store(bad)

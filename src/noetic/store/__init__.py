@@ -45,7 +45,9 @@ def open_store(home: str | Path, *, url: str | None = None, **options: Any) -> B
             f"a PostgreSQL store needs psycopg, which is not installed ({exc})",
             fix="pip install 'noetic[postgres]'",
         ) from None
-    return PostgresStore(url, home=home)
+    from noetic.store.location import store_files
+
+    return PostgresStore(url, home=home, write_files=store_files(Path(home)))
 
 
 __all__ = [

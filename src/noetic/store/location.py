@@ -88,6 +88,27 @@ def store_url(home: Path) -> str | None:
     return _checked(url, f"[store] url in {config}")
 
 
+def store_files(home: Path) -> bool:
+    """Whether a PostgreSQL store should write its session files under ``home`` too
+    (``files = true`` under ``[store]`` in ``home/config.toml``)."""
+    config = home / "config.toml"
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "[store]" not in text:
+        return False
+    import tomllib
+
+    try:
+        found = tomllib.loads(text).get("store", {}).get("files", False)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidValueError(f"{config} is not valid TOML: {exc}", field="config") from None
+    if not isinstance(found, bool):
+        raise InvalidValueError(f"[store] files in {config} is true or false", field="store.files")
+    return found
+
+
 def _checked(url: object, where: str) -> str:
     found = database_url(url) if isinstance(url, str) else None
     if found is None:

@@ -20,7 +20,9 @@ and load nothing of this one, and because the statements are few and plain.
   assessments 1, 2, 3… with no gap and no repeat (``UNIQUE (session_id, seq)`` backs it).
 - Events are append-only: triggers refuse ``UPDATE``, ``DELETE`` and ``TRUNCATE``.
 - Session files: a team store writes none by default (the rows are the truth and
-  ``noetic export`` writes any session's document on demand).
+  ``noetic sessions export`` writes any session's document on demand). With ``write_files``
+  (``files = true`` under ``[store]``) a process writes the JSON documents and reflex logs of
+  the sessions it wrote to, under its local directory, when it flushes or closes.
 """
 
 from __future__ import annotations
@@ -210,18 +212,23 @@ class PostgresStore(BaseStore):
         pool_size: int = 4,
         read_only: bool = False,
         migrate_schema: bool = True,
+        write_files: bool = False,
     ) -> None:
         """Connect (waiting up to :data:`CONNECT_TIMEOUT_S`) and apply pending migrations.
 
         ``home``: the local directory for what is not shared (profiles, configuration);
-        ``read_only``: every write raises :class:`StoreError` (a read-only token)."""
+        ``read_only``: every write raises :class:`StoreError`; ``write_files``: the session
+        JSON documents and reflex logs of the sessions this store writes to go under ``home``
+        (at :meth:`flush_files` and :meth:`close`), as a SQLite store's do."""
         if not is_url(url):
             raise StoreError(f"not a PostgreSQL URL: {safe_url(url)!r}")
         self.url = url
         self.where = safe_url(url)
         self.home = Path(home) if home is not None else Path.cwd() / ".noetic"
-        self.write_files = False
+        self.write_files = write_files
         self.background = False
+        self._behind: dict[str, tuple[set[int], bool]] = {}
+        self._behind_lock = threading.Lock()
         self.read_only = read_only
         self.mirror = Mirror(self)
         self._writing = threading.RLock()
@@ -249,6 +256,51 @@ class PostgresStore(BaseStore):
                 self.pool.close()
                 raise
         self._opened()
+
+    def _queue(
+        self,
+        c: Any,
+        session_id: str,
+        *,
+        assessment_id: int | None = None,
+        all_reflex: bool = False,
+    ) -> None:
+        """The sessions this process wrote to, for its own files: other machines' writes are
+        theirs to mirror, so nothing goes into the shared ``file_backlog``."""
+        if not self.write_files:
+            return
+        with self._behind_lock:
+            ids, whole = self._behind.get(session_id, (set(), False))
+            if assessment_id is not None:
+                ids.add(assessment_id)
+            self._behind[session_id] = (ids, whole or all_reflex)
+
+    def _files_changed(self) -> None:
+        """Files are written at :meth:`flush_files` and :meth:`close` (and at exit)."""
+
+    def flush_files(self) -> int:
+        """Write the files of the sessions written to since the last flush; returns how many
+        sessions."""
+        with self._behind_lock:
+            behind, self._behind = self._behind, {}
+        if not behind:
+            return 0
+        from noetic.store import derived_files
+
+        with derived_files.file_lock(self.home / ".files.lock"):
+            for session_id, (ids, whole) in behind.items():
+                self.write_session_files_now(session_id, ids, all_reflex=whole)
+        return len(behind)
+
+    def close(self) -> None:
+        if getattr(self, "_closed", True):
+            return
+        try:
+            if self.write_files and not self.read_only:
+                self.flush_files()
+        finally:
+            self.write_files = False  # the shared backlog is not this store's to drain
+            super().close()
 
     def _unreachable(self, exc: BaseException) -> StoreError:
         return StoreError(
