@@ -37,6 +37,10 @@ def test_every_page_reads_a_postgresql_store(shared):
     assert listing.status_code == 200 and "12 sessions" in listing.text
     found = httpx.get(url + "/", params={"q": "flaky"}).text
     assert re.search(r"\b1 session\b", found)
+    tasks = httpx.get(url + "/tasks", params={"agent": "gpt", "status": "open", "q": "task"})
+    assert tasks.status_code == 200 and '<p class="count" id="count">12 tasks' in tasks.text
+    scored = httpx.get(url + "/tasks", params={"engine": "nova", "outcome": "success"}).text
+    assert re.findall(r'href="/tasks/(c_\w+)"', scored) == [ids.full_task]
     task = httpx.get(f"{url}/tasks/{ids.full_task}").text
     assert "PREFLIGHT #1" in task and "12 passed" in task and "$0.0087" in task
     run = httpx.get(f"{url}/runs/{ids.engine_task}").text
