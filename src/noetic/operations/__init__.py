@@ -23,6 +23,8 @@ the agent                   :mod:`~noetic.operations.agent_runs`: ``open_agent``
 recall                      :mod:`~noetic.operations.recalling`: ``recall``
 calibration                 :mod:`~noetic.operations.calibrating`: ``outcome``,
                             ``report``
+a session's summary         :mod:`~noetic.operations.session_summary`
+moving a store              :mod:`~noetic.operations.migrating`: ``migrate_store``
 what the dashboard reads    ``browse``, ``task_view``, ``run_view``,
                             ``calibration_view``, ``compare``, ``live``: read models
                             over an open store
@@ -62,6 +64,7 @@ _OPERATIONS = {
     "recall": "recalling",
     "outcome": "calibrating",
     "report": "calibrating",
+    "migrate_store": "migrating",
 }
 
 __all__ = sorted(_OPERATIONS)
