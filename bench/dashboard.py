@@ -10,7 +10,7 @@ process shows in a browser.
    event, half with an outcome): ``GET /`` page 1, the last page (200), a search, and an
    agent + outcome filter, and ``GET /tasks`` page 1 and 200, median of 10 each. Baselines:
    ``Store.list_sessions(limit=50)``, and the four pages again on the same store with
-   migration m018's ``created_at`` indexes dropped.
+   migration m017's ``created_at`` indexes dropped.
 3. Event to DOM in a real Chromium (Debian's, headless, through Playwright): a writer process
    records a new session and task; the page's script hears of it over ``/live`` and swaps its
    content; latency is from the writer's commit to the task's name appearing in the DOM (one
@@ -170,7 +170,7 @@ def sessions_list(home: Path) -> None:
     tasks_last = _median_ms(lambda: client.get("/tasks?page=200"))
     with Store(home, write_files=False) as store:
         base = _median_ms(lambda: store.list_sessions(limit=50))
-        # the same store without migration m018's indexes: each page sorts every row
+        # the same store without migration m017's indexes: each page sorts every row
         with store.transaction() as c:
             c.execute("DROP INDEX sessions_created")
             c.execute("DROP INDEX cascades_created")
@@ -186,7 +186,7 @@ def sessions_list(home: Path) -> None:
     print(f"   tasks page 1: {tasks_first:7.1f} ms   last page (200): {tasks_last:7.1f} ms")
     print(f"   baseline, Store.list_sessions(limit=50): {base:7.1f} ms")
     print(
-        "   baseline, without m018's indexes: sessions page 1 / 200: "
+        "   baseline, without m017's indexes: sessions page 1 / 200: "
         f"{unindexed[0]:.1f} / {unindexed[1]:.1f} ms, tasks page 1 / 200: "
         f"{unindexed[2]:.1f} / {unindexed[3]:.1f} ms"
     )

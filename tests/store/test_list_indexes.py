@@ -1,4 +1,4 @@
-"""Migration m018: the sessions and tasks lists read their pages off an index in their order
+"""Migration m017: the sessions and tasks lists read their pages off an index in their order
 (newest first by ``created_at``, then ``id``) instead of sorting every row."""
 
 from __future__ import annotations

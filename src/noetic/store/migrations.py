@@ -498,7 +498,7 @@ def m016_requests(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m018_list_order(conn: sqlite3.Connection) -> None:
+def m017_list_order(conn: sqlite3.Connection) -> None:
     """Indexes in the order the dashboard's sessions and tasks lists read (newest first, by
     ``created_at`` then ``id``), so a page is read off the index instead of sorting every row:
     without them the last page of 10,000 sessions cost about twice the first."""
