@@ -7,7 +7,7 @@ import re
 import pytest
 
 from noetic.assessment import Action, Decision, Phase
-from noetic.mcp.tools import _next_step
+from noetic.mcp.results import _next_step
 from noetic.store.current import agents_with_current_sessions
 from noetic.vectors import VECTOR_NAMES
 

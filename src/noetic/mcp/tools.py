@@ -12,19 +12,16 @@ are written for the agent reading the tool list: what the tool does, and what to
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from noetic.assessment import Action, Assessment, Decision, Phase
+from noetic.assessment import Assessment, Phase
 from noetic.calibration import (
-    BasicCalibration,
-    BasicCalibrationReport,
     BeliefsReport,
-    CalibrationReport,
     DriftReport,
     OutcomeRecord,
     basic_calibration_report,
@@ -46,6 +43,17 @@ from noetic.mcp.fields import (
     YourAction,
 )
 from noetic.mcp.progress import reporting
+from noetic.mcp.results import (
+    AiAnswer,
+    Bootstrapped,
+    CalibrationOut,
+    Finished,
+    Goals,
+    PromptOut,
+    Resumed,
+    Submitted,
+    Text,
+)
 from noetic.mcp.schemas import lean_schema
 from noetic.mcp.server import ServerState, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
@@ -53,107 +61,9 @@ from noetic.observer.chain import ChainResult
 from noetic.operations import calibrating, phases
 from noetic.operations.once import once
 from noetic.operations.session_summary import SessionSummary, session_summary
-from noetic.profiles import Profile
-from noetic.recall.selection import RecallResult
 from noetic.runtime.tracker import EpistemicState, Recorded
-from noetic.store.records import GoalRecord, SessionRecord
 
 R = TypeVar("R", bound=Recorded)
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class Bootstrapped(_Frozen):
-    session: SessionRecord
-    profile: Profile
-    next_step: str
-
-
-class PromptOut(_Frozen):
-    session_id: str
-    phase: str
-    prompt: str
-    next_step: str
-
-
-class Resumed(_Frozen):
-    sessions: list[SessionRecord]
-    recall: RecallResult | None
-
-
-class Goals(_Frozen):
-    session_id: str
-    goals: list[GoalRecord]
-
-
-class Text(_Frozen):
-    text: str
-
-
-class CalibrationOut(_Frozen):
-    outcomes: CalibrationReport
-    self_consistency: BasicCalibrationReport
-
-
-class Submitted(_Frozen):
-    """The receipt for a submitted assessment: the decision and what to do next.
-
-    Leaner than the CLI's ``--json`` record (which echoes the whole assessment), because an
-    agent reads every byte of a tool result: the vectors are given once, completed with the
-    ones a CHECK carried over."""
-
-    session_id: str
-    cascade_id: str
-    task: str
-    phase: str
-    seq: int
-    vectors: dict[str, float]
-    carried: list[str]
-    decision: Decision
-    next_step: str
-
-    @classmethod
-    def of(cls, recorded: Recorded, **extra: Any) -> Self:
-        a = recorded.assessment.assessment
-        return cls(
-            session_id=recorded.session_id,
-            cascade_id=recorded.cascade.id,
-            task=recorded.cascade.task,
-            phase=a.phase.value,
-            seq=recorded.assessment.seq,
-            vectors=a.vectors,
-            carried=list(a.carried),
-            decision=recorded.decision,
-            next_step=_next_step(a.phase, recorded.decision),
-            **extra,
-        )
-
-
-class Finished(Submitted):
-    calibration: BasicCalibration
-
-
-def _next_step(phase: Phase, decision: Decision) -> str:
-    if phase == Phase.POSTFLIGHT:
-        return "once you know whether the work really succeeded, call record_outcome"
-    if decision.rule == "max_rounds":
-        return "the profile's round limit is reached: do the work, then call execute_postflight"
-    weakest = ", ".join(decision.gaps[:3]) or "the weakest vectors"
-    return {
-        Action.PROCEED: "do the work, then call execute_postflight",
-        Action.INVESTIGATE: f"investigate ({weakest}), then call submit_check_assessment",
-        Action.CLARIFY: "ask for clearer requirements, then call submit_check_assessment",
-        Action.DELEGATE: "hand the task to someone better placed, or explain what you need",
-        Action.RESET: "start over: submit_preflight_assessment with abandon_open=true",
-    }[decision.action]
-
-
-class AiAnswer(_Frozen):
-    answer: str
-    provider: str
-    model: str
 
 
 def _prompt_for(
