@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "checkpoint": ("noetic.cli.recall", "checkpoint_app", True),
     "agent": ("noetic.cli.agent", "app", True),
     "setup": ("noetic.cli.setup", "app", True),
+    "token": ("noetic.cli.tokens", "app", True),
 }
 
 

@@ -40,24 +40,26 @@ def serve(
     from_env = token is None and bool(os.environ.get("NOETIC_TOKEN"))
     token = token or os.environ.get("NOETIC_TOKEN") or None
     with handled(False):
-        if host not in LOOPBACK and not token:
-            raise UsageError(
-                f"binding {host} exposes the server beyond this machine and needs a token",
-                fix="pass --token SECRET or set NOETIC_TOKEN (clients send "
-                "'Authorization: Bearer SECRET')",
-            )
         if token is not None:
             from noetic.mcp.http import check_token
 
             check_token(token)
         home = resolve_home(store)
+        store_tokens = not token and _has_tokens(home)
+        if host not in LOOPBACK and not token and not store_tokens:
+            raise UsageError(
+                f"binding {host} exposes the server beyond this machine and needs a token",
+                fix="make per-person tokens with `noetic token create NAME`, or pass --token "
+                "SECRET or set NOETIC_TOKEN (clients send 'Authorization: Bearer SECRET')",
+            )
         sock = _bind(host, port)
         from noetic.mcp.http import http_app
 
         app = http_app(home, host=host, token=token)
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}/mcp"
-    _print_connection(url, home, "${NOETIC_TOKEN}" if from_env else token, host)
+    shown = "${NOETIC_TOKEN}" if from_env else "YOUR_TOKEN" if store_tokens else token
+    _print_connection(url, home, shown, host)
     import uvicorn
 
     # Open live-update streams (the dashboard's /live) end within a second of Ctrl-C.
@@ -66,6 +68,18 @@ def serve(
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
         _leave(130)
+
+
+def _has_tokens(home: Path) -> bool:
+    """Whether the store holds live tokens (`noetic token create`), which the server then
+    requires (opening it makes a new store, as serving would)."""
+    from noetic.operations.tokens import Access
+
+    access = Access(home, None)
+    try:
+        return access.required
+    finally:
+        access.close()
 
 
 def _leave(code: int) -> None:

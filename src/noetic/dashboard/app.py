@@ -28,6 +28,7 @@ from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store import open_store
 
 if TYPE_CHECKING:
+    from noetic.operations.tokens import Access
     from noetic.store.base import BaseStore
 
 HERE: Final = Path(__file__).parent
@@ -58,12 +59,15 @@ class _Stores:
             self._all.clear()
 
 
-def dashboard_app(home: Path, *, token: str | None = None) -> Starlette:
-    """The dashboard over the store at ``home``; ``token`` as for ``noetic serve``."""
+def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
+    """The dashboard over the store at ``home``; ``access``: who may read it, as for ``noetic
+    serve`` (default: the admin token none, the store's tokens)."""
     from noetic.dashboard.pages import Pages
+    from noetic.operations.tokens import Access
 
+    access = access or Access(home, None)
     stores = _Stores(home)
-    pages = Pages(stores, token is not None)
+    pages = Pages(stores, access.required)
     routes = [
         Route("/", pages.sessions),
         Route("/sessions", pages.sessions),
@@ -75,7 +79,7 @@ def dashboard_app(home: Path, *, token: str | None = None) -> Starlette:
         Route("/compare", pages.compare),
         Route("/live", live_endpoint(stores)),
         Route("/login", _login_form(pages), methods=["GET"]),
-        Route("/login", _login(token), methods=["POST"]),
+        Route("/login", _login(access), methods=["POST"]),
         Route("/logout", _logout, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
@@ -88,7 +92,7 @@ def dashboard_app(home: Path, *, token: str | None = None) -> Starlette:
             ValidationError: pages.bad_request,
         },
     )
-    app.add_middleware(_Guard, token=token)
+    app.add_middleware(_Guard, access=access)
     app.state.stores = stores
     app.state.pages = pages
     return app
@@ -98,9 +102,9 @@ class _Guard:
     """Plain ASGI middleware applying :func:`noetic.dashboard.auth.allowed` to each request:
     a page without it redirects to the login form, anything else is a 401."""
 
-    def __init__(self, app: Any, token: str | None) -> None:
+    def __init__(self, app: Any, access: Access) -> None:
         self.app = app
-        self.token = token
+        self.access = access
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or _public(scope):
@@ -109,14 +113,14 @@ class _Guard:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         cookies = Request(scope).cookies
         if auth.allowed(
-            self.token,
+            self.access,
             authorization=headers.get("authorization"),
             cookie=cookies.get(auth.COOKIE),
             host_header=headers.get("host"),
         ):
             await self.app(scope, receive, send)
             return
-        if self.token is None:
+        if not self.access.required:
             response: Response = Response(
                 "this dashboard answers requests addressed to this machine only",
                 status_code=403,
@@ -154,14 +158,15 @@ def _login_form(pages: Any) -> Callable[[Request], Any]:
     return login_form
 
 
-def _login(token: str | None) -> Callable[[Request], Any]:
+def _login(access: Access) -> Callable[[Request], Any]:
     async def login(request: Request) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         target = auth.safe_next((form.get("next") or ["/"])[0])
-        if token is None:
+        if not access.required:
             return RedirectResponse(target, status_code=303)
         given = (form.get("token") or [""])[0]
-        if not auth.token_matches(given, token):
+        who = access.token(given) if given else None
+        if who is None:
             pages = request.app.state.pages
             refused: Response = pages.render(
                 request, "login.html", {"next": target, "failed": True}, status_code=401
@@ -169,7 +174,7 @@ def _login(token: str | None) -> Callable[[Request], Any]:
             return refused
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(
-            auth.COOKIE, auth.cookie_value(token), httponly=True, samesite="strict", path="/"
+            auth.COOKIE, access.cookie_for(who), httponly=True, samesite="strict", path="/"
         )
         return response
 

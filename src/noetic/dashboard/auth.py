@@ -1,40 +1,42 @@
 """Who may read the dashboard: the same rule as ``/mcp``.
 
-Without a token (the server is bound to loopback) every request from this machine is let in,
-provided its ``Host`` header names loopback too, so a web page elsewhere cannot reach it through
-DNS rebinding. With a token a request needs either ``Authorization: Bearer TOKEN`` or the
-cookie the login form sets: an HMAC of the token, so the cookie never holds the token itself
-and changing the token logs every browser out. The cookie is ``HttpOnly`` and
-``SameSite=Strict``.
+Without tokens (the server is bound to loopback, started without ``--token`` over a store with
+no live tokens) every request from this machine is let in, provided its ``Host`` header names
+loopback too, so a web page elsewhere cannot reach it through DNS rebinding. Otherwise a
+request needs either ``Authorization: Bearer TOKEN`` (the admin token or a live store token,
+read-only ones included: the dashboard only reads) or the cookie the login form sets: an HMAC
+keyed by the admin token or by the store token's hash, so the cookie never holds a token and
+changing the admin token, or revoking the store token, logs its browsers out
+(:class:`noetic.operations.tokens.Access`). The cookie is ``HttpOnly`` and ``SameSite=Strict``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+from noetic.operations.tokens import admin_cookie
+
+if TYPE_CHECKING:
+    from noetic.operations.tokens import Access
 
 COOKIE: Final = "noetic_dashboard"
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
 def cookie_value(token: str) -> str:
-    return hmac.new(token.encode(), b"noetic dashboard session", hashlib.sha256).hexdigest()
-
-
-def token_matches(given: str, token: str) -> bool:
-    return hmac.compare_digest(given.encode(), token.encode())
+    """The login cookie for the admin token ``token``."""
+    return admin_cookie(token)
 
 
 def allowed(
-    token: str | None, *, authorization: str | None, cookie: str | None, host_header: str | None
+    access: Access, *, authorization: str | None, cookie: str | None, host_header: str | None
 ) -> bool:
     """Whether a request may read the dashboard (module docstring)."""
-    if token is None:
+    if not access.required:
         return _loopback_host(host_header)
-    if authorization is not None and token_matches(authorization, f"Bearer {token}"):
+    if access.bearer(authorization) is not None:
         return True
-    return cookie is not None and hmac.compare_digest(cookie, cookie_value(token))
+    return cookie is not None and access.cookie(cookie) is not None
 
 
 def _loopback_host(header: str | None) -> bool:

@@ -9,9 +9,12 @@ page. :func:`owns` tells the server's bearer check which paths the dashboard gua
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from starlette.routing import Mount
+
+if TYPE_CHECKING:
+    from noetic.operations.tokens import Access
 
 PAGES: Final = (
     "/sessions",
@@ -31,10 +34,10 @@ def owns(path: str) -> bool:
     return path == "/" or path.startswith(PAGES)
 
 
-def mount_dashboard(app: Any, home: Path, *, token: str | None) -> Any:
+def mount_dashboard(app: Any, home: Path, *, access: Access) -> Any:
     """Add the dashboard to the Starlette ``app`` after its own routes; returns the dashboard."""
     from noetic.dashboard.app import dashboard_app
 
-    dashboard = dashboard_app(home, token=token)
+    dashboard = dashboard_app(home, access=access)
     app.router.routes.append(Mount("", app=dashboard))
     return dashboard

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,8 @@ from typing import Any
 
 from noetic.errors import InvalidValueError
 from noetic.mcp.server import build_server
+from noetic.operations.tokens import Access
+from noetic.store.writer import writing_as
 
 
 def check_token(token: str) -> str:
@@ -31,45 +32,60 @@ def check_token(token: str) -> str:
 
 
 class BearerAuth:
-    """Plain ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``,
-    except on the paths ``exempt`` names (the dashboard's, which also take a login cookie)."""
+    """Plain ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``
+    with the admin token or a live store token (:class:`~noetic.operations.tokens.Access`),
+    except on the paths ``exempt`` names (the dashboard's, which also take a login cookie).
 
-    def __init__(self, app: Any, token: str, exempt: Callable[[str], bool] | None = None) -> None:
+    The identity rides on with the request: in the ASGI scope (``noetic.identity``, which the
+    MCP server reads for each tool call) and as the writer its writes record
+    (:func:`noetic.store.writer.writing_as`). A read-only token may not post hooks (403): each
+    one writes. The lookup is one indexed query on the event loop, so a revoked token is
+    refused from its next request on."""
+
+    def __init__(
+        self, app: Any, access: Access, exempt: Callable[[str], bool] | None = None
+    ) -> None:
         self.app = app
-        self._expected = f"Bearer {check_token(token)}".encode()
+        self._access = access
         self._exempt = exempt or (lambda path: False)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self._exempt(scope["path"]):
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
-                body = json.dumps({"error": "missing or wrong bearer token"}).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="noetic"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http" or self._exempt(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"authorization", b"")
+        who = self._access.bearer(given.decode("latin-1"))
+        if who is None:
+            await _refuse(send, 401, "missing or wrong bearer token")
+            return
+        if who.read_only and scope["path"].startswith("/hooks/") and scope["method"] == "POST":
+            await _refuse(send, 403, f"{who.label} is read-only and hooks write to the store")
+            return
+        scope["noetic.identity"] = who
+        with writing_as(who.name):
+            await self.app(scope, receive, send)
+
+
+async def _refuse(send: Any, status: int, message: str) -> None:
+    body = json.dumps({"error": message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="noetic"'))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
     """The ASGI app: the MCP endpoint at ``/mcp``, Claude Code's hooks at ``/hooks/{event}``
-    and the dashboard at ``/``, wrapped in bearer auth when a token is set (the dashboard's
-    pages also accept its login cookie)."""
+    and the dashboard at ``/``, wrapped in bearer auth when a token is set or the store has
+    live tokens (the dashboard's pages also accept its login cookie)."""
     from noetic.dashboard.mount import mount_dashboard, owns
     from noetic.mcp.hook_routes import mount_hooks
 
     if token is not None:
         check_token(token)
+    access = Access(home, token)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
     mount_hooks(app, home)
-    mount_dashboard(app, home, token=token)
-    return BearerAuth(app, token, exempt=owns) if token is not None else app
+    mount_dashboard(app, home, access=access)
+    return BearerAuth(app, access, exempt=owns) if access.required else app

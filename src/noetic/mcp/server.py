@@ -19,6 +19,7 @@ import inspect
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from functools import partial, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 
     from noetic.events import Event
     from noetic.llm.base import Provider
+    from noetic.operations.tokens import Identity
     from noetic.recall.index import BackgroundEmbedder
     from noetic.runtime.tracker import Tracker
     from noetic.store.base import BaseStore as Store
@@ -340,6 +342,38 @@ def _check_arguments(name: str, kwargs: dict[str, Any]) -> None:
             pending.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
 
 
+WRITES = frozenset(
+    {
+        "bootstrap_session",
+        "submit_preflight_assessment",
+        "submit_check_assessment",
+        "submit_postflight_assessment",
+        "record_outcome",
+        "execute_cli_command",
+        "query_ai",
+        "generate_goals",
+        "create_cascade",
+        "observe",
+        "nova_process",
+    }
+)
+"""The tools that write to the store (``query_ai`` records its model call); a read-only
+token may call every other one."""
+
+CALLER: ContextVar[Identity | None] = ContextVar("noetic_caller", default=None)
+"""Who is calling, over HTTP with a token (:func:`_identifies`); None over stdio or without."""
+
+
+def _check_writer(name: str) -> None:
+    who = CALLER.get()
+    if who is not None and who.read_only and name in WRITES:
+        raise ToolError(
+            f"{name} writes to the store and {who.label} is read-only; the read tools "
+            "(get_session_summary, get_calibration_report, …) work with it, and writing "
+            "needs a token made without --read-only"
+        )
+
+
 def _run_to_end(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     result = fn(*args, **kwargs)
     return asyncio.run(result) if inspect.iscoroutine(result) else result
@@ -358,6 +392,7 @@ def tool_errors(fn: F) -> F:
     @wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_writer(fn.__name__)
             _check_arguments(fn.__name__, kwargs)
             if on_loop:
                 return await fn(*args, **kwargs)
@@ -401,7 +436,7 @@ def build_server(
             instructions=guidance.INTRODUCTION + "\n\n" + guidance.workflow_guidance(),
             log_level="WARNING",  # tool errors go back to the client; stderr keeps what is wrong
             tools=listed_tools(noetic),
-            middleware=[_starts_background(noetic)],
+            middleware=[_identifies, _starts_background(noetic)],
         )
     register_resources(server, noetic)
     return server
@@ -449,3 +484,26 @@ def _starts_background(noetic: ServerState) -> ServerMiddleware[Any]:
         return result
 
     return middleware
+
+
+async def _identifies(
+    ctx: ServerRequestContext[Any, Any],
+    call_next: Callable[[ServerRequestContext[Any, Any]], Awaitable[Any]],
+) -> Any:
+    """Middleware: a request that came over HTTP with a token (the bearer check put its
+    identity in the ASGI scope) runs as that caller, its writes recording the token's name
+    (:mod:`noetic.store.writer`); :func:`tool_errors` refuses a read-only caller's writes. The
+    transport hands the message to the server's own task, so the identity is carried here from
+    the request rather than inherited."""
+    scope = getattr(ctx.request, "scope", None)
+    who = scope.get("noetic.identity") if isinstance(scope, dict) else None
+    if who is None:
+        return await call_next(ctx)
+    from noetic.store.writer import writing_as
+
+    reset = CALLER.set(who)
+    try:
+        with writing_as(who.name):
+            return await call_next(ctx)
+    finally:
+        CALLER.reset(reset)

@@ -53,6 +53,7 @@ from noetic.store.rows import (
     parse_export,
     reflex_frame,
 )
+from noetic.store.writer import WRITER
 from noetic.untrusted import check_identifier, check_text_field
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
@@ -445,8 +446,8 @@ class BaseStore:
         with self.transaction() as c:
             self.order_appends(c, "events")
             c.execute(
-                "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
-                "VALUES (?,?,?,?,?,?)",
+                "INSERT INTO events (at, kind, engine, session_id, cascade_id, data, written_by) "
+                "VALUES (?,?,?,?,?,?,?)",
                 (
                     data["at"],
                     data["kind"],
@@ -454,6 +455,7 @@ class BaseStore:
                     data["session_id"],
                     data["cascade_id"],
                     json.dumps(data["data"]),
+                    WRITER.get(),
                 ),
             )
             if event.session_id is not None:

@@ -504,3 +504,21 @@ def m017_list_order(conn: sqlite3.Connection) -> None:
     without them the last page of 10,000 sessions cost about twice the first."""
     conn.execute("CREATE INDEX sessions_created ON sessions (created_at, id)")
     conn.execute("CREATE INDEX cascades_created ON cascades (created_at, id)")
+
+
+@migration
+def m018_tokens(conn: sqlite3.Connection) -> None:
+    """Per-person access tokens for ``noetic serve`` (only a SHA-256 of each is kept; a revoked
+    name stays, so the rows it wrote still name one token), and which token made a write: the
+    ``written_by`` column of the rows a request over HTTP adds (empty for every other write)."""
+    conn.execute(
+        """CREATE TABLE tokens (
+    name TEXT PRIMARY KEY,
+    hash TEXT NOT NULL UNIQUE,
+    read_only INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+)"""
+    )
+    for table in ("assessments", "outcomes", "events"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN written_by TEXT")

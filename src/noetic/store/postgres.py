@@ -45,6 +45,7 @@ from noetic.store.base import BaseStore
 from noetic.store.mirror import Mirror
 from noetic.store.pg_migrations import LOCK_KEY, migrate
 from noetic.store.pg_sql import statement
+from noetic.store.writer import stamped
 
 URL_SCHEMES: Final = ("postgresql://", "postgres://")
 # Tables whose rows have an integer id that an insert returns.
@@ -382,6 +383,7 @@ class PostgresStore(BaseStore):
             time.sleep(0.05 * 2**attempt)
 
     def insert(self, c: Connection, table: str, row: dict[str, Any]) -> int | None:
+        row = stamped(table, row)
         cols = ", ".join(f'"{k}"' for k in row)
         marks = ", ".join("?" for _ in row)
         sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"

@@ -1,0 +1,202 @@
+"""Per-person access tokens for ``noetic serve``: create, list, revoke, and who a request is.
+
+A token is ``secrets.token_urlsafe(32)`` (256 random bits), shown once when it is made; the
+store keeps only its SHA-256, which is enough for a secret that cannot be guessed (no salt or
+slow hash is needed: there is no dictionary to try). A request's bearer token is hashed and
+looked up, so revoking a token takes effect on the server's next request. A revoked name is
+kept, and cannot be made again, so the rows it wrote (``written_by``) keep naming one token.
+
+:class:`Access` is the server's side: the one admin token ``noetic serve --token`` was given
+(compared in constant time, as before) and the store's tokens, each a :class:`Identity`; a
+read-only identity may read (the dashboard, the read tools) and write nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from noetic.errors import InvalidValueError, NotFoundError
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+
+NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+COOKIE_MESSAGE: Final = b"noetic dashboard session"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a request is: ``name`` None for the admin token (``--token``), else the store
+    token's name; ``read_only`` tokens write nothing."""
+
+    name: str | None
+    read_only: bool = False
+
+    @property
+    def label(self) -> str:
+        return "the admin token" if self.name is None else f"token {self.name!r}"
+
+
+ADMIN: Final = Identity(None)
+
+
+def digest(token: str) -> str:
+    """The stored form of a token: its SHA-256, in hex."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def admin_cookie(token: str) -> str:
+    """The dashboard's login cookie for the admin token: an HMAC keyed by it."""
+    return hmac.new(token.encode(), COOKIE_MESSAGE, hashlib.sha256).hexdigest()
+
+
+def check_name(name: str) -> str:
+    if not NAME.fullmatch(name):
+        raise InvalidValueError(
+            f"{name!r} is not a token name: use 1 to 64 letters, digits, '.', '_', '@' or '-', "
+            "starting with a letter or digit",
+            field="name",
+            value=name,
+            fix="e.g. noetic token create alice",
+        )
+    return name
+
+
+def create_token(store: BaseStore, name: str, *, read_only: bool = False) -> dict[str, Any]:
+    """A new token called ``name``; the result holds the token itself (``token``), which is
+    shown this once and never stored."""
+    from noetic.store.tokens import insert_token, token_rows
+
+    check_name(name)
+    existing = token_rows(store, name)
+    if existing:
+        state = "was revoked; a revoked name is kept" if existing[0]["revoked_at"] else "exists"
+        raise InvalidValueError(
+            f"a token called {name!r} {state}",
+            field="name",
+            value=name,
+            fix="choose another name" + ("" if existing[0]["revoked_at"] else
+                                         f", or revoke it first: noetic token revoke {name}"),
+        )  # fmt: skip
+    token = secrets.token_urlsafe(32)
+    row = insert_token(store, name, digest(token), read_only=read_only)
+    return {**row, "token": token}
+
+
+def list_tokens(store: BaseStore) -> list[dict[str, Any]]:
+    """Every token, oldest first: name, read-only, created, revoked (never a token or hash)."""
+    from noetic.store.tokens import token_rows
+
+    return token_rows(store)
+
+
+def revoke_token(store: BaseStore, name: str) -> dict[str, Any]:
+    """Revoke ``name``: the server refuses it from its next request on. Revoking a revoked
+    token is an error that says when it was revoked."""
+    from noetic.store.tokens import revoke_token as revoke
+    from noetic.store.tokens import token_rows
+
+    check_name(name)
+    if not token_rows(store, name):
+        raise NotFoundError(f"no token called {name!r}", fix="see them with: noetic token list")
+    if not revoke(store, name):
+        when = token_rows(store, name)[0]["revoked_at"]
+        raise InvalidValueError(f"the token {name!r} was revoked already, at {when}",
+                                field="name", value=name)  # fmt: skip
+    return token_rows(store, name)[0]
+
+
+class Access:
+    """Who may use a server over the store at ``home``: the admin token (if given) and the
+    store's unrevoked tokens. :attr:`required` is whether requests must carry one at all: a
+    server started with an admin token, or over a store that had live tokens when it started;
+    otherwise it is the loopback-only server it always was.
+
+    Lookups share one read connection, opened on first use, behind a lock (the event loop and
+    the dashboard's worker threads both ask)."""
+
+    def __init__(self, home: Path, admin: str | None) -> None:
+        self.home = home
+        self.admin = admin
+        self._store: BaseStore | None = None
+        self._lock = threading.Lock()
+        self.required = admin is not None or self._count() > 0
+
+    def _reader(self) -> BaseStore:
+        if self._store is None:
+            from noetic.store import open_store
+
+            self._store = open_store(self.home, write_files=False)
+        return self._store
+
+    def _count(self) -> int:
+        from noetic.store.tokens import live_tokens
+
+        with self._lock:
+            return live_tokens(self._reader())
+
+    def token(self, given: str) -> Identity | None:
+        """The identity a bearer token (without ``Bearer ``) stands for, else None."""
+        if self.admin is not None and hmac.compare_digest(given.encode(), self.admin.encode()):
+            return ADMIN
+        from noetic.store.tokens import token_by_hash
+
+        with self._lock:
+            row = token_by_hash(self._reader(), digest(given))
+        if row is None or row["revoked_at"] is not None:
+            return None
+        return Identity(row["name"], row["read_only"])
+
+    def bearer(self, header: str | None) -> Identity | None:
+        """The identity an ``Authorization`` header stands for, else None."""
+        if not header or not header.startswith("Bearer "):
+            return None
+        return self.token(header[len("Bearer ") :])
+
+    def cookie_for(self, who: Identity) -> str:
+        """The dashboard's login cookie for ``who``: an HMAC keyed by the admin token, or by
+        the store token's hash, so it never holds a token, and revoking the token (or changing
+        the admin token) logs its browsers out."""
+        if who.name is None:
+            assert self.admin is not None
+            return admin_cookie(self.admin)
+        return who.name + ":" + self._mac(who.name)
+
+    def cookie(self, value: str) -> Identity | None:
+        """The identity a login cookie stands for, else None."""
+        name, sep, mac = value.partition(":")
+        if not sep:
+            if self.admin is not None and hmac.compare_digest(value, self.cookie_for(ADMIN)):
+                return ADMIN
+            return None
+        if not NAME.fullmatch(name) or not hmac.compare_digest(mac, self._mac(name)):
+            return None
+        from noetic.store.tokens import token_rows
+
+        with self._lock:
+            rows = token_rows(self._reader(), name)
+        if not rows or rows[0]["revoked_at"] is not None:
+            return None
+        return Identity(name, rows[0]["read_only"])
+
+    def _mac(self, name: str) -> str:
+        from noetic.store.tokens import token_hash
+
+        with self._lock:
+            stored = token_hash(self._reader(), name)
+        if stored is None:
+            return "-"  # never a hex digest: matches nothing
+        return hmac.new(stored.encode(), COOKIE_MESSAGE, hashlib.sha256).hexdigest()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None

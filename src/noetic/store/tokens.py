@@ -1,0 +1,71 @@
+"""The ``tokens`` table (migration m018): who may use ``noetic serve``, kept as SHA-256 hashes.
+
+Plain SQL both backends run (the PostgreSQL store translates the ``?`` marks). The rules (what a
+name may be, how a token is made and checked) are :mod:`noetic.operations.tokens`'.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from noetic.store.rows import now
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+
+_COLUMNS = "name, read_only, created_at, revoked_at"
+
+
+def insert_token(store: BaseStore, name: str, digest: str, *, read_only: bool) -> dict[str, Any]:
+    """Add a token row; returns it (without the hash). The caller has checked the name is new."""
+    row = {"name": name, "hash": digest, "read_only": int(read_only), "created_at": now()}
+    with store.transaction() as c:
+        store.insert(c, "tokens", row)
+    return {"name": name, "read_only": read_only, "created_at": row["created_at"],
+            "revoked_at": None}  # fmt: skip
+
+
+def token_rows(store: BaseStore, name: str | None = None) -> list[dict[str, Any]]:
+    """Every token (or the one called ``name``), oldest first, without hashes."""
+    where, args = (" WHERE name = ?", (name,)) if name is not None else ("", ())
+    rows = store.conn.execute(
+        f"SELECT {_COLUMNS} FROM tokens{where} ORDER BY created_at, name", args
+    ).fetchall()
+    return [_row(r) for r in rows]
+
+
+def token_by_hash(store: BaseStore, digest: str) -> dict[str, Any] | None:
+    """The token whose hash is ``digest`` (revoked or not), else None."""
+    row = store.conn.execute(f"SELECT {_COLUMNS} FROM tokens WHERE hash = ?", (digest,)).fetchone()
+    return None if row is None else _row(row)
+
+
+def token_hash(store: BaseStore, name: str) -> str | None:
+    """The hash stored for ``name`` (what a dashboard cookie is keyed with), else None."""
+    row = store.conn.execute("SELECT hash FROM tokens WHERE name = ?", (name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def revoke_token(store: BaseStore, name: str) -> bool:
+    """Mark ``name`` revoked now; False when it was revoked already."""
+    with store.transaction() as c:
+        changed = c.execute(
+            "UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
+            (now(), name),
+        ).rowcount
+    return bool(changed)
+
+
+def live_tokens(store: BaseStore) -> int:
+    """How many tokens are not revoked."""
+    row = store.conn.execute("SELECT COUNT(*) FROM tokens WHERE revoked_at IS NULL").fetchone()
+    return int(row[0])
+
+
+def _row(row: Any) -> dict[str, Any]:
+    return {
+        "name": row[0],
+        "read_only": bool(row[1]),
+        "created_at": row[2],
+        "revoked_at": row[3],
+    }

@@ -1,0 +1,165 @@
+"""Per-person tokens on ``noetic serve``'s app, over real HTTP on loopback with the SDK's
+client: a store token is accepted as the admin token is, a revoked or wrong one refused, a
+read-only one reads (tools, dashboard) and writes nothing, and every write names its token."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+import uvicorn
+from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
+
+from mcp import Client
+from noetic.cli import app
+from noetic.mcp.http import http_app
+
+from ..conftest import uniform
+from .test_transports import free_port
+
+pytestmark = pytest.mark.subprocess  # a server on loopback
+ADMIN = "admin-s3cret"
+
+
+def cli(*args: str) -> dict:
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
+    """A store with tokens alice (read-write), reader (read-only) and gone (revoked), served
+    with an admin token as well; yields (base URL, store, tokens by name)."""
+    home = tmp_path / "store"
+    tokens = {
+        "alice": cli("token", "create", "alice", "--store", str(home))["token"],
+        "reader": cli("token", "create", "reader", "--read-only", "--store", str(home))["token"],
+        "gone": cli("token", "create", "gone", "--store", str(home))["token"],
+    }
+    cli("token", "revoke", "gone", "--store", str(home))
+    port = free_port()
+    config = uvicorn.Config(
+        http_app(home, token=ADMIN), host="127.0.0.1", port=port, log_level="error",
+        timeout_graceful_shutdown=1,
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started
+    yield f"http://127.0.0.1:{port}", home, tokens
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def calls(url: str, token: str, *steps: tuple[str, dict]) -> list:
+    """Each tool call's result, over one MCP session with ``token``."""
+
+    async def go() -> list:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url + "/mcp", http_client=http), mode="legacy") as c,
+        ):
+            return [await c.call_tool(name, args) for name, args in steps]
+
+    return asyncio.run(go())
+
+
+def written_by(home: Path, table: str) -> list[str | None]:
+    with sqlite3.connect(home / "noetic.db") as db:
+        return [r[0] for r in db.execute(f"SELECT written_by FROM {table} ORDER BY id")]
+
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def test_a_revoked_wrong_or_missing_token_is_refused(team):
+    url, _, tokens = team
+    for headers in ({}, {"Authorization": "Bearer nope"},
+                    {"Authorization": f"Bearer {tokens['gone']}"}):  # fmt: skip
+        r = httpx2.post(url + "/mcp", json=PING, headers=headers)
+        assert r.status_code == 401, headers
+        assert json.loads(r.text) == {"error": "missing or wrong bearer token"}
+        assert httpx2.post(url + "/hooks/stop", json={}, headers=headers).status_code == 401
+
+
+def test_a_store_tokens_writes_record_its_name_and_the_admins_none(team):
+    url, home, tokens = team
+    scores = uniform(0.8)
+    steps = (
+        ("bootstrap_session", {"ai_id": "alice-agent"}),
+        ("submit_preflight_assessment", {"task": "t", "vectors": scores}),
+        ("submit_postflight_assessment", {"vectors": scores}),
+        ("record_outcome", {"score": 1.0}),
+    )
+    results = calls(url, tokens["alice"], *steps)
+    assert [r.is_error for r in results] == [False] * 4, [r.content for r in results]
+    assert written_by(home, "assessments") == ["alice", "alice"]
+    assert written_by(home, "outcomes") == ["alice"]
+    events = written_by(home, "events")
+    assert events and set(events) == {"alice"}
+    calls(url, ADMIN, ("bootstrap_session", {"ai_id": "admin-agent"}),
+          ("submit_preflight_assessment", {"task": "t2", "vectors": scores}))  # fmt: skip
+    assert written_by(home, "assessments") == ["alice", "alice", None]
+
+
+def test_a_read_only_token_reads_and_cannot_write(team):
+    url, home, tokens = team
+    boot = calls(url, tokens["alice"], ("bootstrap_session", {"ai_id": "a"}))[0]
+    sid = boot.structured_content["session"]["id"]
+    read, summary, write, outcome, cli_call = calls(
+        url, tokens["reader"],
+        ("get_calibration_report", {}),
+        ("get_session_summary", {"session_id": sid}),
+        ("bootstrap_session", {"ai_id": "sneaky"}),
+        ("record_outcome", {"score": 1.0, "target": sid}),
+        ("execute_cli_command", {"command": "sessions list"}),
+    )  # fmt: skip
+    assert not read.is_error and not summary.is_error, (read.content, summary.content)
+    for refused, name in ((write, "bootstrap_session"), (outcome, "record_outcome"),
+                          (cli_call, "execute_cli_command")):  # fmt: skip
+        assert refused.is_error
+        text = refused.content[0].text
+        assert f"{name} writes to the store and token 'reader' is read-only" in text
+    with sqlite3.connect(home / "noetic.db") as db:
+        assert db.execute("SELECT ai_id FROM sessions").fetchall() == [("a",)]
+    assert written_by(home, "outcomes") == []
+    hook = httpx2.post(url + "/hooks/session-start", json={},
+                       headers={"Authorization": f"Bearer {tokens['reader']}"})  # fmt: skip
+    assert hook.status_code == 403
+    assert "token 'reader' is read-only" in hook.json()["error"]
+    allowed = httpx2.post(url + "/hooks/stop", json={},
+                          headers={"Authorization": f"Bearer {tokens['alice']}"})  # fmt: skip
+    assert allowed.status_code == 200
+
+
+def test_the_dashboard_takes_a_store_token_and_its_login_until_it_is_revoked(team):
+    url, home, tokens = team
+    assert httpx2.get(url + "/sessions").status_code == 303  # to the login form
+    bearer = {"Authorization": f"Bearer {tokens['reader']}"}
+    assert httpx2.get(url + "/sessions", headers=bearer).status_code == 200
+    refused = httpx2.post(url + "/login", data={"token": tokens["gone"], "next": "/sessions"})
+    assert refused.status_code == 401
+    login = httpx2.post(url + "/login", data={"token": tokens["reader"], "next": "/sessions"})
+    assert login.status_code == 303
+    cookie = login.cookies["noetic_dashboard"]
+    assert tokens["reader"] not in cookie and cookie.startswith("reader:")
+    page = httpx2.get(url + "/sessions", cookies={"noetic_dashboard": cookie})
+    assert page.status_code == 200
+    cli("token", "revoke", "reader", "--store", str(home))
+    after = httpx2.get(url + "/sessions", cookies={"noetic_dashboard": cookie})
+    assert after.status_code == 303
+    assert httpx2.get(url + "/sessions", headers=bearer).status_code == 303
+    assert httpx2.post(url + "/mcp", json=PING, headers=bearer).status_code == 401

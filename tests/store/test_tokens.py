@@ -1,0 +1,123 @@
+"""Access tokens in the store (migration m018), on both backends: made, listed, revoked, kept
+only as hashes; and the ``written_by`` column a write made under a token records."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from noetic.errors import InvalidValueError, NotFoundError
+from noetic.events import Event, EventKind
+from noetic.operations.tokens import (
+    NAME,
+    Access,
+    check_name,
+    create_token,
+    list_tokens,
+    revoke_token,
+)
+from noetic.store.writer import writing_as
+
+from .test_store import record
+
+
+def test_a_token_is_shown_once_and_only_its_hash_is_stored(store):
+    made = create_token(store, "alice")
+    token = made["token"]
+    assert len(token) >= 43  # 32 random bytes, URL-safe base64
+    stored = store.conn.execute("SELECT name, hash, read_only FROM tokens").fetchall()
+    assert [tuple(r) for r in stored] == [("alice", hashlib.sha256(token.encode()).hexdigest(), 0)]
+    everything = str([tuple(r) for r in store.conn.execute("SELECT * FROM tokens")])
+    assert token not in everything
+    listed = list_tokens(store)
+    assert listed == [{k: v for k, v in made.items() if k != "token"}]
+    assert "hash" not in listed[0] and "token" not in listed[0]
+
+
+def test_two_tokens_differ_and_read_only_is_kept(store):
+    a = create_token(store, "alice")
+    b = create_token(store, "bob", read_only=True)
+    assert a["token"] != b["token"]
+    assert [(t["name"], t["read_only"]) for t in list_tokens(store)] == [
+        ("alice", False),
+        ("bob", True),
+    ]
+
+
+def test_revoking_marks_the_token_and_keeps_its_name(store):
+    create_token(store, "alice")
+    revoked = revoke_token(store, "alice")
+    assert revoked["name"] == "alice" and revoked["revoked_at"] is not None
+    with pytest.raises(InvalidValueError, match="revoked already"):
+        revoke_token(store, "alice")
+    with pytest.raises(InvalidValueError, match="was revoked; a revoked name is kept"):
+        create_token(store, "alice")
+    with pytest.raises(NotFoundError, match="no token called 'carol'"):
+        revoke_token(store, "carol")
+
+
+def test_a_name_in_use_is_refused(store):
+    create_token(store, "alice")
+    with pytest.raises(InvalidValueError, match="'alice' exists"):
+        create_token(store, "alice")
+    assert len(list_tokens(store)) == 1
+
+
+@given(st.text(max_size=80))
+def test_a_token_name_is_accepted_exactly_when_it_matches_the_rule(name):
+    if NAME.fullmatch(name):
+        assert check_name(name) == name
+    else:
+        with pytest.raises(InvalidValueError, match="is not a token name"):
+            check_name(name)
+
+
+def test_writes_under_a_token_record_its_name_and_others_none(store):
+    session = store.create_session(ai_id="a", profile="default")
+    record(store, session.id)
+    store.append_event(Event(kind=EventKind.DECISION, session_id=session.id, data={}))
+    with writing_as("alice"):
+        record(store, session.id, phase="check")
+        store.append_event(Event(kind=EventKind.DECISION, session_id=session.id, data={}))
+    by = store.conn.execute("SELECT written_by FROM assessments ORDER BY seq").fetchall()
+    assert [r[0] for r in by] == [None, "alice"]
+    events = store.conn.execute("SELECT written_by FROM events ORDER BY id").fetchall()
+    assert [r[0] for r in events] == [None, "alice"]
+
+
+def test_access_knows_live_tokens_and_refuses_revoked_and_wrong_ones(tmp_path):
+    from noetic.store import Store
+
+    with Store(tmp_path / "s") as s:
+        alice = create_token(s, "alice")["token"]
+        reader = create_token(s, "reader", read_only=True)["token"]
+    access = Access(tmp_path / "s", None)
+    try:
+        assert access.required
+        who = access.bearer(f"Bearer {alice}")
+        assert who is not None and (who.name, who.read_only) == ("alice", False)
+        ro = access.token(reader)
+        assert ro is not None and ro.read_only
+        assert access.bearer(alice) is None  # no "Bearer " prefix
+        assert access.bearer("Bearer " + alice[:-1]) is None
+        cookie = access.cookie_for(who)
+        assert alice not in cookie and access.cookie(cookie) == who
+        assert access.cookie("alice:" + "0" * 64) is None
+        with Store(tmp_path / "s") as s:
+            revoke_token(s, "alice")
+        assert access.bearer(f"Bearer {alice}") is None
+        assert access.cookie(cookie) is None
+    finally:
+        access.close()
+
+
+def test_without_tokens_or_an_admin_token_access_is_not_required(tmp_path):
+    access = Access(tmp_path / "nothing-here", None)
+    assert not access.required
+    admin = Access(tmp_path / "nothing-here", "s3cret")
+    assert admin.required and admin.token("s3cret") is not None and admin.token("s3cre") is None
+    access.close()
+    admin.close()
