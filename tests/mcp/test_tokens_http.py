@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from typer.testing import CliRunner
 from mcp import Client
 from noetic.cli import app
 from noetic.mcp.http import http_app
+from noetic.store import open_store
 
 from ..conftest import uniform
 from .test_transports import free_port
@@ -35,10 +35,15 @@ def cli(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
-@pytest.fixture
-def team(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
-    """A store with tokens alice (read-write), reader (read-only) and gone (revoked), served
-    with an admin token as well; yields (base URL, store, tokens by name)."""
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def team(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, Path, dict[str, str]]]:
+    """A store (SQLite, or PostgreSQL through ``$NOETIC_STORE_URL``) with tokens alice
+    (read-write), reader (read-only) and gone (revoked), served with an admin token as well;
+    yields (base URL, store directory, tokens by name)."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("NOETIC_STORE_URL", request.getfixturevalue("postgres_url"))
     home = tmp_path / "store"
     tokens = {
         "alice": cli("token", "create", "alice", "--store", str(home))["token"],
@@ -77,9 +82,14 @@ def calls(url: str, token: str, *steps: tuple[str, dict]) -> list:
     return asyncio.run(go())
 
 
+def rows(home: Path, sql: str) -> list[tuple]:
+    """The rows of a query on the server's store, whichever backend it is on."""
+    with open_store(home, write_files=False) as store:
+        return [tuple(r) for r in store.conn.execute(sql).fetchall()]
+
+
 def written_by(home: Path, table: str) -> list[str | None]:
-    with sqlite3.connect(home / "noetic.db") as db:
-        return [r[0] for r in db.execute(f"SELECT written_by FROM {table} ORDER BY id")]
+    return [r[0] for r in rows(home, f"SELECT written_by FROM {table} ORDER BY id")]
 
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -133,8 +143,7 @@ def test_a_read_only_token_reads_and_cannot_write(team):
         assert refused.is_error
         text = refused.content[0].text
         assert f"{name} writes to the store and token 'reader' is read-only" in text
-    with sqlite3.connect(home / "noetic.db") as db:
-        assert db.execute("SELECT ai_id FROM sessions").fetchall() == [("a",)]
+    assert rows(home, "SELECT ai_id FROM sessions") == [("a",)]
     assert written_by(home, "outcomes") == []
     hook = httpx2.post(url + "/hooks/session-start", json={},
                        headers={"Authorization": f"Bearer {tokens['reader']}"})  # fmt: skip

@@ -136,12 +136,17 @@ def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
             [*args, filters.per_page, offset],
         )
     ]
-    by_id = {
-        r["id"]: r
-        for r in conn.execute(
-            f"SELECT * FROM sessions WHERE id IN ({','.join('?' * len(ids))})", ids
-        )
-    }
+    # an empty page reads nothing more (PostgreSQL refuses "IN ()")
+    by_id = (
+        {
+            r["id"]: r
+            for r in conn.execute(
+                f"SELECT * FROM sessions WHERE id IN ({','.join('?' * len(ids))})", ids
+            )
+        }
+        if ids
+        else {}
+    )
     rows = _rows(store, [by_id[i] for i in ids])
     return SessionsPage(
         filters=filters,
