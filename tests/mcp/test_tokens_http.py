@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +25,7 @@ from noetic.mcp.http import http_app
 from noetic.store import open_store
 
 from ..conftest import uniform
-from .test_transports import free_port
+from .test_transports import Served, free_port
 
 pytestmark = pytest.mark.subprocess  # a server on loopback
 ADMIN = "admin-s3cret"
@@ -172,3 +174,19 @@ def test_the_dashboard_takes_a_store_token_and_its_login_until_it_is_revoked(tea
     assert after.status_code == 303
     assert httpx2.get(url + "/sessions", headers=bearer).status_code == 303
     assert httpx2.post(url + "/mcp", json=PING, headers=bearer).status_code == 401
+
+
+def test_serve_over_a_store_with_tokens_requires_one_without_an_admin_token(tmp_path):
+    home = tmp_path / "store"
+    token = cli("token", "create", "alice", "--store", str(home))["token"]
+    served = Served(["--port", "0", "--store", str(home)], os.environ)
+    try:
+        banner = served.banner(until='"command"')
+        url = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", banner).group(1)
+        assert '--header "Authorization: Bearer YOUR_TOKEN"' in banner
+        assert token not in banner
+        assert httpx2.post(url, json=PING).status_code == 401
+        report = calls(url.removesuffix("/mcp"), token, ("get_calibration_report", {}))[0]
+        assert not report.is_error, report.content
+    finally:
+        assert served.stop() == 130
