@@ -121,3 +121,18 @@ def test_without_tokens_or_an_admin_token_access_is_not_required(tmp_path):
     assert admin.required and admin.token("s3cret") is not None and admin.token("s3cre") is None
     access.close()
     admin.close()
+
+
+def test_any_header_or_cookie_value_is_refused_without_an_error(tmp_path):
+    access = Access(tmp_path / "s", "admin-secret")
+
+    @given(st.text(max_size=200))
+    def refused(value):
+        assert access.bearer(value) is None or value == "Bearer admin-secret"
+        assert access.cookie(value) is None
+        assert access.cookie("alice:" + value) is None
+
+    try:
+        refused()
+    finally:
+        access.close()

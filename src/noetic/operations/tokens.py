@@ -173,10 +173,10 @@ class Access:
         """The identity a login cookie stands for, else None."""
         name, sep, mac = value.partition(":")
         if not sep:
-            if self.admin is not None and hmac.compare_digest(value, self.cookie_for(ADMIN)):
+            if self.admin is not None and _same(value, self.cookie_for(ADMIN)):
                 return ADMIN
             return None
-        if not NAME.fullmatch(name) or not hmac.compare_digest(mac, self._mac(name)):
+        if not NAME.fullmatch(name) or not _same(mac, self._mac(name)):
             return None
         from noetic.store.tokens import token_rows
 
@@ -200,3 +200,9 @@ class Access:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant-time equality of a value from a request (any characters: compared as bytes,
+    which ``compare_digest`` takes whatever they hold) with the expected one."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
