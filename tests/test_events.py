@@ -71,6 +71,7 @@ def test_a_payload_of_another_kind_is_refused():
     assert event.data["ms"] == 1.0
 
 
+@pytest.mark.slow
 def test_noetics_own_emitters_pass_typed_payloads():
     """Every ``emit(EventKind.X, …)`` in the package hands over the kind's payload model, never
     a mapping, so a misspelt field is a type error before it is a runtime one."""

@@ -127,6 +127,7 @@ def test_confidence_always_lands_in_unit_interval(vectors, tuning):
     assert 0.0 <= c <= 1.0
 
 
+@pytest.mark.slow
 @given(vector_sets, st.sampled_from([v for v in VECTOR_NAMES]), scores)
 def test_confidence_is_monotone_in_each_vector(vectors, name, other):
     lo, hi = sorted((vectors[name], other))
@@ -174,6 +175,7 @@ def test_an_unknown_formula_is_refused_naming_the_field():
         parse_profile({"name": "x", "tuning": {"confidence_formula": "empirica"}})
 
 
+@pytest.mark.subprocess
 def test_a_profile_choosing_the_seed_formula_proceeds_where_noetics_investigates(tmp_path):
     import json
 

@@ -58,6 +58,7 @@ def agent(tmp_path: Path, model: Model, **kw: Any) -> Agent:
 OVERWRITE = calling(("file_write", {"path": "config.toml", "content": "new = true\n"}))
 
 
+@pytest.mark.subprocess
 def test_a_confident_check_lets_the_irreversible_action_run(tmp_path: Path) -> None:
     model = Model([OVERWRITE, "rewrote it"], check=0.9)
     a = agent(tmp_path, model, approve="never")
@@ -74,6 +75,7 @@ def test_a_confident_check_lets_the_irreversible_action_run(tmp_path: Path) -> N
         assert [tuple(r) for r in rounds] == [("file_write", 1)]
 
 
+@pytest.mark.subprocess
 def test_a_low_check_holds_the_action_and_tells_the_model_why(tmp_path: Path) -> None:
     seen: list[str] = []
 
@@ -93,6 +95,7 @@ def test_a_low_check_holds_the_action_and_tells_the_model_why(tmp_path: Path) ->
     assert result.answer == "I will investigate first"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("answer", [True, False])
 def test_ask_asks_a_person_when_check_does_not_clear_it(tmp_path: Path, answer: bool) -> None:
     questions: list[str] = []
@@ -110,6 +113,7 @@ def test_ask_asks_a_person_when_check_does_not_clear_it(tmp_path: Path, answer: 
     assert (tmp_path / "ws" / "config.toml").read_text() == expected
 
 
+@pytest.mark.subprocess
 def test_always_asks_without_a_check_and_never_without_a_person(tmp_path: Path) -> None:
     asked: list[str] = []
 
@@ -126,6 +130,7 @@ def test_always_asks_without_a_check_and_never_without_a_person(tmp_path: Path) 
     assert (tmp_path / "ws" / "config.toml").exists()
 
 
+@pytest.mark.subprocess
 def test_reversible_actions_need_no_check(tmp_path: Path) -> None:
     model = Model(
         [
@@ -163,6 +168,7 @@ def test_what_counts_as_irreversible(tmp_path: Path) -> None:
         assert effect("shell", command=command) is None, command
 
 
+@pytest.mark.subprocess
 def test_a_profile_asking_for_adversarial_review_gets_one_at_postflight(tmp_path: Path) -> None:
     profiles = tmp_path / ".noetic" / "profiles"
     profiles.mkdir(parents=True)

@@ -180,6 +180,7 @@ def test_failures_go_back_to_the_model_as_structured_results(store, ws) -> None:
     assert [e.data["success"] for e in events if e.kind == EventKind.TOOL_CALL] == [False] * 3
 
 
+@pytest.mark.subprocess
 def test_independent_reads_run_together_and_acting_calls_in_order(store, ws) -> None:
     started: list[str] = []
     both = asyncio.Event()

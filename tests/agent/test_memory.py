@@ -291,6 +291,7 @@ def test_forgetting_a_user_deletes_their_profile_and_tasks_and_leaves_no_copy(tm
     assert SECRET.encode() not in _file_bytes(tmp_path / ".noetic")  # overwritten, not freed
 
 
+@pytest.mark.slow
 def test_the_cli_forgets_a_user_or_one_task(tmp_path) -> None:
     from typer.testing import CliRunner
 

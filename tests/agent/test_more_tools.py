@@ -83,6 +83,7 @@ def test_search_and_scrape_say_so_when_not_configured() -> None:
     assert scraped.ok and "not enabled" in scraped.output
 
 
+@pytest.mark.slow
 def test_search_through_a_searxng_backend(tmp_path: Path) -> None:
     results = {"results": [{"title": "Noetic", "url": "https://x/noetic", "content": "agents"}]}
     with serving({"/search": ("application/json", json.dumps(results).encode())}) as (url, seen):
@@ -95,6 +96,7 @@ def test_search_through_a_searxng_backend(tmp_path: Path) -> None:
         search_tool({"backend": "searxng", "url": "file:///etc"})
 
 
+@pytest.mark.slow
 def test_scrape_returns_the_readable_text(tmp_path: Path) -> None:
     page = (
         b"<html><head><title>Docs &amp; more</title><style>p{}</style></head><body>"

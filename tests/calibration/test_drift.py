@@ -32,6 +32,7 @@ def stream(n, seed, *, success=lambda p: p, confidence=lambda i, r: r.uniform(0.
     [lambda p: p, lambda p: p - 0.15, lambda p: 0.6],
     ids=["calibrated", "steadily-overconfident", "confidence-says-nothing"],
 )
+@pytest.mark.slow
 def test_agents_that_never_change_rarely_raise_an_alarm(success):
     runs = 300
     alarms = sum(
@@ -133,6 +134,7 @@ def _mean_over_uniform(f, b, points=4000):
     return total
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.floats(1e-4, 1 - 1e-4))
 def test_every_bet_is_fair_for_an_agent_that_does_not_change(b):
@@ -148,6 +150,7 @@ def test_every_bet_is_fair_for_an_agent_that_does_not_change(b):
     st.integers(1, 5000),
     st.floats(1e-3, 1 - 1e-3),
 )
+@pytest.mark.slow
 def test_the_capital_is_a_martingale_for_an_agent_that_does_not_change(capital, t, b):
     started = sum(start_weight(j) for j in range(1, t))
     before = sum(capital) + 1 - started
@@ -160,6 +163,7 @@ def test_the_capital_is_a_martingale_for_an_agent_that_does_not_change(capital, 
     assert after(0.5) >= 0
 
 
+@pytest.mark.slow
 def test_the_start_weights_sum_to_one():
     partial = sum(start_weight(j) for j in range(1, 100_001))
     assert 0.998 < partial < 1

@@ -42,6 +42,7 @@ def test_ties_in_auroc_count_half():
     assert auroc(p, y) == pytest.approx(roc_auc_score(y, p)) == 0.5
 
 
+@pytest.mark.slow
 def test_a_report_has_intervals_and_sample_sizes():
     rng = np.random.default_rng(1)
     p = rng.uniform(0.2, 0.9, 200)
@@ -77,6 +78,7 @@ def test_bad_inputs_are_refused(p, y):
 pairs = st.lists(st.tuples(st.floats(0, 1), st.sampled_from([0.0, 1.0])), min_size=25, max_size=120)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(pairs)
 def test_metrics_stay_in_their_ranges(data):
@@ -139,6 +141,7 @@ def test_the_test_names_what_it_cannot_judge():
     assert halves.spiegelhalter_z is None and halves.verdict == "miscalibrated"
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(pairs)
 def test_the_estimators_stay_sane_on_any_input(data):

@@ -100,6 +100,7 @@ discrete = st.lists(
 )
 
 
+@pytest.mark.slow
 @given(discrete)
 def test_reliability_minus_resolution_plus_uncertainty_is_the_brier_score(pairs):
     p, y = zip(*pairs, strict=True)

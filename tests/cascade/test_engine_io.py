@@ -164,6 +164,7 @@ def test_a_server_without_tool_support_falls_back_to_the_json_step(tmp_path):
     assert body["usage"]["failed"] == 1
 
 
+@pytest.mark.subprocess
 def test_a_run_that_fails_or_waits_for_a_person_exits_non_zero(tmp_path):
     """parse_failure used to exit 0: the status a script sees is now the run's."""
     with running() as server:

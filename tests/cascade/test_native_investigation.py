@@ -79,6 +79,7 @@ def test_more_than_five_calls_are_cut_to_five(tracker, tmp_path):  # noqa: F811
     assert len(run.tool_uses) == 5
 
 
+@pytest.mark.slow
 @given(st.lists(st.text(min_size=1, max_size=80), max_size=12, unique=True))
 def test_wire_names_are_valid_and_unique(names):
     wire = wire_names(names)

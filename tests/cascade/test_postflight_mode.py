@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from noetic.cascade.engine import RunStatus
 
 from ..conftest import uniform
@@ -16,6 +18,7 @@ def bare(value):
     return json.dumps({"vectors": uniform(value, engagement=0.95, coherence=0.95)})
 
 
+@pytest.mark.subprocess
 def test_a_postflight_without_the_evidence_the_profile_wants_is_asked_again(tracker):  # noqa: F811
     replies = [scores(0.95), think(), "DONE", bare(0.95), scores(0.95)]
     run, provider, _ = go(tracker, replies, profile="critical_domain")
@@ -25,6 +28,7 @@ def test_a_postflight_without_the_evidence_the_profile_wants_is_asked_again(trac
     assert provider.remaining == 0
 
 
+@pytest.mark.subprocess
 def test_a_second_bare_postflight_is_a_clear_failure(tracker):  # noqa: F811
     replies = [scores(0.95), think(), "DONE", bare(0.95), bare(0.95)]
     run, _, _ = go(tracker, replies, profile="critical_domain")

@@ -66,6 +66,7 @@ def _cli(*args, input=None):
     return runner.invoke(app, [*args, "--json"], input=input)
 
 
+@pytest.mark.subprocess
 def test_the_cli_refuses_an_investigation_past_the_profiles_round_limit():
     boot = _cli("bootstrap", "--profile", "critical_domain")
     assert boot.exit_code == 0, boot.output
@@ -94,6 +95,7 @@ def test_the_cli_refuses_an_investigation_past_the_profiles_round_limit():
     assert human.exit_code != 0 and "max_rounds" in human.output
 
 
+@pytest.mark.subprocess
 def test_the_human_check_says_the_limit_is_reached():
     runner.invoke(app, ["bootstrap", "--profile", "critical_domain"])
     runner.invoke(app, ["preflight", "t", "--vectors", json.dumps(SHORT)])
@@ -104,6 +106,7 @@ def test_the_human_check_says_the_limit_is_reached():
     assert "PROCEED" in third.stdout and "round limit is reached" in " ".join(third.stdout.split())
 
 
+@pytest.mark.subprocess
 def test_the_mcp_guidance_stops_suggesting_rounds_at_the_limit(_isolated_home):
     from noetic.mcp.server import build_server
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -19,6 +20,7 @@ def triage(**fields) -> dict:
     return {**base, **fields}
 
 
+@pytest.mark.subprocess
 def test_a_query_runs_tools_in_the_sandbox_and_answers(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -65,6 +67,7 @@ def test_a_query_runs_tools_in_the_sandbox_and_answers(tmp_path: Path) -> None:
     assert again.exit_code == 1 and "not interrupted" in again.output
 
 
+@pytest.mark.slow
 def test_human_output_streams_steps_to_stderr_and_the_answer_to_stdout(tmp_path: Path) -> None:
     with running() as server:
         spec = f"openai-compatible:{server.url}/v1#local-model"
@@ -77,6 +80,7 @@ def test_human_output_streams_steps_to_stderr_and_the_answer_to_stdout(tmp_path:
     assert "direct-answer" not in result.stdout and "answer" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_refusal_exits_1_and_names_the_reason(tmp_path: Path) -> None:
     with running() as server:
         spec = f"openai-compatible:{server.url}/v1#local-model"
@@ -98,6 +102,7 @@ def test_a_refusal_exits_1_and_names_the_reason(tmp_path: Path) -> None:
     assert body["status"] == "refused" and "steals credentials" in body["answer"]
 
 
+@pytest.mark.slow
 def test_the_chat_loop_keeps_the_conversation(tmp_path: Path) -> None:
     with running() as server:
         spec = f"openai-compatible:{server.url}/v1#local-model"
@@ -120,6 +125,7 @@ def test_the_chat_loop_keeps_the_conversation(tmp_path: Path) -> None:
     assert answers == ["Hello, Ada.", "You are Ada."]
 
 
+@pytest.mark.slow
 def test_bad_options_and_tasks(tmp_path: Path) -> None:
     bad_mode = runner.invoke(app, ["agent", "x", "--mode", "sideways", "--provider", "ollama:m"])
     assert bad_mode.exit_code == 1 and "unknown mode" in bad_mode.output
@@ -133,6 +139,7 @@ def test_bad_options_and_tasks(tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "no agent task" in missing.output
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_its_token_budget_exits_3(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

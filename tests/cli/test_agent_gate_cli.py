@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -42,6 +43,7 @@ def test_several_words_are_one_command(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["rule"] == "force-push"
 
 
+@pytest.mark.slow
 def test_the_workspace_decides_what_is_outside(tmp_path: Path) -> None:
     (tmp_path / "project").mkdir()
     inside = gate("--workspace", str(tmp_path / "project"), "--", "rm -rf build")
@@ -49,6 +51,7 @@ def test_the_workspace_decides_what_is_outside(tmp_path: Path) -> None:
     assert (inside.exit_code, outside.exit_code) == (0, 1)
 
 
+@pytest.mark.slow
 def test_a_user_policy_extends_the_built_in_one(tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text(
@@ -76,6 +79,7 @@ def test_a_user_policy_extends_the_built_in_one(tmp_path: Path) -> None:
 _RULE = "rules:\n  - id: x\n    reason: r\n    match:\n      - command: [a]\n"
 
 
+@pytest.mark.slow
 def test_a_broken_policy_is_an_error_not_a_weaker_gate(tmp_path: Path) -> None:
     cases = {
         "bad.yaml": "rules: [\n",

@@ -101,6 +101,7 @@ def test_the_export_lines_pin_the_agent_and_session_in_a_shell(tmp_path):
     assert first.ai_id == "shell agent"
 
 
+@pytest.mark.slow
 def test_session_overrides_the_agent_and_agents_do_not_see_each_other(monkeypatch):
     a = ok_json("bootstrap", "--ai-id", "a")["session"]["id"]
     b = ok_json("bootstrap", "--ai-id", "b")["session"]["id"]

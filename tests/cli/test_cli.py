@@ -109,6 +109,7 @@ def test_usage_errors_exit_2():
     assert run("bootstrap", "--no-such-flag").exit_code == 2
 
 
+@pytest.mark.slow
 def test_unknown_profile_lists_the_known_ones():
     result = run("bootstrap", "--profile", "paranoid", "--json")
     assert result.exit_code == 1
@@ -142,6 +143,7 @@ def test_rebuild_and_show(tmp_path):
     assert shown.exit_code == 0 and "PREFLIGHT" in shown.stdout
 
 
+@pytest.mark.slow
 def test_profile_commands(tmp_path):
     names = [p["name"] for p in ok_json("profile", "list")]
     assert "critical_domain" in names
@@ -230,6 +232,7 @@ def test_goals_generate_list_and_show():
     assert run("goals", "show", "g_missing").exit_code == 1
 
 
+@pytest.mark.subprocess
 def test_p_success_and_the_review_kind_on_the_command_line():
     ok_json("bootstrap")
     pre = ok_json("preflight", "t", "--vectors", json.dumps(uniform(0.8)), "--p-success", "0.7")

@@ -43,6 +43,7 @@ def test_the_help_of_nova_run_names_what_was_typed(word):
     assert "--experts" in shown.stdout
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("spelling", [[], ["process"], ["run"]])
 def test_nova_process_is_the_seeds_spelling_of_a_deliberation(spelling):
     with running() as server:

@@ -131,6 +131,7 @@ def command_lines(draw: st.DrawFn) -> tuple[str, list[str], dict[str, str | None
     return name, args, env
 
 
+@pytest.mark.slow
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(command_lines())
 def test_what_the_fast_path_accepts_it_reads_as_typer_does(

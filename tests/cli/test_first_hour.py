@@ -101,6 +101,7 @@ def test_make_probes_for_python_without_printing_shim_errors(tmp_path):
     assert "command not found" not in done.stderr
 
 
+@pytest.mark.slow
 def test_tables_to_a_pipe_keep_whole_ids_and_names():
     long_ai = "an-agent-with-a-rather-long-identifier-" * 3
     assert runner.invoke(app, ["bootstrap", "--ai-id", long_ai, "--json"]).exit_code == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -11,6 +12,7 @@ from ..agent.test_memory import _remembering
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_where_names_the_agent_whose_session_it_is():
     runner.invoke(app, ["bootstrap"])
     text = runner.invoke(app, ["where"]).stdout

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -39,6 +40,7 @@ def test_every_call_with_totals_in_json(store):
     assert totals["cost_usd"] is None and totals["unpriced"] == 1  # qwen has no price
 
 
+@pytest.mark.slow
 def test_filters_by_run_session_and_model(store):
     seed(store)
 
@@ -69,6 +71,7 @@ def test_the_table_says_unknown_for_an_unpriced_call(store):
     assert "cost unknown (1 call unpriced; $0.000350 known)" in result.stdout
 
 
+@pytest.mark.slow
 def test_no_calls_and_bad_options(store):
     empty = runner.invoke(app, ["logs"])
     assert empty.exit_code == 0 and "no model calls recorded" in empty.stdout
@@ -104,6 +107,7 @@ def test_the_totals_cover_every_matching_call_and_say_so_when_some_are_not_shown
     assert "most recent of" not in every.stdout
 
 
+@pytest.mark.subprocess
 def test_a_cascade_runs_preflight_call_is_filed_under_its_task(tmp_path):
     from ..cascade.test_engine import scores, think
     from ..llm.model_server import reply, running

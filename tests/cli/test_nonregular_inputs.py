@@ -66,6 +66,7 @@ def cli_error(fifo: Path, *args: str) -> str:
     return json.loads(result.stdout)["error"]["message"]
 
 
+@pytest.mark.subprocess
 def test_command_line_paths(fifo: Path, _isolated_home: Path, tmp_path: Path) -> None:
     from noetic.cli import app
 

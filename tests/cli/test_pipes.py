@@ -85,6 +85,7 @@ def test_vectors_file_dash_reads_stdin():
     assert json.loads(result.stdout)["decision"]["confidence"] > 0.7
 
 
+@pytest.mark.slow
 def test_sessions_export_and_profile_export_take_json(tmp_path):
     sid = json.loads(ok("bootstrap", "--json").stdout)["session"]["id"]
     doc = json.loads(ok("sessions", "export", sid, "--json").stdout)
@@ -126,6 +127,7 @@ def test_text_for_an_agent_is_never_wrapped_in_a_pipe():
     assert json.loads(ok("checkpoint", "load", "--json").stdout)["context"].strip() in loaded
 
 
+@pytest.mark.slow
 def test_recall_with_qdrant_down_is_a_clear_runtime_error():
     import socket
 

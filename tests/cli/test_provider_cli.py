@@ -47,6 +47,7 @@ def test_a_model_writes_preflight_and_postflight_through_the_cli():
     assert calls[-1].cascade_id is not None
 
 
+@pytest.mark.slow
 def test_an_unusable_model_reply_exits_3_and_records_nothing():
     with running() as server:
         spec = f"openai-compatible:{server.url}/v1#local-model"
@@ -84,6 +85,7 @@ def test_the_default_provider_answers_assessments_only_when_asked(monkeypatch):
         assert len(server.requests) == 1
 
 
+@pytest.mark.slow
 def test_provider_default_without_a_configured_one_says_how_to_configure_it(monkeypatch):
     monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
     runner.invoke(app, ["bootstrap"])

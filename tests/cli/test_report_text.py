@@ -39,6 +39,7 @@ def test_an_empty_phase_row_puts_its_dash_under_stated():
     assert empty.index("—") == header.index("stated") + len("stated") - 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("days", ["-1", "0", "nan", "inf", "36501"])
 def test_a_window_that_is_no_number_of_days_is_refused(days):
     runner.invoke(app, ["bootstrap"])

@@ -7,6 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -30,6 +31,7 @@ def _untracked(repo: Path) -> list[str]:
     return out.splitlines()
 
 
+@pytest.mark.subprocess
 def test_a_store_nova_creates_in_a_repository_ignores_itself(tmp_path, monkeypatch):
     repo = _repo(tmp_path / "project")
     monkeypatch.chdir(repo)
@@ -44,6 +46,7 @@ def test_a_store_nova_creates_in_a_repository_ignores_itself(tmp_path, monkeypat
     assert _untracked(repo) == []
 
 
+@pytest.mark.subprocess
 def test_a_deleted_gitignore_stays_deleted_so_a_store_can_be_shared(tmp_path, monkeypatch):
     repo = _repo(tmp_path / "project")
     monkeypatch.chdir(repo)
@@ -65,6 +68,7 @@ def test_the_docs_name_nova_and_the_agent_among_the_commands_that_create_a_store
     assert "`.noetic/.gitignore`" in text and "delete that file" in text
 
 
+@pytest.mark.slow
 def test_nova_and_agent_create_a_store_as_the_docs_say(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NOETIC_HOME")

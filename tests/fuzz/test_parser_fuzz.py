@@ -7,6 +7,7 @@ runs the ``fuzz`` profile)."""
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,12 +100,14 @@ def test_arbitrary_text(text, phase):
     _parse(text, phase)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated_reply(), st.sampled_from(list(Phase)))
 def test_mutations_of_valid_replies(text, phase):
     _parse(text, phase)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(valid_reply())
 def test_valid_replies_parse_as_a_check(text):

@@ -250,6 +250,7 @@ def test_a_configured_test_command_records_its_exit_status(project, home, _isola
     assert "ls -la" not in log  # a command that is no test run is not logged
 
 
+@pytest.mark.subprocess
 def test_a_usage_error_is_not_an_outcome_and_keeps_the_pass(project, home, _isolated_home):
     start(project)
     (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
@@ -263,6 +264,7 @@ def test_a_usage_error_is_not_an_outcome_and_keeps_the_pass(project, home, _isol
     assert "pytest exit 5 means no tests collected" in log
 
 
+@pytest.mark.subprocess
 def test_npm_test_without_a_test_script_records_nothing(project, home, _isolated_home):
     start(project)
     (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["npm test"]\n')
@@ -273,6 +275,7 @@ def test_npm_test_without_a_test_script_records_nothing(project, home, _isolated
     assert "package.json has no test script" in (_isolated_home / "hooks.log").read_text()
 
 
+@pytest.mark.subprocess
 def test_the_outcome_goes_to_this_claude_sessions_task_only(project, home, _isolated_home):
     other = "9f1c2d3e-0000-4000-8000-000000000002"
     start(project)

@@ -80,6 +80,7 @@ def bash(project: Path, command_line: str, event: str = "PreToolUse") -> str:
     )  # fmt: skip
 
 
+@pytest.mark.subprocess
 def test_http_and_command_hooks_give_the_same_answers(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     with serving(_isolated_home) as url:
@@ -123,6 +124,7 @@ def test_http_and_command_hooks_give_the_same_answers(project, home, _isolated_h
         assert by_http is None and by_command is None
 
 
+@pytest.mark.subprocess
 def test_a_failing_http_hook_answers_200_empty_and_logs(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     with serving(_isolated_home) as url:
@@ -138,6 +140,7 @@ def test_a_failing_http_hook_answers_200_empty_and_logs(project, home, _isolated
     assert "is not a JSON object" in log
 
 
+@pytest.mark.subprocess
 def test_the_token_rule_holds_for_hooks(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     with serving(_isolated_home, token="s3cret-token") as url:
@@ -149,6 +152,7 @@ def test_the_token_rule_holds_for_hooks(project, home, _isolated_home):
     assert json.loads(text)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+@pytest.mark.subprocess
 def test_setup_installs_http_hooks_and_switches_back(project, home, _isolated_home):
     settings_path = project / ".claude" / "settings.json"
     cli_json("setup", "claude-code", "--hooks", "http")
@@ -187,6 +191,7 @@ def test_setup_installs_http_hooks_and_switches_back(project, home, _isolated_ho
         (["--hooks", "http", "--url", "ftp://x"], "is not the address of a server"),
     ],
 )
+@pytest.mark.subprocess
 def test_bad_hook_options_are_refused(project, home, _isolated_home, args, message):
     result = cli("setup", "claude-code", *args)
     assert result.exit_code != 0
@@ -200,6 +205,7 @@ def doctor() -> list[dict]:
     return json.loads(result.stdout)["checks"]
 
 
+@pytest.mark.subprocess
 def test_doctor_says_which_hooks_and_whether_the_server_answers(project, home, _isolated_home):
     _isolated_home.mkdir(parents=True)
     cli_json("setup", "claude-code")

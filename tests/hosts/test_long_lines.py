@@ -3,6 +3,7 @@ a long line of many commands costs time in proportion to its length, not its squ
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,7 @@ def test_the_limit_is_the_gates() -> None:
     assert MAX_LINE_CHARS == MAX_COMMAND_CHARS
 
 
+@pytest.mark.subprocess
 def test_a_ten_megabyte_command_is_not_parsed_and_the_log_says_why(project, home, _isolated_home):
     start(project)
     (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
@@ -37,6 +39,7 @@ def test_a_ten_megabyte_command_is_not_parsed_and_the_log_says_why(project, home
     assert len(log) < 10_000  # the command is shortened in the log, not copied
 
 
+@pytest.mark.slow
 def test_many_commands_on_one_line_are_read_in_one_pass() -> None:
     line = "true; " * 10_000 + "pytest -q"  # 60 KB, 10,001 commands
     found = recognise(line, ["pytest"], **PLACES)

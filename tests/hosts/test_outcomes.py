@@ -224,6 +224,7 @@ def test_run_without_a_command_is_a_malformed_command_line(project):
     assert cli("run").exit_code == 2
 
 
+@pytest.mark.subprocess
 def test_run_records_no_outcome_for_a_pytest_usage_error(project, _isolated_home, task):
     """pytest's 4 (a usage error) says nothing about the work: the pass recorded first stands."""
     (project / "test_ok.py").write_text("def test_ok():\n    assert True\n")
@@ -256,6 +257,7 @@ ENTITY_REPORT = """<?xml version="1.0" encoding="{encoding}"?>
     ("codec", "declared"),
     [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16"), ("utf-16-be", "UTF-16"), ("utf-8", "UTF-8")],
 )
+@pytest.mark.subprocess
 def test_an_entity_is_refused_in_any_encoding_the_parser_reads(
     project, _isolated_home, task, tmp_path, codec, declared
 ):
@@ -270,6 +272,7 @@ def test_an_entity_is_refused_in_any_encoding_the_parser_reads(
     assert recorded(_isolated_home) == []
 
 
+@pytest.mark.subprocess
 def test_a_report_over_the_file_limit_says_what_it_is(project, _isolated_home, task, tmp_path):
     report = tmp_path / "huge.xml"
     with report.open("wb") as fh:

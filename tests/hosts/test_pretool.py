@@ -61,6 +61,7 @@ def configure(home: Path, text: str) -> None:
         ("echo 'unterminated", "unparseable", "unterminated"),
     ],
 )
+@pytest.mark.subprocess
 def test_a_refused_command_is_denied_naming_the_rule_and_part(
     project, home, _isolated_home, command, rule, part
 ):
@@ -77,6 +78,7 @@ def test_a_refused_command_is_denied_naming_the_rule_and_part(
         ("rm -rf ../x", "write-outside-workspace: {reason} — it lands in {parent}/x"),
     ],
 )
+@pytest.mark.subprocess
 def test_a_refusal_says_what_the_gate_found_or_could_not_determine(
     project, home, _isolated_home, command, detail
 ):
@@ -91,6 +93,7 @@ def test_a_refusal_says_what_the_gate_found_or_could_not_determine(
     assert expected in reason, reason
 
 
+@pytest.mark.subprocess
 def test_the_shells_cdpath_decides_where_cd_lands(project, home, _isolated_home, monkeypatch):
     command = "cd etc && rm -rf *"
     monkeypatch.delenv("CDPATH", raising=False)
@@ -101,11 +104,13 @@ def test_the_shells_cdpath_decides_where_cd_lands(project, home, _isolated_home,
     assert "write-outside-workspace: " in reason and "it lands in /etc (at `*`)" in reason
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("command", ["pytest -q", "ls -la src", "git status", "rm -rf build"])
 def test_an_allowed_reversible_command_gets_no_answer(project, home, _isolated_home, command):
     assert pre(project, command=command) is None
 
 
+@pytest.mark.subprocess
 def test_an_irreversible_command_asks_without_a_task_even_with_no_store(
     project, home, _isolated_home
 ):
@@ -115,6 +120,7 @@ def test_an_irreversible_command_asks_without_a_task_even_with_no_store(
     assert not _isolated_home.exists()  # asking opened no store
 
 
+@pytest.mark.subprocess
 def test_the_epistemic_gate_follows_the_tasks_latest_check(project, home, _isolated_home):
     start(project)
     open_task(_isolated_home, "release 1.2")
@@ -134,6 +140,7 @@ def test_the_epistemic_gate_follows_the_tasks_latest_check(project, home, _isola
     assert pre(project, command="npm publish") is None
 
 
+@pytest.mark.subprocess
 def test_the_gate_is_per_claude_session(project, home, _isolated_home):
     start(project)
     open_task(_isolated_home)
@@ -160,11 +167,13 @@ def test_the_gate_is_per_claude_session(project, home, _isolated_home):
         ("FOO=1 git -C . push", "push"),
     ],
 )
+@pytest.mark.subprocess
 def test_the_irreversible_class(project, home, _isolated_home, command, rule):
     kind, reason = decided(pre(project, command=command))
     assert kind == "ask" and f"({rule}: " in reason
 
 
+@pytest.mark.subprocess
 def test_users_extend_the_irreversible_class(project, home, _isolated_home):
     configure(_isolated_home, '[gate]\nirreversible_rules = ["mine.yaml"]\n')
     (_isolated_home / "mine.yaml").write_text(
@@ -179,6 +188,7 @@ def test_users_extend_the_irreversible_class(project, home, _isolated_home):
     "path",
     [".git/hooks/pre-commit", ".git/config", ".noetic/config.toml", "~/.bashrc", "~/.zshrc"],
 )
+@pytest.mark.subprocess
 def test_writes_to_protected_paths_are_denied(project, home, _isolated_home, path):
     full = str(home / path[2:]) if path.startswith("~/") else str(project / path)
     for tool in ("Write", "Edit", "MultiEdit"):
@@ -186,11 +196,13 @@ def test_writes_to_protected_paths_are_denied(project, home, _isolated_home, pat
         assert kind == "deny" and "protected-path" in reason
 
 
+@pytest.mark.subprocess
 def test_ordinary_writes_get_no_answer(project, home, _isolated_home):
     assert pre(project, "Write", file_path=str(project / "src" / "a.py"), content="x") is None
     assert pre(project, "Read", file_path=str(project / ".git" / "config")) is None
 
 
+@pytest.mark.subprocess
 def test_a_failing_hook_allows_and_logs(project, home, _isolated_home):
     configure(_isolated_home, '[gate]\nirreversible = "sometimes"\n')
     assert pre(project, command="git push") is None
@@ -200,6 +212,7 @@ def test_a_failing_hook_allows_and_logs(project, home, _isolated_home):
     assert "not valid TOML" in (_isolated_home / "hooks.log").read_text()
 
 
+@pytest.mark.subprocess
 def test_a_policy_file_changes_the_verdict(project, home, _isolated_home):
     configure(_isolated_home, '[gate]\npolicy = ["shell.yaml"]\n')
     (_isolated_home / "shell.yaml").write_text("disable: [force-push]\n")

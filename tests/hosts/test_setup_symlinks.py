@@ -23,6 +23,7 @@ def every_file(*roots: Path) -> dict[str, bytes]:
     return {f"{r}:{k}": v for r in roots for k, v in snapshot(r).items()}
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("dry_run", [False, True])
 def test_a_claude_md_linked_to_a_private_key_is_refused(project, home, key, dry_run) -> None:
     (project / "CLAUDE.md").symlink_to(key)
@@ -38,6 +39,7 @@ def test_a_claude_md_linked_to_a_private_key_is_refused(project, home, key, dry_
     assert not (project / ".mcp.json").exists()  # refused before any file was written
 
 
+@pytest.mark.subprocess
 def test_a_claude_folder_linked_to_the_users_one_is_refused(project, home) -> None:
     (home / ".claude").mkdir()
     (home / ".claude" / "settings.json").write_text('{"theme": "dark"}\n')
@@ -49,6 +51,7 @@ def test_a_claude_folder_linked_to_the_users_one_is_refused(project, home) -> No
     assert every_file(project, home) == before
 
 
+@pytest.mark.subprocess
 def test_a_backup_linked_outside_is_never_read_back(project, home, key) -> None:
     cli_json("setup", "claude-code")
     assert not (project / "CLAUDE.md.noetic-backup").exists()  # Noetic created CLAUDE.md
@@ -58,6 +61,7 @@ def test_a_backup_linked_outside_is_never_read_back(project, home, key) -> None:
     assert "secret" not in (project / "CLAUDE.md").read_text()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("host", ["cursor", "gemini", "vscode"])
 def test_other_hosts_refuse_a_folder_linked_outside_the_project(project, tmp_path, host) -> None:
     folder = {"cursor": ".cursor", "gemini": ".gemini", "vscode": ".vscode"}[host]
@@ -69,6 +73,7 @@ def test_other_hosts_refuse_a_folder_linked_outside_the_project(project, tmp_pat
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_a_link_that_stays_inside_the_scope_is_followed(project, home) -> None:
     (project / "docs").mkdir()
     (project / "docs" / "AI.md").write_text("# Rules\n")
@@ -80,6 +85,7 @@ def test_a_link_that_stays_inside_the_scope_is_followed(project, home) -> None:
     assert (project / "docs" / "AI.md").read_text() == "# Rules\n"
 
 
+@pytest.mark.subprocess
 def test_user_scope_follows_links_inside_the_home_folder(project, home) -> None:
     (home / "dotfiles" / "claude").mkdir(parents=True)
     (home / ".claude").symlink_to(home / "dotfiles" / "claude")  # a dotfiles manager's layout
@@ -87,6 +93,7 @@ def test_user_scope_follows_links_inside_the_home_folder(project, home) -> None:
     assert (home / "dotfiles" / "claude" / "settings.json").exists()
 
 
+@pytest.mark.subprocess
 def test_codex_home_linked_outside_is_refused(project, home, tmp_path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -74,6 +74,7 @@ def test_the_config_keeps_its_other_content_and_comments():
     assert tomllib.loads(out)["outcomes"]["test_commands"] == ["pytest", "make test"]
 
 
+@pytest.mark.subprocess
 def test_setup_writes_the_found_commands_and_says_how_to_change_them(project, home, _isolated_home):
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     result = cli("setup", "claude-code")
@@ -87,6 +88,7 @@ def test_setup_writes_the_found_commands_and_says_how_to_change_them(project, ho
     assert not any(f["changed"] for f in again["files"])
 
 
+@pytest.mark.subprocess
 def test_setup_keeps_a_configured_list_even_an_empty_one(project, home, _isolated_home):
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     _isolated_home.mkdir(parents=True)
@@ -98,6 +100,7 @@ def test_setup_keeps_a_configured_list_even_an_empty_one(project, home, _isolate
     assert "none (recording is off)" in result.stdout
 
 
+@pytest.mark.subprocess
 def test_setup_refuses_a_malformed_config_and_writes_nothing(project, home, _isolated_home):
     (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
     _isolated_home.mkdir(parents=True)
@@ -108,6 +111,7 @@ def test_setup_refuses_a_malformed_config_and_writes_nothing(project, home, _iso
     assert not (project / ".mcp.json").exists()
 
 
+@pytest.mark.subprocess
 def test_setup_without_tests_or_with_none_found_writes_no_config(project, home, _isolated_home):
     report = cli_json("setup", "claude-code")
     assert report["test_commands"]["found"] == []
@@ -118,6 +122,7 @@ def test_setup_without_tests_or_with_none_found_writes_no_config(project, home, 
     assert not (_isolated_home / "config.toml").exists()
 
 
+@pytest.mark.subprocess
 def test_the_first_session_start_finds_them_when_setup_did_not(project, home, _isolated_home):
     (project / "Cargo.toml").write_text("[package]\nname = 'x'\n")
     result = cli(

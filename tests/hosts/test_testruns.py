@@ -249,6 +249,7 @@ _REDIRECT = st.sampled_from(["", " 2>&1", " > log.txt", " 2>/dev/null"])
     _REDIRECT,
     st.booleans(),
 )
+@pytest.mark.slow
 def test_shapes_of_a_test_run_are_recognised(
     tmp_path_factory, preps, join, assigns, runner, args, redirect, subshell
 ):
@@ -273,6 +274,7 @@ def test_shapes_of_a_test_run_are_recognised(
         [" | tail -3", " || true", " &", "; echo done", " && git push", " | tee out.log"]
     ),
 )
+@pytest.mark.slow
 def test_shapes_that_hide_the_status_are_refused_with_a_reason(
     tmp_path_factory, assigns, runner, args, after
 ):
@@ -283,6 +285,7 @@ def test_shapes_that_hide_the_status_are_refused_with_a_reason(
     assert found.reason
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=80), st.lists(st.text(max_size=20), max_size=3))
 def test_recognising_never_fails_on_any_text(tmp_path_factory, command, configured):

@@ -163,6 +163,7 @@ def test_rationales_and_action_survive():
     assert result.recommended_action is Action.PROCEED and result.note == "ready"
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.text())
 def test_no_text_crashes_the_parser_with_anything_but_parse_error(text):

@@ -59,6 +59,7 @@ def test_a_normal_reply_with_usage(provider, model_server):
         assert model_server.paths[0] == "/v1/chat/completions"
 
 
+@pytest.mark.slow
 def test_429_honours_retry_after_and_every_attempt_is_recorded(provider, model_server, store):
     model_server.enqueue(error(429, headers={"retry-after": "0.25"}), reply("done"))
     bus = EventBus()
@@ -73,6 +74,7 @@ def test_429_honours_retry_after_and_every_attempt_is_recorded(provider, model_s
     assert [e.kind for e in seen] == [EventKind.LLM_CALL, EventKind.LLM_CALL]
 
 
+@pytest.mark.slow
 def test_500_then_success_backs_off_exponentially(provider, model_server):
     model_server.enqueue(error(500), error(503), reply("fine"))
     wrapped, sleeps = resilient(provider, base_delay=0.2)
@@ -80,6 +82,7 @@ def test_500_then_success_backs_off_exponentially(provider, model_server):
     assert sleeps.calls == pytest.approx([0.15, 0.3])  # equal jitter at rand=0.5
 
 
+@pytest.mark.slow
 def test_4xx_is_not_retried(provider, model_server, store):
     model_server.enqueue(error(400, text="bad request"), reply("never"))
     wrapped, sleeps = resilient(provider, store)
@@ -89,6 +92,7 @@ def test_4xx_is_not_retried(provider, model_server, store):
     assert sleeps.calls == [] and len(llm_calls(store)) == 1
 
 
+@pytest.mark.slow
 def test_401_says_to_check_the_key(provider, model_server):
     model_server.enqueue(error(401))
     with pytest.raises(ProviderError) as info:
@@ -96,6 +100,7 @@ def test_401_says_to_check_the_key(provider, model_server):
     assert "API key" in info.value.fix
 
 
+@pytest.mark.slow
 def test_a_hang_past_the_timeout_is_retried_then_fails(provider, model_server, store):
     model_server.enqueue(hang(1.5), hang(1.5))
     wrapped, _ = resilient(provider, store, timeout=0.2, max_attempts=2)
@@ -105,6 +110,7 @@ def test_a_hang_past_the_timeout_is_retried_then_fails(provider, model_server, s
     assert [r.error_class for r in llm_calls(store)] == ["timeout", "timeout"]
 
 
+@pytest.mark.slow
 def test_a_truncated_body_is_a_retryable_connection_error(provider, model_server):
     model_server.enqueue(truncated(), reply("whole"))
     wrapped, sleeps = resilient(provider)
@@ -112,6 +118,7 @@ def test_a_truncated_body_is_a_retryable_connection_error(provider, model_server
     assert len(sleeps.calls) == 1
 
 
+@pytest.mark.slow
 def test_attempts_are_bounded(provider, model_server, store):
     model_server.enqueue(*(error(502) for _ in range(5)))
     wrapped, sleeps = resilient(provider, store, max_attempts=3)
@@ -120,6 +127,7 @@ def test_attempts_are_bounded(provider, model_server, store):
     assert len(llm_calls(store)) == 3 and len(sleeps.calls) == 2
 
 
+@pytest.mark.slow
 def test_a_retry_after_longer_than_allowed_fails_at_once(provider, model_server):
     model_server.enqueue(error(429, headers={"retry-after": "600"}), reply("late"))
     wrapped, sleeps = resilient(provider, max_delay=30)
@@ -133,6 +141,7 @@ class Verdict(BaseModel):
     confidence: float
 
 
+@pytest.mark.slow
 def test_structured_output_from_prose_and_a_repair_round(provider, model_server):
     model_server.enqueue(
         reply("I think the answer is yes, fairly sure."),
@@ -144,6 +153,7 @@ def test_structured_output_from_prose_and_a_repair_round(provider, model_server)
     assert "no JSON object" in repair
 
 
+@pytest.mark.slow
 def test_structured_output_gives_up_after_one_repair_with_the_raw_text(provider, model_server):
     model_server.enqueue(reply("no json here"), reply("still none"), reply("unused"))
     with pytest.raises(ParseError) as info:
@@ -209,6 +219,7 @@ def test_provider_resolution_order(tmp_path, monkeypatch):
         resolve_provider_spec(None, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_anthropic_route_to_another_server_is_anthropic_base_url(monkeypatch):
     """docs/providers.md's route to an Anthropic-compatible server works as written."""
     import asyncio

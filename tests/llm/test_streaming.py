@@ -43,6 +43,7 @@ def resilient(provider, store=None, **policy):
     return wrapped, sleeps
 
 
+@pytest.mark.slow
 def test_text_arrives_in_deltas_then_the_whole_completion(provider, model_server):
     model_server.enqueue(reply("The tests pass on main.", input_tokens=40, output_tokens=6))
     items = run(collect(provider.stream(Request.of("status?", system="terse"))))
@@ -57,6 +58,7 @@ def test_text_arrives_in_deltas_then_the_whole_completion(provider, model_server
         assert body["stream_options"] == {"include_usage": True}
 
 
+@pytest.mark.slow
 def test_streamed_tool_calls_are_assembled(provider, model_server):
     model_server.enqueue(
         calls(("c1", "grep", {"pattern": "retry", "path": "src"}), ("c2", "grep", {}))
@@ -69,6 +71,7 @@ def test_streamed_tool_calls_are_assembled(provider, model_server):
     ]
 
 
+@pytest.mark.slow
 def test_a_stream_cut_midway_is_not_retried_and_keeps_what_arrived(provider, model_server, store):
     model_server.enqueue(reply("one two three four five", cut_after=3), reply("never asked"))
     wrapped, sleeps = resilient(provider, store)
@@ -88,6 +91,7 @@ def test_a_stream_cut_midway_is_not_retried_and_keeps_what_arrived(provider, mod
     assert row.outcome == "error" and row.error_class == "connection"
 
 
+@pytest.mark.slow
 def test_a_stream_cut_before_any_text_is_retried(provider, model_server, store):
     model_server.enqueue(reply("lost", cut_after=0), reply("second try"))
     wrapped, sleeps = resilient(provider, store)
@@ -97,6 +101,7 @@ def test_a_stream_cut_before_any_text_is_retried(provider, model_server, store):
     assert [r.outcome for r in llm_calls(store)] == ["error", "ok"]
 
 
+@pytest.mark.slow
 def test_a_dropped_stream_is_never_a_short_reply(provider, model_server):
     model_server.enqueue(reply("all of it", cut_after=2))
     with pytest.raises(ProviderError) as info:
@@ -104,6 +109,7 @@ def test_a_dropped_stream_is_never_a_short_reply(provider, model_server):
     assert info.value.retryable and info.value.kind == "connection"
 
 
+@pytest.mark.slow
 def test_an_http_error_before_the_stream_is_retried(provider, model_server):
     model_server.enqueue(Behaviour(status=503), reply("fine"))
     wrapped, sleeps = resilient(provider)
@@ -111,6 +117,7 @@ def test_an_http_error_before_the_stream_is_retried(provider, model_server):
     assert len(sleeps.calls) == 1
 
 
+@pytest.mark.slow
 def test_a_silent_stream_times_out_per_piece(openai_provider, model_server):
     model_server.enqueue(reply("slow words", token_delay=1.0), reply("quick"))
     wrapped, sleeps = resilient(openai_provider, timeout=0.3)

@@ -32,6 +32,7 @@ def run(coro):
     return asyncio.run(coro)
 
 
+@pytest.mark.slow
 def test_the_schema_travels_natively_and_one_call_suffices(provider, model_server):
     model_server.enqueue(structured({"answer": "yes", "confidence": 0.7}))
     result = run(complete_structured(provider, Request.of("q", system="be careful"), Verdict))
@@ -54,6 +55,7 @@ def test_the_schema_travels_natively_and_one_call_suffices(provider, model_serve
         assert body["messages"][0] == {"role": "system", "content": "be careful"}
 
 
+@pytest.mark.slow
 def test_a_native_reply_reports_how_it_was_honoured(provider, model_server):
     model_server.enqueue(structured({"answer": "no", "confidence": 0.1}))
     schema = Verdict.model_json_schema()
@@ -62,6 +64,7 @@ def test_a_native_reply_reports_how_it_was_honoured(provider, model_server):
     assert Verdict.model_validate_json(done.text).answer == "no"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wire", ["anthropic", "openai"])
 def test_a_refusing_endpoint_falls_back_once_per_process_and_it_is_recorded(wire, store):
     with running(schema_mode="reject") as server:
@@ -94,6 +97,7 @@ def test_a_refusing_endpoint_falls_back_once_per_process_and_it_is_recorded(wire
     "first",
     ["Yes, I am fairly sure.", '{"verdict": "yes"}'],  # prose; an object of the wrong shape
 )
+@pytest.mark.slow
 def test_a_server_ignoring_the_schema_is_repaired_with_it_and_remembered(first, store):
     with running(schema_mode="ignore") as server:
         model = ResilientProvider(
@@ -124,6 +128,7 @@ def test_a_server_ignoring_the_schema_is_repaired_with_it_and_remembered(first, 
     assert [r.note for r in rows[1:]] == [None, None]
 
 
+@pytest.mark.slow
 def test_an_honouring_server_is_not_taken_for_one_that_ignores(openai_provider, model_server):
     from noetic.llm.openai_compat import NO_NATIVE_SCHEMA
 
@@ -132,6 +137,7 @@ def test_an_honouring_server_is_not_taken_for_one_that_ignores(openai_provider, 
     assert done.note is None and NO_NATIVE_SCHEMA.allows(openai_provider.endpoint)
 
 
+@pytest.mark.slow
 def test_a_400_about_something_else_is_not_a_fallback(openai_provider, model_server):
     from noetic.errors import ProviderError
 
@@ -172,6 +178,7 @@ def test_the_schema_name_always_fits_the_wire(title):
     assert 1 <= len(name) <= 64 and all(c.isascii() and (c.isalnum() or c in "_-") for c in name)
 
 
+@pytest.mark.slow
 def test_assessments_travel_with_their_schema_natively(provider, model_server):
     from noetic.assessment import Phase
     from noetic.llm.assess import assess_with_model, reply_schema

@@ -17,6 +17,7 @@ def test_counts_are_real_tokens_not_a_character_ratio():
     assert count_tokens(gibberish) > len(gibberish) / 4  # noise is many
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=200), st.text(max_size=200))
 def test_counts_are_roughly_additive(a, b):

@@ -39,6 +39,7 @@ def run(coro):
     return asyncio.run(coro)
 
 
+@pytest.mark.slow
 def test_tool_definitions_and_choice_in_each_wire_format(provider, model_server):
     model_server.enqueue(reply("no tools needed"))
     request = Request.of("look", tools=(READ, GREP), tool_choice="grep")
@@ -66,6 +67,7 @@ def test_tool_definitions_and_choice_in_each_wire_format(provider, model_server)
     ("choice", "anthropic", "openai"),
     [("auto", {"type": "auto"}, "auto"), ("required", {"type": "any"}, "required")],
 )
+@pytest.mark.slow
 def test_tool_choice_words(
     anthropic_provider, openai_provider, model_server, choice, anthropic, openai
 ):
@@ -77,6 +79,7 @@ def test_tool_choice_words(
     assert model_server.requests[1]["tool_choice"] == openai
 
 
+@pytest.mark.slow
 def test_parallel_tool_calls_and_their_results_round_trip(provider, model_server):
     model_server.enqueue(
         calls(("c1", "read_file", {"path": "a.py"}), ("c2", "grep", {"pattern": "TODO"}),
@@ -132,6 +135,7 @@ def test_parallel_tool_calls_and_their_results_round_trip(provider, model_server
         }
 
 
+@pytest.mark.slow
 def test_a_result_for_no_call_is_refused_by_the_server(provider, model_server):
     request = Request(
         messages=(
@@ -146,6 +150,7 @@ def test_a_result_for_no_call_is_refused_by_the_server(provider, model_server):
     assert info.value.status == 400 and "c9" in info.value.message
 
 
+@pytest.mark.slow
 def test_malformed_and_unknown_tool_calls_come_back_with_the_problem(openai_provider, model_server):
     model_server.enqueue(
         calls(("c1", "read_file", '{"path": "a.py"'), ("c2", "delete_all", {}),
@@ -218,6 +223,7 @@ def test_a_provider_without_native_tools_refuses_them():
     assert supports_tools(ResilientProvider(ScriptedProvider([])))
 
 
+@pytest.mark.slow
 def test_an_endpoint_refusing_tools_stops_being_native(openai_provider, model_server):
     model_server.reject_tools = True
     model_server.enqueue(reply("plain"))

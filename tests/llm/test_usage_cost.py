@@ -29,6 +29,7 @@ def recorded(provider, store, prices=None):
     )
 
 
+@pytest.mark.slow
 def test_anthropic_cache_tokens_and_their_cost(anthropic_provider, model_server, store):
     anthropic_provider.model = "claude-haiku-4-5-20251001"
     model_server.enqueue(
@@ -45,6 +46,7 @@ def test_anthropic_cache_tokens_and_their_cost(anthropic_provider, model_server,
     assert row.stop_reason == "end"
 
 
+@pytest.mark.slow
 def test_openai_cached_tokens_and_their_cost(openai_provider, model_server, store):
     openai_provider.model = "gpt-4o"
     model_server.enqueue(reply("ok", input_tokens=1000, output_tokens=100, cached_tokens=400))
@@ -54,6 +56,7 @@ def test_openai_cached_tokens_and_their_cost(openai_provider, model_server, stor
     assert row.cost_usd == pytest.approx((600 * 2.5 + 400 * 1.25 + 100 * 10) / 1e6)
 
 
+@pytest.mark.slow
 def test_an_unknown_model_has_an_unknown_cost_not_zero(provider, model_server, store):
     model_server.enqueue(error(503), reply("ok"))
     wrapped = recorded(provider, store)
@@ -99,6 +102,7 @@ def test_dated_and_wildcard_names():
     assert PriceTable(builtin=False).price("ollama", "llama3.2") is None
 
 
+@pytest.mark.slow
 def test_the_system_prompt_is_marked_for_caching_when_it_can_be_cached(
     anthropic_provider, model_server
 ):
@@ -116,6 +120,7 @@ def test_the_system_prompt_is_marked_for_caching_when_it_can_be_cached(
 counts = st.integers(min_value=0, max_value=10**9)
 
 
+@pytest.mark.slow
 @given(counts, counts, counts, counts, st.floats(0, 100), st.floats(0, 100))
 def test_cost_is_never_negative_and_grows_with_output(i, o, cached, written, pin, pout):
     cached = min(cached, i)

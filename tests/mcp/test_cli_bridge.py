@@ -38,6 +38,7 @@ def test_cli_commands_act_on_the_servers_store_and_the_clients_session(server):
     assert "insufficient data" in json.loads(drift["stdout"])["reason"]
 
 
+@pytest.mark.subprocess
 def test_session_commands_need_the_clients_own_session(server, _isolated_home, monkeypatch):
     # Neither a session the CLI's default agent started nor the server's environment leaks in.
     from noetic.store.current import write_current_session
@@ -60,6 +61,7 @@ def test_session_commands_need_the_clients_own_session(server, _isolated_home, m
     assert json.loads(ok(named)["stdout"])["session"]["id"] == sid
 
 
+@pytest.mark.subprocess
 def test_a_command_that_would_read_stdin_gets_an_empty_one(server):
     # Without scores `preflight` prints the prompt; it must not read the protocol's stdin.
     results = call(
@@ -71,6 +73,7 @@ def test_a_command_that_would_read_stdin_gets_an_empty_one(server):
     assert out["exit_code"] == 0 and "TASK: the task" in out["stdout"]
 
 
+@pytest.mark.subprocess
 def test_a_failing_command_reports_its_exit_code_and_message(server):
     (result,) = call(server, ("execute_cli_command", {"command": "sessions show s_nope"}))
     out = ok(result)
@@ -82,6 +85,7 @@ def test_a_failing_command_reports_its_exit_code_and_message(server):
     assert out["exit_code"] == 1 and "unknown session" in out["stderr"] and out["data"] is None
 
 
+@pytest.mark.subprocess
 def test_the_agent_gets_json_or_plain_text_never_box_drawing(server):
     results = call(
         server,
@@ -123,6 +127,7 @@ def test_commands_off_the_allow_list_are_refused(server, command, message):
     assert message in err(result)
 
 
+@pytest.mark.subprocess
 def test_shell_syntax_is_never_interpreted(server, tmp_path):
     target = tmp_path / "pwned"
     _, result = call(
@@ -164,6 +169,7 @@ def test_parse_command_returns_only_allowed_commands_or_refuses(text):
     assert args == (words[1:] if words[0] == "noetic" else words)
 
 
+@pytest.mark.slow
 def test_cli_help(server):
     results = call(
         server,

@@ -25,6 +25,7 @@ def _release(fifo) -> None:
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
 
 
+@pytest.mark.subprocess
 def test_a_fifo_junit_report_does_not_stall_another_clients_call(server, tmp_path) -> None:
     fifo = tmp_path / "report.xml"
     os.mkfifo(fifo)
@@ -52,6 +53,7 @@ def test_a_fifo_junit_report_does_not_stall_another_clients_call(server, tmp_pat
     assert listed["exit_code"] == 0 and [s["ai_id"] for s in listed["data"]] == ["first"]
 
 
+@pytest.mark.subprocess
 def test_a_command_past_its_timeout_is_killed_and_its_work_never_lands(server, _isolated_home):
     (boot,) = call(server, ("bootstrap_session", {"ai_id": "slow"}))
     sid = ok(boot)["session"]["id"]

@@ -105,6 +105,7 @@ def test_two_http_sessions_on_one_server_each_have_their_own_session(plain_http)
     _assert_apart(asyncio.run(go()), home, ["one", "two"])
 
 
+@pytest.mark.slow
 def test_an_http_client_without_an_mcp_session_must_name_its_session(plain_http):
     url, _ = plain_http
 

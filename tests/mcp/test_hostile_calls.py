@@ -27,6 +27,7 @@ def test_a_huge_help_request_is_refused_too(server):
     assert "command_chars" in err(result)
 
 
+@pytest.mark.subprocess
 def test_one_clients_blocking_work_does_not_hold_up_anothers_call(server, monkeypatch):
     """The CLI bridge blocks (here: until released) on a worker thread; meanwhile a second
     client's call completes. Were the work on the event loop, the second call could not."""
@@ -57,6 +58,7 @@ def test_one_clients_blocking_work_does_not_hold_up_anothers_call(server, monkey
     assert ok(first)["exit_code"] == 0
 
 
+@pytest.mark.slow
 def test_a_tool_over_its_time_limit_returns_an_error_and_the_server_goes_on(server, monkeypatch):
     release = threading.Event()
     real = cli_bridge.parse_command
@@ -87,6 +89,7 @@ def test_a_tool_over_its_time_limit_returns_an_error_and_the_server_goes_on(serv
         ("execute_cli_command", {"command": "state\udcff"}, "not valid UTF-8"),
     ],
 )
+@pytest.mark.subprocess
 def test_bad_arguments_are_refused_with_a_named_problem(server, tool, args, message):
     boot, result = call(server, ("bootstrap_session", {}), (tool, args))
     ok(boot)

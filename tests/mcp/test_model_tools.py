@@ -16,6 +16,7 @@ from ._client import call, err, host_model, ok
 GOOD = uniform(0.85, engagement=0.9, coherence=0.9)
 
 
+@pytest.mark.slow
 def test_query_ai_on_a_configured_provider_over_http(server, _isolated_home):
     with running() as model:
         model.enqueue(reply("Paris."))
@@ -29,6 +30,7 @@ def test_query_ai_on_a_configured_provider_over_http(server, _isolated_home):
     ]
 
 
+@pytest.mark.slow
 def test_query_ai_uses_the_configured_default_provider(server, monkeypatch):
     with running() as model:
         model.enqueue(reply("configured"))

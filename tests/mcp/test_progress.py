@@ -3,6 +3,8 @@ client's own model by sampling, and the loopback model server for Nova."""
 
 import asyncio
 
+import pytest
+
 from mcp import Client
 
 from ..llm.model_server import reply, running
@@ -53,6 +55,7 @@ def test_observe_reports_each_stage(server):
     assert messages[-1].startswith("observer: finished") and _rising(seen)
 
 
+@pytest.mark.subprocess
 def test_create_cascade_reports_its_phases(server):
     plan = '{"approach": "answer directly", "strategy": "general", "complex": false}'
     result, seen = _call(
@@ -65,6 +68,7 @@ def test_create_cascade_reports_its_phases(server):
     assert _rising(seen)
 
 
+@pytest.mark.subprocess
 def test_nova_process_reports_every_turn(server):
     with running() as models:
         models.default = reply(ANY_TURN)

@@ -46,6 +46,7 @@ def cached_document(cache):
     return json.loads((cache / tool_cache.FILE).read_text())
 
 
+@pytest.mark.slow
 def test_the_first_server_generates_and_caches_the_list_the_next_lists_from_it(cache, tmp_path):
     first = build_server(tmp_path / "store")
     assert not any(isinstance(t, DeferredTool) for t in first._tool_manager.list_tools())
@@ -77,6 +78,7 @@ def test_a_listed_tool_is_built_on_its_first_call_and_behaves_as_the_sdks(cache,
     assert (cache / tool_cache.FILE).exists()  # every built tool matched its listing
 
 
+@pytest.mark.slow
 def test_a_stale_cache_is_ignored_and_rewritten(cache, tmp_path):
     build_server(tmp_path / "store")
     document = cached_document(cache)
@@ -150,6 +152,7 @@ ENTRY_KEYS = ("name", "description", "input_schema", "output_schema", "context")
     ),
     cut=st.integers(min_value=0, max_value=400),
 )
+@pytest.mark.slow
 def test_whatever_the_cache_holds_under_the_right_key_load_returns_it_only_if_well_formed(
     cache, tools, cut
 ):

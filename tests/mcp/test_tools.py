@@ -114,6 +114,7 @@ def test_the_full_agent_transaction(server, _isolated_home):
         ("get_workflow_guidance", {"phase": "dance"}, "unknown phase"),
     ],
 )
+@pytest.mark.slow
 def test_bad_input_is_a_tool_error_that_names_the_problem(server, tool, args, message):
     boot, result = call(server, ("bootstrap_session", {}), (tool, args))
     ok(boot)
@@ -266,6 +267,7 @@ def test_every_decision_comes_with_a_next_step_naming_a_tool(action):
     assert _next_step(Phase.POSTFLIGHT, decision).endswith("call record_outcome")
 
 
+@pytest.mark.subprocess
 def test_p_success_and_an_adversarial_review_over_mcp(server):
     steps = [("bootstrap_session", {"ai_id": "p"})]
     for i, review in enumerate(("standard", "adversarial")):

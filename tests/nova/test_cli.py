@@ -71,6 +71,7 @@ def test_nova_shows_each_turn_live_for_people():
     assert "── dce · synthesize ──" in result.stderr and "Analysis." in result.stderr
 
 
+@pytest.mark.slow
 def test_nova_without_a_provider_or_with_bad_options_is_the_callers_mistake():
     result = runner.invoke(app, ["nova", "OAuth2?", "--json"])
     assert result.exit_code == 1 and "provider" in result.stdout
@@ -81,6 +82,7 @@ def test_nova_without_a_provider_or_with_bad_options_is_the_callers_mistake():
     assert unknown.exit_code == 1 and "astrologer" in unknown.stdout
 
 
+@pytest.mark.slow
 def test_personas_list_show_new(tmp_path):
     listed = runner.invoke(app, ["nova", "personas", "list", "--json"])
     assert listed.exit_code == 0
@@ -123,6 +125,7 @@ def _gate_of(*extra):
     return result
 
 
+@pytest.mark.subprocess
 def test_the_gate_is_the_seeds_whatever_the_model_and_the_run_says_which_rule_set_it():
     data = json.loads(_gate_of("--json").stdout)
     assert (data["gate"], data["gate_rule"]) == (0.35, "the seed's default")
@@ -135,6 +138,7 @@ def test_the_gate_is_the_seeds_whatever_the_model_and_the_run_says_which_rule_se
     assert "gate: uncertainty > 0.35 goes back to the experts (the seed's default)" in human
 
 
+@pytest.mark.subprocess
 def test_a_failed_run_and_a_failed_resume_exit_3_and_an_escalated_one_exits_5():
     with running() as server:
         server.default = reply("no JSON block in sight")
@@ -171,6 +175,7 @@ def test_a_failed_run_and_a_failed_resume_exit_3_and_an_escalated_one_exits_5():
         assert decided.exit_code == 0, decided.output
 
 
+@pytest.mark.subprocess
 def test_resume_goes_on_on_the_runs_own_provider_and_takes_a_panel(monkeypatch):
     monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
     unusable = reply(said("Let me think.", experts=[{"name": "astrologer", "reason": "stars"}]))
@@ -192,6 +197,7 @@ def test_resume_goes_on_on_the_runs_own_provider_and_takes_a_panel(monkeypatch):
     assert "--experts" in shown.stdout and "the provider the run began on" in shown.stdout
 
 
+@pytest.mark.subprocess
 def test_a_profile_asking_for_evidence_gets_it_asked_for_not_a_failed_run():
     with running() as server:
         server.default = reply(ANY_TURN)  # scores without evidence, every time

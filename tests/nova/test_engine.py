@@ -157,6 +157,7 @@ def test_each_turn_sees_only_what_its_persona_needs():
     assert "- legal: Legal and Compliance Expert" in unpack  # the catalogue to choose from
 
 
+@pytest.mark.slow
 def test_experts_run_concurrently_and_are_recorded_in_a_stable_order():
     panel = Panel(SEED)
     slow = Delayed(panel.provider, {"security": 0.3, "performance": 0.15})

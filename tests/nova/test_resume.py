@@ -90,6 +90,7 @@ def test_every_expert_failing_ends_the_run_failed_and_resumable():
     assert run.status == "failed" and "every expert" in run.detail
 
 
+@pytest.mark.slow
 def test_a_persona_with_its_own_model_is_asked_on_that_model(tmp_path):
     with running() as server:
         server.default = reply(said("Partners expect OAuth2.", know=0.7, uncertainty=0.3))
@@ -111,6 +112,7 @@ def test_a_persona_with_its_own_model_is_asked_on_that_model(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_show_and_runs_read_a_run_back_from_the_store():
     run, _ = nova(Panel(SEED))
     runner = CliRunner()
@@ -123,6 +125,7 @@ def test_show_and_runs_read_a_run_back_from_the_store():
     assert missing.exit_code == 1 and "no Nova run" in missing.stdout
 
 
+@pytest.mark.slow
 def test_resume_of_an_unknown_run_or_with_blank_input_is_refused():
     fatal = said("Fatal.", know=0.5, uncertainty=0.5, severity="critical", issues=["x"])
     run, _ = nova(Panel({**SEED, ("cae", "critique"): fatal}), max_rounds=1)

@@ -180,6 +180,7 @@ def test_the_cache_survives_a_restart(cache, store):
     assert reopened.lookup("What is 2+2?").answer == "4"
 
 
+@pytest.mark.slow
 def test_the_cli_streams_stages_over_real_http():
     runner = CliRunner()
     with running() as server:

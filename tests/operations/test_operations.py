@@ -46,6 +46,7 @@ def tracker(tmp_path: Path) -> Tracker:
     opened.store.close()
 
 
+@pytest.mark.subprocess
 def test_the_workflow_from_bootstrap_to_postflight(tracker: Tracker) -> None:
     done = bootstrap(tracker, ai_id="ops")
     sid = current_session(tracker, None, "ops")
@@ -92,6 +93,7 @@ def test_arguments_are_checked_before_the_provider_is_resolved(
         asyncio.run(start(tracker))
 
 
+@pytest.mark.subprocess
 def test_a_cascade_is_filed_under_its_model_and_its_watcher_removed(
     tracker: Tracker, tmp_path: Path
 ) -> None:

@@ -138,6 +138,7 @@ def test_an_unwritable_index_folder_keeps_the_index_in_memory(work):
     assert result.chosen[0].task == "the end-to-end tests fail randomly on CI"
 
 
+@pytest.mark.slow
 def test_concurrent_writers_leave_one_consistent_index(work):
     embedder = recall_embedder()
     add(work, *(summary(f"task number {i}", cid=f"c_t{i}", project="p") for i in range(40)))
@@ -183,6 +184,7 @@ def test_the_reindex_command_shows_progress(seeded):
     assert "embedding with" in out.output and "embedded 3; 3 tasks indexed" in out.output
 
 
+@pytest.mark.slow
 def test_minilm_embeddings_are_normalised_batch_independent_and_truncate_long_text():
     e = load_embedder("minilm")
     texts = ["fix the authentication bug", "", "ünïcödé \x00 ☃", "word " * 2000, "a"]

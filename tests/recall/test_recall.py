@@ -172,6 +172,7 @@ def test_the_latest_outcome_counts(seeded):
     st.integers(min_value=5, max_value=2000),
     st.floats(0, 1),
 )  # fmt: skip
+@pytest.mark.slow
 def test_budgets_are_never_exceeded_and_the_filter_always_holds(
     tmp_path_factory, rows, budget, level
 ):

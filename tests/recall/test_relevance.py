@@ -31,6 +31,7 @@ def minilm():
     return relevance.Cached(load_embedder("minilm"))
 
 
+@pytest.mark.slow
 def test_the_set_is_what_it_claims(rel):
     assert len(relevance.GROUPS) >= 15 and len(relevance.PROJECTS) >= 5
     assert sum(len(d) for d in relevance.DISTRACTORS.values()) >= 200
@@ -41,6 +42,7 @@ def test_the_set_is_what_it_claims(rel):
     assert all(len(q.relevant) == 3 for q in rel.queries)
 
 
+@pytest.mark.slow
 def test_held_out_paraphrases_are_found_within_the_project(rel, minilm):
     q = relevance.evaluate(rel, minilm, count_tokens)
     assert q.queries == 36
@@ -70,6 +72,7 @@ def test_the_harness_scores_a_perfect_and_a_useless_ranking(rel, minilm):
     assert len(useless.misses) == useless.queries
 
 
+@pytest.mark.slow
 def test_the_state_term_is_kept_because_it_helps_only_where_states_say_something(
     rel, minilm, tmp_path_factory
 ):

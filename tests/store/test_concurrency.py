@@ -150,6 +150,7 @@ def _files(home: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_a_long_lived_store_writes_files_in_the_background_and_coalesces(tmp_path):
     with Store(tmp_path / "s", background=True) as store:
         sid = store.create_session(ai_id="srv", profile="balanced").id
@@ -165,6 +166,7 @@ def test_a_long_lived_store_writes_files_in_the_background_and_coalesces(tmp_pat
         assert store.conn.execute("SELECT COUNT(*) FROM file_backlog").fetchone()[0] == 0
 
 
+@pytest.mark.slow
 def test_a_write_waits_for_a_read_on_its_own_connection_that_saw_an_older_snapshot(tmp_path):
     """An MCP server's threads share one connection: a read still open on one thread holds a
     snapshot; when another process has written since, SQLite refuses BEGIN IMMEDIATE at once

@@ -34,6 +34,7 @@ def test_the_migration_is_m016() -> None:
     assert "m016_requests" in [fn.__name__ for fn in MIGRATIONS]
 
 
+@pytest.mark.subprocess
 def test_a_retried_cli_write_is_applied_once_and_answered_the_same(_isolated_home):
     first_boot = cli("bootstrap", "--request-id", "boot-1", "--json")
     again_boot = cli("bootstrap", "--request-id", "boot-1", "--json")
@@ -60,6 +61,7 @@ def test_a_retried_cli_write_is_applied_once_and_answered_the_same(_isolated_hom
     assert rows(_isolated_home, "outcomes") == 1
 
 
+@pytest.mark.subprocess
 def test_one_id_names_one_request(_isolated_home):
     cli("bootstrap")
     cli("preflight", "fix it", "--vectors", SCORES)
@@ -74,6 +76,7 @@ def test_one_id_names_one_request(_isolated_home):
     assert blank.exit_code == 1 and "request_id" in blank.stdout
 
 
+@pytest.mark.subprocess
 def test_a_prompt_without_scores_records_no_request(_isolated_home):
     cli("bootstrap")
     prompt = cli("preflight", "fix it", "--request-id", "p", "--json")
@@ -97,6 +100,7 @@ def test_concurrent_calls_with_one_id_apply_it_once(_isolated_home):
         assert code == 0 or "applied meanwhile by another call" in out, out
 
 
+@pytest.mark.subprocess
 def test_mcp_write_tools_apply_a_request_once(_isolated_home, monkeypatch):
     from noetic.mcp.server import build_server
 

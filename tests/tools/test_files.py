@@ -31,6 +31,7 @@ def call(workspace: Path, name: str, **arguments: object) -> ToolResult:
     return asyncio.run(tools[name].call(arguments))
 
 
+@pytest.mark.subprocess
 def test_read_write_edit_list_round_trip(box: tuple[Path, Path]) -> None:
     ws, _ = box
     assert call(ws, "file_write", path="pkg/new.txt", content="alpha\nbeta\n").ok
@@ -51,6 +52,7 @@ def test_read_pages_through_a_long_file(box: tuple[Path, Path]) -> None:
     assert page[3] == "… 4 more line(s); read on with offset=7"
 
 
+@pytest.mark.subprocess
 def test_edit_refuses_ambiguous_or_missing_text(box: tuple[Path, Path]) -> None:
     ws, _ = box
     (ws / "dup.txt").write_text("x = 1\nx = 1\n")
@@ -63,6 +65,7 @@ def test_edit_refuses_ambiguous_or_missing_text(box: tuple[Path, Path]) -> None:
     assert (ws / "dup.txt").read_text() == "x = 2\nx = 2\n"
 
 
+@pytest.mark.subprocess
 def test_a_write_keeps_the_files_mode(box: tuple[Path, Path]) -> None:
     ws, _ = box
     script = ws / "run.sh"
@@ -109,6 +112,7 @@ def test_symlinks_pointing_out_are_refused_and_inside_ones_followed(box: tuple[P
     assert "leak -> " in call(ws, "file_list").output
 
 
+@pytest.mark.subprocess
 def test_a_folder_swapped_for_a_symlink_after_the_check_is_refused(box: tuple[Path, Path]) -> None:
     ws, outside = box
     (outside / "app.py").write_text("outside\n")
@@ -131,6 +135,7 @@ def test_a_folder_swapped_for_a_symlink_after_the_check_is_refused(box: tuple[Pa
     assert (outside / "app.py").read_text() == "outside\n"
 
 
+@pytest.mark.subprocess
 def test_a_file_swapped_for_a_symlink_after_the_check(box: tuple[Path, Path]) -> None:
     ws, outside = box
     root = SandboxRoot(ws)
@@ -161,6 +166,7 @@ def test_protected_paths_are_refused_by_the_policy_rule(box: tuple[Path, Path]) 
     assert not call(ws, "file_write", path=".noetic/noetic.db", content="x").ok
 
 
+@pytest.mark.subprocess
 def test_bad_input_is_named(box: tuple[Path, Path]) -> None:
     ws, _ = box
     (ws / "blob.bin").write_bytes(b"\x00\x01\x02")

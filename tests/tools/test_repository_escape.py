@@ -67,6 +67,7 @@ def hooks_of(ws: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if not p.name.endswith(".sample"))
 
 
+@pytest.mark.subprocess
 def test_a_copied_git_with_a_planted_hook_cannot_replace_the_real_one(repo) -> None:
     ws, home = repo
     head = (ws / ".git" / "HEAD").read_text()
@@ -89,6 +90,7 @@ def test_a_copied_git_with_a_planted_hook_cannot_replace_the_real_one(repo) -> N
     assert "pre-commit" in hooks_of(ws)
 
 
+@pytest.mark.subprocess
 def test_a_hooks_folder_that_does_not_exist_yet_cannot_be_planted(repo) -> None:
     ws, home = repo
     shutil.rmtree(ws / ".git" / "hooks")
@@ -104,6 +106,7 @@ def test_a_hooks_folder_that_does_not_exist_yet_cannot_be_planted(repo) -> None:
     assert not (ws / ".git" / "hooks").exists() and not (ws / ".git" / "commondir").exists()
 
 
+@pytest.mark.subprocess
 def test_a_new_commondir_or_config_cannot_redirect_git(repo) -> None:
     ws, home = repo
     runner = ShellRunner(ws, sandbox="required", home=str(home))
@@ -120,6 +123,7 @@ def test_a_new_commondir_or_config_cannot_redirect_git(repo) -> None:
     assert "hookspath" not in (ws / ".git" / "config").read_text().lower()
 
 
+@pytest.mark.subprocess
 def test_reading_the_repository_still_works_inside(repo) -> None:
     ws, home = repo
     (ws / "a.txt").write_text("a\n")
@@ -131,6 +135,7 @@ def test_reading_the_repository_still_works_inside(repo) -> None:
     assert not added.startswith("exit 0") and "Read-only" in added
 
 
+@pytest.mark.subprocess
 def test_the_hooks_path_the_configuration_names_is_protected_even_before_it_exists(repo) -> None:
     ws, home = repo
     git(ws, "config", "core.hooksPath", ".githooks")
@@ -147,6 +152,7 @@ def test_the_hooks_path_the_configuration_names_is_protected_even_before_it_exis
     assert str(ws / ".husky") in control_files(str(ws)).folders_to_create
 
 
+@pytest.mark.subprocess
 def test_programs_and_includes_the_configuration_names_are_protected(repo) -> None:
     ws, home = repo
     (ws / "tools").mkdir()
@@ -163,6 +169,7 @@ def test_programs_and_includes_the_configuration_names_are_protected(repo) -> No
     assert (ws / "extra.cfg").read_text() == "[user]\n\tname = x\n"
 
 
+@pytest.mark.subprocess
 def test_gitmodules_is_read_only(repo) -> None:
     ws, home = repo
     (ws / ".gitmodules").write_text('[submodule "x"]\n\tpath = x\n\turl = ./x\n')
@@ -173,6 +180,7 @@ def test_gitmodules_is_read_only(repo) -> None:
     assert not write(ws, ".gitmodules", "").ok
 
 
+@pytest.mark.subprocess
 def test_a_worktrees_git_file_cannot_be_replaced(repo, tmp_path: Path) -> None:
     ws, home = repo
     tree = tmp_path / "tree"
@@ -188,6 +196,7 @@ def test_a_worktrees_git_file_cannot_be_replaced(repo, tmp_path: Path) -> None:
     assert not refused.ok and (tree / ".git").read_text() == pointer
 
 
+@pytest.mark.subprocess
 def test_a_symlinked_git_is_refused_with_the_target_named(repo) -> None:
     ws, home = repo
     (ws / ".git").rename(ws / "real.git")

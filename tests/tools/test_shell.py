@@ -50,6 +50,7 @@ def python(workspace: Path, name: str, body: str) -> str:
     return f"{sys.executable} {name}"
 
 
+@pytest.mark.subprocess
 def test_a_plain_command_runs_as_an_argument_vector(places) -> None:
     ws, _, home = places
     (ws / "a.txt").write_text("alpha\n")
@@ -62,6 +63,7 @@ def test_a_plain_command_runs_as_an_argument_vector(places) -> None:
     assert run(runner, "ls no-such-file").exit_code != 0
 
 
+@pytest.mark.subprocess
 def test_a_compound_line_runs_in_the_sandbox_as_the_gate_parsed_it(places, tmp_path) -> None:
     ws, _, home = places
     (ws / "src").mkdir()
@@ -85,6 +87,7 @@ def test_a_compound_line_runs_in_the_sandbox_as_the_gate_parsed_it(places, tmp_p
         run(strict, "cd src && ls")
 
 
+@pytest.mark.subprocess
 def test_interpreter_code_runs_inside_the_sandbox_and_is_refused_without_it(places) -> None:
     ws, _, home = places
     code = "python3 -c 'import os; print(sorted(os.listdir(\".\")))'"
@@ -109,6 +112,7 @@ def test_a_refused_command_never_runs(places) -> None:
     assert not (outside / "x").exists()
 
 
+@pytest.mark.subprocess
 def test_writing_outside_through_a_path_the_parser_cannot_see_is_stopped(places) -> None:
     ws, outside, home = places
     target = outside / "escaped.txt"
@@ -132,6 +136,7 @@ def test_writing_outside_through_a_path_the_parser_cannot_see_is_stopped(places)
     assert target.exists()
 
 
+@pytest.mark.subprocess
 def test_a_socket_cannot_reach_even_loopback(places) -> None:
     ws, _, home = places
     server = socket.socket()
@@ -170,6 +175,7 @@ def test_a_socket_cannot_reach_even_loopback(places) -> None:
         server.close()
 
 
+@pytest.mark.subprocess
 def test_the_home_folder_tmp_and_protected_files_are_hidden_or_read_only(places) -> None:
     ws, _, home = places
     (ws / ".git" / "hooks").mkdir(parents=True)
@@ -191,6 +197,7 @@ def test_the_home_folder_tmp_and_protected_files_are_hidden_or_read_only(places)
     assert (ws / ".git" / "config").read_text() == "[core]\n"
 
 
+@pytest.mark.subprocess
 def test_secrets_stay_out_of_the_environment(places, monkeypatch) -> None:
     ws, _, home = places
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "very-secret")
@@ -204,6 +211,7 @@ def test_secrets_stay_out_of_the_environment(places, monkeypatch) -> None:
     assert "API_KEY" not in ShellRunner(ws, sandbox="off").environment()
 
 
+@pytest.mark.subprocess
 def test_timeout_kills_the_command_and_what_it_started(places) -> None:
     ws, _, home = places
     body = (
@@ -219,6 +227,7 @@ def test_timeout_kills_the_command_and_what_it_started(places) -> None:
     assert "timed out" in done.for_model()
 
 
+@pytest.mark.subprocess
 def test_output_is_capped_with_the_total_named(places) -> None:
     ws, _, home = places
     runner = ShellRunner(ws, sandbox="required", home=str(home), max_output=1000)
@@ -227,6 +236,7 @@ def test_output_is_capped_with_the_total_named(places) -> None:
     assert "cut at 1000 of 50001 bytes" in done.for_model()
 
 
+@pytest.mark.subprocess
 def test_cwd_must_be_a_folder_of_the_workspace(places) -> None:
     ws, _, home = places
     (ws / "sub").mkdir()
@@ -241,6 +251,7 @@ def test_cwd_must_be_a_folder_of_the_workspace(places) -> None:
     assert not runner.judge("rm -rf ../..", cwd="sub").allowed
 
 
+@pytest.mark.subprocess
 def test_unknown_commands_and_the_tool_interface(places) -> None:
     ws, _, home = places
     runner = ShellRunner(ws, sandbox="off", home=str(home))
@@ -275,6 +286,7 @@ def test_result_shape() -> None:
     assert done.for_model() == "exit 0"
 
 
+@pytest.mark.subprocess
 def test_the_running_python_stays_reachable_when_it_lives_in_a_hidden_folder(tmp_path, monkeypatch):
     venv = tmp_path / "venv"  # under /tmp, which the sandbox replaces with an empty folder
     venv.mkdir()

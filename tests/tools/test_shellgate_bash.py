@@ -28,6 +28,7 @@ EVALUATED = [
 ]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("line", EVALUATED)
 def test_bash_runs_it_and_the_gate_refuses_it(tmp_path: Path, line: str) -> None:
     bash = shutil.which("bash")

@@ -59,6 +59,7 @@ def _rules(command: str, places: tuple[Path, str], *, sandboxed: bool = False) -
     ]
 
 
+@pytest.mark.slow
 @_SETTINGS
 @given(row=st.sampled_from(_DANGEROUS), runner=st.sampled_from(_RUNNERS), boxed=st.booleans())
 def test_a_string_run_as_shell_code_is_judged_as_the_commands_it_holds(
@@ -81,6 +82,7 @@ def test_a_string_run_as_shell_code_is_judged_as_the_commands_it_holds(
     ),
     at=st.integers(0, 4),
 )
+@pytest.mark.slow
 def test_brace_expansion_hides_no_path(
     places: tuple[Path, str], junk: list[str], row: tuple[str, str], at: int
 ) -> None:
@@ -99,6 +101,7 @@ def test_brace_expansion_hides_no_path(
          "__import__('os').remove('x')", "import shutil; shutil.rmtree('/')"]
     ),
 )  # fmt: skip
+@pytest.mark.slow
 def test_python_code_with_effects_is_refused_however_the_flag_is_spelled(
     places: tuple[Path, str], flags: list[str], attached: bool, code: str
 ) -> None:
@@ -196,6 +199,7 @@ def test_git_keys_are_case_insensitive(
     target=st.sampled_from(["/", "/etc", "~", "../.."]),
     then=st.sampled_from(["cd {n} && rm -rf *", "rm -rf {n}/*", "touch {n}/x", "cp a {n}/b"]),
 )
+@pytest.mark.slow
 def test_a_link_made_in_the_line_is_followed(
     places: tuple[Path, str], name: str, target: str, then: str
 ) -> None:

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def _lines(marker: str) -> st.SearchStrategy[str]:
 @settings(
     deadline=None, max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.subprocess
 @given(data=st.data())
 def test_a_line_the_gate_allows_never_writes_outside_the_workspace(
     tmp_path: Path, data: st.DataObject

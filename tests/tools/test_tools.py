@@ -166,6 +166,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(arguments=json_values)
 def test_any_json_arguments_give_a_result_never_an_exception(arguments):
