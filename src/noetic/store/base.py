@@ -25,7 +25,7 @@ from typing import Any, Final
 from noetic.assessment import Assessment, Decision
 from noetic.errors import InvalidValueError, NotFoundError, StoreError
 from noetic.events import Event
-from noetic.store import derived_files
+from noetic.store import derived_files, session_files
 from noetic.store.document import Grown
 from noetic.store.mirror import Mirror, drain
 from noetic.store.records import (
@@ -51,7 +51,6 @@ from noetic.store.rows import (
     new_id,
     now,
     parse_export,
-    reflex_frame,
 )
 from noetic.store.writer import WRITER
 from noetic.untrusted import check_identifier, check_text_field
@@ -632,63 +631,7 @@ class BaseStore:
         """Write the session's JSON document and the reflex-log lines of the given assessments
         (appended), or, with ``all_reflex``, its reflex logs whole; returns the number of lines
         written. The caller holds the files lock; see :mod:`noetic.store.mirror`."""
-        try:
-            doc, added = self._session_document(session_id, fresh=all_reflex)
-        except NotFoundError:  # deleted since it was queued: nothing to mirror
-            return 0
-        derived_files.atomic_write_bytes(
-            derived_files.session_json_path(self.home, session_id), doc, sync=False
-        )
-        if all_reflex:  # the document was read whole
-            recs = list(added.values())
-        elif assessment_ids:
-            recs = [added[i] for i in assessment_ids if i in added]
-            missing = [i for i in assessment_ids if i not in added]  # read by an earlier drain
-            if missing:
-                marks = ",".join("?" for _ in missing)
-                recs += [
-                    export_assessment(r)
-                    for r in self.conn.execute(
-                        f"SELECT * FROM assessments WHERE id IN ({marks})", missing
-                    )
-                ]
-            recs.sort(key=lambda r: r["seq"])
-        else:
-            return 0
-        session = self.get_session(session_id)
-        tasks = dict(
-            self.conn.execute("SELECT id, task FROM cascades WHERE session_id = ?", (session_id,))
-        )
-        days: dict[str, list[dict[str, Any]]] = {}
-        for rec in recs:
-            days.setdefault(rec["created_at"][:10], []).append(rec)
-        written = 0
-        for day, recs in days.items():
-            path = derived_files.reflex_path(self.home, session.ai_id, day, session_id)
-            appended = None
-            if not all_reflex:
-                lines = [
-                    (r["seq"], derived_files.json_line(reflex_frame(r, session.ai_id, tasks)))
-                    for r in recs
-                ]
-                appended = derived_files.extend_lines(path, lines)
-            if appended is None:  # asked to, or the log's end was cut short: the whole log
-                if not all_reflex:
-                    recs = [
-                        export_assessment(r)
-                        for r in self.conn.execute(
-                            "SELECT * FROM assessments WHERE session_id = ? "
-                            "AND substr(created_at, 1, 10) = ? ORDER BY seq",
-                            (session_id, day),
-                        )
-                    ]
-                whole = [
-                    derived_files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs
-                ]
-                derived_files.atomic_write_bytes(path, b"".join(whole), sync=False)
-                appended = len(recs)
-            written += appended
-        return written
+        return session_files.write(self, session_id, assessment_ids, all_reflex=all_reflex)
 
 
 _OPEN: weakref.WeakSet[BaseStore] = weakref.WeakSet()

@@ -1,0 +1,78 @@
+"""Writing a session's derived files from its rows: the JSON document whole, the reflex-log
+lines appended (or a day's log whole when asked, or when its end was cut short).
+
+The store calls :func:`write` with its files lock held (:mod:`noetic.store.mirror`);
+:mod:`noetic.store.derived_files` holds the formats and the atomic writes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from noetic.errors import NotFoundError
+from noetic.store import derived_files
+from noetic.store.rows import export_assessment, reflex_frame
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+
+
+def write(
+    store: BaseStore, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
+) -> int:
+    """The number of reflex-log lines written (see :meth:`BaseStore.write_session_files_now`)."""
+    try:
+        doc, added = store._session_document(session_id, fresh=all_reflex)
+    except NotFoundError:  # deleted since it was queued: nothing to mirror
+        return 0
+    derived_files.atomic_write_bytes(
+        derived_files.session_json_path(store.home, session_id), doc, sync=False
+    )
+    if all_reflex:  # the document was read whole
+        recs = list(added.values())
+    elif assessment_ids:
+        recs = [added[i] for i in assessment_ids if i in added]
+        missing = [i for i in assessment_ids if i not in added]  # read by an earlier drain
+        if missing:
+            marks = ",".join("?" for _ in missing)
+            recs += [
+                export_assessment(r)
+                for r in store.conn.execute(
+                    f"SELECT * FROM assessments WHERE id IN ({marks})", missing
+                )
+            ]
+        recs.sort(key=lambda r: r["seq"])
+    else:
+        return 0
+    session = store.get_session(session_id)
+    tasks = dict(
+        store.conn.execute("SELECT id, task FROM cascades WHERE session_id = ?", (session_id,))
+    )
+    days: dict[str, list[dict[str, Any]]] = {}
+    for rec in recs:
+        days.setdefault(rec["created_at"][:10], []).append(rec)
+    written = 0
+    for day, recs in days.items():
+        path = derived_files.reflex_path(store.home, session.ai_id, day, session_id)
+        appended = None
+        if not all_reflex:
+            lines = [
+                (r["seq"], derived_files.json_line(reflex_frame(r, session.ai_id, tasks)))
+                for r in recs
+            ]
+            appended = derived_files.extend_lines(path, lines)
+        if appended is None:  # asked to, or the log's end was cut short: the whole log
+            if not all_reflex:
+                recs = [
+                    export_assessment(r)
+                    for r in store.conn.execute(
+                        "SELECT * FROM assessments WHERE session_id = ? "
+                        "AND substr(created_at, 1, 10) = ? ORDER BY seq",
+                        (session_id, day),
+                    )
+                ]
+            whole = [derived_files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs]
+            derived_files.atomic_write_bytes(path, b"".join(whole), sync=False)
+            appended = len(recs)
+        written += appended
+    return written
