@@ -179,14 +179,9 @@ def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
     elif f.outcome is not None:
         op = ">=" if f.outcome == "success" else "<"
         parts.append(f"s.id IN (SELECT session_id FROM outcomes WHERE score {op} 0.5)")
-    if f.since is not None:
-        parts.append("s.created_at >= ?")
-        args.append(f.since.isoformat())
-    if f.until is not None:
-        parts.append("s.created_at < ?")
-        args.append((f.until + timedelta(days=1)).isoformat())
+    created_between(parts, args, "s.created_at", f)
     if f.q:
-        like = "%" + f.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        like = like_pattern(f.q)
         parts.append(
             "(s.id LIKE ? ESCAPE '\\' OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\'"
             " OR EXISTS (SELECT 1 FROM cascades c WHERE c.session_id = s.id"
@@ -194,6 +189,22 @@ def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
         )
         args += [like] * 5
     return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+def created_between(parts: list[str], args: list[Any], column: str, f: SessionFilters) -> None:
+    """The filters' day range on ``column`` (``until`` takes in its whole day)."""
+    if f.since is not None:
+        parts.append(f"{column} >= ?")
+        args.append(f.since.isoformat())
+    if f.until is not None:
+        parts.append(f"{column} < ?")
+        args.append((f.until + timedelta(days=1)).isoformat())
+
+
+def like_pattern(q: str) -> str:
+    """``q`` as a LIKE pattern matching it anywhere, its ``%``, ``_`` and ``\\`` literal
+    (with ``ESCAPE '\\'``)."""
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _rows(store: BaseStore, page: list[Any]) -> list[SessionRow]:

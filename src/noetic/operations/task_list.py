@@ -13,12 +13,17 @@ of those ids only.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.operations.browse import Choices, SessionFilters, filter_choices
+from noetic.operations.browse import (
+    Choices,
+    SessionFilters,
+    created_between,
+    filter_choices,
+    like_pattern,
+)
 from noetic.store.base import BaseStore
 
 TASK_STATUSES: Final = ("open", "completed", "abandoned")
@@ -121,14 +126,9 @@ def _conditions(f: TaskFilters) -> tuple[str, list[Any]]:
     elif f.outcome is not None:
         op = ">=" if f.outcome == "success" else "<"
         parts.append(f"c.id IN (SELECT cascade_id FROM outcomes WHERE score {op} 0.5)")
-    if f.since is not None:
-        parts.append("c.created_at >= ?")
-        args.append(f.since.isoformat())
-    if f.until is not None:
-        parts.append("c.created_at < ?")
-        args.append((f.until + timedelta(days=1)).isoformat())
+    created_between(parts, args, "c.created_at", f)
     if f.q:
-        like = "%" + f.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        like = like_pattern(f.q)
         parts.append(
             "(c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\' OR s.id LIKE ? ESCAPE '\\'"
             " OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\')"
