@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from noetic.errors import InvalidValueError
 from noetic.hosts.testruns import operands, reduce
+from noetic.tools.shellgate.policy import regular_expressions
 
 _PYTHON = re.compile(r"^(python|python3|python3\.\d+|py)$")
 DELETERS = frozenset({"rm", "rmdir", "unlink", "shred"})
@@ -40,12 +41,7 @@ class Match(_Strict):
     @field_validator("arguments")
     @classmethod
     def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
-        return value
+        return regular_expressions(value)
 
 
 class Rule(_Strict):

@@ -41,6 +41,16 @@ STRUCTURAL = (
 )
 
 
+def regular_expressions(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """``patterns`` if each compiles; else the first that does not, named in the error."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
+    return patterns
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -60,12 +70,7 @@ class Match(_Strict):
     @field_validator("arguments")
     @classmethod
     def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"bad regular expression {pattern!r}: {exc}") from None
-        return value
+        return regular_expressions(value)
 
     def model_post_init(self, _: Any) -> None:
         kinds = sum(bool(k) for k in (self.command, self.paths, self.variables))
