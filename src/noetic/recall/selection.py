@@ -202,12 +202,21 @@ def recall(
     trusted_by = np.array([v in (CONFIRMED, UNVERIFIED) for v in VERDICTS])
     allowed_all = allowed_by[verdict]
     query = embed_query(embedder, task)
-    if index is None:  # numpy over the scope's rows, else the Qdrant backend's
+    similarity = None
+    if index is None and store.dialect == "postgresql":  # pgvector's HNSW, if the server has it
+        from noetic.store.pg_vectors import nearest
+
+        similarity = nearest(store, idx, query, positions=pos, ai_id=ai_id, project=project,
+                             all_projects=all_projects, k=config.shortlist)  # fmt: skip
+    if similarity is not None:
+        pass
+    elif index is None:  # numpy over the scope's rows, else the Qdrant backend's
         with one_blas_thread():
             similarity = scoped.vectors @ query
     else:
         similarity = _qdrant(store, index, idx, pos, query)
     short = _top(similarity, config.shortlist)
+    short = short[similarity[short] > -2]  # rows the HNSW search did not return are not scored
     sim = similarity[short].astype(np.float64)
     m = idx.meta[short if pos is None else pos[short]]
     if current:
