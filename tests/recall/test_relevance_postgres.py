@@ -1,9 +1,9 @@
 """Recall on a PostgreSQL store ranks the relevance set exactly as on SQLite: the same tasks, in
 the same order, with the same scores, for every held-out query and in both scopes.
 
-PostgreSQL holds the summaries and their embeddings (``recall_vectors``); recall searches them
-exactly, through the same index it keeps for a SQLite store. pgvector's HNSW is not used: Debian's
-PostgreSQL 15 has no pgvector package here, so there is nothing approximate to compare."""
+PostgreSQL holds the summaries and their embeddings (``recall_vectors``); on a server without
+pgvector (Debian's, here) recall searches them exactly, through the same index it keeps for a
+SQLite store. ``test_pgvector.py`` compares the HNSW path on a server that has it."""
 
 import pytest
 
