@@ -115,3 +115,14 @@ def relevance_recall(store, embedder, text: str) -> list[str]:
     result = recall(store, text, embedder, count_tokens, all_projects=True, limit=5,
                     now=relevance.NOW)  # fmt: skip
     return [c.cascade_id for c in result.chosen]
+
+
+@pytest.mark.parametrize(
+    ("version", "used"),
+    [("0.8.2", True), ("0.8.0", True), ("1.0", True), ("0.7.4", False), ("0.5.1", False),
+     ("", False), ("x.y", False), ("0", False)],
+)  # fmt: skip
+def test_only_pgvector_with_iterative_scans_is_used(version, used):
+    from noetic.store.pg_vectors import recent_enough
+
+    assert recent_enough(version) is used

@@ -47,12 +47,22 @@ def available(store: Any) -> str | None:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             row = conn.execute(
-                "SELECT extnamespace::regnamespace::text AS s FROM pg_extension "
+                "SELECT extnamespace::regnamespace::text AS s, extversion AS v FROM pg_extension "
                 "WHERE extname = 'vector'"
             ).fetchone()
-            schema = row["s"] if row is not None else None
+            schema = row["s"] if row is not None and recent_enough(row["v"]) else None
     _SCHEMAS[store.url] = schema
     return schema
+
+
+def recent_enough(version: str) -> bool:
+    """pgvector 0.8 or later: the iterative index scan a filtered scope needs to get its ``k``
+    rows (an older one returns fewer); with an older one recall searches exactly."""
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (0, 8)
 
 
 def table_name(embedder: str) -> str:
