@@ -60,8 +60,9 @@ def main() -> None:
                 index_for(store, embedder)
                 tasks = [fresh_query() for _ in range(21)]
                 known = Known(embedder, tasks)
-                pg_vectors._SCHEMAS[store.url] = None  # the exact path: as without pgvector
+                store.hnsw = False  # the exact path, the default
                 e_first, e_median, e_chosen = timed(store, known, tasks)
+                store.hnsw = True  # [store] hnsw = true
                 pg_vectors.forget(store)
                 h_first, h_median, h_chosen = timed(store, known, tasks)
                 same = sum(a == b for a, b in zip(e_chosen, h_chosen, strict=True))

@@ -56,7 +56,7 @@ def test_hnsw_ranks_the_relevance_set_as_the_exact_search(tmp_path, pgvector_ser
     with Store(tmp_path / "sqlite", write_files=False) as sqlite_store:
         exact = rankings(sqlite_store, embedder)
     url = _url(pgvector_server, index_only=True)
-    with PostgresStore(url, home=tmp_path / "pg") as pg_store:
+    with PostgresStore(url, home=tmp_path / "pg", hnsw=True) as pg_store:
         assert pg_vectors.available(pg_store) is not None, "the bundled server has pgvector"
         hnsw = rankings(pg_store, embedder)
         table = pg_vectors.table_name(embedder.name)
@@ -88,7 +88,7 @@ def test_a_rewritten_summary_rebuilds_the_hnsw_table(tmp_path, pgvector_server):
     from noetic.store.summaries import load_summaries, save_summary
 
     embedder = relevance.Cached(load_embedder("minilm"))
-    with PostgresStore(_url(pgvector_server, index_only=True), home=tmp_path) as store:
+    with PostgresStore(_url(pgvector_server, index_only=True), home=tmp_path, hnsw=True) as store:
         built = relevance.build(store)
         relevance.embed_all(store, load_embedder("minilm"))
         query = built.queries[0]
@@ -126,3 +126,32 @@ def test_only_pgvector_with_iterative_scans_is_used(version, used):
     from noetic.store.pg_vectors import recent_enough
 
     assert recent_enough(version) is used
+
+
+def test_without_the_setting_recall_stays_exact_on_a_server_with_pgvector(
+    tmp_path, pgvector_server
+):
+    """HNSW is asked for (``[store] hnsw = true``), never taken because the server has it."""
+    from noetic.store import pg_vectors
+    from noetic.store.postgres import PostgresStore
+
+    embedder = relevance.Cached(load_embedder("minilm"))
+    with PostgresStore(_url(pgvector_server, index_only=False), home=tmp_path) as store:
+        built = relevance.build(store)
+        relevance.embed_all(store, load_embedder("minilm"))
+        assert relevance_recall(store, embedder, built.queries[0].text)
+        table = pg_vectors.table_name(embedder.name)
+        exists = store.conn.execute(f"SELECT to_regclass('{table}')").fetchone()[0]
+    assert exists is None
+
+
+def test_the_hnsw_setting_is_read_from_the_stores_config(tmp_path):
+    from noetic.errors import InvalidValueError
+    from noetic.store.location import store_hnsw
+
+    assert store_hnsw(tmp_path) is False
+    (tmp_path / "config.toml").write_text("[store]\nhnsw = true\n")
+    assert store_hnsw(tmp_path) is True
+    (tmp_path / "config.toml").write_text('[store]\nhnsw = "yes"\n')
+    with pytest.raises(InvalidValueError, match=r"\[store\] hnsw .* is true or false"):
+        store_hnsw(tmp_path)

@@ -203,7 +203,8 @@ def recall(
     allowed_all = allowed_by[verdict]
     query = embed_query(embedder, task)
     similarity = None
-    if index is None and store.dialect == "postgresql":  # pgvector's HNSW, if the server has it
+    # pgvector's HNSW, when the store is set to use it ([store] hnsw) and the server has it
+    if index is None and getattr(store, "hnsw", False):
         from noetic.store.pg_vectors import nearest
 
         similarity = nearest(store, idx, query, positions=pos, ai_id=ai_id, project=project,

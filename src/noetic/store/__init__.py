@@ -45,9 +45,11 @@ def open_store(home: str | Path, *, url: str | None = None, **options: Any) -> B
             f"a PostgreSQL store needs psycopg, which is not installed ({exc})",
             fix="pip install 'noetic[postgres]'",
         ) from None
-    from noetic.store.location import store_files
+    from noetic.store.location import store_files, store_hnsw
 
-    return PostgresStore(url, home=home, write_files=store_files(Path(home)))
+    return PostgresStore(
+        url, home=home, write_files=store_files(Path(home)), hnsw=store_hnsw(Path(home))
+    )
 
 
 __all__ = [

@@ -91,6 +91,17 @@ def store_url(home: Path) -> str | None:
 def store_files(home: Path) -> bool:
     """Whether a PostgreSQL store should write its session files under ``home`` too
     (``files = true`` under ``[store]`` in ``home/config.toml``)."""
+    return store_flag(home, "files")
+
+
+def store_hnsw(home: Path) -> bool:
+    """Whether recall on a PostgreSQL store searches pgvector's HNSW index (``hnsw = true``
+    under ``[store]``); off by default, see ``docs/teams.md`` for the figures."""
+    return store_flag(home, "hnsw")
+
+
+def store_flag(home: Path, key: str) -> bool:
+    """A true/false setting under ``[store]`` in ``home/config.toml`` (false when absent)."""
     config = home / "config.toml"
     try:
         text = config.read_text(encoding="utf-8")
@@ -101,11 +112,11 @@ def store_files(home: Path) -> bool:
     import tomllib
 
     try:
-        found = tomllib.loads(text).get("store", {}).get("files", False)
+        found = tomllib.loads(text).get("store", {}).get(key, False)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidValueError(f"{config} is not valid TOML: {exc}", field="config") from None
     if not isinstance(found, bool):
-        raise InvalidValueError(f"[store] files in {config} is true or false", field="store.files")
+        raise InvalidValueError(f"[store] {key} in {config} is true or false", field=f"store.{key}")
     return found
 
 

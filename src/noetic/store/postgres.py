@@ -214,19 +214,23 @@ class PostgresStore(BaseStore):
         read_only: bool = False,
         migrate_schema: bool = True,
         write_files: bool = False,
+        hnsw: bool = False,
     ) -> None:
         """Connect (waiting up to :data:`CONNECT_TIMEOUT_S`) and apply pending migrations.
 
         ``home``: the local directory for what is not shared (profiles, configuration);
         ``read_only``: every write raises :class:`StoreError`; ``write_files``: the session
         JSON documents and reflex logs of the sessions this store writes to go under ``home``
-        (at :meth:`flush_files` and :meth:`close`), as a SQLite store's do."""
+        (at :meth:`flush_files` and :meth:`close`), as a SQLite store's do; ``hnsw``: recall
+        searches pgvector's HNSW index when the server has the extension
+        (:mod:`noetic.store.pg_vectors`), instead of the exact in-process search."""
         if not is_url(url):
             raise StoreError(f"not a PostgreSQL URL: {safe_url(url)!r}")
         self.url = url
         self.where = safe_url(url)
         self.home = Path(home) if home is not None else Path.cwd() / ".noetic"
         self.write_files = write_files
+        self.hnsw = hnsw
         self.background = False
         self._behind: dict[str, tuple[set[int], bool]] = {}
         self._behind_lock = threading.Lock()
