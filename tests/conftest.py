@@ -17,6 +17,11 @@ from noetic.vectors import VECTOR_NAMES
 settings.register_profile(
     "fuzz", max_examples=int(os.environ.get("NOETIC_FUZZ_EXAMPLES", "1000")), deadline=None
 )
+# `make test` (and so CI) runs under "ci": the same examples on every run, so a red run is
+# reproduced by running it again, and no deadline, since a test asserts behaviour, never timing
+# (a loaded machine would otherwise fail a slow example). `make fuzz` is where new examples are
+# searched for.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 
 
 # A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored in every
