@@ -190,3 +190,37 @@ def test_serve_over_a_store_with_tokens_requires_one_without_an_admin_token(tmp_
         assert not report.is_error, report.content
     finally:
         assert served.stop() == 130
+
+
+@pytest.mark.slow
+def test_every_kind_of_row_a_tool_writes_names_the_token(team):
+    """Sessions, tasks, assessments, checkpoints, investigations (written by the command
+    ``execute_cli_command`` runs in a child process), goals, outcomes, events and model calls."""
+    from ..llm.model_server import reply, running
+
+    url, home, tokens = team
+    scores = uniform(0.8, know=0.3)
+    with running() as model:
+        model.enqueue(reply("Paris."))
+        spec = f"openai-compatible:{model.url}/v1#tiny"
+        results = calls(
+            url, tokens["alice"],
+            ("bootstrap_session", {"ai_id": "alice-agent"}),
+            ("submit_preflight_assessment", {"task": "t", "vectors": scores}),
+            ("execute_cli_command", {"command": "investigate --note 'read the code'"}),
+            ("generate_goals", {}),
+            ("query_ai", {"question": "Capital of France?", "provider": spec}),
+            ("submit_postflight_assessment", {"vectors": uniform(0.8)}),
+            ("record_outcome", {"score": 1.0}),
+        )  # fmt: skip
+    assert [r.is_error for r in results] == [False] * len(results), [r.content for r in results]
+    assert results[2].structured_content["exit_code"] == 0, results[2].structured_content
+    for table in ("sessions", "cascades", "assessments", "checkpoints", "investigations",
+                  "goals", "outcomes", "events", "llm_calls"):  # fmt: skip
+        found = [r[0] for r in rows(home, f"SELECT written_by FROM {table}")]
+        assert found and set(found) == {"alice"}, (table, found)
+    calls(url, ADMIN, ("bootstrap_session", {"ai_id": "admin-agent"}))
+    assert sorted(r[0] or "" for r in rows(home, "SELECT written_by FROM sessions")) == [
+        "",
+        "alice",
+    ]

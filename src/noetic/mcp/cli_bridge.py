@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import InvalidValueError
 from noetic.limits import COMMAND_CHARS
+from noetic.store.writer import WRITER
 
 _HELP = threading.Lock()
 """``CliRunner`` swaps the process's stdin, stdout and stderr while help is rendered, so help is
@@ -177,14 +178,22 @@ def run_cli(
     )
 
 
+_CHILD = (
+    "import sys; from noetic.store.writer import WRITER; WRITER.set(sys.argv.pop(1) or None); "
+    "from noetic.cli import main; main()"
+)
+"""The child's program: its first argument is the token the calling request was made with
+(empty for none), so what the command writes records it as the tool's own writes do."""
+
+
 def _run_child(args: list[str], timeout_s: float) -> tuple[int, str, str]:
-    """``noetic ARGS`` in a child process in a session of its own; killed, with what it
-    started, at ``timeout_s``."""
+    """``noetic ARGS`` in a child process in a session of its own, writing as the calling
+    request's token; killed, with what it started, at ``timeout_s``."""
     # The server's own environment must not choose the agent or the session.
     env = {k: v for k, v in os.environ.items() if k not in ("NOETIC_SESSION", "NOETIC_AI_ID")}
     env.update(NO_COLOR="1", PYTHONIOENCODING="utf-8", COLUMNS=env.get("COLUMNS", "100"))
     with subprocess.Popen(
-        [sys.executable, "-c", "from noetic.cli import main; main()", *args],
+        [sys.executable, "-c", _CHILD, WRITER.get() or "", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

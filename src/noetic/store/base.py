@@ -52,7 +52,6 @@ from noetic.store.rows import (
     now,
     parse_export,
 )
-from noetic.store.writer import WRITER
 from noetic.untrusted import check_identifier, check_text_field
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
@@ -442,21 +441,10 @@ class BaseStore:
     def append_event(self, event: Event) -> None:
         """Persist one event (an :class:`noetic.events.EventBus` subscriber)."""
         data = event.model_dump(mode="json")
+        row = {**data, "data": json.dumps(data["data"])}
         with self.transaction() as c:
             self.order_appends(c, "events")
-            c.execute(
-                "INSERT INTO events (at, kind, engine, session_id, cascade_id, data, written_by) "
-                "VALUES (?,?,?,?,?,?,?)",
-                (
-                    data["at"],
-                    data["kind"],
-                    data["engine"],
-                    data["session_id"],
-                    data["cascade_id"],
-                    json.dumps(data["data"]),
-                    WRITER.get(),
-                ),
-            )
+            self.insert(c, "events", row)
             if event.session_id is not None:
                 self._queue(c, event.session_id)
 
@@ -586,18 +574,7 @@ class BaseStore:
             if not exists:
                 self.order_appends(c, "events")
                 for event in parsed["events"]:
-                    c.execute(
-                        "INSERT INTO events (at, kind, engine, session_id, cascade_id, data) "
-                        "VALUES (?,?,?,?,?,?)",
-                        (
-                            event["at"],
-                            event["kind"],
-                            event.get("engine"),
-                            event.get("session_id"),
-                            event.get("cascade_id"),
-                            json.dumps(event.get("data", {})),
-                        ),
-                    )
+                    self.insert(c, "events", {**event, "data": json.dumps(event["data"])})
             self._queue(c, sid, all_reflex=True)
         self._files_changed()
         session: SessionRecord = parsed["session"]

@@ -103,11 +103,10 @@ def write_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None
     if repo is not None and _git(repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD",
                                  stdin=line) is not None:  # fmt: skip
         return "git"
+    row = {"session_id": checkpoint.session, "cascade_id": checkpoint.cascade,
+           "at": checkpoint.at, "line": line}  # fmt: skip
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO checkpoints (session_id, cascade_id, at, line) VALUES (?, ?, ?, ?)",
-            (checkpoint.session, checkpoint.cascade, checkpoint.at, line),
-        )
+        store.insert(conn, "checkpoints", row)
     return "sqlite"
 
 

@@ -19,13 +19,9 @@ class LoggedCall(LLMCall):
 
 def record_llm_call(store: BaseStore, call: LLMCall) -> None:
     data = call.model_dump()
-    cols = ", ".join(("at", *_FIELDS))
-    marks = ", ".join("?" for _ in range(len(_FIELDS) + 1))
+    row = {"at": now(), **{f: data[f] for f in _FIELDS}}
     with store.transaction() as conn:
-        conn.execute(
-            f"INSERT INTO llm_calls ({cols}) VALUES ({marks})",
-            [now(), *(data[f] for f in _FIELDS)],
-        )
+        store.insert(conn, "llm_calls", row)
 
 
 def last_call_id(store: BaseStore) -> int:

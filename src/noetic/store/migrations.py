@@ -522,3 +522,25 @@ def m018_tokens(conn: sqlite3.Connection) -> None:
     )
     for table in ("assessments", "outcomes", "events"):
         conn.execute(f"ALTER TABLE {table} ADD COLUMN written_by TEXT")
+
+
+@migration
+def m019_written_by(conn: sqlite3.Connection) -> None:
+    """``written_by`` on every table whose rows a request can create (m018 gave it to
+    assessments, outcomes and events): sessions, tasks, investigations, goals, model calls,
+    observer runs and their observations, Nova runs and turns, checkpoints and calibration
+    adjustments (:data:`noetic.store.writer.STAMPED`). Rows written before stay empty."""
+    for table in (
+        "sessions",
+        "cascades",
+        "investigations",
+        "goals",
+        "llm_calls",
+        "observer_runs",
+        "observations",
+        "nova_runs",
+        "nova_turns",
+        "checkpoints",
+        "profile_adjustments",
+    ):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN written_by TEXT")

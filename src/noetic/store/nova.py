@@ -24,21 +24,17 @@ def create_run(
     session_id: str | None = None,
 ) -> str:
     run_id = new_id("n")
+    row = {"id": run_id, "session_id": session_id, "question": question, "status": "running",
+           "settings": json.dumps(settings), "created_at": now()}  # fmt: skip
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO nova_runs (id, session_id, question, status, settings, created_at) "
-            "VALUES (?, ?, ?, 'running', ?, ?)",
-            (run_id, session_id, question, json.dumps(settings), now()),
-        )
+        store.insert(conn, "nova_runs", row)
     return run_id
 
 
 def save_turn(store: BaseStore, run_id: str, seq: int, key: str, turn: dict[str, Any]) -> None:
+    row = {"run_id": run_id, "seq": seq, "key": key, "turn": json.dumps(turn), "at": now()}
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO nova_turns (run_id, seq, key, turn, at) VALUES (?, ?, ?, ?, ?)",
-            (run_id, seq, key, json.dumps(turn), now()),
-        )
+        store.insert(conn, "nova_turns", row)
 
 
 def drop_turn(store: BaseStore, run_id: str, key: str) -> None:

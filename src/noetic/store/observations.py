@@ -13,24 +13,18 @@ def save_run(store: BaseStore, run: dict[str, Any], observations: list[dict[str,
     """Persist one chain run and its observations in one transaction; returns the run id."""
     run_id = new_id("o")
     stamp = now()
+    row = {"id": run_id, "at": stamp, "query": run["query"], "provider": run["provider"],
+           "model": run["model"], "stages": run["stages"], "reason": run["reason"],
+           "model_calls": run["model_calls"], "cache_hit": int(run["cache_hit"]),
+           "stage_budget": run["stage_budget"], "answer": run["answer"],
+           "confidence": run["confidence"], "note": run["note"]}  # fmt: skip
     with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO observer_runs (id, at, query, provider, model, stages, reason, "
-            "model_calls, cache_hit, stage_budget, answer, confidence, note) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, stamp, run["query"], run["provider"], run["model"], run["stages"],
-             run["reason"], run["model_calls"], int(run["cache_hit"]), run["stage_budget"],
-             run["answer"], run["confidence"], run["note"]),
-        )  # fmt: skip
-        conn.executemany(
-            "INSERT INTO observations (run_id, stage, layers, confidence, content, at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (run_id, o["stage"], json.dumps(list(o["layers"])), o["confidence"],
-                 o["content"], stamp)
-                for o in observations
-            ],
-        )  # fmt: skip
+        store.insert(conn, "observer_runs", row)
+        for o in observations:
+            store.insert(conn, "observations", {
+                "run_id": run_id, "stage": o["stage"], "layers": json.dumps(list(o["layers"])),
+                "confidence": o["confidence"], "content": o["content"], "at": stamp,
+            })  # fmt: skip
     return run_id
 
 

@@ -14,8 +14,31 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 WRITER: ContextVar[str | None] = ContextVar("noetic_writer", default=None)
-STAMPED: Final = frozenset({"assessments", "outcomes", "events"})
-"""The tables whose new rows record the token that wrote them."""
+STAMPED: Final = frozenset(
+    {
+        "sessions",
+        "cascades",
+        "assessments",
+        "investigations",
+        "goals",
+        "events",
+        "outcomes",
+        "profile_adjustments",
+        "llm_calls",
+        "observer_runs",
+        "observations",
+        "nova_runs",
+        "nova_turns",
+        "checkpoints",
+    }
+)
+"""The tables whose new rows record the token that wrote them: every table holding a record a
+request (an MCP tool, a hook, the dashboard) can create. The rest are unstamped on purpose:
+caches and indexes rebuilt from these rows (``pattern_cache``, ``session_summaries``,
+``recall_vectors``, ``recall_generations``, ``file_backlog``), the cognitive agent's working
+memory (``user_profiles``, ``task_workspaces``, written only by ``noetic agent`` on the command
+line), the idempotency keys (``requests``, which answer a retry of a write that is stamped
+itself) and the ``tokens`` themselves (made only on the command line)."""
 
 
 @contextmanager
@@ -30,8 +53,8 @@ def writing_as(name: str | None) -> Iterator[None]:
 
 def stamped(table: str, row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with ``written_by`` set when a token is writing and ``table`` records it (a row
-    that names its writer already, as an import's does, keeps its own)."""
+    that names its writer already, as an imported one may, keeps its own)."""
     name = WRITER.get()
-    if name is None or table not in STAMPED or "written_by" in row:
+    if name is None or table not in STAMPED or row.get("written_by") is not None:
         return row
     return {**row, "written_by": name}
