@@ -116,3 +116,50 @@ def test_a_cascade_is_filed_under_its_model_and_its_watcher_removed(
     assert current_session(tracker, None, "tiny-model") == first.session_id
     assert EventKind.PHASE_COMPLETED in {e.kind for e in seen}
     assert len(tracker.bus._subscribers) == subscribers  # the watcher is gone with the run
+
+
+def test_every_name_the_package_lists_loads_from_its_module():
+    import noetic.operations as ops
+
+    for name in ops.__all__:
+        assert getattr(ops, name) is not None, name
+    with pytest.raises(AttributeError, match="no_such_operation"):
+        _ = ops.no_such_operation
+
+
+def test_threshold_goals_come_from_the_gaps_and_are_not_added_twice(tmp_path: Path):
+    from noetic.operations import generate_goals, list_goals
+
+    tracker = open_tracker(tmp_path, create=True)
+    boot = bootstrap(tracker, ai_id="a")
+    preflight(tracker, boot.session.id, "fix the parser", uniform(0.4))
+    first = generate_goals(tracker, boot.session.id)
+    assert first and all(g.source == "threshold" for g in first)
+    assert generate_goals(tracker, boot.session.id) == []  # the open ones stay, none twice
+    assert [g.id for g in list_goals(tracker.store, boot.session.id)] == [g.id for g in first]
+    tracker.store.close()
+
+
+def test_where_creates_nothing_and_names_the_missing_session(tmp_path: Path):
+    from noetic.operations import where
+
+    found = where(tmp_path / "nowhere", None, "someone")
+    assert not found.exists and found.session_id is None
+    assert "someone has no current session" in found.session_from
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_rebuild_rewrites_a_deleted_session_file(tmp_path: Path):
+    from noetic.operations import rebuild
+
+    tracker = open_tracker(tmp_path, create=True)
+    boot = bootstrap(tracker, ai_id="a")
+    preflight(tracker, boot.session.id, "fix the parser", GOOD)
+    tracker.store.close()
+    files = list((tmp_path / "sessions").glob("*.json"))
+    assert files
+    for f in files:
+        f.unlink()
+    rebuilt = rebuild(tmp_path)
+    assert rebuilt.sessions == 1 and rebuilt.reflex_logs == 1 and rebuilt.restored is None
+    assert len(list((tmp_path / "sessions").glob("*.json"))) == len(files)

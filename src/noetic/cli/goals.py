@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_tracker
+from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stdout
+from noetic.operations.goal_setting import generate_goals, get_goal, list_goals
 from noetic.operations.stores import current_session
 
 app = group("Goals from vector gaps or from the model's plan.")
@@ -22,7 +23,7 @@ def list_(
     """The session's goals, in the order they were set."""
     with handled(json):
         tracker = open_tracker(store)
-        goals = tracker.store.goals(session_id=current_session(tracker, session, ai_id))
+        goals = list_goals(tracker.store, current_session(tracker, session, ai_id))
 
     def render() -> None:
         out = stdout()
@@ -42,14 +43,10 @@ def generate(
     session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
 ) -> None:
     """Threshold mode: one goal per vector under the profile's gap threshold, weakest first."""
-    from noetic.cascade.goals import threshold_goals
-
     with handled(json):
         tracker = open_tracker(store)
         sid = current_session(tracker, session, ai_id)
-        created = threshold_goals(
-            tracker.store, sid, tracker.profile_of(tracker.store.get_session(sid))
-        )
+        created = generate_goals(tracker, sid)
 
     def render() -> None:
         stdout().print(session_used(sid))
@@ -69,5 +66,5 @@ def show(
 ) -> None:
     """One goal in full."""
     with handled(json):
-        goal = open_tracker(store).store.get_goal(goal_id)
+        goal = get_goal(open_store(store), goal_id)
     emit(goal, json, lambda: stdout().print(goal.model_dump_json(indent=2), markup=False))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -13,6 +13,9 @@ from noetic.cli.inputs import read_text_file
 from noetic.cli.opened import open_store
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+
+if TYPE_CHECKING:
+    from noetic.operations.maintenance import Rebuilt
 
 app = group("List, show, export and import sessions.")
 
@@ -131,42 +134,28 @@ def rebuild(
 ) -> None:
     """Regenerate every session JSON file and reflex log from SQLite (or, with --from-files,
     SQLite from the session files); remove temporary files left by killed writers."""
-    from noetic.errors import StoreError
-    from noetic.store import resolve_home
-    from noetic.store.derived_files import sweep_temporary_files
+    from noetic.operations.maintenance import rebuild as rebuild_store
 
     with handled(json):
-        home = resolve_home(store)
-        restored = None
-        if from_files:
-            from noetic.store.recovery import restore_from_files
-
-            restored = restore_from_files(home)
-        opened = open_store(store)
-        counts: dict[str, object] = dict(opened.rebuild_files())
-        counts["temporary_files_removed"] = sweep_temporary_files(home)
-        if restored is not None:
-            counts["restored"] = restored.model_dump(mode="json")
-            if restored.unreadable:
-                problems = "; ".join(f"{u.file}: {u.problem}" for u in restored.unreadable)
-                raise StoreError(
-                    f"restored {restored.sessions} sessions, but {len(restored.unreadable)} "
-                    f"session files could not be restored: {problems}",
-                    fix="repair or remove those files and run the command again",
-                )
-    emit(counts, json, lambda: _print_rebuild(counts, home))
+        rebuilt = rebuild_store(store, from_files=from_files)
+    emit(
+        rebuilt.model_dump(mode="json", exclude_none=True, exclude={"home"}),
+        json,
+        lambda: _print_rebuild(rebuilt),
+    )
 
 
-def _print_rebuild(counts: dict[str, object], home: Path) -> None:
-    restored = counts.get("restored")
-    if isinstance(restored, dict):
-        rows = ", ".join(f"{n} {table}" for table, n in restored["rows"].items())
-        stdout().print(f"restored {restored['sessions']} sessions from their files ({rows})")
-        if restored["moved_aside"]:
-            stdout().print(f"the damaged database was moved to {esc(restored['moved_aside'])}")
-        for bad in restored["unreadable"]:
-            stdout().print(f"could not restore {esc(bad['file'])}: {esc(bad['problem'])}")
+def _print_rebuild(rebuilt: Rebuilt) -> None:
+    restored = rebuilt.restored
+    if restored is not None:
+        rows = ", ".join(f"{n} {table}" for table, n in restored.rows.items())
+        stdout().print(f"restored {restored.sessions} sessions from their files ({rows})")
+        if restored.moved_aside:
+            stdout().print(f"the damaged database was moved to {esc(restored.moved_aside)}")
+        for bad in restored.unreadable:
+            stdout().print(f"could not restore {esc(bad.file)}: {esc(bad.problem)}")
     stdout().print(
-        f"rebuilt {counts['sessions']} session files and {counts['reflex_logs']} reflex-log lines "
-        f"in {esc(home)}; removed {counts['temporary_files_removed']} leftover temporary files"
+        f"rebuilt {rebuilt.sessions} session files and {rebuilt.reflex_logs} reflex-log lines "
+        f"in {esc(rebuilt.home)}; removed {rebuilt.temporary_files_removed} leftover temporary "
+        "files"
     )

@@ -29,7 +29,6 @@ from noetic.calibration import (
 from noetic.calibration import check_drift_monitor as drift_report
 from noetic.calibration import query_bayesian_beliefs as beliefs_report
 from noetic.cascade.engine import CascadeRun
-from noetic.cascade.goals import threshold_goals
 from noetic.errors import InvalidValueError
 from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.fields import (
@@ -59,6 +58,8 @@ from noetic.mcp.server import ServerState, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
 from noetic.operations import calibrating, phases
+from noetic.operations.goal_setting import generate_goals as add_threshold_goals
+from noetic.operations.goal_setting import list_goals
 from noetic.operations.once import once
 from noetic.operations.session_summary import SessionSummary, session_summary
 from noetic.runtime.tracker import EpistemicState, Recorded
@@ -372,7 +373,7 @@ async def query_goal_orchestrator(
     n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
-    return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
+    return Goals(session_id=sid, goals=list_goals(n.store, sid))
 
 
 async def get_empirica_introduction(n: ServerState) -> Text:
@@ -422,8 +423,8 @@ async def generate_goals(
     n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
-    threshold_goals(n.store, sid, n.tracker.profile_of(n.store.get_session(sid)))
-    return Goals(session_id=sid, goals=n.store.goals(session_id=sid))
+    add_threshold_goals(n.tracker, sid)
+    return Goals(session_id=sid, goals=list_goals(n.store, sid))
 
 
 async def create_cascade(

@@ -25,6 +25,10 @@ calibration                 :mod:`~noetic.operations.calibrating`: ``outcome``,
                             ``report``
 a session's summary         :mod:`~noetic.operations.session_summary`
 moving a store              :mod:`~noetic.operations.migrating`: ``migrate_store``
+goals                       :mod:`~noetic.operations.goal_setting`: ``list_goals``,
+                            ``generate_goals``, ``get_goal``
+where a command acts        :mod:`~noetic.operations.locating`: ``where``
+keeping a store whole       :mod:`~noetic.operations.maintenance`: ``rebuild``
 what the dashboard reads    ``browse``, ``task_view``, ``run_view``,
                             ``calibration_view``, ``compare``, ``live``: read models
                             over an open store
@@ -65,6 +69,11 @@ _OPERATIONS = {
     "outcome": "calibrating",
     "report": "calibrating",
     "migrate_store": "migrating",
+    "list_goals": "goal_setting",
+    "generate_goals": "goal_setting",
+    "get_goal": "goal_setting",
+    "where": "locating",
+    "rebuild": "maintenance",
 }
 
 __all__ = sorted(_OPERATIONS)
