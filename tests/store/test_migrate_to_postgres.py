@@ -15,6 +15,7 @@ from noetic.assessment import Assessment, Thresholds, decide
 from noetic.errors import StoreError
 from noetic.events import Event, EventKind
 from noetic.store import Store
+from noetic.store.writer import writing_as
 
 from ..conftest import uniform
 
@@ -25,18 +26,22 @@ NOETIC = str(Path(sys.executable).with_name("noetic"))
 
 
 def fill(store: Store) -> str:
-    """A store with a row in every kind of table, awkward values included."""
+    """A store with a row in every kind of table, awkward values included; the session, the
+    task, the later assessments, the goal and one event written as the token alice."""
     from noetic.calibration.outcomes import add_outcome
     from noetic.store import agent_memory, nova, observations, summaries
 
-    s = store.create_session(ai_id="laptop", profile="balanced", project="p")
-    c = store.open_cascade(s.id, "naïve task ✓", profile="balanced")
+    with writing_as("alice"):
+        s = store.create_session(ai_id="laptop", profile="balanced", project="p")
+        c = store.open_cascade(s.id, "naïve task ✓", profile="balanced")
     for value in (0.2, 0.55, 0.9):
         a = Assessment.from_input("check", {"vectors": uniform(value), "p_success": value})
-        store.add_assessment(s.id, a, decide(a, T), cascade_id=c.id)
+        with writing_as("alice" if value > 0.5 else None):
+            store.add_assessment(s.id, a, decide(a, T), cascade_id=c.id)
     store.add_investigation(s.id, cascade_id=c.id, note="grep", success=True)
-    store.add_goal(s.id, "raise know", source="threshold", target_vector="know")
-    store.append_event(Event(kind=EventKind.DECISION, session_id=s.id, data={"x": 1.5}))
+    with writing_as("alice"):
+        store.add_goal(s.id, "raise know", source="threshold", target_vector="know")
+        store.append_event(Event(kind=EventKind.DECISION, session_id=s.id, data={"x": 1.5}))
     store.finish_cascade(c.id, "completed", {"calibration": {"classification": "good"}})
     add_outcome(
         store, session_id=s.id, cascade_id=c.id, ai_id="laptop", profile="balanced",
@@ -87,8 +92,11 @@ def test_a_store_is_copied_whole_verified_and_copied_again_only_what_is_new(tmp_
     assert counts["assessments"] == 3 and counts["recall_vectors"] == 1
     assert all(t["target_rows"] == t["source_rows"] for t in report["tables"])
     assert report["copied"] == sum(counts.values())
+    assert _writers(exported) == WRITERS
     with PostgresStore(postgres_url) as team:
         assert team.export_session(sid) == exported
+        for table in ("sessions", "cascades", "goals"):
+            assert [r[0] for r in team.conn.execute(f"SELECT written_by FROM {table}")] == ["alice"]
         a = Assessment.from_input("check", {"know": 0.5})
         added = team.add_assessment(sid, a, decide(a, T))  # new ids do not collide
         assert added.seq == 4
@@ -141,6 +149,26 @@ def test_a_session_moves_between_backends_by_export_and_import(tmp_path, postgre
         capture_output=True, text=True, env=env, check=True,
     )  # fmt: skip
     assert json.loads(back.stdout) == json.loads(out.read_text())
+    assert _writers(json.loads(back.stdout)) == WRITERS
+
+
+WRITERS = {
+    "session": ["alice"],
+    "cascades": ["alice"],
+    "assessments": [None, "alice", "alice"],
+    "investigations": [None],
+    "goals": ["alice"],
+    "events": ["alice"],
+}
+
+
+def _writers(doc: dict) -> dict:
+    """Who wrote each part of a session document (the events: those naming anyone)."""
+    found = {"session": [doc["session"]["written_by"]]}
+    for part in ("cascades", "assessments", "investigations", "goals"):
+        found[part] = [row["written_by"] for row in doc[part]]
+    found["events"] = [e["written_by"] for e in doc["events"] if e["written_by"]]
+    return found
 
 
 def test_the_copy_refuses_a_source_that_is_not_sqlite(postgres_url, tmp_path):

@@ -143,3 +143,51 @@ def test_a_row_that_names_its_writer_keeps_it():
         assert stamped("sessions", {"id": "s", "written_by": None})["written_by"] == "alice"
         assert "written_by" not in stamped("pattern_cache", {"id": 1})
     assert "written_by" not in stamped("sessions", {"id": "s"})
+
+
+def test_an_export_carries_who_wrote_each_row_and_an_import_keeps_it(store, open_store, tmp_path):
+    with writing_as("alice"):
+        sid = _session(store)
+        cascade = store.open_cascade(sid, "t", profile="default")
+        a = Assessment.from_input("preflight", uniform(0.8))
+        store.add_assessment(sid, a, decide(a, T), cascade_id=cascade.id)
+        store.add_goal(sid, "raise know", source="threshold")
+        store.append_event(Event(kind=EventKind.DECISION, session_id=sid, data={}))
+    a = Assessment.from_input("check", uniform(0.9))
+    store.add_assessment(sid, a, decide(a, T), cascade_id=cascade.id)
+    store.add_investigation(sid, note="grep")
+    with writing_as("bob"):
+        store.add_investigation(sid, note="read")
+    doc = store.export_session(sid)
+    assert doc["session"]["written_by"] == "alice"
+    assert [c["written_by"] for c in doc["cascades"]] == ["alice"]
+    assert [x["written_by"] for x in doc["assessments"]] == ["alice", None]
+    assert [x["written_by"] for x in doc["investigations"]] == [None, "bob"]
+    assert [x["written_by"] for x in doc["goals"]] == ["alice"]
+    assert [e["written_by"] for e in doc["events"]] == ["alice"]
+    other = open_store(tmp_path / "other")
+    with writing_as("carol"):  # an import keeps the names the document gives, None included
+        other.import_session(doc)
+    assert other.export_session(sid) == doc
+    assert other.get_session(sid).written_by == "alice"
+
+
+def test_an_export_without_writers_imports_as_written_by_nobody(store, open_store, tmp_path):
+    """A document from before exports carried ``written_by`` reads as written by no token."""
+    sid = _session(store)
+    _assessment_in(store, sid)
+    doc = store.export_session(sid)
+    for part in ("cascades", "assessments", "investigations", "goals", "events"):
+        for row in doc[part]:
+            row.pop("written_by")
+    doc["session"].pop("written_by")
+    other = open_store(tmp_path / "other")
+    other.import_session(doc)
+    again = other.export_session(sid)
+    assert again["session"]["written_by"] is None
+    assert [x["written_by"] for x in again["assessments"]] == [None]
+
+
+def _assessment_in(store: BaseStore, sid: str) -> None:
+    a = Assessment.from_input("preflight", uniform(0.8))
+    store.add_assessment(sid, a, decide(a, T))

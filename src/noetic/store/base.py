@@ -52,6 +52,7 @@ from noetic.store.rows import (
     now,
     parse_export,
 )
+from noetic.store.writer import WRITER, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
@@ -192,6 +193,7 @@ class BaseStore:
             profile=profile,
             project=project,
             created_at=now(),
+            written_by=WRITER.get(),
         )
         with self.transaction() as c:
             self.insert(c, "sessions", record.model_dump())
@@ -256,6 +258,7 @@ class BaseStore:
             profile=profile,
             provider=provider,
             created_at=now(),
+            written_by=WRITER.get(),
         )
         with self.transaction() as c:
             row = record.model_dump()
@@ -359,6 +362,7 @@ class BaseStore:
             "success": success,
             "information_gained": information_gained,
             "created_at": now(),
+            "written_by": WRITER.get(),
         }
         with self.transaction() as c:
             row_id = self.insert(c, "investigations", row)
@@ -399,6 +403,7 @@ class BaseStore:
             source=source,
             created_at=stamp,
             updated_at=stamp,
+            written_by=WRITER.get(),
         )
         with self.transaction() as c:
             self.insert(c, "goals", record.model_dump())
@@ -544,7 +549,8 @@ class BaseStore:
         ).encode(), added
 
     def import_session(self, doc: Any, *, replace: bool = False) -> SessionRecord:
-        """Insert an exported session exactly as it was (same ids and timestamps)."""
+        """Insert an exported session exactly as it was (same ids, timestamps and writers: a
+        row the document names no writer for stays unnamed, whoever imports it)."""
         parsed = parse_export(doc)
         sid = parsed["session"].id
         exists = self.conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone()
@@ -555,7 +561,8 @@ class BaseStore:
                 value=sid,
                 fix="pass --replace to overwrite it",
             )
-        with self.transaction() as c:
+        # the rows are the document's, writers included: none is stamped by this import
+        with writing_as(None), self.transaction() as c:
             if exists:
                 for table in ("goals", "investigations", "assessments", "cascades", "sessions"):
                     key = "id" if table == "sessions" else "session_id"

@@ -1,4 +1,8 @@
-"""What the store returns: plain pydantic records, ready for ``model_dump(mode="json")``."""
+"""What the store returns: plain pydantic records, ready for ``model_dump(mode="json")``.
+
+``written_by`` is the name of the access token whose request created the row (None for every
+other write: see :mod:`noetic.store.writer`); a session's export carries it, and an import
+keeps it."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ class SessionRecord(_Record):
     status: str = "active"
     created_at: str
     ended_at: str | None = None
+    written_by: str | None = None
 
 
 class CascadeRecord(_Record):
@@ -35,6 +40,7 @@ class CascadeRecord(_Record):
     created_at: str
     ended_at: str | None = None
     result: dict[str, Any] = {}
+    written_by: str | None = None
 
 
 class AssessmentRecord(_Record):
@@ -45,6 +51,7 @@ class AssessmentRecord(_Record):
     assessment: Assessment
     decision: Decision
     created_at: str
+    written_by: str | None = None
 
 
 class InvestigationRecord(_Record):
@@ -59,6 +66,7 @@ class InvestigationRecord(_Record):
     success: bool | None = None
     information_gained: str | None = None
     created_at: str
+    written_by: str | None = None
 
 
 class GoalRecord(_Record):
@@ -73,6 +81,7 @@ class GoalRecord(_Record):
     source: str
     created_at: str
     updated_at: str
+    written_by: str | None = None
 
 
 class EventRecord(_Record):
@@ -83,3 +92,4 @@ class EventRecord(_Record):
     session_id: str | None = None
     cascade_id: str | None = None
     data: dict[str, Any] = {}
+    written_by: str | None = None

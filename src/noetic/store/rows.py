@@ -81,6 +81,7 @@ def assessment_record(row: Row) -> AssessmentRecord:
         assessment=assessment,
         decision=decision,
         created_at=row["created_at"],
+        written_by=row["written_by"],
     )
 
 
@@ -102,6 +103,7 @@ def export_event(row: Row) -> dict[str, Any]:
         "session_id": row["session_id"],
         "cascade_id": row["cascade_id"],
         "data": json.loads(row["data"]),
+        "written_by": row["written_by"],
     }
 
 
@@ -132,6 +134,7 @@ def export_assessment(row: Row) -> dict[str, Any]:
             "gaps": json.loads(row["gaps"]),
         },
         "created_at": row["created_at"],
+        "written_by": row["written_by"],
     }
 
 
@@ -206,9 +209,12 @@ def parse_export(doc: Any) -> dict[str, Any]:
         "session": session,
         "cascades": cascades,
         "assessments": [
-            assessment_row(
-                a.session_id, a.cascade_id, a.seq, a.assessment, a.decision, a.created_at
-            )
+            {
+                **assessment_row(
+                    a.session_id, a.cascade_id, a.seq, a.assessment, a.decision, a.created_at
+                ),
+                "written_by": a.written_by,
+            }
             for a in assessments
         ],
         "investigations": [i.model_dump(exclude={"id"}) for i in investigations],

@@ -53,7 +53,8 @@ def writing_as(name: str | None) -> Iterator[None]:
 
 def stamped(table: str, row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with ``written_by`` set when a token is writing and ``table`` records it (a row
-    that names its writer already, as an imported one may, keeps its own)."""
+    that names its writer already keeps its own; an import writes as nobody, so its rows keep
+    exactly the writers its document gives)."""
     name = WRITER.get()
     if name is None or table not in STAMPED or row.get("written_by") is not None:
         return row
