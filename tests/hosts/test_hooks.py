@@ -265,6 +265,24 @@ def test_a_usage_error_is_not_an_outcome_and_keeps_the_pass(project, home, _isol
 
 
 @pytest.mark.subprocess
+def test_a_cd_that_fails_before_pytest_is_not_a_failed_outcome(project, home, _isolated_home):
+    import subprocess
+
+    start(project)
+    (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
+    open_task(_isolated_home)
+    bash(project, "pytest -q")
+    line = "cd gone && pytest -q"
+    done = subprocess.run(["bash", "-c", line], cwd=project, capture_output=True, text=True)
+    bash(project, line, failed=True, error=f"Exit code {done.returncode}\n{done.stderr}")
+    (project / "sub").mkdir()  # the same line where the cd works and the tests fail
+    bash(project, "cd sub && pytest -q", failed=True, error="Exit code 1\n1 failed in 0.1s")
+    assert [r.score for r in recorded(_isolated_home)] == [1.0, 0.0]
+    log = (_isolated_home / "hooks.log").read_text()
+    assert "`cd gone && pytest -q` not recorded: `cd` failed before the test run started" in log
+
+
+@pytest.mark.subprocess
 def test_npm_test_without_a_test_script_records_nothing(project, home, _isolated_home):
     start(project)
     (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["npm test"]\n')

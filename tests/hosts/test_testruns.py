@@ -298,3 +298,57 @@ def test_recognising_never_fails_on_any_text(tmp_path_factory, command, configur
 def test_reducing_never_fails_and_never_grows(words):
     reduced = reduce(words)
     assert len(reduced.words) <= len(words)
+
+
+# a failed preparation (`cd x && pytest` where x is gone) is the line's status, not the tests' --
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("shell", ["bash", "sh"])
+def test_a_failed_cd_before_the_test_run_is_told_from_failing_tests(project, shell):
+    import subprocess
+
+    line = "cd gone && pytest -q"
+    run = seen(line, project)
+    assert isinstance(run, Run) and run.prepared_by == ("cd",)
+    done = subprocess.run([shell, "-c", line], cwd=project, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert run.preparation_failed(done.stderr) == "cd"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "zsh:cd:1: no such file or directory: gone",
+        "cd: no such file or directory: gone",
+        "Exit code 1\n/bin/bash: line 3: cd: gone: No such file or directory",
+    ],
+)
+def test_other_shells_messages_for_a_failed_cd_are_read_too(project, output):
+    run = seen("cd gone && pytest -q", project)
+    assert isinstance(run, Run) and run.preparation_failed(output) == "cd"
+
+
+def test_a_test_printing_a_cd_error_above_its_summary_is_still_the_tests_failure(project):
+    run = seen("cd sub && pytest -q", project)
+    assert isinstance(run, Run)
+    output = (
+        "F\n--- Captured stderr call ---\nbash: line 1: cd: gone: No such file or directory\n"
+        "FAILED tests/test_x.py::test_x - assert 1 == 2\nshort test summary\n1 failed in 0.02s\n"
+    )
+    assert run.preparation_failed(output) is None
+
+
+def test_a_line_without_preparation_never_blames_it(project):
+    run = seen("pytest -q", project)
+    assert isinstance(run, Run) and run.prepared_by == ()
+    assert run.preparation_failed("bash: line 1: cd: gone: No such file or directory") is None
+
+
+@given(st.text(max_size=400))
+def test_output_without_a_shell_error_line_for_cd_is_never_read_as_one(text):
+    run = Run("pytest", ("pytest",), runner_of(("pytest",)), False, ("cd",))
+    found = run.preparation_failed(text)
+    if found is not None:
+        last = [x for x in text.splitlines() if x.strip()][-3:]
+        assert any("cd:" in x and (x.startswith("cd") or "sh" in x.split("cd")[0]) for x in last)

@@ -378,6 +378,16 @@ def exit_status(payload: dict[str, Any]) -> int | None:
     return 0  # PostToolUse fires only when the command succeeded
 
 
+def _outputs(payload: dict[str, Any]) -> list[str]:
+    """What the command printed, as far as the payload carries it: a failure's ``error`` text
+    (Claude Code puts the output after ``Exit code N``), the response's stdout and stderr."""
+    parts = [payload.get("error")]
+    response = payload.get("tool_response")
+    if isinstance(response, dict):
+        parts += [response.get("stdout"), response.get("stderr")]
+    return [p for p in parts if isinstance(p, str) and p]
+
+
 def post_tool_use(home: Path, payload: dict[str, Any]) -> Any | None:
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
@@ -412,6 +422,12 @@ def post_tool_use(home: Path, payload: dict[str, Any]) -> Any | None:
     status = run.status(code)
     if status.score is None:
         note(home, "post-tool-use", f"`{shown}` not recorded: {status.meaning}")
+        return None
+    outputs = _outputs(payload) if code != 0 else []
+    failed = next(filter(None, map(run.preparation_failed, outputs)), None)
+    if failed is not None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
+             f"run started (exit {code} is its status, not the tests')")  # fmt: skip
         return None
     tracker = open_tracker(home)
     try:

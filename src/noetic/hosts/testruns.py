@@ -395,9 +395,25 @@ class Recognised:
     words: tuple[str, ...]
     runner: Runner
     timed: bool
+    prepared_by: tuple[str, ...] = ()
+    """The preparing commands (``cd``, ``source``…) the line runs before the test run."""
 
     def status(self, code: int) -> Status:
         return classify(self.runner, code, timed=self.timed)
+
+    def preparation_failed(self, output: str) -> str | None:
+        """The preparing command whose own failure ``output`` shows (``bash: line 1: cd: x: No
+        such file or directory``), so a non-zero status is the line's, not the test run's:
+        ``cd x && pytest`` stops at the ``cd`` with its status 1, which would otherwise read as
+        failing tests. None when the output shows no such error."""
+        names = [n for n in self.prepared_by if n in _CAN_FAIL]
+        if not names:
+            return None
+        alternatives = "|".join(re.escape(n) for n in names)
+        lines = [x for x in output[-_TAIL_CHARS:].splitlines() if x.strip()]
+        last = "\n".join(lines[-_LAST_LINES:])
+        found = re.search(_SHELL_ERROR.format(names=alternatives), last)
+        return found.group("name") if found else None
 
 
 @dataclass(frozen=True)
@@ -416,6 +432,20 @@ PREPARING = frozenset(
     {"cd", "pushd", "popd", "export", "set", "unset", "source", ".", "true", ":", "echo",
      "printf", "clear", "deactivate", "ulimit", "umask", "shopt", "hash", "sleep"}
 )  # fmt: skip
+_CAN_FAIL = frozenset({"cd", "pushd", "popd", "source", ".", "export", "set", "unset", "shopt"})
+"""The preparing builtins that fail with a message of their own, naming themselves."""
+_SHELL_ERROR = (
+    r"(?m)^(?:\S*sh(?::| line \d+:|: line \d+:|: \d+:)[ \t]*)?(?P<name>{names})(?::\d+)?:[ \t]"
+)
+"""A shell's error line for a builtin: bash's ``bash: line 1: cd: x: No such file or
+directory`` (``/bin/bash: cd: …`` too), dash's ``sh: 1: cd: can't cd to x``, zsh's
+``zsh:cd:1: no such file or directory: x`` or an interactive ``cd: no such file or directory:
+x``."""
+_TAIL_CHARS = 65_536
+_LAST_LINES = 3
+"""Only the output's last lines are searched: with ``&&`` nothing runs after a failed
+preparation, so its error ends the output, where a test run's output ends in its summary (and a
+test that prints such a line does so above it)."""
 _GAP = re.compile(r"\s+|#[^\n]*|&&|\|\||\|&|;;|[;&|(){}\n!]")
 
 
@@ -501,7 +531,17 @@ def recognise(
     missing = missing_test(reduced.words, folders)
     if missing is not None:
         return Hidden(configured_name, missing)
-    return Recognised(configured_name, reduced.words, runner_of(reduced.words), reduced.timed)
+    before = top[: top.index(test)]
+    prepared = tuple(
+        dict.fromkeys(
+            os.path.basename(c.name.value)
+            for c in before
+            if c.name is not None and c.name.value is not None and _preparing(c)
+        )
+    )
+    return Recognised(
+        configured_name, reduced.words, runner_of(reduced.words), reduced.timed, prepared
+    )
 
 
 def _top_level(ordered: list[Any]) -> list[Any]:
