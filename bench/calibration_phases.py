@@ -18,7 +18,8 @@ docs/calibration.md, "Calibration per phase").
   without what was proposed, beside the previous rule (the posterior-sized correction proposed
   from all n outcomes, no held-out proof).
 
-Run: .venv/bin/python bench/calibration_phases.py [--runs N]   (seconds)
+Run: .venv/bin/python bench/calibration_phases.py [--runs N] [--only coverage|significance|held_out]
+(seconds)
 """
 
 import argparse
@@ -167,10 +168,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=30)
+    parser.add_argument(
+        "--only", choices=("coverage", "significance", "held_out"), help="Run one part only."
+    )
     args = parser.parse_args()
-    coverage(args.runs, args.seed)
-    significance(args.runs, args.seed + 1)
-    held_out(max(200, args.runs // 5), args.seed + 2)
+    if args.only in (None, "coverage"):
+        coverage(args.runs, args.seed)
+    if args.only in (None, "significance"):
+        significance(args.runs, args.seed + 1)
+    if args.only in (None, "held_out"):
+        held_out(max(200, args.runs // 5), args.seed + 2)
 
 
 if __name__ == "__main__":
