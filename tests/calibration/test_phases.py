@@ -190,9 +190,15 @@ def test_outcomes_written_without_assessments_fall_back_to_what_was_kept_beside_
     assert phases["postflight"].n == 0
 
 
-def test_beliefs_drift_and_the_guardian_say_they_judge_the_vectors_confidence(tracker):
+def test_beliefs_judge_the_vectors_and_drift_and_the_guardian_say_what_they_judged(tracker):
+    """With no outcomes, drift and the guardian judged nothing yet (``tests/calibration/
+    test_stated.py`` has them judging the report's statements)."""
     from noetic.calibration import check_drift_monitor, query_bayesian_beliefs, run_guardian
 
     assert query_bayesian_beliefs(tracker.store).stated == "confidence"
-    assert check_drift_monitor(tracker.store).stated == "confidence"
-    assert run_guardian(tracker.store, tracker.registry, "balanced").stated == "confidence"
+    for judged in (
+        check_drift_monitor(tracker.store),
+        run_guardian(tracker.store, tracker.registry, "balanced"),
+    ):
+        assert judged.stated is None
+        assert judged.stated_from == {"p_success": 0, "confidence": 0}

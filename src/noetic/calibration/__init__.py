@@ -67,12 +67,14 @@ if TYPE_CHECKING:
         Filters,
         OutcomePoint,
         OutcomeRecord,
+        RecordedOutcome,
         active_overrides,
         adjustments,
         effective_profile,
         list_outcomes,
         outcome_points,
         phase_points,
+        preflight_points,
         record_outcome,
     )
     from noetic.calibration.phases import (
@@ -82,6 +84,7 @@ if TYPE_CHECKING:
         PhaseStats,
         ReviewComparison,
         Summary,
+        stated_value,
     )
     from noetic.calibration.rates import BrierParts, Interval, brier_parts, wilson
     from noetic.calibration.reports import (
@@ -111,6 +114,9 @@ _WHERE = {
     "Summary": "noetic.calibration.phases",
     "brier_parts": "noetic.calibration.rates",
     "phase_points": "noetic.calibration.outcomes",
+    "preflight_points": "noetic.calibration.outcomes",
+    "RecordedOutcome": "noetic.calibration.outcomes",
+    "stated_value": "noetic.calibration.phases",
     "wilson": "noetic.calibration.rates",
     "CALIBRATION_TOLERANCE": "noetic.calibration.basic",
     "CalibrationClass": "noetic.calibration.basic",
@@ -188,6 +194,7 @@ __all__ = [
     "PhaseStats",
     "Prediction",
     "Proposal",
+    "RecordedOutcome",
     "ReliabilityBin",
     "ReviewComparison",
     "Summary",
@@ -210,9 +217,11 @@ __all__ = [
     "monitor",
     "outcome_points",
     "phase_points",
+    "preflight_points",
     "query_bayesian_beliefs",
     "record_outcome",
     "run_guardian",
+    "stated_value",
     "undo",
     "update_belief",
     "wilson",

@@ -2,8 +2,11 @@
 
 Drift is a *change*: the agent's outcomes stopped matching its stated confidence the way they
 used to. A steady miscalibration (always 15 points overconfident) is not drift; the report and
-the guardian deal with that. The monitor is a sequential test with a false-alarm rate the user
-sets (``alpha``, default 5%) that holds however often it is checked:
+the guardian deal with that. What is stated is what the per-phase report scores at PREFLIGHT:
+``p_success`` where the agent gave one, the vectors' confidence otherwise ("confidence" below
+is either); the report says which (``stated``, ``stated_from``). The monitor is a sequential
+test with a false-alarm rate the user sets (``alpha``, default 5%) that holds however often it
+is checked:
 
 1. Each outcome gives a residual ``r = outcome − confidence``. Its *conformal p-value* is its
    rank among the residuals so far (ties broken at random, seeded): for an agent that does not
@@ -42,6 +45,8 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from noetic.calibration.phases import Basis, Stated, stated_basis
 
 ALPHA: Final = 0.05
 STRENGTH: Final = 0.7
@@ -214,9 +219,9 @@ class Detection(BaseModel):
 class DriftReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    # what was judged: the vectors' overall confidence at PREFLIGHT (p_success is scored by the
-    # per-phase report)
-    stated: str = "confidence"
+    # what was judged: each PREFLIGHT's p_success where given, the vectors' confidence otherwise
+    stated: Stated | None
+    stated_from: dict[str, int]
     n: int
     alpha: float
     guarantee: str
@@ -241,11 +246,16 @@ def detect_drift(
     alpha: float = ALPHA,
     window: int = RECENT_WINDOW,
     shift: float | None = None,
+    bases: Sequence[Basis] | None = None,
 ) -> DriftReport:
     """The monitor over a stream (oldest first). Drift is reported when the test raised an
     alarm within the last ``window`` outcomes; with ``shift``, the report also says how many
-    outcomes such a shift in success would take to detect, simulated on these confidences."""
+    outcomes such a shift in success would take to detect, simulated on these confidences.
+    ``bases`` says what each statement was (``p_success`` or ``confidence``, the default)."""
     n = len(confidences)
+    if bases is not None and len(bases) != n:
+        raise ValueError("confidences and bases must be equal-length sequences")
+    stated, stated_from = stated_basis(["confidence"] * n if bases is None else bases)
     path = monitor(confidences, outcomes, alpha=alpha, window=window)
     recent = [a for a in path.alarms if a.at > n - window]
     last = path.alarms[-1] if path.alarms else None
@@ -276,6 +286,8 @@ def detect_drift(
     else:
         reason = f"no drift: e-value {path.e_value:.2f} of {1 / alpha:g} needed"
     return DriftReport(
+        stated=stated,
+        stated_from=stated_from,
         n=n,
         alpha=alpha,
         guarantee=(

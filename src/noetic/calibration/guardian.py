@@ -21,12 +21,21 @@ is proposed and the report says why; below :data:`MIN_FIT` earlier and :data:`MI
 later outcomes there is nothing to prove it on, and nothing is proposed either. The proposal is
 the correction that was tested, the one fitted on the earlier part.
 
-The guardian judges the vectors' overall confidence, whatever ``p_success`` the agent also
-stated: ``confidence_weight`` scales that confidence, not a stated probability.
+**What it judges.** The same statements as the per-phase report's ``preflight`` phase
+(:func:`~.outcomes.preflight_points`): each task's PREFLIGHT ``p_success`` where the agent gave
+one, its vectors' overall confidence otherwise; the report says which (``stated``,
+``stated_from``). The belief, the fit and the held-out Brier scores are over those values.
+``confidence_weight`` scales the vectors' confidence and nothing else, so the held-out proof
+scores what the correction would really do: a stated confidence becomes
+``clamp(p · new / old)``, a stated ``p_success`` stays as the agent said it. A bias in
+``p_success`` alone therefore shows in the belief but no correction of the profile passes the
+proof, and the report says so, rather than proposing a change that would leave the bias where
+it is (and, once applied, propose it again).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from pydantic import BaseModel, ConfigDict
@@ -38,9 +47,10 @@ from noetic.calibration.outcomes import (
     add_adjustment,
     adjustments,
     effective_profile,
-    outcome_points,
+    preflight_points,
     undo_adjustment,
 )
+from noetic.calibration.phases import Stated, stated_basis
 from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore as Store
 
@@ -71,9 +81,11 @@ def guardian_proposal(
     belief: Belief,
     mean_predicted: float,
     mean_observed: float,
+    stated: str = "confidence",
 ) -> Proposal | None:
     """A ``confidence_weight`` correction when the overall bias is credible, else ``None``;
-    sized by the posterior mean bias, with its interval (module docstring)."""
+    sized by the posterior mean bias, with its interval (module docstring). ``stated`` names
+    what the means are of, for the reason."""
     if not belief.credible or mean_predicted <= 0:
         return None
     lo, hi = WEIGHT_BOUNDS
@@ -103,7 +115,7 @@ def guardian_proposal(
         unclamped=unclamped,
         reason=(
             f"{belief.direction}: mean bias {belief.mean:+.3f} (95% interval {belief.low:+.3f} "
-            f"to {belief.high:+.3f}, {belief.evidence} outcomes); stated confidence "
+            f"to {belief.high:+.3f}, {belief.evidence} outcomes); stated ({stated}) "
             f"{mean_predicted:.3f} vs observed {mean_observed:.3f}; weight {new} (95% interval "
             f"{low} to {high}; the outcomes alone say {supported}){limit}"
         ),
@@ -126,7 +138,8 @@ class HeldOut(BaseModel):
 class GuardianReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    stated: str = "confidence"  # confidence_weight scales the vectors' confidence: it judges that
+    stated: Stated | None  # what was judged (module docstring); None with no outcomes
+    stated_from: dict[str, int]
     profile: str
     tasks_considered: int
     belief: Belief
@@ -137,11 +150,22 @@ class GuardianReport(BaseModel):
 
 
 def held_out_check(
-    profile: str, current_weight: float, stated: list[float], observed: list[float]
+    profile: str,
+    current_weight: float,
+    stated: list[float],
+    observed: list[float],
+    scaled: Sequence[bool] | None = None,
+    label: str = "confidence",
 ) -> tuple[Proposal | None, HeldOut | None, str]:
     """Fit on the earlier outcomes, score on the later (module docstring): the proposal if it
-    helped there, what the held-out part showed, and why nothing is proposed when nothing is."""
+    helped there, what the held-out part showed, and why nothing is proposed when nothing is.
+    ``scaled`` says which statements the weight scales (the vectors' confidence: all, when not
+    given); the others (a stated ``p_success``) are scored as stated. ``label`` names what was
+    stated, for the reason."""
     n = len(stated)
+    scaled = [True] * n if scaled is None else list(scaled)
+    if len(scaled) != n:
+        raise ValueError("stated and scaled must be equal-length sequences")
     fit = max(MIN_FIT, round(n * FIT_SHARE))
     if fit > n - MIN_HELD_OUT:
         return (
@@ -160,6 +184,7 @@ def held_out_check(
         belief,
         sum(early_p) / len(early_p),
         sum(early_y) / len(early_y),
+        label,
     )
     before = _brier(late_p, late_y)
     if proposal is None:
@@ -176,7 +201,11 @@ def held_out_check(
             f"no credible bias in the first {fit} outcomes: nothing to change",
         )
     scale = proposal.new / current_weight
-    after = _brier([min(1.0, max(0.0, p * scale)) for p in late_p], late_y)
+    late_scaled = scaled[fit:]
+    corrected = [
+        min(1.0, max(0.0, p * scale)) if s else p for p, s in zip(late_p, late_scaled, strict=True)
+    ]
+    after = _brier(corrected, late_y)
     check = HeldOut(
         fitted_on=fit,
         held_out=n - fit,
@@ -185,6 +214,14 @@ def held_out_check(
         brier_after=after,
         helps=after < before,
     )
+    if not any(late_scaled):
+        return (
+            None,
+            check,
+            f"the {n - fit} outcomes after the first {fit} all rest on a stated P(success), which "
+            "confidence_weight does not scale (it scales the vectors' confidence): no correction "
+            "of the profile would change them, so nothing is proposed",
+        )
     if not check.helps:
         return (
             None,
@@ -217,16 +254,18 @@ def run_guardian(
     apply = apply or profile.guardian.auto_apply
     applied_before = [a for a in adjustments(store, profile=profile_name) if a.undone_at is None]
     after = applied_before[-1].at if applied_before else None
-    points = [
-        p
-        for p in outcome_points(store, Filters(ai_id=ai_id, profile=profile_name), after=after)
-        if p.predicted_preflight is not None
-    ]
-    stated = [p.predicted_preflight for p in points if p.predicted_preflight is not None]
+    points = preflight_points(store, Filters(ai_id=ai_id, profile=profile_name), after=after)
+    label, counts = stated_basis([p.basis for p in points])
+    stated = [p.stated for p in points]
     observed = [p.observed for p in points]
     belief = update_belief("overall", [a - b for a, b in zip(stated, observed, strict=True)])
     proposal, held_out, why_not = held_out_check(
-        profile_name, profile.tuning.confidence_weight, stated, observed
+        profile_name,
+        profile.tuning.confidence_weight,
+        stated,
+        observed,
+        scaled=[p.basis == "confidence" for p in points],
+        label=label or "confidence",
     )
     applied = None
     if proposal is not None and apply:
@@ -250,6 +289,8 @@ def run_guardian(
     else:
         note = f"applied as adjustment {applied.id}; undo with --undo {applied.id}"
     return GuardianReport(
+        stated=label,
+        stated_from=counts,
         profile=profile_name,
         tasks_considered=len(points),
         belief=belief,
@@ -264,10 +305,7 @@ def _no_outcomes(store: Store, profile: str, ai_id: str | None, after: str | Non
     """Why nothing can be judged: no outcomes at all, or none since the last correction."""
     if after is None:
         return "no outcomes yet"
-    before = sum(
-        p.predicted_preflight is not None
-        for p in outcome_points(store, Filters(ai_id=ai_id, profile=profile))
-    )
+    before = len(preflight_points(store, Filters(ai_id=ai_id, profile=profile)))
     return f"no outcomes since the last correction ({before} before it)"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -25,7 +25,7 @@ from noetic.store.records import CascadeRecord
 from noetic.store.rows import now
 
 if TYPE_CHECKING:
-    from noetic.calibration.phases import PhasePoint
+    from noetic.calibration.phases import Basis, PhasePoint
 
 SOURCES = ("test", "human", "check")
 
@@ -46,6 +46,15 @@ class OutcomeRecord(BaseModel):
     predicted_preflight: float | None
     predicted_check: float | None
     predicted_vectors: dict[str, float]
+
+
+class RecordedOutcome(OutcomeRecord):
+    """The receipt of a newly recorded outcome: the record, and what the agent stated at the
+    task's PREFLIGHT as calibration scores it (``stated``: ``p_success`` where the agent gave
+    one, ``confidence``, the vectors' overall confidence, otherwise)."""
+
+    stated_preflight: float
+    stated: Literal["p_success", "confidence"]
 
 
 class Adjustment(BaseModel):
@@ -223,8 +232,11 @@ class Filters(BaseModel):
 
 def record_outcome(
     store: Store, target: str, *, score: float, source: str, evidence: str = ""
-) -> OutcomeRecord:
-    """Record an outcome for a cascade, or for a session's latest task."""
+) -> RecordedOutcome:
+    """Record an outcome for a cascade, or for a session's latest task; the receipt quotes
+    what the agent stated at PREFLIGHT, as the per-phase report scores it."""
+    from noetic.calibration.phases import stated_value
+
     if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
         raise InvalidValueError(
             f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
@@ -258,7 +270,8 @@ def record_outcome(
         from noetic.calibration.guardian import run_guardian  # the guardian reads outcomes
 
         run_guardian(store, registry, cascade.profile, ai_id=session.ai_id)
-    return record
+    value, basis = stated_value(pre.assessment.p_success, pre.decision.confidence)
+    return RecordedOutcome(**record.model_dump(), stated_preflight=value, stated=basis)
 
 
 def _resolve_task(store: Store, target: str) -> CascadeRecord:
@@ -302,15 +315,16 @@ def outcome_points(
     return sorted(points, key=lambda p: p.at)
 
 
-def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
+def phase_points(store: Store, filters: Filters, *, after: str | None = None) -> list[PhasePoint]:
     """Every task with an outcome, one point per phase it reached (:mod:`.phases`): its first
     PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
-    as the vectors' confidence otherwise; oldest task first. A task whose assessments are not
-    in the store (outcomes written without them) falls back to the confidences recorded beside
-    its outcome, at PREFLIGHT and CHECK."""
-    from noetic.calibration.phases import PhasePoint
+    as the vectors' confidence otherwise (:func:`~.phases.stated_value`); oldest task first.
+    A task whose assessments are not in the store (outcomes written without them) falls back
+    to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. ``after``: only
+    outcomes recorded since then (as :func:`outcome_points`)."""
+    from noetic.calibration.phases import PhasePoint, stated_value
 
-    tasks = outcome_points(store, filters)
+    tasks = outcome_points(store, filters, after=after)
     if not tasks:
         return []
     wanted = {t.cascade_id for t in tasks}
@@ -337,7 +351,7 @@ def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
         ).fetchall()
     )
     personas = _personas(store)
-    stated: dict[str, dict[str, tuple[float, bool]]] = {}
+    stated: dict[str, dict[str, tuple[float, Basis]]] = {}
     for row in conn.execute(
         "SELECT cascade_id, phase, confidence, p_success, review FROM assessments "
         f"WHERE {scoped} ORDER BY cascade_id, seq"
@@ -350,22 +364,21 @@ def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
         mine = stated.setdefault(row["cascade_id"], {})
         if phase == Phase.PREFLIGHT.value and phase in mine:
             continue  # the first PREFLIGHT is the prediction; the last of any other phase
-        given = row["p_success"] is not None
-        mine[phase] = (row["p_success"] if given else row["confidence"], given)
+        mine[phase] = stated_value(row["p_success"], row["confidence"])
     points = []
     for task in tasks:
         meta = who.get(task.cascade_id)
         if meta is None:
             continue
         phases = stated.get(task.cascade_id) or _recorded_beside(task)
-        for phase, (value, given) in phases.items():
+        for phase, (value, basis) in phases.items():
             points.append(
                 PhasePoint.model_construct(  # values read from the store: no re-validation
                     cascade_id=task.cascade_id,
                     at=task.at,
                     phase=phase,
                     stated=value,
-                    basis="p_success" if given else "confidence",
+                    basis=basis,
                     observed=task.observed,
                     agent=meta["ai_id"],
                     model=meta["ai_model"] or models.get(task.cascade_id) or "(unknown)",
@@ -377,14 +390,23 @@ def phase_points(store: Store, filters: Filters) -> list[PhasePoint]:
     return points
 
 
-def _recorded_beside(task: OutcomePoint) -> dict[str, tuple[float, bool]]:
+def _recorded_beside(task: OutcomePoint) -> dict[str, tuple[float, Basis]]:
     """The confidences stored beside a task's outcome, for a task without assessments."""
-    out: dict[str, tuple[float, bool]] = {}
+    out: dict[str, tuple[float, Basis]] = {}
     if task.predicted_preflight is not None:
-        out[Phase.PREFLIGHT.value] = (task.predicted_preflight, False)
+        out[Phase.PREFLIGHT.value] = (task.predicted_preflight, "confidence")
     if task.predicted_check is not None:
-        out[Phase.CHECK.value] = (task.predicted_check, False)
+        out[Phase.CHECK.value] = (task.predicted_check, "confidence")
     return out
+
+
+def preflight_points(
+    store: Store, filters: Filters, *, after: str | None = None
+) -> list[PhasePoint]:
+    """What each task stated at its PREFLIGHT, oldest first: the per-phase report's
+    ``preflight`` points, which the guardian and the drift monitor judge too, so all three
+    score the same statement (``p_success`` where given, the vectors' confidence otherwise)."""
+    return [p for p in phase_points(store, filters, after=after) if p.phase == "preflight"]
 
 
 def _personas(store: Store) -> dict[str, str]:

@@ -39,6 +39,7 @@ PHASES: Final = ("preflight", "check", "postflight", "adversarial_review")
 GROUPINGS: Final = ("phase", "agent", "model", "engine", "persona", "profile")
 MIN_INTERVAL: Final = 5
 Basis = Literal["p_success", "confidence"]
+Stated = Literal["p_success", "confidence", "mixed"]
 Grouping = Literal["phase", "agent", "model", "engine", "persona", "profile"]
 
 
@@ -60,6 +61,26 @@ class PhasePoint(BaseModel):
     profile: str
 
 
+def stated_value(p_success: float | None, confidence: float) -> tuple[float, Basis]:
+    """What one assessment stated, and what it is: its ``p_success`` where the agent gave one,
+    its vectors' overall confidence otherwise. The one place the choice is made: the per-phase
+    report, the guardian, the drift monitor and the ``noetic outcome`` receipt all read it."""
+    return (p_success, "p_success") if p_success is not None else (confidence, "confidence")
+
+
+def stated_basis(bases: Sequence[Basis]) -> tuple[Stated | None, dict[str, int]]:
+    """What a set of statements was (``p_success``, ``confidence``, or ``mixed`` when both are
+    present; ``None`` for none) and how many of each (``stated_from``)."""
+    counts = {"p_success": 0, "confidence": 0}
+    for basis in bases:
+        counts[basis] += 1
+    if not bases:
+        return None, counts
+    if counts["p_success"] and counts["confidence"]:
+        return "mixed", counts
+    return ("p_success" if counts["p_success"] else "confidence"), counts
+
+
 class PhaseStats(BaseModel):
     """One phase's calibration over its points (module docstring)."""
 
@@ -68,7 +89,7 @@ class PhaseStats(BaseModel):
     phase: str
     n: int
     successes: float
-    stated: Literal["p_success", "confidence", "mixed"] | None
+    stated: Stated | None
     stated_from: dict[str, int]
     mean_stated: float | None
     success_rate: Interval
@@ -118,18 +139,7 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
     n = len(points)
     p = np.asarray([x.stated for x in points], dtype=float)
     y = np.asarray([x.observed for x in points], dtype=float)
-    counts = {"p_success": 0, "confidence": 0}
-    for x in points:
-        counts[x.basis] += 1
-    stated: Literal["p_success", "confidence", "mixed"] | None = (
-        None
-        if n == 0
-        else "mixed"
-        if counts["p_success"] and counts["confidence"]
-        else "p_success"
-        if counts["p_success"]
-        else "confidence"
-    )
+    stated, counts = stated_basis([x.basis for x in points])
     successes = float(y.sum()) if n else 0.0
     rate = wilson(min(float(n), successes), n)
     mean = float(p.mean()) if n else None

@@ -16,6 +16,7 @@ from noetic.calibration.outcomes import (
     count_outcomes,
     outcome_points,
     phase_points,
+    preflight_points,
 )
 from noetic.calibration.phases import (
     Group,
@@ -127,16 +128,16 @@ def check_drift_monitor(
     alpha: float = ALPHA,
     shift: float | None = None,
 ) -> DriftReport:
-    """The sequential drift test over the AI's outcomes, oldest first (:mod:`.drift`)."""
-    points = [
-        p for p in outcome_points(store, Filters(ai_id=ai_id)) if p.predicted_preflight is not None
-    ]
+    """The sequential drift test over the AI's outcomes, oldest first (:mod:`.drift`), on what
+    each task stated at PREFLIGHT as the per-phase report scores it."""
+    points = preflight_points(store, Filters(ai_id=ai_id))
     return detect_drift(
-        [p.predicted_preflight for p in points],  # type: ignore[misc]
+        [p.stated for p in points],
         [p.observed for p in points],
         window=window,
         alpha=alpha,
         shift=shift,
+        bases=[p.basis for p in points],
     )
 
 

@@ -90,9 +90,19 @@ def outcome(
         json,
         lambda: stdout().print(
             f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id}"
-            f" of session {record.session_id};"
-            f" it predicted {record.predicted_preflight:.2f} at PREFLIGHT"
+            f" of session {record.session_id}; {_stated(record)}",
+            markup=False,
         ),
+    )
+
+
+def _stated(record: Any) -> str:
+    """What the agent stated at PREFLIGHT, and what it is (calibration scores the same)."""
+    if record.stated == "p_success":
+        return f"it stated P(success) {record.stated_preflight:.2f} at PREFLIGHT"
+    return (
+        f"it stated no P(success) at PREFLIGHT; its vectors' confidence was "
+        f"{record.stated_preflight:.2f}"
     )
 
 
@@ -270,8 +280,15 @@ def drift_(
         )
 
     def render() -> None:
+        from noetic.cli.render import stated_as
+
         out = stdout()
         out.print(f"drift: {esc(result.reason)}")
+        out.print(
+            "judged: what each task stated at PREFLIGHT, "
+            + stated_as(result.stated, result.stated_from),
+            markup=False,
+        )
         out.print(f"[dim]{esc(result.guarantee)}[/]")
         d = result.detection
         if d is not None:
@@ -314,10 +331,17 @@ def guardian(
         if undo is not None:
             out.print(f"adjustment {result.id} undone: {result.field} back to {result.old}")
             return
+        from noetic.cli.render import stated_as
+
         b = result.belief
         out.print(
             f"[bold]{esc(result.profile)}[/]: {result.tasks_considered} tasks · "
             f"bias {b.mean:+.3f} " + esc(f"[{b.low:+.3f}, {b.high:+.3f}]")
+        )
+        out.print(
+            "judged: what each task stated at PREFLIGHT, "
+            + stated_as(result.stated, result.stated_from),
+            markup=False,
         )
         if result.proposal:
             p = result.proposal

@@ -122,6 +122,17 @@ def _interval(i: Any, signed: bool = False) -> str:
     return f"{f.format(i.value)} [{f.format(i.low)}, {f.format(i.high)}]"
 
 
+def stated_as(stated: str | None, stated_from: dict[str, int]) -> str:
+    """What a calibration judged, as text: ``p_success (12)``, ``the vectors' confidence (3)``,
+    ``mixed: 8 p_success, 4 the vectors' confidence``, or ``nothing yet``."""
+    names = {"p_success": "p_success", "confidence": "the vectors' confidence"}
+    if stated is None:
+        return "nothing yet"
+    if stated == "mixed":
+        return "mixed: " + ", ".join(f"{stated_from[k]} {names[k]}" for k in names)
+    return f"{names[stated]} ({stated_from[stated]})"
+
+
 def phase_lines(report: Any) -> list[str]:
     """The summary, the per-phase table (and per group), and the review comparison, as text."""
     s = report.summary

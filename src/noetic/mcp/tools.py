@@ -23,7 +23,7 @@ from noetic.assessment import Assessment, Phase
 from noetic.calibration import (
     BeliefsReport,
     DriftReport,
-    OutcomeRecord,
+    RecordedOutcome,
     basic_calibration_report,
 )
 from noetic.calibration import check_drift_monitor as drift_report
@@ -344,11 +344,11 @@ async def record_outcome(
     ] = None,
     request_id: RequestId = None,
     ctx: Context | None = None,
-) -> OutcomeRecord:
+) -> RecordedOutcome:
     target = task_id or n.session_id(None, ctx)
     asked = {"target": target, "score": score, "source": source, "evidence": evidence}
     return once(
-        n.store, request_id, "record_outcome", asked, OutcomeRecord,
+        n.store, request_id, "record_outcome", asked, RecordedOutcome,
         lambda: calibrating.outcome(
             n.store, target, score=score, source=source, evidence=evidence
         ),

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from noetic.calibration import CalibrationReport, OutcomeRecord
+    from noetic.calibration import CalibrationReport, RecordedOutcome
     from noetic.store.base import BaseStore
 
 
@@ -25,7 +25,7 @@ def outcome(
     evidence: str = "",
     source: str | None = None,
     current: Callable[[BaseStore], str | None] | None = None,
-) -> OutcomeRecord:
+) -> RecordedOutcome:
     """Record the verified outcome of a task (``target``: a cascade id, or a session id for
     its latest task), next to what the agent predicted. Exactly one of ``success``,
     ``failure``, ``score`` (in [0, 1]) or ``from_junit`` (a JUnit XML report: the share of

@@ -29,11 +29,10 @@ from noetic.calibration.guardian import GuardianReport, run_guardian
 from noetic.calibration.outcomes import (
     Adjustment,
     Filters,
-    OutcomePoint,
     adjustments,
     effective_profile,
-    outcome_points,
     phase_points,
+    preflight_points,
 )
 from noetic.calibration.phases import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction
@@ -129,7 +128,7 @@ def calibration_view(
     )
     points = phase_points(store, filters)
     drift = check_drift_monitor(store, filters.ai_id, window=DRIFT_WINDOW)
-    drifted = outcome_points(store, Filters(ai_id=filters.ai_id))
+    drifted = preflight_points(store, Filters(ai_id=filters.ai_id))
     phases = [report.by_phase[p] for p in PHASES if p in report.by_phase]
     return CalibrationView(
         filters=filters,
@@ -142,7 +141,7 @@ def calibration_view(
         phases=phases,
         gaps=_gaps(points, phases, prediction),
         drift=drift,
-        drift_path=drift_path([p for p in drifted if p.predicted_preflight is not None]),
+        drift_path=drift_path(drifted),
         guardian=_guardian(store, filters),
         adjustments=adjustments(store, profile=filters.profile),
     )
@@ -158,11 +157,12 @@ def wilson(rate: float, n: int) -> Interval:
     return Interval(low=round(max(0.0, centre - half), 6), high=round(min(1.0, centre + half), 6))
 
 
-def drift_path(points: list[OutcomePoint], window: int = DRIFT_WINDOW) -> list[DriftPoint]:
+def drift_path(points: list[PhasePoint], window: int = DRIFT_WINDOW) -> list[DriftPoint]:
     """The running gap the drift monitor watches: mean stated − observed over the last
-    ``window`` outcomes (fewer at the start), one point per outcome, oldest first."""
+    ``window`` outcomes (fewer at the start), one point per outcome, oldest first; stated as
+    the monitor judges it (``p_success`` where given, the vectors' confidence otherwise)."""
     out = []
-    diffs = [p.predicted_preflight - p.observed for p in points]  # type: ignore[operator]
+    diffs = [p.stated - p.observed for p in points]
     for i, p in enumerate(points):
         recent = diffs[max(0, i + 1 - window) : i + 1]
         out.append(DriftPoint(index=i + 1, at=p.at, gap=round(sum(recent) / len(recent), 6)))
