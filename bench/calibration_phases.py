@@ -17,8 +17,15 @@ docs/calibration.md, "Calibration per phase").
   or not; the Brier score is then measured on 200 later outcomes of the same agent, with and
   without what was proposed, beside the previous rule (the posterior-sized correction proposed
   from all n outcomes, no held-out proof).
+* **The guardian on agents that state P(success)**: vectors' confidence calibrated (uniform in
+  0.5–0.95, success with that probability), P(success) stated 20 points above it. The guardian
+  judges the stated P(success), as the per-phase report does; confidence_weight scales only the
+  vectors' confidence, so its held-out proof leaves a stated P(success) as stated. Beside it: a
+  proof that pretended the weight scaled P(success), and the later Brier score of the vectors'
+  confidence (what the weight does change) under each one's correction.
 
-Run: .venv/bin/python bench/calibration_phases.py [--runs N] [--only coverage|significance|held_out]
+Run: .venv/bin/python bench/calibration_phases.py [--runs N]
+     [--only coverage|significance|held_out|p_success]
 (seconds)
 """
 
@@ -164,12 +171,48 @@ def held_out(runs: int, seed: int) -> None:
             )
 
 
+def stated_p_success(runs: int, seed: int) -> None:
+    rng = random.Random(seed)
+    print(f"\nAgents stating P(success) 20 points above calibrated vectors ({runs} per row)")
+    print(
+        "| outcomes seen | credible bias in P(success) | proposed: proof as scored | proof "
+        "pretending the weight scales P(success) | later Brier of the vectors' confidence: none "
+        "| as scored | pretending |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for n in (30, 60, 120):
+        credible = proposed = pretended = 0
+        none, ours, wrong = [], [], []
+        for _ in range(runs):
+            c, y = agent(rng, n + 200, 0.0)
+            p = [min(1.0, q + 0.2) for q in c]
+            seen_p, seen_y = p[:n], y[:n]
+            belief = update_belief("overall", [a - b for a, b in zip(seen_p, seen_y, strict=True)])
+            proposal, _, _ = held_out_check("balanced", 1.0, seen_p, seen_y, [False] * n)
+            naive, _, _ = held_out_check("balanced", 1.0, seen_p, seen_y)
+            later_c, later_y = c[n:], y[n:]
+            none.append(brier(later_c, later_y))
+            for chosen, bucket in ((proposal, ours), (naive, wrong)):
+                weight = chosen.new if chosen is not None else 1.0
+                bucket.append(brier([min(1.0, q * weight) for q in later_c], later_y))
+            credible += belief.credible
+            proposed += proposal is not None
+            pretended += naive is not None
+        print(
+            f"| {n} | {credible / runs:.0%} | {proposed / runs:.0%} | {pretended / runs:.0%} | "
+            f"{statistics.fmean(none):.4f} | {statistics.fmean(ours):.4f} | "
+            f"{statistics.fmean(wrong):.4f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument(
-        "--only", choices=("coverage", "significance", "held_out"), help="Run one part only."
+        "--only",
+        choices=("coverage", "significance", "held_out", "p_success"),
+        help="Run one part only.",
     )
     args = parser.parse_args()
     if args.only in (None, "coverage"):
@@ -178,6 +221,8 @@ def main() -> None:
         significance(args.runs, args.seed + 1)
     if args.only in (None, "held_out"):
         held_out(max(200, args.runs // 5), args.seed + 2)
+    if args.only in (None, "p_success"):
+        stated_p_success(max(200, args.runs // 5), args.seed + 3)
 
 
 if __name__ == "__main__":
