@@ -70,11 +70,11 @@ def team(
     thread.join(timeout=10)
 
 
-def calls(url: str, token: str, *steps: tuple[str, dict]) -> list:
-    """Each tool call's result, over one MCP session with ``token``."""
+def calls(url: str, token: str | None, *steps: tuple[str, dict]) -> list:
+    """Each tool call's result, over one MCP session with ``token`` (None: without one)."""
 
     async def go() -> list:
-        headers = {"Authorization": f"Bearer {token}"}
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
         async with (
             httpx2.AsyncClient(headers=headers) as http,
             Client(streamable_http_client(url + "/mcp", http_client=http), mode="legacy") as c,
@@ -224,3 +224,52 @@ def test_every_kind_of_row_a_tool_writes_names_the_token(team):
         "",
         "alice",
     ]
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def test_a_loopback_server_started_without_tokens_requires_one_from_the_first_on(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """No restart: the request after ``noetic token create`` needs a token, read-only rules
+    apply, and once every token is revoked the loopback server is open again."""
+    if backend == "postgresql":
+        monkeypatch.setenv("NOETIC_STORE_URL", request.getfixturevalue("postgres_url"))
+    home = tmp_path / "store"
+    served = Served(["--port", "0", "--store", str(home)], os.environ)
+    try:
+        banner = served.banner(until='"command"')
+        url = re.search(r"at (http://127\.0\.0\.1:\d+)/mcp", banner).group(1)
+        assert "Authorization" not in banner  # nothing required when it started
+        assert httpx2.get(url + "/sessions").status_code == 200
+        opened = calls(url, None, ("bootstrap_session", {"ai_id": "before"}))[0]
+        assert not opened.is_error, opened.content
+
+        alice = cli("token", "create", "alice", "--store", str(home))["token"]
+        reader = cli("token", "create", "reader", "--read-only", "--store", str(home))["token"]
+        assert httpx2.post(url + "/mcp", json=PING).status_code == 401
+        assert httpx2.post(url + "/hooks/stop", json={}).status_code == 401
+        assert httpx2.get(url + "/sessions").status_code == 303  # to the login form
+        bearer = {"Authorization": f"Bearer {reader}"}
+        assert httpx2.get(url + "/sessions", headers=bearer).status_code == 200
+        wrote = calls(url, alice, ("bootstrap_session", {"ai_id": "alice-agent"}))[0]
+        assert not wrote.is_error, wrote.content
+        sessions = rows(home, "SELECT ai_id, written_by FROM sessions ORDER BY created_at")
+        assert sessions == [("before", None), ("alice-agent", "alice")]
+        read, write = calls(url, reader, ("get_calibration_report", {}),
+                            ("bootstrap_session", {"ai_id": "sneaky"}))  # fmt: skip
+        assert not read.is_error and write.is_error
+        assert "token 'reader' is read-only" in write.content[0].text
+        hook = httpx2.post(url + "/hooks/session-start", json={}, headers=bearer)
+        assert hook.status_code == 403
+
+        cli("token", "revoke", "alice", "--store", str(home))
+        assert httpx2.post(url + "/mcp", json=PING).status_code == 401  # reader is live
+        cli("token", "revoke", "reader", "--store", str(home))
+        assert httpx2.get(url + "/sessions").status_code == 200
+        again = calls(url, None, ("bootstrap_session", {"ai_id": "after"}))[0]
+        assert not again.is_error, again.content
+        assert rows(home, "SELECT written_by FROM sessions WHERE ai_id = 'after'") == [(None,)]
+    finally:
+        assert served.stop() == 130

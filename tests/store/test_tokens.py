@@ -136,3 +136,57 @@ def test_any_header_or_cookie_value_is_refused_without_an_error(tmp_path):
         refused()
     finally:
         access.close()
+
+
+def test_whether_a_token_is_required_is_asked_on_each_request(tmp_path):
+    from noetic.operations.tokens import ANYONE
+    from noetic.store import Store
+
+    home = tmp_path / "s"
+    Store(home).close()
+    access = Access(home, None)
+    beyond = Access(home, None, loopback=False)
+    try:
+        assert not access.required and access.admit(None) is ANYONE
+        assert access.admit("Bearer anything") is ANYONE  # as if there were no check at all
+        assert beyond.required and beyond.admit(None) is None  # off loopback: always
+        with Store(home) as s:
+            alice = create_token(s, "alice")["token"]
+        assert access.required and access.admit(None) is None
+        assert access.admit("Bearer anything") is None
+        who = access.admit(f"Bearer {alice}")
+        assert who is not None and who.name == "alice" and not who.open
+        with Store(home) as s:
+            revoke_token(s, "alice")
+        assert access.admit(None) is ANYONE and access.admit(f"Bearer {alice}") is ANYONE
+        assert beyond.admit(None) is None and beyond.admit(f"Bearer {alice}") is None
+    finally:
+        access.close()
+        beyond.close()
+
+
+@pytest.mark.sqlite_only  # counts the statements on SQLite's connection
+def test_a_request_costs_at_most_one_query_beyond_its_tokens_own_lookup(tmp_path):
+    from noetic.store import Store
+
+    home = tmp_path / "s"
+    Store(home).close()
+    access = Access(home, None)
+    try:
+        statements: list[str] = []
+        access._reader().conn.set_trace_callback(statements.append)
+
+        def queries(header: str | None) -> int:
+            statements.clear()
+            access.admit(header)
+            return len(statements)
+
+        assert queries(None) == 1  # no token yet: is there one?
+        with Store(home) as s:
+            alice = create_token(s, "alice")["token"]
+        assert queries(f"Bearer {alice}") == 1  # its lookup, as before
+        assert queries(None) == 1
+        assert queries("Bearer wrong") == 2
+        assert all("tokens" in sql for sql in statements)
+    finally:
+        access.close()

@@ -17,8 +17,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import StoreOpt
 from noetic.cli.output import esc, stderr
-
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+from noetic.operations.tokens import LOOPBACK
 
 
 def serve(

@@ -67,7 +67,7 @@ def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
 
     access = access or Access(home, None)
     stores = _Stores(home)
-    pages = Pages(stores, access.required)
+    pages = Pages(stores)
     routes = [
         Route("/", pages.sessions),
         Route("/sessions", pages.sessions),
@@ -112,12 +112,14 @@ class _Guard:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         cookies = Request(scope).cookies
-        if auth.allowed(
+        who = auth.admitted(
             self.access,
             authorization=headers.get("authorization"),
             cookie=cookies.get(auth.COOKIE),
             host_header=headers.get("host"),
-        ):
+        )
+        if who is not None:
+            scope["noetic.guarded"] = not who.open  # the pages offer to log out
             await self.app(scope, receive, send)
             return
         if not self.access.required:

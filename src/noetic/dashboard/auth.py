@@ -1,12 +1,13 @@
-"""Who may read the dashboard: the same rule as ``/mcp``.
+"""Who may read the dashboard: the same rule as ``/mcp``, decided on each request.
 
-Without tokens (the server is bound to loopback, started without ``--token`` over a store with
-no live tokens) every request from this machine is let in, provided its ``Host`` header names
-loopback too, so a web page elsewhere cannot reach it through DNS rebinding. Otherwise a
-request needs either ``Authorization: Bearer TOKEN`` (the admin token or a live store token,
-read-only ones included: the dashboard only reads) or the cookie the login form sets: an HMAC
-keyed by the admin token or by the store token's hash, so the cookie never holds a token and
-changing the admin token, or revoking the store token, logs its browsers out
+While no token is required (the server is bound to loopback, started without ``--token``, and
+the store has no live token) every request from this machine is let in, provided its ``Host``
+header names loopback too, so a web page elsewhere cannot reach it through DNS rebinding. From
+the request after the first ``noetic token create`` on, a request needs either
+``Authorization: Bearer TOKEN`` (the admin token or a live store token, read-only ones
+included: the dashboard only reads) or the cookie the login form sets: an HMAC keyed by the
+admin token or by the store token's hash, so the cookie never holds a token and changing the
+admin token, or revoking the store token, logs its browsers out
 (:class:`noetic.operations.tokens.Access`). The cookie is ``HttpOnly`` and ``SameSite=Strict``.
 """
 
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 from noetic.operations.tokens import admin_cookie
 
 if TYPE_CHECKING:
-    from noetic.operations.tokens import Access
+    from noetic.operations.tokens import Access, Identity
 
 COOKIE: Final = "noetic_dashboard"
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
@@ -28,15 +29,21 @@ def cookie_value(token: str) -> str:
     return admin_cookie(token)
 
 
-def allowed(
+def admitted(
     access: Access, *, authorization: str | None, cookie: str | None, host_header: str | None
-) -> bool:
-    """Whether a request may read the dashboard (module docstring)."""
-    if not access.required:
-        return _loopback_host(host_header)
-    if access.bearer(authorization) is not None:
-        return True
-    return cookie is not None and access.cookie(cookie) is not None
+) -> Identity | None:
+    """Who a request may read the dashboard as (module docstring): its login cookie's or
+    bearer token's identity, :data:`~noetic.operations.tokens.ANYONE` while no token is
+    required, else None. A login cookie is checked first, so a logged-in browser costs the
+    lookups it always did."""
+    if cookie is not None:
+        who = access.cookie(cookie)
+        if who is not None:
+            return who
+    who = access.admit(authorization)
+    if who is not None and who.open and not _loopback_host(host_header):
+        return None
+    return who
 
 
 def _loopback_host(header: str | None) -> bool:

@@ -88,9 +88,8 @@ def _usd(value: float | None) -> str:
 
 
 class Pages:
-    def __init__(self, stores: Any, guarded: bool) -> None:
+    def __init__(self, stores: Any) -> None:
         self.stores = stores
-        self.guarded = guarded
         self.env = environment()
 
     def store(self) -> BaseStore:
@@ -101,7 +100,10 @@ class Pages:
         self, request: Request, template: str, context: dict[str, Any], status_code: int = 200
     ) -> Response:
         html = self.env.get_template(template).render(
-            request=request, path=request.url.path, guarded=self.guarded, **context
+            request=request,
+            path=request.url.path,
+            guarded=request.scope.get("noetic.guarded", False),
+            **context,
         )
         return HTMLResponse(html, status_code=status_code, headers=HEADERS)
 

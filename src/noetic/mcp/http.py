@@ -9,7 +9,7 @@ from typing import Any
 
 from noetic.errors import InvalidValueError
 from noetic.mcp.server import build_server
-from noetic.operations.tokens import Access
+from noetic.operations.tokens import LOOPBACK, Access
 from noetic.store.writer import writing_as
 
 
@@ -32,15 +32,18 @@ def check_token(token: str) -> str:
 
 
 class BearerAuth:
-    """Plain ASGI middleware: every HTTP request must carry ``Authorization: Bearer TOKEN``
-    with the admin token or a live store token (:class:`~noetic.operations.tokens.Access`),
-    except on the paths ``exempt`` names (the dashboard's, which also take a login cookie).
+    """Plain ASGI middleware: an HTTP request must carry ``Authorization: Bearer TOKEN`` with
+    the admin token or a live store token whenever the server requires one
+    (:meth:`~noetic.operations.tokens.Access.admit`, asked on every request, so the first
+    ``noetic token create`` closes a loopback server that was open, without a restart), except
+    on the paths ``exempt`` names (the dashboard's, which also take a login cookie).
 
     The identity rides on with the request: in the ASGI scope (``noetic.identity``, which the
     MCP server reads for each tool call) and as the writer its writes record
     (:func:`noetic.store.writer.writing_as`). A read-only token may not post hooks (403): each
-    one writes. The lookup is one indexed query on the event loop, so a revoked token is
-    refused from its next request on."""
+    one writes. The lookups are one or two indexed queries on the event loop, so a revoked
+    token is refused from its next request on. A request let in without a token (none is
+    required) goes on as it would with no middleware at all."""
 
     def __init__(
         self, app: Any, access: Access, exempt: Callable[[str], bool] | None = None
@@ -54,12 +57,15 @@ class BearerAuth:
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")
-        who = self._access.bearer(given.decode("latin-1"))
+        who = self._access.admit(given.decode("latin-1"))
         if who is None:
             await _refuse(send, 401, "missing or wrong bearer token")
             return
         if who.read_only and scope["path"].startswith("/hooks/") and scope["method"] == "POST":
             await _refuse(send, 403, f"{who.label} is read-only and hooks write to the store")
+            return
+        if who.open:
+            await self.app(scope, receive, send)
             return
         scope["noetic.identity"] = who
         with writing_as(who.name):
@@ -77,15 +83,16 @@ async def _refuse(send: Any, status: int, message: str) -> None:
 
 def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
     """The ASGI app: the MCP endpoint at ``/mcp``, Claude Code's hooks at ``/hooks/{event}``
-    and the dashboard at ``/``, wrapped in bearer auth when a token is set or the store has
-    live tokens (the dashboard's pages also accept its login cookie)."""
+    and the dashboard at ``/``, behind bearer auth that requires a token when one is set, when
+    ``host`` is not loopback, or while the store has live tokens (decided per request; the
+    dashboard's pages also accept its login cookie)."""
     from noetic.dashboard.mount import mount_dashboard, owns
     from noetic.mcp.hook_routes import mount_hooks
 
     if token is not None:
         check_token(token)
-    access = Access(home, token)
+    access = Access(home, token, loopback=host in LOOPBACK)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
     mount_hooks(app, home)
     mount_dashboard(app, home, access=access)
-    return BearerAuth(app, access, exempt=owns) if access.required else app
+    return BearerAuth(app, access, exempt=owns)

@@ -27,6 +27,8 @@ from noetic.errors import InvalidValueError, NotFoundError
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
+LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+"""The addresses a server may be bound to and stay unreachable from other machines."""
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
 COOKIE_MESSAGE: Final = b"noetic dashboard session"
 
@@ -34,17 +36,22 @@ COOKIE_MESSAGE: Final = b"noetic dashboard session"
 @dataclass(frozen=True)
 class Identity:
     """Who a request is: ``name`` None for the admin token (``--token``), else the store
-    token's name; ``read_only`` tokens write nothing."""
+    token's name; ``read_only`` tokens write nothing. ``open``: no token at all, on a server
+    that requires none at the moment (:data:`ANYONE`)."""
 
     name: str | None
     read_only: bool = False
+    open: bool = False
 
     @property
     def label(self) -> str:
+        if self.open:
+            return "a request without a token"
         return "the admin token" if self.name is None else f"token {self.name!r}"
 
 
 ADMIN: Final = Identity(None)
+ANYONE: Final = Identity(None, open=True)
 
 
 def digest(token: str) -> str:
@@ -115,19 +122,46 @@ def revoke_token(store: BaseStore, name: str) -> dict[str, Any]:
 
 class Access:
     """Who may use a server over the store at ``home``: the admin token (if given) and the
-    store's unrevoked tokens. :attr:`required` is whether requests must carry one at all: a
-    server started with an admin token, or over a store that had live tokens when it started;
-    otherwise it is the loopback-only server it always was.
+    store's unrevoked tokens.
+
+    Whether a request must carry a token is decided per request (:meth:`admit`): always with
+    an admin token, or when the server is reachable beyond this machine (``loopback`` False);
+    otherwise exactly while the store holds a live token. So a loopback server started before
+    the first ``noetic token create`` requires a token from the next request on, without a
+    restart, and is open again once every token is revoked. The decision costs at most one
+    query beyond the token's own lookup: whether any live token exists (:meth:`admit`).
 
     Lookups share one read connection, opened on first use, behind a lock (the event loop and
     the dashboard's worker threads both ask)."""
 
-    def __init__(self, home: Path, admin: str | None) -> None:
+    def __init__(self, home: Path, admin: str | None, *, loopback: bool = True) -> None:
         self.home = home
         self.admin = admin
+        self.loopback = loopback
         self._store: BaseStore | None = None
         self._lock = threading.Lock()
-        self.required = admin is not None or self._count() > 0
+
+    @property
+    def required(self) -> bool:
+        """Whether a request made now must carry a token (one query unless it always must)."""
+        return self.admin is not None or not self.loopback or self._any_live()
+
+    def admit(self, header: str | None) -> Identity | None:
+        """Who a request with this ``Authorization`` header is: its token's identity,
+        :data:`ANYONE` when no token is required now, else None (refuse it). A header with a
+        live token costs its one lookup; any other request costs one query more (is there a
+        live token at all?), and none when a token is always required."""
+        given = header[len("Bearer ") :] if header and header.startswith("Bearer ") else None
+        who = self.token(given) if given is not None else None
+        if who is not None or self.admin is not None or not self.loopback:
+            return who
+        return None if self._any_live() else ANYONE
+
+    def _any_live(self) -> bool:
+        from noetic.store.tokens import any_live_token
+
+        with self._lock:
+            return any_live_token(self._reader())
 
     def _reader(self) -> BaseStore:
         if self._store is None:
@@ -135,12 +169,6 @@ class Access:
 
             self._store = open_store(self.home, write_files=False)
         return self._store
-
-    def _count(self) -> int:
-        from noetic.store.tokens import live_tokens
-
-        with self._lock:
-            return live_tokens(self._reader())
 
     def token(self, given: str) -> Identity | None:
         """The identity a bearer token (without ``Bearer ``) stands for, else None."""

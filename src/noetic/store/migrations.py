@@ -529,7 +529,9 @@ def m019_written_by(conn: sqlite3.Connection) -> None:
     """``written_by`` on every table whose rows a request can create (m018 gave it to
     assessments, outcomes and events): sessions, tasks, investigations, goals, model calls,
     observer runs and their observations, Nova runs and turns, checkpoints and calibration
-    adjustments (:data:`noetic.store.writer.STAMPED`). Rows written before stay empty."""
+    adjustments (:data:`noetic.store.writer.STAMPED`). Rows written before stay empty. And an
+    index of the live tokens, so a server's per-request question "is any token live?" is one
+    index probe however many tokens were revoked."""
     for table in (
         "sessions",
         "cascades",
@@ -544,3 +546,4 @@ def m019_written_by(conn: sqlite3.Connection) -> None:
         "profile_adjustments",
     ):
         conn.execute(f"ALTER TABLE {table} ADD COLUMN written_by TEXT")
+    conn.execute("CREATE INDEX tokens_live ON tokens (name) WHERE revoked_at IS NULL")
