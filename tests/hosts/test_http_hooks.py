@@ -221,3 +221,33 @@ def test_doctor_says_which_hooks_and_whether_the_server_answers(project, home, _
     down = checks["claude-code hooks (project)"]
     assert down["status"] == "fail" and "does not answer" in down["detail"]
     assert "non-blocking error" in down["detail"] and "noetic serve" in down["fix"]
+
+
+@pytest.mark.subprocess
+def test_hooks_posted_with_a_store_token_write_as_it(project, home, _isolated_home):
+    """The session a SessionStart hook opens and the outcome a test run's PostToolUse records
+    name the token the hooks were posted with."""
+    from noetic.calibration import list_outcomes
+    from noetic.operations.tokens import create_token
+    from noetic.store import Store
+
+    with Store(_isolated_home) as store:
+        alice = create_token(store, "alice")["token"]
+    (_isolated_home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
+    with serving(_isolated_home) as url:
+        start = payload("SessionStart", project, source="startup")
+        assert post(url, "session-start", start)[0] == 401  # alice's token makes it required
+        assert post(url, "session-start", start, token=alice)[0] == 200
+        task = open_task(_isolated_home)  # through the CLI's code: no token
+        ran = bash(project, "pytest -q", "PostToolUse")
+        assert post(url, "post-tool-use", ran, token=alice) == (200, "")
+    with Store(_isolated_home) as store:
+        sid = session_of(_isolated_home)
+        assert (
+            store.conn.execute("SELECT written_by FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
+            == "alice"
+        )
+        assert store.get_cascade(task).written_by is None
+        [outcome] = list_outcomes(store)
+        by = store.conn.execute("SELECT written_by FROM outcomes WHERE id = ?", (outcome.id,))
+        assert by.fetchone()[0] == "alice"

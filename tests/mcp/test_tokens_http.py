@@ -273,3 +273,31 @@ def test_a_loopback_server_started_without_tokens_requires_one_from_the_first_on
         assert rows(home, "SELECT written_by FROM sessions WHERE ai_id = 'after'") == [(None,)]
     finally:
         assert served.stop() == 130
+
+
+@pytest.mark.slow
+def test_the_engines_a_token_runs_write_as_it(team):
+    """``observe`` and ``nova_process`` on a provider over real HTTP: their runs, stages,
+    turns, model calls and the task a Nova run records all name the token."""
+    from ..llm.model_server import reply, running
+    from ..nova.test_cli import ANY_TURN
+
+    url, home, tokens = team
+    with running() as model:
+        model.enqueue(
+            reply("CONFIDENCE: 0.6\nLAYERS: C01,C02,C03,C04\nCONTENT: exploring"),
+            reply("CONFIDENCE: 0.97\nLAYERS: C02\nCONTENT: the answer"),
+            *[reply(ANY_TURN)] * 8,
+        )
+        spec = f"openai-compatible:{model.url}/v1#tiny"
+        results = calls(
+            url, tokens["alice"],
+            ("observe", {"query": "why is the sky blue?", "provider": spec}),
+            ("nova_process", {"question": "OAuth2?", "experts": ["security"], "provider": spec}),
+        )  # fmt: skip
+    assert [r.is_error for r in results] == [False, False], [r.content for r in results]
+    assert results[1].structured_content["status"] == "completed"
+    for table in ("observer_runs", "observations", "nova_runs", "nova_turns", "llm_calls",
+                  "sessions", "cascades", "assessments", "events"):  # fmt: skip
+        found = [r[0] for r in rows(home, f"SELECT written_by FROM {table}")]
+        assert found and set(found) == {"alice"}, (table, found)
