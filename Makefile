@@ -94,7 +94,7 @@ test-clients: $(STAMP)
 	NOETIC_CLIENTS=$(CURDIR)/.clients $(BIN)/pytest -q tests/clients
 
 bench: $(STAMP)
-	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in bench/[!_]*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build dist .clients

@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
-NOETIC = str(BIN / "noetic")
+from _hook_runs import NOETIC, hook_project, payload, wall_times
+
 HEAVY = ("numpy", "rich", "mcp", "tokenizers", "httpx", "anthropic", "openai", "wordllama")
-CLAUDE_SESSION = "0b7a2f4e-0000-4000-8000-00000000b3c4"
 PROBE = (
     "import atexit, sys\n"
     "atexit.register(lambda: sys.stderr.write('HEAVY=' + ','.join(m for m in {heavy!r} "
@@ -35,19 +31,8 @@ PROBE = (
 )
 
 
-def payload(event: str, project: Path, **extra: object) -> str:
-    return json.dumps(
-        {"session_id": CLAUDE_SESSION, "cwd": str(project), "hook_event_name": event, **extra}
-    )
-
-
 def timed(args: list[str], stdin: str, env: dict, cwd: Path, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(args, input=stdin, capture_output=True, text=True, env=env, cwd=cwd)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    return statistics.median(wall_times(args, stdin, env, cwd, runs))
 
 
 def heavy_modules(args: list[str], stdin: str, env: dict, cwd: Path) -> str:
@@ -93,32 +78,7 @@ def main() -> None:
     from noetic.embeddings import count_tokens
     from noetic.hosts.hooks import estimate_tokens
 
-    with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp) / "project"
-        project.mkdir()
-        git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
-        subprocess.run([*git, "init", "-q"], cwd=project, check=True)
-        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=project, check=True)
-        home = Path(tmp) / "store"
-        env = {**os.environ, "NOETIC_HOME": str(home), "HOME": tmp}
-        env.pop("NOETIC_SESSION", None)
-        (home).mkdir()
-        (home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
-
-        # a session with an open task, as an agent mid-work has
-        start = payload("SessionStart", project, source="startup")
-        subprocess.run([NOETIC, "hook", "session-start"], input=start, env=env, cwd=project,
-                       capture_output=True, text=True, check=True)  # fmt: skip
-        from noetic.store.current import read_current_session
-
-        sid = read_current_session(home, f"claude-code:{CLAUDE_SESSION}")
-        from noetic.vectors import VECTOR_NAMES
-
-        vectors = json.dumps({v: 0.7 for v in VECTOR_NAMES})
-        subprocess.run([NOETIC, "preflight", "the benchmark task", "--session", str(sid),
-                        "--vectors", vectors], env=env, cwd=project, capture_output=True,
-                       check=True)  # fmt: skip
-
+    with hook_project() as (project, home, env):
         cases = [
             ("noetic --version (baseline)", ["--version"], ""),
             ("hook session-start (resume)", ["hook", "session-start"],

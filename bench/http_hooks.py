@@ -13,35 +13,17 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
-import os
 import re
 import statistics
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
-NOETIC = str(BIN / "noetic")
-CLAUDE_SESSION = "0b7a2f4e-0000-4000-8000-00000000b3c4"
-
-
-def payload(event: str, project: Path, **extra: object) -> str:
-    return json.dumps(
-        {"session_id": CLAUDE_SESSION, "cwd": str(project), "hook_event_name": event, **extra}
-    )
+from _hook_runs import NOETIC, hook_project, payload, wall_times
 
 
 def by_command(event: str, stdin: str, env: dict, cwd: Path, runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([NOETIC, "hook", event], input=stdin, capture_output=True, text=True,
-                       env=env, cwd=cwd, check=True)  # fmt: skip
-        times.append((time.perf_counter() - start) * 1000)
-    return times
+    return wall_times([NOETIC, "hook", event], stdin, env, cwd, runs, check=True)
 
 
 def by_http(port: int, event: str, body: str, runs: int) -> list[float]:
@@ -101,28 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     runs = parser.parse_args().runs
-    with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp) / "project"
-        project.mkdir()
-        git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
-        subprocess.run([*git, "init", "-q"], cwd=project, check=True)
-        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=project, check=True)
-        home = Path(tmp) / "store"
-        home.mkdir()
-        (home / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
-        env = {**os.environ, "NOETIC_HOME": str(home), "HOME": tmp}
-        env.pop("NOETIC_SESSION", None)
-        subprocess.run([NOETIC, "hook", "session-start"], env=env, cwd=project, check=True,
-                       input=payload("SessionStart", project, source="startup"),
-                       capture_output=True, text=True)  # fmt: skip
-        from noetic.store.current import read_current_session
-        from noetic.vectors import VECTOR_NAMES
-
-        sid = read_current_session(home, f"claude-code:{CLAUDE_SESSION}")
-        vectors = json.dumps({v: 0.7 for v in VECTOR_NAMES})
-        subprocess.run([NOETIC, "preflight", "the benchmark task", "--session", str(sid),
-                        "--vectors", vectors], env=env, cwd=project, capture_output=True,
-                       check=True)  # fmt: skip
+    with hook_project() as (project, _, env):
         done = {"stdout": "", "stderr": "", "interrupted": False}
         cases = [
             ("session-start", "session-start (resume)",
