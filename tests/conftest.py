@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -57,6 +62,42 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _session_cac
 def store(_isolated_home: Path):
     with Store(_isolated_home) as s:
         yield s
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (the OS's pick)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def serving(home: Path, token: str | None = None) -> Iterator[str]:
+    """``noetic serve``'s app for the store at ``home`` (the MCP endpoint, the hooks and the
+    dashboard on one port, behind ``token`` if given) under uvicorn on a free loopback port, in
+    a thread; yields its base URL (no slash) once it listens, and stops it when the block ends.
+    The tests that speak real HTTP to the server share it."""
+    import uvicorn
+
+    from noetic.mcp.http import http_app
+
+    port = free_port()
+    config = uvicorn.Config(
+        http_app(home, token=token), host="127.0.0.1", port=port, log_level="error",
+        timeout_graceful_shutdown=1,
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started, "the server did not start"
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def uniform(value: float, **overrides: float) -> dict[str, float]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from noetic.dashboard import auth
 from noetic.dashboard.mount import owns
 
-from .conftest import serving
+from ..conftest import serving
 from .seed import seed
 
 TOKEN = "s3cret-token"

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import Site, serving
+from ..conftest import serving
+from .conftest import Site
 from .seed import seed
 
 pytestmark = pytest.mark.browser

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import free_port
+from ..conftest import free_port
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 

@@ -252,7 +252,7 @@ def test_a_long_task_shows_its_latest_decisions_and_links_to_all(tmp_path):
     from noetic.assessment import Decision
     from noetic.store import Store
 
-    from .conftest import serving
+    from ..conftest import serving
     from .seed import assessment
 
     home = tmp_path / "store"
@@ -284,7 +284,7 @@ def test_a_nova_run_lists_its_turns_by_round_and_persona_with_the_critics_severi
     from noetic.store import Store
     from noetic.store import nova as records
 
-    from .conftest import serving
+    from ..conftest import serving
 
     home = tmp_path / "store"
     with Store(home) as store:
@@ -337,7 +337,7 @@ def test_an_observer_run_shows_its_stages_and_why_it_stopped(tmp_path):
     from noetic.store import Store
     from noetic.store.observations import save_run
 
-    from .conftest import serving
+    from ..conftest import serving
 
     home = tmp_path / "store"
     with Store(home) as store:
@@ -371,7 +371,7 @@ def test_an_observer_run_shows_its_stages_and_why_it_stopped(tmp_path):
 def test_agents_text_is_escaped_and_the_browser_runs_only_the_dashboards_script(tmp_path):
     from noetic.store import Store
 
-    from .conftest import serving
+    from ..conftest import serving
 
     home = tmp_path / "store"
     with Store(home) as store:

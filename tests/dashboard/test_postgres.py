@@ -12,7 +12,7 @@ import pytest
 
 from noetic.operations.live import Cursor
 
-from .conftest import serving
+from ..conftest import serving
 from .seed import seed
 from .test_live import WRITER, events_from
 

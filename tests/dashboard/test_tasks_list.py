@@ -8,7 +8,8 @@ import re
 import httpx
 import pytest
 
-from .conftest import Site, serving
+from ..conftest import serving
+from .conftest import Site
 from .seed import assessment
 
 pytestmark = pytest.mark.subprocess  # a server on loopback

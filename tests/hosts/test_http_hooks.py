@@ -5,47 +5,17 @@ and `noetic doctor` says whether their server answers."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from noetic.hosts import claude_code
-from noetic.mcp.http import http_app
 
+from ..conftest import serving
 from .conftest import cli, cli_json
 from .test_hooks import open_task, payload, session_of
-
-
-@contextmanager
-def serving(home: Path, token: str | None = None) -> Iterator[str]:
-    """``noetic serve``'s app on a free loopback port; yields its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    config = uvicorn.Config(
-        http_app(home, token=token), host="127.0.0.1", port=port, log_level="error",
-        timeout_graceful_shutdown=1,
-    )  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
 
 
 def post(url: str, event: str, body: str, token: str | None = None) -> tuple[int, str]:

@@ -3,21 +3,16 @@ own calls, exactly as seed 000 lists them."""
 
 import asyncio
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from mcp import Client, StdioServerParameters
-from noetic.mcp.http import http_app
 from noetic.store import Store
 from noetic.store.current import agents_with_current_sessions
 
-from ..conftest import uniform
+from ..conftest import serving, uniform
 from ._client import call, err, ok, stdio_env
-from .test_transports import free_port
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
 LOW = uniform(0.5, engagement=0.9, coherence=0.9)
@@ -78,20 +73,9 @@ def test_two_stdio_processes_on_one_store_each_have_their_own_session(tmp_path):
 
 @pytest.fixture
 def plain_http(tmp_path):
-    port = free_port()
     home = tmp_path / "store"
-    server = uvicorn.Server(
-        uvicorn.Config(http_app(home), host="127.0.0.1", port=port, log_level="error")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    yield f"http://127.0.0.1:{port}/mcp", home
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(home) as url:
+        yield url + "/mcp", home
 
 
 @pytest.mark.subprocess

@@ -8,24 +8,20 @@ import asyncio
 import json
 import os
 import re
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
-import uvicorn
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from mcp import Client
 from noetic.cli import app
-from noetic.mcp.http import http_app
 from noetic.store import open_store
 
-from ..conftest import uniform
-from .test_transports import Served, free_port
+from ..conftest import serving, uniform
+from .test_transports import Served
 
 pytestmark = pytest.mark.subprocess  # a server on loopback
 ADMIN = "admin-s3cret"
@@ -53,21 +49,8 @@ def team(
         "gone": cli("token", "create", "gone", "--store", str(home))["token"],
     }
     cli("token", "revoke", "gone", "--store", str(home))
-    port = free_port()
-    config = uvicorn.Config(
-        http_app(home, token=ADMIN), host="127.0.0.1", port=port, log_level="error",
-        timeout_graceful_shutdown=1,
-    )  # fmt: skip
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started
-    yield f"http://127.0.0.1:{port}", home, tokens
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(home, token=ADMIN) as url:
+        yield url, home, tokens
 
 
 def calls(url: str, token: str | None, *steps: tuple[str, dict]) -> list:

@@ -16,16 +16,14 @@ from pathlib import Path
 
 import httpx2
 import pytest
-import uvicorn
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 import noetic
 from mcp import Client, StdioServerParameters
 from noetic.cli import app
-from noetic.mcp.http import http_app
 
-from ..conftest import uniform
+from ..conftest import serving, uniform
 from ._client import host_model, stdio_env
 from .test_snapshot import SEED_TOOLS
 
@@ -144,26 +142,10 @@ def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
     assert "unknown session" in result["data"]["error"]["message"]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def http_server(tmp_path):
-    port = free_port()
-    asgi = http_app(tmp_path / "s", token="s3cret")
-    server = uvicorn.Server(uvicorn.Config(asgi, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(tmp_path / "s", token="s3cret") as url:
+        yield url + "/mcp"
 
 
 def test_http_refuses_requests_without_the_right_token(http_server):
