@@ -126,6 +126,7 @@ DANGEROUS: list[tuple[str, str]] = [
     ("git push origin +main", "force-push"),
     ("git push --force-with-lease", "force-push"),
     ("git -C repo push --force", "force-push"),
+    ("git --config-env user.name=HOME push --force", "force-push"),
     ("git push origin :main", "force-push"),
     # the environment, raw sockets, the machine, what runs later outside the sandbox
     ("export PATH=/tmp/evil:$PATH", "environment-hijack"),

@@ -51,7 +51,6 @@ MAX_COMMAND_CHARS = 65_536
 MAX_INLINE_DEPTH = 6
 """Shell code inside shell code (``bash -c "flock -c '…'"``) is followed this deep."""
 MAX_GLOB_MATCHES = 2_000
-_GLOBAL_OPTIONS = {"git": ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path")}
 _DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
 
 
@@ -584,29 +583,13 @@ class Judge:
     def fits(self, m: Match, base: str, args: list[Word]) -> bool:
         if not catalog.name_globs(m.command).match(base):
             return False
-        if m.subcommand and self.subcommand(base, args) not in m.subcommand:
+        if m.subcommand and tools.subcommand(base, args) not in m.subcommand:
             return False
         if m.flags and not any(self.has_flag(a, m.flags) for a in args):
             return False
         return not m.arguments or any(
             a.value is not None and any(re.search(p, a.value) for p in m.arguments) for a in args
         )
-
-    def subcommand(self, base: str, args: list[Word]) -> str | None:
-        takes = _GLOBAL_OPTIONS.get(base, ())
-        skip = False
-        for word in args:
-            if skip:
-                skip = False
-                continue
-            value = word.value
-            if value is None:
-                return None
-            if value.startswith("-"):
-                skip = value in takes
-                continue
-            return value
-        return None
 
     @staticmethod
     def has_flag(word: Word, flags: Iterable[str]) -> bool:
