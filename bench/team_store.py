@@ -14,6 +14,7 @@ not a durable disk's). Both stores live on the same machine, so the network is l
 
     python bench/team_store.py            # everything
     python bench/team_store.py --quick    # 10k tasks only
+    python bench/team_store.py --writes   # write throughput only
 """
 
 import multiprocessing as mp
@@ -121,6 +122,8 @@ def main() -> None:
             sq = throughput(local, local, writers, count)
             pg = throughput(server.new_schema(), f"{tmp}/pgw{writers}", writers, count)
             row(f"assessments/s, {writers} writer(s)", sq, pg, "/s")
+        if "--writes" in sys.argv:
+            return
         for n in sizes:
             with open_store(f"{tmp}/r{n}", write_files=False) as sqlite_store:
                 sq_load, sq_query = recall_times(sqlite_store, n, embedder)

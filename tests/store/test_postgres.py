@@ -112,6 +112,83 @@ def test_a_killed_backend_mid_transaction_applies_nothing_and_the_next_write_wor
     assert record.seq == 1
 
 
+def test_a_write_is_two_round_trips_and_returns_what_it_stored(postgres_url, tmp_path):
+    """The BEGIN and the write's statements go in one batch, the COMMIT in a second; no write
+    reads back a row its insert could return."""
+    from noetic.calibration.outcomes import add_outcome, get_outcome
+    from tests._round_trips import Counter
+
+    with Counter(postgres_url) as relay, PostgresStore(relay.url, home=tmp_path) as store:
+        sid = store.create_session(ai_id="rt", profile="balanced").id
+        cid = store.open_cascade(sid, "t", profile="balanced").id
+        writes = {
+            "session": lambda: store.create_session(ai_id="rt2", profile="balanced"),
+            "assessment": lambda: assess(store, sid, cascade_id=cid),
+            "event": lambda: store.append_event(
+                Event(kind=EventKind.DECISION, session_id=sid, data={"k": 1})
+            ),
+            "outcome": lambda: add_outcome(
+                store,
+                session_id=sid,
+                cascade_id=cid,
+                ai_id="rt",
+                profile="balanced",
+                domain=None,
+                source="test",
+                score=0.5,
+                evidence="e",
+                predicted_preflight=None,
+                predicted_check=0.5,
+                predicted_vectors={"know": 0.5},
+            ),
+        }
+        trips, made = {}, {}
+        for name, write in writes.items():
+            for _ in range(3):  # the same on every call, prepared statements or not
+                relay.reset()
+                made[name] = write()
+                trips.setdefault(name, set()).add(relay.trips)
+        assert trips == {name: {2} for name in writes}
+        assert made["assessment"] == store.assessments(session_id=sid)[-1]
+        assert made["outcome"] == get_outcome(store, made["outcome"].id)
+        assert made["outcome"].predicted_vectors == {"know": 0.5}
+
+
+def test_a_connection_the_server_ended_in_the_pool_is_replaced_before_a_write(pg, postgres_url):
+    sid = pg.create_session(ai_id="idle", profile="balanced").id
+    pids = {pg.conn.execute("SELECT pg_backend_pid()").fetchone()[0] for _ in range(3)}
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        for pid in pids:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        deadline = time.monotonic() + 30
+        while (
+            time.monotonic() < deadline
+            and admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (list(pids),)
+            ).fetchone()[0]
+        ):
+            time.sleep(0.02)
+    assert [assess(pg, sid).seq for _ in range(3)] == [1, 2, 3]  # no write failed
+
+
+def test_a_write_that_fails_after_queueing_statements_applies_none_of_them(pg):
+    sid = pg.create_session(ai_id="undo", profile="balanced").id
+    insert = "INSERT INTO events (at, kind, session_id, data) VALUES (?, ?, ?, ?)"
+    with pytest.raises(RuntimeError, match="the body failed"), pg.transaction() as c:
+        c.execute(insert, ("t", "decision", sid, "{}"))  # queued, not yet sent
+        raise RuntimeError("the body failed")
+    with pytest.raises(psycopg.errors.UndefinedColumn), pg.transaction() as c:
+        c.execute(insert, ("t", "decision", sid, "{}"))
+        c.execute("UPDATE sessions SET no_such_column = 1 WHERE id = ?", (sid,))
+    with pytest.raises(psycopg.errors.DivisionByZero), pg.transaction() as c:
+        assess(pg, sid)  # another write meanwhile, on another connection
+        c.execute(insert, ("t", "decision", sid, "{}"))
+        c.execute("SELECT 1 / 0").fetchone()  # reading sends the batch, which fails
+    assert pg.events(session_id=sid) == []
+    assert [a.seq for a in pg.assessments(session_id=sid)] == [1]
+    assert assess(pg, sid).seq == 2  # the connections are clean for the next write
+
+
 def test_sixteen_writer_processes_lose_nothing_and_number_the_session_contiguously(
     pg, postgres_url
 ):

@@ -81,9 +81,8 @@ def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
         )
     data = {**row, "at": now(), "predicted_vectors": json.dumps(row["predicted_vectors"])}
     with store.transaction() as conn:
-        outcome_id = store.insert(conn, "outcomes", data)
-    assert outcome_id is not None  # the table has an integer id
-    return get_outcome(store, outcome_id)
+        stored = store.insert_returning(conn, "outcomes", data)
+    return _outcome(stored)
 
 
 def get_outcome(store: Store, outcome_id: int) -> OutcomeRecord:

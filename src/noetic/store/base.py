@@ -52,7 +52,7 @@ from noetic.store.rows import (
     now,
     parse_export,
 )
-from noetic.store.writer import WRITER, writing_as
+from noetic.store.writer import WRITER, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
@@ -81,6 +81,16 @@ class BaseStore:
     def insert(self, c: Any, table: str, row: dict[str, Any]) -> int | None:
         """Insert ``row``; returns its integer id when the table has one."""
         raise NotImplementedError
+
+    def insert_returning(self, c: Any, table: str, row: dict[str, Any]) -> Row:
+        """Insert ``row`` and return it as stored (its id and defaults filled in), in one
+        statement."""
+        row = stamped(table, row)
+        cols = ", ".join(f'"{k}"' for k in row)
+        marks = ", ".join("?" for _ in row)
+        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks}) RETURNING *"
+        stored: Row = c.execute(sql, list(row.values())).fetchall()[0]
+        return stored
 
     def _by_id_or_prefix(self, table: str, key: str) -> list[Row]:
         """The row whose id is ``key``, else up to two whose id starts with it."""
@@ -313,17 +323,21 @@ class BaseStore:
         cascade_id: str | None = None,
     ) -> AssessmentRecord:
         """Record one assessment with its decision; writes SQLite, JSON and a reflex log."""
-        created = now()
+        row = assessment_row(session_id, cascade_id, 0, assessment, decision, now())
+        del row["seq"]  # the insert takes the next one
+        row = stamped("assessments", row)
+        cols = ", ".join(f'"{k}"' for k in row)
+        marks = ", ".join("?" for _ in row)
         with self.transaction() as c:
             self._lock_session(c, session_id)
-            seq = c.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM assessments WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()[0]
-            row = assessment_row(session_id, cascade_id, seq, assessment, decision, created)
-            row_id = self.insert(c, "assessments", row)
-            new_row = c.execute("SELECT * FROM assessments WHERE id = ?", (row_id,)).fetchone()
-            self._queue(c, session_id, assessment_id=row_id)
+            # one statement numbers, inserts and returns the row (after the session's lock,
+            # so it reads the numbers committed before it)
+            new_row = c.execute(
+                f"INSERT INTO assessments ({cols}, seq) VALUES ({marks}, (SELECT "
+                "COALESCE(MAX(seq), 0) + 1 FROM assessments WHERE session_id = ?)) RETURNING *",
+                [*row.values(), session_id],
+            ).fetchall()[0]
+            self._queue(c, session_id, assessment_id=new_row["id"])
         self._files_changed()
         return assessment_record(new_row)
 

@@ -10,14 +10,19 @@ and load nothing of this one, and because the statements are few and plain.
   and give it back; a read that finds its connection dropped (the pool discards it) is tried
   again on another, a few times. Connections are not probed before use: a probe would double
   every read's round trips, and a dead one is found by the first statement anyway.
-- A logical write (:meth:`PostgresStore.transaction`) is one transaction on one connection. A
-  connection found dead before the transaction begins is replaced and the begin retried; one
-  lost after that (the server restarted, the backend terminated) rolls the whole write back, as
-  PostgreSQL does, and raises :class:`StoreError` saying it was not applied. One lost while
-  committing raises saying the write is either wholly applied or not at all.
+- A logical write (:meth:`PostgresStore.transaction`) is one transaction on one connection, in
+  two round trips: its statements are queued in psycopg's pipeline behind the ``BEGIN`` and
+  sent together when a result is first read or the body ends; the ``COMMIT`` goes alone, once
+  all of them have succeeded. A pooled connection that the server closed while it waited (a
+  restart, ``pg_terminate_backend``) is found without a round trip, from its socket, and
+  replaced before the write starts. One lost before the ``COMMIT`` was sent rolls the whole
+  write back, as PostgreSQL does, and raises :class:`StoreError` saying it was not applied;
+  one lost while committing raises saying the write is either wholly applied or not at all.
 - A session's sequence numbers are taken under a row lock on the session
   (``SELECT … FOR NO KEY UPDATE``), so concurrent writers on many machines number its
-  assessments 1, 2, 3… with no gap and no repeat (``UNIQUE (session_id, seq)`` backs it).
+  assessments 1, 2, 3… with no gap and no repeat (``UNIQUE (session_id, seq)`` backs it): the
+  insert that follows the lock, in the same batch, reads the highest number with a snapshot
+  taken after the lock was granted (READ COMMITTED takes one per statement).
 - Events are append-only: triggers refuse ``UPDATE``, ``DELETE`` and ``TRUNCATE``.
 - Session files: a team store writes none by default (the rows are the truth and
   ``noetic sessions export`` writes any session's document on demand). With ``write_files``
@@ -27,11 +32,14 @@ and load nothing of this one, and because the statements are few and plain.
 
 from __future__ import annotations
 
+import select
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
@@ -66,6 +74,7 @@ _INTEGER_IDS: Final = frozenset(
 _APPEND_LOCKS: Final = {"events": 1, "recall_vectors": 2}
 CONNECT_TIMEOUT_S: Final = 10.0
 BEGIN_ATTEMPTS: Final = 5
+_ROWS: Final = frozenset({psycopg.pq.ExecStatus.TUPLES_OK, psycopg.pq.ExecStatus.SINGLE_TUPLE})
 
 
 def is_url(target: object) -> bool:
@@ -113,15 +122,28 @@ class Row:
 
 
 def _row_factory(cursor: Any) -> Any:
-    description = cursor.description
-    if description is None:
+    """Rows as :class:`Row`; the name-to-position map is built once per shape of result (from
+    libpq's field names, not psycopg's column descriptions, which cost more than the rows of a
+    one-row write)."""
+    result = cursor.pgresult
+    if not _has_rows(cursor):
         return tuple
-    index = {column.name: i for i, column in enumerate(description)}
+    index = _index(tuple(result.fname(i) for i in range(result.nfields)))
 
     def make(values: Sequence[Any]) -> Row:
         return Row(values, index)
 
     return make
+
+
+@lru_cache(maxsize=256)
+def _index(names: tuple[bytes | None, ...]) -> dict[str, int]:
+    return {(name or b"").decode("utf-8", "replace"): i for i, name in enumerate(names)}
+
+
+def _has_rows(cursor: Any) -> bool:
+    result = cursor.pgresult
+    return result is not None and result.status in _ROWS
 
 
 class Result:
@@ -155,20 +177,82 @@ def _params(params: Any) -> list[Any]:
 
 
 class Connection:
-    """One psycopg connection with the store's SQL translated: what a transaction yields."""
+    """One psycopg connection with the store's SQL translated: what a read runs on."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
 
     def execute(self, sql: str, params: Any = ()) -> Result:
         cursor = self._conn.execute(statement(sql), _params(params))
-        rows = cursor.fetchall() if cursor.description else []
+        rows = cursor.fetchall() if _has_rows(cursor) else []
         return Result(rows, cursor.rowcount)
 
+
+class Pipelined:
+    """What a transaction yields: its statements are queued in psycopg's pipeline and sent
+    together when a result is first needed (a row read, a row count) or when the write ends,
+    so statements whose results nobody reads (the ``BEGIN``, a lock, an insert) cost no round
+    trip of their own. An error in a queued statement is raised when its batch is sent, which
+    is still inside the transaction; the server skips the rest of the batch."""
+
+    def __init__(self, conn: psycopg.Connection[Any], pipeline: psycopg.Pipeline) -> None:
+        self._conn = conn
+        self._pipeline = pipeline
+        self.unsent = False
+
+    def execute(self, sql: str, params: Any = ()) -> Queued:
+        cursor = self._conn.cursor()
+        cursor.execute(statement(sql), _params(params))
+        self.unsent = True
+        return Queued(self, cursor)
+
     def executemany(self, sql: str, seq: Any) -> Result:
-        with self._conn.cursor() as cursor:
-            cursor.executemany(statement(sql), [_params(p) for p in seq])
-            return Result([], cursor.rowcount)
+        cursor = self._conn.cursor()
+        cursor.executemany(statement(sql), [_params(p) for p in seq])
+        self.unsent = True
+        self.send()
+        return Result([], cursor.rowcount)
+
+    def send(self) -> None:
+        """Send what is queued and wait for every result (one round trip), if anything is."""
+        if self.unsent:
+            self.unsent = False
+            self._pipeline.sync()
+
+
+class Queued:
+    """A queued statement's result, fetched (with every statement queued before it) on first
+    use."""
+
+    __slots__ = ("_cursor", "_link", "_result")
+    lastrowid = None
+
+    def __init__(self, link: Pipelined, cursor: psycopg.Cursor[Any]) -> None:
+        self._link = link
+        self._cursor = cursor
+        self._result: Result | None = None
+
+    def _rows(self) -> Result:
+        if self._result is None:
+            if self._cursor.pgresult is None:
+                self._link.send()
+            cursor = self._cursor
+            rows = cursor.fetchall() if _has_rows(cursor) else []
+            self._result = Result(rows, cursor.rowcount)
+        return self._result
+
+    @property
+    def rowcount(self) -> int:
+        return self._rows().rowcount
+
+    def fetchone(self) -> Any:
+        return self._rows().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._rows().fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows())
 
 
 class Reader:
@@ -190,6 +274,59 @@ class Reader:
 
     def close(self) -> None:
         self._store.pool.close()
+
+
+def _ended(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the server has closed ``conn`` (read from its socket without waiting: an idle
+    connection has nothing to read unless the server ended it or sent a notice)."""
+    if conn.closed or conn.broken:
+        return True
+    try:
+        if _readable(conn.fileno()):
+            conn.pgconn.consume_input()
+            conn.pgconn.is_busy()  # parses what was read: the server's last words, if any
+    except (OSError, ValueError, psycopg.OperationalError):
+        return True
+    return conn in _ENDED or conn.pgconn.status != psycopg.pq.ConnStatus.OK
+
+
+_ENDED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Each new pooled connection notes when the server ends it: a ``FATAL`` message that
+    arrives while the connection is idle (a restart, ``pg_terminate_backend``) reaches libpq's
+    notice handler, a moment before the end of the stream does."""
+    ref = weakref.ref(conn)
+
+    def heard(diagnostic: psycopg.errors.Diagnostic) -> None:
+        ended = ref()
+        if ended is not None and diagnostic.severity_nonlocalized in ("FATAL", "PANIC"):
+            _ENDED.add(ended)
+
+    conn.add_notice_handler(heard)
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has something to read now (``poll`` where there is one: ``select``
+    refuses descriptors above 1023, which a busy server process reaches)."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
+    waiting, _, _ = select.select([fd], [], [], 0)
+    return bool(waiting)
+
+
+def _usable(conn: psycopg.Connection[Any]) -> bool:
+    """Whether ``conn`` can run another statement: open, out of pipeline mode (an error
+    while a batch was in flight can leave it stuck there) and not broken."""
+    return (
+        not conn.closed
+        and not conn.broken
+        and conn.pgconn.status == psycopg.pq.ConnStatus.OK
+        and conn.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF
+    )
 
 
 def _lost(exc: BaseException) -> bool:
@@ -243,6 +380,7 @@ class PostgresStore(BaseStore):
             min_size=1,
             max_size=max(1, pool_size),
             kwargs={"autocommit": True, "row_factory": _row_factory},
+            configure=_configure,
             timeout=CONNECT_TIMEOUT_S,
             name="noetic",
             open=False,
@@ -335,58 +473,77 @@ class PostgresStore(BaseStore):
         return self
 
     @contextmanager
-    def transaction(self) -> Iterator[Connection]:
+    def transaction(self) -> Iterator[Pipelined]:
         """One logical write: ``BEGIN`` … ``COMMIT`` on one pooled connection, rolled back on
-        any error (see the module's docstring for a lost connection)."""
+        any error (see the module's docstring for a lost connection).
+
+        Two round trips for a write that reads back at most one result: the ``BEGIN`` and the
+        body's statements go in one batch (sent when a result is first read, or at the end of
+        the body), the ``COMMIT`` in the second. The ``COMMIT`` is sent only once every
+        statement before it has succeeded, so a connection lost before that is known to have
+        applied nothing."""
         if self.read_only:
             raise StoreError(
                 f"the PostgreSQL store {self.where} is open read-only: this command writes",
                 fix="use a token that may write, or a command that only reads",
             )
-        with self._begun() as conn:
-            body_done = False
+        with self._live_connection() as conn:
+            committing = False
             try:
-                try:
-                    yield Connection(conn)
-                    requests.record(self, Connection(conn))  # a request id, in its write
-                    body_done = True
-                except BaseException:
-                    if not conn.broken:
-                        conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-            except psycopg.OperationalError as exc:
-                if not conn.broken:
-                    raise
-                if body_done:
-                    raise StoreError(
-                        f"the connection to {self.where} was lost while committing: the write "
-                        "is either wholly applied or not at all",
-                        fix="check with a read before writing it again",
-                    ) from exc
-                raise StoreError(
-                    f"the connection to {self.where} was lost during a write, which was rolled "
-                    "back: nothing of it was applied",
-                    fix="run the command again",
-                ) from exc
+                with conn.pipeline() as pipeline:
+                    link = Pipelined(conn, pipeline)
+                    # whatever the server's default: each statement's own snapshot is what
+                    # numbers a session's assessments after its lock (see the docstring)
+                    link.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    yield link
+                    requests.record(self, link)  # a request id, in its write
+                    link.send()
+                    committing = True
+                    link.execute("COMMIT")  # sent as the pipeline ends
+            except BaseException as exc:
+                if _usable(conn):
+                    try:
+                        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                            conn.execute("ROLLBACK")
+                    except psycopg.OperationalError:
+                        pass  # lost meanwhile: the server rolls it back
+                    else:
+                        raise
+                conn.close()  # the pool replaces it
+                if isinstance(exc, psycopg.OperationalError):
+                    raise self._lost(exc, committing) from exc
+                raise
+
+    def _lost(self, exc: psycopg.OperationalError, committing: bool) -> StoreError:
+        if committing:
+            return StoreError(
+                f"the connection to {self.where} was lost while committing: the write "
+                "is either wholly applied or not at all",
+                fix="check with a read before writing it again",
+            )
+        return StoreError(
+            f"the connection to {self.where} was lost during a write, which was rolled "
+            "back: nothing of it was applied",
+            fix="run the command again",
+        )
 
     @contextmanager
-    def _begun(self) -> Iterator[psycopg.Connection[Any]]:
-        """A pooled connection inside ``BEGIN``. One that fails to begin (it died since the
-        pool checked it) goes back to the pool, which discards it, and another is tried."""
+    def _live_connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection that has not been closed by the server while it waited in the
+        pool. The check costs no round trip: a server that ended the connection (restarted,
+        ``pg_terminate_backend``) has said so on the socket, which is read without waiting;
+        a dead one is closed (the pool replaces it) and another taken."""
         for attempt in range(BEGIN_ATTEMPTS):
             with self._connection() as conn:
-                try:
-                    conn.execute("BEGIN")
-                except psycopg.OperationalError as exc:
-                    if attempt == BEGIN_ATTEMPTS - 1 or not conn.broken:
-                        raise self._unreachable(exc) from exc
-                else:
+                if not _ended(conn):
                     yield conn
                     return
+                conn.close()
+                if attempt == BEGIN_ATTEMPTS - 1:
+                    raise self._unreachable(psycopg.OperationalError("the connection was closed"))
             time.sleep(0.05 * 2**attempt)
 
-    def insert(self, c: Connection, table: str, row: dict[str, Any]) -> int | None:
+    def insert(self, c: Pipelined, table: str, row: dict[str, Any]) -> int | None:
         row = stamped(table, row)
         cols = ", ".join(f'"{k}"' for k in row)
         marks = ", ".join("?" for _ in row)
@@ -408,11 +565,11 @@ class PostgresStore(BaseStore):
         ).fetchall()
         return rows
 
-    def order_appends(self, c: Connection, table: str) -> None:
+    def order_appends(self, c: Pipelined, table: str) -> None:
         """Appenders to one table take turns until they commit (a transaction-level advisory
         lock), so ids are taken in commit order: an identity value drawn by a transaction that
         commits later would otherwise land below ids a reader has already passed."""
         c.execute("SELECT pg_advisory_xact_lock(?, ?)", (LOCK_KEY, _APPEND_LOCKS[table]))
 
-    def _lock_session(self, c: Connection, session_id: str) -> None:
+    def _lock_session(self, c: Pipelined, session_id: str) -> None:
         c.execute("SELECT 1 FROM sessions WHERE id = ? FOR NO KEY UPDATE", (session_id,))
