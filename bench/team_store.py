@@ -15,6 +15,12 @@ not a durable disk's). Both stores live on the same machine, so the network is l
     python bench/team_store.py            # everything
     python bench/team_store.py --quick    # 10k tasks only
     python bench/team_store.py --writes   # write throughput only
+    python bench/team_store.py --writes --latency 1   # ... with 1 ms added to each round trip
+
+``--latency MS`` puts a relay (tests/_round_trips.py) between the PostgreSQL writers and the
+server that holds every message MS/2 milliseconds each way, as a network between machines
+would; without it the round trips cost what loopback costs on a busy machine. The relay also
+counts the round trips, and the run prints them per assessment.
 """
 
 import multiprocessing as mp
@@ -32,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from tests._postgres import running  # noqa: E402
+from tests._round_trips import Relay  # noqa: E402
 
 from noetic.assessment import Assessment, Thresholds, decide  # noqa: E402
 from noetic.embeddings import recall_embedder  # noqa: E402
@@ -59,7 +66,7 @@ def _writer(target: str, home: str, count: int, go: Any, ready: Any, done: Any) 
     store.close()
 
 
-def throughput(target: str, home: str, writers: int, count: int) -> float:
+def throughput(target: str, home: str, writers: int, count: int, at_start: Any = None) -> float:
     ctx = mp.get_context("spawn")
     go, ready, done = ctx.Event(), ctx.Queue(), ctx.Queue()
     procs = [
@@ -70,6 +77,8 @@ def throughput(target: str, home: str, writers: int, count: int) -> float:
         p.start()
     for _ in procs:  # every writer has opened its store and waits
         ready.get(timeout=600)
+    if at_start is not None:
+        at_start()  # the relay counts the round trips of the timed writes only
     start = time.perf_counter()
     go.set()
     ends = [done.get(timeout=600) for _ in procs]
@@ -116,12 +125,23 @@ def main() -> None:
     embedder = recall_embedder()
     with running() as server, tempfile.TemporaryDirectory() as tmp:
         print("PostgreSQL / SQLite, same machine, same run")
+        relayed = "--latency" in sys.argv
+        latency = float(sys.argv[sys.argv.index("--latency") + 1]) if relayed else 0.0
+        if relayed:
+            print(f"PostgreSQL writers through a relay adding {latency:g} ms per round trip")
         for writers, count in ((1, 300), (16, 40)):
             local = f"{tmp}/w{writers}"
             open_store(local).close()
             sq = throughput(local, local, writers, count)
-            pg = throughput(server.new_schema(), f"{tmp}/pgw{writers}", writers, count)
+            if not relayed:
+                pg = throughput(server.new_schema(), f"{tmp}/pgw{writers}", writers, count)
+                row(f"assessments/s, {writers} writer(s)", sq, pg, "/s")
+                continue
+            with Relay(server.new_schema(), delay=latency / 2000) as relay:
+                pg = throughput(relay.url, f"{tmp}/pgw{writers}", writers, count, relay.reset)
+                trips = relay.trips / (writers * count)
             row(f"assessments/s, {writers} writer(s)", sq, pg, "/s")
+            print(f"  {'':<46} PostgreSQL: {trips:.2f} round trips per assessment")
         if "--writes" in sys.argv:
             return
         for n in sizes:

@@ -116,9 +116,9 @@ def test_a_write_is_two_round_trips_and_returns_what_it_stored(postgres_url, tmp
     """The BEGIN and the write's statements go in one batch, the COMMIT in a second; no write
     reads back a row its insert could return."""
     from noetic.calibration.outcomes import add_outcome, get_outcome
-    from tests._round_trips import Counter
+    from tests._round_trips import Relay
 
-    with Counter(postgres_url) as relay, PostgresStore(relay.url, home=tmp_path) as store:
+    with Relay(postgres_url) as relay, PostgresStore(relay.url, home=tmp_path) as store:
         sid = store.create_session(ai_id="rt", profile="balanced").id
         cid = store.open_cascade(sid, "t", profile="balanced").id
         writes = {
