@@ -116,7 +116,14 @@ def test_a_write_is_two_round_trips_and_returns_what_it_stored(postgres_url, tmp
     """The BEGIN and the write's statements go in one batch, the COMMIT in a second; no write
     reads back a row its insert could return."""
     from noetic.calibration.outcomes import add_outcome, get_outcome
+    from noetic.store import requests
     from tests._round_trips import Relay
+
+    ids = iter(range(100))
+
+    def with_request_id() -> object:
+        requests.start(store, f"r{next(ids)}", "check", {})
+        return assess(store, sid, cascade_id=cid)
 
     with Relay(postgres_url) as relay, PostgresStore(relay.url, home=tmp_path) as store:
         sid = store.create_session(ai_id="rt", profile="balanced").id
@@ -124,6 +131,7 @@ def test_a_write_is_two_round_trips_and_returns_what_it_stored(postgres_url, tmp
         writes = {
             "session": lambda: store.create_session(ai_id="rt2", profile="balanced"),
             "assessment": lambda: assess(store, sid, cascade_id=cid),
+            "assessment with a request id": with_request_id,
             "event": lambda: store.append_event(
                 Event(kind=EventKind.DECISION, session_id=sid, data={"k": 1})
             ),
@@ -148,8 +156,9 @@ def test_a_write_is_two_round_trips_and_returns_what_it_stored(postgres_url, tmp
                 relay.reset()
                 made[name] = write()
                 trips.setdefault(name, set()).add(relay.trips)
-        assert trips == {name: {2} for name in writes}
-        assert made["assessment"] == store.assessments(session_id=sid)[-1]
+        # with a request id: its lookup (is it a retry?), then the write, the record in it
+        assert trips == {name: {3 if "request" in name else 2} for name in writes}
+        assert made["assessment"] in store.assessments(session_id=sid)
         assert made["outcome"] == get_outcome(store, made["outcome"].id)
         assert made["outcome"].predicted_vectors == {"know": 0.5}
 
@@ -187,6 +196,41 @@ def test_a_write_that_fails_after_queueing_statements_applies_none_of_them(pg):
     assert pg.events(session_id=sid) == []
     assert [a.seq for a in pg.assessments(session_id=sid)] == [1]
     assert assess(pg, sid).seq == 2  # the connections are clean for the next write
+
+
+def test_one_request_id_written_on_two_machines_at_once_is_applied_once(pg, postgres_url, tmp_path):
+    """The second call's record of the request waits for the first's transaction, then finds
+    it and rolls its own write back, with the error that says so."""
+    from noetic.store import requests
+
+    sid = pg.create_session(ai_id="twice", profile="balanced").id
+    outcome: list[str] = []
+
+    def second(other: PostgresStore) -> None:
+        requests.start(other, "same", "check", {"v": 1})
+        try:
+            assess(other, sid)
+        except StoreError as exc:
+            outcome.append(exc.message)
+
+    with PostgresStore(postgres_url, home=tmp_path / "other") as other:
+        requests.start(pg, "same", "check", {"v": 1})
+        with pg.transaction() as c:
+            appended = c.execute(
+                "INSERT INTO events (at, kind, session_id, data) VALUES (?, ?, ?, ?) RETURNING id",
+                ("t", "decision", sid, "{}"),
+            )
+            assert appended.fetchall()  # the request's record went with it: on the server,
+            # not yet committed
+            thread = threading.Thread(target=second, args=(other,))
+            thread.start()
+            thread.join(timeout=0.5)
+            assert thread.is_alive()  # waiting for this transaction to end
+        thread.join(timeout=30)
+    assert outcome and "applied meanwhile by another call" in outcome[0]
+    assert pg.assessments(session_id=sid) == []  # the second call's write was rolled back
+    assert len(pg.events(session_id=sid)) == 1
+    assert pg.conn.execute("SELECT count(*) FROM requests").fetchone()[0] == 1
 
 
 def test_sixteen_writer_processes_lose_nothing_and_number_the_session_contiguously(

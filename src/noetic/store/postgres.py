@@ -495,8 +495,12 @@ class PostgresStore(BaseStore):
                     # whatever the server's default: each statement's own snapshot is what
                     # numbers a session's assessments after its lock (see the docstring)
                     link.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    claimed = requests.claim(self, link)  # a request id, in its write's batch
                     yield link
-                    requests.record(self, link)  # a request id, in its write
+                    if claimed is not None:
+                        requests.confirm(claimed)
+                    else:
+                        requests.record(self, link)  # a request made during the body
                     link.send()
                     committing = True
                     link.execute("COMMIT")  # sent as the pipeline ends

@@ -10,8 +10,11 @@ so the write and the record of it are applied together or not at all. :func:`fin
 response the caller was given, so the retry receives the same document.
 
 The same id with other arguments or another operation is refused: it names a different request.
-Two calls with one id at the same moment: the second to commit finds the first's record inside
-its transaction and is rolled back, with an error saying so. A command that writes in several
+Two calls with one id at the same moment: the record is one ``INSERT … ON CONFLICT DO
+NOTHING``, so the second finds the first's record (waiting, on PostgreSQL, for the first's
+transaction to end) and is rolled back, with an error saying so. On PostgreSQL the record is
+sent with the write's first batch of statements (:func:`claim`) and checked before it commits
+(:func:`confirm`), so it adds no round trip. A command that writes in several
 transactions is recorded by its first; a process killed between them leaves the request
 recorded as applied without a response, and the retry says exactly that.
 """
@@ -104,19 +107,22 @@ def start(
 
 def record(store: BaseStore, c: Any) -> None:
     """Inside a write transaction, before it commits: record the current request, once."""
+    claimed = claim(store, c)
+    if claimed is not None:
+        confirm(claimed)
+
+
+def claim(store: BaseStore, c: Any) -> tuple[_Pending, Any] | None:
+    """Insert the current request's record (None when there is none to record); a backend
+    that sends its statements in batches sends this one with the write's first, and
+    :func:`confirm` reads its result before the write commits."""
     pending = _CURRENT.get()
     if pending is None or pending.recorded or pending.store.home != store.home:
-        return
-    if c.execute("SELECT 1 FROM requests WHERE id = ?", (pending.key,)).fetchone():
-        raise StoreError(
-            f"request {pending.key} was applied meanwhile by another call: this one was "
-            "rolled back, nothing of it was written",
-            fix="retry with the same request id to get that call's response",
-        )
+        return None
     from noetic.store.rows import now
+    from noetic.store.writer import stamped
 
-    store.insert(
-        c,
+    row = stamped(
         "requests",
         {
             "id": pending.key,
@@ -126,6 +132,26 @@ def record(store: BaseStore, c: Any) -> None:
             "created_at": now(),
         },
     )
+    cols = ", ".join(f'"{k}"' for k in row)
+    marks = ", ".join("?" for _ in row)
+    # one statement: a request another call recorded first (committed, or committing: the
+    # insert waits for it) inserts nothing, and this write is rolled back
+    result = c.execute(
+        f"INSERT INTO requests ({cols}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING RETURNING id",
+        list(row.values()),
+    )
+    return pending, result
+
+
+def confirm(claimed: tuple[_Pending, Any]) -> None:
+    """Raise, so the write rolls back, if another call recorded the request first."""
+    pending, result = claimed
+    if not result.fetchall():
+        raise StoreError(
+            f"request {pending.key} was applied meanwhile by another call: this one was "
+            "rolled back, nothing of it was written",
+            fix="retry with the same request id to get that call's response",
+        )
     pending.recorded = True
 
 
