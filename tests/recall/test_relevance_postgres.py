@@ -13,7 +13,6 @@ from noetic.store import Store
 
 from . import relevance
 
-pytest.importorskip("psycopg")
 pytestmark = pytest.mark.postgres
 
 

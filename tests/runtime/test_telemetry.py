@@ -14,9 +14,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-
-pytest.importorskip("opentelemetry.sdk")
-
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from noetic.cascade.engine import RunStatus, run_cascade
