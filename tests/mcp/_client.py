@@ -8,6 +8,18 @@ from mcp.types import CreateMessageResult, TextContent
 
 from mcp import Client
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+"""The first message a raw JSON-RPC client sends over stdio."""
+
 
 def stdio_env() -> dict[str, str]:
     """The environment the SDK gives a stdio server (a few safe variables, as a host gives it),

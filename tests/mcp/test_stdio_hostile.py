@@ -16,19 +16,9 @@ from hypothesis import strategies as st
 
 from noetic.mcp.stdio import request_id
 
-from ._client import stdio_env
+from ._client import INITIALIZE, stdio_env
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
 
 
 def _call(rid: int, arguments: str) -> bytes:
@@ -70,7 +60,7 @@ def _converse(proc: subprocess.Popen, answers: list[dict]) -> None:
 
     def converse() -> None:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         for _, line, _, _ in HOSTILE:
             proc.stdin.write(line + b"\n")

@@ -24,7 +24,7 @@ from mcp import Client, StdioServerParameters
 from noetic.cli import app
 
 from ..conftest import serving, uniform
-from ._client import host_model, stdio_env
+from ._client import INITIALIZE, host_model, stdio_env
 from .test_snapshot import SEED_TOOLS
 
 NOETIC = str(Path(sys.executable).with_name("noetic"))
@@ -83,16 +83,7 @@ def test_stdio_line_without_a_store_writes_into_the_project_the_client_starts_it
 @pytest.mark.subprocess
 def test_stdio_stdout_carries_nothing_but_protocol(tmp_path):
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {

@@ -160,15 +160,11 @@ def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
 def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
     parts: list[str] = []
     args: list[Any] = []
-    for column, value in (
-        ("ai_id", f.agent),
-        ("profile", f.profile),
-        ("project", f.project),
-        ("status", f.status),
-    ):
-        if value is not None:
-            parts.append(f"s.{column} = ?")
-            args.append(value)
+    equal_to(
+        parts,
+        args,
+        {"s.ai_id": f.agent, "s.profile": f.profile, "s.project": f.project, "s.status": f.status},
+    )
     if f.engine is not None:
         parts.append("EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.engine = ?)")
         args.append(f.engine)
@@ -189,6 +185,14 @@ def _conditions(f: SessionFilters) -> tuple[str, list[Any]]:
         )
         args += [like] * 5
     return (" WHERE " + " AND ".join(parts)) if parts else "", args
+
+
+def equal_to(parts: list[str], args: list[Any], columns: dict[str, str | None]) -> None:
+    """``column = value`` for each filter given (None: not filtered)."""
+    for column, value in columns.items():
+        if value is not None:
+            parts.append(f"{column} = ?")
+            args.append(value)
 
 
 def created_between(parts: list[str], args: list[Any], column: str, f: SessionFilters) -> None:

@@ -21,6 +21,7 @@ from noetic.operations.browse import (
     Choices,
     SessionFilters,
     created_between,
+    equal_to,
     filter_choices,
     like_pattern,
 )
@@ -105,15 +106,11 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
 def _conditions(f: TaskFilters) -> tuple[str, list[Any]]:
     parts: list[str] = []
     args: list[Any] = []
-    for column, value in (
-        ("s.ai_id", f.agent),
-        ("c.profile", f.profile),
-        ("s.project", f.project),
-        ("c.status", f.status),
-    ):
-        if value is not None:
-            parts.append(f"{column} = ?")
-            args.append(value)
+    equal_to(
+        parts,
+        args,
+        {"s.ai_id": f.agent, "c.profile": f.profile, "s.project": f.project, "c.status": f.status},
+    )
     if f.engine is not None:
         # events are indexed by session: the task's session narrows them before its id does
         parts.append(
