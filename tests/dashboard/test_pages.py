@@ -228,19 +228,11 @@ def test_pages_are_read_only(site):
 
 
 def test_the_mcp_endpoint_still_answers_beside_the_dashboard(site):
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
+    from ..mcp._client import INITIALIZE
+
     r = httpx.post(
         site.url + "/mcp",
-        json=init,
+        json=INITIALIZE,
         headers={"Accept": "application/json, text/event-stream"},
         timeout=30,
     )
