@@ -163,3 +163,26 @@ def test_rebuild_rewrites_a_deleted_session_file(tmp_path: Path):
     rebuilt = rebuild(tmp_path)
     assert rebuilt.sessions == 1 and rebuilt.reflex_logs == 1 and rebuilt.restored is None
     assert len(list((tmp_path / "sessions").glob("*.json"))) == len(files)
+
+
+def test_task_counts_are_one_query_and_say_zero_for_a_session_without_tasks(tmp_path: Path):
+    from typer.testing import CliRunner
+
+    from noetic.cli import app
+    from noetic.operations.browse import task_counts
+
+    tracker = open_tracker(tmp_path, create=True)
+    busy = bootstrap(tracker, ai_id="a").session.id
+    idle = bootstrap(tracker, ai_id="b").session.id
+    preflight(tracker, busy, "first", GOOD)
+    tracker.end_task(busy, "abandoned", {})
+    preflight(tracker, busy, "second", GOOD)
+    assert task_counts(tracker.store, [busy, idle]) == {busy: 2, idle: 0}
+    assert task_counts(tracker.store, []) == {}
+    tracker.store.close()
+    listed = CliRunner().invoke(
+        app, ["sessions", "list", "--store", str(tmp_path)], env={"COLUMNS": "200"}
+    )
+    assert listed.exit_code == 0, listed.output
+    tasks = {row.split()[0]: row.split()[3] for row in listed.stdout.splitlines()[1:]}
+    assert tasks == {busy: "2", idle: "0"}  # the list's "tasks" column

@@ -30,8 +30,10 @@ def list_(
     """Sessions in the store, newest first."""
     with handled(json):
         opened = open_store(store)
+        from noetic.operations.browse import task_counts
+
         sessions = opened.list_sessions(limit=limit, ai_id=ai_id)
-        counts = {s.id: len(opened.cascades(s.id)) for s in sessions}
+        counts = task_counts(opened, [s.id for s in sessions])
 
     def render() -> None:
         from noetic.cli.render import table as new_table

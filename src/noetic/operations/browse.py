@@ -211,6 +211,19 @@ def like_pattern(q: str) -> str:
     return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def task_counts(store: BaseStore, session_ids: list[str]) -> dict[str, int]:
+    """How many tasks each session has (0 for none), in one query."""
+    if not session_ids:  # PostgreSQL refuses "IN ()"
+        return {}
+    marks = ", ".join("?" for _ in session_ids)
+    found = store.conn.execute(
+        f"SELECT session_id, COUNT(*) FROM cascades WHERE session_id IN ({marks}) "
+        "GROUP BY session_id",
+        session_ids,
+    )
+    return {**dict.fromkeys(session_ids, 0), **{sid: int(n) for sid, n in found}}
+
+
 def _rows(store: BaseStore, page: list[Any]) -> list[SessionRow]:
     if not page:
         return []
