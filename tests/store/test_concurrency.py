@@ -194,3 +194,54 @@ def test_a_write_waits_for_a_read_on_its_own_connection_that_saw_an_older_snapsh
     assert {s.ai_id for s in ours.list_sessions()} >= {"a", "b", "c", "d"}
     assert ours.get_session(session).ai_id == "a"
     ours.close()
+
+
+def test_threads_sharing_one_store_read_while_others_write(tmp_path):
+    """An MCP server's worker threads share one open store: a read on one thread while another
+    writes must neither fail (one SQLite connection used by two threads at once gives "no more
+    rows available") nor see the other's transaction before it commits."""
+    import threading
+
+    with Store(tmp_path / "store") as store:
+        sid = store.create_session(ai_id="shared", profile="balanced").id
+        problems: list[BaseException] = []
+        seen: list[int] = []
+        go = threading.Barrier(8)
+
+        def write(n: int) -> None:
+            go.wait()
+            try:
+                for i in range(60):
+                    with store.transaction() as c:  # two inserts, visible together or not at all
+                        for half in ("a", "b"):
+                            c.execute(
+                                "INSERT INTO events (at, kind, engine, session_id, data) "
+                                "VALUES (?, 'note', 'test', ?, ?)",
+                                (f"{n}-{i}", sid, half),
+                            )
+            except BaseException as exc:  # reported below, with the thread's name
+                problems.append(exc)
+
+        def read() -> None:
+            go.wait()
+            try:
+                for _ in range(150):
+                    rows = store.conn.execute(
+                        "SELECT COUNT(*) FROM events WHERE session_id = ? AND kind = 'note'",
+                        (sid,),
+                    ).fetchone()
+                    seen.append(rows[0])
+                    store.list_sessions()
+            except BaseException as exc:
+                problems.append(exc)
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+        threads += [threading.Thread(target=read) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert problems == []
+        assert all(n % 2 == 0 for n in seen), "a read saw half of a write"
+        count = store.conn.execute("SELECT COUNT(*) FROM events WHERE kind = 'note'").fetchone()
+        assert count[0] == 4 * 60 * 2

@@ -1,13 +1,18 @@
 """The SQLite store: Noetic's default source of truth, one file under the store's directory.
 
-One :class:`Store` owns one connection. The database runs in WAL mode with a busy timeout, so
-several processes can write to one store at once: each logical write is one ``BEGIN IMMEDIATE``
-transaction, and a writer that finds the database locked waits rather than failing. After a
-write that touches a session, the same transaction queues the session's files in
-``file_backlog``; :mod:`noetic.store.mirror` rewrites the JSON document and writes the reflex logs
-from SQLite under a file lock (so the newest committed state always wins) when the store closes
-or, in a long-lived process, a moment later on a background thread. A write's cost does not grow
-with the session.
+One :class:`Store` has one connection per thread that uses it: the thread that opened it uses
+the first, and any other (an MCP server's worker threads) opens its own on first use, since a
+SQLite connection must not run two threads' statements at once (a read on one thread would see
+another's open transaction, and interleaved statements fail with "no more rows available").
+Writes from all of them still take turns (:meth:`Store.transaction`).
+
+The database runs in WAL mode with a busy timeout, so several processes can write to one store
+at once: each logical write is one ``BEGIN IMMEDIATE`` transaction, and a writer that finds the
+database locked waits rather than failing. After a write that touches a session, the same
+transaction queues the session's files in ``file_backlog``; :mod:`noetic.store.mirror` rewrites
+the JSON document and writes the reflex logs from SQLite under a file lock (so the newest
+committed state always wins) when the store closes or, in a long-lived process, a moment later
+on a background thread. A write's cost does not grow with the session.
 
 What a store holds and how it is read is :class:`noetic.store.base.BaseStore`; this module is
 the SQLite dialect: opening (read-only when it must), the transaction, and the inserts.
@@ -20,6 +25,7 @@ import shutil
 import sqlite3
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -76,6 +82,9 @@ class Store(BaseStore):
         self.full = False  # opened read-only because the disk is full
         self.db_path = self.home / "noetic.db"
         self._writing = threading.RLock()
+        self._owner = threading.get_ident()
+        self._local = threading.local()
+        self._others: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
         self._grown = OrderedDict()
         if not recovering:
             derived_files.refuse_lost_database(self.home, self.db_path, "missing or empty")
@@ -86,12 +95,12 @@ class Store(BaseStore):
             raise StoreError(f"cannot create the store directory {self.home}: {exc}") from exc
         try:
             try:
-                self.conn = _connect(self.db_path)
+                self._main = _connect(self.db_path)
             except sqlite3.OperationalError as exc:
                 full = _disk_full(exc, self.home)
                 if not full and not _cannot_write(exc, self.db_path):
                     raise
-                self.conn = _connect_read_only(self.db_path)
+                self._main = _connect_read_only(self.db_path)
                 self.read_only = True
                 self.full = full
             behind = self.conn.execute("SELECT 1 FROM file_backlog LIMIT 1").fetchone()
@@ -110,6 +119,37 @@ class Store(BaseStore):
         self._opened()
         if behind and write_files and background and not self.read_only:
             self.mirror.wake()  # a process that died left files behind: bring them up to date
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (see the module's docstring)."""
+        if threading.get_ident() == self._owner:
+            return self._main
+        mine: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if mine is None:
+            mine = self._another()
+            self._local.conn = mine
+        return mine
+
+    def _another(self) -> sqlite3.Connection:
+        """A connection for the calling thread; those of threads that have ended are closed."""
+        opened = _connect_read_only(self.db_path) if self.read_only else _connect(self.db_path)
+        with self._writing:
+            ended = [c for t, c in self._others if (thread := t()) is None or not thread.is_alive()]
+            self._others = [(t, c) for t, c in self._others if c not in ended]
+            self._others.append((weakref.ref(threading.current_thread()), opened))
+        for conn in ended:
+            with suppress(sqlite3.Error):
+                conn.close()
+        return opened
+
+    def _disconnect(self) -> None:
+        with self._writing:
+            others, self._others = self._others, []
+        for _, conn in others:
+            with suppress(sqlite3.Error):
+                conn.close()
+        self._main.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
