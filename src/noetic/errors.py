@@ -10,7 +10,8 @@
     │   └── WorkflowError     a step out of order (CHECK before PREFLIGHT, POSTFLIGHT twice)
     └── RuntimeFailure        something outside the caller's control
         ├── StoreError        the store could not be read or written
-        │   └── MigrationError
+        │   ├── MigrationError
+        │   └── StoredIncomplete  stored, but a step after the write failed (exit 6)
         ├── ProviderError     a model call failed (provider, model, status, retryable)
         │   └── StreamInterrupted  a streamed reply broke after text arrived (carries it)
         ├── ParseError        a model reply could not be understood (carries the raw text)
@@ -113,6 +114,11 @@ class StoreError(RuntimeFailure):
 
 class MigrationError(StoreError):
     """A schema migration failed or the database is newer than this Noetic."""
+
+
+class StoredIncomplete(StoreError):
+    """The write was stored, and a step after it failed (the message names both): running the
+    command again would store it twice. The CLI exits 6."""
 
 
 class ProviderError(RuntimeFailure):
