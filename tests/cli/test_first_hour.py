@@ -63,6 +63,20 @@ def test_hints_keep_their_square_brackets():
     assert "[provider] default = " in result.stderr
 
 
+@pytest.mark.parametrize("name", ["openai-compatible:m:", "openai-compatible:[bold]x[/]:"])
+def test_a_provider_name_is_printed_as_written_never_as_markup_or_emoji(name):
+    result = runner.invoke(app, ["cascade", "run", "a task", "--provider", name])
+    assert result.exit_code == 1
+    assert f"provider {name!r} needs a base URL" in result.stderr
+
+
+def test_a_store_path_is_printed_as_written(tmp_path):
+    home = tmp_path / "[dim]:smile:" / ".noetic"
+    result = runner.invoke(app, ["where", "--store", str(home)])
+    assert result.exit_code == 0, result.stderr
+    assert str(home) in result.stdout
+
+
 def test_errors_to_a_pipe_are_never_wrapped():
     long_name = "x" * 150
     result = runner.invoke(app, ["profile", "show", long_name])
