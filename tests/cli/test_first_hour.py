@@ -145,3 +145,27 @@ def test_a_missing_provider_sdk_names_the_extra_with_its_brackets(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     assert "fix: pip install 'noetic[openai]'" in done.stderr
+
+
+@pytest.mark.parametrize("score", ["1.5", "-0.1", "nan"])
+def test_an_outcome_out_of_range_is_named_before_any_store_is_looked_for(score):
+    """No store yet: the range is the first problem to fix, so it is the one named."""
+    result = runner.invoke(app, ["outcome", "--score", score])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: outcome score must be in [0, 1]"), result.stderr
+
+
+@pytest.mark.subprocess
+def test_make_says_what_it_installs_before_pip_runs():
+    """`make run` on a fresh machine is quiet for minutes while pip runs: it says why first."""
+    done = subprocess.run(
+        ["make", "-n", "-C", str(ROOT), "-W", "pyproject.toml", ".venv/.installed"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    said = next(
+        i for i, line in enumerate(lines) if line.startswith("echo ") and "installing" in line
+    )
+    assert said < next(i for i, line in enumerate(lines) if "pip install" in line)

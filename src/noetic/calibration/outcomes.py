@@ -229,6 +229,14 @@ class Filters(BaseModel):
         return value
 
 
+def check_outcome_score(score: float) -> None:
+    """An outcome is a score in [0, 1]: 1 success, 0 failure, a share of tests between."""
+    if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
+        raise InvalidValueError(
+            f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
+        )
+
+
 def record_outcome(
     store: Store, target: str, *, score: float, source: str, evidence: str = ""
 ) -> RecordedOutcome:
@@ -236,10 +244,7 @@ def record_outcome(
     what the agent stated at PREFLIGHT, as the per-phase report scores it."""
     from noetic.calibration.phases import stated_value
 
-    if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
-        raise InvalidValueError(
-            f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
-        )
+    check_outcome_score(score)
     cascade = _resolve_task(store, target)
     session = store.get_session(cascade.session_id)
     history = store.assessments(cascade_id=cascade.id)

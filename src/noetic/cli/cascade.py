@@ -112,7 +112,7 @@ def run(
             first, last = result.trajectory[0], result.trajectory[-1]
             out.print(
                 vector_table(
-                    last.vectors, f"trajectory: {first.phase} → {last.phase}", first.vectors
+                    last.vectors, f"trajectory: {_phases(result.trajectory)}", first.vectors
                 )
             )
             out.print(
@@ -126,6 +126,17 @@ def run(
 
     emit(result, json, render)
     exit_for_run(result.status.value)
+
+
+def _phases(trajectory: Any) -> str:
+    """``PREFLIGHT → CHECK ×2 → POSTFLIGHT``: every phase the run went through, in order."""
+    runs: list[list[Any]] = []
+    for point in trajectory:
+        if runs and runs[-1][0] == point.phase:
+            runs[-1][1] += 1
+        else:
+            runs.append([point.phase, 1])
+    return " → ".join(f"{phase} ×{n}" if n > 1 else phase for phase, n in runs)
 
 
 def _round_limit(result: Any, max_rounds: int | None) -> str:
