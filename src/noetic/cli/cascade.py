@@ -119,7 +119,10 @@ def run(
                 " → ".join(f"{p.phase} {p.confidence:.2f} {p.action}" for p in result.trajectory)
             )
         if result.calibration:
-            out.print(f"calibration: {result.calibration['classification']}")
+            out.print(
+                "against itself (PREFLIGHT → POSTFLIGHT; outcomes judge it): "
+                f"{result.calibration['classification']}"
+            )
         if result.usage is not None:
             out.print(esc(result.usage.line()))
         out.print(session_used(run.session_id, esc(run.ai_id)))
