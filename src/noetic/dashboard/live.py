@@ -35,8 +35,9 @@ def live_endpoint(store_for: Callable[[], BaseStore]) -> Callable[[Request], Any
             start = Cursor.parse(given) if given else None
         except InvalidValueError as exc:
             return Response(str(exc), status_code=400, media_type="text/plain")
+        still = request.scope.get("noetic.still_admitted") or _always
         return StreamingResponse(
-            _changes(store_for, start),
+            _changes(store_for, start, still),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -44,12 +45,18 @@ def live_endpoint(store_for: Callable[[], BaseStore]) -> Callable[[Request], Any
     return live
 
 
-async def _changes(store_for: Callable[[], BaseStore], seen: Cursor | None) -> AsyncIterator[str]:
+async def _changes(
+    store_for: Callable[[], BaseStore], seen: Cursor | None, still: Callable[[], bool]
+) -> AsyncIterator[str]:
+    """The stream's events; it ends as soon as its request would no longer be let in (its
+    login session ended, its token was revoked), checked at every poll."""
     yield "retry: 1000\n\n"
     ends = time.monotonic() + LIFETIME_S
     pinged = time.monotonic()
     while time.monotonic() < ends:
-        now = await anyio.to_thread.run_sync(_cursor, store_for)
+        now = await anyio.to_thread.run_sync(_cursor, store_for, still)
+        if now is None:
+            return
         if seen is None:
             seen = now
             yield f"id: {now}\nevent: ready\ndata: {{}}\n\n"
@@ -64,8 +71,12 @@ async def _changes(store_for: Callable[[], BaseStore], seen: Cursor | None) -> A
         await anyio.sleep(POLL_S)
 
 
-def _cursor(store_for: Callable[[], BaseStore]) -> Cursor:
-    return cursor(store_for())
+def _cursor(store_for: Callable[[], BaseStore], still: Callable[[], bool]) -> Cursor | None:
+    return cursor(store_for()) if still() else None
+
+
+def _always() -> bool:
+    return True
 
 
 def _kinds(store_for: Callable[[], BaseStore], after: int) -> list[str]:
