@@ -29,6 +29,8 @@ class AgentSide(BaseModel):
     brier_low: float | None
     brier_high: float | None
     ece: float | None
+    missing: str | None = None
+    """Why Brier and ECE are not given (too few outcomes), when they are not."""
     verdict: str
     outcomes: int
 
@@ -95,6 +97,7 @@ def _agent(store: BaseStore, name: str) -> AgentSide:
         brier_low=m.brier.low,
         brier_high=m.brier.high,
         ece=m.ece.value,
+        missing=m.brier.reason if m.brier.value is None else None,
         verdict=m.test.verdict,
         outcomes=scored.outcomes,
     )
