@@ -46,9 +46,10 @@ def test_no_python_module_of_the_dashboard_builds_markup():
     found = []
     for path in sorted(DASHBOARD.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            text = node.value if isinstance(node, ast.Constant) else None
-            if isinstance(text, str) and tag.search(text) and not _docstring_like(text):
-                found.append(f"{path.name}:{node.lineno}: {text[:60]!r}")
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+                continue
+            if tag.search(node.value) and not _docstring_like(node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value[:60]!r}")
     assert found == []
 
 

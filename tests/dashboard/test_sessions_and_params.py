@@ -165,6 +165,8 @@ def bad_requests(ids: Seeded) -> list[str]:
         "/live?after=1.2.3.4",
         "/live?after=-1",
         f"/live?after={MAX_ID + 1}",
+        "/live?after=1&after=2",
+        "/live?since=1",
         "/sessions?page=" + "9" * 30,
         "/sessions?page=0",
         "/sessions?per_page=100000",

@@ -5,7 +5,9 @@ sends one ``change`` event whenever it moved, with the new cursor as the event i
 ``EventSource`` sends that id back when it reconnects (``Last-Event-ID``), and the page's script
 closes the stream while the tab is hidden and reopens it from the cursor it last saw, so a
 change made meanwhile arrives at once, as one event. A stream ends after a few minutes (the
-browser reconnects) so a server can always stop.
+browser reconnects) so a server can always stop, and as soon as its request would no longer be
+let in: the login it came with ended (logout, a revoked token) or its bearer token was revoked.
+A cursor that is not one (or beyond any database id) is a 400.
 """
 
 from __future__ import annotations
@@ -30,8 +32,13 @@ LIFETIME_S: Final = 300.0
 
 def live_endpoint(store_for: Callable[[], BaseStore]) -> Callable[[Request], Any]:
     async def live(request: Request) -> Response:
-        given = request.headers.get("last-event-id") or request.query_params.get("after")
+        query = request.query_params
+        given = request.headers.get("last-event-id") or query.get("after")
         try:
+            if set(query) - {"after"} or len(query.getlist("after")) > 1:
+                raise InvalidValueError(
+                    "/live takes one parameter, after (a cursor), once", field="after"
+                )
             start = Cursor.parse(given) if given else None
         except InvalidValueError as exc:
             return Response(str(exc), status_code=400, media_type="text/plain")
