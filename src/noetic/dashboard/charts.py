@@ -42,6 +42,11 @@ def _n(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".") or "0"
 
 
+def _points(pairs: Any) -> str:
+    """An SVG ``points`` list: ``x,y x,y …``, numbers only."""
+    return " ".join(f"{_n(x)},{_n(y)}" for x, y in pairs)
+
+
 @cache
 def _macros() -> Any:
     env = Environment(
@@ -90,8 +95,8 @@ def sparkline(values: Sequence[float], *, name: str = "confidence") -> Markup:
         h=h,
         title=f"{name}: {len(values)} value{'' if len(values) == 1 else 's'}",
         desc=f"last {last:.2f}",
-        points=[(i * step, h - v * h) for i, v in enumerate(values)],
-        numbers=list(values),
+        points=_points((i * step, h - v * h) for i, v in enumerate(values)),
+        numbers=",".join(f"{v:g}" for v in values),
         cls=LEVEL_CLASS[level_of(name, last)],
         cx=(len(values) - 1) * step,
         cy=h - last * h,
@@ -112,20 +117,26 @@ def trajectory(points: Sequence[AssessmentPoint], threshold: float | None = None
     def xy(i: int, v: float) -> tuple[float, float]:
         return left + i * step, top + h - v * h
 
-    marks = [
-        {
-            "x": xy(i, p.confidence)[0],
-            "y": xy(i, p.confidence)[1],
-            "cls": LEVEL_CLASS[level(p.confidence)],
-            "seq": p.seq,
-            "phase": p.phase,
-            "value": p.confidence,
-            "action": p.action,
-            "shape": MARKERS.get(p.phase, "circle"),
-        }
-        for i, p in enumerate(points)
-        if not (n > 200 and p.phase == "check")
-    ]
+    marks = []
+    for i, p in enumerate(points):
+        if n > 200 and p.phase == "check":
+            continue
+        x, y = xy(i, p.confidence)
+        marks.append(
+            {
+                "x": _n(x),
+                "y": _n(y),
+                "square": f"{_n(x - 4)}",
+                "square_y": f"{_n(y - 4)}",
+                "diamond": f"{_n(x)},{_n(y - 5)} {_n(x + 5)},{_n(y)} {_n(x)},{_n(y + 5)} "
+                f"{_n(x - 5)},{_n(y)}",
+                "cls": LEVEL_CLASS[level(p.confidence)],
+                "point": p,
+                "value": f"{p.confidence:g}",
+                "label": f"{p.confidence:.2f}",
+                "shape": MARKERS.get(p.phase, "circle"),
+            }
+        )
     first, last = points[0], points[-1]
     return _draw(
         "trajectory",
@@ -139,7 +150,7 @@ def trajectory(points: Sequence[AssessmentPoint], threshold: float | None = None
         grid=[{"value": t, "y": top + h - t * h} for t in (0.0, 0.5, 0.7, 0.8, 0.9, 1.0)],
         threshold=threshold,
         threshold_y=None if threshold is None else top + h - threshold * h,
-        line=[xy(i, p.confidence) for i, p in enumerate(points)],
+        line=_points(xy(i, p.confidence) for i, p in enumerate(points)),
         marks=marks,
     )
 
@@ -270,7 +281,7 @@ def drift(path: Sequence[DriftPoint], alarms: Sequence[Any]) -> Markup:
         top=top,
         bottom=top + h,
         grid=[{"value": t, "y": y(t)} for t in (-0.5, -0.25, 0.0, 0.25, 0.5)],
-        line=[(x(p.index), y(max(-0.5, min(0.5, p.gap)))) for p in path],
+        line=_points((x(p.index), y(max(-0.5, min(0.5, p.gap)))) for p in path),
         alarms=[{"alarm": a, "x": x(a.at)} for a in alarms if 1 <= a.at <= n],
     )
 
