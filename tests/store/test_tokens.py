@@ -221,3 +221,17 @@ def test_a_request_costs_at_most_one_query_beyond_its_tokens_own_lookup(tmp_path
         assert all("tokens" in sql for sql in statements)
     finally:
         access.close()
+
+
+def test_a_server_keeps_a_bounded_number_of_logins_ending_the_oldest(tmp_path, monkeypatch):
+    from noetic.operations import tokens
+
+    monkeypatch.setattr(tokens, "MAX_LOGINS", 3)
+    access = Access(tmp_path / "s", "admin-secret")
+    try:
+        who = access.token("admin-secret")
+        assert who is not None
+        sessions = [access.login(who) for _ in range(5)]
+        assert [access.cookie(s) is not None for s in sessions] == [False, False, True, True, True]
+    finally:
+        access.close()

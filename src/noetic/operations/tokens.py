@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 """The addresses a server may be bound to and stay unreachable from other machines."""
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
+MAX_LOGINS: Final = 10_000
+"""Dashboard login sessions a server keeps at once; a login beyond it ends the oldest."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,8 @@ class Access:
         session = secrets.token_urlsafe(32)
         with self._lock:
             self._logins[_login_key(session)] = who
+            while len(self._logins) > MAX_LOGINS:  # the oldest first (dicts keep their order)
+                del self._logins[next(iter(self._logins))]
         return session
 
     def cookie(self, value: str) -> Identity | None:
