@@ -74,6 +74,11 @@ class BaseStore:
     queues_files: bool = True  # writes mark the session files behind (file_backlog)
     dialect: str = "sqlite"
 
+    @property
+    def shown(self) -> str:
+        """The store as a person is told it: its directory here, the database for PostgreSQL."""
+        return str(self.home)
+
     def transaction(self) -> AbstractContextManager[Any]:
         """One logical write, committed whole or not at all; yields the connection to use."""
         raise NotImplementedError
