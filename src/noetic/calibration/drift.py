@@ -280,7 +280,7 @@ def detect_drift(
         )
     elif n < (least := least_outcomes(alpha)):
         reason = (
-            f"insufficient data: {n} outcomes; at alpha {alpha:g} the test cannot raise an "
+            f"insufficient data: {n} outcome{'s' if n != 1 else ''}; at alpha {alpha:g} the test cannot raise an "
             f"alarm before {least}"
         )
     else:

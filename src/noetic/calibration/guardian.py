@@ -171,7 +171,7 @@ def held_out_check(
         return (
             None,
             None,
-            f"{n} outcomes: a correction is proposed only once it lowers the Brier score on "
+            f"{n} outcome{'s' if n != 1 else ''}: a correction is proposed only once it lowers the Brier score on "
             f"outcomes it was not fitted on ({MIN_FIT + MIN_HELD_OUT} needed: {MIN_FIT} to fit, "
             f"{MIN_HELD_OUT} after them to test)",
         )
