@@ -221,7 +221,8 @@ def calibration_test(
             verdict="insufficient data",
             alpha=alpha,
             n=n,
-            reason=f"insufficient data: {n} outcome{'s' if n != 1 else ''}, at least {min_samples} needed",
+            reason=f"insufficient data: {n} outcome{'s' if n != 1 else ''}, at least "
+            f"{min_samples} needed",
         )
     variance = p * (1 - p)
     tests: dict[str, tuple[float, float]] = {}
