@@ -9,7 +9,7 @@ import typer
 
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
-from noetic.cli.output import emit, stdout
+from noetic.cli.output import emit, esc, stdout
 
 
 def migrate(
@@ -50,7 +50,7 @@ def migrate(
     def render() -> None:
         out = stdout()
         how = "merged" if report.merged else "copied"
-        out.print(f"{how} {report.copied} rows into {report.target}", highlight=False)
+        out.print(f"{how} {report.copied} rows into {esc(report.target)}", highlight=False)
         for t in report.tables:
             if t.source_rows:
                 extra = f", {t.rekeyed} under new ids" if t.rekeyed else ""

@@ -17,7 +17,7 @@ def migrate_store(store: Path | None, to: str, *, merge: bool = False) -> CopyRe
     verified per table. Running it again copies only what is new; a target holding rows of
     another store is refused (:class:`~noetic.errors.UsageError`) unless ``merge``."""
     from noetic.store.copy import copy_store
-    from noetic.store.location import _locate, database_url, require_store
+    from noetic.store.location import _locate, database_url, require_store, safe_url
     from noetic.store.sqlite import Store
 
     if database_url(store) is not None:
@@ -25,7 +25,7 @@ def migrate_store(store: Path | None, to: str, *, merge: bool = False) -> CopyRe
     home = require_store(_locate(store, None).model_copy(update={"url": None}))
     url = database_url(to)
     if url is not None:
-        from noetic.store.postgres import PostgresStore, safe_url
+        from noetic.store.postgres import PostgresStore
 
         with Store(home, write_files=False) as source, PostgresStore(url, home=home) as target:
             return copy_store(source, target, target_name=safe_url(url), merge=merge)
