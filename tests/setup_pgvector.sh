@@ -11,7 +11,9 @@
 #    AVX-512 machine dies with "invalid opcode" on one without — and installed into the server.
 #
 # tests/recall/test_pgvector.py checks that the extension the server loads has no AVX-512 or AVX
-# instruction outside the functions pgvector picks at run time by asking the CPU.
+# instruction outside the functions pgvector picks at run time by asking the CPU, and builds an
+# HNSW index with the server running on an emulated AMD EPYC Rome (AVX2, no AVX-512) and on a
+# plain x86-64 (QEMU's user mode: Debian's qemu-user, installed here too).
 set -euo pipefail
 
 bin="${1:?usage: setup_pgvector.sh POSTGRESQL_BIN_DIR}"
@@ -26,6 +28,20 @@ recent() {  # pgvector 0.8 or later is installed for this server
   [ -n "$version" ] && [ "$(printf '%s\n0.8.0\n' "$version" | sort -V | head -1)" = 0.8.0 ]
 }
 
+emulator() {  # the tests run the server on other CPUs with QEMU's user mode
+  command -v qemu-x86_64 >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing qemu-user (the pgvector tests run the server on other CPUs)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user >/dev/null 2>&1 || {
+      apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user >/dev/null
+    }
+  else
+    echo "the pgvector tests need qemu-x86_64: sudo apt-get install qemu-user" >&2
+    exit 1
+  fi
+}
+
+emulator
 recent && exit 0
 
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then

