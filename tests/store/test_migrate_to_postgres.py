@@ -244,6 +244,7 @@ def _merged_into(team: str | Path, first: Path, second: Path, sid: str, exported
     assert by_table["sessions"]["rekeyed"] == 1 and by_table["cascades"]["rekeyed"] == 1
     # ids 1-3 are the first's there; the fourth is free
     assert by_table["assessments"]["rekeyed"] == 3 and by_table["assessments"]["copied"] == 4
+    assert by_table["recall_vectors"]["rekeyed"] == 1  # an integer sequence is re-keyed too
     # rows the second holds exactly as the team does (not about the session) are not doubled
     assert by_table["observer_runs"]["copied"] == by_table["task_workspaces"]["copied"] == 0
     after = counts(team)

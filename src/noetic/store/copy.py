@@ -267,13 +267,16 @@ def _merge_table(
 ) -> TableCopy:
     at = {col: i for i, col in enumerate(columns)}
     keyed = [at[k] for k in key]
-    single = key == ["id"]
+    mine_ids = [r[0] for r in source.conn.execute(f'SELECT "{key[0]}" FROM {table}')]
+    # a key that can be re-keyed: an id, or an integer sequence (recall_vectors' seq); a name
+    # (a token's, an embedder's) cannot
+    single = len(key) == 1 and (key == ["id"] or all(isinstance(i, int) for i in mine_ids))
     body = [i for i in range(len(columns)) if i not in keyed]
     there = {tuple(row[i] for i in keyed): _tag(row) for row in _rows(c, table, columns, key)}
     bodies = {_tag(row[i] for i in body): row[keyed[0]] for row in _rows(c, table, columns, key)}
     own = moved.setdefault(table, {})
     ids = [k[0] for k in there if isinstance(k[0], int)]
-    ids += [r[0] for r in source.conn.execute(f"SELECT id FROM {table}")] if single else []
+    ids += mine_ids if single else []
     next_id = max([i for i in ids if isinstance(i, int)], default=0) + 1
 
     def mapped(row: Any, *, itself: bool) -> list[Any]:
