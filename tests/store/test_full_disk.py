@@ -219,3 +219,30 @@ def test_every_write_at_every_fill_level_is_reported_as_what_happened(sweep):
         codes = {t["rc"] for t in sweep if t["write"] == write}
         assert 0 in codes and codes - {0}, (write, codes)
     assert once == {w: t for w, t in once.items() if t["rc"] == 0}  # room: all succeed
+
+
+def test_a_write_failing_after_the_commands_earlier_writes_says_they_stay(tmp_path):
+    """A command of several writes (a cascade run is one) whose later write finds the database
+    full (SQLite's own limit: ``max_page_count``) says that write was not stored and that the
+    earlier ones stay (exit 6), never that nothing was stored; the first write of a command
+    that fails says nothing was stored."""
+    from noetic.errors import StoredIncomplete, StoreError, counting_commits
+    from noetic.store import Store
+
+    with Store(tmp_path / "s", write_files=False) as store:
+        with counting_commits():
+            session = store.create_session(ai_id="a", profile="balanced")
+            pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+            store.conn.execute(f"PRAGMA max_page_count = {pages}")
+            with pytest.raises(StoredIncomplete) as partly:
+                store.open_cascade(session.id, "t" * 60_000, profile="balanced")
+        with counting_commits(), pytest.raises(StoreError) as failed:
+            store.open_cascade(session.id, "u" * 60_000, profile="balanced")
+        kept = store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        tasks = store.conn.execute("SELECT count(*) FROM cascades").fetchone()[0]
+    assert "this write was not stored, but the 1 write this command made before it" in str(
+        partly.value
+    )
+    assert not isinstance(failed.value, StoredIncomplete)
+    assert "nothing was stored" in failed.value.message
+    assert (kept, tasks) == (1, 0)

@@ -76,10 +76,17 @@ def handled(as_json: bool) -> Iterator[None]:
     An operating-system or database error the command met (a full disk, a file it could not
     write) is reported the same way, as a runtime failure naming what failed, rather than as a
     traceback with nothing on stdout."""
-    from noetic.errors import NoeticError, StoredIncomplete, StoreError, UsageError
+    from noetic.errors import (
+        NoeticError,
+        StoredIncomplete,
+        StoreError,
+        UsageError,
+        counting_commits,
+    )
 
     try:
-        yield
+        with counting_commits():  # a write failing after one of this command's says so
+            yield
     except NoeticError as exc:
         code = EXIT_USER_ERROR if isinstance(exc, UsageError) else EXIT_RUNTIME
         if isinstance(exc, StoredIncomplete):

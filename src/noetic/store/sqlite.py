@@ -32,7 +32,7 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
-from noetic.errors import StoreError
+from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
 from noetic.store import derived_files, requests
 from noetic.store.base import GROWN_SESSIONS, BaseStore
 from noetic.store.migrations import migrate, pending
@@ -182,6 +182,7 @@ class Store(BaseStore):
                         self.conn.execute("ROLLBACK")
                     raise
                 self.conn.execute("COMMIT")
+                committed()
             except sqlite3.OperationalError as exc:
                 if self.conn.in_transaction:  # a COMMIT that failed leaves it open
                     with suppress(sqlite3.Error):
@@ -242,6 +243,15 @@ class Store(BaseStore):
 
     def _full(self, exc: BaseException | None = None) -> StoreError:
         detail = f" ({exc})" if exc is not None else ""
+        earlier = COMMITTED.get()
+        if earlier:  # a command of several writes (a cascade run): what it stored stays
+            return StoredIncomplete(
+                f"the disk holding the store {self.home} is full{detail}: this write was not "
+                f"stored, but the {earlier} write{'s' if earlier != 1 else ''} this command "
+                "made before it were, and stay",
+                fix="free some space on it; see what is stored (`noetic state`, `noetic "
+                "sessions show`) before running the command again, which would repeat them",
+            )
         return StoreError(
             f"the disk holding the store {self.home} is full{detail}: nothing was stored",
             fix="free some space on it, then run the command again",
