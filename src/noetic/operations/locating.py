@@ -6,6 +6,7 @@ creates nothing, so it answers even where no store exists yet. Sync.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -50,7 +51,7 @@ def where(store: Path | None, session: str | None, ai_id: str | None) -> Whereab
             else f"agent {who} has no current session here: `noetic bootstrap` starts one"
         )
     return Whereabouts(
-        **location.model_dump(),
+        **asdict(location),
         exists=location.exists,
         ai_id=who,
         session_id=sid,
