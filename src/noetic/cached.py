@@ -24,6 +24,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+try:  # hashlib's own BLAKE2: importing hashlib would load OpenSSL as well
+    from _blake2 import blake2b as blake2b
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import blake2b as blake2b
+
 T = TypeVar("T")
 # Raise it when the encoding below changes.
 FORMAT = 1
@@ -46,8 +51,6 @@ def cache_dir() -> Path:
 
 def key(kind: str, inputs: Iterable[bytes]) -> str:
     """The name of the value built from ``inputs``: a BLAKE2b digest of each input, in order."""
-    from hashlib import blake2b
-
     digest = blake2b(f"{kind}\0{FORMAT}".encode(), digest_size=20)
     for data in inputs:
         digest.update(len(data).to_bytes(8, "little"))

@@ -26,9 +26,7 @@ _PREFIXES = ("TYPER_", "_TYPER", "RICH_", "CLICK_", "_NOETIC_COMPLETE", "NOETIC_
 
 
 def _path(args: list[str]) -> Path:
-    from hashlib import blake2b
-
-    from noetic.cached import cache_dir
+    from noetic.cached import blake2b, cache_dir
 
     parts = [str(FORMAT), sys.version, sys.executable, sys.argv[0], "\0".join(args)]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
