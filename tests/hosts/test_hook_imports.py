@@ -55,6 +55,8 @@ def decision(report: dict[str, Any]) -> str | None:
 def gated(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("NOETIC_HOME", raising=False)  # the project's own store, as in a host
     monkeypatch.setenv("NOETIC_CACHE_DIR", str(home / "cache"))
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)  # traces are asked for: OpenTelemetry loads
     return project
 
 
