@@ -17,18 +17,18 @@ from typing import Any
 def main() -> None:
     # Noetic registers no pydantic plugins; skipping the entry-point scan saves ~10 ms a command.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from noetic.cli import fast
-    from noetic.cli.exits import refuse_undecodable_argv
-
     args = sys.argv[1:]
-    refuse_undecodable_argv(args)
     fast_path = os.environ.get("NOETIC_CLI_FAST") != "0"
-    if fast_path and fast.run(args):
-        return
-    if fast_path and args == ["--help"]:
+    if fast_path and args == ["--help"]:  # before anything else is imported
         from noetic.cli import help_cache
 
         help_cache.show(args, _typer)
+        return
+    from noetic.cli import fast
+    from noetic.cli.exits import refuse_undecodable_argv
+
+    refuse_undecodable_argv(args)
+    if fast_path and fast.run(args):
         return
     _typer(args[0] if args else None)
 
