@@ -10,11 +10,16 @@ data, and the store itself is opened only when a command needs it. No timing is 
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from noetic.hosts import irreversible
 
 from .._modules import modules_loaded
 
@@ -117,3 +122,14 @@ def test_a_users_policy_is_validated_once_then_read_from_the_cache(gated: Path) 
         )  # fmt: skip
         stdout, stderr = broken["output"]
         assert stdout == "" and ".id: String should match pattern" in stderr, stderr
+
+
+_GLOB = st.text(alphabet="ab.-*?[]!^\\", max_size=6)
+
+
+@given(_GLOB, _GLOB)
+def test_the_irreversible_rules_match_program_names_as_fnmatch_does(
+    name: str, pattern: str
+) -> None:
+    # a plain name is compared, not compiled: the same answer, without a regular expression
+    assert irreversible._named(name, pattern) == fnmatch.fnmatchcase(name, pattern)

@@ -156,10 +156,7 @@ def irreversible(
 
 def _fits(m: Match, words: list[str]) -> bool:
     head = words[0]
-    if not any(
-        fnmatch.fnmatchcase(head, p) or fnmatch.fnmatchcase(os.path.basename(head), p)
-        for p in m.command
-    ):
+    if not any(_named(head, p) or _named(os.path.basename(head), p) for p in m.command):
         return False
     args = words[1:]
     if m.subcommand:
@@ -167,6 +164,14 @@ def _fits(m: Match, words: list[str]) -> bool:
         if not found or found[0][0] not in m.subcommand:
             return False
     return not m.arguments or any(re.search(p, a) for p in m.arguments for a in args)
+
+
+def _named(name: str, pattern: str) -> bool:
+    """``fnmatchcase(name, pattern)``, without compiling a pattern that has no wildcard (most
+    are program names; a hook judges every command against them all, in a new process)."""
+    if "*" in pattern or "?" in pattern or "[" in pattern:
+        return fnmatch.fnmatchcase(name, pattern)
+    return name == pattern
 
 
 def _deletes_outside(words: list[str], cwds: Any, root: str) -> str | None:
