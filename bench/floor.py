@@ -4,11 +4,13 @@ Claude Code runs each hook as a new process, on every tool call for PreToolUse a
 so what a hook costs is mostly what it costs to start. This runs each hook and each workflow
 command, a new process each time as a host or an agent runs it, beside `python -c pass` of the
 same interpreter, interleaved (every round runs each variant once per command, in a rotating
-order, so a busy machine slows them alike), and prints the medians and each one's ratio to the
-floor. The target is at most 5× for the hooks and commands and 3× for `--help`.
+order, so a busy machine slows them alike), and prints each one's median wall time and CPU time
+(user + system: the steadier figure when the machine is shared) and its ratio to the floor, the
+median of every `python -c pass` of the run. The target is at most 5× for the hooks and
+commands and 3× for `--help`.
 
     python bench/floor.py                                    # this checkout's noetic
-    python bench/floor.py --before /work/main/.venv/bin/noetic --runs 9
+    python bench/floor.py --before ../main/.venv/bin/noetic --runs 9
 
 `--before` adds a second `noetic` (another checkout's) as a column measured in the same run,
 against its own interpreter's floor. Empirica's same command is a column when `empirica` is on
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -106,16 +109,20 @@ class Variant:
                      "PYTHONDONTWRITEBYTECODE"):  # fmt: skip
             self.env.pop(name, None)
 
-    def run(self, args: list[str], stdin: str) -> float:
+    def run(self, args: list[str], stdin: str) -> tuple[float, float]:
+        """The wall time and the CPU time (user + system) of one run, in ms."""
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run([*self.program, *args], input=stdin, capture_output=True,
                               text=True, env=self.env, cwd=self.project)  # fmt: skip
         elapsed = (time.perf_counter() - start) * 1000
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
         if done.returncode != 0 or "Traceback" in done.stderr:
             raise SystemExit(
                 f"{self.label}: {' '.join(args)} failed ({done.returncode}): {done.stderr[-600:]}"
             )
-        return elapsed
+        return elapsed, cpu
 
 
 def interpreter_of(noetic: str) -> str:
@@ -146,7 +153,7 @@ def main() -> None:
             variants["empirica"] = Variant("empirica", [empirica], root)
         rows = {label: commands(v.project) for label, v in variants.items()}
         names = [label for label, _, _ in rows["after"]]
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for round_ in range(args.runs + 1):  # round 0 warms the caches and the disk
             for i, name in enumerate(names):
                 order = [*floors.items(), *variants.items()]
@@ -168,46 +175,54 @@ def main() -> None:
 
 def report(
     names: list[str],
-    times: dict[tuple[str, str], list[float]],
+    times: dict[tuple[str, str], list[tuple[float, float]]],
     floors: dict[str, Variant],
     variants: dict[str, Variant],
     args: argparse.Namespace,
     empirica: str | None,
 ) -> None:
-    def median(name: str, key: str) -> float:
-        return statistics.median(times[(name, key)])
-
+    """Two tables, wall time then CPU time: each command's median beside the floor, which is
+    the median of every `python -c pass` of that interpreter in the run (one per command and
+    round, interleaved with them). CPU time is the steadier figure on a busy machine."""
     keys = [k for k in variants if k != "empirica"]
-    head = ["command"]
-    for key in keys:
-        head += [f"`python -c pass` ({key})", f"noetic ({key})", "×"]
-    if empirica:
-        head += ["empirica", "× floor"]
-    print(f"medians of {args.runs} interleaved runs, ms; noetic: {args.noetic}"
-          + (f"; before: {args.before}" if args.before else ""))  # fmt: skip
-    print("| " + " | ".join(head) + " |")
-    print("|" + "---|" * len(head))
-    worst = {key: (0.0, "") for key in keys}
-    for name in names:
-        cells = [f"`{name}`"]
-        for key in keys:
-            floor = median(name, f"floor-{key}")
-            ms = median(name, key)
-            ratio = ms / floor
-            if ratio > worst[key][0]:
-                worst[key] = (ratio, name)
-            cells += [f"{floor:.0f}", f"{ms:.0f}", f"{ratio:.1f}×"]
+    print(f"noetic: {args.noetic}" + (f"; before: {args.before}" if args.before else "")
+          + f"; medians of {args.runs} interleaved runs, ms")  # fmt: skip
+    for which, title in ((0, "wall time"), (1, "CPU time (user + system)")):
+
+        def median(name: str, key: str, which: int = which) -> float:
+            return statistics.median(t[which] for t in times[(name, key)])
+
+        floor = {
+            key: statistics.median(
+                t[which] for name in names for t in times[(name, f"floor-{key}")]
+            )
+            for key in keys
+        }
+        head = ["command"] + [f"{key}: ms, × floor" for key in keys]
         if empirica:
-            if (name, "empirica") in times:
-                ms = median(name, "empirica")
-                cells += [f"{ms:.0f}", f"{ms / median(name, 'floor-after'):.1f}×"]
-            else:
-                cells += ["—", "—"]
-        print("| " + " | ".join(cells) + " |")
-    for key in keys:
-        print(f"{key}: the slowest is `{worst[key][1]}` at {worst[key][0]:.1f}× the floor")
+            head.append("empirica: ms, × floor")
+        print(f"\n{title}; `python -c pass`: "
+              + ", ".join(f"{floor[k]:.0f} ms ({k})" for k in keys))  # fmt: skip
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        worst = {key: (0.0, "") for key in keys}
+        for name in names:
+            cells = [f"`{name}`"]
+            for key in keys:
+                ms = median(name, key)
+                ratio = ms / floor[key]
+                if ratio > worst[key][0]:
+                    worst[key] = (ratio, name)
+                cells.append(f"{ms:.0f} ({ratio:.1f}×)")
+            if empirica:
+                found = (name, "empirica") in times
+                ms = median(name, "empirica") if found else 0.0
+                cells.append(f"{ms:.0f} ({ms / floor['after']:.1f}×)" if found else "—")
+            print("| " + " | ".join(cells) + " |")
+        for key in keys:
+            print(f"{key}: the slowest is `{worst[key][1]}` at {worst[key][0]:.1f}× the floor")
     if not empirica:
-        print("empirica is not on PATH: its column is left out (it is not installed here)")
+        print("\nempirica is not on PATH: its column is left out (it is not installed here)")
 
 
 if __name__ == "__main__":
