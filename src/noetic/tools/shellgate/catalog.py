@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 
 from noetic.tools.shellgate.policy import Policy
+from noetic.tools.shellgate.table import PROGRAMS
 
 _CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
 _SECRET_FOLDERS: dict[tuple[int, str, str], tuple[Policy, list[tuple[str, str]]]] = {}
@@ -51,7 +52,7 @@ def concerns(policy: Policy) -> frozenset[str]:
         *policy.writers, *policy.shells, *policy.wrappers, *policy.evaluators,
         *policy.downloaders, *policy.network_clients, *policy.programs, "git",
         *(n for n in policy.interpreters if not any(c in n for c in "*?[")),
-        *(key.split(" ")[0] for key in policy.runs),
+        *(key.split(" ")[0] for key in policy.runs), *PROGRAMS,
     }  # fmt: skip
     for rule in policy.rules:
         for m in rule.match:

@@ -136,7 +136,7 @@ def scripts_changed(
 ) -> None:
     """A writer changes a file written earlier in the line: its content is no longer known,
     except that a copy carries its source's (``cp run.sh go.sh``) and a mode change keeps it."""
-    if base in _CONTENT_KEPT or not judge.scripts:
+    if base in _CONTENT_KEPT:
         return
     operands = [a for a in args if a.value is not None and not a.value.startswith("-")]
     source = operands[0] if base in ("cp", "mv", "install") and len(operands) == 2 else None
@@ -152,8 +152,10 @@ def scripts_changed(
                 continue
             if tracked:
                 judge.scripts[place] = carried
+            elif source is not None and judge.inside_all(source.value or "", cmd.cwds):
+                judge.scripts.pop(place, None)  # now a copy of a file of the workspace
             elif source is not None:
-                judge.scripts.pop(place, None)  # now a copy of a file already on disk
+                judge.scripts[place] = None  # a copy of a file from outside: unknown
             elif place in judge.scripts:
                 judge.scripts[place] = None
 

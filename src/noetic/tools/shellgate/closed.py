@@ -1,0 +1,279 @@
+"""Fail closed: a program is judged by its row of the effects table (:mod:`.table`), and a
+program with no row — nor any entry in the policy — is refused where there is no sandbox.
+
+The row says where the program writes (operands, options), what code it runs (shell code is
+judged as commands; code in its own language, a file of code that is not the project's own, or
+commands read from standard input are refused without the sandbox), which operands make it run a
+program, which ``NAME=value`` settings it takes, and whether a container may write a bind mount's
+source. A subcommand the row does not list is unknown too (``git NAME`` may be an alias in the
+repository's config). Every refusal names what the gate could not determine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+from noetic.tools.shellgate.options import option_values
+from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
+
+if TYPE_CHECKING:
+    from noetic.tools.shellgate.judge import Judge
+
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+_STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+_TAR_OLD_STYLE = re.compile(r"^[A-Za-z]+$")
+
+
+def program(judge: Judge, base: str, name: Word, args: list[Word], cmd: Command) -> None:
+    """Judge ``base args`` by its row; refuse a program the gate does not know."""
+    row = PROGRAMS.get(base)
+    if row is None:
+        if judge.known(base) or base in judge.functions or project_program(judge, name, cmd):
+            return
+        judge.undetermined(
+            "unknown-program",
+            name,
+            f"the gate does not know what {base} does (no row in its effects table)",
+        )
+        return
+    if base == "tar" and args and _TAR_OLD_STYLE.match(args[0].value or "-"):
+        args = [Word(args[0].text, "-" + (args[0].value or ""), False, args[0].start), *args[1:]]
+    apply(judge, base, row, args, cmd, name)
+
+
+def module(judge: Judge, argv: list[Word], cmd: Command) -> bool:
+    """``python3 -m NAME …``: judged by the module's row; True when it is to be judged as the
+    program of that name instead (``-m pip``, ``-m pytest``)."""
+    name, args = argv[0], argv[1:]
+    value = name.value or ""
+    row = MODULES.get(value)
+    if row is not None:
+        apply(judge, f"-m {value}", row, args, cmd, name)
+        return False
+    if judge.known(value) or value in PROGRAMS:
+        return True
+    top = value.split(".", 1)[0]
+    for folder in sorted(cmd.cwds or ()):
+        for root in (folder, os.path.join(folder, "src")):
+            base = os.path.join(root, top)
+            if (os.path.isdir(base) or os.path.isfile(base + ".py")) and judge.inside(root):
+                return False  # a module of the workspace: the project's own code
+    judge.undetermined(
+        "unknown-program", name, f"python -m {value}: a module the gate does not model"
+    )
+    return False
+
+
+def project_program(judge: Judge, name: Word, cmd: Command) -> bool:
+    """``./build.sh``, ``.venv/bin/pytest``: a program of the workspace, the project's own."""
+    value = name.value or ""
+    return "/" in value and judge.inside_all(value, cmd.cwds)
+
+
+def apply(
+    judge: Judge, label: str, row: Program, args: list[Word], cmd: Command, where: Word
+) -> None:
+    _writes(judge, row, args, cmd)
+    _code(judge, label, row, args, cmd)
+    _escapes(judge, label, row, args, cmd)
+    if row.assignments is not None:
+        _assignments(judge, label, row.assignments, args)
+    if row.mounts:
+        _mounts(judge, args, cmd)
+    if row.follows_links and any(judge.has_flag(a, row.follows_links) for a in args):
+        values = {a.value for a in args}
+        if values & {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf"}:
+            judge.refuse(
+                "dynamic-path",
+                cmd.text,
+                cmd.start,
+                f"{label} follows links with {'/'.join(row.follows_links)}, so what it changes "
+                "may lie outside the workspace",
+            )
+    if not row.subcommands and not row.closed:
+        return
+    sub, word, rest = _subcommand(row, args)
+    inner = row.subcommands.get(sub if sub is not None else "")
+    if inner is not None:
+        apply(judge, f"{label} {sub}", inner, rest, cmd, word or where)
+    elif row.closed:
+        what = f"{label} {sub}" if sub is not None else f"{label} with no subcommand"
+        judge.undetermined(
+            "unknown-program",
+            word or where,
+            f"{what}: a subcommand the gate does not model (it may be an alias or a plug-in)",
+        )
+
+
+def _subcommand(row: Program, args: list[Word]) -> tuple[str | None, Word | None, list[Word]]:
+    """The subcommand of ``args``: an option naming one (``cmake -E``), else the first
+    operand (git's after ``-C DIR -c K=V``)."""
+    for i, word in enumerate(args):
+        if word.value is not None and word.value.startswith("-") and word.value in row.subcommands:
+            return word.value, word, args[i + 1 :]
+    skip = False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        value = word.value
+        if value is None:
+            return "$", word, args[i + 1 :]  # named at run time: never a listed subcommand
+        if value.startswith("-"):
+            skip = value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
+            continue
+        return value, word, args[i + 1 :]
+    return None, None, []
+
+
+def _operands(args: list[Word]) -> list[Word]:
+    out: list[Word] = []
+    dashdash = False
+    for word in args:
+        value = word.value
+        if not dashdash and value == "--":
+            dashdash = True
+        elif dashdash or value is None or not value.startswith("-") or value == "-":
+            out.append(word)
+    return out
+
+
+def _writes(judge: Judge, row: Program, args: list[Word], cmd: Command) -> None:
+    if row.write_when and not any(judge.has_flag(a, row.write_when) for a in args):
+        return
+    if row.write_unless and any(judge.has_flag(a, row.write_unless) for a in args):
+        return
+    targets = judge.option_values(args, row.write_options) if row.write_options else []
+    values = {w.value for w in targets}
+    operands = [
+        w for w in _operands(args) if w.value not in values and not _ASSIGNMENT.match(w.value or "")
+    ]
+    if row.writes == "all":
+        targets += operands
+    elif row.writes == "last":
+        targets += operands[-1:]
+    elif row.writes == "second":
+        targets += operands[1:2]
+    elif row.writes == "after-first":
+        targets += operands[1:]
+    targets = [t for t in targets if t.value not in _STDIN or t.value == "-"]
+    targets = [t for t in targets if t.value != "-"]
+    if not targets:
+        return
+    judge.path_rules(targets, cmd.cwds, write=True, part=cmd.text)
+    for word in targets:
+        judge.written(word, cmd.cwds, cmd.text, cmd.start)
+
+
+def _code(judge: Judge, label: str, row: Program, args: list[Word], cmd: Command) -> None:
+    for word, code in option_values(args, row.shell_options) if row.shell_options else ():
+        if code is None:
+            judge.undetermined("program-exec", word, f"{label} runs a command named at run time")
+        else:
+            judge.inline(code, word, cmd, f"the command {label} runs")
+    for word, _ in option_values(args, row.code_options) if row.code_options else ():
+        judge.undetermined(
+            "program-exec", word, f"{label} runs code in its own language, unread by the gate"
+        )
+    for word, value in option_values(args, row.file_options) if row.file_options else ():
+        places = judge.resolved(value, cmd.cwds) if value else {None}
+        own = (
+            value is not None
+            and value not in _STDIN
+            and judge.inside_all(value, cmd.cwds)
+            and not (places & set(judge.scripts))
+        )
+        if not own:
+            judge.undetermined(
+                "program-exec",
+                word,
+                f"{label} runs the code in {value or 'a file named at run time'}, which is not a "
+                "file of the workspace the gate can trust (standard input, outside, or written "
+                "in this line)",
+            )
+    if row.stdin_code and cmd.stdin is not None:
+        text = cmd.stdin_text
+        if text is None or not row.escapes:
+            judge.undetermined(
+                "program-exec",
+                cmd.name or where_of(cmd),
+                f"{label} runs the commands on its standard input, which the gate "
+                + ("does not see" if text is None else "does not read"),
+            )
+        else:
+            _search(judge, label, row, Word(cmd.text, text, False, cmd.start), "its standard input")
+
+
+def where_of(cmd: Command) -> Word:
+    return Word(cmd.text, None, False, cmd.start)
+
+
+def _escapes(judge: Judge, label: str, row: Program, args: list[Word], cmd: Command) -> None:
+    if not row.escapes:
+        return
+    for word in args:
+        if word.value is None:
+            judge.undetermined(
+                "program-exec",
+                word,
+                f"{label} is handed text known only at run time, which "
+                "may hold a command that runs a program",
+            )
+            continue
+        _search(judge, label, row, word, word.value)
+
+
+def _search(judge: Judge, label: str, row: Program, word: Word, what: str) -> None:
+    text = word.value or ""
+    for pattern in row.escapes:
+        found = re.search(pattern, text, re.MULTILINE)
+        if found is not None:
+            judge.undetermined(
+                "program-exec",
+                word,
+                f"{label} can run a program or write a file through "
+                f"{text[found.start() : found.start() + 24].strip()!r} "
+                f"(in {what[:60]!r})",
+            )
+            return
+
+
+def _assignments(judge: Judge, label: str, safe: tuple[str, ...], args: list[Word]) -> None:
+    for word in _operands(args):
+        found = _ASSIGNMENT.match(word.value or "")
+        if word.value is None and "=" in word.text:
+            judge.undetermined("program-exec", word, f"{label} is given a setting made at run time")
+        elif found is not None and found.group(1) not in safe:
+            judge.undetermined(
+                "program-exec",
+                word,
+                f"{label} {found.group(1)}=… may change the commands it runs (SHELL, CC, MAKE…)",
+            )
+
+
+def _mounts(judge: Judge, args: list[Word], cmd: Command) -> None:
+    sources: list[Word] = []
+    for word, value in option_values(args, ("-v", "--volume", "--mount")):
+        if value is None:
+            judge.refuse("dynamic-path", word.text, word.start, "a bind mount named at run time")
+            continue
+        if "=" in value.split(",", 1)[0] or value.startswith(("type=", "source=", "src=")):
+            fields = dict(p.partition("=")[::2] for p in value.split(","))
+            source = fields.get("source") or fields.get("src") or ""
+        else:
+            source = value.split(":", 1)[0]
+        if source.startswith(("/", ".", "~")):
+            if source.startswith("~"):
+                source = judge.home + source[1:]
+            sources.append(Word(word.text, source, False, word.start))
+    for source in sources:
+        if not judge.inside_all(source.value or "", cmd.cwds):
+            judge.refuse(
+                "write-outside-workspace",
+                source.text,
+                source.start,
+                f"a container may write {source.value} through this bind mount",
+            )
