@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 
 from noetic.tools.shellgate.policy import Policy
+from noetic.tools.shellgate.syntax import Word
 from noetic.tools.shellgate.table import PROGRAMS
 
 _CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
@@ -72,3 +73,100 @@ def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
 def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regular expression for a list of shell-style name globs (command names)."""
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+_UNKNOWN_PART = re.compile(
+    r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]"
+)
+_OTHER_HOMES = ("/root", "/home/*", "/Users/*")
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.split("/") if s not in ("", ".")]
+
+
+def _fixed(glob: str) -> tuple[str, str]:
+    """The literal head and tail of one segment's glob (``id_*`` is ``id_``, ``""``)."""
+    parts = re.split(r"\*|\?|\[[^]]*\]", glob)
+    return parts[0], parts[-1]
+
+
+def _segment_meets(a: str, b: str) -> bool:
+    wild_a, wild_b = any(c in a for c in "*?["), any(c in b for c in "*?[")
+    if not wild_a and not wild_b:
+        return a == b
+    if not wild_a or not wild_b:
+        literal, glob = (a, b) if not wild_a else (b, a)
+        return fnmatch.fnmatchcase(literal, glob)
+    (head_a, tail_a), (head_b, tail_b) = _fixed(a), _fixed(b)
+    heads = head_a.startswith(head_b) or head_b.startswith(head_a)
+    tails = tail_a.endswith(tail_b) or tail_b.endswith(tail_a)
+    return heads and tails
+
+
+def _meets(a: list[str], b: list[str]) -> bool:
+    """Whether some path matches both segment globs (``**`` spans any number of segments);
+    where both hold wildcards, an overlap of their literal ends is taken as a meeting."""
+    if not a or not b:
+        return all(s == "**" for s in a + b)
+    if a[0] == "**":
+        return _meets(a[1:], b) or _meets(a, b[1:])
+    if b[0] == "**":
+        return _meets(a, b[1:]) or _meets(a[1:], b)
+    return _segment_meets(a[0], b[0]) and _meets(a[1:], b[1:])
+
+
+_PATTERNS: dict[tuple[int, str, str, bool], tuple[Policy, list[tuple[str, list[str]]]]] = {}
+
+
+def _protected(
+    policy: Policy, home: str, workspace: str, *, write: bool
+) -> list[tuple[str, list[str]]]:
+    """(rule, segments) for every path pattern of ``policy``; a pattern under ``~`` also for
+    other users' home folders."""
+    key = (id(policy), home, workspace, write)
+    kept = _PATTERNS.get(key)
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    found: list[tuple[str, list[str]]] = []
+    for rule in policy.rules:
+        for m in rule.match:
+            if not m.paths or (m.access == "write" and not write):
+                continue
+            for pattern in m.paths:
+                pattern = pattern.replace("{workspace}", workspace)
+                homes = (home, *_OTHER_HOMES) if pattern.startswith("~") else ("",)
+                for where in homes:
+                    path = where + pattern[1:] if pattern.startswith("~") else pattern
+                    segments = _segments(path)
+                    if not path.startswith("/"):
+                        segments = ["**", *segments]
+                    found.append((rule.id, segments))
+    if len(_PATTERNS) > 64:
+        _PATTERNS.clear()
+    _PATTERNS[key] = (policy, found)
+    return found
+
+
+def may_name(
+    policy: Policy, word: Word, home: str, workspace: str, *, write: bool
+) -> list[tuple[str, str]]:
+    """(rule, pattern) for each protected path a word the gate cannot resolve may name: a glob
+    (``/root/.ss?/id_*``) or a word holding a variable (``/proc/$PPID/environ``), whose unknown
+    parts may be anything."""
+    if word.value is not None:
+        text = word.value
+    else:
+        text = _UNKNOWN_PART.sub("\0", word.text.replace("'", "").replace('"', ""))
+    if text.startswith("~"):
+        text = home + text[1:]
+    if not text.startswith(("/", "\0")):
+        return []  # relative: judged where it lands by the command's own rules
+    segments = ["**" if s == "\0" else s.replace("\0", "*") for s in _segments(text)]
+    if all(s in ("*", "**") for s in segments):
+        return []  # `/*`, `$X/*`: says nothing about what it names
+    hits: list[tuple[str, str]] = []
+    for rule, pattern in _protected(policy, home, workspace, write=write):
+        if rule not in (r for r, _ in hits) and _meets(segments, pattern):
+            hits.append((rule, "/" + "/".join(pattern)))
+    return hits

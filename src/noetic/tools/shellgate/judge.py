@@ -647,8 +647,13 @@ class Judge:
             if m.paths and (write or m.access != "write")
         ]
         for word in words:
-            if word.value is None:
-                continue
+            if word.value is None or word.glob:  # `/proc/$PPID/environ`, `/root/.ss?/id_*`
+                for rule, hit in catalog.may_name(
+                    self.policy, word, self.home, self.workspace, write=write
+                ):
+                    self.refuse(rule, word.text, word.start, f"it may name {hit}")
+                if word.value is None:
+                    continue
             places = sorted(self.places(word, cwds))
             for rule, pattern in checks:
                 hit = next((p for p in places if pattern.match(p)), None)
