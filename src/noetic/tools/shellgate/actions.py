@@ -60,7 +60,10 @@ def effect(judge: Judge, effect: programs.Effect, where: Word, cmd: Command) -> 
 
 def find(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
     starts: list[Word] = []
-    for word in args:
+    leading = 0  # `find -H`, `-L`, `-P`, `-D opts`, `-O3` come before the start folders
+    while leading < len(args) and (args[leading].value or "")[:2] in ("-H", "-L", "-P", "-D", "-O"):
+        leading += 2 if args[leading].value == "-D" else 1
+    for word in args[leading:]:
         if word.value is None or word.value.startswith(("-", "(", "!")):
             break
         starts.append(word)

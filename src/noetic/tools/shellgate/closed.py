@@ -15,6 +15,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from noetic.tools.shellgate import actions
 from noetic.tools.shellgate.options import option_values
 from noetic.tools.shellgate.syntax import Command, Word
 from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
@@ -67,6 +68,18 @@ def module(judge: Judge, argv: list[Word], cmd: Command) -> bool:
     return False
 
 
+def runs_shell(base: str, args: list[Word]) -> bool:
+    """Whether ``base args`` is handed shell code through an option of its row (or its
+    subcommand's): ``npm exec -c CODE`` runs CODE, judged as commands, not its operands."""
+    row = PROGRAMS.get(base)
+    while row is not None:
+        if row.shell_options and option_values(args, row.shell_options):
+            return True
+        sub, _, args = _subcommand(row, args)
+        row = row.subcommands.get(sub or "")
+    return False
+
+
 def project_program(judge: Judge, name: Word, cmd: Command) -> bool:
     """``./build.sh``, ``.venv/bin/pytest``: a program of the workspace, the project's own."""
     value = name.value or ""
@@ -79,6 +92,11 @@ def apply(
     _writes(judge, row, args, cmd)
     _code(judge, label, row, args, cmd)
     _escapes(judge, label, row, args, cmd)
+    for i, word in enumerate(args):
+        if word.value in row.exec_options and i + 1 < len(args):  # `fd -e py -x rm {}`
+            inner = [w for w in args[i + 1 :] if w.value != ";"]
+            judge.argv(actions.placeholders(inner, "{"), cmd, hidden_args=True, depth=1)
+            break
     if row.assignments is not None:
         _assignments(judge, label, row.assignments, args)
     if row.mounts:

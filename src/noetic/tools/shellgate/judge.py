@@ -276,6 +276,7 @@ class Judge:
         if sub is not None and sub in runner:  # `uv run …`, `npm exec …`, `poetry run …`
             after = args[[a.value for a in args].index(sub) + 1 :]
             ran = self.rest(base, after, cmd, hidden_args, depth)
+            ran = None if closed.runs_shell(base, args) else ran  # `npm exec -c CODE`, judged
         elif not self.known(base):
             ran = self.rest(base, args, cmd, hidden_args, depth)
             ran = ran if base in PROGRAMS else None  # an unknown program is refused already
@@ -287,6 +288,9 @@ class Judge:
     def known(self, base: str) -> bool:
         """Whether the policy says what ``base`` does with its operands."""
         p = self.policy
+        row = PROGRAMS.get(base)
+        if row is not None:
+            return not row.runs_operands  # `npx TOOL`: known only once TOOL is
         return (
             base in p.writers
             or base in p.judged_alone
@@ -296,7 +300,6 @@ class Judge:
             or base in p.index_options
             or base in p.programs
             or base in ("git", "find", "go")
-            or (base in PROGRAMS and not PROGRAMS[base].runs_operands)
             or base in p.wrappers
             or base in p.evaluators
             or self.interpreter(base) is not None

@@ -52,6 +52,9 @@ class Program:
     container write: the source must be inside the workspace."""
     follows_links: tuple[str, ...] = ()
     """Options that make it follow links while it writes (``find -L … -delete``)."""
+    exec_options: tuple[str, ...] = ()
+    """Options after which the rest of its arguments is a command it runs on each file it
+    finds (``fd -x CMD``): judged as that command, its paths unseen."""
     runs_operands: bool = False
     """Its operands are a command it runs (``chrt 10 CMD``, ``npx TOOL``, ``parallel CMD :::``):
     that command is judged, and one the gate does not know is refused."""
@@ -232,11 +235,14 @@ PROGRAMS: dict[str, Program] = {
     "pnpx": Program(runs_operands=True), "bunx": Program(runs_operands=True),
     # programs that run the command given as their operands
     **dict.fromkeys(
-        ("chrt", "taskset", "fakeroot", "parallel", "fd", "fdfind", "xvfb-run", "dbus-launch",
+        ("chrt", "taskset", "fakeroot", "parallel", "xvfb-run", "dbus-launch",
          "numactl", "cpulimit", "entr", "hyperfine", "nodemon", "tsx", "ts-node", "direnv",
          "dotenv", "with-contenv", "npm-run-all", "concurrently", "pytest-watch"),
         Program(runs_operands=True),
     ),
+    "fd": Program(exec_options=("-x", "--exec", "-X", "--exec-batch")),
+    "fdfind": Program(exec_options=("-x", "--exec", "-X", "--exec-batch")),
+    "ctest": READS,
     "ssh-keygen": Program(write_options=("-f",), write_unless=("-l", "-y", "-F", "-B", "-L")),
     "systemctl": Program(
         subcommands=dict.fromkeys(
