@@ -113,15 +113,15 @@ def apply(
             )
     if not row.subcommands and not row.closed:
         return
-    sub, word, rest = _subcommand(row, args)
-    inner = row.subcommands.get(sub if sub is not None else "")
-    if inner is not None:
-        apply(judge, f"{label} {sub}", inner, rest, cmd, word or where)
+    sub, sub_word, rest = _subcommand(row, args)
+    sub_row = row.subcommands.get(sub if sub is not None else "")
+    if sub_row is not None:
+        apply(judge, f"{label} {sub}", sub_row, rest, cmd, sub_word or where)
     elif row.closed:
         what = f"{label} {sub}" if sub is not None else f"{label} with no subcommand"
         judge.undetermined(
             "unknown-program",
-            word or where,
+            sub_word or where,
             f"{what}: a subcommand the gate does not model (it may be an alias or a plug-in)",
         )
 
@@ -287,11 +287,11 @@ def _mounts(judge: Judge, args: list[Word], cmd: Command) -> None:
             if source.startswith("~"):
                 source = judge.home + source[1:]
             sources.append(Word(word.text, source, False, word.start))
-    for source in sources:
-        if not judge.inside_all(source.value or "", cmd.cwds):
+    for mount in sources:
+        if not judge.inside_all(mount.value or "", cmd.cwds):
             judge.refuse(
                 "write-outside-workspace",
-                source.text,
-                source.start,
-                f"a container may write {source.value} through this bind mount",
+                mount.text,
+                mount.start,
+                f"a container may write {mount.value} through this bind mount",
             )

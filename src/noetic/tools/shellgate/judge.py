@@ -651,10 +651,10 @@ class Judge:
         ]
         for word in words:
             if word.value is None or word.glob:  # `/proc/$PPID/environ`, `/root/.ss?/id_*`
-                for rule, hit in catalog.may_name(
+                for rule, named in catalog.may_name(
                     self.policy, word, self.home, self.workspace, write=write
                 ):
-                    self.refuse(rule, word.text, word.start, f"it may name {hit}")
+                    self.refuse(rule, word.text, word.start, f"it may name {named}")
                 if word.value is None:
                     continue
             places = sorted(self.places(word, cwds))
