@@ -11,6 +11,7 @@ repository's config). Every refusal names what the gate could not determine.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from typing import TYPE_CHECKING
@@ -91,6 +92,8 @@ def apply(
 ) -> None:
     _writes(judge, row, args, cmd)
     _code(judge, label, row, args, cmd)
+    if row.implicit_files and judge.scripts:
+        _implicit(judge, label, row.implicit_files, cmd, where)
     _escapes(judge, label, row, args, cmd)
     for i, word in enumerate(args):
         if word.value in row.exec_options and i + 1 < len(args):  # `fd -e py -x rm {}`
@@ -223,6 +226,29 @@ def _code(judge: Judge, label: str, row: Program, args: list[Word], cmd: Command
             )
         else:
             _search(judge, label, row, Word(cmd.text, text, False, cmd.start), "its standard input")
+
+
+def _implicit(
+    judge: Judge, label: str, patterns: tuple[str, ...], cmd: Command, where: Word
+) -> None:
+    """A file the program runs unasked (``make`` and its ``Makefile``) that this line wrote."""
+    for place in judge.scripts:
+        for folder in cmd.cwds or {"/"}:
+            rel = os.path.relpath(place, folder)
+            if rel.startswith("..") and cmd.cwds is not None:
+                continue
+            name = os.path.basename(place)
+            if any(
+                fnmatch.fnmatchcase(rel, p)
+                or (p.startswith("**/") and fnmatch.fnmatchcase(name, p[3:]))
+                for p in patterns
+            ):
+                judge.undetermined(
+                    "program-exec",
+                    where,
+                    f"{label} runs {rel}, which this line wrote: code the gate does not read",
+                )
+                return
 
 
 def where_of(cmd: Command) -> Word:

@@ -42,6 +42,9 @@ class Program:
     escapes: tuple[str, ...] = ()
     """Regular expressions (searched in each operand) for what makes it run a program or write a
     file the gate cannot follow."""
+    implicit_files: tuple[str, ...] = ()
+    """Files of the folder it runs in that it runs as code unasked (``Makefile``,
+    ``**/conftest.py``): one written earlier in the line is code the gate cannot read."""
     stdin_code: bool = False
     """It runs the commands it reads on its standard input (``ed``, ``sqlite3``)."""
     assignments: tuple[str, ...] | None = None
@@ -82,6 +85,25 @@ _GIT_READS = (
     "pack-refs", "rerere", "annotate", "request-pull", "citool", "gui", "gitk", "instaweb",
     "switch", "restore", "blame", "format-patch", "diff", "diff-tree", "diff-files", "diff-index",
 )  # fmt: skip
+_NODE_PROJECT = (
+    "package.json",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "**/*.js",
+    "**/*.mjs",
+    "**/*.cjs",
+    "**/*.ts",
+)
+_PYTEST_PROJECT = (
+    "**/conftest.py",
+    "pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "**/test_*.py",
+    "**/*_test.py",
+)
 _GIT_OUTPUT = Program(write_options=("--output",))
 
 _COMPRESSORS = Program(
@@ -164,6 +186,7 @@ PROGRAMS: dict[str, Program] = {
     ),
     # code in other languages, and code read from a file or from standard input
     "make": Program(
+        implicit_files=("GNUmakefile", "makefile", "Makefile", "**/*.mk"),
         code_options=("--eval", "-E"),
         file_options=("-f", "--file", "--makefile", "-C", "--directory"),
         assignments=("V", "VERBOSE", "DEBUG", "Q", "J", "JOBS", "ARGS", "TESTS", "TEST",
@@ -172,6 +195,7 @@ PROGRAMS: dict[str, Program] = {
         "changes the commands its recipes run",
     ),
     "cmake": Program(
+        implicit_files=("**/CMakeLists.txt", "**/*.cmake"),
         code_options=("-P",),
         file_options=("-C",),
         subcommands={"-E": Program(subcommands=_CMAKE_E, closed=True)},
@@ -226,12 +250,21 @@ PROGRAMS: dict[str, Program] = {
         note="a container runs where it is; a bind mount lets it write its source",
     ),
     "npm": Program(
+        implicit_files=_NODE_PROJECT,
         subcommands={
             "exec": Program(shell_options=("-c", "--call")),
             "x": Program(shell_options=("-c", "--call")),
         }
     ),
     "npx": Program(shell_options=("-c", "--call"), runs_operands=True),
+    "yarn": Program(implicit_files=_NODE_PROJECT),
+    "pnpm": Program(implicit_files=_NODE_PROJECT),
+    "bun": Program(implicit_files=_NODE_PROJECT),
+    "pytest": Program(implicit_files=_PYTEST_PROJECT),
+    "tox": Program(implicit_files=("tox.ini", "pyproject.toml", "setup.py", "setup.cfg")),
+    "nox": Program(implicit_files=("noxfile.py",)),
+    "cargo": Program(implicit_files=("**/build.rs", "**/Cargo.toml", ".cargo/config.toml")),
+    "just": Program(implicit_files=("justfile", "Justfile", ".justfile")),
     "pnpx": Program(runs_operands=True), "bunx": Program(runs_operands=True),
     # programs that run the command given as their operands
     **dict.fromkeys(
