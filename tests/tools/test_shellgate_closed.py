@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from noetic.tools.shellgate import check_command
+from noetic.tools.shellgate.gate import effects
 from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
 
 
@@ -196,3 +197,12 @@ def test_the_effects_table_is_plain_data() -> None:
         assert row.writes in ("all", "last", "second", "after-first", "none")
         for sub in row.subcommands.values():
             assert isinstance(sub, Program)
+
+
+def test_a_write_the_table_knows_is_an_irreversible_effect(places: tuple[Path, str]) -> None:
+    workspace, home = places
+    assert effects("gzip notes.txt", workspace, home=home) == ["writes (gzip notes.txt)"]
+    assert effects("uniq notes.txt out.txt", workspace, home=home) != []
+    assert effects("tar -cf out.tar src", workspace, home=home) != []
+    for reads in ("gzip -c notes.txt", "uniq notes.txt", "tar -tf out.tar", "git status"):
+        assert effects(reads, workspace, home=home) == [], reads
