@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from noetic.tools.shellgate import actions, catalog, closed, interpreters, tools
+from noetic.tools.shellgate import actions, catalog, closed, interpreters, programs, tools
 from noetic.tools.shellgate.catalog import concerns
 from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.options import (
@@ -253,7 +253,7 @@ class Judge:
             if module and closed.module(self, module, cmd):
                 self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
         if base in self.policy.programs:
-            actions.program(self, base, args, cmd)
+            programs.judge_program(self, base, args, cmd)
         if base == "find":
             actions.find(self, args, cmd, depth)
         writer = self.policy.writers.get(base)

@@ -1,4 +1,4 @@
-"""The capabilities of particular tools: git, package managers, network clients, sed and awk.
+"""The capabilities of particular tools: git, package managers, network clients.
 
 - git runs commands through its configuration (``-c alias.x='!…'``, ``core.pager``,
   ``core.sshCommand``; keys are case-insensitive) and through ``rebase -x``, ``submodule
@@ -35,8 +35,6 @@ _GIT_CONFIG_SETS = frozenset(
      "--remove-section"}
 )  # fmt: skip
 _INSTALLS = frozenset({"install", "i", "add", "update", "upgrade", "download", "wheel", "get"})
-_SED_VALUES = ("-l", "--line-length")
-_AWK_VALUES = ("-v", "--assign", "-F", "--field-separator")
 
 
 def subcommand(base: str, args: list[Word]) -> str | None:
@@ -467,54 +465,3 @@ def _network(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
             judge.refuse(
                 "secret-to-network", word.text, word.start, "a file holding the environment"
             )
-
-
-# sed and awk -------------------------------------------------------------------------------
-
-
-def program_text(
-    kind: str, args: list[Word]
-) -> tuple[list[tuple[str | None, Word]] | None, Word | None]:
-    """The program(s) of a sed or awk command line and the words holding them; None when a
-    program comes from a file (``-f``), or a sandbox option makes it inert (an empty list)."""
-    scripts: list[tuple[str | None, Word]] = []
-    expressions = ("-e", "--expression") if kind == "sed" else ("-e", "--source")
-    files = (
-        ("-f", "--file")
-        if kind == "sed"
-        else ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
-    )
-    values = _SED_VALUES if kind == "sed" else _AWK_VALUES
-    words = iter(args)
-    operand_seen = False
-    for word in words:
-        value = word.value
-        if value is None:
-            if not scripts and not operand_seen:
-                scripts.append((None, word))
-            operand_seen = True
-            continue
-        name, eq, attached = value.partition("=")
-        if value == "--sandbox" or (kind == "awk" and value == "-S"):
-            return [], None
-        if name in files or (value[:2] in files and not value.startswith("--") and len(value) > 2):
-            return None, word
-        if name in expressions:
-            nxt = attached if eq else next(words, None)
-            if isinstance(nxt, Word):
-                scripts.append((nxt.value, nxt))
-            else:
-                scripts.append((nxt, word))
-            continue
-        if value[:2] in expressions and not value.startswith("--") and len(value) > 2:
-            scripts.append((value[2:], word))
-            continue
-        if value in values:
-            next(words, None)
-            continue
-        if value.startswith("-") and len(value) > 1:
-            continue
-        if not scripts and not operand_seen:
-            scripts.append((value, word))
-        operand_seen = True
-    return scripts, None
