@@ -81,6 +81,20 @@ def runs_shell(base: str, args: list[Word]) -> bool:
     return False
 
 
+def opaque(judge: Judge, base: str, args: list[Word]) -> None:
+    """Options that make a program run commands in its own language (vim's ``-c``/``+``,
+    emacs's ``--eval``): what they run is not shell, so the gate cannot read it."""
+    options = judge.policy.opaque_runs.get(base)
+    if not options:
+        return
+    for word in args:
+        value = word.value or ""
+        plus = "+" in options and value.startswith("+") and len(value) > 1
+        if plus or any(value == o or value.startswith(o + "=") for o in options if o != "+"):
+            judge.undetermined("program-exec", word, f"{base} runs {value} in its own language")
+            return
+
+
 def project_program(judge: Judge, name: Word, cmd: Command) -> bool:
     """``./build.sh``, ``.venv/bin/pytest``: a program of the workspace, the project's own."""
     value = name.value or ""

@@ -233,7 +233,7 @@ class Judge:
             self.refuse("too-complex", cmd.text, cmd.start)
             return
         self.strings(base, args, cmd)
-        self.opaque(base, args)
+        closed.opaque(self, base, args)
         wrapper = self.policy.wrappers.get(base)
         if wrapper is not None:
             inner = self.unwrap(base, args, wrapper, cmd)
@@ -328,19 +328,6 @@ class Judge:
                 self.argv(inner, cmd, hidden_args=hidden, depth=depth + 1)
                 return True
         return False if any(w.value is None or not w.value.startswith("-") for w in args) else None
-
-    def opaque(self, base: str, args: list[Word]) -> None:
-        """Options that make a program run commands in its own language (vim's ``-c``/``+``,
-        emacs's ``--eval``): what they run is not shell, so the gate cannot read it."""
-        options = self.policy.opaque_runs.get(base)
-        if not options:
-            return
-        for word in args:
-            value = word.value or ""
-            plus = "+" in options and value.startswith("+") and len(value) > 1
-            if plus or any(value == o or value.startswith(o + "=") for o in options if o != "+"):
-                self.undetermined("program-exec", word, f"{base} runs {value} in its own language")
-                return
 
     def unwrap(
         self, base: str, args: list[Word], takes_value: Iterable[str], cmd: Command
