@@ -42,6 +42,13 @@ BREAKS: list[tuple[str, str, str]] = [
     ("tmux", "unknown-program", "no subcommand"),
     ("screen -dm sh", "unknown-program", "screen"),
     ("python3 -m evilmod", "unknown-program", "-m evilmod"),
+    ("uvx evilpkg", "unknown-program", "uvx runs a command"),
+    ("uv tool run evilpkg", "unknown-program", "uv tool run"),
+    ("pipx run evilpkg", "unknown-program", "pipx run"),
+    ("gh alias set co '!rm -rf ~'", "unknown-program", "gh alias"),
+    ("gh extension install x/y", "unknown-program", "gh extension"),
+    ("npm config set script-shell /tmp/evil", "unknown-program", "npm config set"),
+    ("pip config set global.x y", "unknown-program", "pip config set"),
     # a file the line wrote, then sourced
     ("echo 'rm -rf ~' > x.sh && source x.sh", "destructive-home", "the code source runs"),
     ("echo 'rm -rf ~' > x.sh; . ./x.sh", "destructive-home", "the code . runs"),
@@ -152,7 +159,9 @@ ORDINARY = [
     "find . -name '*.pyc' -delete", "echo 'echo hi' > x.sh && . ./x.sh", "cat src/*.py",
     "ls $HOME", "for f in src/*; do wc -l \"$f\"; done", "env -S 'echo hi'", "pwd", "free -m",
     "ssh-keygen -lf key.pub", "chrt 10 make test", "systemctl status docker",
-    "echo 'x = 1' > src/config.py && pytest -q", "echo 'echo hi' > p; sh < p", "bash -s < p",
+    "echo 'x = 1' > src/config.py && pytest -q", "uvx ruff check .", "uv tool run ruff",
+    "pipx install black", "gh pr list", "npm config get registry", "pip list",
+    "echo 'echo hi' > p; sh < p", "bash -s < p",
 ]  # fmt: skip
 
 

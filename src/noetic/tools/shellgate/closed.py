@@ -134,6 +134,12 @@ def apply(
     sub_row = row.subcommands.get(sub if sub is not None else "")
     if sub_row is not None:
         apply(judge, f"{label} {sub}", sub_row, rest, cmd, sub_word or where)
+        if sub_row.runs_operands and judge.rest(label, rest, cmd, False, 1) is False:
+            judge.undetermined(
+                "unknown-program",
+                sub_word or where,
+                f"{label} {sub} runs a command the gate does not know",
+            )
     elif row.closed:
         what = f"{label} {sub}" if sub is not None else f"{label} with no subcommand"
         judge.undetermined(

@@ -104,6 +104,11 @@ _PYTEST_PROJECT = (
     "**/test_*.py",
     "**/*_test.py",
 )
+_CONFIG_READS = Program(
+    subcommands=dict.fromkeys(("get", "list", "ls", "debug", "show"), READS),
+    closed=True,
+    note="`config set` writes the user's configuration, read by every later run",
+)
 _GIT_OUTPUT = Program(write_options=("--output",))
 
 _COMPRESSORS = Program(
@@ -156,7 +161,7 @@ PROGRAMS: dict[str, Program] = {
          "pstree", "vmstat", "iostat", "clear", "reset", "tput", "stty", "logname",
          "users", "who", "w", "last", "printf", "mktemp", "sync", "nvidia-smi", "pyenv", "nvm",
          "rustup", "gofmt", "prettier", "pip-compile", "pre-commit", "coverage", "pyright",
-         "twine", "hatch", "flit", "uvx", "pipx", "poetry", "pipenv", "pdm", "conda", "mamba",
+         "twine", "hatch", "flit", "poetry", "pipenv", "pdm", "conda", "mamba",
          "corepack", "jest", "vitest", "mocha", "webpack", "vite", "esbuild", "rollup",
          "swc", "biome", "stylelint", "shellcheck", "shfmt", "hadolint", "yamllint",
          "markdownlint", "codespell", "cloc", "tokei", "scc", "ctags", "fzf", "crontab"),
@@ -254,11 +259,37 @@ PROGRAMS: dict[str, Program] = {
         subcommands={
             "exec": Program(shell_options=("-c", "--call")),
             "x": Program(shell_options=("-c", "--call")),
-        }
+            "config": _CONFIG_READS, "c": _CONFIG_READS,
+        },
     ),
     "npx": Program(shell_options=("-c", "--call"), runs_operands=True),
-    "yarn": Program(implicit_files=_NODE_PROJECT),
-    "pnpm": Program(implicit_files=_NODE_PROJECT),
+    "yarn": Program(implicit_files=_NODE_PROJECT, subcommands={"config": _CONFIG_READS}),
+    "pnpm": Program(implicit_files=_NODE_PROJECT, subcommands={"config": _CONFIG_READS}),
+    "pip": Program(subcommands={"config": _CONFIG_READS}),
+    "pip3": Program(subcommands={"config": _CONFIG_READS}),
+    "uvx": Program(runs_operands=True),
+    "uv": Program(
+        subcommands={"tool": Program(subcommands={"run": Program(runs_operands=True)})}
+    ),
+    "pipx": Program(
+        subcommands=dict.fromkeys(
+            ("install", "uninstall", "list", "upgrade", "upgrade-all", "reinstall", "ensurepath",
+             "environment", "--version", ""),
+            READS,
+        ) | {"run": Program(runs_operands=True)},
+        closed=True,
+    ),
+    "gh": Program(
+        subcommands=dict.fromkeys(
+            ("pr", "issue", "repo", "run", "workflow", "api", "release", "browse", "search",
+             "status", "label", "gist", "cache", "project", "ruleset", "auth", "version", "help",
+             "completion", "codespace", "org", "secret", "variable", "attestation", "--version",
+             ""),
+            READS,
+        ),
+        closed=True,
+        note="gh alias and gh extension plant commands (`gh alias set x '!…'`) run later",
+    ),
     "bun": Program(implicit_files=_NODE_PROJECT),
     "pytest": Program(implicit_files=_PYTEST_PROJECT),
     "tox": Program(implicit_files=("tox.ini", "pyproject.toml", "setup.py", "setup.cfg")),
