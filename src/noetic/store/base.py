@@ -348,6 +348,15 @@ class BaseStore:
         rows = self.conn.execute(f"SELECT * FROM assessments{where} ORDER BY session_id, seq", args)
         return [assessment_record(r) for r in rows]
 
+    def outcomes_of(self, cascade_id: str) -> list[dict[str, Any]]:
+        """The outcomes recorded for one task, oldest first: id, at, source, score, evidence."""
+        rows = self.conn.execute(
+            "SELECT id, at, source, score, evidence FROM outcomes WHERE cascade_id = ? "
+            "ORDER BY at, id",
+            (cascade_id,),
+        )
+        return [dict(r) for r in rows]
+
     # investigations -----------------------------------------------------------------------
 
     def add_investigation(
