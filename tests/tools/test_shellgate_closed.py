@@ -7,9 +7,12 @@ Each command here was allowed by the gate before its effects table (tools/shellg
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from noetic.tools.shellgate import check_command
 from noetic.tools.shellgate.gate import effects
@@ -215,3 +218,47 @@ def test_a_write_the_table_knows_is_an_irreversible_effect(places: tuple[Path, s
     assert effects("tar -cf out.tar src", workspace, home=home) != []
     for reads in ("gzip -c notes.txt", "uniq notes.txt", "tar -tf out.tar", "git status"):
         assert effects(reads, workspace, home=home) == [], reads
+
+
+_SECRETS = [
+    "{home}/.ssh/id_rsa", "{home}/.aws/credentials", "/root/.ssh/id_ed25519",
+    "/home/dev/.netrc", "/proc/4242/environ", "/srv/app/tls/server.pem", "/etc/shadow",
+    "/home/dev/.config/gcloud/credentials.db",
+]  # fmt: skip
+
+
+@st.composite
+def _obscured(draw: st.DrawFn, home: str) -> tuple[str, str]:
+    """A secret's path, and a word naming it with parts hidden: characters turned into `?`,
+    a segment's tail into `*`, a whole segment into a variable or a substitution."""
+    path = draw(st.sampled_from(_SECRETS)).format(home=home)
+    segments = path.strip("/").split("/")
+    out = []
+    for segment in segments:
+        how = draw(st.sampled_from(["keep", "keep", "?", "*", "$VAR", "${X}", "$(id -u)"]))
+        if how == "?" and segment:
+            i = draw(st.integers(0, len(segment) - 1))
+            segment = segment[:i] + "?" + segment[i + 1 :]
+        elif how == "*" and segment:
+            segment = segment[: draw(st.integers(0, len(segment)))] + "*"
+        elif how.startswith("$"):
+            segment = how
+        out.append(segment)
+    # a path hidden whole (`/$A/$B`) says nothing of what it names: reads of it are not judged
+    assume(any(not s.startswith("$") and s not in ("*", "?") for s in out))
+    return path, "/" + "/".join(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_word_that_may_name_a_secret_is_refused(data: st.DataObject) -> None:
+    """However a secret's path is hidden behind globs and variables, a read of it is refused:
+    the gate's test of what an unresolved word may name never misses."""
+    with tempfile.TemporaryDirectory() as name:
+        workspace, home = Path(name) / "ws", Path(name) / "home"
+        workspace.mkdir()
+        path, word = data.draw(_obscured(str(home)))
+        verdict = check_command(f"cat {word}", workspace, home=str(home))
+        assert not verdict.allowed, f"cat {word} (for {path}) was allowed"
+        rules = {v.rule for v in verdict.violations}
+        assert "credential-read" in rules or "dynamic-command" in rules, verdict.explain()

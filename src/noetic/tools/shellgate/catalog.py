@@ -65,6 +65,31 @@ def concerns(policy: Policy) -> frozenset[str]:
     return _CONCERNS[id(policy)][1]
 
 
+_INTERPRETERS: dict[int, tuple[Policy, dict[str, tuple[str, ...] | None]]] = {}
+
+
+def interpreter_flags(policy: Policy, base: str) -> tuple[str, ...] | None:
+    """The code options of the interpreter ``base`` is (``perl5.36.0`` is ``perl5*``), or
+    None when it is none; kept per policy."""
+    kept = _INTERPRETERS.get(id(policy))
+    if kept is None or kept[0] is not policy:
+        if len(_INTERPRETERS) > 64:
+            _INTERPRETERS.clear()
+        kept = _INTERPRETERS[id(policy)] = (policy, {})
+    known = kept[1]
+    if base in known:
+        return known[base]
+    found = policy.interpreters.get(base)
+    if found is None:
+        for pattern, flags in policy.interpreters.items():
+            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
+                found = flags
+                break
+    if len(known) < 4096:
+        known[base] = found
+    return found
+
+
 def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 

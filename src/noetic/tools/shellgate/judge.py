@@ -436,12 +436,7 @@ class Judge:
     # interpreters -------------------------------------------------------------------------------
 
     def interpreter(self, base: str) -> tuple[str, ...] | None:
-        if base in self.policy.interpreters:
-            return self.policy.interpreters[base]
-        for pattern, flags in self.policy.interpreters.items():
-            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
-                return flags
-        return None
+        return catalog.interpreter_flags(self.policy, base)
 
     def strings(self, base: str, args: list[Word], cmd: Command) -> None:
         """Options whose value a command runs as shell code (``flock -c``, tar's
@@ -637,7 +632,8 @@ class Judge:
             if m.paths and (write or m.access != "write")
         ]
         for word in words:
-            if word.value is None or word.glob:  # `/proc/$PPID/environ`, `/root/.ss?/id_*`
+            if word.value is None or word.glob or word.value.startswith("/"):
+                # `/proc/$PPID/environ`, `/root/.ss?/id_*`, another user's `/home/u/.netrc`
                 for rule, named in catalog.may_name(
                     self.policy, word, self.home, self.workspace, write=write
                 ):
