@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from noetic.tools.shellgate import check_command
+from noetic.tools.shellgate import check_command, load_policy
 from noetic.tools.shellgate.gate import effects
 from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
 
@@ -262,3 +262,18 @@ def test_a_word_that_may_name_a_secret_is_refused(data: st.DataObject) -> None:
         assert not verdict.allowed, f"cat {word} (for {path}) was allowed"
         rules = {v.rule for v in verdict.violations}
         assert "credential-read" in rules or "dynamic-command" in rules, verdict.explain()
+
+
+def test_a_users_policy_can_declare_a_program_it_knows(
+    places: tuple[Path, str], tmp_path: Path
+) -> None:
+    workspace, home = places
+    assert check_command("mytool --report out.txt", workspace, home=home).rule == (
+        "unknown-program"
+    )
+    mine = tmp_path / "policy.yaml"
+    mine.write_text("judged_alone: [mytool]\n")
+    policy = load_policy(mine)
+    assert check_command("mytool --report out.txt", workspace, policy, home=home).allowed
+    # declared, it is still judged by every rule: what it is handed to read, it reads
+    assert not check_command("mytool ~/.ssh/id_rsa", workspace, policy, home=home).allowed
