@@ -52,6 +52,13 @@ BREAKS: list[tuple[str, str, str]] = [
     ("gh extension install x/y", "unknown-program", "gh extension"),
     ("npm config set script-shell /tmp/evil", "unknown-program", "npm config set"),
     ("pip config set global.x y", "unknown-program", "pip config set"),
+    ("pre-commit install", "unknown-program", "pre-commit install"),
+    ("coverage run /tmp/evil.py", "unknown-program", "coverage run"),
+    ("python3 -m timeit 'import os; os.system(\"id\")'", "unknown-program", "-m timeit"),
+    ("python3 -m compileall /usr/lib/python3", "write-outside-workspace", "/usr/lib"),
+    ("gofmt -w /etc/x.go", "write-outside-workspace", "/etc/x.go"),
+    ("dos2unix /etc/hosts", "write-outside-workspace", "/etc/hosts"),
+    ("journalctl --vacuum-size=1M", "program-exec", "--vacuum"),
     # a file the line wrote, then sourced
     ("echo 'rm -rf ~' > x.sh && source x.sh", "destructive-home", "the code source runs"),
     ("echo 'rm -rf ~' > x.sh; . ./x.sh", "destructive-home", "the code . runs"),
