@@ -56,6 +56,7 @@ BREAKS: list[tuple[str, str, str]] = [
     ("coverage run /tmp/evil.py", "unknown-program", "coverage run"),
     ("python3 -m timeit 'import os; os.system(\"id\")'", "unknown-program", "-m timeit"),
     ("python3 -m compileall /usr/lib/python3", "write-outside-workspace", "/usr/lib"),
+    ("python3 -m top", "unknown-program", "-m top"),
     ("gofmt -w /etc/x.go", "write-outside-workspace", "/etc/x.go"),
     ("dos2unix /etc/hosts", "write-outside-workspace", "/etc/hosts"),
     ("journalctl --vacuum-size=1M", "program-exec", "--vacuum"),

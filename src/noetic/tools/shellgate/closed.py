@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from noetic.tools.shellgate import actions
 from noetic.tools.shellgate.options import option_values
 from noetic.tools.shellgate.syntax import Command, Word
-from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
+from noetic.tools.shellgate.table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
 
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
@@ -55,7 +55,7 @@ def module(judge: Judge, argv: list[Word], cmd: Command) -> bool:
     if row is not None:
         apply(judge, f"-m {value}", row, args, cmd, name)
         return False
-    if judge.known(value) or value in PROGRAMS:
+    if value in PROGRAM_MODULES:
         return True
     top = value.split(".", 1)[0]
     for folder in sorted(cmd.cwds or ()):
@@ -200,8 +200,7 @@ def _writes(judge: Judge, row: Program, args: list[Word], cmd: Command) -> None:
         targets += operands[1:2]
     elif row.writes == "after-first":
         targets += operands[1:]
-    targets = [t for t in targets if t.value not in _STDIN or t.value == "-"]
-    targets = [t for t in targets if t.value != "-"]
+    targets = [t for t in targets if t.value not in _STDIN]
     if not targets:
         return
     judge.path_rules(targets, cmd.cwds, write=True, part=cmd.text)

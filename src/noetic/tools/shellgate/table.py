@@ -387,3 +387,9 @@ MODULES: dict[str, Program] = {
     ),
 }
 # fmt: on
+
+PROGRAM_MODULES = frozenset(
+    {"pip", "pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "coverage", "tox",
+     "nox", "uv", "twine", "pyright", "poetry", "pipx", "hatch", "pdm", "pre_commit"}
+)  # fmt: skip
+"""Modules that are a program of the table (``python3 -m pytest`` is judged as ``pytest``)."""
