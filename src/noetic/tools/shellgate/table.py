@@ -71,19 +71,16 @@ READS = Program()
 """A program whose operands are read, never written or run."""
 
 _GIT_READS = (
-    "status", "log", "show", "blame", "branch", "tag", "remote", "fetch", "pull", "push",
-    "checkout", "switch", "restore", "reset", "add", "rm", "mv", "commit", "merge", "rebase",
-    "cherry-pick", "revert", "stash", "describe", "shortlog", "reflog",
-    "ls-files", "ls-tree", "ls-remote", "rev-parse", "rev-list", "cat-file", "show-ref",
-    "for-each-ref", "name-rev", "grep", "clean", "submodule", "bisect", "config",
-    "notes", "gc", "fsck", "prune", "count-objects", "verify-commit", "verify-tag", "whatchanged",
-    "range-diff", "cherry", "merge-base", "symbolic-ref", "update-ref", "update-index",
-    "write-tree", "read-tree", "commit-tree", "hash-object", "mktree", "apply", "am",
-    "sparse-checkout",
-    "maintenance", "lfs", "help", "version", "var", "check-ignore", "check-attr", "mailmap",
-    "difftool", "mergetool", "filter-branch", "send-email", "repack",
+    "status", "blame", "branch", "tag", "remote", "fetch", "pull", "push", "checkout",
+    "switch", "restore", "reset", "add", "rm", "mv", "commit", "merge", "rebase", "cherry-pick",
+    "revert", "stash", "describe", "shortlog", "reflog", "ls-files", "ls-tree", "ls-remote",
+    "rev-parse", "rev-list", "cat-file", "show-ref", "for-each-ref", "name-rev", "grep",
+    "clean", "submodule", "bisect", "config", "notes", "gc", "fsck", "prune", "count-objects",
+    "verify-commit", "verify-tag", "cherry", "merge-base", "symbolic-ref", "update-ref",
+    "update-index", "write-tree", "read-tree", "commit-tree", "hash-object", "mktree", "apply",
+    "am", "sparse-checkout", "maintenance", "lfs", "help", "version", "var", "check-ignore",
+    "check-attr", "mailmap", "difftool", "mergetool", "filter-branch", "send-email", "repack",
     "pack-refs", "rerere", "annotate", "request-pull", "citool", "gui", "gitk", "instaweb",
-    "switch", "restore", "blame", "format-patch", "diff", "diff-tree", "diff-files", "diff-index",
 )  # fmt: skip
 _NODE_PROJECT = (
     "package.json",
@@ -354,7 +351,7 @@ PROGRAMS: dict[str, Program] = {
     "git": Program(
         subcommands={
             **dict.fromkeys(_GIT_READS, READS),
-            **dict.fromkeys(("diff", "log", "show", "format-patch", "diff-tree", "diff-files",
+            **dict.fromkeys(("diff", "log", "show", "diff-tree", "diff-files",
                              "diff-index", "range-diff", "whatchanged"), _GIT_OUTPUT),
             "format-patch": Program(write_options=("--output", "-o", "--output-directory")),
             "archive": Program(write_options=("-o", "--output")),
