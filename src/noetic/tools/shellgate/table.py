@@ -61,6 +61,9 @@ class Program:
     runs_operands: bool = False
     """Its operands are a command it runs (``chrt 10 CMD``, ``npx TOOL``, ``parallel CMD :::``):
     that command is judged, and one the gate does not know is refused."""
+    network: bool = False
+    """It sends what it reads to another host (a database server, GitHub): the environment
+    must not reach it (as for the policy's ``network_clients``)."""
     subcommands: dict[str, Program] = field(default_factory=dict)
     """A row per subcommand (the first operand); with ``closed`` an unlisted one is unknown."""
     closed: bool = False
@@ -248,10 +251,11 @@ PROGRAMS: dict[str, Program] = {
         file_options=("-f", "--file"),
         write_options=("-o", "--output", "-L", "--log-file"),
         stdin_code=True,
+        network=True,
         note="\\! runs a shell command; \\o, \\copy, COPY … PROGRAM write files, run programs",
     ),
     "mysql": Program(
-        escapes=_MYSQL_ESCAPES, stdin_code=True, write_options=("--tee",),
+        escapes=_MYSQL_ESCAPES, stdin_code=True, write_options=("--tee",), network=True,
         note="system and \\! run a shell command",
     ),
     "ed": Program(stdin_code=True, note="ed's ! runs a shell command"),
@@ -319,6 +323,7 @@ PROGRAMS: dict[str, Program] = {
             READS,
         ),
         closed=True,
+        network=True,
         note="gh alias and gh extension plant commands (`gh alias set x '!…'`) run later",
     ),
     "bun": Program(implicit_files=_NODE_PROJECT),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.options import option_values
 from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.table import PROGRAMS
 
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
@@ -61,7 +62,8 @@ def capabilities(judge: Judge, base: str, args: list[Word], cmd: Command, depth:
         _packages(judge, base, args, cmd)
     if base == "go":
         _go(judge, args, cmd)
-    if base in judge.policy.network_clients:
+    row = PROGRAMS.get(base)
+    if base in judge.policy.network_clients or (row is not None and row.network):
         _network(judge, base, args, cmd)
     if base in judge.policy.downloaders:
         saved = [w.value or "" for w in judge.option_values(args, _writer_options(judge, base))]
