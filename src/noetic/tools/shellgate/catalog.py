@@ -8,9 +8,11 @@ command reading a whole folder reads them).
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from functools import lru_cache
 
+from noetic.tools.shellgate.paths import compile_all
 from noetic.tools.shellgate.policy import Policy
 from noetic.tools.shellgate.syntax import Word
 from noetic.tools.shellgate.table import PROGRAMS
@@ -173,12 +175,41 @@ def _protected(
     return found
 
 
+_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, re.Pattern[str]]]]] = {}
+
+
+def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, re.Pattern[str]]]:
+    """(rule, regular expression) for the patterns under ``~`` of each path rule, in every
+    other user's home folder (``/root``, ``/home/*``, ``/Users/*``)."""
+    key = (id(policy), workspace, write)
+    kept = _HOMES_CHECKS.get(key)
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    found: list[tuple[str, re.Pattern[str]]] = []
+    for rule in policy.rules:
+        for m in rule.match:
+            tilde = tuple(p for p in m.paths if p.startswith("~"))
+            if tilde and (m.access != "write" or write):
+                found += [(rule.id, compile_all(tilde, h, workspace)) for h in _OTHER_HOMES]
+    if len(_HOMES_CHECKS) > 64:
+        _HOMES_CHECKS.clear()
+    _HOMES_CHECKS[key] = (policy, found)
+    return found
+
+
 def may_name(
     policy: Policy, word: Word, home: str, workspace: str, *, write: bool
 ) -> list[tuple[str, str]]:
     """(rule, pattern) for each protected path a word the gate cannot resolve may name: a glob
     (``/root/.ss?/id_*``) or a word holding a variable (``/proc/$PPID/environ``), whose unknown
     parts may be anything."""
+    if word.value is not None and not word.glob:  # a path spelled out: other users' homes
+        path = os.path.normpath(word.value)
+        return [
+            (rule, path)
+            for rule, pattern in _other_homes(policy, workspace, write)
+            if pattern.match(path)
+        ]
     if word.value is not None:
         text = word.value
     else:
