@@ -323,6 +323,7 @@ def _mounts(judge: Judge, args: list[Word], cmd: Command) -> None:
         if value is None:
             judge.refuse("dynamic-path", word.text, word.start, "a bind mount named at run time")
             continue
+        value = value.removeprefix("=")  # `-v=/:/h`, as docker's flag parser reads it
         if "=" in value.split(",", 1)[0] or value.startswith(("type=", "source=", "src=")):
             fields = dict(p.partition("=")[::2] for p in value.split(","))
             source = fields.get("source") or fields.get("src") or ""

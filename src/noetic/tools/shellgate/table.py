@@ -149,6 +149,60 @@ _CMAKE_E = {
     ),
 }  # fmt: skip
 
+_DOCKER = Program(
+    mounts=True,
+    subcommands={
+        **dict.fromkeys(
+            (
+                "ps",
+                "images",
+                "logs",
+                "inspect",
+                "version",
+                "info",
+                "stats",
+                "top",
+                "port",
+                "history",
+                "search",
+                "pull",
+                "build",
+                "compose",
+                "stop",
+                "start",
+                "restart",
+                "kill",
+                "rm",
+                "rmi",
+                "tag",
+                "push",
+                "login",
+                "logout",
+                "network",
+                "volume",
+                "image",
+                "container",
+                "system",
+                "buildx",
+                "diff",
+                "wait",
+                "pause",
+                "unpause",
+                "exec",
+                "attach",
+                "events",
+                "context",
+            ),
+            READS,
+        ),
+        "run": Program(mounts=True),
+        "create": Program(mounts=True),
+        "cp": Program(writes="last"),
+    },
+    closed=True,
+    note="a container runs where it is; a bind mount lets it write its source",
+)
+
 # fmt: off
 PROGRAMS: dict[str, Program] = {
     # reading, listing, printing: operands are only read
@@ -271,24 +325,7 @@ PROGRAMS: dict[str, Program] = {
         note="new-session, new-window, run-shell, send-keys… run commands",
     ),
     "screen": Program(subcommands={"-ls": READS, "-list": READS}, closed=True),
-    "docker": Program(
-        mounts=True,
-        subcommands={
-            **dict.fromkeys(
-                ("ps", "images", "logs", "inspect", "version", "info", "stats", "top", "port",
-                 "history", "search", "pull", "build", "compose", "stop", "start", "restart",
-                 "kill", "rm", "rmi", "tag", "push", "login", "logout", "network", "volume",
-                 "image", "container", "system", "buildx", "diff", "wait", "pause", "unpause",
-                 "exec", "attach", "events", "context"),
-                READS,
-            ),
-            "run": Program(mounts=True),
-            "create": Program(mounts=True),
-            "cp": Program(writes="last"),
-        },
-        closed=True,
-        note="a container runs where it is; a bind mount lets it write its source",
-    ),
+    "docker": _DOCKER, "podman": _DOCKER, "nerdctl": _DOCKER,
     "npm": Program(
         implicit_files=_NODE_PROJECT,
         subcommands={
