@@ -116,6 +116,8 @@ BREAKS: list[tuple[str, str, str]] = [
         "docker.sock",
     ),
     ('docker run -v "$D":/h alpine', "dynamic-path", "bind mount"),
+    ("docker run -v=/etc:/h alpine", "write-outside-workspace", "/etc"),
+    ("podman run --mount type=bind,src=/etc,dst=/e alpine", "write-outside-workspace", "/etc"),
     ("docker evil-plugin", "unknown-program", "docker evil-plugin"),
     # interpreters under other names
     ("perl5.36.0 -e 'unlink \"/etc/x\"'", "interpreter-code", "perl5.36.0"),
