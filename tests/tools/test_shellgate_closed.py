@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from noetic.tools.shellgate import check_command, load_policy
+from noetic.tools.shellgate import aliases, check_command, load_policy
 from noetic.tools.shellgate.gate import effects
 from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
 
@@ -24,7 +24,11 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     base = tmp_path_factory.mktemp("closed")
     workspace, home = base / "project", base / "home"
     (workspace / ".git").mkdir(parents=True)
-    (workspace / ".git" / "config").write_text("[alias]\n\tcleanup = !rm -rf ~\n")
+    (workspace / ".git" / "config").write_text(
+        "[core]\n\tbare = false\n[alias]\n\tcleanup = !rm -rf ~\n\tlg = log --oneline\n"
+        "\tpf = push --force\n\tout = diff --output=/etc/x\n\tloop = loop2\n\tloop2 = loop\n"
+        "\tcont = log \\\n"
+    )
     (workspace / "src").mkdir()
     (workspace / "Makefile").write_text("test:\n\ttrue\n")
     (workspace / "notes.txt").write_text("x\n")
@@ -36,7 +40,12 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 # (command, the rule, a phrase the refusal's detail holds)
 BREAKS: list[tuple[str, str, str]] = [
     # a program, or a subcommand, the gate does not model
-    ("git cleanup", "unknown-program", "git cleanup"),
+    ("git cleanup", "destructive-home", "alias cleanup"),
+    ("git pf origin main", "force-push", ""),
+    ("git out", "write-outside-workspace", "/etc/x"),
+    ("git loop", "unknown-program", "git loop"),
+    ("git cont", "unknown-program", "git cont"),
+    ("git nosuchalias", "unknown-program", "may be an alias"),
     ("git -C . cleanup --now", "unknown-program", "may be an alias"),
     ("weirdtool --out /root/x", "unknown-program", "weirdtool"),
     ("/tmp/payload", "unknown-program", "payload"),
@@ -162,7 +171,8 @@ BREAKS: list[tuple[str, str, str]] = [
 
 # ordinary uses of the same programs, which stay allowed
 ORDINARY = [
-    "git status", "git log --oneline -5", "git diff --output=changes.patch",
+    "git status", "git log --oneline -5", "git lg", "git lg -5 -- src",
+    "git diff --output=changes.patch",
     "git -C src log -1", "git", "make", "make test", "make -j4 V=1 test", "make -f Makefile test",
     "sqlite3 x.db 'select count(*) from t'", "sqlite3 x.db .tables", "sqlite3 x.db .schema",
     "sqlite3 x.db <<< 'select 1;'", "psql -c 'select 1'", "psql -c '\\dt'",
@@ -206,7 +216,7 @@ def test_the_sandbox_contains_an_unknown_program_but_not_a_write_outside(
     places: tuple[Path, str],
 ) -> None:
     workspace, home = places
-    for contained in ("weirdtool --out x", "git cleanup", "sqlite3 x.db '.shell id'",
+    for contained in ("weirdtool --out x", "git -C . cleanup", "sqlite3 x.db '.shell id'",
                       "make SHELL=/bin/rm", "julia -e 'rm(\"x\")'"):  # fmt: skip
         assert check_command(contained, workspace, home=home, sandboxed=True).allowed, contained
     for refused in ("tar -cf /root/.bashrc src", "cat /proc/$PPID/environ",
@@ -290,3 +300,29 @@ def test_a_users_policy_can_declare_a_program_it_knows(
     assert check_command("mytool --report out.txt", workspace, policy, home=home).allowed
     # declared, it is still judged by every rule: what it is handed to read, it reads
     assert not check_command("mytool ~/.ssh/id_rsa", workspace, policy, home=home).allowed
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ("[alias]\n\tlg = log --oneline\n", "log --oneline"),
+        ('[alias]\n\tlg = "log --oneline" ; a comment\n', "log --oneline"),
+        ("[Alias]\n\tLG = log # a comment\n", "log"),
+        ('[alias]\n\tlg = "!echo \\"hi\\""\n', '!echo "hi"'),
+        ("[alias]\n\tlg = log\n[alias]\n\tlg = show\n", "show"),
+        ('[alias "x"]\n\tlg = log\n', None),
+        ("[alias]\n\tother = log\n", None),
+        ("[include]\n\tpath = more\n[alias]\n\tlg = log\n", aliases.UNKNOWN),
+        ('[includeIf "gitdir:~/x/"]\n\tpath = more\n', aliases.UNKNOWN),
+        ("[alias]\n\tlg = log \\\n\t--oneline\n", aliases.UNKNOWN),
+        ('[alias]\n\tlg = "log\n', aliases.UNKNOWN),
+    ],
+)
+def test_a_git_alias_is_read_as_git_reads_it_or_not_at_all(
+    tmp_path: Path, config: str, expected: object
+) -> None:
+    (tmp_path / "ws" / ".git").mkdir(parents=True)
+    (tmp_path / "ws" / ".git" / "config").write_text(config)
+    (tmp_path / "home").mkdir()
+    found = aliases.lookup("lg", str(tmp_path / "ws"), str(tmp_path / "home"))
+    assert found == expected if isinstance(expected, str | None) else found is expected

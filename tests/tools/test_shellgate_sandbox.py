@@ -24,7 +24,7 @@ from noetic.tools import sandbox as sandbox_module
 from noetic.tools.shell import ShellRunner
 
 ATTACKS = [
-    "git x",
+    "git -C . x",
     "sqlite3 x.db '.shell touch {C}/sqlite'",
     "make -s SHELL=/bin/touch .SHELLFLAGS={C}/make",
     "make -s -f /dev/stdin <<< $'all:\\n\\ttouch {C}/stdin'",

@@ -14,9 +14,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate import actions
+from noetic.tools.shellgate import actions, aliases
 from noetic.tools.shellgate.options import option_values
 from noetic.tools.shellgate.syntax import Command, Word
 from noetic.tools.shellgate.table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
@@ -141,12 +142,74 @@ def apply(
                 f"{label} {sub} runs a command the gate does not know",
             )
     elif row.closed:
+        before = args[: len(args) - len(rest) - 1]
+        if (
+            label == "git"
+            and sub
+            and _workspace_repository(judge, before, cmd)
+            and _git_alias(judge, sub, sub_word or where, rest, cmd)
+        ):
+            return
         what = f"{label} {sub}" if sub is not None else f"{label} with no subcommand"
         judge.undetermined(
             "unknown-program",
             sub_word or where,
             f"{what}: a subcommand the gate does not model (it may be an alias or a plug-in)",
         )
+
+
+def _workspace_repository(judge: Judge, options: list[Word], cmd: Command) -> bool:
+    """Whether git will read the workspace's own repository (so its aliases are the ones
+    :mod:`.aliases` reads): no ``-C``/``--git-dir``/``--work-tree``, and from every folder the
+    command may run in, the first ``.git`` above it is the workspace's."""
+    if any((w.value or "-C").startswith(("-C", "--git-dir", "--work-tree")) for w in options):
+        return False
+    for folder in cmd.cwds or ():
+        if not judge.inside(folder):
+            return False
+        while True:
+            if os.path.lexists(os.path.join(folder, ".git")):
+                if folder != judge.workspace:
+                    return False
+                break
+            if folder == judge.workspace:
+                return False  # no repository at the workspace's root
+            folder = os.path.dirname(folder)
+    return cmd.cwds is not None
+
+
+def _git_alias(judge: Judge, name: str, word: Word, rest: list[Word], cmd: Command) -> bool:
+    """``git NAME`` where NAME is an alias git reads from its configuration: judged as the git
+    command or the shell code it stands for. False when the gate cannot tell what it runs."""
+    if any(w.value is None for w in rest):
+        return False
+    args = [w.value or "" for w in rest]
+    seen = {name}
+    value = aliases.lookup(name, judge.workspace, judge.home)
+    expansion: list[str] = []
+    for _ in range(8):  # an alias may name another alias
+        if not isinstance(value, str):
+            return False  # none (a git-NAME program) or unreadable
+        if value.startswith("!"):  # shell code, handed the arguments as "$@"
+            code = " ".join([value[1:], *(shlex.quote(a) for a in [*expansion, *args])])
+            judge.inline(code, word, cmd, f"the command git's alias {name} runs")
+            return True
+        try:
+            parts = shlex.split(value)
+        except ValueError:
+            return False
+        if not parts:
+            return False
+        head, expansion = parts[0], parts[1:] + expansion
+        if head in PROGRAMS["git"].subcommands:
+            argv = [Word(word.text, v, False, word.start) for v in ["git", head, *expansion]]
+            judge.argv([*argv, *rest], cmd, hidden_args=False, depth=1)
+            return True
+        if head in seen:
+            return False
+        seen.add(head)
+        value = aliases.lookup(head, judge.workspace, judge.home)
+    return False
 
 
 def _subcommand(row: Program, args: list[Word]) -> tuple[str | None, Word | None, list[Word]]:
