@@ -74,6 +74,11 @@ class BaseStore:
     queues_files: bool = True  # writes mark the session files behind (file_backlog)
     dialect: str = "sqlite"
 
+    @property
+    def shown(self) -> str:
+        """The store as a person is told it: its directory here, the database for PostgreSQL."""
+        return str(self.home)
+
     def transaction(self) -> AbstractContextManager[Any]:
         """One logical write, committed whole or not at all; yields the connection to use."""
         raise NotImplementedError
@@ -257,7 +262,13 @@ class BaseStore:
     # cascades -----------------------------------------------------------------------------
 
     def open_cascade(
-        self, session_id: str, task: str, *, profile: str, provider: str | None = None
+        self,
+        session_id: str,
+        task: str,
+        *,
+        profile: str,
+        provider: str | None = None,
+        result: dict[str, Any] | None = None,
     ) -> CascadeRecord:
         check_text_field(task, "task")
         record = CascadeRecord(
@@ -267,6 +278,7 @@ class BaseStore:
             status="open",
             profile=profile,
             provider=provider,
+            result=result or {},
             created_at=now(),
             written_by=WRITER.get(),
         )
