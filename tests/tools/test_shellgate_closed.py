@@ -66,6 +66,8 @@ BREAKS: list[tuple[str, str, str]] = [
     ("python3 -m timeit 'import os; os.system(\"id\")'", "unknown-program", "-m timeit"),
     ("python3 -m compileall /usr/lib/python3", "write-outside-workspace", "/usr/lib"),
     ("python3 -m top", "unknown-program", "-m top"),
+    ("python3 -m http.server -d ~ 8000", "credential-read", "serves"),
+    ("cd ~ && python3 -m http.server", "credential-read", "the folder it runs in"),
     ("gofmt -w /etc/x.go", "write-outside-workspace", "/etc/x.go"),
     ("dos2unix /etc/hosts", "write-outside-workspace", "/etc/hosts"),
     ("journalctl --vacuum-size=1M", "program-exec", "--vacuum"),
@@ -186,6 +188,7 @@ ORDINARY = [
     "ls $HOME", "for f in src/*; do wc -l \"$f\"; done", "env -S 'echo hi'", "pwd", "free -m",
     "ssh-keygen -lf key.pub", "chrt 10 make test", "systemctl status docker",
     "echo 'x = 1' > src/config.py && pytest -q", "uvx ruff check .", "uv tool run ruff",
+    "python3 -m http.server 8000 --bind 127.0.0.1", "python3 -m http.server -d src",
     "pipx install black", "gh pr list", "npm config get registry", "pip list",
     "echo 'echo hi' > p; sh < p", "bash -s < p",
 ]  # fmt: skip

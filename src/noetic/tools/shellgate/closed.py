@@ -119,6 +119,8 @@ def apply(
         _assignments(judge, label, row.assignments, args)
     if row.mounts:
         _mounts(judge, args, cmd)
+    if row.serves is not None:
+        _served(judge, label, row.serves, args, cmd, where)
     if row.follows_links and any(judge.has_flag(a, row.follows_links) for a in args):
         values = {a.value for a in args}
         if values & {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf"}:
@@ -378,6 +380,27 @@ def _assignments(judge: Judge, label: str, safe: tuple[str, ...], args: list[Wor
                 word,
                 f"{label} {found.group(1)}=… may change the commands it runs (SHELL, CC, MAKE…)",
             )
+
+
+def _served(
+    judge: Judge, label: str, options: tuple[str, ...], args: list[Word], cmd: Command, where: Word
+) -> None:
+    """The folder a server serves (an option's value, else where it runs) is the workspace's."""
+    given = option_values(args, options)
+    folders = [value for _, value in given] or ["."]
+    if any(f is None or not judge.inside_all(f, cmd.cwds) for f in folders):
+        judge.refuse(
+            "credential-read",
+            where.text,
+            where.start,
+            f"{label} serves "
+            + (
+                f"{folders[0] or 'a folder named at run time'}"
+                if given
+                else "the folder it runs in"
+            )
+            + ", outside the workspace",
+        )
 
 
 def _mounts(judge: Judge, args: list[Word], cmd: Command) -> None:

@@ -53,6 +53,9 @@ class Program:
     mounts: bool = False
     """Bind-mount options (``-v SRC:DST``, ``--mount source=SRC``) whose source it lets a
     container write: the source must be inside the workspace."""
+    serves: tuple[str, ...] | None = None
+    """It serves a folder to the network: the options naming it (default, the folder it runs
+    in), which must lie in the workspace (``python3 -m http.server -d ~`` serves the keys)."""
     follows_links: tuple[str, ...] = ()
     """Options that make it follow links while it writes (``find -L … -delete``)."""
     exec_options: tuple[str, ...] = ()
@@ -414,7 +417,7 @@ MODULES: dict[str, Program] = {
     # `pip`, `-m pytest` as `pytest`); a module of the workspace is the project's own code
     "venv": Program(writes="all", note="creates (with --clear: empties) each folder named"),
     "json.tool": Program(writes="second"),
-    "http.server": READS,
+    "http.server": Program(serves=("-d", "--directory")),
     "compileall": Program(writes="all"), "py_compile": Program(writes="all"),
     "gzip": Program(writes="all", write_unless=("-d", "--decompress")),
     "zipapp": Program(write_options=("-o", "--output")),
