@@ -5,6 +5,8 @@ function (or a hostile one) for the rest, and states fixed probabilities of succ
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -31,7 +33,8 @@ def assessment(p: float) -> dict[str, Any]:
 
 class StandIn:
     """``code(problem)`` says what the model writes for a problem: ``"right"``, ``"wrong"``,
-    ``"loops"``, ``"escapes"`` or ``"none"`` (a reply with no code); ``stated`` the
+    ``"loops"``, ``"escapes"``, ``"none"`` (a reply with no code) or ``"unreadable"`` (no
+    assessment it gives can be read); ``stated`` the
     p_success it states at ``preflight``, ``postflight`` and ``adversarial`` reviews."""
 
     def __init__(
@@ -44,6 +47,7 @@ class StandIn:
         self.code = code
         self.stated = {"preflight": 0.8, "postflight": 0.7, "adversarial": 0.5, **(stated or {})}
         self.asked: list[tuple[str, str]] = []  # (task id, what was asked)
+        self.delay = 0.0  # seconds before each reply with code
 
     def problem(self, text: str) -> Problem:
         found = [p for p in self.problems if p.prompt.rstrip() in text]
@@ -51,9 +55,9 @@ class StandIn:
         return max(found, key=lambda p: len(p.prompt))
 
     def __call__(self, body: dict[str, Any]) -> Behaviour:
-        text = body["messages"][-1]["content"]
+        text = "\n".join(str(m.get("content")) for m in body["messages"])
         problem = self.problem(text)
-        if "response_format" in body:
+        if "Assess your own epistemic state" in text:
             if "critical reviewer" in text:
                 phase = "adversarial"
             elif "given the work as it now stands" in text:
@@ -61,9 +65,14 @@ class StandIn:
             else:
                 phase = "preflight"
             self.asked.append((problem.task_id, phase))
-            return structured(assessment(self.stated[phase]))
+            if self.code(problem) == "unreadable":
+                return reply("I am not sure how I feel about this.")
+            stated = assessment(self.stated[phase])
+            return structured(stated, text=json.dumps(stated))
         self.asked.append((problem.task_id, "code"))
         kind = self.code(problem)
+        if self.delay:
+            time.sleep(self.delay)
         if kind == "none":
             return reply("I would rather not write this one.")
         if kind == "right":
