@@ -76,8 +76,10 @@ def test_compare_sets_two_runs_side_by_side(model_server, problems):
 def test_a_malformed_task_file_exits_1_naming_the_line(tmp_path):
     bad = tmp_path / "mine.jsonl"
     bad.write_text('{"task_id": "a", "prompt": "p", "test": "t", "entry_point": "f"}\n{oops\n')
-    result = CliRunner().invoke(app, ["eval", "run", "--tasks", str(bad), "--provider",
-                                      "openai-compatible:http://127.0.0.1:9/v1#m", "--json"])  # fmt: skip
+    provider = "openai-compatible:http://127.0.0.1:9/v1#m"
+    result = CliRunner().invoke(
+        app, ["eval", "run", "--tasks", str(bad), "--provider", provider, "--json"]
+    )
     assert result.exit_code == 1
     assert "mine.jsonl line 2: not JSON" in json.loads(result.stdout)["error"]["message"]
     with Store(Path(os.environ["NOETIC_HOME"])) as store:

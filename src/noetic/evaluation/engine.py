@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -167,6 +169,11 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
         profile = effective_profile(ctx.store, ctx.tracker.registry, record.profile)
     else:
         profile = ctx.profile or ctx.tracker.registry.select(None, ai_model=record.model)
+    # checkpoints (git notes and the checkpoints table) are for resuming an agent's work in a
+    # session; an eval run resumes from its own rows, so its tasks write none
+    tracker = copy.copy(ctx.tracker)  # the same store, bus and profiles; nothing subscribed again
+    tracker.checkpoints = False
+    ctx = dataclasses.replace(ctx, tracker=tracker)
     runner = _Runner(ctx, record, settings, sandbox, profile, on_task)
     evals.update_run(ctx.store, record.id, status="running", detail="", ended_at=None)
     with ctx.scope():
@@ -220,6 +227,15 @@ class _Runner:
         self.inner = getattr(ctx.model, "inner", ctx.model)
         self.tasks = evals.tasks(ctx.store, record.id)
         self.workers: list[_Worker] = []
+        self.counts = {
+            "done": sum(1 for t in self.tasks if t.state == "done"),
+            "passed": sum(1 for t in self.tasks if t.state == "done" and t.passed),
+            "error": sum(1 for t in self.tasks if t.state == "error"),
+        }
+        self.earlier = UsageTotals()  # the model calls of problems finished before this run
+        for t in self.tasks:
+            if t.state in ("done", "error") and "usage" in t.result:
+                self.earlier = _plus(self.earlier, UsageTotals(**t.result["usage"]))
 
     async def go(self) -> None:
         todo: asyncio.Queue[EvalTaskRecord] = asyncio.Queue()
@@ -252,20 +268,18 @@ class _Runner:
         return worker
 
     def tally(self) -> Tally:
-        done = [t for t in evals.tasks(self.ctx.store, self.record.id) if t.state == "done"]
-        errors = sum(1 for t in evals.tasks(self.ctx.store, self.record.id) if t.state == "error")
         usage = self.usage()
         return Tally(
             total=len(self.tasks),
-            done=len(done),
-            passed=sum(1 for t in done if t.passed),
-            errors=errors,
+            done=self.counts["done"],
+            passed=self.counts["passed"],
+            errors=self.counts["error"],
             cost_usd=usage.cost_usd,
             tokens=usage.input_tokens + usage.output_tokens,
         )
 
     def usage(self) -> UsageTotals:
-        totals = UsageTotals()
+        totals = self.earlier
         for w in self.workers:
             t: UsageTotals = getattr(w.provider, "totals", UsageTotals())
             totals = _plus(totals, t)
@@ -390,8 +404,13 @@ class _Runner:
         return await run_tests(source, self.sandbox, timeout_s=self.settings.test_timeout_s)
 
     def result(self, seq: int) -> TaskResult:
-        task = next(t for t in evals.tasks(self.ctx.store, self.record.id) if t.seq == seq)
-        return task_result(task)
+        result = task_result(evals.get_task(self.ctx.store, self.record.id, seq))
+        if result.state == "error":
+            self.counts["error"] += 1
+        elif result.state == "done":
+            self.counts["done"] += 1
+            self.counts["passed"] += int(bool(result.passed))
+        return result
 
 
 def task_result(task: EvalTaskRecord) -> TaskResult:

@@ -73,7 +73,8 @@ def program(prompt: str, code: str, test: str, entry_point: str) -> str:
 
 
 def sandboxed(argv: list[str], sandbox: Sandbox, workspace: str) -> list[str]:
-    """``argv`` as run in ``sandbox`` with ``workspace`` as its only writable folder."""
+    """``argv`` as run in ``sandbox`` with ``workspace`` (a fresh temporary folder holding
+    only the program: no repository) as its only writable folder."""
     return wrap(
         argv,
         sandbox,
@@ -81,6 +82,7 @@ def sandboxed(argv: list[str], sandbox: Sandbox, workspace: str) -> list[str]:
         cwd=workspace,
         home=os.path.expanduser("~"),
         network=False,
+        repository=False,
     )
 
 

@@ -133,6 +133,16 @@ def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
     return [_task(r) for r in rows]
 
 
+def get_task(store: BaseStore, run_id: str, seq: int) -> EvalTaskRecord:
+    """One problem of a run, by its position."""
+    row = store.conn.execute(
+        "SELECT * FROM eval_tasks WHERE run_id = ? AND seq = ?", (run_id, seq)
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"eval run {run_id} has no problem {seq}")
+    return _task(row)
+
+
 def update_task(store: BaseStore, run_id: str, seq: int, **fields: Any) -> None:
     """Move a problem on: ``state`` and whatever it learned (``session_id``, ``cascade_id``,
     ``code``, ``passed``, ``reason``, ``result``), in one transaction."""
