@@ -154,7 +154,12 @@ def test_an_unchanged_profile_file_is_parsed_once_and_an_edited_one_again(tmp_pa
 
     parsed = []
     real = yaml.safe_load
-    monkeypatch.setattr(yaml, "safe_load", lambda text: parsed.append(text) or real(text))
+
+    def counting(text):
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(yaml, "safe_load", counting)
     path = tmp_path / "mine.yaml"
     path.write_text("name: mine\nactions:\n  clarify_below: 0.4\n")
     first = load_profile_file(path)

@@ -5,6 +5,7 @@ bubblewrap, on both store backends: every outcome is the tests' verdict, task by
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -145,3 +146,24 @@ def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, mode
     ).fetchall()
     assert len(rows) == 10
     assert evals.get_run(tracker.store, failed.run_id).status == "completed"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"concurrency": 65}, "concurrency: Input should be less than or equal to 64"),
+        ({"test_timeout": 0}, "test_timeout_s: Input should be greater than 0"),
+        ({"sandbox": "maybe"}, "unknown sandbox mode 'maybe'"),
+        ({"review": "gentle"}, "unknown review 'gentle'"),
+        ({"tasks_file": "x.jsonl"}, "give a task set ('humaneval') or --tasks FILE, not both"),
+        ({"limit": 0}, "--limit must be at least 1"),
+        ({"matching": "Nothing/"}, "no problem's task id matches 'Nothing/'"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_is_recorded(tracker, options, message):
+    from noetic.errors import NoeticError
+
+    with pytest.raises(NoeticError, match=re.escape(message)):
+        asyncio.run(start_eval(tracker, provider="openai-compatible:http://127.0.0.1:9#m",
+                               **options))  # fmt: skip
+    assert evals.runs(tracker.store) == []

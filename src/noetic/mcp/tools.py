@@ -509,7 +509,8 @@ async def evaluate(
     model = lambda: n.provider(provider, ctx)  # noqa: E731 (resolved once the input is checked)
     if run_id is not None:
         return await reporting(ctx, lambda progress: resume_eval(
-            n.tracker, run_id, provider=model if provider else None, on_task=progress.task
+            n.tracker, run_id, provider=model if provider else None, fallback=model,
+            on_task=progress.task,
         ))  # fmt: skip
     built_in = tasks.strip().lower() in ("", "humaneval")
     return await reporting(ctx, lambda progress: start_eval(

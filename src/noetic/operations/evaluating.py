@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from noetic.evaluation.engine import EvalRun, OnTask
+    from noetic.evaluation.engine import EvalRun, EvalSettings, OnTask
     from noetic.evaluation.report import EvalComparison, EvalReport
     from noetic.operations.runs import ProviderChoice
     from noetic.runtime.tracker import Tracker
@@ -46,7 +46,7 @@ async def start_eval(
     ``adversarial`` or ``split``), the tests in the sandbox. ``matching``, ``seed`` and
     ``limit`` choose the problems (in that order). Async."""
     from noetic.errors import InvalidValueError
-    from noetic.evaluation.engine import EvalSettings, check_review, review_of, run_eval
+    from noetic.evaluation.engine import check_review, review_of, run_eval
     from noetic.evaluation.problems import built_in, choose, from_jsonl
     from noetic.operations.runs import _model
     from noetic.runtime.context import build_context
@@ -62,13 +62,13 @@ async def start_eval(
             "no task set given", field="tasks", fix="humaneval, or --tasks FILE"
         )
     choice = check_review(review)
-    settings = EvalSettings(
+    choose_sandbox(sandbox)  # an unknown mode, or required without bubblewrap: say so now
+    settings = _settings(
         **({"concurrency": concurrency} if concurrency is not None else {}),
         test_timeout_s=test_timeout,
         max_tokens=max_tokens,
-        sandbox=sandbox,  # type: ignore[arg-type]  # checked just below
+        sandbox=sandbox,
     )
-    choose_sandbox(settings.sandbox)  # --sandbox required without bubblewrap: say so now
     problems = from_jsonl(Path(tasks_file)) if tasks_file is not None else built_in(task_set or "")
     chosen = choose(problems, matching=matching, limit=limit, seed=seed)
     model, shown, name = _model(tracker, provider)
@@ -103,12 +103,14 @@ async def resume_eval(
     run_id: str,
     *,
     provider: ProviderChoice = None,
+    fallback: ProviderChoice = None,
     concurrency: int | None = None,
     on_task: OnTask | None = None,
 ) -> EvalRun:
     """Go on with an eval run: the problems not yet judged, each from the step it reached;
-    none that finished runs again. Without ``provider`` on the provider the run began on;
-    ``concurrency`` changes how many run at once from now on. Async."""
+    none that finished runs again. Without ``provider`` on the provider the run began on, or,
+    for a run begun on a provider object (the MCP server's sampling), on ``fallback``, then the
+    configured one; ``concurrency`` changes how many run at once from now on. Async."""
     from noetic.evaluation.engine import EvalSettings, run_eval, stored_run
     from noetic.operations.runs import _given
     from noetic.runtime.context import build_context
@@ -119,21 +121,39 @@ async def resume_eval(
         return stored_run(tracker.store, record.id)
     if concurrency is not None:
         engine = EvalSettings.model_validate(record.settings.get("engine", {}))
-        changed = engine.model_copy(update={"concurrency": concurrency})
-        EvalSettings.model_validate(changed.model_dump())  # the bounds hold
+        changed = _settings(**{**engine.model_dump(), "concurrency": concurrency})
         evals.update_run(
             tracker.store, record.id,
             settings={**record.settings, "engine": changed.model_dump()},
         )  # fmt: skip
     given = _given(provider)
+    if given is None:
+        given = record.provider if record.provider is not None else _given(fallback)
     ctx = build_context(
         "eval",
         tracker=tracker,
-        provider=given if given is not None else record.provider,
+        provider=given,
         profile=record.profile,
         needs_model=True,
     )
     return await run_eval(ctx, record.id, on_task=on_task)
+
+
+def _settings(**given: Any) -> EvalSettings:
+    """The engine's settings, or a clear error naming the value out of bounds."""
+    from pydantic import ValidationError
+
+    from noetic.errors import InvalidValueError
+    from noetic.evaluation.engine import EvalSettings
+
+    try:
+        return EvalSettings(**given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise InvalidValueError(
+            f"{field}: {first['msg']} (got {first.get('input')!r})", field=field
+        ) from None
 
 
 def eval_report(tracker: Tracker, run_id: str) -> EvalReport:
