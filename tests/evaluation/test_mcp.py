@@ -41,6 +41,7 @@ def test_evaluate_runs_then_the_report_is_read_and_a_resume_of_a_finished_run_is
 
 
 def test_evaluate_refuses_a_bad_task_file_naming_it(server, tmp_path):
-    (result,) = call(server, ("evaluate", {"tasks": str(tmp_path / "absent.jsonl"),
-                                           "provider": "openai-compatible:http://127.0.0.1:9#m"}))  # fmt: skip
+    provider = "openai-compatible:http://127.0.0.1:9#m"
+    args = {"tasks": str(tmp_path / "absent.jsonl"), "provider": provider}
+    (result,) = call(server, ("evaluate", args))
     assert "no task file" in err(result)
