@@ -58,6 +58,9 @@ def test_every_outcome_is_the_tests_verdict_task_by_task(tracker, model_server, 
         assert outcome[2] == f"{task.task_id}: {task.reason}"
         assert tracker.store.get_cascade(task.cascade_id).status == "completed"
     assert result.passed == 7 and result.success_rate == 0.7
+    sessions = {t.session_id for t in result.tasks}
+    assert 1 <= len(sessions) <= 3  # one per worker, each ended with the run
+    assert {tracker.store.get_session(s).status for s in sessions} == {"ended"}
     # each problem asked once at every step, the PREFLIGHT before the code
     for task_id in chosen:
         asked = [what for t, what in standin.asked if t == task_id]

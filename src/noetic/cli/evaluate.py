@@ -345,7 +345,7 @@ class _Watch:
         exit_for_run(result.status)
 
 
-def _render_run(run: EvalRun) -> None:
+def _render_run(run: EvalRun, hint: bool = True) -> None:
     out = stdout()
     rate = "—" if run.success_rate is None else f"{run.success_rate:.2f}"
     out.print(
@@ -356,14 +356,14 @@ def _render_run(run: EvalRun) -> None:
     out.print(f"[dim]{esc(run.usage.line())}[/]")
     if run.detail:
         stderr().print(f"[bold red]{esc(run.detail)}[/]")
-    if run.done:
+    if run.done and hint:
         out.print(f"[dim]the calibration: noetic eval report {run.run_id}[/]")
 
 
-def _interval(i: Any, signed: bool = False) -> str:
+def _interval(i: Any, signed: bool = False, digits: int = 2) -> str:
     if i.value is None:
         return "—"
-    f = "{:+.2f}" if signed else "{:.2f}"
+    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
     if i.low is None or i.high is None:
         return f.format(i.value)
     return f"{f.format(i.value)} [{f.format(i.low)}, {f.format(i.high)}]"
@@ -378,7 +378,7 @@ def _stated_rate(ph: Any) -> str:
 def _render_report(report: EvalReport) -> None:
     from noetic.cli.render import table
 
-    _render_run(report.run)
+    _render_run(report.run, hint=False)
     out = stdout()
     t = table("phase", "n", "stated", "success rate (95%)", "gap (95%)", "Brier (95%)",
               "reliability", "resolution", "AUROC")  # fmt: skip
@@ -389,7 +389,7 @@ def _render_report(report: EvalReport) -> None:
         parts = ph.decomposition
         t.add_row(
             name, str(ph.n), f"{ph.mean_stated:.2f}", _interval(ph.success_rate),
-            _interval(ph.gap, True) + (" *" if ph.significant else ""), _interval(ph.brier),
+            _interval(ph.gap, True) + (" *" if ph.significant else ""), _interval(ph.brier, digits=3),
             "—" if parts is None else f"{parts.reliability:.3f}",
             "—" if parts is None else f"{parts.resolution:.3f}",
             _interval(ph.auroc),

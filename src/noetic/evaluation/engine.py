@@ -179,12 +179,20 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     with ctx.scope():
         try:
             await runner.go()
-        except BaseException:
+        except (asyncio.CancelledError, KeyboardInterrupt):
             evals.update_run(
                 ctx.store, record.id, status="interrupted",
                 detail=f"interrupted: `noetic eval resume {record.id}` goes on",
             )  # fmt: skip
             raise
+        except Exception as exc:
+            evals.update_run(
+                ctx.store, record.id, status="failed",
+                detail=f"stopped by an error: {exc}; `noetic eval resume {record.id}` goes on",
+            )  # fmt: skip
+            raise
+        finally:
+            runner.close()
     if runner.failure is not None:
         status = "failed"
         detail = (
@@ -267,6 +275,12 @@ class _Runner:
         self.workers.append(worker)
         return worker
 
+    def close(self) -> None:
+        """End the workers' sessions (a resumed run opens its own)."""
+        for w in self.workers:
+            with contextlib.suppress(NoeticError):
+                self.ctx.store.end_session(w.session_id)
+
     def tally(self) -> Tally:
         usage = self.usage()
         return Tally(
@@ -305,6 +319,8 @@ class _Runner:
         result: dict[str, Any] = dict(task.result)
         code = task.code
         cascade_id = task.cascade_id
+        if task.state == "answered":  # its events are the task's, as before the stop
+            ctx.task_id = task.cascade_id
         try:
             if task.state == "started":
                 _abandon(self.ctx, task)
