@@ -389,7 +389,8 @@ def _render_report(report: EvalReport) -> None:
         parts = ph.decomposition
         t.add_row(
             name, str(ph.n), f"{ph.mean_stated:.2f}", _interval(ph.success_rate),
-            _interval(ph.gap, True) + (" *" if ph.significant else ""), _interval(ph.brier, digits=3),
+            _interval(ph.gap, True) + (" *" if ph.significant else ""),
+            _interval(ph.brier, digits=3),
             "—" if parts is None else f"{parts.reliability:.3f}",
             "—" if parts is None else f"{parts.resolution:.3f}",
             _interval(ph.auroc),
