@@ -80,8 +80,8 @@ def humaneval(
     """HumanEval's 164 problems (built in): PREFLIGHT from the prompt, the function,
     POSTFLIGHT, then the problem's tests in the sandbox, whose verdict is the outcome.
 
-    Exits 0 when every problem was judged (whatever the tests said), 3 when the model failed
-    (resume the run), 130 when interrupted (resume it)."""
+    Exits 0 when the run finished (whatever the tests said), 3 when the model failed (resume
+    the run), 130 when interrupted (resume it)."""
     _start("humaneval", None, **locals())
 
 
