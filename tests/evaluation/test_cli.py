@@ -195,3 +195,24 @@ def test_ctrl_c_stops_the_run_with_130_and_a_resume_goes_on(model_server, proble
     standin.delay = 0.0
     resumed = CliRunner().invoke(app, ["eval", "resume", last["run_id"], "--json"])
     assert resumed.exit_code == 0 and lines(resumed.stdout)[-1]["done"] == 10
+
+
+def test_a_run_going_on_in_another_process_is_not_resumed_beside_it(model_server, problems):
+    home = os.environ["NOETIC_HOME"]
+    standin = StandIn(problems, right_unless_three)
+    standin.delay = 0.5
+    model_server.responder = standin
+    child = _child(home, spec(model_server))
+    try:
+        (first,) = _wait_for_tasks(child, 1)
+        refused = CliRunner().invoke(app, ["eval", "resume", first["run_id"], "--json"])
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=30)
+    assert refused.exit_code == 1
+    error = json.loads(refused.stdout)["error"]
+    assert error["message"] == f"eval run {first['run_id']} is running in process {child.pid} " \
+        "on this machine"  # fmt: skip
+    standin.delay = 0.0
+    resumed = CliRunner().invoke(app, ["eval", "resume", first["run_id"], "--json"])
+    assert resumed.exit_code == 0 and lines(resumed.stdout)[-1]["done"] == 10  # once it is gone

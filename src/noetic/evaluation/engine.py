@@ -28,6 +28,7 @@ import contextlib
 import copy
 import dataclasses
 import os
+import socket
 import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
@@ -36,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.outcomes import effective_profile, record_outcome
-from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
+from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.judge import Verdict, extract_code, program, run_tests
 from noetic.evaluation.problems import Problem
 from noetic.events import EventKind, PhaseCompleted
@@ -163,6 +164,11 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     """Run (or go on with) the eval run ``run_id``: every problem not yet ``done`` or
     ``error``, with the run's settings, on the context's model (module docstring)."""
     record = evals.get_run(ctx.store, run_id)
+    _refuse_if_running(record)
+    evals.update_run(
+        ctx.store, record.id,
+        settings={**record.settings, "process": {"host": socket.gethostname(), "pid": os.getpid()}},
+    )  # fmt: skip
     settings = EvalSettings.model_validate(record.settings.get("engine", {}))
     sandbox = choose(settings.sandbox)
     if record.profile is not None:  # with the guardian's corrections, as sessions use it
@@ -509,6 +515,26 @@ def _test_outcome(ctx: RunContext, cascade_id: str) -> float | None:
         (cascade_id,),
     ).fetchone()
     return None if row is None else float(row[0])
+
+
+def _refuse_if_running(record: EvalRunRecord) -> None:
+    """A run still going in another live process on this machine is not run twice at once."""
+    process = record.settings.get("process") or {}
+    pid = process.get("pid")
+    if record.status != "running" or process.get("host") != socket.gethostname():
+        return
+    if not isinstance(pid, int) or pid == os.getpid():
+        return
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return  # killed: resume it
+    except PermissionError:
+        pass  # alive, someone else's
+    raise WorkflowError(
+        f"eval run {record.id} is running in process {pid} on this machine",
+        fix=f"wait for it, or stop it (kill {pid}) and then `noetic eval resume {record.id}`",
+    )
 
 
 def check_review(review: str) -> str:
