@@ -118,8 +118,11 @@ def wrap(
     cwd: str,
     home: str,
     network: bool,
+    repository: bool = True,
 ) -> list[str]:
-    """``argv`` as run inside ``sandbox`` (unchanged when there is none)."""
+    """``argv`` as run inside ``sandbox`` (unchanged when there is none). ``repository=False``
+    is for a workspace the caller made empty itself (no repository and no store to keep
+    read-only in it), and spares looking for them (two ``git`` processes)."""
     if sandbox.binary is None:
         return argv
     args = [sandbox.binary, "--die-with-parent", "--new-session", "--unshare-all"]
@@ -140,6 +143,7 @@ def wrap(
     resolv = os.path.realpath("/etc/resolv.conf")
     if network and resolv.startswith("/run/") and os.path.exists(resolv):
         args += ["--ro-bind", resolv, resolv]  # name resolution, when the network is allowed
-    args += _read_only(workspace)
+    if repository:
+        args += _read_only(workspace)
     args += ["--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
     return args
