@@ -3,8 +3,10 @@
 Inside it the whole system is mounted read-only, only the workspace is writable, ``/tmp``,
 ``/var/tmp`` and ``/run`` are private and empty (no host sockets such as Docker's), the home
 folder is hidden behind an empty one, the repository's control files (the whole ``.git``, see
-:mod:`noetic.tools.repository`) and Noetic's store inside the workspace are read-only and cannot
-be moved or replaced, the network is cut off unless the policy allows it, every capability is
+:mod:`noetic.tools.repository`), Noetic's store and every other file of the protected set that
+exists (:mod:`noetic.tools.shellgate.protected`: the scripts a hook calls, ``.claude/``,
+``.vscode/``, ``.envrc``, ``*.pth``…, what the developer's own tools run later) are read-only and
+cannot be moved or replaced, the network is cut off unless the policy allows it, every capability is
 dropped, and the command cannot outlive the tool (``--die-with-parent``). So a command the gate
 misjudges — a script writing outside the workspace, a program opening a socket — still cannot
 reach outside.
@@ -25,6 +27,7 @@ from typing import Literal
 
 from noetic.errors import UsageError
 from noetic.tools.repository import control_files
+from noetic.tools.shellgate.protected import protected_set
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
@@ -88,8 +91,10 @@ def _interpreter_dirs() -> list[str]:
     return sorted(d for d in dirs if os.path.isdir(d))
 
 
-def _read_only(workspace: str) -> list[str]:
-    """Mounts keeping the repository's control files and Noetic's store read-only and in place.
+def _read_only(workspace: str, home: str) -> list[str]:
+    """Mounts keeping the repository's control files, Noetic's store and every existing file of
+    the protected set (:mod:`noetic.tools.shellgate.protected`: what the developer's own tools
+    run later) read-only and in place.
 
     A path bound onto itself is a mount point: it can be neither renamed nor replaced (EBUSY),
     so ``.git`` cannot be swapped for a copy carrying a planted hook."""
@@ -107,6 +112,8 @@ def _read_only(workspace: str) -> list[str]:
     kept = [*control.read_only, *control.folders_to_create]
     if os.path.lexists(store) and not os.path.islink(store):
         kept.append(store)
+    protected = protected_set(workspace, home=home, control=control)
+    kept += [p for p in protected.existing() if p not in kept]
     return [arg for path in kept for arg in ("--ro-bind", path, path)]
 
 
@@ -140,6 +147,6 @@ def wrap(
     resolv = os.path.realpath("/etc/resolv.conf")
     if network and resolv.startswith("/run/") and os.path.exists(resolv):
         args += ["--ro-bind", resolv, resolv]  # name resolution, when the network is allowed
-    args += _read_only(workspace)
+    args += _read_only(workspace, home)
     args += ["--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
     return args
