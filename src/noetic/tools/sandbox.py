@@ -97,7 +97,8 @@ def _read_only(workspace: str, home: str) -> list[str]:
     run later) read-only and in place.
 
     A path bound onto itself is a mount point: it can be neither renamed nor replaced (EBUSY),
-    so ``.git`` cannot be swapped for a copy carrying a planted hook."""
+    so ``.git`` cannot be swapped for a copy carrying a planted hook; the folders above a kept
+    path are bound onto themselves (writable) so none of them can be moved aside either."""
     control = control_files(workspace)
     if control.linked_dotgit is not None:
         raise UsageError(
@@ -114,7 +115,21 @@ def _read_only(workspace: str, home: str) -> list[str]:
         kept.append(store)
     protected = protected_set(workspace, home=home, control=control)
     kept += [p for p in protected.existing() if p not in kept]
-    return [arg for path in kept for arg in ("--ro-bind", path, path)]
+    # every folder between the workspace and a kept path is pinned in place too (bound onto
+    # itself, still writable): else `mv scripts s2 && mkdir scripts` puts a new file where the
+    # read-only one was
+    pinned: list[str] = []
+    root = os.path.realpath(workspace)
+    for path in kept:
+        folder = os.path.dirname(path)
+        while folder.startswith(root.rstrip("/") + "/") and folder not in pinned:
+            pinned.append(folder)
+            folder = os.path.dirname(folder)
+    pinned.sort(key=lambda p: p.count("/"))
+    return [
+        *(arg for path in pinned for arg in ("--bind", path, path)),
+        *(arg for path in kept for arg in ("--ro-bind", path, path)),
+    ]
 
 
 def wrap(
