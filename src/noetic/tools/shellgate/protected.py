@@ -202,16 +202,42 @@ def protected_set(
 
 
 def hook_folders(root: str, control: Any) -> list[str]:
-    """The folders git runs hooks from: ``.git/hooks`` (or the git folder a ``.git`` file names)
-    and the ``core.hooksPath`` folder when the configuration names one."""
+    """The folders git runs hooks from: the git folder's ``hooks`` (a worktree's common git
+    folder's, wherever it is) and the ``core.hooksPath`` folder when the configuration names
+    one inside the workspace."""
     folders = []
     dotgit = os.path.join(root, ".git")
-    if os.path.isdir(dotgit):
-        folders.append(os.path.join(dotgit, "hooks"))
+    gitdir = dotgit if os.path.isdir(dotgit) else _gitdir_of(dotgit)
+    if gitdir is not None:
+        common = gitdir
+        try:
+            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+                common = os.path.join(gitdir, fh.read().strip())
+        except OSError:
+            pass
+        folders.append(os.path.realpath(os.path.join(common, "hooks")))
     for path in control.read_only:
-        if os.path.isdir(path) and not path.endswith("/.git") and path not in folders:
-            folders.append(path if path.endswith("/hooks") else os.path.join(path, "hooks"))
+        if not os.path.isdir(path) or path == os.path.realpath(dotgit):
+            continue
+        is_gitdir = os.path.exists(os.path.join(path, "HEAD"))
+        folder = os.path.join(path, "hooks") if is_gitdir else path
+        if folder not in folders:
+            folders.append(folder)
     return [f for f in folders if os.path.isdir(f)]
+
+
+def _gitdir_of(dotgit: str) -> str | None:
+    """The folder a ``.git`` file's ``gitdir:`` line names."""
+    try:
+        with open(dotgit, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    for line in head.splitlines():
+        if line.startswith("gitdir:"):
+            named = line[len("gitdir:") :].strip()
+            return os.path.join(os.path.dirname(dotgit), named) if named else None
+    return None
 
 
 def called_scripts(root: str, folders: list[str]) -> list[str]:
