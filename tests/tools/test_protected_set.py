@@ -129,3 +129,18 @@ def test_a_links_own_entry_is_what_ln_writes(tmp_path):
 def test_what_the_set_covers(tmp_path, path, covered):
     protected = protected_set(str(tmp_path), home=str(tmp_path / "home"))
     assert protected.covers(f"{os.path.realpath(tmp_path)}/{path}") is covered
+
+
+_TOKENS = [*"ab .>|;&-/'\"$()*=", "cp", "ln", "mv", ".git/", ".envrc", "dd", "of=", "-t"]
+_SHELL = st.lists(st.sampled_from(_TOKENS), max_size=24).map("".join)
+
+
+@given(_SHELL)
+def test_planted_reads_any_line_and_names_only_protected_paths(command):
+    from noetic.tools.shellgate import load_policy
+    from noetic.tools.shellgate.protected import Protected, builtin, planted
+
+    root = "/srv/ws"
+    protected = Protected(root, "/home/u", tuple(e.pattern for e in builtin()), ())
+    for path in planted(command, protected, load_policy(), cwd=root):
+        assert protected.covers(path), (command, path)

@@ -316,7 +316,7 @@ def planted(command: str, protected: Protected, policy: Any, *, cwd: str) -> lis
     def check(value: str | None, cwds: frozenset[str] | None) -> None:
         if not value:
             return
-        for candidate in {value, value.split("=", 1)[-1]}:
+        for candidate in (value,):
             for folder in cwds or {cwd}:
                 path = entry_path(candidate, folder)
                 if path not in hits and protected.covers(path):
@@ -336,14 +336,67 @@ def planted(command: str, protected: Protected, policy: Any, *, cwd: str) -> lis
         )
         if at is None:
             continue
-        for word in words[at + 1 :]:
-            value = word.value
-            if value is not None and not (value.startswith("-") and "=" not in value):
-                check(value, cmd.cwds)
+        base = os.path.basename(words[at].value or "")
+        for target in written_by(policy.writers[base], base, [w.value for w in words[at + 1 :]]):
+            check(target, cmd.cwds)
     for redirect in script.redirects:
         if redirect.writes and redirect.target is not None:
             check(redirect.target.value, redirect.cwds)
     return hits
+
+
+def written_by(writer: Any, base: str, args: list[str | None]) -> list[str]:
+    """The paths a writer program writes, by the policy's description of it (``paths``: all
+    operands, the last, all but the first, none; ``options`` whose value is a path; ``when``
+    the flags without which it writes nothing); a file copied, moved or linked into a folder
+    lands there under its own name. A word the gate cannot know is left to the gate."""
+    values = [a for a in args if a is not None]
+    if writer.when and not any(
+        v == w or v.startswith(w + "=") or (len(w) == 2 and v[:2] == w)
+        for v in values
+        for w in writer.when
+    ):
+        return []
+    operands: list[str] = []
+    optional: list[str] = []
+    dashdash = False
+    it = iter(values)
+    for value in it:
+        if dashdash or value == "-" or not value.startswith("-"):
+            if value == "--" and not dashdash:
+                dashdash = True
+                continue
+            eq = next((o for o in writer.options if o.endswith("=") and value.startswith(o)), None)
+            if eq is not None:
+                optional.append(value[len(eq) :])
+            elif not (any(o.endswith("=") for o in writer.options) and "=" in value):
+                operands.append(value)
+            continue
+        name, _, attached = value.partition("=")
+        for option in writer.options:
+            if option.endswith("="):
+                continue
+            if value == option:
+                optional.append(next(it, ""))
+            elif option.startswith("--") and name == option and attached:
+                optional.append(attached)
+            elif not option.startswith("--") and value.startswith(option) and len(value) > 2:
+                optional.append(value[len(option) :])
+    if writer.paths == "all":
+        targets = list(operands)
+    elif writer.paths == "last":
+        targets = operands[-1:]
+    elif writer.paths == "after-first":
+        targets = operands[1:]
+    else:
+        targets = []
+    targets += optional
+    if base in ("cp", "mv", "ln", "link", "install", "rsync"):
+        folders = [*optional] if optional else operands[-1:] if len(operands) > 1 else []
+        sources = operands if optional else operands[:-1]
+        for folder in folders:
+            targets += [os.path.join(folder, os.path.basename(s.rstrip("/"))) for s in sources]
+    return [t for t in targets if t]
 
 
 def entry_path(path: str, cwd: str) -> str:
