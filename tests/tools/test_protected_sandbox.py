@@ -112,3 +112,14 @@ def test_no_folder_above_a_protected_file_can_be_moved_aside(ws: Path) -> None:
     assert status != 0, output
     assert (hooks / "pre-commit").read_text() == ORIGINAL
     assert not (ws / "old").exists()
+
+
+@pytest.mark.parametrize("name", PROTECTED)
+def test_the_file_tools_refuse_the_protected_set(ws: Path, name: str) -> None:
+    from noetic.tools.file_tools import file_tools
+
+    tools = {t.name: t for t in file_tools(ws)}
+    done = asyncio.run(tools["file_write"].call({"path": name, "content": "planted"}))
+    assert not done.ok and "refused" in (done.error or ""), done
+    assert (ws / name).read_text() != "planted"
+    assert asyncio.run(tools["file_write"].call({"path": "notes.md", "content": "x"})).ok
