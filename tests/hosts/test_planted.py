@@ -128,6 +128,16 @@ def test_a_write_or_edit_to_the_protected_set_waits_for_the_person(repo, path):
         assert kind == "ask" and str(repo / path) in reason, (tool, reason)
 
 
+@pytest.mark.parametrize(
+    "path", ["~/.claude/settings.json", "~/.gitconfig", "~/.local/bin/git", "~/.ssh/config"]
+)
+@pytest.mark.subprocess
+def test_what_the_users_own_tools_run_later_is_protected_too(repo, home, path):
+    full = str(home / path[2:])
+    kind, reason = answer(hook(repo, "Write", file_path=full, content="x"))
+    assert kind == "ask" and full in reason
+
+
 @pytest.mark.subprocess
 def test_a_file_a_linked_hook_runs_is_protected_too(repo):
     (repo / ".git" / "hooks" / "pre-push").symlink_to(repo / "payload")

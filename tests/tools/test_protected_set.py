@@ -29,7 +29,7 @@ def test_the_built_in_list_is_data_naming_what_runs_each_file():
     entries = builtin()
     assert len(entries) >= 20
     for entry in entries:
-        assert entry.pattern.startswith("{workspace}/") and " " not in entry.pattern
+        assert entry.pattern.startswith(("{workspace}/", "~/")) and " " not in entry.pattern
         assert entry.runs and not entry.runs.startswith("#")
     patterns = {e.pattern for e in entries}
     for wanted in ("{workspace}/.claude/**", "{workspace}/.mcp.json", "{workspace}/**/*.pth",
