@@ -129,7 +129,10 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
     if token:
         http_entry["headers"] = {"Authorization": f"Bearer {token}"}
     for line in (
-        "Connect Claude Code over HTTP:",
+        "In Claude Code, outcomes from test runs and the gate on irreversible steps come from",
+        "its hooks, which MCP alone does not give; in your project, run once:",
+        f"  {_executable()} setup claude-code",
+        "Or connect Claude Code to the MCP tools only, over HTTP:",
         f"  claude mcp add --transport http noetic {url}{auth}",
         "or over stdio (no server needed; the client starts it, and the store is the .noetic of",
         "the project the client starts it in):",

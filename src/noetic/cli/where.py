@@ -22,9 +22,9 @@ def where(
     def render() -> None:
         out = stdout()
         state = "" if found.exists else " (not created yet: `noetic bootstrap` creates it)"
-        out.print(f"[bold]store[/] {found.home}{state}", highlight=False)
-        out.print(f"  because: {found.reason}", highlight=False)
-        out.print(f"[bold]agent[/] {found.ai_id}", highlight=False)
+        out.print(f"[bold]store[/] {esc(found.home)}{state}", highlight=False)
+        out.print(f"  because: {esc(found.reason)}", highlight=False)
+        out.print(f"[bold]agent[/] {esc(found.ai_id)}", highlight=False)
         out.print(
             f"[bold]session[/] {found.session_id or 'none'} ({esc(found.session_from)})",
             highlight=False,
