@@ -123,3 +123,12 @@ def test_the_file_tools_refuse_the_protected_set(ws: Path, name: str) -> None:
     assert not done.ok and "refused" in (done.error or ""), done
     assert (ws / name).read_text() != "planted"
     assert asyncio.run(tools["file_write"].call({"path": "notes.md", "content": "x"})).ok
+
+
+@pytest.mark.subprocess
+def test_no_new_start_up_file_appears_in_an_environment(ws: Path) -> None:
+    packages = ws / ".venv" / "lib" / "python3.12" / "site-packages"
+    for name in ("evil.pth", "sitecustomize.py", "pytest/__init__.py"):
+        status, output = sh(ws, f"python3 -c \"open('{packages / name}', 'w').write('x')\"")
+        assert status != 0, (name, output)
+        assert not (packages / name).exists()

@@ -120,6 +120,7 @@ def test_a_links_own_entry_is_what_ln_writes(tmp_path):
         (".claude/settings.local.json", True),
         ("deep/down/.noetic/config.toml", True),
         ("lib/python3.12/site-packages/x.pth", True),
+        (".venv/lib/python3.12/site-packages/requests/api.py", True),
         ("vendor/repo/.git/hooks/pre-commit", True),
         ("src/app.py", False),
         ("docs/claude.md", False),
