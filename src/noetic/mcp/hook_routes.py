@@ -79,7 +79,9 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
     async def answer(request: Request) -> Response:
         from anyio import to_thread
 
-        refused = await security.validate_request(request, is_post=True)
+        # Host and Origin only: a browser sends Origin with every cross-site POST, whatever
+        # its content type, and Claude Code's own content type is not this check's business
+        refused = await security.validate_request(request, is_post=False)
         if refused is not None:
             return refused  # type: ignore[no-any-return]
         event = request.path_params["event"]
