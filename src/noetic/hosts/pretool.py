@@ -17,9 +17,19 @@ reads ``hookSpecificOutput.permissionDecision`` from the reply:
   vectors and the confidence against the threshold.
 - **Write/Edit/MultiEdit to a protected path** (the policy's write rules: git hooks and config,
   ``.noetic/``, the shell's start-up files, history files): ``deny``.
+- **A write to the protected set** (:mod:`noetic.tools.shellgate.protected`: what the
+  developer's own tools run later — git hooks by any link or template, the scripts a hook calls,
+  ``.claude/``, ``.mcp.json``, ``.vscode/``, ``.envrc``, ``*.pth``, any ``.noetic`` below the
+  root, the gate's own policy files), by a Write or Edit or by a Bash command: held for the
+  person, ``ask`` (``deny`` under ``[gate] irreversible = "deny"``), whatever CHECK says.
 - Anything else, and an irreversible command after a CHECK that says PROCEED: no answer, so
   Claude Code's own permission rules decide as they would without Noetic (a hook's ``allow``
   would skip them).
+
+The store and its configuration are the project root's (:func:`noetic.hosts.hooks.project_root`),
+never a ``.noetic`` the agent made below it; anything that fails on the way — a ``config.toml``
+or policy that cannot be read, a store that does not open — is answered ``deny`` naming it
+(:func:`guarded_pre_tool_use`).
 
 Settings, in the store's ``config.toml``::
 
@@ -27,6 +37,7 @@ Settings, in the store's ``config.toml``::
     irreversible = "ask"                    # ask | deny | allow
     policy = ["shell-policy.yaml"]          # the shell gate's policy files (beside config.toml)
     irreversible_rules = ["irreversible.yaml"]
+    protected = ["{workspace}/deploy/**"]   # added to the protected set
 
 ``$NOETIC_SHELL_POLICY`` names one more policy file, as for the agent.
 """
