@@ -75,7 +75,7 @@ def failed(error: BaseException) -> dict[str, Any]:
     return decision(
         "deny",
         f"Noetic's gate could not decide, so it refuses: {error_name(error)}: {what}. "
-        "Ask the user to fix it (`noetic doctor`; the error is in the store's hooks.log).",
+        "Ask the user to fix it; the error is also in the store's hooks.log.",
     )
 
 
