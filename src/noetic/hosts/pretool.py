@@ -157,7 +157,7 @@ def pre_tool_use(
     if tool not in GATED or not isinstance(tool_input, dict):
         return None
     home = location.home
-    settings = gate_settings(home) if (home / "config.toml").exists() else _defaults()
+    settings = gate_settings(home) if (home / "config.toml").exists() else default_settings()
     extra = settings["policy"]
     env = os.environ.get("NOETIC_SHELL_POLICY")
     policy_files = [*extra, *([Path(env)] if env else [])]
@@ -235,7 +235,7 @@ def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | N
         tracker.store.close()
 
 
-def _defaults() -> dict[str, Any]:
+def default_settings() -> dict[str, Any]:
     return {"irreversible": "ask", "policy": [], "irreversible_rules": [], "protected": ()}
 
 
