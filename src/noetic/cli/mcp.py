@@ -120,7 +120,11 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
     err = stderr()
     err.print(f"[bold]Noetic MCP server[/] at {esc(url)}")
     err.print(f"dashboard at {esc(url.removesuffix('mcp'))}")
-    err.print(f"serving the store {esc(home.resolve())} to every client connected over HTTP")
+    from noetic.store.location import safe_url, store_url
+
+    url_of_store = store_url(home)
+    served = f"{safe_url(url_of_store)} (PostgreSQL)" if url_of_store else str(home.resolve())
+    err.print(f"serving the store {esc(served)} to every client connected over HTTP")
     if host not in LOOPBACK:
         err.print(f"[dim]bound to {esc(host)}: from other machines, use this machine's address[/]")
     auth = f' --header "Authorization: Bearer {token}"' if token else ""

@@ -139,11 +139,34 @@ def run_hook(
     if event == "pre-tool-use":
         from noetic.hosts.pretool import guarded_pre_tool_use
 
-        return guarded_pre_tool_use(payload, store=store, project=project)
-    refused = outside_project(payload, project) if project is not None else None
-    if refused is not None:
-        raise InvalidValueError(refused, field="cwd")
-    location = locate(payload, store, project)
+        reply = guarded_pre_tool_use(payload, store=store, project=project)
+        try:  # the answer stands whatever happens here: it was given failing closed
+            location = locate(payload, store, project)
+        except Exception:
+            return reply
+    else:
+        refused = outside_project(payload, project) if project is not None else None
+        if refused is not None:
+            raise InvalidValueError(refused, field="cwd")
+        location = locate(payload, store, project)
+        reply = _answer(event, payload, location, project)
+    from noetic.runtime.telemetry import enabled
+
+    if enabled() and location.exists:
+        from noetic.hosts.session_trace import observe
+
+        try:
+            observe(event, payload, location.home, reply)
+        except Exception as exc:
+            if event != "pre-tool-use":
+                raise
+            log_failure(event, payload, store, exc, project)  # the gate's answer stands
+    return reply
+
+
+def _answer(
+    event: str, payload: dict[str, Any], location: Any, project: Path | None
+) -> dict[str, Any] | None:
     if event == "session-start":
         return session_start(location, payload, project)
     if not location.exists:
