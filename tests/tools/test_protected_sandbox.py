@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from noetic.errors import UsageError
 from noetic.tools import sandbox as sandbox_module
 from noetic.tools.shell import ShellRunner
 
@@ -132,3 +133,24 @@ def test_no_new_start_up_file_appears_in_an_environment(ws: Path) -> None:
         status, output = sh(ws, f"python3 -c \"open('{packages / name}', 'w').write('x')\"")
         assert status != 0, (name, output)
         assert not (packages / name).exists()
+
+
+@pytest.mark.subprocess
+def test_the_users_own_patterns_are_kept_too(ws: Path, _isolated_home: Path) -> None:
+    (ws / "deploy").mkdir()
+    (ws / "deploy" / "run.sh").write_text(ORIGINAL)
+    plant = "open('deploy/run.sh', 'a').write('planted')"
+    assert sh(ws, f'python3 -c "{plant}"')[0] == 0  # not protected yet
+    (ws / "deploy" / "run.sh").write_text(ORIGINAL)
+    _isolated_home.mkdir(parents=True, exist_ok=True)
+    (_isolated_home / "config.toml").write_text('[gate]\nprotected = ["{workspace}/deploy/**"]\n')
+    assert sh(ws, f'python3 -c "{plant}"')[0] != 0
+    assert (ws / "deploy" / "run.sh").read_text() == ORIGINAL
+    from noetic.tools.file_tools import file_tools
+
+    tools = {t.name: t for t in file_tools(ws)}
+    done = asyncio.run(tools["file_write"].call({"path": "deploy/run.sh", "content": "x"}))
+    assert not done.ok and "listed in [gate] protected" in (done.error or "")
+    (_isolated_home / "config.toml").write_text("[gate]\nprotected = 3\n")
+    with pytest.raises(UsageError, match=r"config.toml: \[gate\] protected must be a list"):
+        sh(ws, "true")

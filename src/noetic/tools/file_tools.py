@@ -29,7 +29,7 @@ from noetic.tools.base import Tool, tool
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
 from noetic.tools.shellgate.gate import write_refusal
-from noetic.tools.shellgate.protected import protected_set
+from noetic.tools.shellgate.protected import configured, protected_set
 
 MAX_READ_BYTES = 2_000_000
 MAX_WRITE_CHARS = 2_000_000
@@ -153,7 +153,13 @@ def _refuse_control_file(path: str, real: str, parts: list[str], root: str) -> N
             field="path",
             value=path,
         )
-    later = protected_set(root, home=os.path.expanduser("~"), control=control)
+    try:
+        extra = configured(root)
+    except ValueError as exc:
+        raise InvalidValueError(
+            f"writing {path!r} is refused: the protected set cannot be read: {exc}", field="path"
+        ) from None
+    later = protected_set(root, home=os.path.expanduser("~"), extra=extra, control=control)
     if later.covers(real):
         raise InvalidValueError(
             f"writing {path!r} is refused: the developer's own tools run it later, outside the "

@@ -27,7 +27,7 @@ from typing import Literal
 
 from noetic.errors import UsageError
 from noetic.tools.repository import control_files
-from noetic.tools.shellgate.protected import protected_set
+from noetic.tools.shellgate.protected import configured, protected_set
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
@@ -113,7 +113,14 @@ def _read_only(workspace: str, home: str) -> list[str]:
     kept = [*control.read_only, *control.folders_to_create]
     if os.path.lexists(store) and not os.path.islink(store):
         kept.append(store)
-    protected = protected_set(workspace, home=home, control=control)
+    try:
+        extra = configured(workspace)
+    except ValueError as exc:
+        raise UsageError(
+            f"the sandbox cannot tell which files to keep read-only: {exc}",
+            fix="fix the file named ([gate] protected is a list of path patterns)",
+        ) from None
+    protected = protected_set(workspace, home=home, extra=extra, control=control)
     kept += [p for p in protected.existing() if p not in kept]
     # every folder between the workspace and a kept path is pinned in place too (bound onto
     # itself, still writable): else `mv scripts s2 && mkdir scripts` puts a new file where the

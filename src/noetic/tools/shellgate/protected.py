@@ -201,6 +201,33 @@ def protected_set(
     return Protected(root, os.path.realpath(home), patterns, tuple(named))
 
 
+def configured(workspace: str) -> tuple[str, ...]:
+    """The user's own patterns for ``workspace``: ``[gate] protected`` in the configuration of
+    the store the workspace finds (the one Claude Code's hook reads); a file that cannot be read
+    is a ValueError naming it."""
+    import tomllib
+    from pathlib import Path
+
+    from noetic.store.location import locate_store
+
+    config = locate_store(cwd=Path(workspace)).home / "config.toml"
+    try:
+        text = config.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {config}: {exc}") from None
+    if "protected" not in text:
+        return ()
+    try:
+        table = tomllib.loads(text).get("gate", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{config}: not valid TOML: {exc}") from None
+    if not isinstance(table, dict):
+        raise ValueError(f"{config}: [gate] must be a table")
+    return check_patterns(table.get("protected", []), f"{config}: [gate] protected")
+
+
 def hook_folders(root: str, control: Any) -> list[str]:
     """The folders git runs hooks from: the git folder's ``hooks`` (a worktree's common git
     folder's, wherever it is) and the ``core.hooksPath`` folder when the configuration names
