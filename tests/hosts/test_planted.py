@@ -139,6 +139,17 @@ def test_what_the_users_own_tools_run_later_is_protected_too(repo, home, path):
 
 
 @pytest.mark.subprocess
+def test_the_hooks_path_folder_is_protected(repo):
+    subprocess.run(["git", "-C", str(repo), "config", "core.hooksPath", "ci/hooks"], check=True)
+    (repo / "ci" / "hooks").mkdir(parents=True)
+    target = repo / "ci" / "hooks" / "pre-commit"
+    kind, reason = answer(hook(repo, "Write", file_path=str(target), content="x"))
+    assert kind == "ask" and str(target) in reason and "named by the repository" in reason
+    kind, reason = answer(hook(repo, "Bash", command="cp payload ci/hooks/pre-push"))
+    assert kind == "ask" and str(repo / "ci" / "hooks" / "pre-push") in reason
+
+
+@pytest.mark.subprocess
 def test_a_file_a_linked_hook_runs_is_protected_too(repo):
     (repo / ".git" / "hooks" / "pre-push").symlink_to(repo / "payload")
     kind, reason = answer(hook(repo, "Write", file_path="payload", content="x"))

@@ -95,7 +95,8 @@ class Protected:
 
     @property
     def all_patterns(self) -> tuple[str, ...]:
-        literal = tuple(p for p in self.named if "*" not in p and "?" not in p)
+        """The patterns, and each named path with all it holds (a hooks folder, a script)."""
+        literal = tuple(f"{p}/**" for p in self.named if "*" not in p and "?" not in p)
         return (*self.patterns, *literal)
 
     def covers(self, path: str) -> bool:
@@ -111,7 +112,7 @@ class Protected:
         for entry in builtin():
             if compile_all((entry.pattern,), self.home, self.workspace).match(path):
                 return entry.runs
-        if path in self.named:
+        if any(path == n or path.startswith(n.rstrip("/") + "/") for n in self.named):
             return "named by the repository's configuration or called by one of its hooks"
         return "listed in [gate] protected"
 
