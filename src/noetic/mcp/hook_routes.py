@@ -3,16 +3,19 @@
 A hook of type ``http`` posts the same JSON a command hook reads on stdin; the answer is the
 JSON the command would print, with status 200 (an empty body when the command prints
 nothing). As for the command, a hook that fails answers 200 with an empty body and the error
-goes to ``<store>/hooks.log``: Noetic never stands in the agent's way. Every hook acts on the
-one store this server opened (as every MCP client over HTTP does), and for the one project it
-was started for (:func:`server_project`): that project is the workspace the gate judges
-commands in, and a payload whose ``cwd`` lies outside it is refused (PreToolUse answers
-``deny``), so a request cannot widen the workspace by naming another folder. The routes check
-``Host`` and ``Origin`` as ``/mcp`` does (a server on loopback answers only requests addressed
-to loopback from no page or a loopback page: 421 and 403 otherwise), with or without tokens, so
-a web page the user visits cannot post to them; the server's bearer token guards them like
-``/mcp`` too. ``GET /hooks`` lists the events, for ``noetic doctor`` to see that the server
-answers.
+goes to ``<store>/hooks.log``: Noetic never stands in the agent's way — except PreToolUse,
+which answers ``deny`` naming the error (an error must not open the gate). What is no hook at
+all is refused, so a mistake in ``settings.json`` shows in Claude Code instead of passing for a
+hook that ran: an unknown event answers 404, a body that is not a JSON object 400 (PreToolUse:
+``deny``), each with ``{"error": {"message", "fix"}}``. Every hook acts on the one store this
+server opened (as every MCP client over HTTP does), and for the one project it was started for
+(:func:`server_project`): that project is the workspace the gate judges commands in, and a
+payload whose ``cwd`` lies outside it is refused (PreToolUse answers ``deny``), so a request
+cannot widen the workspace by naming another folder. The routes check ``Host`` and ``Origin``
+as ``/mcp`` does (a server on loopback answers only requests addressed to loopback from no page
+or a loopback page: 421 and 403 otherwise), with or without tokens, so a web page the user
+visits cannot post to them; the server's bearer token guards them like ``/mcp`` too. ``GET
+/hooks`` lists the events, for ``noetic doctor`` to see that the server answers.
 
 The work runs in a worker thread (the store is SQLite), so a slow hook never holds the MCP
 endpoint's event loop.
@@ -79,19 +82,33 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
     async def answer(request: Request) -> Response:
         from anyio import to_thread
 
+        from noetic.errors import InvalidValueError
+
         # Host and Origin only: a browser sends Origin with every cross-site POST, whatever
         # its content type, and Claude Code's own content type is not this check's business
         refused = await security.validate_request(request, is_post=False)
         if refused is not None:
             return refused  # type: ignore[no-any-return]
         event = request.path_params["event"]
-        body = await _body(request)
-        reply = await to_thread.run_sync(_run, event, body, home, root)
+        if event not in EVENTS:  # a typo in settings.json must not pass for a hook that ran
+            return _refused(
+                404, f"unknown hook event {event!r}", f"post to /hooks/EVENT, EVENT one of: "
+                f"{', '.join(EVENTS)}"
+            )  # fmt: skip
+        try:
+            payload = _payload(await _body(request))
+        except InvalidValueError as exc:
+            if event == "pre-tool-use":  # an error must not open the gate
+                from noetic.hosts.hooks import log_failure
+                from noetic.hosts.pretool import failed
+
+                log_failure(event, {}, home, exc, root)
+                return _json(failed(exc))
+            return _refused(400, exc.message, "post the JSON object Claude Code sends the hook")
+        reply = await to_thread.run_sync(_run, event, payload, home, root)
         if reply is None:
             return Response(status_code=200)
-        return Response(
-            json.dumps(reply, ensure_ascii=False), status_code=200, media_type="application/json"
-        )
+        return _json(reply)
 
     return [
         Route("/hooks", listing, methods=["GET"]),
@@ -111,15 +128,23 @@ async def _body(request: Request) -> bytes:
     return bytes(data)
 
 
-def _run(event: str, body: bytes, home: Path, project: Path) -> dict[str, Any] | None:
-    """What ``noetic hook EVENT`` does with ``body`` on stdin, against the server's store and
-    project. A PreToolUse request that cannot be read is denied (an error must not open the
-    gate); any other failing hook answers nothing."""
+def _refused(status: int, message: str, fix: str) -> Response:
+    return JSONResponse({"error": {"message": message, "fix": fix}}, status_code=status)
+
+
+def _json(reply: dict[str, Any]) -> Response:
+    return Response(
+        json.dumps(reply, ensure_ascii=False), status_code=200, media_type="application/json"
+    )
+
+
+def _run(event: str, payload: dict[str, Any], home: Path, project: Path) -> dict[str, Any] | None:
+    """What ``noetic hook EVENT`` does with ``payload`` on stdin, against the server's store
+    and project. A PreToolUse hook that fails is denied (an error must not open the gate); any
+    other failing hook answers nothing."""
     from noetic.hosts.hooks import log_failure, run_hook
 
-    payload: dict[str, Any] = {}
     try:
-        payload = _payload(body)
         return run_hook(event, payload, store=home, project=project)
     except Exception as exc:  # a hook must never fail the agent: log, answer nothing
         log_failure(event, payload, home, exc, project)
