@@ -40,6 +40,7 @@ STRUCTURAL = (
     "program-exec",
     "package-index",
     "secret-to-network",
+    "unknown-program",
 )
 
 
