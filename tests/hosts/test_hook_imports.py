@@ -114,14 +114,14 @@ def test_a_users_policy_is_validated_once_then_read_from_the_cache(gated: Path) 
     )
     # an edited file is a new entry: validated again, and its error is the same every time
     (store / "mine.yaml").write_text("rules:\n  - id: Bad Id\n    reason: r\n    match: []\n")
-    for _ in range(2):
-        broken = modules_loaded(
-            ["hook", "pre-tool-use"], HEAVY, gated,
-            stdin=json.dumps({"session_id": SESSION, "cwd": str(gated), **bash,
-                              "tool_input": {"command": "make all"}}),
-        )  # fmt: skip
-        stdout, stderr = broken["output"]
-        assert stdout == "" and ".id: String should match pattern" in stderr, stderr
+    for _ in range(2):  # the gate cannot decide: it refuses, saying why, every time
+        body = {"session_id": SESSION, "cwd": str(gated), **bash, "tool_input": {"command": "make"}}
+        broken = modules_loaded(["hook", "pre-tool-use"], HEAVY, gated, stdin=json.dumps(body))
+        reply = json.loads(broken["output"][0])["hookSpecificOutput"]
+        assert reply["permissionDecision"] == "deny", reply
+        reason = reply["permissionDecisionReason"]
+        assert ".id: String should match pattern '^[a-z0-9][a-z0-9-]*$'" in reason, reason
+        assert "yaml" in broken["loaded"]  # read again: nothing invalid was kept
 
 
 _GLOB = st.text(alphabet="ab.-*?[]!^\\", max_size=6)
