@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "mcp": ("noetic.cli.typer_commands", "mcp", False),
     "serve": ("noetic.cli.mcp", "serve", False),
     "dashboard": ("noetic.cli.dashboard", "dashboard", False),
-    "outcome": ("noetic.cli.calibration", "outcome", False),
+    "outcome": ("noetic.cli.typer_commands", "outcome", False),
     "recall": ("noetic.cli.recall", "recall", False),
     "where": ("noetic.cli.where", "where", False),
     "migrate": ("noetic.cli.migrate", "migrate", False),
@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "goals": ("noetic.cli.goals", "app", True),
     "checkpoint": ("noetic.cli.recall", "checkpoint_app", True),
     "agent": ("noetic.cli.agent", "app", True),
+    "eval": ("noetic.cli.evaluate", "app", True),
     "setup": ("noetic.cli.setup", "app", True),
     "token": ("noetic.cli.tokens", "app", True),
 }

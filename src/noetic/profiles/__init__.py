@@ -18,13 +18,13 @@ file and the field.
 from __future__ import annotations
 
 import fnmatch
+import os
 import warnings
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from noetic.assessment import Assessment, Review, Thresholds
@@ -117,6 +117,8 @@ class Profile(_Strict):
         )
 
     def to_yaml(self) -> str:
+        import yaml
+
         text: str = yaml.safe_dump(
             self.model_dump(mode="json"), sort_keys=False, allow_unicode=True
         )
@@ -157,17 +159,49 @@ def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
         ) from None
 
 
+_LOADED: dict[tuple[str, int, int], Profile] = {}
+
+
 def load_profile_file(path: Path) -> Profile:
-    """Read one profile YAML with the safe loader."""
+    """Read one profile YAML with the safe loader. A file read before and unchanged since
+    (its size and modification time) is not parsed again: every registry shares the result
+    (a profile is frozen), so code that opens a registry per call (recording an outcome) does
+    not pay YAML's parser each time."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        key = None  # read it below, which says what is wrong
+    else:
+        key = (os.path.realpath(path), info.st_mtime_ns, info.st_size)
+        if key in _LOADED:
+            return _LOADED[key]
+    profile = _load_profile_file(path)
+    if key is not None:
+        if len(_LOADED) >= 256:
+            _LOADED.clear()
+        _LOADED[key] = profile
+    return profile
+
+
+def _load_profile_file(path: Path) -> Profile:
+    from noetic import cached
     from noetic.untrusted import decode_utf8, read_file_bytes
 
     source = f"the profile file {path}"
-    text = decode_utf8(read_file_bytes(path, source), source)
+    raw = read_file_bytes(path, source)
+    text = decode_utf8(raw, source)
+    # parsed once per content: YAML's reader costs more than a workflow command's own work
+    data = cached.load("profile-yaml", [raw], lambda: _yaml(text, path))
+    return parse_profile(data, source=str(path))
+
+
+def _yaml(text: str, path: Path) -> Any:
+    import yaml
+
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise InvalidValueError(f"{path}: not valid YAML: {exc}", field="profile") from None
-    return parse_profile(data, source=str(path))
 
 
 def _builtin_files() -> list[Path]:
