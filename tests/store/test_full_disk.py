@@ -181,7 +181,8 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     out = root / "tries.jsonl"
     user = [] if os.geteuid() == 0 else ["--map-root-user"]
     ran = subprocess.run(
-        ["unshare", *user, "--mount", sys.executable, str(SWEEP), str(root / "store"),
+        ["unshare", *user, "--mount", sys.executable, "-X", "faulthandler", str(SWEEP),
+         str(root / "store"),
          str(prepared), str(out), *map(str, LEVELS)],
         env=env, capture_output=True, text=True, check=False, timeout=1200,
     )  # fmt: skip
