@@ -145,6 +145,14 @@ COMMANDS: dict[str, Command] = {
                 "recall", ("--recall",), "Also recall earlier tasks relevant to this upcoming task."
             ),
             Opt(
+                "own",
+                ("--own",),
+                "With --recall: only this agent's own tasks (default: every agent's in the "
+                "project).",
+                bool,
+                default=False,
+            ),
+            Opt(
                 "vectors",
                 ("--vectors",),
                 "With --recall: a fresh assessment of the upcoming task (JSON scores); its "
