@@ -142,6 +142,11 @@ COMMANDS: dict[str, Command] = {
             ),
             Opt("project", ("--project",), "Project name for this session."),
             Opt(
+                "session_type",
+                ("--session-type",),
+                "What kind of session this is (development, review…), kept with it.",
+            ),
+            Opt(
                 "recall", ("--recall",), "Also recall earlier tasks relevant to this upcoming task."
             ),
             Opt(

@@ -114,7 +114,8 @@ async def bootstrap_session(
     n: ServerState,
     ai_id: str = "agent",
     session_type: Annotated[
-        str | None, Field(description="Accepted for compatibility; not used.")
+        str | None,
+        Field(description="What kind of session this is (development, review…): kept with it."),
     ] = None,
     profile: str | None = None,
     ai_model: str | None = None,
@@ -126,7 +127,7 @@ async def bootstrap_session(
     def work() -> Bootstrapped:
         done = phases.bootstrap(
             n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-            project=project, remember=False,
+            project=project, session_type=session_type, remember=False,
         )  # fmt: skip
         return Bootstrapped(
             session=done.session,
@@ -135,7 +136,8 @@ async def bootstrap_session(
         )
 
     asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
-             "project": project}  # fmt: skip
+             "project": project,
+             **({"session_type": session_type} if session_type else {})}  # fmt: skip
     out = once(n.store, request_id, "bootstrap", asked, Bootstrapped, work)
     n.set_current(ctx, out.session.id)
     return out

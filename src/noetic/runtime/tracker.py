@@ -111,14 +111,16 @@ class Tracker:
         ai_model: str | None = None,
         domain: str | None = None,
         project: str | None = None,
+        session_type: str | None = None,
     ) -> tuple[SessionRecord, Profile]:
         if not ai_id.strip():
             raise InvalidValueError("ai_id must not be empty", field="ai_id", value=ai_id)
         selected = self.registry.select(profile, ai_model=ai_model, domain=domain)
         chosen = with_overrides(selected, active_overrides(self.store, selected.name))
         session = self.store.create_session(
-            ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain, project=project
-        )
+            ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain, project=project,
+            session_type=session_type,
+        )  # fmt: skip
         self.bus.emit(
             EventKind.SESSION_STARTED,
             session_id=session.id,

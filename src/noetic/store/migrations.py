@@ -547,3 +547,11 @@ def m019_written_by(conn: sqlite3.Connection) -> None:
     ):
         conn.execute(f"ALTER TABLE {table} ADD COLUMN written_by TEXT")
     conn.execute("CREATE INDEX tokens_live ON tokens (name) WHERE revoked_at IS NULL")
+
+
+@migration
+def m020_session_type(conn: sqlite3.Connection) -> None:
+    """The seed's ``session_type`` of ``bootstrap_session`` (a free label such as
+    ``development`` or ``review``), kept with the session and shown with it; older sessions
+    read as unstated."""
+    conn.execute("ALTER TABLE sessions ADD COLUMN session_type TEXT")
