@@ -115,7 +115,7 @@ async def bootstrap_session(
     ai_id: str = "agent",
     session_type: Annotated[
         str | None,
-        Field(description="What kind of session this is (development, review…): kept with it."),
+        Field(description="A label such as development or review, kept."),
     ] = None,
     profile: str | None = None,
     ai_model: str | None = None,
@@ -422,10 +422,22 @@ async def query_ai(
 
 
 async def generate_goals(
-    n: ServerState, session_id: SessionId = None, ctx: Context | None = None
+    n: ServerState,
+    session_id: SessionId = None,
+    mode: Annotated[
+        Literal["threshold", "llm"],
+        Field(description="llm: a model proposes them (provider, else yours by sampling)."),
+    ] = "threshold",
+    provider: Annotated[str | None, Field(description="The model for llm mode.")] = None,
+    ctx: Context | None = None,
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
-    add_threshold_goals(n.tracker, sid)
+    if mode == "llm" or provider:
+        from noetic.operations.goal_setting import generate_model_goals
+
+        await generate_model_goals(n.tracker, sid, provider=lambda: n.provider(provider, ctx))
+    else:
+        add_threshold_goals(n.tracker, sid)
     return Goals(session_id=sid, goals=list_goals(n.store, sid))
 
 
@@ -606,8 +618,8 @@ TOOLS: list[tuple[ToolFunction, str]] = [
     ),
     (
         generate_goals,
-        "Turn the gaps in the session's latest assessment into goals (threshold mode: one "
-        "goal per vector under the profile's gap threshold, weakest first).",
+        "Turn the gaps in the session's latest assessment into goals: threshold mode (one "
+        "per vector under the gap threshold) or llm mode.",
     ),
     (
         create_cascade,
