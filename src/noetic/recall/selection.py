@@ -244,7 +244,7 @@ def recall(
     best = float(sim.max())
     if best < floor:
         warnings.append(
-            f"nothing relevant: the closest earlier task in {scope} has similarity {two(best)}, "
+            f"nothing relevant: the closest earlier task ({scope}) has similarity {two(best)}, "
             f"under the floor {floor:.2f}; loading nothing"
         )
     eligible = allowed & (sim >= keep) & (best >= floor)
