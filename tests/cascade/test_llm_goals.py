@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -27,7 +28,7 @@ PROPOSED = {
 }  # fmt: skip
 
 
-def _ok(*args: str):
+def _ok(*args: str) -> Any:
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from typing import Any
 
 import httpx
 import pytest
@@ -21,7 +22,7 @@ from .test_drift_gate import _tasks
 runner = CliRunner()
 
 
-def _ok(*args: str) -> dict | list:
+def _ok(*args: str) -> Any:
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

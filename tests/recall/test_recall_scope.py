@@ -4,6 +4,7 @@ the project, `--own` narrows both to the caller's, and every message names what 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -15,7 +16,7 @@ from ..conftest import uniform
 runner = CliRunner()
 
 
-def _ok(*args: str) -> dict:
+def _ok(*args: str) -> Any:
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)

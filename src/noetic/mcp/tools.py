@@ -435,7 +435,10 @@ async def generate_goals(
     if mode == "llm" or provider:
         from noetic.operations.goal_setting import generate_model_goals
 
-        await generate_model_goals(n.tracker, sid, provider=lambda: n.provider(provider, ctx))
+        # a client's own model by sampling needs its connection; without one, the named or
+        # the configured provider
+        choice = provider if ctx is None else (lambda: n.provider(provider, ctx))
+        await generate_model_goals(n.tracker, sid, provider=choice)
     else:
         add_threshold_goals(n.tracker, sid)
     return Goals(session_id=sid, goals=list_goals(n.store, sid))
