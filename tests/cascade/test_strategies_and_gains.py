@@ -97,3 +97,22 @@ def test_the_declared_gain_is_compared_with_the_next_check(tracker, tmp_path):  
     assert rows["search"]["difference"] == pytest.approx(rows["search"]["observed"] - 0.3)
     shown = runner.invoke(app, ["cascade", "tools", "--store", str(tracker.store.home)])
     assert "read_file" in shown.stdout and "declared" in shown.stdout
+
+
+@pytest.mark.postgres
+def test_the_gains_are_read_back_from_postgresql(postgres_url, tmp_path) -> None:
+    from noetic.runtime.tracker import Tracker
+    from noetic.store.postgres import PostgresStore
+
+    (tmp_path / "app.py").write_text("x = 1\n")
+    replies = [
+        scores(0.5), think(), calling(("read_file", {"path": "app.py"})), scores(0.8),
+        "ok", scores(0.8),
+    ]  # fmt: skip
+    with PostgresStore(postgres_url) as store:
+        pg = Tracker(store, ProfileRegistry())
+        run, _, _ = go(pg, replies, tools=_tools(tmp_path), native_tools=True)
+        (summary,) = tool_gains(store)
+    (gain,) = run.tool_gains
+    assert (summary.tool, summary.rounds, summary.alone) == ("read_file", 1, 1)
+    assert summary.observed == pytest.approx(gain.observed, abs=1e-6)

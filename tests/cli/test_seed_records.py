@@ -122,3 +122,15 @@ def test_observe_without_a_model_says_what_it_needs(monkeypatch) -> None:
     assert result.exit_code == EXIT_USER_ERROR
     assert "noetic observe needs a model" in result.stderr and "up to 4 stages" in result.stderr
     assert "--provider" in result.stderr
+
+
+@pytest.mark.postgres
+def test_totals_and_the_session_type_on_postgresql(postgres_url, monkeypatch) -> None:
+    monkeypatch.setenv("NOETIC_STORE_URL", postgres_url)
+    sid = _one_task_session()
+    shown = _ok("sessions", "show", sid)
+    assert shown["session"]["session_type"] == "review"
+    assert (shown["totals"]["tasks"], shown["totals"]["turns"]) == (1, 3)
+    assert shown["totals"]["average_confidence"] is not None
+    (listed,) = _ok("sessions", "list")
+    assert listed["totals"] == shown["totals"] and listed["session_type"] == "review"

@@ -38,14 +38,14 @@ def list_(
     def render() -> None:
         from noetic.cli.render import table as new_table
 
-        table = new_table("id", "ai", "profile", "type", "tasks", "turns", "avg conf", "drift",
+        table = new_table("id", "ai", "profile", "tasks", "turns", "avg conf", "drift", "type",
                           "created")  # fmt: skip
         for s in sessions:
             t = totals[s.id]
             table.add_row(
-                s.id, esc(s.ai_id), esc(s.profile), esc(s.session_type or "-"), str(t.tasks),
-                str(t.turns), _conf(t.average_confidence), "yes" if t.drift_detected else "no",
-                s.created_at[:19],
+                s.id, esc(s.ai_id), esc(s.profile), str(t.tasks), str(t.turns),
+                _conf(t.average_confidence), "yes" if t.drift_detected else "no",
+                esc(s.session_type or "-"), s.created_at[:19],
             )  # fmt: skip
         stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
 
