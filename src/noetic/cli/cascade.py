@@ -112,7 +112,7 @@ def run(
             first, last = result.trajectory[0], result.trajectory[-1]
             out.print(
                 vector_table(
-                    last.vectors, f"trajectory: {first.phase} → {last.phase}", first.vectors
+                    last.vectors, f"trajectory: {_phases(result.trajectory)}", first.vectors
                 )
             )
             out.print(
@@ -125,7 +125,10 @@ def run(
                                                     if g.shared_by > 1 else "")
             )  # fmt: skip
         if result.calibration:
-            out.print(f"calibration: {result.calibration['classification']}")
+            out.print(
+                "against itself (PREFLIGHT → POSTFLIGHT; outcomes judge it): "
+                f"{result.calibration['classification']}"
+            )
         if result.usage is not None:
             out.print(esc(result.usage.line()))
         out.print(session_used(run.session_id, esc(run.ai_id)))
@@ -165,6 +168,17 @@ def tools(
         stdout().print(table)
 
     emit([{**g.model_dump(), "difference": g.difference} for g in gains], json, render)
+
+
+def _phases(trajectory: Any) -> str:
+    """``PREFLIGHT → CHECK ×2 → POSTFLIGHT``: every phase the run went through, in order."""
+    runs: list[list[Any]] = []
+    for point in trajectory:
+        if runs and runs[-1][0] == point.phase:
+            runs[-1][1] += 1
+        else:
+            runs.append([point.phase, 1])
+    return " → ".join(f"{phase} ×{n}" if n > 1 else phase for phase, n in runs)
 
 
 def _round_limit(result: Any, max_rounds: int | None) -> str:

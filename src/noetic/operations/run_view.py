@@ -322,6 +322,9 @@ def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
             f"{p.latency_ms:.0f} ms{cost}"
         )
         return text, None if p.outcome == "ok" else "failed"
+    if k == EventKind.HOST_EVENT:
+        tool = f" ({p.tool})" if p.tool else ""
+        return f"{p.host} {p.event}{tool}: {p.detail}".rstrip(": "), "refused"
     if k == EventKind.CONSTRAINT_ENFORCED:
         return f"gate refused: {p.rule} ({p.value:g} against limit {p.limit:g})", "refused"
     if k == EventKind.OBSERVATION:

@@ -121,6 +121,9 @@ class TaskView(BaseModel):
     calls: list[ModelCall]
     totals: CallTotals
     engines: list[str]
+    host_events: list[str] = []
+    """What the host reported on this task that is no outcome (Claude Code's PermissionDenied,
+    StopFailure), one line each, oldest first."""
 
     def key_points(self) -> list[AssessmentPoint]:
         """PREFLIGHT, the last CHECK and POSTFLIGHT: the columns of the vector grid."""
@@ -203,6 +206,15 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
             (c["session_id"], task_id),
         )
     ]
+    from noetic.events import EventKind
+    from noetic.operations.run_view import describe
+
+    host_events = [
+        f"{e.at}: {describe(e.kind, e.data)[0]}"
+        for e in store.events(
+            session_id=c["session_id"], cascade_id=task_id, kind=EventKind.HOST_EVENT.value
+        )
+    ]
     return TaskView(
         id=c["id"],
         session_id=c["session_id"],
@@ -220,6 +232,7 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
         calls=calls,
         totals=_totals(calls),
         engines=engines,
+        host_events=host_events,
     )
 
 
