@@ -9,9 +9,9 @@ rows they count:
   loop);
 * ``average_confidence`` — the mean confidence of those assessments' decisions (None without
   any);
-* ``drift_detected`` — the drift monitor (:func:`noetic.calibration.check_drift_monitor`, over
-  the session's AI's outcomes, oldest first) raised an alarm at an outcome of one of this
-  session's tasks.
+* ``drift_detected`` — the drift monitor (:func:`noetic.calibration.detect_drift`, as
+  ``noetic calibration drift`` runs it, over the session's AI's outcomes, oldest first) raised
+  an alarm at an outcome of one of this session's tasks.
 
 Sync: one query for the counts of any number of sessions, one drift run per AI among them.
 """
@@ -67,7 +67,7 @@ def session_totals(store: BaseStore, session_ids: list[str]) -> dict[str, Sessio
 
 def _drifted(store: BaseStore, session_ids: list[str]) -> set[str]:
     """The sessions among ``session_ids`` with a task at which the drift monitor alarmed."""
-    from noetic.calibration import Filters, check_drift_monitor, preflight_points
+    from noetic.calibration import Filters, detect_drift, preflight_points
 
     marks = ", ".join("?" for _ in session_ids)
     ais = {
@@ -80,11 +80,10 @@ def _drifted(store: BaseStore, session_ids: list[str]) -> set[str]:
     if not has_outcomes:
         return set()
     alarmed: set[str] = set()
-    for ai in sorted(ais):
-        report = check_drift_monitor(store, ai)
-        if not report.alarms:
-            continue
+    for ai in sorted(ais):  # the monitor of `noetic calibration drift`, on the points it reads
         points = preflight_points(store, Filters(ai_id=ai))
+        stated, observed = [p.stated for p in points], [p.observed for p in points]
+        report = detect_drift(stated, observed, bases=[p.basis for p in points])
         alarmed |= {points[a.at - 1].cascade_id for a in report.alarms if a.at <= len(points)}
     if not alarmed:
         return set()
