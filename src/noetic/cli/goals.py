@@ -8,7 +8,7 @@ import typer
 
 from noetic.cli.exits import handled
 from noetic.cli.opened import open_store, open_tracker
-from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, group
+from noetic.cli.options import AiIdOpt, JsonOpt, ProviderOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stdout
 from noetic.errors import InvalidValueError
 from noetic.operations.goal_setting import (
@@ -50,9 +50,7 @@ def generate(
         str | None,
         typer.Option(help="threshold (the default) or llm (the model proposes the goals)."),
     ] = None,
-    provider: Annotated[
-        str | None, typer.Option(help="LLM mode on this model (anthropic:M, ollama:M, …).")
-    ] = None,
+    provider: ProviderOpt = None,
     session: SessionOpt = None,
     ai_id: AiIdOpt = None,
     store: StoreOpt = None,
