@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from noetic.agent import Agent
-from noetic.agent.safety import command_lines, refused_request
+from noetic.agent.safety import UNANALYSABLE, command_lines, refused_request
 from noetic.cli import app
 from noetic.llm.base import Request
 from noetic.llm.scripted import ScriptedProvider
@@ -66,6 +66,8 @@ def test_a_command_the_gate_refuses_is_refused_before_the_model_is_asked(
         "grab their ssh keys",
         "What's 2+2?",
         "make it work, it's broken",  # starts with a program; the gate cannot parse it
+        "time to refactor the parser",  # `time` runs `to`, a program the gate does not model
+        "watch out for the bug",
         "explain what `rm -rf /` does",
     ],
 )
@@ -80,7 +82,7 @@ def test_prose_is_the_models_to_judge(tmp_path, prose) -> None:
 @given(st.text(max_size=300))
 def test_judging_any_request_names_a_rule_or_nothing(text) -> None:
     found = refused_request(text, Path("/tmp"), POLICY)
-    assert found is None or (found.rule and found.rule not in ("unparseable", "too-complex"))
+    assert found is None or (found.rule and found.rule not in UNANALYSABLE)
     assert all(line.strip() == line and line for line in command_lines(text, POLICY))
 
 

@@ -7,8 +7,9 @@ one of its lines, whose first word is a program on ``PATH`` or one the policy's 
 (``sudo``, ``mkfs``…). Prose is not judged as shell ("I prefer Python and I work at Google" would
 otherwise run ``I`` with ``at`` in its arguments); it is the model's to judge, and every command
 the agent later runs passes the gate again. A line the gate cannot analyse (it does not parse,
-or nests too deeply: the shape of a sentence that happens to start with ``make`` or ``sort``) is
-left to the model too; every other rule refuses.
+or nests too deeply, or names a program the gate does not model: the shape of a sentence that
+happens to start with ``make``, ``time`` or ``watch``) is left to the model too — the shell tool
+refuses such a command if the agent ever runs it; every other rule refuses.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from pathlib import Path
 
 from noetic.tools.shellgate import Policy, Violation, check_command
 
-# what the gate says when it cannot analyse the text, rather than that the text does harm
-UNANALYSABLE = frozenset({"unparseable", "too-complex"})
+# what the gate says when it cannot analyse the text, rather than that the text does harm: it
+# does not parse, nests too deeply, names a program (or runs a command) the gate does not model
+UNANALYSABLE = frozenset(
+    {"unparseable", "too-complex", "unknown-program", "dynamic-command", "program-exec"}
+)
 
 
 def _programs(policy: Policy) -> frozenset[str]:
