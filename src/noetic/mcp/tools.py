@@ -114,10 +114,7 @@ def _recorded(result: R | phases.AssessmentPrompt) -> R:
 async def bootstrap_session(
     n: ServerState,
     ai_id: str = "agent",
-    session_type: Annotated[
-        str | None,
-        Field(description="A label such as development or review, kept."),
-    ] = None,
+    session_type: str | None = None,  # the seed's label (development, review…), kept
     profile: str | None = None,
     ai_model: str | None = None,
     domain: str | None = None,
@@ -425,11 +422,8 @@ async def query_ai(
 async def generate_goals(
     n: ServerState,
     session_id: SessionId = None,
-    mode: Annotated[
-        Literal["threshold", "llm"],
-        Field(description="llm: a model proposes them (provider, else yours by sampling)."),
-    ] = "threshold",
-    provider: Annotated[str | None, Field(description="The model for llm mode.")] = None,
+    mode: Literal["threshold", "llm"] = "threshold",
+    provider: str | None = None,
     ctx: Context | None = None,
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
