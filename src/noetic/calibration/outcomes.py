@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from noetic.assessment import Phase
+from noetic.assessment import Calibrated, Phase
 from noetic.errors import InvalidValueError, NotFoundError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store.base import BaseStore as Store
@@ -55,6 +55,9 @@ class RecordedOutcome(OutcomeRecord):
 
     stated_preflight: float
     stated: Literal["p_success", "confidence"]
+    # the statement as the agent's map, refitted with this outcome, now reads it (None: no map
+    # in force); :mod:`.recalibrating`
+    calibrated: Calibrated | None = None
 
 
 class Adjustment(BaseModel):
@@ -230,10 +233,18 @@ class Filters(BaseModel):
 
 
 def record_outcome(
-    store: Store, target: str, *, score: float, source: str, evidence: str = ""
+    store: Store,
+    target: str,
+    *,
+    score: float,
+    source: str,
+    evidence: str = "",
+    refit: bool = True,
 ) -> RecordedOutcome:
     """Record an outcome for a cascade, or for a session's latest task; the receipt quotes
-    what the agent stated at PREFLIGHT, as the per-phase report scores it."""
+    what the agent stated at PREFLIGHT, as the per-phase report scores it, and what it means
+    calibrated now (the agent's map refitted with this outcome and kept, unless ``refit`` is
+    false: then the next decision refits it)."""
     from noetic.calibration.phases import stated_value
 
     if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
@@ -270,7 +281,25 @@ def record_outcome(
 
         run_guardian(store, registry, cascade.profile, ai_id=session.ai_id)
     value, basis = stated_value(pre.assessment.p_success, pre.decision.confidence)
-    return RecordedOutcome(**record.model_dump(), stated_preflight=value, stated=basis)
+    calibrated = None
+    if refit:
+        from noetic.calibration.recalibrating import fit_for
+        from noetic.calibration.recalibration import Fitted
+
+        body = fit_for(store, session.ai_id, session.ai_model)
+        fitted = Fitted.from_json(body["fitted"])
+        if fitted.in_force:
+            calibrated = Calibrated(
+                value=round(fitted(value), 6),
+                stated=value,
+                stated_from=basis,
+                outcomes=fitted.outcomes,
+                method=fitted.map.method,
+                scope=body["scope"],
+            )
+    return RecordedOutcome(
+        **record.model_dump(), stated_preflight=value, stated=basis, calibrated=calibrated
+    )
 
 
 def _resolve_task(store: Store, target: str) -> CascadeRecord:

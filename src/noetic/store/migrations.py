@@ -547,3 +547,21 @@ def m019_written_by(conn: sqlite3.Connection) -> None:
     ):
         conn.execute(f"ALTER TABLE {table} ADD COLUMN written_by TEXT")
     conn.execute("CREATE INDEX tokens_live ON tokens (name) WHERE revoked_at IS NULL")
+
+
+@migration
+def m020_calibration_maps(conn: sqlite3.Connection) -> None:
+    """The recalibration maps fitted on the outcomes (:mod:`noetic.calibration.recalibrating`),
+    kept per agent and model beside the count and newest id of the outcomes they were fitted on,
+    so a decision reads one row instead of refitting; and each assessment's calibrated value
+    (``decision.calibrated``, JSON; empty when no map was in force)."""
+    conn.execute(
+        """CREATE TABLE calibration_maps (
+    scope TEXT PRIMARY KEY,
+    outcomes INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    fitted_at TEXT NOT NULL,
+    body TEXT NOT NULL
+)"""
+    )
+    conn.execute("ALTER TABLE assessments ADD COLUMN calibrated TEXT")
