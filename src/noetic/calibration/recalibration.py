@@ -21,12 +21,14 @@ verified outcome (``y`` in [0, 1]; 1 = success), oldest first.
 
 **In force.** A map is used only when two things hold:
 
-1. **the held-out proof** (as the guardian's): the outcomes are split in time order, the map is
-   fitted on the earlier :data:`FIT_SHARE` (at least :data:`MIN_FIT`) and scored on the later
-   rest (at least :data:`MIN_HELD_OUT`); its Brier score there must be lower than the stated
-   values'. Below ``MIN_FIT + MIN_HELD_OUT`` outcomes there is nothing to prove it on;
-2. **a credible departure**: the posterior puts the identity outside its 95% region
-   (``(a, b − 1) Σ⁻¹ (a, b − 1)ᵀ > χ²₂(0.95)``). An agent whose statements already match what
+1. **the held-out proof** (the guardian's split, :func:`split`, with one more block before it):
+   in time order, the outcomes after the earlier :data:`FIT_SHARE` (at least :data:`MIN_FIT`;
+   at least :data:`MIN_HELD_OUT` after them) are scored by the map fitted on that earlier part,
+   and those from the first third up to it by the map fitted on the first third; the mapped
+   values' Brier score over both blocks must be lower than the stated values'. Below
+   ``MIN_FIT + MIN_HELD_OUT`` outcomes there is nothing to prove it on;
+2. **a credible departure**: the posterior puts the identity outside its 97.5% region
+   (``(a, b − 1) Σ⁻¹ (a, b − 1)ᵀ > χ²₂(0.975)``). An agent whose statements already match what
    happened keeps them: a map fitted to its noise would be worse on the next tasks.
 
 The map in force is then refitted on every outcome (the proof tested the procedure on the
@@ -58,9 +60,9 @@ FIT_SHARE: Final = 2 / 3
 MIN_FIT: Final = 10
 MIN_HELD_OUT: Final = 5
 ISOTONIC_MIN: Final = 100
-PRIOR_SD_A: Final = 1.0
+PRIOR_SD_A: Final = 1.5
 PRIOR_SD_B: Final = 0.5
-CHI2_2_95: Final = 5.991464547107979
+CHI2_2_975: Final = 7.377758908227871
 EDGE: Final = 1e-3
 ISOTONIC_BOUNDS: Final = (0.01, 0.99)
 Z95: Final = 1.959964
@@ -255,6 +257,14 @@ class Fitted:
         return cls(**data)
 
 
+def _folds(n: int, cut: int) -> list[tuple[int, int]]:
+    """The held-out blocks, each scored by a map fitted on every outcome before it: the
+    guardian's split (``cut`` onwards), and before it the block from the first third (at least
+    :data:`MIN_FIT`), so the proof is scored on more of the outcomes."""
+    first = max(MIN_FIT, round(n / 3))
+    return [(first, cut), (cut, n)] if first < cut else [(cut, n)]
+
+
 def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     """The map for ``(p, y)`` (oldest first) and whether it is in force (module docstring)."""
     n = len(p)
@@ -270,14 +280,17 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
             f"was not fitted on ({MIN_FIT + MIN_HELD_OUT} needed: {MIN_FIT} to fit, "
             f"{MIN_HELD_OUT} after them to test)",
         )
-    early_p, early_y, late_p, late_y = p[:cut], y[:cut], p[cut:], y[cut:]
+    folds = _folds(n, cut)
+    start = folds[0][0]
     methods = ["logistic", "isotonic"] if cut >= ISOTONIC_MIN else ["logistic"]
-    raw = [(a - b) ** 2 for a, b in zip(late_p, late_y, strict=True)]
+    raw = [(a - b) ** 2 for a, b in zip(p[start:], y[start:], strict=True)]
     tried: dict[str, float] = {}
     best: tuple[float, str, list[float]] | None = None
     for method in methods:
-        m = fit(early_p, early_y, method)
-        mapped = [(m(a) - b) ** 2 for a, b in zip(late_p, late_y, strict=True)]
+        mapped = []
+        for lo, hi in folds:
+            m = fit(p[:lo], y[:lo], method)
+            mapped += [(m(a) - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
         score = sum(mapped) / len(mapped)
         tried[method] = round(score, 6)
         if best is None or score < best[0]:
@@ -290,8 +303,8 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     departure = whole.departure()
     common = dict(
         outcomes=n,
-        fitted_on=cut,
-        held_out=n - cut,
+        fitted_on=start,
+        held_out=n - start,
         brier_before=_rounded(before),
         brier_after=_rounded(after),
         improvement=_rounded(gain),
@@ -302,24 +315,24 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         return Fitted(
             fit(p, y, method),
             False,
-            reason=f"a {method} map fitted on the first {cut} outcomes did not lower the Brier "
-            f"score on the {n - cut} after them ({before[0]:.4f} → {after[0]:.4f}): the stated "
+            reason=f"a {method} map fitted on the outcomes before each did not lower the Brier "
+            f"score on the last {n - start} ({before[0]:.4f} → {after[0]:.4f}): the stated "
             "values stand",
             **common,  # type: ignore[arg-type]
         )
-    if departure <= CHI2_2_95:
+    if departure <= CHI2_2_975:
         return Fitted(
             fit(p, y, method),
             False,
             reason=f"the statements are consistent with what happened (the identity is inside "
-            f"the map's 95% region: {departure:.2f} ≤ {CHI2_2_95:.2f}): the stated values stand",
+            f"the map's 97.5% region: {departure:.2f} ≤ {CHI2_2_975:.2f}): the stated values stand",
             **common,  # type: ignore[arg-type]
         )
     return Fitted(
         fit(p, y, method),
         True,
-        reason=f"a {method} map fitted on the first {cut} outcomes lowered the Brier score on "
-        f"the {n - cut} after them ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}",
+        reason=f"a {method} map fitted on the outcomes before each lowered the Brier score on "
+        f"the last {n - start} ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}",
         **common,  # type: ignore[arg-type]
     )
 
