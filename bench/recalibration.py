@@ -207,7 +207,7 @@ SCORES = {
     "completion": 0.8, "impact": 0.8, "uncertainty": 0.2,
 }  # fmt: skip
 OUTCOMES = 10_000
-CALLS = 60
+CALLS = 100
 
 
 def fill(home: Path) -> None:

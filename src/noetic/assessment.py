@@ -380,13 +380,15 @@ def decide(
     calibrated: Calibrated | None = None,
     release: Release | None = None,
     gate_note: str | None = None,
+    stated: float | None = None,
 ) -> Decision:
     """Apply the rule in the module docstring. ``tuning`` is a :class:`noetic.vectors.Tuning`.
 
     With ``calibrated`` (a recalibration map in force), rule 7 compares the calibrated value,
     not the statement, and the reason quotes both. With ``release`` (the release gate at
-    CHECK), rule 7 releases only a statement at or above the gate's threshold; ``gate_note``
-    says why a configured gate has no threshold (the profile's applies)."""
+    CHECK), rule 7 releases only a statement (``stated``: ``p_success`` where given, the
+    vectors' confidence otherwise) at or above the gate's threshold; ``gate_note`` says why a
+    configured gate has no threshold (the profile's applies)."""
     v = assessment.vectors
     confidence = overall_confidence(v, tuning)
     found = gaps(v, thresholds.gap_threshold)
@@ -441,12 +443,16 @@ def decide(
             f"stated {calibrated.stated:.2f}, calibrated {value:.2f} from {calibrated.outcomes} "
             f"outcomes (method {calibrated.method})"
         )
+    elif release is not None and stated is not None:
+        value = confidence
+        said = f"stated {stated:.2f}"
     else:
         value = confidence
         said = f"confidence {confidence:.2f}"
     if release is not None:
-        stated = calibrated.stated if calibrated is not None else confidence
-        passes = stated >= release.stated
+        if calibrated is not None:
+            stated = calibrated.stated
+        passes = (stated if stated is not None else confidence) >= release.stated
         threshold = release.calibrated if calibrated is not None else release.stated
         named = (
             f"the release gate's threshold {threshold:.2f} (at most "

@@ -9,9 +9,10 @@ identity). The first scope with enough outcomes decides: an agent whose own outc
 statements stand is not corrected by other agents' maps.
 
 **Kept, not refitted per decision.** The fit for ``(A, M)`` is stored in ``calibration_maps``
-with the count and newest id of the store's outcomes it saw. A decision reads the row and one
-count; only when outcomes arrived since (a new ``noetic outcome`` refits at once, for its
-receipt) is it refitted. The release gate for the configured ``[gate]`` is kept in the same row.
+with the count and newest id of the store's outcomes it saw. A decision reads the row and the
+newest outcome's id; only when outcomes arrived since (a new ``noetic outcome`` refits at once,
+for its receipt) is it refitted. The release gate for the configured ``[gate]`` is kept in the
+same row.
 
 **Settings**, in the store's ``config.toml``::
 
@@ -104,6 +105,13 @@ def parse_settings(config: dict[str, Any], where: str = "config.toml") -> Settin
 
 
 # fitting and keeping -----------------------------------------------------------------------
+
+
+def _newest(store: Store) -> int:
+    """The newest outcome's id: outcomes are only ever added, so it says whether any arrived
+    (one probe of the primary key, however many there are)."""
+    row = store.conn.execute("SELECT MAX(id) FROM outcomes").fetchone()
+    return int(row[0] or 0)
 
 
 def _stamp(store: Store) -> tuple[int, int]:
@@ -214,7 +222,7 @@ def kept(
         "SELECT outcomes, last_id, body FROM calibration_maps WHERE scope = ?",
         (_key(ai_id, ai_model),),
     ).fetchone()
-    if row is None or (int(row[0]), int(row[1])) != _stamp(store):
+    if row is None or int(row[1]) != _newest(store):
         return fit_for(store, ai_id, ai_model, settings)
     body: dict[str, Any] = json.loads(row[2])
     wanted = settings is not None and settings.max_failure_rate is not None

@@ -439,6 +439,7 @@ class Tracker:
             "calibrated": found.calibrated,
             "release": found.release,
             "gate_note": found.gate_note,
+            "stated": stated,
         }
 
 
