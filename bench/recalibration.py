@@ -241,6 +241,44 @@ def fill(home: Path) -> None:
         )
 
 
+def in_process(home: Path, settings: dict[str, str], rounds: int = 300) -> None:
+    """The same decisions in one process (no transport, no other client): the tracker's
+    PREFLIGHT and CHECK, alternating the settings call by call."""
+    from noetic.assessment import Assessment
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    config = home / "config.toml"
+    pre = Assessment.from_input("preflight", {"vectors": SCORES, "p_success": 0.8})
+    chk = Assessment.from_input("check", {"vectors": SCORES, "p_success": 0.8})
+    times = {(k, ph): [] for k in settings for ph in ("preflight", "check")}
+    with Store(home, write_files=False) as store:
+        tracker = Tracker(store, ProfileRegistry(home / "profiles"), checkpoints=False)
+        session, _ = tracker.bootstrap(ai_id="bench")
+        for i in range(rounds + 20):
+            for label, text in settings.items():
+                config.write_text(text)
+                t = time.perf_counter()
+                tracker.preflight(session.id, "t", pre, abandon_open=True)
+                middle = time.perf_counter()
+                tracker.check(session.id, chk)
+                end = time.perf_counter()
+                if i >= 20:
+                    times[(label, "preflight")].append((middle - t) * 1000)
+                    times[(label, "check")].append((end - middle) * 1000)
+    print(f"\nThe same in one process ({rounds} calls each, alternating)")
+    base = {
+        ph: statistics.median(times[(next(iter(settings)), ph)]) for ph in ("preflight", "check")
+    }
+    for (label, phase), values in times.items():
+        med = statistics.median(values)
+        print(
+            f"  {phase:<10}{label:<28} p50 {med:6.2f} ms  (+{med - base[phase]:.2f} ms beside "
+            "stated)"
+        )
+
+
 async def cost() -> None:
     from mcp.client.stdio import get_default_environment
 
@@ -282,17 +320,22 @@ async def cost() -> None:
                         times[(label, phase)].append((time.perf_counter() - t) * 1000)
                         assert not result.is_error, result.content[0].text
             last = result.structured_content or {}
-    print(f"\nThe cost over MCP, {OUTCOMES} outcomes recorded, {CALLS} calls each (alternating)")
-    base = {ph: statistics.median(times[("stated (no map)", ph)]) for ph in ("preflight", "check")}
-    for (label, phase), values in times.items():
-        med = statistics.median(values)
-        p95 = sorted(values)[int(0.95 * len(values)) - 1]
         print(
-            f"  {phase:<10}{label:<28} p50 {med:6.2f} ms  p95 {p95:6.2f} ms  "
-            f"(+{med - base[phase]:.2f} ms beside stated)"
+            f"\nThe cost over MCP, {OUTCOMES} outcomes recorded, {CALLS} calls each (alternating)"
         )
-    decision = last.get("decision", {})
-    print(f"  the last CHECK: {decision.get('action')} — {decision.get('reason')}")
+        base = {
+            ph: statistics.median(times[("stated (no map)", ph)]) for ph in ("preflight", "check")
+        }
+        for (label, phase), values in times.items():
+            med = statistics.median(values)
+            p95 = sorted(values)[int(0.95 * len(values)) - 1]
+            print(
+                f"  {phase:<10}{label:<28} p50 {med:6.2f} ms  p95 {p95:6.2f} ms  "
+                f"(+{med - base[phase]:.2f} ms beside stated)"
+            )
+        decision = last.get("decision", {})
+        print(f"  the last CHECK: {decision.get('action')} — {decision.get('reason')}")
+        in_process(home, settings)
 
 
 def main() -> None:

@@ -11,6 +11,10 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
                    or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
                    id, how to use it, the open task and the project's earlier tasks, within
                    ``[hooks] context_tokens`` (default 1500) estimated tokens
+``user-prompt-submit``  once the agent has outcomes, its record in one line
+                   (``additionalContext``: what its PREFLIGHT statements averaged, how often
+                   those tasks succeeded, what its statement has meant calibrated;
+                   :mod:`noetic.calibration.record`); nothing before
 ``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
                    MultiEdit call (:mod:`noetic.hosts.pretool`)
 ``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
@@ -39,6 +43,7 @@ from typing import Any
 
 EVENTS = (
     "session-start",
+    "user-prompt-submit",
     "pre-tool-use",
     "pre-compact",
     "stop",
@@ -92,6 +97,8 @@ def run_hook(
         return pre_tool_use(location, payload)
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
+    if event == "user-prompt-submit":
+        return user_prompt_submit(location.home)
     if event == "post-tool-use":
         post_tool_use(location.home, payload)
         return None
@@ -111,6 +118,22 @@ def run_hook(
         return None
     finally:
         tracker.store.close()
+
+
+def user_prompt_submit(home: Path) -> dict[str, Any] | None:
+    """The agent's record as context for the prompt it is about to answer; None before it has
+    outcomes."""
+    from noetic.calibration.record import record_line
+    from noetic.store import open_store
+
+    store = open_store(home)
+    try:
+        line = record_line(store, AI_ID)
+    finally:
+        store.close()
+    if line is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": line}}
 
 
 def open_tracker(home: Path) -> Any:
@@ -231,6 +254,11 @@ def session_context(tracker: Any, session: Any, budget: int) -> str:
         "Before a non-trivial task: execute_preflight, then submit_preflight_assessment with "
         "honest scores. After it: execute_postflight, then submit_postflight_assessment.",
     ]
+    from noetic.calibration.record import record_line
+
+    mine = record_line(tracker.store, session.ai_id)
+    if mine is not None:
+        head.append(mine)
     open_task = tracker.store.open_cascade_of(session.id)
     if open_task is not None:
         history = tracker.store.assessments(cascade_id=open_task.id)

@@ -182,7 +182,16 @@ class Tracker:
         """The canonical assessment prompt for the session's next assessment at ``phase``
         (an adversarial review's at POSTFLIGHT with ``review``)."""
         the_task, profile, previous = self.context_for(session_id, phase, task)
-        return build_assessment_prompt(the_task, Phase(phase), profile, previous, review)
+        return build_assessment_prompt(
+            the_task, Phase(phase), profile, previous, review, self.record_for(session_id)
+        )
+
+    def record_for(self, session_id: str) -> str | None:
+        """The session's agent's record against its outcomes, in one line for its next
+        statement (:mod:`noetic.calibration.record`); None before it has outcomes."""
+        from noetic.calibration.record import record_line
+
+        return record_line(self.store, self.store.get_session(session_id).ai_id)
 
     # phases -------------------------------------------------------------------------------
 
