@@ -148,11 +148,12 @@ def trajectory(points: Sequence[AssessmentPoint], threshold: float | None = None
     )
 
 
-def reliability(bins: Sequence[Bin]) -> Markup:
+def reliability(bins: Sequence[Bin], maps: Sequence[Any] = ()) -> Markup:
     """The reliability diagram: stated confidence (x) against observed success (y), one point
     per bin sized by its count and labelled with it, a vertical bar for the 95% interval of the
     observed rate, and the diagonal a calibrated agent would follow. Below it, the count in
-    each bin as a histogram."""
+    each bin as a histogram. Each recalibration map in force (``maps``: the report's
+    ``recalibration`` rows) is drawn over it as a line, stated → calibrated."""
     left, top, side, hist = 40.0, 10.0, 300.0, 60.0
 
     def x(v: float) -> float:
@@ -198,6 +199,16 @@ def reliability(bins: Sequence[Bin]) -> Markup:
             f'y="{_n(hist_top + hist * (1 - b.count / most))}" '
             f'width="{_n(max(1.0, (b.high - b.low) * side - 1))}" '
             f'height="{_n(hist * b.count / most)}"/></g>'
+        )
+    for m in maps:
+        if not m.in_force:
+            continue
+        path = " ".join(f"{_n(x(a))},{_n(y(q))}" for a, q in m.curve)
+        marks.append(
+            f'<g class="map" data-agent="{escape(m.agent)}" data-method="{escape(m.method)}">'
+            f"<title>{escape(m.agent)}: the {escape(m.method)} map in force from {m.outcomes} "
+            f"outcomes, stated → calibrated</title>"
+            f'<polyline class="map-curve" points="{path}"/></g>'
         )
     body = axes + "".join(marks)
     total = sum(b.count for b in bins)
