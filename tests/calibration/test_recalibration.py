@@ -34,7 +34,8 @@ def split(data):
 
 @given(pairs, st.sampled_from(["logistic", "isotonic"]))
 def test_every_map_is_monotone_and_within_0_and_1(data, method):
-    m = fit(*split(data), method) if data else Map()
+    p, y = split(data)
+    m = fit(p, y, method) if data else Map()
     values = [m(x) for x in GRID_POINTS]
     assert all(0.0 <= v <= 1.0 for v in values)
     assert all(a <= b + 1e-12 for a, b in itertools.pairwise(values))

@@ -52,7 +52,9 @@ from noetic.calibration.outcomes import (
 )
 from noetic.calibration.phases import Stated, stated_basis
 from noetic.calibration.recalibration import FIT_SHARE as FIT_SHARE
-from noetic.calibration.recalibration import MIN_FIT, MIN_HELD_OUT, split
+from noetic.calibration.recalibration import MIN_FIT as MIN_FIT
+from noetic.calibration.recalibration import MIN_HELD_OUT as MIN_HELD_OUT
+from noetic.calibration.recalibration import split
 from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore as Store
 
