@@ -35,6 +35,7 @@ agent waits.
 import argparse
 import asyncio
 import math
+import os
 import random
 import statistics
 import sys
@@ -241,6 +242,15 @@ def fill(home: Path) -> None:
         )
 
 
+def configure(path: Path, text: str) -> None:
+    """Write the settings and flush them to disk, so the next decision's commit does not pay
+    for flushing the file (the filesystem's journal would, with SQLite's synchronous commit)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
 def in_process(home: Path, settings: dict[str, str], rounds: int = 300) -> None:
     """The same decisions in one process (no transport, no other client): the tracker's
     PREFLIGHT and CHECK, alternating the settings call by call."""
@@ -258,7 +268,7 @@ def in_process(home: Path, settings: dict[str, str], rounds: int = 300) -> None:
         session, _ = tracker.bootstrap(ai_id="bench")
         for i in range(rounds + 20):
             for label, text in settings.items():
-                config.write_text(text)
+                configure(config, text)
                 t = time.perf_counter()
                 tracker.preflight(session.id, "t", pre, abandon_open=True)
                 middle = time.perf_counter()
@@ -305,12 +315,12 @@ async def cost() -> None:
             await client.call_tool("bootstrap_session", {"ai_id": "bench"})
             for _ in range(10):  # warm up, and keep the map and the gate
                 for text in settings.values():
-                    config.write_text(text)
+                    configure(config, text)
                     await client.call_tool("submit_preflight_assessment", pre_args)
                     await client.call_tool("submit_check_assessment", check_args)
             for _ in range(CALLS):
                 for label, text in settings.items():
-                    config.write_text(text)
+                    configure(config, text)
                     for phase, name, args in (
                         ("preflight", "submit_preflight_assessment", pre_args),
                         ("check", "submit_check_assessment", check_args),
