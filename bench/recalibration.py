@@ -17,7 +17,9 @@ agent waits.
   half of its past, then succeeding 0.35 less than it states; the future is the drifted one).
 
 * **The release gate** (``release_gate``: at most 10% of released tasks fail, 95% confidence):
-  for a calibrated agent and a discriminating overconfident one, at 60, 200 and 1,000 past
+  for a calibrated agent, a discriminating overconfident one (succeeding at twice what it states
+  above 0.5) and a sharp one (what it states at 0.85 or more succeeds 97% of the time, the
+  rest 40%), at 60, 200 and 1,000 past
   outcomes, the true failure rate among the future tasks it releases against the target (the
   guarantee holds when it is at most 10% in at least 95% of runs: a run with no threshold
   releases nothing by the gate and meets it), the share of future tasks held, and how often no
@@ -167,6 +169,12 @@ def discriminating(rng, n, late=False):
     return [(p, clip((p - 0.5) * 2, 0.0, 1.0)) for p in stated]
 
 
+def sharp(rng, n, late=False):
+    """States 0.5–0.99; what it states at 0.85 or more succeeds 97% of the time, the rest 40%."""
+    stated = (round(rng.uniform(0.5, 0.99), 2) for _ in range(n))
+    return [(p, 0.97 if p >= 0.85 else 0.40) for p in stated]
+
+
 def gate_section(runs, rate=0.10, confidence=0.95):
     rng = random.Random(7)
     print(
@@ -177,7 +185,8 @@ def gate_section(runs, rate=0.10, confidence=0.95):
         f"{'agent':<15}{'n':>5}  {'failure among released':<24}{'guarantee':>11}"
         f"{'held':>8}{'no threshold':>14}"
     )
-    for name, make in (("calibrated", calibrated), ("discriminating", discriminating)):
+    kinds = (("calibrated", calibrated), ("discriminating", discriminating), ("sharp", sharp))
+    for name, make in kinds:
         for n in (60, 200, 1000):
             realised, held, none = [], [], 0
             for _ in range(runs):

@@ -21,6 +21,7 @@ from noetic.calibration.recalibration import (
     min_released,
     recalibrate,
     release_gate,
+    scan_start,
 )
 
 probabilities = st.floats(0.0, 1.0, allow_nan=False)
@@ -122,7 +123,7 @@ def test_the_gate_is_the_lowest_threshold_of_an_unbroken_run_of_rejections(data,
     p = [x for x, _ in data]
     y = [1.0 if ok else 0.0 for _, ok in data]
     gate = release_gate(p, y, rate, 0.95)
-    need = min_released(rate, 0.95)
+    need = scan_start(len(p), rate, 0.95)
     tested = []
     for lam in GRID:
         released = [yy for pp, yy in zip(p, y, strict=True) if pp >= lam - 1e-12]

@@ -13,7 +13,8 @@ verified outcome (``y`` in [0, 1]; 1 = success), oldest first.
   the outcomes grouped by distinct stated value (agents repeat 0.7, 0.8, 0.9), so 10,000
   outcomes cost as little as their distinct values. The posterior covariance (the inverse
   Hessian at the mode, a Laplace approximation) says how far from the identity the map
-  credibly is.
+  credibly is. The slope is kept at 0 or above (statements that ran against the outcomes get a
+  flat map, never a reversed one), so the map is monotone.
 * **Isotonic calibration** (pool-adjacent-violators, interpolated linearly between the pooled
   blocks, kept within [0.01, 0.99]) once there are :data:`ISOTONIC_MIN` outcomes: it bends
   where a two-parameter curve cannot, and is chosen only when it beats the logistic map on the
@@ -42,9 +43,10 @@ a task is released when its statement is at least ``λ``. For each ``λ`` the nu
 ``P(Bin(n_λ, α) ≤ k_λ)`` (``n_λ`` released, ``k_λ`` failed: an outcome below 0.5); the scan
 rejects down the sequence and stops at the first ``λ`` it cannot reject; the gate is the lowest
 rejected ``λ``. Fixed-sequence testing needs no correction for the number of thresholds. The
-scan starts at the highest ``λ`` releasing at least :func:`min_released` tasks (the fewest
-with which zero failures could reject): that start depends on the statements only, never on
-the outcomes, so the guarantee holds given them. A monotone map orders tasks as the statements
+scan starts at the highest ``λ`` releasing at least :func:`scan_start` tasks (three times the
+fewest with which zero failures could reject, or a quarter of the outcomes when fewer): that
+start depends on the statements only, never on the outcomes, so the guarantee holds given
+them. A monotone map orders tasks as the statements
 do, so this is also a threshold on the calibrated value, ``map(λ)``, which is what Noetic shows.
 When no ``λ`` can be rejected, there is no gate and the profile's threshold applies.
 """
@@ -135,7 +137,21 @@ def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
         if abs(da) < 1e-10 and abs(db) < 1e-10:
             break
     det = h11 * h22 - h12 * h12
-    return Logistic(a=a, b=b, va=h22 / det, vb=h11 / det, cab=-h12 / det)
+    if b >= 0:
+        return Logistic(a=a, b=b, va=h22 / det, vb=h11 / det, cab=-h12 / det)
+    # statements that ran against the outcomes: a map must not reverse their order, so the
+    # slope stops at 0 (every statement means the same) and the intercept is refitted
+    a, h = 0.0, pa
+    for _ in range(50):
+        g, h = -a * pa, pa
+        for _x, (w, s) in groups.items():
+            q = _sigmoid(a)
+            g += s - w * q
+            h += w * q * (1 - q)
+        a += g / h
+        if abs(g / h) < 1e-10:
+            break
+    return Logistic(a=a, b=0.0, va=1 / h, vb=PRIOR_SD_B**2, cab=0.0)
 
 
 def fit_isotonic(p: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -389,6 +405,15 @@ def min_released(max_failure_rate: float, confidence: float) -> int:
     return math.ceil(math.log(1 - confidence) / math.log1p(-max_failure_rate))
 
 
+def scan_start(n: int, max_failure_rate: float, confidence: float) -> int:
+    """How many released tasks the scan's first threshold needs: three times
+    :func:`min_released` (a threshold over so few tasks is rarely certified, and the scan stops
+    at the first it cannot certify), or a quarter of the outcomes when that is fewer, but never
+    fewer than :func:`min_released`. It depends on counts alone, never on the outcomes."""
+    need = min_released(max_failure_rate, confidence)
+    return max(need, min(3 * need, n // 4))
+
+
 GRID: Final = tuple(round(0.99 - i / 100, 2) for i in range(99))
 
 
@@ -421,7 +446,7 @@ def release_gate(
         raise ValueError("max_failure_rate and confidence must be in (0, 1)")
     n = len(p)
     failed = [yi < 0.5 for yi in y]
-    need = min_released(max_failure_rate, confidence)
+    need = scan_start(n, max_failure_rate, confidence)
     delta = 1 - confidence
     chosen: tuple[float, int, int] | None = None
     started = False
