@@ -104,6 +104,14 @@ def list_outcomes(
     since: str | None = None,
 ) -> list[OutcomeRecord]:
     """Every outcome matching the filters, oldest first."""
+    where, args = _where(ai_id, profile, domain, since)
+    rows = store.conn.execute(f"SELECT * FROM outcomes{where} ORDER BY at, id", args)
+    return [_outcome(r) for r in rows]
+
+
+def _where(
+    ai_id: str | None, profile: str | None, domain: str | None, since: str | None
+) -> tuple[str, list[str]]:
     clauses, args = [], []
     for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
         if value is not None:
@@ -112,9 +120,7 @@ def list_outcomes(
     if since is not None:
         clauses.append("at >= ?")
         args.append(since)
-    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    rows = store.conn.execute(f"SELECT * FROM outcomes{where} ORDER BY at, id", args)
-    return [_outcome(r) for r in rows]
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
 def count_outcomes(
@@ -321,23 +327,26 @@ def outcome_points(
         since = (datetime.now(UTC) - timedelta(days=filters.since_days)).isoformat()
     if after is not None:
         since = max(since or after, after)
-    rows = list_outcomes(
-        store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain, since=since
+    where, args = _where(filters.ai_id, filters.profile, filters.domain, since)
+    rows = store.conn.execute(
+        "SELECT id, at, cascade_id, source, score, predicted_preflight, predicted_check, "
+        f"predicted_vectors FROM outcomes{where} ORDER BY at, id",
+        args,
     )
-    newest: dict[str, dict[str, OutcomeRecord]] = {}
+    newest: dict[str, dict[str, Any]] = {}
     for row in rows:
-        newest.setdefault(row.cascade_id, {})[row.source] = row  # later rows replace earlier
+        newest.setdefault(row["cascade_id"], {})[row["source"]] = row  # later replace earlier
     points = []
     for cascade_id, by_source in newest.items():
-        latest = max(by_source.values(), key=lambda r: (r.at, r.id))
+        latest = max(by_source.values(), key=lambda r: (r["at"], r["id"]))
         points.append(
-            OutcomePoint(
+            OutcomePoint.model_construct(  # values the store validated when it wrote them
                 cascade_id=cascade_id,
-                at=latest.at,
-                predicted_preflight=latest.predicted_preflight,
-                predicted_check=latest.predicted_check,
-                vectors=latest.predicted_vectors,
-                observed=sum(r.score for r in by_source.values()) / len(by_source),
+                at=latest["at"],
+                predicted_preflight=latest["predicted_preflight"],
+                predicted_check=latest["predicted_check"],
+                vectors=json.loads(latest["predicted_vectors"]),
+                observed=sum(float(r["score"]) for r in by_source.values()) / len(by_source),
             )
         )
     return sorted(points, key=lambda p: p.at)
