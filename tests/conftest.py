@@ -109,6 +109,25 @@ def uniform(value: float, **overrides: float) -> dict[str, float]:
     return vectors
 
 
+@pytest.fixture
+def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, bytes]]]:
+    """An OTLP/HTTP receiver on loopback (``tests/_otlp.py``), the endpoint pointed at it, and a
+    fresh tracer provider for the test, shut down after it."""
+    from noetic.runtime import telemetry
+
+    from ._otlp import receiving
+
+    with receiving() as (endpoint, received):
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        monkeypatch.setenv("OTEL_SERVICE_NAME", "noetic-test")
+        monkeypatch.setattr(telemetry, "_PROVIDER", None)
+        try:
+            yield received
+        finally:
+            if telemetry._PROVIDER is not None:
+                telemetry._PROVIDER.shutdown()
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """One PostgreSQL server for the whole run, started on first use (Debian's binaries, a

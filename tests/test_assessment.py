@@ -189,6 +189,16 @@ def test_p_success_and_the_review_kind_travel_in_the_envelope():
     assert Assessment.from_input("check", {"vectors": {"know": 0.5}, "p_success": 1}).p_success == 1
 
 
+def test_a_flat_mapping_may_state_p_success_and_a_note_beside_the_vectors():
+    a = Assessment.from_input("preflight", uniform(0.8) | {"p_success": 0.7, "note": "n"})
+    assert a.p_success == 0.7 and a.note == "n"
+    assert a.vectors == Assessment.from_input("preflight", uniform(0.8)).vectors
+    with pytest.raises(ValidationError, match=r"p_success is 1\.5"):
+        Assessment.from_input("preflight", uniform(0.8) | {"p_success": 1.5})
+    with pytest.raises(ValidationError, match="unknown vector 'p_sucess'"):
+        Assessment.from_input("preflight", uniform(0.8) | {"p_sucess": 0.7})
+
+
 @pytest.mark.parametrize(
     "value, message",
     [

@@ -201,15 +201,19 @@ class Assessment(BaseModel):
         """Build from what agents send: flat ``{"know": 0.8}``, per-vector
         ``{"know": {"score": 0.8, "rationale": "...", "evidence": "..."}}``, or an envelope
         ``{"vectors": {...}, "p_success": 0.8, "recommended_action": "PROCEED", "note": "..."}``.
-        ``p_success`` and ``review`` are read from an envelope only (a flat mapping is all
-        vectors)."""
+        A flat mapping may carry the envelope's other fields beside the vectors (``{"know": 0.8,
+        "p_success": 0.7}``): no vector shares a name with them."""
         if not isinstance(data, Mapping):
             raise InvalidValueError(
                 f"an assessment must be a JSON object, got {type(data).__name__}",
                 field="assessment",
                 value=data,
             )
-        envelope = dict(data) if "vectors" in data else {"vectors": dict(data)}
+        if "vectors" in data:
+            envelope = dict(data)
+        else:
+            envelope = {k: v for k, v in data.items() if k in _ENVELOPE_FIELDS}
+            envelope["vectors"] = {k: v for k, v in data.items() if k not in _ENVELOPE_FIELDS}
         raw_vectors = envelope.pop("vectors")
         if not isinstance(raw_vectors, Mapping):
             raise InvalidValueError(
@@ -253,6 +257,11 @@ class Assessment(BaseModel):
             p_success=p_success,
             review=review,
         )
+
+
+_ENVELOPE_FIELDS = frozenset(
+    {"p_success", "rationales", "evidence", "recommended_action", "action", "note", "review"}
+)
 
 
 def check_probability(value: Any, field: str = "p_success") -> float | None:

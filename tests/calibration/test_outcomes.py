@@ -189,8 +189,11 @@ def test_few_outcomes_report_insufficient_data(store):
         cascade, _ = run_task(tracker, session.id, 0.8)
         record_outcome(store, cascade, score=1.0, source="check")
     report = calibration_report(store, Filters(ai_id="few"))
-    assert report.metrics.brier.value is None
-    assert "insufficient data: 3 outcomes" in report.metrics.brier.reason
+    assert report.metrics.ece.value is None
+    assert "insufficient data: 3 outcomes" in report.metrics.ece.reason
+    # Brier is defined from the first outcome: the metrics say what the phase table says.
+    assert report.metrics.brier == report.by_phase["preflight"].brier
+    assert report.metrics.brier.low is None and "no interval yet" in report.metrics.brier.reason
     assert "insufficient data" in check_drift_monitor(store, "few").reason
 
 

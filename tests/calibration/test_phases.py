@@ -51,8 +51,9 @@ def test_one_outcome_already_gives_a_summary_and_says_what_more_would_add(tracke
     assert s.gap.high == pytest.approx(0.8 - 0.2065, abs=1e-4) and not s.significant
     assert any("19 more" in line for line in s.more)
     assert any("AUROC" in line and "1 and 0" in line for line in s.more)
-    assert report.metrics.brier.value is None  # the 20-outcome metrics still say so
-    assert "insufficient data" in report.metrics.brier.reason
+    assert report.metrics.ece.value is None  # the 20-outcome metrics still say so
+    assert "insufficient data" in report.metrics.ece.reason
+    assert report.metrics.brier == report.by_phase["preflight"].brier  # one Brier, not two
     assert report.stated == "p_success"
 
 
@@ -202,3 +203,58 @@ def test_beliefs_judge_the_vectors_and_drift_and_the_guardian_say_what_they_judg
     ):
         assert judged.stated is None
         assert judged.stated_from == {"p_success": 0, "confidence": 0}
+
+
+def test_no_zero_width_interval_where_the_data_cannot_support_one(tracker):
+    """Six tasks stated 1.0 that all succeeded: Brier 0 has no bootstrap interval ([0, 0]
+    claimed certainty); ten tasks ranked perfectly: AUROC 1 keeps an interval below 1."""
+    session, _ = tracker.bootstrap(ai_id="sure")
+    for _ in range(6):
+        task(tracker, session.id, pre=1.0, post=1.0, success=True)
+    brier = calibration_report(tracker.store, Filters(ai_id="sure")).summary.brier
+    assert brier.value == 0.0 and brier.low is None and brier.high is None
+    assert "all 6 outcomes were successes" in brier.reason
+    session, _ = tracker.bootstrap(ai_id="ranked")
+    for i in range(10):
+        task(tracker, session.id, pre=0.5 + i / 20, post=0.5, success=i >= 5)
+    auroc = calibration_report(tracker.store, Filters(ai_id="ranked")).summary.auroc
+    assert auroc.value == 1.0 and auroc.high == 1.0
+    assert auroc.low is not None and auroc.low < 0.8
+
+
+def test_a_phase_no_task_reached_says_so_beside_the_outcomes_it_has(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    for _ in range(3):
+        task(tracker, session.id, pre=0.8, post=0.9, success=True)
+    report = calibration_report(tracker.store, Filters(), prediction="adversarial_review")
+    assert report.summary.n == 0
+    assert report.summary.more[0].startswith("3 outcomes recorded, but no task with one has")
+    assert "no outcomes yet" not in " ".join(report.summary.more)
+
+
+def test_an_assessment_written_after_the_outcome_is_not_scored(tracker):
+    """A POSTFLIGHT written once the tests had passed reports the result; it predicts nothing."""
+    session, _ = tracker.bootstrap(ai_id="a")
+    opened = tracker.preflight(
+        session.id, "t", Assessment.from_input("preflight", {"vectors": VECTORS, "p_success": 0.6})
+    )
+    record_outcome(tracker.store, opened.cascade.id, score=1.0, source="test")
+    tracker.postflight(
+        session.id,
+        Assessment.from_input("postflight", {"vectors": VECTORS, "p_success": 1.0}),
+    )
+    report = calibration_report(tracker.store, Filters())
+    assert report.by_phase["preflight"].n == 1
+    assert report.by_phase["postflight"].n == 0
+
+
+def test_what_more_outcomes_would_give_is_the_intervals_real_width(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    for i in range(5):
+        task(tracker, session.id, pre=0.8, post=0.9, success=i < 4)
+    s = calibration_report(tracker.store, Filters()).summary
+    now = s.gap.high - s.gap.low
+    later = wilson(0.8 * 20, 20)
+    line = next(m for m in s.more if m.startswith("the gap's interval"))
+    assert f"is {now:.2f} wide from 5 outcomes" in line
+    assert line.endswith(f"about {later.high - later.low:.2f}")

@@ -55,6 +55,8 @@ def test_no_round_limit_line_when_the_model_became_ready(tmp_path):
         result = runner.invoke(app, [*args, "--profile", "balanced"])
     assert result.exit_code == 0, result.output
     assert "round limit" not in result.stdout
+    assert "trajectory: PREFLIGHT → CHECK → POSTFLIGHT" in result.stdout
+    assert "cost unknown" in result.stdout and "$0.0000" not in result.stdout
 
 
 # The agent-driven workflow: the same limit, on every path ------------------------------------

@@ -63,6 +63,20 @@ def test_hints_keep_their_square_brackets():
     assert "[provider] default = " in result.stderr
 
 
+@pytest.mark.parametrize("name", ["openai-compatible:m:", "openai-compatible:[bold]x[/]:"])
+def test_a_provider_name_is_printed_as_written_never_as_markup_or_emoji(name):
+    result = runner.invoke(app, ["cascade", "run", "a task", "--provider", name])
+    assert result.exit_code == 1
+    assert f"provider {name!r} needs a base URL" in result.stderr
+
+
+def test_a_store_path_is_printed_as_written(tmp_path):
+    home = tmp_path / "[dim]:smile:" / ".noetic"
+    result = runner.invoke(app, ["where", "--store", str(home)])
+    assert result.exit_code == 0, result.stderr
+    assert str(home) in result.stdout
+
+
 def test_errors_to_a_pipe_are_never_wrapped():
     long_name = "x" * 150
     result = runner.invoke(app, ["profile", "show", long_name])
@@ -131,3 +145,27 @@ def test_a_missing_provider_sdk_names_the_extra_with_its_brackets(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     assert "fix: pip install 'noetic[openai]'" in done.stderr
+
+
+@pytest.mark.parametrize("score", ["1.5", "-0.1", "nan"])
+def test_an_outcome_out_of_range_is_named_before_any_store_is_looked_for(score):
+    """No store yet: the range is the first problem to fix, so it is the one named."""
+    result = runner.invoke(app, ["outcome", "--score", score])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: outcome score must be in [0, 1]"), result.stderr
+
+
+@pytest.mark.subprocess
+def test_make_says_what_it_installs_before_pip_runs():
+    """`make run` on a fresh machine is quiet for minutes while pip runs: it says why first."""
+    done = subprocess.run(
+        ["make", "-n", "-C", str(ROOT), "-W", "pyproject.toml", ".venv/.installed"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    said = next(
+        i for i, line in enumerate(lines) if line.startswith("echo ") and "installing" in line
+    )
+    assert said < next(i for i, line in enumerate(lines) if "pip install" in line)

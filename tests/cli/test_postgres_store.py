@@ -69,3 +69,40 @@ def test_a_store_url_that_is_not_postgresql_is_refused_by_name(tmp_path):
     done = subprocess.run([NOETIC, "state", "--json"], capture_output=True, text=True, env=env)
     assert done.returncode == 1
     assert "is not a PostgreSQL URL" in json.loads(done.stdout)["error"]["message"]
+
+
+def test_every_command_names_the_postgresql_store_it_uses(postgres_url, tmp_path):
+    """With $NOETIC_STORE_URL set, bootstrap, where, doctor and serve name the database (its
+    password masked), not the local .noetic, and doctor checks that database."""
+    from urllib.parse import urlsplit
+
+    from noetic.store.location import safe_url
+
+    parts = urlsplit(postgres_url)
+    server = parts.netloc.split("@")[-1]
+    secret = f"{parts.scheme}://{parts.username or 'postgres'}:hunter2@{server}{parts.path}"
+    home = tmp_path / "home"
+    env = {**os.environ, "NOETIC_HOME": str(home), "NOETIC_STORE_URL": postgres_url}
+    shown = safe_url(postgres_url)
+
+    def text(*args: str) -> str:
+        done = subprocess.run([NOETIC, *args], capture_output=True, text=True, env=env, timeout=120)
+        return done.stdout + done.stderr
+
+    doctor = noetic("doctor", env=env)
+    [store] = [c for c in doctor["checks"] if c["name"] == "store"]
+    assert store["status"] == "warn" and "has no Noetic tables yet" in store["detail"]
+    assert f"store {shown} (PostgreSQL)" in text("bootstrap")
+    where = text("where")
+    assert where.startswith(f"store {shown} (PostgreSQL)\n  because: $NOETIC_STORE_URL")
+    assert f"local files (profiles, configuration, current sessions): {home}" in where
+    doctor = noetic("doctor", env=env)
+    checks = {c["name"]: c for c in doctor["checks"]}
+    assert checks["store"]["status"] == "ok" and shown in checks["store"]["detail"]
+    assert checks["schema"]["status"] == "ok"
+    assert doctor["store"] == shown
+    # a password never reaches the screen
+    env["NOETIC_STORE_URL"] = secret
+    for args in (("where",), ("where", "--json"), ("doctor",)):
+        out = text(*args)
+        assert "hunter2" not in out and ":***@" in out, out

@@ -58,3 +58,30 @@ def test_the_window_is_a_positive_finite_number_of_days(days):
     else:
         with pytest.raises(ValidationError, match="since_days"):
             Filters(since_days=days)
+
+
+def _task(p_success: float, success: bool) -> None:
+    from noetic.vectors import VECTOR_NAMES
+
+    scores = json.dumps({v: 0.8 for v in VECTOR_NAMES} | {"p_success": p_success})
+    assert runner.invoke(app, ["preflight", "t", "--vectors", scores]).exit_code == 0
+    assert runner.invoke(app, ["postflight", "--vectors", scores]).exit_code == 0
+    assert runner.invoke(app, ["outcome", "--success" if success else "--failure"]).exit_code == 0
+
+
+def test_a_figure_without_an_interval_is_marked_in_the_table_and_the_metrics_agree():
+    """Seven tasks, two failures: Brier has its interval, AUROC has a value but no interval yet
+    (5 failures needed); the table marks it and says why, and the scored metrics show the same
+    Brier as the table, not "insufficient data" beneath a number."""
+    runner.invoke(app, ["bootstrap"])
+    for i in range(7):
+        _task(0.6 + i / 20, success=i >= 2)
+    lines = runner.invoke(app, ["calibration", "report"]).stdout.splitlines()
+    row = next(ln for ln in lines if ln.strip().startswith("preflight "))
+    assert row.rstrip().endswith("1.00*"), row
+    assert any(
+        ln.startswith("  * preflight AUROC: no interval yet: 5 successes and 2 failures")
+        for ln in lines
+    ), lines
+    brier = next(ln for ln in lines if ln.strip().startswith("Brier score"))
+    assert "insufficient" not in brier and row.split()[-2].rstrip("*") in brier

@@ -239,6 +239,10 @@ def test_serve_prints_the_url_and_how_to_connect_and_serves(tmp_path):
         # The stdio line names no store: it follows the project the client starts it in.
         stdio = re.search(r"claude mcp add noetic -- (.*)\n", banner).group(1)
         assert stdio in (f"{NOETIC} mcp", "noetic mcp")
+        # MCP alone records no outcome and gates nothing: the banner names the command that does.
+        setup = re.search(r"\n  (.*) setup claude-code\n", banner)
+        assert setup is not None and setup.group(1) in (NOETIC, "noetic"), banner
+        assert banner.index("setup claude-code") < banner.index("claude mcp add")
         assert "--store" not in banner
         assert json.dumps({"mcpServers": {"noetic": {"type": "http", "url": url}}}) in banner
 

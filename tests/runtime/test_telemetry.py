@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from noetic.cascade.engine import RunStatus, run_cascade
 from noetic.events import EventKind
@@ -25,68 +22,9 @@ from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
 from noetic.tools.discovery import discover
 
+from .._otlp import attributes, spans
 from ..cascade.test_engine import call, scores, step, think
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    requests: list[tuple[str, bytes]]
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.requests.append((self.path, body))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-        self.wfile.write(trace_service_pb2.ExportTraceServiceResponse().SerializeToString())
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def collector(monkeypatch) -> Iterator[list[tuple[str, bytes]]]:
-    """An OTLP/HTTP receiver on a free loopback port, and the endpoint pointed at it."""
-    received: list[tuple[str, bytes]] = []
-    handler = type("Handler", (_Receiver,), {"requests": received})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
-    monkeypatch.setenv("OTEL_SERVICE_NAME", "noetic-test")
-    monkeypatch.setattr(telemetry, "_PROVIDER", None)
-    try:
-        yield received
-    finally:
-        if telemetry._PROVIDER is not None:
-            telemetry._PROVIDER.shutdown()
-        server.shutdown()
-        server.server_close()
-
-
-def spans(received: list[tuple[str, bytes]]) -> list[Any]:
-    out = []
-    for path, body in received:
-        assert path == "/v1/traces"
-        request = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
-        for resource in request.resource_spans:
-            service = {a.key: a.value.string_value for a in resource.resource.attributes}
-            assert service["service.name"] == "noetic-test"
-            for scope in resource.scope_spans:
-                out.extend(scope.spans)
-    return out
-
-
-def attributes(span: Any) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for a in span.attributes:
-        value = a.value
-        kind = value.WhichOneof("value")
-        found[a.key] = (
-            list(v.string_value for v in value.array_value.values)
-            if kind == "array_value"
-            else getattr(value, kind)
-        )
-    return found
+from ..conftest import free_port
 
 
 @pytest.mark.subprocess
@@ -110,7 +48,8 @@ def test_a_cascade_run_is_exported_as_a_trace_of_its_phases_tools_and_model_call
     assert telemetry.flush()
     found = spans(collector)
     by_id = {s.span_id: s for s in found}
-    [root] = [s for s in found if s.name == "noetic.run cascade"]
+    [root] = [s for s in found if s.name == "invoke_agent cascade"]
+    assert attributes(root)["gen_ai.operation.name"] == "invoke_agent"
     assert attributes(root)["noetic.cascade_id"] == run.cascade_id
     assert attributes(root)["noetic.status"] == "completed"
     assert all(s.trace_id == root.trace_id for s in found)
@@ -124,6 +63,10 @@ def test_a_cascade_run_is_exported_as_a_trace_of_its_phases_tools_and_model_call
     assert len(chats) == len(provider.calls) == len(replies)
     first = attributes(chats[0])
     assert first["gen_ai.operation.name"] == "chat"
+    assert {c.kind for c in chats} == {Span.SPAN_KIND_CLIENT}
+    assert {s.kind for s in found if s not in chats} == {Span.SPAN_KIND_INTERNAL}
+    reasons = {r for c in chats for r in attributes(c).get("gen_ai.response.finish_reasons", [])}
+    assert reasons and reasons <= {"stop", "tool_calls", "length", "content_filter"}, reasons
     recorded = store.events(session_id=session.id, kind=EventKind.LLM_CALL)[0].data
     assert first["gen_ai.request.model"] == recorded["model"]
     assert first["gen_ai.provider.name"] == recorded["provider"]
@@ -152,3 +95,26 @@ def test_nothing_of_opentelemetry_is_imported_when_the_endpoint_is_not_set(tmp_p
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert json.loads(done.stdout.strip().replace("'", '"')) == []
+
+
+@pytest.mark.subprocess
+def test_a_collector_that_is_down_costs_one_line_and_no_tracebacks():
+    """Nothing listens on the endpoint: the spans are dropped after one try, with one line on
+    stderr naming where they were going, not the exporter's retries and tracebacks."""
+    code = (
+        "from noetic.runtime import telemetry\n"
+        "tracer = telemetry.tracer()\n"
+        "for i in range(3):\n"
+        "    tracer.start_span(f's{i}').end()\n"
+        "telemetry.flush()\n"
+    )
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+    env.pop("OTEL_EXPORTER_OTLP_TIMEOUT", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines == [f"noetic: 3 trace span(s) not sent to {endpoint}/v1/traces: it did not "
+                     "answer or refused them"], done.stderr  # fmt: skip

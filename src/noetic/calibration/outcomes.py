@@ -238,6 +238,14 @@ class Filters(BaseModel):
         return value
 
 
+def check_outcome_score(score: float) -> None:
+    """An outcome is a score in [0, 1]: 1 success, 0 failure, a share of tests between."""
+    if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
+        raise InvalidValueError(
+            f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
+        )
+
+
 def record_outcome(
     store: Store,
     target: str,
@@ -253,10 +261,7 @@ def record_outcome(
     false: then the next decision refits it)."""
     from noetic.calibration.phases import stated_value
 
-    if isinstance(score, bool) or not 0.0 <= float(score) <= 1.0:
-        raise InvalidValueError(
-            f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
-        )
+    check_outcome_score(score)
     cascade = _resolve_task(store, target)
     session = store.get_session(cascade.session_id)
     history = store.assessments(cascade_id=cascade.id)
@@ -357,8 +362,9 @@ def phase_points(store: Store, filters: Filters, *, after: str | None = None) ->
     PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
     as the vectors' confidence otherwise (:func:`~.phases.stated_value`); oldest task first.
     A task whose assessments are not in the store (outcomes written without them) falls back
-    to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. ``after``: only
-    outcomes recorded since then (as :func:`outcome_points`)."""
+    to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. An assessment
+    written after the outcome it would be scored against is no prediction and is left out.
+    ``after``: only outcomes recorded since then (as :func:`outcome_points`)."""
     from noetic.calibration.phases import PhasePoint, stated_value
 
     tasks = outcome_points(store, filters, after=after)
@@ -389,12 +395,15 @@ def phase_points(store: Store, filters: Filters, *, after: str | None = None) ->
     )
     personas = _personas(store)
     stated: dict[str, dict[str, tuple[float, Basis]]] = {}
+    judged_at = {t.cascade_id: t.at for t in tasks}
     for row in conn.execute(
-        "SELECT cascade_id, phase, confidence, p_success, review FROM assessments "
+        "SELECT cascade_id, phase, confidence, p_success, review, created_at FROM assessments "
         f"WHERE {scoped} ORDER BY cascade_id, seq"
     ):
         if row["cascade_id"] not in wanted:
             continue
+        if row["created_at"] > judged_at[row["cascade_id"]]:
+            continue  # written once the outcome was known: a report, not a prediction
         phase = row["phase"]
         if phase == Phase.POSTFLIGHT.value and row["review"] == "adversarial":
             phase = "adversarial_review"

@@ -144,6 +144,7 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
     rate = wilson(min(float(n), successes), n)
     mean = float(p.mean()) if n else None
     the_gap = gap(mean, rate) if mean is not None else Interval(value=None)
+    positives = int((y >= 0.5).sum()) if n else 0
     if n == 0:
         brier_metric = Metric(value=None, n=0, reason="no outcomes")
     elif n < MIN_INTERVAL:
@@ -153,10 +154,25 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
             reason=f"no interval yet: {n} outcome{'s' if n != 1 else ''}, {MIN_INTERVAL} "
             "needed for one",
         )
+    elif positives in (0, n):
+        brier_metric = Metric(
+            value=brier(p, y),
+            n=n,
+            reason=f"no interval: all {n} outcomes were "
+            f"{'successes' if positives else 'failures'}, and resampling them cannot show the "
+            "other kind",
+        )
     else:
         low, high = _bootstrap(brier, p, y, seed, 1000)
-        brier_metric = Metric(value=brier(p, y), low=low, high=high, n=n)
-    positives = int((y >= 0.5).sum()) if n else 0
+        brier_metric = (
+            Metric(value=brier(p, y), low=low, high=high, n=n)
+            if high > low
+            else Metric(
+                value=brier(p, y),
+                n=n,
+                reason=f"no interval: every resample of the {n} outcomes gives the same score",
+            )
+        )
     if positives == 0 or positives == n:
         auroc_metric = Metric(
             value=None,
@@ -194,13 +210,21 @@ def by_phase(points: Sequence[PhasePoint]) -> dict[str, PhaseStats]:
     return {ph: phase_stats(ph, [x for x in points if x.phase == ph]) for ph in PHASES}
 
 
-def summary(stats: PhaseStats) -> Summary:
-    """``stats`` with a plain account of what more outcomes would add."""
-    return Summary(**stats.model_dump(), more=_more(stats))
+def summary(stats: PhaseStats, outcomes: int = 0) -> Summary:
+    """``stats`` with a plain account of what more outcomes would add; ``outcomes`` is how many
+    the report's tasks have in all, so a phase none of them reached says so."""
+    return Summary(**stats.model_dump(), more=_more(stats, outcomes))
 
 
-def _more(stats: PhaseStats) -> list[str]:
+def _more(stats: PhaseStats, outcomes: int = 0) -> list[str]:
     n = stats.n
+    if n == 0 and outcomes:
+        name = stats.phase.upper() if stats.phase != "adversarial_review" else "adversarial review"
+        return [
+            f"{outcomes} outcome{'s' if outcomes != 1 else ''} recorded, but no task with one "
+            f"has a {name} written before its outcome to score: choose another phase with --at, "
+            "or assess that phase before the outcome is known"
+        ]
     if n == 0:
         return [
             "no outcomes yet: record one with `noetic outcome` (or `noetic run -- pytest`) and "
@@ -208,11 +232,14 @@ def _more(stats: PhaseStats) -> list[str]:
         ]
     more = []
     g = stats.gap
-    if g.low is not None and g.high is not None:
-        half = (g.high - g.low) / 2
+    if g.low is not None and g.high is not None and stats.success_rate.value is not None:
+        width = g.high - g.low
+        later = wilson(stats.success_rate.value * 4 * n, 4 * n)
+        assert later.low is not None and later.high is not None
         more.append(
-            f"the gap is known to ±{half:.2f} from {n} outcome{'s' if n != 1 else ''}; "
-            f"{4 * n} would narrow it to about ±{half / 2:.2f}"
+            f"the gap's interval is {width:.2f} wide from {n} outcome{'s' if n != 1 else ''}; "
+            f"{4 * n} at the same success rate would make it about "
+            f"{later.high - later.low:.2f}"
         )
     if n < MIN_INTERVAL:
         more.append(f"the Brier score's interval needs {MIN_INTERVAL} outcomes ({n} so far)")

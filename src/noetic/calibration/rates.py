@@ -15,7 +15,8 @@ Inputs are the probabilities an agent stated (``p`` in [0, 1]) and the verified 
 * **Difference of two gaps** (standard against adversarial review): ``g₁ − g₂``, with
   Newcombe's hybrid score interval for the difference of the two rates (method 10, built from
   the two Wilson intervals).
-* **AUROC's interval** from the Hanley & McNeil (1982) standard error (:func:`auroc_interval`).
+* **AUROC's interval**: a score-type interval on the Hanley & McNeil (1982) standard error
+  (:func:`auroc_interval`), which does not collapse to a point at 0 or 1.
 * **Brier decomposition** (Murphy 1973, with the two within-bin terms of Stephenson, Coelho &
   Jolliffe 2008). Forecasts are grouped by their distinct values when there are at most
   :data:`MAX_GROUPS` of them (stated probabilities usually are: 0.7, 0.8, 0.9), else into
@@ -121,18 +122,35 @@ def gap_difference(mean_1: float, rate_1: Interval, mean_2: float, rate_2: Inter
 
 
 def auroc_interval(area: float, positives: int, negatives: int, z: float = Z95) -> Interval:
-    """AUROC with the Hanley & McNeil (1982) standard error,
-    ``√((A(1 − A) + (n₊ − 1)(Q₁ − A²) + (n₋ − 1)(Q₂ − A²)) / (n₊ n₋))``, ``Q₁ = A/(2 − A)``,
-    ``Q₂ = 2A²/(1 + A)``: closed form, so a per-phase report over many outcomes does not pay
-    for a second bootstrap."""
-    q1, q2 = area / (2 - area), 2 * area * area / (1 + area)
-    variance = (
-        area * (1 - area)
-        + (positives - 1) * (q1 - area * area)
-        + (negatives - 1) * (q2 - area * area)
-    ) / (positives * negatives)
-    half = z * math.sqrt(max(0.0, variance))
-    return Interval(value=area, low=max(0.0, area - half), high=min(1.0, area + half))
+    """AUROC with a score-type interval on the Hanley & McNeil (1982) standard error,
+    ``se(A) = √((A(1 − A) + (n₊ − 1)(Q₁ − A²) + (n₋ − 1)(Q₂ − A²)) / (n₊ n₋))``,
+    ``Q₁ = A/(2 − A)``, ``Q₂ = 2A²/(1 + A)``: every ``A₀`` with ``|Â − A₀| ≤ z · se(A₀)``.
+
+    Taking the error at ``A₀`` rather than at ``Â`` (as a score interval does for a proportion)
+    keeps the interval honest at the edges: ten tasks perfectly ranked give ``Â = 1`` and a
+    Wald interval of zero width, ``[1, 1]``, where this one reaches well below 1. Closed-form
+    errors and a bisection, so a per-phase report over many outcomes pays for no bootstrap."""
+
+    def error(a0: float) -> float:
+        q1, q2 = a0 / (2 - a0), 2 * a0 * a0 / (1 + a0)
+        variance = (
+            a0 * (1 - a0) + (positives - 1) * (q1 - a0 * a0) + (negatives - 1) * (q2 - a0 * a0)
+        ) / (positives * negatives)
+        return z * math.sqrt(max(0.0, variance))
+
+    def solve(inside: float, outside: float) -> float:
+        """The edge between ``inside`` (in the interval) and ``outside`` (not)."""
+        for _ in range(60):
+            middle = (inside + outside) / 2
+            if abs(area - middle) <= error(middle):
+                inside = middle
+            else:
+                outside = middle
+        return inside
+
+    low = 0.0 if area <= error(0.0) else solve(area, 0.0)
+    high = 1.0 if 1.0 - area <= error(1.0) else solve(area, 1.0)
+    return Interval(value=area, low=min(low, area), high=max(high, area))
 
 
 def brier_parts(p: Sequence[float], y: Sequence[float]) -> BrierParts | None:

@@ -129,6 +129,10 @@ def calibration_report(
     metrics = calibration_metrics(
         [p.stated for p in scored], [p.observed for p in scored], bins=bins
     )
+    # Brier and AUROC are defined from the first outcome: one figure for each, in the phase
+    # table and in the metrics alike.
+    scoring = phases[prediction]
+    metrics = metrics.model_copy(update={"brier": scoring.brier, "auroc": scoring.auroc})
     total = count_outcomes(
         store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain
     )
@@ -141,7 +145,7 @@ def calibration_report(
         stated=phases[prediction].stated,
         tasks=len({p.cascade_id for p in points}),
         outcomes=total,
-        summary=summary(phases[prediction]),
+        summary=summary(phases[prediction], total),
         by_phase=phases,
         reviews=review_comparisons(points),
         by=by,

@@ -123,6 +123,8 @@ def _bar(value: float, width: int = 24) -> str:
 def _fmt(metric: Any) -> str:
     if metric.value is None:
         return f"— ({metric.reason})"
+    if metric.low is None or metric.high is None:
+        return f"{metric.value:.3f}  ({metric.reason})"
     return f"{metric.value:.3f}  [95% CI {metric.low:.3f}–{metric.high:.3f}]"
 
 
@@ -171,7 +173,10 @@ def report(
         out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
         for line in phase_lines(result):
             out.print(line, markup=False, highlight=False)
-        out.print(f"\n[bold]{result.prediction}[/], the metrics that need 20 outcomes:")
+        out.print(
+            f"\n[bold]{result.prediction}[/], scored (Brier and AUROC from the first outcomes, "
+            "the rest from 20):"
+        )
         metrics = [
             ("Brier score", _fmt(m.brier), ""),
             (f"ECE ({m.bins} bin{'s' if m.bins != 1 else ''})", _fmt(m.ece), ""),

@@ -112,20 +112,34 @@ def run(
             first, last = result.trajectory[0], result.trajectory[-1]
             out.print(
                 vector_table(
-                    last.vectors, f"trajectory: {first.phase} → {last.phase}", first.vectors
+                    last.vectors, f"trajectory: {_phases(result.trajectory)}", first.vectors
                 )
             )
             out.print(
                 " → ".join(f"{p.phase} {p.confidence:.2f} {p.action}" for p in result.trajectory)
             )
         if result.calibration:
-            out.print(f"calibration: {result.calibration['classification']}")
+            out.print(
+                "against itself (PREFLIGHT → POSTFLIGHT; outcomes judge it): "
+                f"{result.calibration['classification']}"
+            )
         if result.usage is not None:
             out.print(esc(result.usage.line()))
         out.print(session_used(run.session_id, esc(run.ai_id)))
 
     emit(result, json, render)
     exit_for_run(result.status.value)
+
+
+def _phases(trajectory: Any) -> str:
+    """``PREFLIGHT → CHECK ×2 → POSTFLIGHT``: every phase the run went through, in order."""
+    runs: list[list[Any]] = []
+    for point in trajectory:
+        if runs and runs[-1][0] == point.phase:
+            runs[-1][1] += 1
+        else:
+            runs.append([point.phase, 1])
+    return " → ".join(f"{phase} ×{n}" if n > 1 else phase for phase, n in runs)
 
 
 def _round_limit(result: Any, max_rounds: int | None) -> str:

@@ -120,7 +120,11 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
     err = stderr()
     err.print(f"[bold]Noetic MCP server[/] at {esc(url)}")
     err.print(f"dashboard at {esc(url.removesuffix('mcp'))}")
-    err.print(f"serving the store {esc(home.resolve())} to every client connected over HTTP")
+    from noetic.store.location import safe_url, store_url
+
+    url_of_store = store_url(home)
+    served = f"{safe_url(url_of_store)} (PostgreSQL)" if url_of_store else str(home.resolve())
+    err.print(f"serving the store {esc(served)} to every client connected over HTTP")
     if host not in LOOPBACK:
         err.print(f"[dim]bound to {esc(host)}: from other machines, use this machine's address[/]")
     auth = f' --header "Authorization: Bearer {token}"' if token else ""
@@ -129,7 +133,10 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
     if token:
         http_entry["headers"] = {"Authorization": f"Bearer {token}"}
     for line in (
-        "Connect Claude Code over HTTP:",
+        "In Claude Code, outcomes from test runs and the gate on irreversible steps come from",
+        "its hooks, which MCP alone does not give; in your project, run once:",
+        f"  {_executable()} setup claude-code",
+        "Or connect Claude Code to the MCP tools only, over HTTP:",
         f"  claude mcp add --transport http noetic {url}{auth}",
         "or over stdio (no server needed; the client starts it, and the store is the .noetic of",
         "the project the client starts it in):",

@@ -8,7 +8,7 @@ import typer
 
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
-from noetic.cli.output import emit, stdout
+from noetic.cli.output import emit, esc, stdout
 
 
 def migrate(
@@ -34,7 +34,7 @@ def migrate(
 
     def render() -> None:
         out = stdout()
-        out.print(f"copied {report.copied} rows into {report.target}", highlight=False)
+        out.print(f"copied {report.copied} rows into {esc(report.target)}", highlight=False)
         for t in report.tables:
             if t.source_rows:
                 out.print(

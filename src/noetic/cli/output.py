@@ -31,8 +31,8 @@ def _console(err: bool) -> Console:
 
     stream = sys.stderr if err else sys.stdout
     if stream.isatty():
-        return Console(stderr=err, highlight=False)
-    return Console(stderr=err, highlight=False, soft_wrap=True, width=_UNBOUNDED_WIDTH)
+        return Console(stderr=err, highlight=False, emoji=False)
+    return Console(stderr=err, highlight=False, emoji=False, soft_wrap=True, width=_UNBOUNDED_WIDTH)
 
 
 def stdout() -> Console:

@@ -92,7 +92,8 @@ def decision_line(decision: Decision) -> str:
 def calibration_line(cal: BasicCalibration) -> str:
     style = "green" if cal.classification == "well_calibrated" else "yellow"
     return (
-        f"calibration: [bold {style}]{cal.classification.value}[/] · confidence "
+        f"against itself (PREFLIGHT → POSTFLIGHT; outcomes judge it): "
+        f"[bold {style}]{cal.classification.value}[/] · confidence "
         f"{cal.confidence_pre:.2f} → {cal.confidence_post:.2f} ({cal.confidence_change:+.2f}, "
         f"tolerance ±{cal.tolerance:.2f}) · learning {cal.learning_magnitude:.2f}"
     )
@@ -133,6 +134,11 @@ def stated_as(stated: str | None, stated_from: dict[str, int]) -> str:
     return f"{names[stated]} ({stated_from[stated]})"
 
 
+def _caveat(metric: Any) -> str:
+    """``*`` beside a figure that has no interval (the footnote below the table says why)."""
+    return "*" if metric.low is None else ""
+
+
 def phase_lines(report: Any) -> list[str]:
     """The summary, the per-phase table (and per group), and the review comparison, as text."""
     s = report.summary
@@ -152,15 +158,24 @@ def phase_lines(report: Any) -> list[str]:
             if not ph.n:
                 rows.append(f"{indent}{name:<19}{0:>4}  {'—':>6}")
                 continue
-            auroc = f"{ph.auroc.value:.2f}" if ph.auroc.value is not None else "—"
+            auroc = (
+                f"{ph.auroc.value:.2f}{_caveat(ph.auroc)}" if ph.auroc.value is not None else "—"
+            )
             rows.append(
                 f"{indent}{name:<19}{ph.n:>4}  {ph.mean_stated:>6.2f}  "
                 f"{ph.success_rate.value:>5.2f}  {_interval(ph.gap, True):<22} "
-                f"{ph.brier.value:.3f}   {auroc}"
+                f"{ph.brier.value:.3f}{_caveat(ph.brier):<2} {auroc}"
             )
         return rows
 
     lines += ["", *table(report.by_phase)]
+    caveats = {
+        f"{name} {label}: {metric.reason}"
+        for name, ph in report.by_phase.items()
+        for label, metric in (("Brier", ph.brier), ("AUROC", ph.auroc))
+        if ph.n and metric.value is not None and metric.low is None
+    }
+    lines += [f"  * {c}" for c in sorted(caveats)]
     for group in report.groups:
         lines += ["", f"  {report.by} {group.value} ({group.tasks} tasks)"]
         lines += table(group.by_phase, "    ")

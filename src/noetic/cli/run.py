@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
-from noetic.cli.output import emit, stderr
+from noetic.cli.output import emit, esc, stderr
 
 EXIT_NOT_FOUND = 127
 EXIT_NOT_EXECUTABLE = 126
@@ -37,7 +37,7 @@ def run(
         if json:
             emit({"command": command, "exit_code": exc.exit_code, "error": str(exc)}, True)
         else:
-            stderr().print(f"[bold red]error:[/] {exc}", highlight=False)
+            stderr().print(f"[bold red]error:[/] {esc(exc)}", highlight=False)
         raise typer.Exit(exc.exit_code) from None
     record, reason = _record(command, code, session, ai_id, store)
     if json:
@@ -50,7 +50,7 @@ def run(
             f"(exit {code})[/]"
         )
     else:
-        stderr().print(f"[dim]noetic: exit {code} not recorded: {reason}[/]")
+        stderr().print(f"[dim]noetic: exit {code} not recorded: {esc(reason)}[/]")
     raise typer.Exit(code)
 
 

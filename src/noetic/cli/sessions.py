@@ -76,7 +76,10 @@ def show(
                 out.print(decision_line(rec.decision))
             cal = cascade["result"].get("calibration")
             if cal:
-                out.print(f"calibration: {cal['classification']}")
+                out.print(
+                    "against itself (PREFLIGHT → POSTFLIGHT; outcomes judge it): "
+                    f"{cal['classification']}"
+                )
 
     emit(doc, json, render)
 

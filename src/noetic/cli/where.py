@@ -22,9 +22,18 @@ def where(
     def render() -> None:
         out = stdout()
         state = "" if found.exists else " (not created yet: `noetic bootstrap` creates it)"
-        out.print(f"[bold]store[/] {found.home}{state}", highlight=False)
-        out.print(f"  because: {found.reason}", highlight=False)
-        out.print(f"[bold]agent[/] {found.ai_id}", highlight=False)
+        if found.url:
+            out.print(f"[bold]store[/] {esc(found.url)} (PostgreSQL)", highlight=False)
+            out.print(f"  because: {esc(found.url_from)}", highlight=False)
+            out.print(
+                f"  local files (profiles, configuration, current sessions): {esc(found.home)} "
+                f"({esc(found.reason)})",
+                highlight=False,
+            )
+        else:
+            out.print(f"[bold]store[/] {esc(found.home)}{state}", highlight=False)
+            out.print(f"  because: {esc(found.reason)}", highlight=False)
+        out.print(f"[bold]agent[/] {esc(found.ai_id)}", highlight=False)
         out.print(
             f"[bold]session[/] {found.session_id or 'none'} ({esc(found.session_from)})",
             highlight=False,

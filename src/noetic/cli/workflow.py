@@ -72,7 +72,7 @@ def bootstrap(
             f"  threshold {threshold} · max rounds {rounds} · "
             f"tools {chosen.investigation.tool_mode.value} · {esc(chosen.philosophy)}"
         )
-        out.print(f"  store {esc(tracker.store.home)}")
+        out.print(f"  store {esc(tracker.store.shown)}")
         if recalled is not None:
             from noetic.cli.render import recall_accounting
 

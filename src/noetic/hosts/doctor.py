@@ -50,7 +50,9 @@ def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = Fals
     checks.append(_embedder())
     checks.append(_git_notes(project))
     checks.extend(host_checks(project, home))
-    return Report(store=str(location.home), checks=checks)
+    from noetic.store.location import shown
+
+    return Report(store=shown(location), checks=checks)
 
 
 def _open_read_only(db: Path) -> tuple[sqlite3.Connection, str]:
@@ -72,6 +74,8 @@ def _open_read_only(db: Path) -> tuple[sqlite3.Connection, str]:
 def _store_checks(location: StoreLocation) -> list[Check]:
     from noetic.store.migrations import MIGRATIONS, pending
 
+    if location.url:
+        return _postgres_checks(location.url)
     home = location.home
     db = home / "noetic.db"
     if not db.is_file():
@@ -139,6 +143,60 @@ def _store_checks(location: StoreLocation) -> list[Check]:
         latest = MIGRATIONS[-1].__name__
         schema = Check(name="schema", status="ok", detail=f"up to date ({latest})")
     return [store_check, schema]
+
+
+def _postgres_checks(url: str) -> list[Check]:
+    """The PostgreSQL store the rows live in (not the local directory): reachable, and its
+    schema against this Noetic's migrations."""
+    from noetic.errors import StoreError
+    from noetic.store.location import safe_url
+    from noetic.store.migrations import MIGRATIONS
+
+    shown = safe_url(url)
+    try:
+        from noetic.store.postgres import probe
+
+        applied = probe(url)
+    except ImportError:
+        return [
+            Check(
+                name="store",
+                status="fail",
+                detail=f"{shown} is a PostgreSQL store and psycopg is not installed",
+                fix="pip install 'noetic[postgres]'",
+            )
+        ]
+    except StoreError as exc:
+        return [Check(name="store", status="fail", detail=exc.message, fix=exc.fix)]
+    store = Check(name="store", status="ok", detail=f"{shown} (PostgreSQL)")
+    known = [fn.__name__ for fn in MIGRATIONS]
+    newer = sorted(applied - set(known))
+    if newer:
+        schema = Check(
+            name="schema",
+            status="fail",
+            detail=f"written by a newer Noetic (migrations {', '.join(newer)})",
+            fix="upgrade noetic",
+        )
+    elif not applied:
+        store = Check(
+            name="store",
+            status="warn",
+            detail=f"{shown} (PostgreSQL) has no Noetic tables yet",
+            fix="`noetic bootstrap` creates them",
+        )
+        schema = Check(name="schema", status="warn", detail="no migrations applied yet")
+    elif todo := [name for name in known if name not in applied]:
+        schema = Check(
+            name="schema",
+            status="warn",
+            detail=f"{len(known) - len(todo)} of {len(known)} migrations applied; "
+            f"pending: {', '.join(todo)}",
+            fix="any writing command applies them (e.g. `noetic bootstrap`)",
+        )
+    else:
+        schema = Check(name="schema", status="ok", detail=f"up to date ({known[-1]})")
+    return [store, schema]
 
 
 def _provider(home: Path, call: bool) -> Check:

@@ -89,6 +89,17 @@ def run_hook(
             f"unknown hook event {event!r}", field="event", fix=f"one of: {', '.join(EVENTS)}"
         )
     location = locate(payload, store)
+    reply = _answer(event, payload, location)
+    from noetic.runtime.telemetry import enabled
+
+    if enabled() and location.exists:
+        from noetic.hosts.session_trace import observe
+
+        observe(event, payload, location.home, reply)
+    return reply
+
+
+def _answer(event: str, payload: dict[str, Any], location: Any) -> dict[str, Any] | None:
     if event == "session-start":
         return session_start(location, payload)
     if event == "pre-tool-use":

@@ -34,6 +34,7 @@ def outcome(
     command line fails before a store is looked for); without a target, ``current`` gives the
     caller's current session in it. Sync."""
     from noetic.calibration import record_outcome
+    from noetic.calibration.outcomes import check_outcome_score
     from noetic.errors import InvalidValueError, NotFoundError
 
     given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
@@ -49,6 +50,7 @@ def outcome(
         evidence = f"{found}; {evidence}" if evidence else found
     else:
         value = 1.0 if success else 0.0 if failure else float(score)  # type: ignore[arg-type]
+    check_outcome_score(value)
     source = source or ("test" if from_junit is not None else "human")
     opened = store() if callable(store) else store
     if target is None and current is not None:

@@ -22,6 +22,10 @@ class Whereabouts(BaseModel):
     looked_in: list[Path]
     git_root: Path | None
     url: str | None
+    """The PostgreSQL database the store's rows live in (its password masked), if one is
+    configured; ``home`` then holds only what is local (profiles, configuration, the current
+    sessions of this machine's agents)."""
+    url_from: str | None
     exists: bool
     ai_id: str
     session_id: str | None
@@ -33,9 +37,12 @@ class Whereabouts(BaseModel):
 def where(store: Path | None, session: str | None, ai_id: str | None) -> Whereabouts:
     """The store ``store`` names (else the project's, else ``$NOETIC_HOME``), and the session
     commands here act on: ``session`` when given, else the agent's current one. Sync."""
+    import os
+
     from noetic.operations.stores import agent_id
     from noetic.store import locate_store
     from noetic.store.current import agents_with_current_sessions, read_current_session
+    from noetic.store.location import safe_url
 
     location = locate_store(store)
     who = agent_id(ai_id)
@@ -49,8 +56,16 @@ def where(store: Path | None, session: str | None, ai_id: str | None) -> Whereab
             if sid
             else f"agent {who} has no current session here: `noetic bootstrap` starts one"
         )
+    url_from = None
+    if location.url:
+        url_from = (
+            "$NOETIC_STORE_URL (or --store)"
+            if os.environ.get("NOETIC_STORE_URL")
+            else f"[store] url in {location.home / 'config.toml'}"
+        )
     return Whereabouts(
-        **location.model_dump(),
+        **(location.model_dump() | {"url": safe_url(location.url) if location.url else None}),
+        url_from=url_from,
         exists=location.exists,
         ai_id=who,
         session_id=sid,

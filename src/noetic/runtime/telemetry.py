@@ -3,19 +3,25 @@ is set.
 
 A :class:`SpanWriter` subscribes to a tracker's event bus and turns the typed events into spans:
 
-- a span per run (``noetic.run <engine>``), keyed by the engine and the session (a run's first
-  events come before its task exists), opened by the run's first event and ended by
-  ``run_finished`` with its status;
+- a span per run (``invoke_agent <engine>``, ``gen_ai.operation.name`` ``invoke_agent``), keyed
+  by the engine and the session (a run's first events come before its task exists), opened by
+  the run's first event and ended by ``run_finished`` with its status;
 - a span per phase, stage and turn, from ``phase_entered`` to ``phase_completed``, under the run;
 - a span per tool call (``execute_tool <tool>``) and per model call (``chat <model>``), under the
   phase open at the time, each ending when its event came and starting its duration before.
 
 Model calls carry the GenAI semantic conventions (``gen_ai.operation.name``,
 ``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
-``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons``, ``error.type``); tool calls
-``gen_ai.tool.name``. The exporter is the SDK's own, so the other ``OTEL_*`` variables
-(``OTEL_EXPORTER_OTLP_HEADERS``, ``OTEL_SERVICE_NAME``, ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``…)
-work as everywhere. Spans are batched and sent on a thread, and the rest at exit.
+``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons`` in the conventions' words
+(``stop``, ``tool_calls``, ``length``), ``error.type``); tool calls ``gen_ai.tool.name``. Model
+calls are ``CLIENT`` spans, the rest ``INTERNAL``. A Claude Code session's trace, written by its
+hooks, is :mod:`noetic.hosts.session_trace`.
+
+A session's runs share one trace, its id drawn from the session's (:func:`trace_id`). The
+exporter is the SDK's own, so the other ``OTEL_*`` variables (``OTEL_EXPORTER_OTLP_HEADERS``,
+``OTEL_SERVICE_NAME``, ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``…) work as everywhere; a collector
+that is down costs an export half a second at most (unless ``OTEL_EXPORTER_OTLP_TIMEOUT`` says
+otherwise) and one line on stderr. Spans are batched and sent on a thread, and the rest at exit.
 
 Nothing here is imported unless the variable is set (:func:`maybe_subscribe` checks it first),
 and then only if the ``otel`` extra is installed; without it the run goes on and says so once on
@@ -24,9 +30,13 @@ stderr.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -51,7 +61,7 @@ def maybe_subscribe(bus: EventBus) -> None:
     if not enabled():
         return
     try:
-        writer = SpanWriter(_tracer())
+        writer = SpanWriter(tracer())
     except ImportError as exc:
         print(
             f"noetic: OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed "
@@ -62,11 +72,10 @@ def maybe_subscribe(bus: EventBus) -> None:
     bus.subscribe(writer)
 
 
-def _tracer() -> Any:
+def tracer() -> Any:
     """The process's tracer, its provider made once (service ``noetic`` unless
     ``OTEL_SERVICE_NAME`` says otherwise)."""
     global _PROVIDER
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import SERVICE_NAME, Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -74,10 +83,120 @@ def _tracer() -> Any:
     with _LOCK:
         if _PROVIDER is None:
             name = os.environ.get("OTEL_SERVICE_NAME") or "noetic"
-            provider = TracerProvider(resource=Resource.create({SERVICE_NAME: name}))
-            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            provider = TracerProvider(
+                resource=Resource.create({SERVICE_NAME: name}), id_generator=_ids()
+            )
+            provider.add_span_processor(BatchSpanProcessor(_exporter()))
             _PROVIDER = provider
         return _PROVIDER.get_tracer("noetic")
+
+
+#: How long one export may take when ``OTEL_EXPORTER_OTLP_TIMEOUT`` does not say: a collector
+#: that is down costs a run this at most, not the exporter's default ten seconds of retries.
+EXPORT_TIMEOUT_S = 0.5
+_CHOSEN: threading.local = threading.local()
+
+
+def trace_id(session_id: str) -> int:
+    """The trace of a Noetic session: 128 bits drawn from its id (never 0). Every run of the
+    session, in any process, and a Claude Code session's hooks, write into this one trace."""
+    digest = hashlib.sha256(f"noetic-trace:{session_id}".encode()).hexdigest()
+    return int(digest[:32], 16) or 1
+
+
+def span_id(kind: str, key: str) -> int:
+    """A span's id drawn from what it is (``agent`` + session, ``task`` + task id; never 0),
+    so a process can name a parent another process exports."""
+    return int(hashlib.sha256(f"noetic-span:{kind}:{key}".encode()).hexdigest()[:16], 16) or 1
+
+
+def _ids() -> Any:
+    """Random ids, except where :func:`chosen_ids` names them."""
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+    class Chosen(RandomIdGenerator):
+        def generate_span_id(self) -> int:
+            chosen = getattr(_CHOSEN, "span", None)
+            return chosen if chosen is not None else super().generate_span_id()
+
+        def generate_trace_id(self) -> int:
+            chosen = getattr(_CHOSEN, "trace", None)
+            return chosen if chosen is not None else super().generate_trace_id()
+
+    return Chosen()
+
+
+@contextlib.contextmanager
+def chosen_ids(*, span: int | None, trace: int | None = None) -> Iterator[None]:
+    """The span started inside gets id ``span`` (and, with no parent, trace ``trace``): spans
+    that other processes already name as their parent (:mod:`noetic.hosts.session_trace`)."""
+    _CHOSEN.span, _CHOSEN.trace = span, trace
+    try:
+        yield
+    finally:
+        _CHOSEN.span = _CHOSEN.trace = None
+
+
+def _exporter() -> Any:
+    """The SDK's OTLP/HTTP exporter, bounded in time and saying a failure in one line."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    timeout = None
+    if not (
+        os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+    ):
+        timeout = EXPORT_TIMEOUT_S
+    # The exporter logs each retry and failure with the HTTP client's whole error; one line of
+    # ours says it instead.
+    logging.getLogger("opentelemetry.exporter.otlp").setLevel(logging.CRITICAL)
+    inner = OTLPSpanExporter(timeout=timeout)
+
+    class OneLine(SpanExporter):
+        said = False
+
+        def export(self, spans: Any) -> Any:
+            try:
+                result = inner.export(spans)
+            except Exception as exc:  # the exporter's own bug: the run goes on
+                result, reason = SpanExportResult.FAILURE, f"{type(exc).__name__}: {exc}"
+            else:
+                reason = "it did not answer or refused them"
+            if result != SpanExportResult.SUCCESS and not OneLine.said:
+                OneLine.said = True
+                print(
+                    f"noetic: {len(spans)} trace span(s) not sent to {inner._endpoint}: {reason}",
+                    file=sys.stderr,
+                )
+            return result
+
+        def shutdown(self) -> None:
+            inner.shutdown()  # type: ignore[no-untyped-call]
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return bool(inner.force_flush(timeout_millis))
+
+    return OneLine()
+
+
+def failed(span: Any, reason: str) -> None:
+    """Mark ``span`` as an error, with ``error.type``."""
+    from opentelemetry.trace import Status, StatusCode
+
+    span.set_attribute("error.type", reason)
+    span.set_status(Status(StatusCode.ERROR, reason))
+
+
+#: Finish reasons as the GenAI conventions name them, from the providers' own words.
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "end": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
 
 
 def flush(timeout_ms: int = 5000) -> bool:
@@ -125,7 +244,14 @@ class SpanWriter:
     def _run(self, key: tuple[str, str], event: Event) -> Any:
         run = self._runs.get(key)
         if run is None:
-            run = self._tracer.start_span(f"noetic.run {key[0]}", start_time=_ns(event))
+            from opentelemetry.trace import SpanKind
+
+            with chosen_ids(span=None, trace=trace_id(key[1]) if key[1] else None):
+                run = self._tracer.start_span(
+                    f"invoke_agent {key[0]}", kind=SpanKind.INTERNAL, start_time=_ns(event)
+                )
+            run.set_attribute("gen_ai.operation.name", "invoke_agent")
+            run.set_attribute("gen_ai.agent.name", key[0])
             run.set_attribute("noetic.engine", key[0])
             if event.session_id is not None:
                 run.set_attribute("noetic.session_id", event.session_id)
@@ -141,10 +267,17 @@ class SpanWriter:
         open_phases = self._phases.get(key)
         return trace.set_span_in_context(open_phases[-1][1] if open_phases else run)
 
-    def _child(self, key: tuple[str, str], run: Any, name: str, event: Event, ms: Any) -> Any:
+    def _child(
+        self, key: tuple[str, str], run: Any, name: str, event: Event, ms: Any, client: bool = False
+    ) -> Any:
+        from opentelemetry.trace import SpanKind
+
         end = _ns(event)
         start = end - int(float(ms or 0) * 1_000_000)
-        return self._tracer.start_span(name, context=self._parent(key, run), start_time=start)
+        kind = SpanKind.CLIENT if client else SpanKind.INTERNAL
+        return self._tracer.start_span(
+            name, context=self._parent(key, run), kind=kind, start_time=start
+        )
 
     def _enter(self, key: tuple[str, str], run: Any, event: Event) -> None:
         data = event.data
@@ -155,7 +288,11 @@ class SpanWriter:
             name, kind = f"stage {stage} {phase}", "stage"
         else:
             name, kind = f"phase {phase}", "phase"
-        span = self._tracer.start_span(name, context=self._parent(key, run), start_time=_ns(event))
+        from opentelemetry.trace import SpanKind
+
+        span = self._tracer.start_span(
+            name, context=self._parent(key, run), kind=SpanKind.INTERNAL, start_time=_ns(event)
+        )
         span.set_attribute("noetic.span_kind", kind)
         span.set_attribute("noetic.phase", phase)
         if stage is not None:
@@ -176,7 +313,9 @@ class SpanWriter:
 
     def _model_call(self, key: tuple[str, str], run: Any, event: Event) -> None:
         data = event.data
-        span = self._child(key, run, f"chat {data['model']}", event, data.get("latency_ms"))
+        span = self._child(
+            key, run, f"chat {data['model']}", event, data.get("latency_ms"), client=True
+        )
         span.set_attribute("gen_ai.operation.name", "chat")
         span.set_attribute("gen_ai.provider.name", data["provider"])
         span.set_attribute("gen_ai.system", data["provider"])
@@ -185,7 +324,10 @@ class SpanWriter:
         span.set_attribute("gen_ai.usage.output_tokens", int(data.get("tokens_out") or 0))
         span.set_attribute("noetic.attempt", int(data.get("attempt") or 1))
         if data.get("stop_reason"):
-            span.set_attribute("gen_ai.response.finish_reasons", [data["stop_reason"]])
+            reason = str(data["stop_reason"])
+            span.set_attribute(
+                "gen_ai.response.finish_reasons", [FINISH_REASONS.get(reason, reason)]
+            )
         if data.get("cost_usd") is not None:
             span.set_attribute("noetic.cost_usd", float(data["cost_usd"]))
         if data.get("outcome") != "ok":
@@ -206,7 +348,4 @@ class SpanWriter:
 
     @staticmethod
     def _failed(span: Any, reason: str) -> None:
-        from opentelemetry.trace import Status, StatusCode
-
-        span.set_attribute("error.type", reason)
-        span.set_status(Status(StatusCode.ERROR, reason))
+        failed(span, reason)

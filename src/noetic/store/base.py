@@ -74,6 +74,11 @@ class BaseStore:
     queues_files: bool = True  # writes mark the session files behind (file_backlog)
     dialect: str = "sqlite"
 
+    @property
+    def shown(self) -> str:
+        """The store as a person is told it: its directory here, the database for PostgreSQL."""
+        return str(self.home)
+
     def transaction(self) -> AbstractContextManager[Any]:
         """One logical write, committed whole or not at all; yields the connection to use."""
         raise NotImplementedError
@@ -347,6 +352,15 @@ class BaseStore:
         where, args = _where(session_id=session_id, cascade_id=cascade_id)
         rows = self.conn.execute(f"SELECT * FROM assessments{where} ORDER BY session_id, seq", args)
         return [assessment_record(r) for r in rows]
+
+    def outcomes_of(self, cascade_id: str) -> list[dict[str, Any]]:
+        """The outcomes recorded for one task, oldest first: id, at, source, score, evidence."""
+        rows = self.conn.execute(
+            "SELECT id, at, source, score, evidence FROM outcomes WHERE cascade_id = ? "
+            "ORDER BY at, id",
+            (cascade_id,),
+        )
+        return [dict(r) for r in rows]
 
     # investigations -----------------------------------------------------------------------
 

@@ -64,6 +64,26 @@ def database_url(value: str | Path | None) -> str | None:
     return f"{match.group(1)}://{text[match.end() :]}"
 
 
+def safe_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    netloc = f"{parts.username}:***@{host}" if parts.username else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def shown(location: StoreLocation) -> str:
+    """The store as a person is told it: the PostgreSQL database (its password masked) where
+    one is configured, else the directory."""
+    return safe_url(location.url) if location.url else str(location.home)
+
+
 def store_url(home: Path) -> str | None:
     """The PostgreSQL URL this store directory uses, if any: ``$NOETIC_STORE_URL``, else
     ``[store] url`` in ``home/config.toml`` (parsed only when it has a ``[store]`` table)."""

@@ -42,7 +42,6 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -50,6 +49,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from noetic.errors import StoreError
 from noetic.store import requests
 from noetic.store.base import BaseStore
+from noetic.store.location import safe_url
 from noetic.store.mirror import Mirror
 from noetic.store.pg_migrations import LOCK_KEY, migrate
 from noetic.store.pg_sql import statement
@@ -79,18 +79,6 @@ _ROWS: Final = frozenset({psycopg.pq.ExecStatus.TUPLES_OK, psycopg.pq.ExecStatus
 
 def is_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(URL_SCHEMES)
-
-
-def safe_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    netloc = f"{parts.username}:***@{host}" if parts.username else host
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 class Row:
@@ -336,11 +324,31 @@ def _lost(exc: BaseException) -> bool:
     )
 
 
+def probe(url: str, timeout_s: int = 5) -> set[str]:
+    """The migrations a PostgreSQL store has, read on one short connection that writes nothing
+    (for ``noetic doctor``); a :class:`StoreError` naming the server when it cannot be read."""
+    from noetic.store.pg_migrations import applied
+
+    try:
+        with psycopg.connect(url, connect_timeout=timeout_s, autocommit=True) as conn:
+            return applied(conn)
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"cannot reach the PostgreSQL store {safe_url(url)}: {' '.join(str(exc).split())}",
+            fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
+            "[store] url) is right",
+        ) from None
+
+
 class PostgresStore(BaseStore):
     """A Noetic store in a PostgreSQL database, named by a ``postgresql://`` URL."""
 
     dialect = "postgresql"
     queues_files = False
+
+    @property
+    def shown(self) -> str:
+        return f"{self.where} (PostgreSQL)"
 
     def __init__(
         self,
