@@ -17,7 +17,12 @@ process shows in a browser.
    clock), median and 90th percentile of 20. Baselines in the same run: one ``GET /`` of the
    same page, and the stream's poll interval.
 
-    python bench/dashboard.py [task] [lists] [live]   # all three when none is named
+4. A ``/live`` stream's poll: the store's cursor and, since a logout or a revoked token ends
+   the stream, whether its request would still be let in (a store token's login session, a
+   store token as a bearer, the admin token's login), median of 2,000 each. Baseline in the
+   same run: the cursor query alone, which is what a poll cost before.
+
+    python bench/dashboard.py [task] [lists] [live] [poll]   # all four when none is named
 """
 
 from __future__ import annotations
@@ -268,6 +273,42 @@ def event_to_dom(home: Path) -> None:
     )
 
 
+def stream_poll(home: Path) -> None:
+    from noetic.dashboard import auth
+    from noetic.operations.live import cursor
+    from noetic.operations.tokens import Access, create_token
+
+    with Store(home) as store:
+        token = create_token(store, "alice")["token"]
+    access = Access(home, "admin-secret")
+    reader = Store(home)
+    try:
+        alice = access.token(token)
+        assert alice is not None
+        login, admin_login = access.login(alice), access.login(access.token("admin-secret"))
+
+        def poll(**request: str | None) -> float:
+            def once() -> None:
+                cursor(reader)
+                assert auth.admitted(access, host_header="127.0.0.1", **request) is not None
+
+            return _median_ms(once, rounds=2000) * 1000
+
+        alone = _median_ms(lambda: cursor(reader), rounds=2000) * 1000
+        print("4. a /live poll (median of 2,000; µs)")
+        print(f"   baseline: the cursor alone                  {alone:7.1f} µs")
+        for label, request in (
+            ("+ a store token's login session", {"cookie": login, "authorization": None}),
+            ("+ a store token as bearer", {"cookie": None, "authorization": f"Bearer {token}"}),
+            ("+ the admin token's login session", {"cookie": admin_login, "authorization": None}),
+        ):
+            print(f"   {label:<43} {poll(**request):7.1f} µs")
+        print(f"   a stream polls every {POLL_S * 1000:.0f} ms")
+    finally:
+        reader.close()
+        access.close()
+
+
 def main() -> None:
     only = sys.argv[1:]  # e.g. `lists` for the sessions and tasks lists alone
     with tempfile.TemporaryDirectory() as tmp:
@@ -277,6 +318,8 @@ def main() -> None:
             sessions_list(Path(tmp) / "sessions")
         if not only or "live" in only:
             event_to_dom(Path(tmp) / "live")
+        if not only or "poll" in only:
+            stream_poll(Path(tmp) / "poll")
 
 
 if __name__ == "__main__":

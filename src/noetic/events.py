@@ -49,6 +49,7 @@ class EventKind(StrEnum):
     CONSTRAINT_ENFORCED = "constraint_enforced"
     OBSERVATION = "observation"
     RUN_FINISHED = "run_finished"
+    HOST_EVENT = "host_event"
 
 
 def utcnow() -> datetime:
@@ -148,6 +149,17 @@ class RunFinished(Payload):
     summary: dict[str, Any] = {}
 
 
+class HostReported(Payload):
+    """Something the agent's host reported that is neither a tool call nor an outcome: Claude
+    Code's PermissionDenied (a tool call the user or a rule refused) or StopFailure (the turn
+    ended on an error). ``event`` is the host's name for it."""
+
+    host: str
+    event: str
+    tool: str | None = None
+    detail: str = ""
+
+
 PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.SESSION_STARTED: SessionStarted,
     EventKind.PHASE_ENTERED: PhaseEntered,
@@ -160,6 +172,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.CONSTRAINT_ENFORCED: ConstraintEnforced,
     EventKind.OBSERVATION: Observed,
     EventKind.RUN_FINISHED: RunFinished,
+    EventKind.HOST_EVENT: HostReported,
 }
 
 

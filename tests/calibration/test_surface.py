@@ -2,8 +2,6 @@
 
 import importlib
 
-import pytest
-
 import noetic.calibration as calibration
 
 
@@ -18,14 +16,3 @@ def test_every_public_name_resolves_to_its_module():
 def test_the_modules_behind_the_surface():
     for module in ("basic", "metrics", "beliefs", "drift", "outcomes", "guardian", "reports"):
         assert importlib.import_module(f"noetic.calibration.{module}").__doc__
-
-
-def test_the_documented_old_path_warns_and_forwards():
-    import noetic.guardian as old
-
-    with pytest.warns(DeprecationWarning, match=r"noetic\.calibration\.record_outcome"):
-        assert old.record_outcome is calibration.record_outcome
-    with pytest.warns(DeprecationWarning, match=r"noetic\.calibration\.run_guardian"):
-        assert old.guardian is calibration.run_guardian
-    with pytest.raises(AttributeError, match="no_such_name"):
-        _ = old.no_such_name

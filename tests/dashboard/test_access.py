@@ -3,6 +3,9 @@ in once and gets a cookie), loopback only without a token, and ``/mcp`` unchange
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import httpx
 import pytest
 from hypothesis import given
@@ -47,7 +50,7 @@ def test_logging_in_sets_a_cookie_that_opens_every_page(guarded):
         assert r.status_code == 303 and r.headers["location"] == f"/tasks/{ids.full_task}"
         cookie = r.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
-        assert TOKEN not in cookie  # an HMAC of the token, never the token itself
+        assert TOKEN not in cookie  # a login session's id, never the token itself
         for path in ("/", f"/tasks/{ids.full_task}", "/calibration", "/compare"):
             assert client.get(path).status_code == 200, path
         out = client.post("/logout")
@@ -65,7 +68,8 @@ def test_a_wrong_token_is_refused_with_the_form_again(guarded):
 
 def test_a_forged_cookie_is_refused(guarded):
     url, _ = guarded
-    for value in (TOKEN, auth.cookie_value("other"), ""):
+    old_scheme = hmac.new(TOKEN.encode(), b"noetic dashboard session", hashlib.sha256)
+    for value in (TOKEN, old_scheme.hexdigest(), ""):
         r = httpx.get(url + "/", cookies={auth.COOKIE: value})
         assert r.status_code == 303, value
 
@@ -87,7 +91,8 @@ def test_the_live_stream_and_unknown_paths_answer_401_not_a_form(guarded):
 def test_mcp_still_needs_the_bearer_header_and_ignores_the_cookie(guarded):
     url, _ = guarded
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    r = httpx.post(url + "/mcp", json=ping, cookies={auth.COOKIE: auth.cookie_value(TOKEN)})
+    login = httpx.post(url + "/login", data={"token": TOKEN, "next": "/"})
+    r = httpx.post(url + "/mcp", json=ping, cookies={auth.COOKIE: login.cookies[auth.COOKIE]})
     assert r.status_code == 401
     assert r.json() == {"error": "missing or wrong bearer token"}
 

@@ -58,7 +58,8 @@ def test_the_full_agent_transaction(server, _isolated_home):
     # No outcome was recorded, so the outcome metrics say so instead of showing numbers.
     assert report["outcomes"]["tasks"] == 0
     assert report["outcomes"]["metrics"]["brier"]["value"] is None
-    assert "insufficient data" in report["outcomes"]["metrics"]["brier"]["reason"]
+    assert report["outcomes"]["metrics"]["brier"]["reason"] == "no outcomes"
+    assert "insufficient data" in report["outcomes"]["metrics"]["ece"]["reason"]
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,8 @@ from noetic.assessment import Assessment, Thresholds, decide  # noqa: E402
 from noetic.errors import InvalidValueError, MigrationError, StoreError  # noqa: E402
 from noetic.events import Event, EventKind  # noqa: E402
 from noetic.store import migrations as m  # noqa: E402
-from noetic.store.postgres import PostgresStore, safe_url  # noqa: E402
+from noetic.store.location import safe_url  # noqa: E402
+from noetic.store.postgres import PostgresStore  # noqa: E402
 
 pytestmark = pytest.mark.postgres
 T = Thresholds(confidence_threshold=0.7)

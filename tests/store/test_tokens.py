@@ -103,7 +103,7 @@ def test_access_knows_live_tokens_and_refuses_revoked_and_wrong_ones(tmp_path):
         assert ro is not None and ro.read_only
         assert access.bearer(alice) is None  # no "Bearer " prefix
         assert access.bearer("Bearer " + alice[:-1]) is None
-        cookie = access.cookie_for(who)
+        cookie = access.login(who)
         assert alice not in cookie and access.cookie(cookie) == who
         assert access.cookie("alice:" + "0" * 64) is None
         with Store(tmp_path / "s") as s:
@@ -112,6 +112,37 @@ def test_access_knows_live_tokens_and_refuses_revoked_and_wrong_ones(tmp_path):
         assert access.cookie(cookie) is None
     finally:
         access.close()
+
+
+def test_a_login_session_is_a_new_random_id_held_by_the_server_alone(tmp_path):
+    """Each login gets its own id; nothing in the database (the token's hash, the old cookie's
+    HMAC of it) opens a session; logging out ends one session and not the others."""
+    import hmac
+
+    from noetic.store import Store
+
+    with Store(tmp_path / "s") as s:
+        create_token(s, "alice")
+        stored = s.conn.execute("SELECT hash FROM tokens WHERE name = 'alice'").fetchone()[0]
+    access = Access(tmp_path / "s", "admin-secret")
+    try:
+        who = access.token("admin-secret")
+        assert who is not None
+        first, second = access.login(who), access.login(who)
+        assert first != second and len(first) >= 43
+        assert access.cookie(first) == who and access.cookie(second) == who
+        forged = hmac.new(stored.encode(), b"noetic dashboard session", hashlib.sha256)
+        for value in (stored, "alice:" + forged.hexdigest(), forged.hexdigest()):
+            assert access.cookie(value) is None
+        access.logout(first)
+        assert access.cookie(first) is None and access.cookie(second) == who
+    finally:
+        access.close()
+    again = Access(tmp_path / "s", "admin-secret")  # a restarted server: every session ends
+    try:
+        assert again.cookie(second) is None
+    finally:
+        again.close()
 
 
 def test_without_tokens_or_an_admin_token_access_is_not_required(tmp_path):
@@ -188,5 +219,19 @@ def test_a_request_costs_at_most_one_query_beyond_its_tokens_own_lookup(tmp_path
         assert queries(None) == 1
         assert queries("Bearer wrong") == 2
         assert all("tokens" in sql for sql in statements)
+    finally:
+        access.close()
+
+
+def test_a_server_keeps_a_bounded_number_of_logins_ending_the_oldest(tmp_path, monkeypatch):
+    from noetic.operations import tokens
+
+    monkeypatch.setattr(tokens, "MAX_LOGINS", 3)
+    access = Access(tmp_path / "s", "admin-secret")
+    try:
+        who = access.token("admin-secret")
+        assert who is not None
+        sessions = [access.login(who) for _ in range(5)]
+        assert [access.cookie(s) is not None for s in sessions] == [False, False, True, True, True]
     finally:
         access.close()

@@ -17,7 +17,7 @@ import typer
 
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr, stdout
 
 
@@ -108,9 +108,6 @@ def gate(
         raise typer.Exit(1)
 
 
-ProviderOpt = Annotated[
-    str | None, typer.Option(help="Model: anthropic:M, openai:M, ollama:M, …", show_default=False)
-]
 WorkspaceOpt = Annotated[
     Path, typer.Option(help="The folder the agent works in (its tools cannot leave it).")
 ]

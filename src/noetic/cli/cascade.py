@@ -12,7 +12,7 @@ import typer
 
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.opened import open_tracker
-from noetic.cli.options import JsonOpt, StoreOpt, group
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
 
 app = group("Autonomous CASCADE runs on a model.")
@@ -21,9 +21,7 @@ app = group("Autonomous CASCADE runs on a model.")
 @app.command()
 def run(
     task: Annotated[str, typer.Argument(help="The task to carry out.")],
-    provider: Annotated[
-        str | None, typer.Option(help="anthropic:M, openai:M, ollama:M, openai-compatible:URL#M")
-    ] = None,
+    provider: ProviderOpt = None,
     profile: Annotated[str | None, typer.Option(help="Profile (default: chosen by model).")] = None,
     workspace: Annotated[
         Path, typer.Option(help="Folder the built-in tools may read.", file_okay=False)

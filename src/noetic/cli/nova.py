@@ -11,7 +11,7 @@ import typer
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.opened import open_tracker
-from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
 
 
@@ -40,9 +40,6 @@ personas_app = typer.Typer(help="The personas a panel is drawn from.", callback=
                            invoke_without_command=True)  # fmt: skip
 app.add_typer(personas_app, name="personas")
 
-ProviderOpt = Annotated[
-    str | None, typer.Option(help="anthropic:M, openai:M, ollama:M, openai-compatible:URL#M")
-]
 PersonasOpt = Annotated[
     list[Path] | None,
     typer.Option(

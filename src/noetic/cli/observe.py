@@ -9,7 +9,7 @@ import typer
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import handled
 from noetic.cli.opened import open_store, open_tracker
-from noetic.cli.options import JsonOpt, StoreOpt, group
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
 
 
@@ -26,9 +26,7 @@ app = group(
 @app.command("run", hidden=True)
 def run(
     query: Annotated[str, typer.Argument(help="The question to reason about.")],
-    provider: Annotated[
-        str | None, typer.Option(help="Model: anthropic:M, openai:M, ollama:M, …")
-    ] = None,
+    provider: ProviderOpt = None,
     adaptive: Annotated[
         bool, typer.Option(help="Let stage 1's predicted confidence set the stage budget.")
     ] = False,

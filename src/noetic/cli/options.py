@@ -22,6 +22,14 @@ JsonOpt = Annotated[bool, typer_option(JSON)]
 StoreOpt = Annotated[Path | None, typer_option(STORE)]
 SessionOpt = Annotated[str | None, typer_option(SESSION)]
 AiIdOpt = Annotated[str | None, typer_option(AI_ID)]
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="The model: anthropic:M, openai:M, ollama:M or openai-compatible:URL#M (default: "
+        "$NOETIC_PROVIDER, else [provider] default in config.toml).",
+        show_default=False,
+    ),
+]
 
 
 def help_when_bare(ctx: typer.Context) -> None:

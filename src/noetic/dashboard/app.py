@@ -28,7 +28,7 @@ from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store import open_store
 
 if TYPE_CHECKING:
-    from noetic.operations.tokens import Access
+    from noetic.operations.tokens import Access, Identity
     from noetic.store.base import BaseStore
 
 HERE: Final = Path(__file__).parent
@@ -80,7 +80,7 @@ def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
         Route("/live", live_endpoint(stores)),
         Route("/login", _login_form(pages), methods=["GET"]),
         Route("/login", _login(access), methods=["POST"]),
-        Route("/logout", _logout, methods=["POST"]),
+        Route("/logout", _logout(access), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(
@@ -112,14 +112,20 @@ class _Guard:
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         cookies = Request(scope).cookies
-        who = auth.admitted(
-            self.access,
-            authorization=headers.get("authorization"),
-            cookie=cookies.get(auth.COOKIE),
-            host_header=headers.get("host"),
-        )
+
+        def admitted() -> Identity | None:
+            return auth.admitted(
+                self.access,
+                authorization=headers.get("authorization"),
+                cookie=cookies.get(auth.COOKIE),
+                host_header=headers.get("host"),
+            )
+
+        who = admitted()
         if who is not None:
             scope["noetic.guarded"] = not who.open  # the pages offer to log out
+            # asked again while a /live stream is open: a logout or a revoke ends it
+            scope["noetic.still_admitted"] = lambda: admitted() is not None
             await self.app(scope, receive, send)
             return
         if not self.access.required:
@@ -175,15 +181,26 @@ def _login(access: Access) -> Callable[[Request], Any]:
             )
             return refused
         response = RedirectResponse(target, status_code=303)
+        previous = request.cookies.get(auth.COOKIE)
+        if previous:
+            access.logout(previous)
         response.set_cookie(
-            auth.COOKIE, access.cookie_for(who), httponly=True, samesite="strict", path="/"
+            auth.COOKIE, access.login(who), httponly=True, samesite="strict", path="/"
         )
         return response
 
     return login
 
 
-def _logout(request: Request) -> Response:
-    response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(auth.COOKIE, path="/")
-    return response
+def _logout(access: Access) -> Callable[[Request], Any]:
+    def logout(request: Request) -> Response:
+        """End this browser's login session on the server (and so its open streams), then
+        forget the cookie."""
+        given = request.cookies.get(auth.COOKIE)
+        if given:
+            access.logout(given)
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(auth.COOKIE, path="/")
+        return response
+
+    return logout

@@ -5,28 +5,23 @@ the store has no live token) every request from this machine is let in, provided
 header names loopback too, so a web page elsewhere cannot reach it through DNS rebinding. From
 the request after the first ``noetic token create`` on, a request needs either
 ``Authorization: Bearer TOKEN`` (the admin token or a live store token, read-only ones
-included: the dashboard only reads) or the cookie the login form sets: an HMAC keyed by the
-admin token or by the store token's hash, so the cookie never holds a token and changing the
-admin token, or revoking the store token, logs its browsers out
-(:class:`noetic.operations.tokens.Access`). The cookie is ``HttpOnly`` and ``SameSite=Strict``.
+included: the dashboard only reads) or the cookie the login form sets: a random login session
+id the server holds in memory (:meth:`noetic.operations.tokens.Access.login`), never a token
+and nothing derived from the store, so a copy of the database cannot forge one; each login
+gets a new one, and logging out, revoking the token or stopping the server ends it (and the
+page's ``/live`` stream with it: :func:`admitted` is asked again while a stream is open). The
+cookie is ``HttpOnly`` and ``SameSite=Strict``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from noetic.operations.tokens import admin_cookie
-
 if TYPE_CHECKING:
     from noetic.operations.tokens import Access, Identity
 
 COOKIE: Final = "noetic_dashboard"
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
-
-
-def cookie_value(token: str) -> str:
-    """The login cookie for the admin token ``token``."""
-    return admin_cookie(token)
 
 
 def admitted(

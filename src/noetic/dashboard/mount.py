@@ -18,20 +18,23 @@ if TYPE_CHECKING:
 
 PAGES: Final = (
     "/sessions",
-    "/tasks/",
-    "/runs/",
+    "/tasks",
+    "/runs",
     "/calibration",
     "/compare",
     "/live",
     "/login",
     "/logout",
-    "/static/",
+    "/static",
 )
+"""The dashboard's paths: each one itself and everything below it."""
 
 
 def owns(path: str) -> bool:
-    """Whether ``path`` is one of the dashboard's, which checks its own access."""
-    return path == "/" or path.startswith(PAGES)
+    """Whether ``path`` is one of the dashboard's (:data:`PAGES`), which checks its own
+    access: ``/tasks`` as well as ``/tasks/ID``, never a path that only begins the same
+    (``/tasksx``)."""
+    return path == "/" or any(path == page or path.startswith(page + "/") for page in PAGES)
 
 
 def mount_dashboard(app: Any, home: Path, *, access: Access) -> Any:

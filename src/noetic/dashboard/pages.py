@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlencode
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from noetic.calibration.metrics import MIN_SAMPLES
 from noetic.dashboard import charts
 from noetic.errors import InvalidValueError
 from noetic.operations import live
@@ -36,12 +37,13 @@ HEADERS: Final = {
     "Referrer-Policy": "same-origin",
 }
 DECISIONS_SHOWN: Final = 200  # the latest; ?decisions=all shows every one
+LONGEST: Final = 500  # characters in a query or path parameter
 
 
 def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
-        autoescape=select_autoescape(["html"]),
+        autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -56,8 +58,14 @@ def environment() -> Environment:
         descriptions=DESCRIPTIONS,
         urlencode=urlencode,
     )
-    env.filters.update(num=_num, signed=_signed, when=_when, ms=_ms, usd=_usd)
+    env.globals["min_samples"] = MIN_SAMPLES
+    env.filters.update(num=_num, signed=_signed, when=_when, ms=_ms, usd=_usd, count=_count)
     return env
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 session``, ``2 sessions``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def _num(value: float | None, digits: int = 2) -> str:
@@ -113,6 +121,7 @@ class Pages:
     # pages --------------------------------------------------------------------------------
 
     def sessions(self, request: Request) -> Response:
+        _checked(request)
         store = self.store()
         cursor = live.cursor(store)
         filters = SessionFilters.model_validate(_params(request, SessionFilters.model_fields))
@@ -122,6 +131,7 @@ class Pages:
     def tasks(self, request: Request) -> Response:
         from noetic.operations.task_list import TaskFilters, list_tasks
 
+        _checked(request)
         store = self.store()
         cursor = live.cursor(store)
         filters = TaskFilters.model_validate(_params(request, TaskFilters.model_fields))
@@ -129,6 +139,7 @@ class Pages:
         return self._page(request, "tasks.html", page=page, cursor=cursor, title="Tasks")
 
     def session(self, request: Request) -> Response:
+        _checked(request, ())
         store = self.store()
         cursor = live.cursor(store)
         view = session_view(store, request.path_params["id"])
@@ -139,10 +150,17 @@ class Pages:
     def task(self, request: Request) -> Response:
         from noetic.operations.task_view import task_view
 
+        _checked(request, ("decisions",))
+        shown_all = request.query_params.get("decisions")
+        if shown_all not in (None, "all"):
+            raise InvalidValueError(
+                f"decisions must be 'all' (every decision) or left out, got {shown_all[:40]!r}",
+                field="decisions",
+            )
         store = self.store()
         cursor = live.cursor(store)
         view = task_view(store, request.path_params["id"])
-        everything = request.query_params.get("decisions") == "all"
+        everything = shown_all == "all"
         shown = view.assessments if everything else view.assessments[-DECISIONS_SHOWN:]
         return self._page(
             request, "task.html", t=view, decisions=shown, cursor=cursor, title=f"Task {view.id}"
@@ -151,6 +169,7 @@ class Pages:
     def run(self, request: Request) -> Response:
         from noetic.operations.run_view import run_timeline
 
+        _checked(request, ())
         store = self.store()
         cursor = live.cursor(store)
         timeline = run_timeline(store, request.path_params["id"])
@@ -162,10 +181,10 @@ class Pages:
         from noetic.calibration.outcomes import Filters
         from noetic.operations.calibration_view import calibration_view
 
+        _checked(request, ("agent", "profile", "domain", "since_days", "prediction"))
         store = self.store()
         cursor = live.cursor(store)
         q = request.query_params
-        _params(request, ("agent", "profile", "domain", "since_days", "prediction"))
         since = _days(q.get("since_days") or None)
         filters = Filters(
             ai_id=q.get("agent") or None,
@@ -200,6 +219,7 @@ class Pages:
     def compare(self, request: Request) -> Response:
         from noetic.operations.compare import compare
 
+        _checked(request, ("a", "b"))
         store = self.store()
         cursor = live.cursor(store)
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
@@ -260,11 +280,29 @@ def _days(text: str | None) -> float | None:
     return days
 
 
+def _checked(request: Request, known: Any = None) -> None:
+    """Refuse what no page can use, before any is read: a query parameter the page does not
+    know (``known``; None: the page checks its own), a repeated one, or a query or path
+    parameter too long or holding control characters (a NUL, which PostgreSQL refuses)."""
+    if known is not None:
+        _params(request, known)
+    for name in request.query_params:
+        if len(request.query_params.getlist(name)) > 1:
+            raise InvalidValueError(f"{name} is given more than once", field=name)
+    values = [*request.query_params.items(), *request.path_params.items()]
+    for name, value in values:
+        if len(value) > LONGEST or any(ord(c) < 32 or ord(c) == 127 for c in value):
+            raise InvalidValueError(
+                f"{name} must be at most {LONGEST} characters with no control characters, "
+                f"got {value[:40]!r}",
+                field=name,
+            )
+
+
 def _params(request: Request, fields: Any) -> dict[str, str]:
     """The query parameters the model knows; an unknown one is a mistake worth naming."""
     unknown = sorted(set(request.query_params) - set(fields))
     if unknown:
-        raise InvalidValueError(
-            f"unknown filter {unknown[0]!r}; known: {', '.join(fields)}", field=unknown[0]
-        )
+        known = f"known: {', '.join(fields)}" if fields else "this page takes none"
+        raise InvalidValueError(f"unknown parameter {unknown[0]!r}; {known}", field=unknown[0])
     return dict(request.query_params)

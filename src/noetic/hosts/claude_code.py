@@ -44,6 +44,11 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "PostToolUse": ("post-tool-use", "Bash"),
     "PostToolUseFailure": ("post-tool-use", "Bash"),
     "SessionEnd": ("session-end", None),
+    "SubagentStart": ("subagent-start", None),
+    "SubagentStop": ("subagent-stop", None),
+    "TaskCompleted": ("task-completed", None),
+    "PermissionDenied": ("permission-denied", None),
+    "StopFailure": ("stop-failure", None),
 }
 HOOK_TIMEOUT_S = 30
 HOOK_KINDS = ("command", "http")
@@ -404,6 +409,29 @@ def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | N
     if len(urls) == 1 and all(h.get("type") == "http" for h in hooks):
         return "http", urls.pop()
     return "mixed", ", ".join(sorted(urls))
+
+
+def http_hook_urls(scope: str, project: Path, home: Path) -> list[tuple[str, str]]:
+    """Every http hook in the scope's settings that posts to a ``…/hooks/<event>`` URL, known
+    event or not, as (Claude Code's event, the URL): what ``noetic doctor`` checks."""
+    from urllib.parse import urlsplit
+
+    from noetic.hosts.config_edits import parse_json_object, read_bytes
+
+    where = paths(scope, project, home)
+    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
+    events = settings.get("hooks")
+    found = []
+    for event, groups in (events if isinstance(events, dict) else {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            hooks = group.get("hooks") if isinstance(group, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                url = hook.get("url") if isinstance(hook, dict) else None
+                if not isinstance(url, str) or hook.get("type") != "http":
+                    continue
+                if "/hooks/" in urlsplit(url).path:
+                    found.append((str(event), url))
+    return found
 
 
 def _hooks_in(settings: dict[str, Any]) -> list[dict[str, Any]]:

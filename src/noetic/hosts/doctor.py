@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,7 +42,7 @@ class Report(BaseModel):
 
 def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = False) -> Report:
     """Run every check for the store and project (nothing written)."""
-    from noetic.store.location import locate_store
+    from noetic.store.location import locate_store, shown
 
     location = locate_store(store, cwd=project)
     checks = [*_store_checks(location)]
@@ -50,8 +50,7 @@ def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = Fals
     checks.append(_embedder())
     checks.append(_git_notes(project))
     checks.extend(host_checks(project, home))
-    from noetic.store.location import shown
-
+    checks.extend(hook_url_checks(project, home, location.home))
     return Report(store=shown(location), checks=checks)
 
 
@@ -363,6 +362,81 @@ def _hook_kind(name: str, scope: str, kind: tuple[str, str | None] | None) -> li
             "--hooks command`",
         )
     ]
+
+
+def hook_url_checks(project: Path, home: Path, store_home: Path) -> list[Check]:
+    """Every http hook URL in Claude Code's settings: an event Noetic knows, and a server that
+    answers for this project's store (a ``noetic serve`` of another store would split the
+    session's records across two stores)."""
+    from noetic.errors import NoeticError
+    from noetic.hosts.claude_code import SCOPES, http_hook_urls
+    from noetic.hosts.hooks import EVENTS
+
+    found: list[Check] = []
+    for scope in SCOPES:
+        try:
+            urls = http_hook_urls(scope, project, home)
+        except NoeticError:
+            continue  # host_checks has said the file does not parse
+        unknown = sorted({u for _, u in urls if u.rstrip("/").rpartition("/")[2] not in EVENTS})
+        if unknown:
+            found.append(
+                Check(
+                    name=f"claude-code hook urls ({scope})",
+                    status="fail",
+                    detail=f"post to events Noetic has no hook for: {', '.join(unknown)} "
+                    "(the server answers 404, and that hook does nothing)",
+                    fix=f"`noetic setup claude-code --scope {scope} --hooks http` writes them "
+                    f"again; the events are {', '.join(EVENTS)}",
+                )
+            )
+        for base in sorted({u.rsplit("/hooks/", 1)[0] for _, u in urls}):
+            served = served_store(base)
+            if served is None or _same_store(served, store_home):
+                continue
+            found.append(
+                Check(
+                    name=f"claude-code hook urls ({scope})",
+                    status="warn",
+                    detail=f"the hooks post to {base}, which serves the store {served}, not this "
+                    f"project's ({store_home}): the session's hooks and its MCP tools would "
+                    "record in two stores",
+                    fix=f"start `noetic serve` for this project (--store {store_home}) at that "
+                    "address, or `noetic setup claude-code --hooks command`",
+                )
+            )
+    return found
+
+
+def _same_store(served: str, store_home: Path) -> bool:
+    try:
+        return Path(served).resolve() == store_home.resolve()
+    except OSError:
+        return served == str(store_home)
+
+
+def served_store(base: str, timeout: float = 2.0) -> str | None:
+    """The store the ``noetic serve`` at ``base`` serves (``GET <base>/hooks``); None when it
+    does not answer (:func:`server_answers` says why)."""
+    data = _hooks_listing(base, timeout)
+    store = data.get("store") if isinstance(data, dict) else None
+    return store if isinstance(store, str) else None
+
+
+def _hooks_listing(base: str, timeout: float) -> Any:
+    import json
+    import os
+    import urllib.request
+
+    request = urllib.request.Request(f"{base}/hooks")
+    token = os.environ.get("NOETIC_TOKEN")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read(65536))
+    except (OSError, ValueError):
+        return None
 
 
 def server_answers(base: str, timeout: float = 2.0) -> str | None:

@@ -49,6 +49,11 @@ EVENTS = (
     "stop",
     "post-tool-use",
     "session-end",
+    "subagent-start",
+    "subagent-stop",
+    "task-completed",
+    "permission-denied",
+    "stop-failure",
 )
 AI_ID = "claude-code"
 DEFAULT_CONTEXT_TOKENS = 1500
@@ -123,8 +128,17 @@ def _answer(event: str, payload: dict[str, Any], location: Any) -> dict[str, Any
         if event == "pre-compact":
             pre_compact(tracker, sid, payload)
             return None
-        if event == "stop":
+        if event in ("stop", "task-completed"):
             return stop(tracker, sid, payload)
+        if event == "subagent-start":
+            subagent_start(tracker.store, sid, payload)
+            return None
+        if event == "subagent-stop":
+            subagent_stop(tracker.store, sid, payload)
+            return None
+        if event in ("permission-denied", "stop-failure"):
+            host_event(tracker.store, sid, event, payload)
+            return None
         tracker.store.end_session(sid)
         return None
     finally:
@@ -394,6 +408,83 @@ def stop(tracker: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | No
             "will not be asked again for this task."
         ),
     }
+
+
+# subagents and what else the host reports ------------------------------------------------------
+
+_AGENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
+
+
+def _subagent(payload: dict[str, Any]) -> tuple[str, str] | None:
+    """The subagent's id and type from a SubagentStart/SubagentStop payload (None: no id)."""
+    agent = payload.get("agent_id")
+    if not isinstance(agent, str) or not _AGENT_ID.match(agent):
+        return None
+    kind = payload.get("agent_type")
+    return agent, _one_line(kind, 80) if isinstance(kind, str) and kind.strip() else "subagent"
+
+
+def subagent_start(store: Any, sid: str, payload: dict[str, Any]) -> None:
+    """A subagent gets a task of its own in the session, under the task open when it started
+    (``result.parent``): its test runs are outcomes of its task until SubagentStop ends it."""
+    found = _subagent(payload)
+    if found is None:
+        return
+    agent, kind = found
+    if any(c.result.get("agent_id") == agent for c in store.cascades(sid) if c.status == "open"):
+        return  # resumed: it has its task already
+    parent = store.open_cascade_of(sid)
+    session = store.get_session(sid)
+    store.open_cascade(
+        sid,
+        f"subagent {kind} ({agent})",
+        profile=session.profile,
+        result={"subagent": kind, "agent_id": agent, "parent": parent.id if parent else None},
+    )
+
+
+def subagent_stop(store: Any, sid: str, payload: dict[str, Any]) -> None:
+    """The subagent's task ends, with the subagent's last message as its result."""
+    found = _subagent(payload)
+    if found is None:
+        return
+    agent, _ = found
+    for task in store.cascades(sid):
+        if task.status == "open" and task.result.get("agent_id") == agent:
+            last = payload.get("last_assistant_message")
+            result = dict(task.result)
+            if isinstance(last, str) and last.strip():
+                result["last_message"] = last[:4000]
+            store.finish_cascade(task.id, "completed", result)
+
+
+def host_event(store: Any, sid: str, event: str, payload: dict[str, Any]) -> None:
+    """Claude Code's PermissionDenied and StopFailure, kept on the open task as events (the
+    task page lists them); neither is an outcome of the task."""
+    from noetic.events import Event, EventKind, HostReported
+
+    name = "PermissionDenied" if event == "permission-denied" else "StopFailure"
+    tool = payload.get("tool_name")
+    detail = next(
+        (payload[k] for k in ("reason", "error", "message") if isinstance(payload.get(k), str)),
+        "",
+    )
+    open_task = store.open_cascade_of(sid)
+    reported = HostReported(
+        host="Claude Code",
+        event=name,
+        tool=tool if isinstance(tool, str) else None,
+        detail=_one_line(detail, 500) if detail else "",
+    )
+    store.append_event(
+        Event(
+            kind=EventKind.HOST_EVENT,
+            engine="claude-code",
+            session_id=sid,
+            cascade_id=open_task.id if open_task else None,
+            data=reported.model_dump(),
+        )
+    )
 
 
 # post-tool-use -------------------------------------------------------------------------------

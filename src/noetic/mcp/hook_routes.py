@@ -3,7 +3,10 @@
 A hook of type ``http`` posts the same JSON a command hook reads on stdin; the answer is the
 JSON the command would print, with status 200 (an empty body when the command prints
 nothing). As for the command, a hook that fails answers 200 with an empty body and the error
-goes to ``<store>/hooks.log``: Noetic never stands in the agent's way. Every hook acts on the
+goes to ``<store>/hooks.log``: Noetic never stands in the agent's way. What is no hook at all
+is refused, so a mistake in ``settings.json`` shows in Claude Code instead of passing for a
+hook that ran: an unknown event answers 404, a body that is not a JSON object 400, each with
+``{"error": {"message", "fix"}}``. Every hook acts on the
 one store this server opened (as every MCP client over HTTP does). Off loopback the server's
 bearer token guards these routes like ``/mcp``. ``GET /hooks`` lists the events, for ``noetic
 doctor`` to see that the server answers.
@@ -32,9 +35,19 @@ def hook_routes(home: Path) -> list[Route]:
     async def answer(request: Request) -> Response:
         from anyio import to_thread
 
+        from noetic.errors import InvalidValueError
+
         event = request.path_params["event"]
-        body = await _body(request)
-        reply = await to_thread.run_sync(_run, event, body, home)
+        if event not in EVENTS:  # a typo in settings.json must not pass for a hook that ran
+            return _refused(
+                404, f"unknown hook event {event!r}", f"post to /hooks/EVENT, EVENT one of: "
+                f"{', '.join(EVENTS)}"
+            )  # fmt: skip
+        try:
+            payload = _payload(await _body(request))
+        except InvalidValueError as exc:
+            return _refused(400, exc.message, "post the JSON object Claude Code sends the hook")
+        reply = await to_thread.run_sync(_run, event, payload, home)
         if reply is None:
             return Response(status_code=200)
         return Response(
@@ -59,13 +72,15 @@ async def _body(request: Request) -> bytes:
     return bytes(data)
 
 
-def _run(event: str, body: bytes, home: Path) -> dict[str, Any] | None:
-    """What ``noetic hook EVENT`` does with ``body`` on stdin, against the server's store."""
+def _refused(status: int, message: str, fix: str) -> Response:
+    return JSONResponse({"error": {"message": message, "fix": fix}}, status_code=status)
+
+
+def _run(event: str, payload: dict[str, Any], home: Path) -> dict[str, Any] | None:
+    """What ``noetic hook EVENT`` does with ``payload`` on stdin, against the server's store."""
     from noetic.hosts.hooks import log_failure, run_hook
 
-    payload: dict[str, Any] = {}
     try:
-        payload = _payload(body)
         return run_hook(event, payload, store=home)
     except Exception as exc:  # a hook must never fail the agent: log, answer nothing
         log_failure(event, payload, home, exc)

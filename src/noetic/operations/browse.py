@@ -200,7 +200,7 @@ def created_between(parts: list[str], args: list[Any], column: str, f: SessionFi
     if f.since is not None:
         parts.append(f"{column} >= ?")
         args.append(f.since.isoformat())
-    if f.until is not None:
+    if f.until is not None and f.until < date.max:  # the last day there is: no bound
         parts.append(f"{column} < ?")
         args.append((f.until + timedelta(days=1)).isoformat())
 

@@ -29,6 +29,10 @@ class AgentSide(BaseModel):
     brier_low: float | None
     brier_high: float | None
     ece: float | None
+    brier_missing: str | None = None
+    """Why there is no Brier score (too few outcomes), when there is none."""
+    ece_missing: str | None = None
+    """Why there is no ECE, when there is none."""
     verdict: str
     outcomes: int
 
@@ -95,6 +99,8 @@ def _agent(store: BaseStore, name: str) -> AgentSide:
         brier_low=m.brier.low,
         brier_high=m.brier.high,
         ece=m.ece.value,
+        brier_missing=m.brier.reason if m.brier.value is None else None,
+        ece_missing=m.ece.reason if m.ece.value is None else None,
         verdict=m.test.verdict,
         outcomes=scored.outcomes,
     )

@@ -10,10 +10,15 @@ lookups, however large the store.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from typing import Final, NamedTuple
 
 from noetic.errors import InvalidValueError
 from noetic.store.base import BaseStore
+
+MAX_ID: Final = 2**63 - 1
+"""The largest row id SQLite and PostgreSQL (bigint) hold."""
+_CURSOR: Final = re.compile(r"[0-9]{1,19}(?:\.[0-9]{1,19}){0,2}")
 
 
 class Cursor(NamedTuple):
@@ -26,15 +31,14 @@ class Cursor(NamedTuple):
 
     @classmethod
     def parse(cls, text: str) -> Cursor:
-        """``"12.3.0"`` as written by ``str``; a bare number is an event id alone."""
-        parts = text.strip().split(".")
-        try:
-            numbers = [int(p) for p in parts]
-        except ValueError:
-            numbers = []
-        if not 1 <= len(numbers) <= 3 or any(n < 0 for n in numbers):
+        """``"12.3.0"`` as written by ``str``; a bare number is an event id alone. Each number
+        is ASCII digits no larger than a database id can be (:data:`MAX_ID`)."""
+        text = text.strip()
+        numbers = [int(p) for p in text.split(".")] if _CURSOR.fullmatch(text) else []
+        if not numbers or any(n > MAX_ID for n in numbers):
             raise InvalidValueError(
-                f"a live cursor is three whole numbers joined by dots, got {text[:40]!r}",
+                f"a live cursor is one to three whole numbers from 0 to {MAX_ID} joined by "
+                f"dots, got {text[:40]!r}",
                 field="after",
                 value=text[:40],
             )

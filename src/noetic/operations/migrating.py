@@ -13,8 +13,8 @@ def migrate_store(store: Path | None, to: str) -> CopyReport:
     """Copy the SQLite store at ``store`` (else the one the usual rules find) into the
     PostgreSQL store at ``to``; raises :class:`StoreError` naming each table that does not
     match after the copy. Running it again copies only what is new."""
-    from noetic.store.location import _locate, database_url, require_store
-    from noetic.store.postgres import PostgresStore, safe_url
+    from noetic.store.location import _locate, database_url, require_store, safe_url
+    from noetic.store.postgres import PostgresStore
     from noetic.store.sqlite import Store
 
     url = database_url(to)

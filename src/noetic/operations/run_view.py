@@ -17,7 +17,7 @@ and an observer run its stages (:class:`ObserverStage`) and why it stopped.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
@@ -113,7 +113,7 @@ def run_timeline(store: BaseStore, run_id: str) -> Timeline:
     ).fetchall()
     truncated = len(rows) > MAX_EVENTS
     rows = rows[:MAX_EVENTS]
-    start = _time(rows[0]["at"]) if rows else None
+    start, end = _wall(store, scope, key if scope != "nova" else run_id, rows)
     items: list[Item] = []
     spans: list[Span] = []
     open_phases: dict[tuple[str, str, str | None, int | None], float] = {}
@@ -177,13 +177,44 @@ def run_timeline(store: BaseStore, run_id: str) -> Timeline:
         lanes=lanes,
         items=items,
         spans=spans,
-        duration_ms=max([i.ms for i in items] + [s.start_ms + s.ms for s in spans] + [0.0]),
+        duration_ms=max(
+            [i.ms for i in items]
+            + [s.start_ms + s.ms for s in spans]
+            + [(end - start).total_seconds() * 1000 if start and end else 0.0]
+        ),
         truncated=truncated,
         nova_runs=nova_runs,
         turns=turns,
         observer=observer,
         stages=stages,
     )
+
+
+def _wall(
+    store: BaseStore, scope: str, key: str, rows: list[Any]
+) -> tuple[datetime | None, datetime | None]:
+    """When the run began and ended, by the wall clock: from the task's (or session's) start,
+    or a phase or run whose completion says it began before the first event was written
+    (its ``ms`` back from when it completed), to its end or its last event."""
+    starts, ends = [], []
+    for r in rows:
+        at = _time(r["at"])
+        starts.append(at)
+        ends.append(at)
+        if r["kind"] in (EventKind.PHASE_COMPLETED, EventKind.RUN_FINISHED):
+            took = json.loads(r["data"]).get("ms")
+            if isinstance(took, int | float) and 0 <= took < 1e12:
+                starts.append(at - timedelta(milliseconds=took))
+    table = {"task": "cascades", "session": "sessions"}.get(scope)
+    if table is not None:
+        row = store.conn.execute(
+            f"SELECT created_at, ended_at FROM {table} WHERE id = ?", (key,)
+        ).fetchone()
+        if row is not None:
+            starts.append(_time(row["created_at"]))
+            if row["ended_at"]:
+                ends.append(_time(row["ended_at"]))
+    return (min(starts) if starts else None), (max(ends) if ends else None)
 
 
 def _resolve(store: BaseStore, run_id: str) -> tuple[str, str, str, str | None, str]:
@@ -320,6 +351,9 @@ def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
             f"{p.latency_ms:.0f} ms{cost}"
         )
         return text, None if p.outcome == "ok" else "failed"
+    if k == EventKind.HOST_EVENT:
+        tool = f" ({p.tool})" if p.tool else ""
+        return f"{p.host} {p.event}{tool}: {p.detail}".rstrip(": "), "refused"
     if k == EventKind.CONSTRAINT_ENFORCED:
         return f"gate refused: {p.rule} ({p.value:g} against limit {p.limit:g})", "refused"
     if k == EventKind.OBSERVATION:
@@ -331,7 +365,8 @@ def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def _time(at: str) -> datetime:
-    return datetime.fromisoformat(at)
+    moment = datetime.fromisoformat(at)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _lane_order(lane: str) -> tuple[int, str]:

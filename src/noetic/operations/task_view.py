@@ -9,6 +9,7 @@ validated when they were written); the models returned are frozen and typed.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
@@ -124,12 +125,26 @@ class TaskView(BaseModel):
     calls: list[ModelCall]
     totals: CallTotals
     engines: list[str]
+    host_events: list[str] = []
+    """What the host reported on this task that is no outcome (Claude Code's PermissionDenied,
+    StopFailure), one line each, oldest first."""
 
     def key_points(self) -> list[AssessmentPoint]:
         """PREFLIGHT, the last CHECK and POSTFLIGHT: the columns of the vector grid."""
         pre = next((a for a in self.assessments if a.phase == "preflight"), None)
         check = next((a for a in reversed(self.assessments) if a.phase == "check"), None)
         post = next((a for a in reversed(self.assessments) if a.phase == "postflight"), None)
+        return [a for a in (pre, check, post) if a is not None]
+
+    def stated_before(self, outcome: OutcomeRow) -> list[AssessmentPoint]:
+        """What the task stated before ``outcome`` was recorded, at the phases calibration
+        scores: the first PREFLIGHT, the last CHECK and the last POSTFLIGHT written before it
+        (each quoted as its P(success) where it gave one, else its confidence)."""
+        when = _instant(outcome.at)
+        earlier = [a for a in self.assessments if _instant(a.at) <= when]
+        pre = next((a for a in earlier if a.phase == "preflight"), None)
+        check = next((a for a in reversed(earlier) if a.phase == "check"), None)
+        post = next((a for a in reversed(earlier) if a.phase == "postflight"), None)
         return [a for a in (pre, check, post) if a is not None]
 
     def vector_path(self, name: str) -> list[float]:
@@ -206,6 +221,15 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
             (c["session_id"], task_id),
         )
     ]
+    from noetic.events import EventKind
+    from noetic.operations.run_view import describe
+
+    host_events = [
+        f"{e.at}: {describe(e.kind, e.data)[0]}"
+        for e in store.events(
+            session_id=c["session_id"], cascade_id=task_id, kind=EventKind.HOST_EVENT.value
+        )
+    ]
     return TaskView(
         id=c["id"],
         session_id=c["session_id"],
@@ -223,6 +247,7 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
         calls=calls,
         totals=_totals(calls),
         engines=engines,
+        host_events=host_events,
     )
 
 
@@ -264,3 +289,9 @@ def _totals(calls: list[ModelCall]) -> CallTotals:
         cost_usd=round(sum(priced), 6) if priced else None,
         unpriced=len(calls) - len(priced),
     )
+
+
+def _instant(at: str) -> datetime:
+    """A stored timestamp as an aware instant (one without a zone is UTC)."""
+    moment = datetime.fromisoformat(at)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

@@ -8,7 +8,8 @@ kept, and cannot be made again, so the rows it wrote (``written_by``) keep namin
 
 :class:`Access` is the server's side: the one admin token ``noetic serve --token`` was given
 (compared in constant time, as before) and the store's tokens, each a :class:`Identity`; a
-read-only identity may read (the dashboard, the read tools) and write nothing.
+read-only identity may read (the dashboard, the read tools) and write nothing. It also keeps
+the dashboard's login sessions: random ids held in the server's memory only (:meth:`Access.login`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 """The addresses a server may be bound to and stay unreachable from other machines."""
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
-COOKIE_MESSAGE: Final = b"noetic dashboard session"
+MAX_LOGINS: Final = 10_000
+"""Dashboard login sessions a server keeps at once; a login beyond it ends the oldest."""
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,6 @@ ANYONE: Final = Identity(None, open=True)
 def digest(token: str) -> str:
     """The stored form of a token: its SHA-256, in hex."""
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def admin_cookie(token: str) -> str:
-    """The dashboard's login cookie for the admin token: an HMAC keyed by it."""
-    return hmac.new(token.encode(), COOKIE_MESSAGE, hashlib.sha256).hexdigest()
 
 
 def check_name(name: str) -> str:
@@ -140,6 +137,7 @@ class Access:
         self.loopback = loopback
         self._store: BaseStore | None = None
         self._lock = threading.Lock()
+        self._logins: dict[str, Identity] = {}  # SHA-256 of a login session id: who it is
 
     @property
     def required(self) -> bool:
@@ -188,40 +186,38 @@ class Access:
             return None
         return self.token(header[len("Bearer ") :])
 
-    def cookie_for(self, who: Identity) -> str:
-        """The dashboard's login cookie for ``who``: an HMAC keyed by the admin token, or by
-        the store token's hash, so it never holds a token, and revoking the token (or changing
-        the admin token) logs its browsers out."""
-        if who.name is None:
-            assert self.admin is not None
-            return admin_cookie(self.admin)
-        return who.name + ":" + self._mac(who.name)
+    def login(self, who: Identity) -> str:
+        """A new login session for ``who`` (the dashboard's cookie): a random id this server
+        holds in memory, so it is new on every login, a copy of the database cannot forge one,
+        and it ends at :meth:`logout`, when its token is revoked, or when the server stops."""
+        session = secrets.token_urlsafe(32)
+        with self._lock:
+            self._logins[_login_key(session)] = who
+            while len(self._logins) > MAX_LOGINS:  # the oldest first (dicts keep their order)
+                del self._logins[next(iter(self._logins))]
+        return session
 
     def cookie(self, value: str) -> Identity | None:
-        """The identity a login cookie stands for, else None."""
-        name, sep, mac = value.partition(":")
-        if not sep:
-            if self.admin is not None and _same(value, self.cookie_for(ADMIN)):
-                return ADMIN
-            return None
-        if not NAME.fullmatch(name) or not _same(mac, self._mac(name)):
-            return None
+        """The identity a login session id stands for, else None: an id this server never
+        gave, one logged out, or one whose store token has been revoked since (which ends it)."""
+        key = _login_key(value)
+        with self._lock:
+            who = self._logins.get(key)
+        if who is None or who.name is None:
+            return who
         from noetic.store.tokens import token_rows
 
         with self._lock:
-            rows = token_rows(self._reader(), name)
-        if not rows or rows[0]["revoked_at"] is not None:
-            return None
-        return Identity(name, rows[0]["read_only"])
+            rows = token_rows(self._reader(), who.name)
+            if rows and rows[0]["revoked_at"] is None:
+                return who
+            self._logins.pop(key, None)
+        return None
 
-    def _mac(self, name: str) -> str:
-        from noetic.store.tokens import token_hash
-
+    def logout(self, value: str) -> None:
+        """End the login session ``value`` (nothing if it is not one)."""
         with self._lock:
-            stored = token_hash(self._reader(), name)
-        if stored is None:
-            return "-"  # never a hex digest: matches nothing
-        return hmac.new(stored.encode(), COOKIE_MESSAGE, hashlib.sha256).hexdigest()
+            self._logins.pop(_login_key(value), None)
 
     def close(self) -> None:
         with self._lock:
@@ -230,7 +226,6 @@ class Access:
                 self._store = None
 
 
-def _same(given: str, expected: str) -> bool:
-    """Constant-time equality of a value from a request (any characters: compared as bytes,
-    which ``compare_digest`` takes whatever they hold) with the expected one."""
-    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+def _login_key(value: str) -> str:
+    """How a login session id is held: its SHA-256 (a cookie may hold any characters)."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()

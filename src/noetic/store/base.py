@@ -262,7 +262,13 @@ class BaseStore:
     # cascades -----------------------------------------------------------------------------
 
     def open_cascade(
-        self, session_id: str, task: str, *, profile: str, provider: str | None = None
+        self,
+        session_id: str,
+        task: str,
+        *,
+        profile: str,
+        provider: str | None = None,
+        result: dict[str, Any] | None = None,
     ) -> CascadeRecord:
         check_text_field(task, "task")
         record = CascadeRecord(
@@ -272,6 +278,7 @@ class BaseStore:
             status="open",
             profile=profile,
             provider=provider,
+            result=result or {},
             created_at=now(),
             written_by=WRITER.get(),
         )

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from noetic.assessment import Assessment, Decision
 from noetic.errors import InvalidValueError
+from noetic.events import EventKind
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
@@ -200,6 +201,15 @@ def parse_export(doc: Any) -> dict[str, Any]:
         raise InvalidValueError(
             f"session export: field {field!r}: {err['msg']}", field=field
         ) from None
+    known = {k.value for k in EventKind}
+    for i, e in enumerate(events):
+        if e["kind"] not in known:
+            raise InvalidValueError(
+                f"session export: event {i} has the unknown kind {str(e['kind'])[:60]!r}; "
+                f"known kinds: {', '.join(sorted(known))}",
+                field=f"events.{i}.kind",
+                value=str(e["kind"])[:60],
+            )
     for a in assessments:
         if a.session_id != session.id:
             raise InvalidValueError(

@@ -40,12 +40,6 @@ def token_by_hash(store: BaseStore, digest: str) -> dict[str, Any] | None:
     return None if row is None else _row(row)
 
 
-def token_hash(store: BaseStore, name: str) -> str | None:
-    """The hash stored for ``name`` (what a dashboard cookie is keyed with), else None."""
-    row = store.conn.execute("SELECT hash FROM tokens WHERE name = ?", (name,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def revoke_token(store: BaseStore, name: str) -> bool:
     """Mark ``name`` revoked now; False when it was revoked already."""
     with store.transaction() as c:
