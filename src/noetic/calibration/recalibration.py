@@ -141,17 +141,17 @@ def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
         return Logistic(a=a, b=b, va=h22 / det, vb=h11 / det, cab=-h12 / det)
     # statements that ran against the outcomes: a map must not reverse their order, so the
     # slope stops at 0 (every statement means the same) and the intercept is refitted
-    a, h = 0.0, pa
+    a, hess = 0.0, pa
     for _ in range(50):
-        g, h = -a * pa, pa
-        for _x, (w, s) in groups.items():
-            q = _sigmoid(a)
-            g += s - w * q
-            h += w * q * (1 - q)
-        a += g / h
-        if abs(g / h) < 1e-10:
+        grad, hess = -a * pa, pa
+        q = _sigmoid(a)
+        for w, s in groups.values():
+            grad += s - w * q
+            hess += w * q * (1 - q)
+        a += grad / hess
+        if abs(grad / hess) < 1e-10:
             break
-    return Logistic(a=a, b=0.0, va=1 / h, vb=PRIOR_SD_B**2, cab=0.0)
+    return Logistic(a=a, b=0.0, va=1 / hess, vb=PRIOR_SD_B**2, cab=0.0)
 
 
 def fit_isotonic(p: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:
