@@ -114,7 +114,7 @@ def _answer(event: str, payload: dict[str, Any], location: Any) -> dict[str, Any
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
     if event == "user-prompt-submit":
-        return user_prompt_submit(location.home)
+        return user_prompt_submit(location)
     if event == "post-tool-use":
         post_tool_use(location.home, payload)
         return None
@@ -145,20 +145,40 @@ def _answer(event: str, payload: dict[str, Any], location: Any) -> dict[str, Any
         tracker.store.close()
 
 
-def user_prompt_submit(home: Path) -> dict[str, Any] | None:
+def user_prompt_submit(location: Any) -> dict[str, Any] | None:
     """The agent's record as context for the prompt it is about to answer; None before it has
-    outcomes."""
+    outcomes. It runs before every prompt, so a local store is read with the standard library's
+    sqlite3 alone (read-only, one row); a PostgreSQL store through the store."""
     from noetic.calibration.record import record_line
-    from noetic.store import open_store
 
-    store = open_store(home)
-    try:
-        line = record_line(store, AI_ID)
-    finally:
-        store.close()
+    if location.url is None:
+        import sqlite3
+
+        conn = sqlite3.connect(f"file:{location.home / 'noetic.db'}?mode=ro", uri=True)
+        try:
+            line = record_line(_Connected(conn), AI_ID)
+        except sqlite3.OperationalError:  # a store from before the table: no record yet
+            line = None
+        finally:
+            conn.close()
+    else:
+        from noetic.store import open_store
+
+        store = open_store(location.home, url=location.url)
+        try:
+            line = record_line(store, AI_ID)
+        finally:
+            store.close()
     if line is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": line}}
+
+
+class _Connected:
+    """A bare connection where :func:`~noetic.calibration.record.record_line` expects a store."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
 
 
 def open_tracker(home: Path) -> Any:
