@@ -179,3 +179,22 @@ def test_bad_settings_are_named(config, says):
     with pytest.raises(InvalidValueError, match=says):
         parse_settings(config)
     assert parse_settings({}) == Settings()
+
+
+def test_the_agent_sees_its_record_in_prompts_and_at_bootstrap_once_it_has_outcomes(tracker):
+    from noetic.assessment import Phase
+    from noetic.operations.phases import bootstrap
+
+    fresh = bootstrap(tracker, ai_id="over", remember=False)
+    assert fresh.record is None
+    assert "Your record" not in tracker.prompt(fresh.session.id, Phase.PREFLIGHT, "t")
+    tasks(tracker, "over", 0.8, 14, 40)
+    preflight(tracker, fresh.session)  # a decision keeps the map (an outcome's receipt does too)
+    again = bootstrap(tracker, ai_id="over", remember=False)
+    assert again.record is not None
+    assert again.record.startswith(
+        "Your record in Noetic: your last 40 PREFLIGHT statements averaged 0.80; 35% of those "
+        "tasks succeeded; calibrated, your 0.80 has meant 0.3"
+    )
+    assert again.record in tracker.prompt(again.session.id, Phase.PREFLIGHT, "t")
+    assert bootstrap(tracker, ai_id="someone else", remember=False).record is None
