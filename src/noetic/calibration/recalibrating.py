@@ -138,6 +138,15 @@ def _scoped(
     return None, []
 
 
+def _points(store: Store, ai_id: str) -> list[PhasePoint]:
+    """The agent's own points when they are enough to decide on (the usual case, and the
+    cheaper read), else every point of the store, for the fallbacks."""
+    own = phase_points(store, Filters(ai_id=ai_id))
+    if split(sum(1 for p in own if p.phase == "preflight")) is not None:
+        return own
+    return phase_points(store, Filters())
+
+
 def decision_points(points: list[PhasePoint], tasks: set[str]) -> list[tuple[float, float]]:
     """Each task's statement where it decided to act: its last CHECK, else its PREFLIGHT."""
     pre: dict[str, PhasePoint] = {}
@@ -158,7 +167,7 @@ def fit_for(
     """Fit ``(ai_id, ai_model)``'s map (and the configured gate) on the store's outcomes as
     they are now, keep it, and return it."""
     stamp = _stamp(store)
-    points = phase_points(store, Filters())
+    points = _points(store, ai_id)
     scope, mine = _scoped(points, ai_id, ai_model)
     fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
     own = [p for p in points if p.phase == "preflight" and p.agent == ai_id][-RECORD_TASKS:]
@@ -228,7 +237,7 @@ def kept(
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
         assert settings is not None
-        points = phase_points(store, Filters())
+        points = _points(store, ai_id)
         _, mine = _scoped(points, ai_id, ai_model)
         body["gates"][_gate_key(settings)] = _gate(points, mine, settings).to_json()
         _keep(store, _key(ai_id, ai_model), (int(row[0]), int(row[1])), body)
