@@ -192,6 +192,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         (ws / "src").mkdir(parents=True)
+        (ws / "src" / "app.py").write_text("print('app')\n")  # the table's `python -m app`
         home = Path(tmp) / "home"
         home.mkdir()
         gate_figures(ws, str(home))

@@ -1,12 +1,16 @@
-"""The shell gate on its red-team and benign sets, beside the gate before the capability model.
+"""The shell gate on its red-team and benign sets, beside last round's gate, in the same run.
 
-The sets are the test data in tests/tools/gate_sets/ (red-team commands by class, ordinary
-developer commands), judged in the folders its places.py makes. The gate of this checkout is
-judged as an unsandboxed run (a host with no bubblewrap, or Claude Code's Bash tool) and as a
-sandboxed one; the earlier gate — commit 60a598b, exported with `git archive` into a temporary
-folder and imported from there in a child process — on the same sets, in the same run.
+The sets are the test data in tests/tools/gate_sets/: red-team commands by class
+(redteam.yaml), ordinary developer commands — the first round's list (benign.yaml) and the
+workflows of round two (workflows.yaml, how it was written is said at its top) — judged in the
+folders its places.py makes. Each gate judges every command twice: as an unsandboxed run (a
+host with no bubblewrap, or Claude Code's Bash tool) and as a sandboxed one.
 
-    .venv/bin/python bench/shellgate_sets.py [--base 60a598b]
+The earlier gates are the source of a commit — by default 17641a7, main before the gate failed
+closed (last round's gate), and 60a598b, before the capability model — exported with
+`git archive` into a temporary folder and imported from there in a child process.
+
+    .venv/bin/python bench/shellgate_sets.py [--base 17641a7 --base 60a598b]
 """
 
 from __future__ import annotations
@@ -18,97 +22,146 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections import Counter
+import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.tools.gate_sets.places import benign, make_places, red_team  # noqa: E402
+from tests.tools.gate_sets.places import benign_rows, make_places, red_team  # noqa: E402
 
 _CHILD = """
-import json, sys
+import inspect, json, sys, time
 from noetic.tools.shellgate import check_command
-ws, home = sys.argv[1], sys.argv[2]
+ws, home, boxed = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 commands = json.load(sys.stdin)
-print(json.dumps([check_command(c, ws, home=home).allowed for c in commands]))
+takes = "sandboxed" in inspect.signature(check_command).parameters
+extra = {"sandboxed": boxed} if takes else {}
+allowed = [check_command(c, ws, home=home, **extra).allowed for c in commands]
+start = time.perf_counter()
+for c in commands:
+    check_command(c, ws, home=home, **extra)
+ms = (time.perf_counter() - start) * 1000 / len(commands)
+print(json.dumps({"allowed": allowed, "ms": ms}))
 """
+TIMES: dict[str, float] = {}  # gate -> ms per ordinary command (the sandboxed pass)
+Figures = dict[str, list[bool]]  # "red"/"good" -> allowed, in the order of the sets
 
 
-def _current(commands: list[str], ws: Path, home: Path, sandboxed: bool) -> list[bool]:
+def _current(red: list[str], good: list[str], ws: Path, home: Path, boxed: bool) -> Figures:
     from noetic.tools.shellgate import check_command
 
-    return [check_command(c, ws, home=str(home), sandboxed=sandboxed).allowed for c in commands]
+    def judge(commands: list[str]) -> list[bool]:
+        return [check_command(c, ws, home=str(home), sandboxed=boxed).allowed for c in commands]
+
+    figures = {"red": judge(red), "good": judge(good)}
+    start = time.perf_counter()  # a second pass: the decisions per command, caches warm
+    judge(good)
+    TIMES["now"] = (time.perf_counter() - start) * 1000 / len(good)
+    return figures
 
 
-def _base(commit: str, commands: list[str], ws: Path, home: Path, tmp: Path) -> list[bool]:
+def _export(commit: str, tmp: Path) -> Path:
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", commit, "src/noetic"], capture_output=True, check=True
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tmp / "base", filter="data")
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(ws), str(home)],
-        input=json.dumps(commands).encode(),
-        capture_output=True,
-        check=True,
-        env={"PYTHONPATH": str(tmp / "base" / "src"), "PATH": "/usr/bin:/bin"},
-    )
-    return list(json.loads(done.stdout))
+        tar.extractall(tmp / commit, filter="data")
+    return tmp / commit / "src"
 
 
-def _line(name: str, red: list[bool], good: list[bool]) -> str:
-    let_through = sum(red)
-    alarms = len(good) - sum(good)
-    return (
-        f"{name:<34} red-team refused {len(red) - let_through:>3}/{len(red)} "
-        f"(let through {let_through:>3})   benign allowed {sum(good):>3}/{len(good)} "
-        f"(false alarms {alarms:>2}, {alarms / len(good):.1%})"
-    )
+def _base(src: Path, red: list[str], good: list[str], ws: Path, home: Path, boxed: bool) -> Figures:
+    def judge(commands: list[str]) -> tuple[list[bool], float]:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(ws), str(home), "1" if boxed else "0"],
+            input=json.dumps(commands).encode(),
+            capture_output=True,
+            check=True,
+            env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+        )
+        answer = json.loads(done.stdout)
+        return list(answer["allowed"]), float(answer["ms"])
+
+    good_allowed, ms = judge(good)
+    TIMES[src.parent.name] = ms
+    return {"red": judge(red)[0], "good": good_allowed}
+
+
+def _by_class(classes: list[str], allowed: list[bool]) -> dict[str, tuple[int, int]]:
+    """class -> (refused, total)."""
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for cls, ok in zip(classes, allowed, strict=True):
+        out[cls][0] += not ok
+        out[cls][1] += 1
+    return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def _table(title: str, classes: list[str], columns: dict[str, list[bool]]) -> None:
+    print(f"\n{title}")
+    names = list(columns)
+    print(f"  {'class':<24}" + "".join(f"{n:>22}" for n in names))
+    order = list(dict.fromkeys(classes))
+    per = {n: _by_class(classes, columns[n]) for n in names}
+    for cls in [*order, "all"]:
+        cells = []
+        for n in names:
+            if cls == "all":
+                count = sum(not ok for ok in columns[n])
+                total = len(columns[n])
+            else:
+                count, total = per[n][cls]
+            cells.append(f"{count:>4}/{total:<4} {count / total:>6.1%}")
+        print(f"  {cls:<24}" + "".join(f"{c:>22}" for c in cells))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--base", default="60a598b", help="the commit of the earlier gate")
+    parser.add_argument("--base", action="append", help="a commit of an earlier gate (repeatable)")
     args = parser.parse_args()
+    bases = args.base or ["17641a7", "60a598b"]
     rows = red_team()
     red = [c for _, c in rows]
-    good = benign()
+    good_rows = benign_rows()
+    good = [c for _, c in good_rows]
+    gates: dict[str, Figures] = {}
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         ws, home = make_places(tmp)
-        host_red, host_good = _current(red, ws, home, False), _current(good, ws, home, False)
-        box_red, box_good = _current(red, ws, home, True), _current(good, ws, home, True)
-        base_red, base_good = (
-            _base(args.base, red, ws, home, tmp),
-            _base(args.base, good, ws, home, tmp),
-        )
+        gates["now, no sandbox"] = _current(red, good, ws, home, False)
+        gates["now, sandboxed"] = _current(red, good, ws, home, True)
+        for commit in bases:
+            src = _export(commit, tmp)
+            gates[f"{commit}, no sandbox"] = _base(src, red, good, ws, home, False)
+            gates[f"{commit}, sandboxed"] = _base(src, red, good, ws, home, True)
     print(
-        f"{len(red)} red-team commands in {len({c for c, _ in rows})} classes, {len(good)} benign"
+        f"{len(red)} red-team commands in {len({c for c, _ in rows})} classes; "
+        f"{len(good)} ordinary commands in {len({c for c, _ in good_rows})} workflows"
     )
-    print(_line("this gate, no sandbox", host_red, host_good))
-    print(_line("this gate, sandboxed run", box_red, box_good))
-    print(_line(f"gate at {args.base}", base_red, base_good))
-    from noetic.tools.shellgate.syntax import parse
-
-    compound = [c for c in good if parse(c, home=str(home), workspace=str(ws)).argv() is None]
-    print(
-        f"benign lines that need a shell: {len(compound)}/{len(good)} — refused by the shell tool "
-        f'at {args.base} ("needs a shell"), run through bash as parsed now'
+    _table(
+        "red-team commands refused (higher is better), by class",
+        [c for c, _ in rows],
+        {g: f["red"] for g, f in gates.items()},
     )
-    through = Counter(cls for (cls, _), ok in zip(rows, base_red, strict=True) if ok)
-    print(
-        f"let through by {args.base}, by class: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(through.items()))
+    _table(
+        "ordinary commands refused — false alarms (lower is better), by workflow",
+        [c for c, _ in good_rows],
+        {g: f["good"] for g, f in gates.items()},
     )
     print(
-        "false alarms now (no sandbox): "
-        + "; ".join(c for c, ok in zip(good, host_good, strict=True) if not ok)
+        "\nms per ordinary command (judged as sandboxed, twice; the second pass timed): "
+        + ", ".join(f"{g} {ms:.2f}" for g, ms in TIMES.items())
     )
-    print(
-        f"false alarms at {args.base}: "
-        + "; ".join(c.replace("\n", "⏎") for c, ok in zip(good, base_good, strict=True) if not ok)
-    )
+    now = gates["now, no sandbox"]
+    print("\nfalse alarms now (no sandbox):")
+    for (flow, c), ok in zip(good_rows, now["good"], strict=True):
+        if not ok:
+            print(f"  [{flow}] {c}")
+    first = f"{bases[0]}, no sandbox"
+    print(f"\nred-team commands {bases[0]} let through (no sandbox), now refused:")
+    for (cls, c), was, ok in zip(rows, gates[first]["red"], now["red"], strict=True):
+        if was and not ok:
+            print(f"  [{cls}] {c!r}")
 
 
 if __name__ == "__main__":

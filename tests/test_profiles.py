@@ -145,3 +145,26 @@ def test_export_then_import_under_a_new_name_round_trips(registry, tmp_path):
 def test_missing_profile_file(tmp_path):
     with pytest.raises(NotFoundError, match="not found"):
         load_profile_file(tmp_path / "nope.yaml")
+
+
+def test_an_unchanged_profile_file_is_parsed_once_and_an_edited_one_again(tmp_path, monkeypatch):
+    import os
+
+    import yaml
+
+    parsed = []
+    real = yaml.safe_load
+
+    def counting(text):
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(yaml, "safe_load", counting)
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\nactions:\n  clarify_below: 0.4\n")
+    first = load_profile_file(path)
+    assert ProfileRegistry(tmp_path).get("mine") == first  # another registry: no new parse
+    assert len(parsed) == 1
+    path.write_text("name: mine\nactions:\n  clarify_below: 0.3\n")
+    os.utime(path, ns=(1, 1))  # a new modification time, whatever the clock's resolution
+    assert load_profile_file(path).actions.clarify_below == 0.3 and len(parsed) == 2

@@ -258,3 +258,10 @@ def test_what_more_outcomes_would_give_is_the_intervals_real_width(tracker):
     line = next(m for m in s.more if m.startswith("the gap's interval"))
     assert f"is {now:.2f} wide from 5 outcomes" in line
     assert line.endswith(f"about {later.high - later.low:.2f}")
+
+
+def test_one_outcome_is_said_in_the_singular(tracker):
+    session, _ = tracker.bootstrap(ai_id="a")
+    task(tracker, session.id, pre=0.8, post=0.9, success=True)
+    report = calibration_report(tracker.store, Filters())
+    assert report.metrics.ece.reason == "insufficient data: 1 outcome, at least 20 needed"

@@ -97,3 +97,13 @@ def test_the_provider_is_called_only_when_asked(project, home, monkeypatch):
         server.default = error(404)
         refused = checks(cli_json("doctor", "--call", code=1))["provider"]
         assert refused["status"] == "fail" and "did not answer" in refused["detail"]
+
+
+@pytest.mark.subprocess
+def test_a_gate_configuration_that_cannot_be_read_is_a_failure(project, home, _isolated_home):
+    cli_json("bootstrap")
+    assert checks(cli_json("doctor"))["gate"]["status"] == "ok"
+    (_isolated_home / "config.toml").write_text('[gate]\npolicy = ["gone.yaml"]\n')
+    found = checks(cli_json("doctor", code=1))["gate"]
+    assert found["status"] == "fail" and "gone.yaml" in found["detail"]
+    assert "denies every Bash, Write and Edit call" in found["fix"]

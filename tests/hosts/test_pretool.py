@@ -95,13 +95,13 @@ def test_a_refusal_says_what_the_gate_found_or_could_not_determine(
 
 @pytest.mark.subprocess
 def test_the_shells_cdpath_decides_where_cd_lands(project, home, _isolated_home, monkeypatch):
-    command = "cd etc && rm -rf *"
+    command = "cd etc && rm -rf build"
     monkeypatch.delenv("CDPATH", raising=False)
     assert pre(project, command=command) is None  # ./etc, inside the project
     monkeypatch.setenv("CDPATH", "/")
     kind, reason = decided(pre(project, command=command))
     assert kind == "deny"
-    assert "write-outside-workspace: " in reason and "it lands in /etc (at `*`)" in reason
+    assert "write-outside-workspace: " in reason and "it lands in /etc/build (at `build`)" in reason
 
 
 @pytest.mark.subprocess
@@ -203,13 +203,22 @@ def test_ordinary_writes_get_no_answer(project, home, _isolated_home):
 
 
 @pytest.mark.subprocess
-def test_a_failing_hook_allows_and_logs(project, home, _isolated_home):
+def test_a_failing_hook_denies_naming_the_file_and_logs(project, home, _isolated_home):
+    config = _isolated_home / "config.toml"
     configure(_isolated_home, '[gate]\nirreversible = "sometimes"\n')
-    assert pre(project, command="git push") is None
+    kind, reason = decided(pre(project, command="git push"))
+    assert kind == "deny" and f"{config}: [gate] irreversible must be ask, deny or allow" in reason
     assert "irreversible must be ask, deny or allow" in (_isolated_home / "hooks.log").read_text()
     configure(_isolated_home, "[gate\n")
-    assert pre(project, command="rm -rf /") is None  # the configuration failed, not the gate
+    kind, reason = decided(pre(project, command="ls"))  # even a harmless command
+    assert kind == "deny" and f"{config}: not valid TOML" in reason
+    kind, reason = decided(pre(project, "Write", file_path=str(project / "a.py"), content="x"))
+    assert kind == "deny" and f"{config}: not valid TOML" in reason
     assert "not valid TOML" in (_isolated_home / "hooks.log").read_text()
+    configure(_isolated_home, '[gate]\npolicy = ["gone.yaml"]\n')
+    kind, reason = decided(pre(project, command="ls"))
+    assert kind == "deny" and f"no policy file {_isolated_home / 'gone.yaml'}" in reason
+    assert pre(project, "Read", file_path="a.py") is None  # a tool the gate does not judge
 
 
 @pytest.mark.subprocess

@@ -30,7 +30,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,6 +90,9 @@ class ModelServer:
         self.paths: list[str] = []
         self.refused: list[str] = []
         self.default: Behaviour | None = None
+        # answers a request from its body when the queue is empty (a model that replies to
+        # what it is asked, for runs that ask many things at once)
+        self.responder: Callable[[dict[str, Any]], Behaviour] | None = None
         self.schema_mode = schema_mode
         self.reject_tools = False  # answer a request with tools as a server without tool support
         self._lock = threading.Lock()
@@ -117,7 +120,11 @@ class ModelServer:
                     elif rejection:  # refused before a model saw it: the queue is untouched
                         behaviour = error(400, text=rejection)
                     else:
-                        behaviour = server.queue.pop(0) if server.queue else server.default
+                        behaviour = server.queue.pop(0) if server.queue else None
+                if behaviour is None and server.responder is not None:
+                    behaviour = server.responder(body)
+                if behaviour is None:
+                    behaviour = server.default
                 if behaviour is None:
                     behaviour = error(599, text="the test queued no reply")
                 if behaviour.delay:

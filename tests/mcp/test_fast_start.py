@@ -122,7 +122,7 @@ def test_stdio_start_to_tools_list_with_the_cached_list(tmp_path):
             proc.stdout.close()
         assert answers[1]["result"]["serverInfo"]["name"] == "noetic"
         listed.append(answers[2]["result"]["tools"])
-    assert listed[0] == listed[1] and len(listed[0]) == 24
+    assert listed[0] == listed[1] and len(listed[0]) == 25
 
 
 def test_the_collector_is_off_while_the_server_starts_and_on_while_it_serves(tmp_path, monkeypatch):

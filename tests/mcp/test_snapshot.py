@@ -31,7 +31,9 @@ def current(server):
 
 
 def test_the_seed_tools_plus_outcome_recording(server):
-    assert set(current(server)) == SEED_TOOLS | {"record_outcome", "observe", "nova_process"}
+    assert set(current(server)) == SEED_TOOLS | {
+        "record_outcome", "observe", "nova_process", "evaluate"
+    }  # fmt: skip
 
 
 def test_tool_schemas_match_the_snapshot(server):

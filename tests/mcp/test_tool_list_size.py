@@ -9,8 +9,8 @@ from noetic.mcp.schemas import lean_schema
 
 # Characters of compact JSON: name, description and input schema of every tool (15,688 with
 # p_success, the review kind and the write tools' request_id, optional arguments written as a
-# type list rather than an anyOf).
-BUDGET = 16_000
+# type list rather than an anyOf; 16,407 with `evaluate`, the 25th tool).
+BUDGET = 16_500
 
 
 def test_the_tool_list_a_model_reads_fits_the_budget(server):
@@ -23,7 +23,7 @@ def test_the_tool_list_a_model_reads_fits_the_budget(server):
         {"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in tools
     ]
     size = len(json.dumps(listed, separators=(",", ":")))
-    assert len(tools) == 24 and size <= BUDGET, f"{size} characters for {len(tools)} tools"
+    assert len(tools) == 25 and size <= BUDGET, f"{size} characters for {len(tools)} tools"
     assert not any("title" in t.input_schema for t in tools)
     assert all(
         "title" not in p for t in tools for p in t.input_schema.get("properties", {}).values()

@@ -96,6 +96,15 @@ def _checkpoint(store: BaseStore) -> None:
     assert write_checkpoint(store, cp, None) == "sqlite"
 
 
+def _eval_run(store: BaseStore) -> None:
+    from noetic.store import evals
+
+    evals.create_run(
+        store, task_set="t", provider=None, model=None, ai_id="a", profile=None, settings={},
+        problems=[({"task_id": "p/0"}, None)],
+    )  # fmt: skip
+
+
 # What each write adds to which stamped tables.
 WRITES: dict[str, tuple[Callable[[BaseStore], Any], tuple[str, ...]]] = {
     "session": (_session, ("sessions",)),
@@ -110,6 +119,7 @@ WRITES: dict[str, tuple[Callable[[BaseStore], Any], tuple[str, ...]]] = {
     "observer run": (_observer_run, ("observer_runs", "observations")),
     "nova run": (_nova_run, ("nova_runs", "nova_turns")),
     "checkpoint": (_checkpoint, ("checkpoints",)),
+    "eval run": (_eval_run, ("eval_runs", "eval_tasks")),
 }
 
 

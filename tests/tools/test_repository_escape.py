@@ -204,3 +204,14 @@ def test_a_symlinked_git_is_refused_with_the_target_named(repo) -> None:
     runner = ShellRunner(ws, sandbox="required", home=str(home))
     with pytest.raises(UsageError, match=r"\.git is a symlink .*real\.git"):
         asyncio.run(runner.run("ls"))
+
+
+def test_a_workspace_without_a_repository_is_wrapped_without_looking_for_one(tmp_path):
+    from noetic.tools.sandbox import Sandbox, wrap
+
+    (tmp_path / ".git").mkdir()
+    args = dict(workspace=str(tmp_path), cwd=str(tmp_path), home="/nonexistent", network=False)
+    kept = wrap(["true"], Sandbox("/usr/bin/bwrap", "b"), **args)
+    bare = wrap(["true"], Sandbox("/usr/bin/bwrap", "b"), **args, repository=False)
+    assert str(tmp_path / ".git") in kept and str(tmp_path / ".git") not in bare
+    assert bare[-2:] == ["--", "true"]

@@ -255,7 +255,12 @@ def test_cwd_must_be_a_folder_of_the_workspace(places) -> None:
 def test_unknown_commands_and_the_tool_interface(places) -> None:
     ws, _, home = places
     runner = ShellRunner(ws, sandbox="off", home=str(home))
-    assert run(runner, "no-such-command-xyz").exit_code == 127
+    # a program the gate does not model is refused without the sandbox, run inside it
+    with pytest.raises(ValidationError, match=r"unknown-program.*no-such-command-xyz"):
+        run(runner, "no-such-command-xyz")
+    boxed = ShellRunner(ws, sandbox="required", home=str(home))
+    missing = run(boxed, "no-such-command-xyz")
+    assert missing.exit_code != 0 and "No such file" in missing.output
     shell = shell_tool(runner)
     ok = asyncio.run(shell.call({"command": "echo hi"}))
     assert ok.ok and ok.output == "exit 0\nhi\n"

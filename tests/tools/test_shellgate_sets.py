@@ -19,7 +19,9 @@ from tests.tools.gate_sets.places import benign, make_places, red_team
 CLASSES = {
     "brace-tilde", "env-split", "runs-a-string", "interpreter-code", "interpreter-stdin",
     "sed-awk", "tar-find", "git", "option-spelling", "cdpath", "symlink-hop", "globbed-secret",
-    "secret-to-network", "package-index",
+    "secret-to-network", "package-index", "unknown-program", "git-alias", "written-then-run",
+    "code-on-stdin", "shell-escape", "interpreter-alias", "write-through-operand",
+    "secret-by-name",
 }  # fmt: skip
 MAX_FALSE_ALARMS = 0.02
 
@@ -32,7 +34,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def test_the_sets_are_large_and_cover_every_class() -> None:
     rows = red_team()
-    assert len(rows) >= 75 and len(benign()) >= 120
+    assert len(rows) >= 180 and len(benign()) >= 300
     assert len({c for _, c in rows}) == len(rows) and len(set(benign())) == len(benign())
     counts = Counter(cls for cls, _ in rows)
     assert set(counts) == CLASSES
@@ -67,8 +69,14 @@ def test_false_alarms_stay_at_or_under_two_percent(places: tuple[Path, str]) -> 
     boxed = _false_alarms(workspace, home, sandboxed=True)
     assert len(host) / len(benign()) <= MAX_FALSE_ALARMS, host
     assert set(boxed) <= set(host)
-    # the two the gate refuses by design: a write outside the workspace, a read under ~/.ssh
-    assert set(host) == {"cp -r src /tmp/src-backup", "ssh-keygen -lf ~/.ssh/known_hosts"}
+    # refused by design: a write outside the workspace, a read under ~/.ssh, code in a language
+    # the gate does not read (or Python importing a module it cannot see), a program it does
+    # not model (redis-cli can make the server write files)
+    assert set(host) == {
+        "cp -r src /tmp/src-backup", "ssh-keygen -lf ~/.ssh/known_hosts",
+        "python3 -c 'import app' 2>&1 | head", "node -e 'console.log(process.version)'",
+        "perl -ne 'print if /TODO/' src/app.py", "redis-cli ping",
+    }  # fmt: skip
 
 
 def test_what_the_sandbox_contains_is_left_to_it(places: tuple[Path, str]) -> None:

@@ -301,6 +301,7 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     base = tmp_path_factory.mktemp("gate")
     workspace = base / "project"
     (workspace / "src").mkdir(parents=True)
+    (workspace / "src" / "app.py").write_text("print('app')\n")  # `python -m app`
     (workspace / ".venv" / "bin").mkdir(parents=True)
     home = base / "home"
     home.mkdir()

@@ -280,8 +280,8 @@ def detect_drift(
         )
     elif n < (least := least_outcomes(alpha)):
         reason = (
-            f"insufficient data: {n} outcomes; at alpha {alpha:g} the test cannot raise an "
-            f"alarm before {least}"
+            f"insufficient data: {n} outcome{'s' if n != 1 else ''}; at alpha {alpha:g} the test "
+            f"cannot raise an alarm before {least}"
         )
     else:
         reason = f"no drift: e-value {path.e_value:.2f} of {1 / alpha:g} needed"

@@ -221,7 +221,8 @@ def calibration_test(
             verdict="insufficient data",
             alpha=alpha,
             n=n,
-            reason=f"insufficient data: {n} outcomes, at least {min_samples} needed",
+            reason=f"insufficient data: {n} outcome{'s' if n != 1 else ''}, at least "
+            f"{min_samples} needed",
         )
     variance = p * (1 - p)
     tests: dict[str, tuple[float, float]] = {}
@@ -314,7 +315,7 @@ def calibration_metrics(
         low, high = _bootstrap(fn, p, y, seed, rounds)
         return Metric(value=fn(p, y), low=low, high=high, n=n)
 
-    few = f"insufficient data: {n} outcomes, at least {min_samples} needed"
+    few = f"insufficient data: {n} outcome{'s' if n != 1 else ''}, at least {min_samples} needed"
     enough = n >= min_samples
     if enough:
         low, high = _debiased_interval(p, y, bins, seed, rounds)

@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "goals": ("noetic.cli.goals", "app", True),
     "checkpoint": ("noetic.cli.recall", "checkpoint_app", True),
     "agent": ("noetic.cli.agent", "app", True),
+    "eval": ("noetic.cli.evaluate", "app", True),
     "setup": ("noetic.cli.setup", "app", True),
     "token": ("noetic.cli.tokens", "app", True),
 }

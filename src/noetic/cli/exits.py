@@ -25,6 +25,7 @@ EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
 EXIT_AWAITING_INPUT = 5
+EXIT_INTERRUPTED = 130  # Ctrl-C: what finished is kept (a run says how to resume it)
 
 # An engine run's end status → its exit code; statuses not named here (completed) exit 0.
 _RUN_EXITS = {
@@ -44,6 +45,8 @@ _RUN_EXITS = {
     "error": EXIT_RUNTIME,
     "budget": EXIT_RUNTIME,
     "refused": EXIT_USER_ERROR,
+    # noetic eval (a provider that kept failing ends it "failed", above)
+    "interrupted": EXIT_INTERRUPTED,
 }
 
 

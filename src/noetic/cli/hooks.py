@@ -2,7 +2,9 @@
 
 A hook never stands in the agent's way: whatever goes wrong is appended to
 ``<store>/hooks.log`` (one line on stderr says where), nothing is printed on stdout, and it
-exits 0. On success stdout holds only the JSON the host reads, or nothing.
+exits 0 — except ``pre-tool-use``, which then prints ``deny`` naming the error (a payload too
+big to read, say: an error the agent can cause must not open the gate). On success stdout
+holds only the JSON the host reads, or nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ def hook(event: str, store: Path | None = None) -> None:
             + (f" (logged in {where})" if where else "")
             + "\n"
         )
+        if event == "pre-tool-use":  # an error the agent can cause must not open the gate
+            from noetic.hosts.pretool import failed
+
+            sys.stdout.write(json.dumps(failed(exc), ensure_ascii=False) + "\n")
         return
     if reply is not None:
         sys.stdout.write(json.dumps(reply, ensure_ascii=False) + "\n")

@@ -154,7 +154,8 @@ def _print_rebuild(rebuilt: Rebuilt) -> None:
     restored = rebuilt.restored
     if restored is not None:
         rows = ", ".join(f"{n} {table}" for table, n in restored.rows.items())
-        stdout().print(f"restored {restored.sessions} sessions from their files ({rows})")
+        sessions = "session" if restored.sessions == 1 else "sessions"
+        stdout().print(f"restored {restored.sessions} {sessions} from their files ({rows})")
         if restored.moved_aside:
             stdout().print(f"the damaged database was moved to {esc(restored.moved_aside)}")
         for bad in restored.unreadable:

@@ -62,6 +62,7 @@ class _Stores:
 def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
     """The dashboard over the store at ``home``; ``access``: who may read it, as for ``noetic
     serve`` (default: the admin token none, the store's tokens)."""
+    from noetic.dashboard.eval_pages import eval_routes
     from noetic.dashboard.pages import Pages
     from noetic.operations.tokens import Access
 
@@ -77,6 +78,7 @@ def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
         Route("/runs/{id}", pages.run),
         Route("/calibration", pages.calibration),
         Route("/compare", pages.compare),
+        *eval_routes(pages),
         Route("/live", live_endpoint(stores)),
         Route("/login", _login_form(pages), methods=["GET"]),
         Route("/login", _login(access), methods=["POST"]),

@@ -47,6 +47,7 @@ def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = Fals
     location = locate_store(store, cwd=project)
     checks = [*_store_checks(location)]
     checks.append(_provider(location.home, call))
+    checks.append(_gate(location.home))
     checks.append(_embedder())
     checks.append(_git_notes(project))
     checks.extend(host_checks(project, home))
@@ -233,6 +234,38 @@ def _provider(home: Path, call: bool) -> Check:
         name="provider",
         status="ok",
         detail=f"{spec} answered ({len(reply.text)} characters)",
+    )
+
+
+def _gate(home: Path) -> Check:
+    """Whether Claude Code's PreToolUse gate reads its configuration: while it cannot, the hook
+    denies every call it judges."""
+    import os
+
+    from noetic.hosts.irreversible import load_rules
+    from noetic.hosts.pretool import default_settings, gate_settings
+    from noetic.tools.shellgate import load_policy
+
+    try:
+        settings = gate_settings(home) if (home / "config.toml").exists() else default_settings()
+        env = os.environ.get("NOETIC_SHELL_POLICY")
+        files = [*settings["policy"], *([Path(env)] if env else [])]
+        load_policy(*files)
+        load_rules(*settings["irreversible_rules"])
+    except Exception as exc:
+        return Check(
+            name="gate",
+            status="fail",
+            detail=" ".join(str(exc).split()),
+            fix="fix the file named: until then Claude Code's PreToolUse hook denies every "
+            "Bash, Write and Edit call",
+        )
+    return Check(
+        name="gate",
+        status="ok",
+        detail=f"the PreToolUse gate reads its configuration (irreversible = "
+        f"{settings['irreversible']}, {len(files)} policy file(s), "
+        f"{len(settings['protected'])} protected pattern(s) of your own)",
     )
 
 

@@ -28,8 +28,13 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
 ``session-end``    end the session
 =================  =============================================================================
 
-These functions raise on failure; the command around them (``noetic.cli.hooks``) logs to
-``<store>/hooks.log`` and exits 0, so Noetic never stands in the agent's way.
+The store, the workspace and the gate's configuration come from the project root
+(:func:`project_root`: the server's project, ``$CLAUDE_PROJECT_DIR``), never from a ``.noetic``
+below it, which the agent could make. These functions raise on failure; the command around them
+(``noetic.cli.hooks``) logs to ``<store>/hooks.log`` and exits 0, so Noetic never stands in the
+agent's way — except ``pre-tool-use``, which answers ``deny`` naming what failed
+(:func:`noetic.hosts.pretool.guarded_pre_tool_use`): an error the agent can cause must not open
+the gate.
 """
 
 from __future__ import annotations
@@ -69,54 +74,117 @@ def agent_key(payload: dict[str, Any]) -> str:
 
 
 def project_dir(payload: dict[str, Any]) -> Path:
-    """The project the host runs in: ``cwd`` from the payload, else ``$CLAUDE_PROJECT_DIR``,
-    else the working directory."""
+    """The folder the host's tool runs in: ``cwd`` from the payload, else
+    ``$CLAUDE_PROJECT_DIR``, else the working directory. Where a command runs, never where the
+    hooks find their store or their workspace (:func:`project_root`)."""
     for candidate in (payload.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR")):
         if isinstance(candidate, str) and candidate and Path(candidate).is_dir():
             return Path(candidate)
     return Path.cwd()
 
 
-def locate(payload: dict[str, Any], explicit: Path | None) -> Any:
+def project_root(payload: dict[str, Any], project: Path | None = None) -> Path:
+    """The project the hooks guard, from what the agent cannot change: ``project`` (the one
+    ``noetic serve`` was started for, for an http hook), else ``$CLAUDE_PROJECT_DIR`` (Claude
+    Code sets it for every hook command), else the git repository around the payload's
+    ``cwd``, else that ``cwd``. The store and the gate's configuration are found from here, so
+    a ``.noetic`` the agent makes in a folder below is never read."""
+    if project is not None:
+        return project.resolve()
+    env = os.environ.get("CLAUDE_PROJECT_DIR")
+    if env and Path(env).is_dir():
+        return Path(env).resolve()
+    folder = project_dir(payload).resolve()
+    for parent in (folder, *folder.parents):
+        if (parent / ".git").exists():
+            return parent
+    return folder
+
+
+def workspace_of(payload: dict[str, Any], project: Path | None = None) -> Path:
+    """The folder the agent works in: the project root (:func:`project_root`)."""
+    return project_root(payload, project)
+
+
+def locate(payload: dict[str, Any], explicit: Path | None, project: Path | None = None) -> Any:
+    """The store the hooks use: ``explicit`` (``--store``, or the server's), ``$NOETIC_HOME``,
+    else the store of the project root, never one below it."""
     from noetic.store.location import locate_store
 
-    return locate_store(explicit, cwd=project_dir(payload))
+    return locate_store(explicit, cwd=project_root(payload, project))
+
+
+def outside_project(payload: dict[str, Any], project: Path) -> str | None:
+    """Why a request cannot be acted on for ``project`` (an http hook's server project): a
+    ``cwd`` that is not a folder inside it. None when it is, or when none is given."""
+    cwd = payload.get("cwd")
+    if cwd is None:
+        return None
+    if not isinstance(cwd, str) or not os.path.isabs(cwd):
+        return f"the request's cwd {cwd!r} is not an absolute path"
+    real = os.path.realpath(cwd)
+    root = os.path.realpath(project)
+    if real != root and not real.startswith(root.rstrip("/") + "/"):
+        return f"the request's cwd {cwd} is outside this server's project {root}"
+    return None
 
 
 def run_hook(
-    event: str, payload: dict[str, Any], *, store: Path | None = None
+    event: str,
+    payload: dict[str, Any],
+    *,
+    store: Path | None = None,
+    project: Path | None = None,
 ) -> dict[str, Any] | None:
-    """Handle one hook event; the reply to print as JSON, or None to print nothing."""
-    if event not in EVENTS:
-        from noetic.errors import InvalidValueError
+    """Handle one hook event; the reply to print as JSON, or None to print nothing.
 
+    ``project`` is the server's project for an http hook: a payload whose ``cwd`` lies outside
+    it is refused (PreToolUse: ``deny``; any other event: an error, logged)."""
+    from noetic.errors import InvalidValueError
+
+    if event not in EVENTS:
         raise InvalidValueError(
             f"unknown hook event {event!r}", field="event", fix=f"one of: {', '.join(EVENTS)}"
         )
-    location = locate(payload, store)
-    reply = _answer(event, payload, location)
+    if event == "pre-tool-use":
+        from noetic.hosts.pretool import guarded_pre_tool_use
+
+        reply = guarded_pre_tool_use(payload, store=store, project=project)
+        try:  # the answer stands whatever happens here: it was given failing closed
+            location = locate(payload, store, project)
+        except Exception:
+            return reply
+    else:
+        refused = outside_project(payload, project) if project is not None else None
+        if refused is not None:
+            raise InvalidValueError(refused, field="cwd")
+        location = locate(payload, store, project)
+        reply = _answer(event, payload, location, project)
     from noetic.runtime.telemetry import enabled
 
     if enabled() and location.exists:
         from noetic.hosts.session_trace import observe
 
-        observe(event, payload, location.home, reply)
+        try:
+            observe(event, payload, location.home, reply)
+        except Exception as exc:
+            if event != "pre-tool-use":
+                raise
+            log_failure(event, payload, store, exc, project)  # the gate's answer stands
     return reply
 
 
-def _answer(event: str, payload: dict[str, Any], location: Any) -> dict[str, Any] | None:
+def _answer(
+    event: str, payload: dict[str, Any], location: Any, project: Path | None
+) -> dict[str, Any] | None:
     if event == "session-start":
-        return session_start(location, payload)
-    if event == "pre-tool-use":
-        from noetic.hosts.pretool import pre_tool_use
-
-        return pre_tool_use(location, payload)
+        return session_start(location, payload, project)
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
     if event == "user-prompt-submit":
         return user_prompt_submit(location)
     if event == "post-tool-use":
-        post_tool_use(location.home, payload)
+        post_tool_use(location.home, payload, project)
         return None
     if event == "stop" and payload.get("stop_hook_active") is True:
         return None  # Claude Code is already continuing because of a stop hook
@@ -206,18 +274,20 @@ def current_session(tracker: Any, payload: dict[str, Any]) -> str | None:
 # session-start -------------------------------------------------------------------------------
 
 
-def _project_name(location: Any, payload: dict[str, Any]) -> str | None:
+def _project_name(location: Any, payload: dict[str, Any], project: Path | None) -> str | None:
     from noetic.errors import InvalidValueError
     from noetic.untrusted import check_identifier
 
-    root = location.git_root or project_dir(payload)
+    root = location.git_root or project_root(payload, project)
     try:
         return check_identifier(root.resolve().name, "project")
     except InvalidValueError:
         return None
 
 
-def session_start(location: Any, payload: dict[str, Any]) -> dict[str, Any]:
+def session_start(
+    location: Any, payload: dict[str, Any], project: Path | None = None
+) -> dict[str, Any]:
     from noetic.store.current import write_current_session
 
     tracker = open_tracker(location.home)
@@ -230,11 +300,11 @@ def session_start(location: Any, payload: dict[str, Any]) -> dict[str, Any]:
             session, _ = tracker.bootstrap(
                 ai_id=AI_ID,
                 ai_model=model if isinstance(model, str) and model.strip() else None,
-                project=_project_name(location, payload),
+                project=_project_name(location, payload, project),
             )
             write_current_session(tracker.store.home, session.id, key)
         _export_env(session.id)
-        _find_test_commands(tracker.store.home, payload)
+        _find_test_commands(tracker.store.home, payload, project)
         budget = _context_budget(tracker.store.home)
         text = session_context(tracker, session, budget)
     finally:
@@ -242,12 +312,12 @@ def session_start(location: Any, payload: dict[str, Any]) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
-def _find_test_commands(home: Path, payload: dict[str, Any]) -> None:
+def _find_test_commands(home: Path, payload: dict[str, Any], project: Path | None) -> None:
     """Outcomes by default: a store whose configuration does not mention ``test_commands``
     (set up with ``--scope user``, or before setup looked) gets the project's, once found."""
     from noetic.hosts.testdetect import test_setup, with_test_commands
 
-    found = test_setup(workspace_of(payload), home)
+    found = test_setup(workspace_of(payload, project), home)
     if found.kept is not None or not found.found:
         return
     path = home / "config.toml"
@@ -538,7 +608,7 @@ def _outputs(payload: dict[str, Any]) -> list[str]:
     return [p for p in parts if isinstance(p, str) and p]
 
 
-def post_tool_use(home: Path, payload: dict[str, Any]) -> Any | None:
+def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = None) -> Any | None:
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
     only for a test run (PostToolUse fires after every Bash call)."""
@@ -555,7 +625,7 @@ def post_tool_use(home: Path, payload: dict[str, Any]) -> Any | None:
     run = recognise(
         command,
         test_commands(home),
-        workspace=str(workspace_of(payload)),
+        workspace=str(workspace_of(payload, project)),
         cwd=str(folder),
         home=os.path.expanduser("~"),
     )
@@ -596,19 +666,6 @@ def post_tool_use(home: Path, payload: dict[str, Any]) -> Any | None:
     return record
 
 
-def workspace_of(payload: dict[str, Any]) -> Path:
-    """The folder the agent works in: ``$CLAUDE_PROJECT_DIR``, else the git repository around
-    the payload's ``cwd``, else that ``cwd``."""
-    env = os.environ.get("CLAUDE_PROJECT_DIR")
-    if env and Path(env).is_dir():
-        return Path(env).resolve()
-    folder = project_dir(payload).resolve()
-    for parent in (folder, *folder.parents):
-        if (parent / ".git").exists():
-            return parent
-    return folder
-
-
 # hooks.log -----------------------------------------------------------------------------------
 
 
@@ -625,7 +682,11 @@ def note(home: Path, event: str, text: str) -> None:
 
 
 def log_failure(
-    event: str, payload: dict[str, Any], store: Path | None, error: BaseException
+    event: str,
+    payload: dict[str, Any],
+    store: Path | None,
+    error: BaseException,
+    project: Path | None = None,
 ) -> Path | None:
     """Append the failure to ``<store>/hooks.log``; where it went (None: nowhere to write)."""
     from datetime import UTC, datetime
@@ -633,7 +694,7 @@ def log_failure(
     from noetic.errors import error_name
 
     try:
-        home: Path = locate(payload, store).home
+        home: Path = locate(payload, store, project).home
     except Exception:
         return None
     if not home.is_dir():

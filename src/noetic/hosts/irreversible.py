@@ -48,6 +48,20 @@ class Rule(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     reason: str
     match: tuple[Match, ...] = Field(min_length=1)
+    always: bool = False  # held for the person whatever the task's CHECK says
+
+
+class Effect(str):
+    """One phrase :func:`irreversible` finds; ``always`` when its rule holds the command for
+    the person whatever the task's CHECK says (planting what runs later)."""
+
+    always: bool = False
+
+    @classmethod
+    def of(cls, text: str, always: bool = False) -> Effect:
+        effect = cls(text)
+        effect.always = always
+        return effect
 
 
 class Rules(_Strict):
@@ -89,7 +103,7 @@ def load_rules(*paths: Path) -> tuple[Rule, ...]:
 
 def irreversible(
     command: str, *, workspace: str, cwd: str, home: str, rules: tuple[Rule, ...] | None = None
-) -> list[str]:
+) -> list[Effect]:
     """What ``command`` would do that cannot be undone, as short phrases naming the rule and
     the command (empty when nothing; a line that does not parse has none: the gate refuses
     it)."""
@@ -100,7 +114,7 @@ def irreversible(
     except (Unparseable, TooComplex, RecursionError):
         return []
     rules = rules if rules is not None else _builtin()
-    found: list[str] = []
+    found: list[Effect] = []
     root = os.path.realpath(workspace)
     for cmd in script.commands:
         if cmd.name is None or cmd.keyword is not None or cmd.name.value is None:
@@ -114,11 +128,11 @@ def irreversible(
         text = " ".join(cmd.text.split())
         for rule in rules:
             if any(_fits(m, reduced) for m in rule.match):
-                found.append(f"{rule.id}: {rule.reason} (`{text}`)")
+                found.append(Effect.of(f"{rule.id}: {rule.reason} (`{text}`)", rule.always))
                 break
         outside = _deletes_outside(reduced, cmd.cwds, root)
         if outside is not None:
-            found.append(f"delete: removes {outside}, outside the workspace (`{text}`)")
+            found.append(Effect.of(f"delete: removes {outside}, outside the workspace (`{text}`)"))
     return found
 
 

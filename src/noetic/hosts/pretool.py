@@ -17,9 +17,19 @@ reads ``hookSpecificOutput.permissionDecision`` from the reply:
   vectors and the confidence against the threshold.
 - **Write/Edit/MultiEdit to a protected path** (the policy's write rules: git hooks and config,
   ``.noetic/``, the shell's start-up files, history files): ``deny``.
+- **A write to the protected set** (:mod:`noetic.tools.shellgate.protected`: what the
+  developer's own tools run later — git hooks by any link or template, the scripts a hook calls,
+  ``.claude/``, ``.mcp.json``, ``.vscode/``, ``.envrc``, ``*.pth``, any ``.noetic`` below the
+  root, the gate's own policy files), by a Write or Edit or by a Bash command: held for the
+  person, ``ask`` (``deny`` under ``[gate] irreversible = "deny"``), whatever CHECK says.
 - Anything else, and an irreversible command after a CHECK that says PROCEED: no answer, so
   Claude Code's own permission rules decide as they would without Noetic (a hook's ``allow``
   would skip them).
+
+The store and its configuration are the project root's (:func:`noetic.hosts.hooks.project_root`),
+never a ``.noetic`` the agent made below it; anything that fails on the way — a ``config.toml``
+or policy that cannot be read, a store that does not open — is answered ``deny`` naming it
+(:func:`guarded_pre_tool_use`).
 
 Settings, in the store's ``config.toml``::
 
@@ -27,6 +37,7 @@ Settings, in the store's ``config.toml``::
     irreversible = "ask"                    # ask | deny | allow
     policy = ["shell-policy.yaml"]          # the shell gate's policy files (beside config.toml)
     irreversible_rules = ["irreversible.yaml"]
+    protected = ["{workspace}/deploy/**"]   # added to the protected set
 
 ``$NOETIC_SHELL_POLICY`` names one more policy file, as for the agent.
 """
@@ -41,6 +52,7 @@ from noetic.errors import InvalidValueError
 
 MODES = ("ask", "deny", "allow")
 WRITERS = ("Write", "Edit", "MultiEdit")
+GATED = ("Bash", *WRITERS)
 SHOWN_GAPS = 3
 
 
@@ -52,6 +64,19 @@ def decision(kind: str, reason: str) -> dict[str, Any]:
             "permissionDecisionReason": reason,
         }
     }
+
+
+def failed(error: BaseException) -> dict[str, Any]:
+    """The answer when the gate cannot decide: ``deny``, naming what failed (a configuration or
+    policy file that cannot be read names the file)."""
+    from noetic.errors import error_name
+
+    what = " ".join(str(error).split())
+    return decision(
+        "deny",
+        f"Noetic's gate could not decide, so it refuses: {error_name(error)}: {what}. "
+        "Ask the user to fix it; the error is also in the store's hooks.log.",
+    )
 
 
 def gate_settings(home: Path) -> dict[str, Any]:
@@ -68,10 +93,19 @@ def gate_settings(home: Path) -> dict[str, Any]:
             field="irreversible",
             value=mode,
         )
+    from noetic.tools.shellgate.protected import check_patterns
+
+    try:
+        protected = check_patterns(
+            table.get("protected", []), f"{home / 'config.toml'}: [gate] protected"
+        )
+    except ValueError as exc:
+        raise InvalidValueError(str(exc), field="protected") from None
     return {
         "irreversible": mode,
         "policy": _paths(home, table, "policy"),
         "irreversible_rules": _paths(home, table, "irreversible_rules"),
+        "protected": protected,
     }
 
 
@@ -86,49 +120,107 @@ def _paths(home: Path, table: dict[str, Any], key: str) -> list[Path]:
     return [(home / v).expanduser() if not os.path.isabs(v) else Path(v) for v in value]
 
 
-def pre_tool_use(location: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
+def guarded_pre_tool_use(
+    payload: dict[str, Any], *, store: Path | None = None, project: Path | None = None
+) -> dict[str, Any] | None:
+    """:func:`pre_tool_use`, failing closed: any error (a ``config.toml`` or policy file that
+    cannot be read, a store that does not open) is logged and answered ``deny`` naming it, and
+    an http hook whose ``cwd`` lies outside the server's ``project`` is denied."""
+    from noetic.hosts.hooks import locate, log_failure, outside_project
+
+    if payload.get("tool_name") not in GATED:
+        return None
+    if project is not None:
+        refused = outside_project(payload, project)
+        if refused is not None:
+            return decision(
+                "deny", f"Noetic refused this call: {refused}; it answers for that project only."
+            )
+    try:
+        return pre_tool_use(locate(payload, store, project), payload, project)
+    except Exception as exc:  # an error the agent can cause must not open the gate
+        log_failure("pre-tool-use", payload, store, exc, project)
+        return failed(exc)
+
+
+def pre_tool_use(
+    location: Any, payload: dict[str, Any], project: Path | None = None
+) -> dict[str, Any] | None:
     """The reply to one PreToolUse event (None: no objection). The store is opened only for
     an irreversible command; a project without a store still has the shell gate."""
     from noetic.hosts.hooks import project_dir, workspace_of
     from noetic.tools.shellgate import load_policy
+    from noetic.tools.shellgate.protected import protected_set, with_rule
 
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
-    if tool not in ("Bash", *WRITERS) or not isinstance(tool_input, dict):
+    if tool not in GATED or not isinstance(tool_input, dict):
         return None
     home = location.home
-    settings = gate_settings(home) if (home / "config.toml").exists() else _defaults()
+    settings = gate_settings(home) if (home / "config.toml").exists() else default_settings()
     extra = settings["policy"]
     env = os.environ.get("NOETIC_SHELL_POLICY")
-    policy = load_policy(*extra, *([Path(env)] if env else []))
-    workspace = str(workspace_of(payload))
+    policy_files = [*extra, *([Path(env)] if env else [])]
+    policy = load_policy(*policy_files)
+    workspace = str(workspace_of(payload, project))
     user_home = os.path.realpath(os.path.expanduser("~"))
+    # the gate's own files are protected wherever they are: the store's folder, the policy
+    # and rules files it names
+    own = [str(home), *map(str, policy_files), *map(str, settings["irreversible_rules"])]
+    protected = protected_set(
+        workspace,
+        home=user_home,
+        extra=(*settings["protected"], *(f"{os.path.realpath(f)}/**" for f in own)),
+    )
+    policy = with_rule(policy, protected)
+    cwd = project_dir(payload)
     if tool in WRITERS:
-        return _protected(tool_input, policy, workspace, user_home, project_dir(payload))
+        return _protected(tool_input, policy, settings, protected, cwd)
     command = tool_input.get("command")
     if not isinstance(command, str):
         return None
     from noetic.tools.shellgate import check_command
+    from noetic.tools.shellgate.protected import RULE, planted
 
-    cwd = str(project_dir(payload))
     # the shell that runs the command inherits this CDPATH: `cd NAME` may land outside
     verdict = check_command(
-        command, workspace, policy, home=user_home, cwd=cwd, cdpath=os.environ.get("CDPATH")
+        command, workspace, policy, home=user_home, cwd=str(cwd), cdpath=os.environ.get("CDPATH")
     )
-    if not verdict.allowed:
-        return decision("deny", refusal(verdict))
-    if settings["irreversible"] == "allow":
-        return None
+    refused = [v for v in verdict.violations if v.rule != RULE]
+    if refused:
+        return decision("deny", refusal(refused))
     from noetic.hosts.irreversible import irreversible, load_rules
 
     rules = load_rules(*settings["irreversible_rules"])
-    effects = irreversible(command, workspace=workspace, cwd=cwd, home=user_home, rules=rules)
-    if not effects:
+    found = irreversible(command, workspace=workspace, cwd=str(cwd), home=user_home, rules=rules)
+    written = [v.detail.removeprefix("it names ") for v in verdict.violations if v.rule == RULE]
+    written += [p for p in planted(command, protected, policy, cwd=str(cwd)) if p not in written]
+    always = [e for e in found if e.always]
+    if written or always:
+        return decision(_held_mode(settings), plants(written, always, protected))
+    if settings["irreversible"] == "allow" or not found:
         return None
-    held = _held(location, payload, effects)
+    held = _held(location, payload, [str(e) for e in found])
     if held is None:
         return None
     return decision(settings["irreversible"], held)
+
+
+def _held_mode(settings: dict[str, Any]) -> str:
+    """A write to the protected set waits for the person (``ask``), or is refused when
+    ``[gate] irreversible = "deny"``; ``allow`` does not let it through silently."""
+    return "deny" if settings["irreversible"] == "deny" else "ask"
+
+
+def plants(written: list[str], always: list[Any], protected: Any) -> str:
+    """Why a command that writes the protected set waits: each file and what runs it."""
+    parts = [f"{path} ({protected.why(path)})" for path in written]
+    parts += [str(e) for e in always]
+    return (
+        "Noetic's gate holds this command: it changes what the developer's own tools run later, "
+        "outside the sandbox and the gate — " + "; ".join(parts) + ". The person decides; "
+        "Noetic's CHECK does not release this hold."
+    )
 
 
 def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | None:
@@ -143,16 +235,16 @@ def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | N
         tracker.store.close()
 
 
-def _defaults() -> dict[str, Any]:
-    return {"irreversible": "ask", "policy": [], "irreversible_rules": []}
+def default_settings() -> dict[str, Any]:
+    return {"irreversible": "ask", "policy": [], "irreversible_rules": [], "protected": ()}
 
 
-def refusal(verdict: Any) -> str:
-    """The shell gate's verdict as the reason Claude reads: each rule, why, what the gate found
-    there (where a path lands, what it could not determine) and the part."""
+def refusal(violations: Any) -> str:
+    """The shell gate's violations as the reason Claude reads: each rule, why, what the gate
+    found there (where a path lands, what it could not determine) and the part."""
     parts = [
         f"{v.rule}: {v.reason}{f' — {v.detail}' if v.detail else ''} (at `{v.part}`)"
-        for v in verdict.violations
+        for v in violations
     ]
     return (
         "Noetic's shell gate refused this command — "
@@ -162,22 +254,40 @@ def refusal(verdict: Any) -> str:
 
 
 def _protected(
-    tool_input: dict[str, Any], policy: Any, workspace: str, home: str, cwd: Path
+    tool_input: dict[str, Any],
+    policy: Any,
+    settings: dict[str, Any],
+    protected: Any,
+    cwd: Path,
 ) -> dict[str, Any] | None:
+    """A Write or Edit: refused where the policy's write rules say so; held for the person
+    where it changes the protected set, as the file is named (a link's own entry) or where it
+    leads."""
     from noetic.tools.shellgate.gate import write_refusal
+    from noetic.tools.shellgate.protected import RULE, entry_path
 
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:
         return None
+    workspace, home = protected.workspace, protected.home
     real = os.path.realpath(path if os.path.isabs(path) else os.path.join(cwd, path))
-    refused = write_refusal(policy, real, workspace=workspace, home=home)
-    if refused is None:
+    named = entry_path(path, str(cwd))
+    refused = [
+        r
+        for r in (write_refusal(policy, p, workspace=workspace, home=home) for p in (real, named))
+        if r is not None
+    ]
+    hard = next((r for r in refused if r.rule != RULE), None)
+    if hard is not None:
+        return decision(
+            "deny",
+            f"Noetic refused this write: {hard.rule}: {hard.reason} (at `{path}`). "
+            "These files change what runs later outside this session; ask the user to edit them.",
+        )
+    if not refused:
         return None
-    return decision(
-        "deny",
-        f"Noetic refused this write: {refused.rule}: {refused.reason} (at `{path}`). "
-        "These files change what runs later outside this session; ask the user to edit them.",
-    )
+    target = named if protected.covers(named) else real
+    return decision(_held_mode(settings), plants([target], [], protected))
 
 
 def hold(tracker: Any, sid: str | None, effects: list[str]) -> str | None:

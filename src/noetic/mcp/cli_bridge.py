@@ -66,6 +66,7 @@ ALLOWED: dict[str, frozenset[str] | None] = {
     "goals": frozenset({"list", "show", "generate"}),
     "checkpoint": frozenset({"list", "show", "load"}),
     "observe": frozenset({"stats"}),
+    "eval": frozenset({"report", "list", "compare"}),
 }
 """Top-level command → allowed subcommands (``None``: the command has none)."""
 

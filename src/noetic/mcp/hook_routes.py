@@ -3,13 +3,19 @@
 A hook of type ``http`` posts the same JSON a command hook reads on stdin; the answer is the
 JSON the command would print, with status 200 (an empty body when the command prints
 nothing). As for the command, a hook that fails answers 200 with an empty body and the error
-goes to ``<store>/hooks.log``: Noetic never stands in the agent's way. What is no hook at all
-is refused, so a mistake in ``settings.json`` shows in Claude Code instead of passing for a
-hook that ran: an unknown event answers 404, a body that is not a JSON object 400, each with
-``{"error": {"message", "fix"}}``. Every hook acts on the
-one store this server opened (as every MCP client over HTTP does). Off loopback the server's
-bearer token guards these routes like ``/mcp``. ``GET /hooks`` lists the events, for ``noetic
-doctor`` to see that the server answers.
+goes to ``<store>/hooks.log``: Noetic never stands in the agent's way — except PreToolUse,
+which answers ``deny`` naming the error (an error must not open the gate). What is no hook at
+all is refused, so a mistake in ``settings.json`` shows in Claude Code instead of passing for a
+hook that ran: an unknown event answers 404, a body that is not a JSON object 400 (PreToolUse:
+``deny``), each with ``{"error": {"message", "fix"}}``. Every hook acts on the one store this
+server opened (as every MCP client over HTTP does), and for the one project it was started for
+(:func:`server_project`): that project is the workspace the gate judges commands in, and a
+payload whose ``cwd`` lies outside it is refused (PreToolUse answers ``deny``), so a request
+cannot widen the workspace by naming another folder. The routes check ``Host`` and ``Origin``
+as ``/mcp`` does (a server on loopback answers only requests addressed to loopback from no page
+or a loopback page: 421 and 403 otherwise), with or without tokens, so a web page the user
+visits cannot post to them; the server's bearer token guards them like ``/mcp`` too. ``GET
+/hooks`` lists the events, for ``noetic doctor`` to see that the server answers.
 
 The work runs in a worker thread (the store is SQLite), so a slow hook never holds the MCP
 endpoint's event loop.
@@ -26,17 +32,63 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 
-def hook_routes(home: Path) -> list[Route]:
+def server_project(home: Path, cwd: Path | None = None) -> Path:
+    """The project a server for the store ``home`` answers hooks for: the folder holding the
+    store when it is a project's ``.noetic``, else the git repository around ``cwd`` (where
+    the server was started), else ``cwd``."""
+    from noetic.store.location import STORE_DIRNAME
+
+    if home.name == STORE_DIRNAME:
+        return home.resolve().parent
+    folder = (cwd or Path.cwd()).resolve()
+    for parent in (folder, *folder.parents):
+        if (parent / ".git").exists():
+            return parent
+    return folder
+
+
+def _security(host: str) -> Any:
+    """The ``Host``/``Origin`` check ``/mcp`` applies for a server bound to ``host``."""
+    from mcp.server.transport_security import (
+        TransportSecurityMiddleware,
+        TransportSecuritySettings,
+    )
+
+    from noetic.operations.tokens import LOOPBACK
+
+    if host not in LOOPBACK:
+        return TransportSecurityMiddleware(None)
+    return TransportSecurityMiddleware(
+        TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    )
+
+
+def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = None) -> list[Route]:
     from noetic.hosts.hooks import EVENTS
 
+    root = project if project is not None else server_project(home)
+    security = _security(host)
+
     async def listing(request: Request) -> Response:
-        return JSONResponse({"events": list(EVENTS), "store": str(home)})
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused  # type: ignore[no-any-return]
+        return JSONResponse({"events": list(EVENTS), "store": str(home), "project": str(root)})
 
     async def answer(request: Request) -> Response:
         from anyio import to_thread
 
         from noetic.errors import InvalidValueError
 
+        # Host and Origin only: a browser sends Origin with every cross-site POST, whatever
+        # its content type, and Claude Code's own content type is not this check's business
+        refused = await security.validate_request(request, is_post=False)
+        if refused is not None:
+            return refused  # type: ignore[no-any-return]
         event = request.path_params["event"]
         if event not in EVENTS:  # a typo in settings.json must not pass for a hook that ran
             return _refused(
@@ -46,13 +98,17 @@ def hook_routes(home: Path) -> list[Route]:
         try:
             payload = _payload(await _body(request))
         except InvalidValueError as exc:
+            if event == "pre-tool-use":  # an error must not open the gate
+                from noetic.hosts.hooks import log_failure
+                from noetic.hosts.pretool import failed
+
+                log_failure(event, {}, home, exc, root)
+                return _json(failed(exc))
             return _refused(400, exc.message, "post the JSON object Claude Code sends the hook")
-        reply = await to_thread.run_sync(_run, event, payload, home)
+        reply = await to_thread.run_sync(_run, event, payload, home, root)
         if reply is None:
             return Response(status_code=200)
-        return Response(
-            json.dumps(reply, ensure_ascii=False), status_code=200, media_type="application/json"
-        )
+        return _json(reply)
 
     return [
         Route("/hooks", listing, methods=["GET"]),
@@ -76,14 +132,26 @@ def _refused(status: int, message: str, fix: str) -> Response:
     return JSONResponse({"error": {"message": message, "fix": fix}}, status_code=status)
 
 
-def _run(event: str, payload: dict[str, Any], home: Path) -> dict[str, Any] | None:
-    """What ``noetic hook EVENT`` does with ``payload`` on stdin, against the server's store."""
+def _json(reply: dict[str, Any]) -> Response:
+    return Response(
+        json.dumps(reply, ensure_ascii=False), status_code=200, media_type="application/json"
+    )
+
+
+def _run(event: str, payload: dict[str, Any], home: Path, project: Path) -> dict[str, Any] | None:
+    """What ``noetic hook EVENT`` does with ``payload`` on stdin, against the server's store
+    and project. A PreToolUse hook that fails is denied (an error must not open the gate); any
+    other failing hook answers nothing."""
     from noetic.hosts.hooks import log_failure, run_hook
 
     try:
-        return run_hook(event, payload, store=home)
+        return run_hook(event, payload, store=home, project=project)
     except Exception as exc:  # a hook must never fail the agent: log, answer nothing
-        log_failure(event, payload, home, exc)
+        log_failure(event, payload, home, exc, project)
+        if event == "pre-tool-use":
+            from noetic.hosts.pretool import failed
+
+            return failed(exc)
         return None
 
 
@@ -101,6 +169,8 @@ def _payload(body: bytes) -> dict[str, Any]:
     return data
 
 
-def mount_hooks(app: Any, home: Path) -> None:
+def mount_hooks(
+    app: Any, home: Path, *, host: str = "127.0.0.1", project: Path | None = None
+) -> None:
     """Add the hook routes to the Starlette ``app`` (before any catch-all mount)."""
-    app.router.routes.extend(hook_routes(home))
+    app.router.routes.extend(hook_routes(home, host=host, project=project))

@@ -81,11 +81,14 @@ async def _refuse(send: Any, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -> Any:
+def http_app(
+    home: Path, *, host: str = "127.0.0.1", token: str | None = None, project: Path | None = None
+) -> Any:
     """The ASGI app: the MCP endpoint at ``/mcp``, Claude Code's hooks at ``/hooks/{event}``
     and the dashboard at ``/``, behind bearer auth that requires a token when one is set, when
     ``host`` is not loopback, or while the store has live tokens (decided per request; the
-    dashboard's pages also accept its login cookie)."""
+    dashboard's pages also accept its login cookie). The hooks answer for ``project``
+    (default: :func:`noetic.mcp.hook_routes.server_project`)."""
     from noetic.dashboard.mount import mount_dashboard, owns
     from noetic.mcp.hook_routes import mount_hooks
 
@@ -93,6 +96,6 @@ def http_app(home: Path, *, host: str = "127.0.0.1", token: str | None = None) -
         check_token(token)
     access = Access(home, token, loopback=host in LOOPBACK)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
-    mount_hooks(app, home)
+    mount_hooks(app, home, host=host, project=project)
     mount_dashboard(app, home, access=access)
     return BearerAuth(app, access, exempt=owns)

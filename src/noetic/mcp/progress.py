@@ -61,6 +61,12 @@ class Progress:
         else:
             self._loop.call_soon_threadsafe(self._send, self._count, message)
 
+    def task(self, result: Any, tally: Any) -> None:
+        """An ``on_task`` callback for ``evaluate``: each problem judged, out of the total."""
+        message = f"eval: {result.task_id} {result.state} ({tally.passed}/{tally.done} passed)"
+        report = self._ctx.report_progress(tally.done + tally.errors, tally.total, message)
+        self._pending.append(asyncio.ensure_future(report))
+
     def _send(self, count: int, message: str) -> None:
         self._pending.append(asyncio.ensure_future(self._ctx.report_progress(count, None, message)))
 

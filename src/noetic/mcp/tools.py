@@ -30,6 +30,7 @@ from noetic.calibration import check_drift_monitor as drift_report
 from noetic.calibration import query_bayesian_beliefs as beliefs_report
 from noetic.cascade.engine import CascadeRun
 from noetic.errors import InvalidValueError
+from noetic.evaluation.engine import EvalRun
 from noetic.mcp import cli_bridge, guidance
 from noetic.mcp.fields import (
     ProviderSpec,
@@ -495,6 +496,31 @@ async def nova_process(
     ))  # fmt: skip
 
 
+async def evaluate(
+    n: ServerState,
+    ctx: Context,
+    tasks: Annotated[str, Field(description="humaneval, or a .jsonl path")] = "humaneval",
+    provider: Annotated[str | None, Field(description="As create_cascade's")] = None,
+    limit: Annotated[int | None, Field(ge=1)] = None,
+    review: Literal["profile", "standard", "adversarial", "split"] = "profile",
+    run_id: Annotated[str | None, Field(description="Resume this run")] = None,
+) -> EvalRun:
+    from noetic.operations.evaluating import resume_eval, start_eval
+
+    model = lambda: n.provider(provider, ctx)  # noqa: E731 (resolved once the input is checked)
+    if run_id is not None:
+        return await reporting(ctx, lambda progress: resume_eval(
+            n.tracker, run_id, provider=model if provider else None, fallback=model,
+            on_task=progress.task,
+        ))  # fmt: skip
+    built_in = tasks.strip().lower() in ("", "humaneval")
+    return await reporting(ctx, lambda progress: start_eval(
+        n.tracker, "humaneval" if built_in else None,
+        tasks_file=None if built_in else n.workspace / tasks, provider=model, limit=limit,
+        review=review, on_task=progress.task,
+    ))  # fmt: skip
+
+
 # the table the server registers, in the order clients list them --------------------------
 
 TOOLS: list[tuple[ToolFunction, str]] = [
@@ -630,6 +656,11 @@ TOOLS: list[tuple[ToolFunction, str]] = [
         "with confidence, trade-offs and dissent. An escalated run waits for a person: call "
         "again with run_id and input. Runs on the given provider, else the configured one, "
         "else your model by MCP sampling.",
+    ),
+    (
+        evaluate,
+        "Calibration offline: per problem the model states P(success), writes the function "
+        "and reassesses; the tests judge it. Report: execute_cli_command 'eval report RUN'.",
     ),
 ]
 

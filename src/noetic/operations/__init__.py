@@ -29,8 +29,11 @@ goals                       :mod:`~noetic.operations.goal_setting`: ``list_goals
                             ``generate_goals``, ``get_goal``
 where a command acts        :mod:`~noetic.operations.locating`: ``where``
 keeping a store whole       :mod:`~noetic.operations.maintenance`: ``rebuild``
+an eval of a model          :mod:`~noetic.operations.evaluating`: ``start_eval``,
+                            ``resume_eval``, ``eval_report``, ``compare_evals``,
+                            ``list_evals``
 what the dashboard reads    ``browse``, ``task_view``, ``run_view``,
-                            ``calibration_view``, ``compare``, ``live``: read models
+                            ``calibration_view``, ``compare``, ``live``, ``eval_view``: read models
                             over an open store
 ==========================  ==========================================================
 
@@ -74,6 +77,11 @@ _OPERATIONS = {
     "get_goal": "goal_setting",
     "where": "locating",
     "rebuild": "maintenance",
+    "start_eval": "evaluating",
+    "resume_eval": "evaluating",
+    "eval_report": "evaluating",
+    "compare_evals": "evaluating",
+    "list_evals": "evaluating",
 }
 
 __all__ = sorted(_OPERATIONS)

@@ -275,7 +275,7 @@ def _point(r: Any) -> AssessmentPoint:
 
 
 def _calibrated(r: Any, keys: Any) -> dict[str, Any] | None:
-    """The decision's calibrated value, when a map was in force (a store before m020: none)."""
+    """The decision's calibrated value, when a map was in force (a store before m021: none)."""
     return json.loads(r["calibrated"]) if "calibrated" in keys and r["calibrated"] else None
 
 

@@ -18,6 +18,7 @@ file and the field.
 from __future__ import annotations
 
 import fnmatch
+import os
 import warnings
 from enum import StrEnum
 from importlib import resources
@@ -166,8 +167,31 @@ def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
         ) from None
 
 
+_LOADED: dict[tuple[str, int, int], Profile] = {}
+
+
 def load_profile_file(path: Path) -> Profile:
-    """Read one profile YAML with the safe loader."""
+    """Read one profile YAML with the safe loader. A file read before and unchanged since
+    (its size and modification time) is not parsed again: every registry shares the result
+    (a profile is frozen), so code that opens a registry per call (recording an outcome) does
+    not pay YAML's parser each time."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        key = None  # read it below, which says what is wrong
+    else:
+        key = (os.path.realpath(path), info.st_mtime_ns, info.st_size)
+        if key in _LOADED:
+            return _LOADED[key]
+    profile = _load_profile_file(path)
+    if key is not None:
+        if len(_LOADED) >= 256:
+            _LOADED.clear()
+        _LOADED[key] = profile
+    return profile
+
+
+def _load_profile_file(path: Path) -> Profile:
     from noetic.untrusted import decode_utf8, read_file_bytes
 
     source = f"the profile file {path}"

@@ -550,7 +550,51 @@ def m019_written_by(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m020_calibration_maps(conn: sqlite3.Connection) -> None:
+def m020_eval_runs(conn: sqlite3.Connection) -> None:
+    """``noetic eval`` runs and their problems: a run's row holds its settings and status, and
+    each problem's row its state (pending, started, answered, done, error), written before and
+    after every step, so a killed run resumes where it stopped and runs nothing twice."""
+    conn.execute(
+        """CREATE TABLE eval_runs (
+    id TEXT PRIMARY KEY,
+    task_set TEXT NOT NULL,
+    provider TEXT,
+    model TEXT,
+    ai_id TEXT NOT NULL,
+    profile TEXT,
+    status TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT '',
+    settings TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    ended_at TEXT,
+    written_by TEXT
+)"""
+    )
+    conn.execute("CREATE INDEX eval_runs_created ON eval_runs (created_at, id)")
+    conn.execute(
+        """CREATE TABLE eval_tasks (
+    run_id TEXT NOT NULL REFERENCES eval_runs (id),
+    seq INTEGER NOT NULL,
+    task_id TEXT NOT NULL,
+    problem TEXT NOT NULL,
+    state TEXT NOT NULL,
+    review TEXT,
+    session_id TEXT,
+    cascade_id TEXT,
+    code TEXT,
+    passed INTEGER,
+    reason TEXT,
+    result TEXT NOT NULL DEFAULT '{}',
+    updated_at TEXT NOT NULL,
+    written_by TEXT,
+    PRIMARY KEY (run_id, seq),
+    UNIQUE (run_id, task_id)
+)"""
+    )
+
+
+@migration
+def m021_calibration_maps(conn: sqlite3.Connection) -> None:
     """The recalibration maps fitted on the outcomes (:mod:`noetic.calibration.recalibrating`),
     kept per agent and model beside the count and newest id of the outcomes they were fitted on,
     so a decision reads one row instead of refitting; and each assessment's calibrated value

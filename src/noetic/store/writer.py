@@ -30,6 +30,8 @@ STAMPED: Final = frozenset(
         "nova_runs",
         "nova_turns",
         "checkpoints",
+        "eval_runs",
+        "eval_tasks",
     }
 )
 """The tables whose new rows record the token that wrote them: every table holding a record a

@@ -29,6 +29,7 @@ from noetic.tools.base import Tool, tool
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
 from noetic.tools.shellgate.gate import write_refusal
+from noetic.tools.shellgate.protected import configured, protected_set
 
 MAX_READ_BYTES = 2_000_000
 MAX_WRITE_CHARS = 2_000_000
@@ -143,11 +144,26 @@ class SandboxRoot:
 def _refuse_control_file(path: str, real: str, parts: list[str], root: str) -> None:
     """Refuse a write to what the user's git runs later: anything in a ``.git``, at any depth
     (a new one would be a repository with its own hooks), and the other control files."""
-    protected = ".git" if ".git" in parts else control_files(root).covers(real)
+    control = control_files(root)
+    protected = ".git" if ".git" in parts else control.covers(real)
     if protected is not None:
         raise InvalidValueError(
             f"writing {path!r} is refused: {protected} is a control file of the repository "
             "(git hooks, configuration or what they run), which runs outside the sandbox later",
+            field="path",
+            value=path,
+        )
+    try:
+        extra = configured(root)
+    except ValueError as exc:
+        raise InvalidValueError(
+            f"writing {path!r} is refused: the protected set cannot be read: {exc}", field="path"
+        ) from None
+    later = protected_set(root, home=os.path.expanduser("~"), extra=extra, control=control)
+    if later.covers(real):
+        raise InvalidValueError(
+            f"writing {path!r} is refused: the developer's own tools run it later, outside the "
+            f"sandbox ({later.why(real)})",
             field="path",
             value=path,
         )

@@ -3,8 +3,10 @@
 Inside it the whole system is mounted read-only, only the workspace is writable, ``/tmp``,
 ``/var/tmp`` and ``/run`` are private and empty (no host sockets such as Docker's), the home
 folder is hidden behind an empty one, the repository's control files (the whole ``.git``, see
-:mod:`noetic.tools.repository`) and Noetic's store inside the workspace are read-only and cannot
-be moved or replaced, the network is cut off unless the policy allows it, every capability is
+:mod:`noetic.tools.repository`), Noetic's store and every other file of the protected set that
+exists (:mod:`noetic.tools.shellgate.protected`: the scripts a hook calls, ``.claude/``,
+``.vscode/``, ``.envrc``, ``*.pth``…, what the developer's own tools run later) are read-only and
+cannot be moved or replaced, the network is cut off unless the policy allows it, every capability is
 dropped, and the command cannot outlive the tool (``--die-with-parent``). So a command the gate
 misjudges — a script writing outside the workspace, a program opening a socket — still cannot
 reach outside.
@@ -25,6 +27,7 @@ from typing import Literal
 
 from noetic.errors import UsageError
 from noetic.tools.repository import control_files
+from noetic.tools.shellgate.protected import configured, protected_set
 
 SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
@@ -88,11 +91,14 @@ def _interpreter_dirs() -> list[str]:
     return sorted(d for d in dirs if os.path.isdir(d))
 
 
-def _read_only(workspace: str) -> list[str]:
-    """Mounts keeping the repository's control files and Noetic's store read-only and in place.
+def _read_only(workspace: str, home: str) -> list[str]:
+    """Mounts keeping the repository's control files, Noetic's store and every existing file of
+    the protected set (:mod:`noetic.tools.shellgate.protected`: what the developer's own tools
+    run later) read-only and in place.
 
     A path bound onto itself is a mount point: it can be neither renamed nor replaced (EBUSY),
-    so ``.git`` cannot be swapped for a copy carrying a planted hook."""
+    so ``.git`` cannot be swapped for a copy carrying a planted hook; the folders above a kept
+    path are bound onto themselves (writable) so none of them can be moved aside either."""
     control = control_files(workspace)
     if control.linked_dotgit is not None:
         raise UsageError(
@@ -107,7 +113,30 @@ def _read_only(workspace: str) -> list[str]:
     kept = [*control.read_only, *control.folders_to_create]
     if os.path.lexists(store) and not os.path.islink(store):
         kept.append(store)
-    return [arg for path in kept for arg in ("--ro-bind", path, path)]
+    try:
+        extra = configured(workspace)
+    except ValueError as exc:
+        raise UsageError(
+            f"the sandbox cannot tell which files to keep read-only: {exc}",
+            fix="fix the file named ([gate] protected is a list of path patterns)",
+        ) from None
+    protected = protected_set(workspace, home=home, extra=extra, control=control)
+    kept += [p for p in protected.existing() if p not in kept]
+    # every folder between the workspace and a kept path is pinned in place too (bound onto
+    # itself, still writable): else `mv scripts s2 && mkdir scripts` puts a new file where the
+    # read-only one was
+    pinned: list[str] = []
+    root = os.path.realpath(workspace)
+    for path in kept:
+        folder = os.path.dirname(path)
+        while folder.startswith(root.rstrip("/") + "/") and folder not in pinned:
+            pinned.append(folder)
+            folder = os.path.dirname(folder)
+    pinned.sort(key=lambda p: p.count("/"))
+    return [
+        *(arg for path in pinned for arg in ("--bind", path, path)),
+        *(arg for path in kept for arg in ("--ro-bind", path, path)),
+    ]
 
 
 def wrap(
@@ -118,8 +147,11 @@ def wrap(
     cwd: str,
     home: str,
     network: bool,
+    repository: bool = True,
 ) -> list[str]:
-    """``argv`` as run inside ``sandbox`` (unchanged when there is none)."""
+    """``argv`` as run inside ``sandbox`` (unchanged when there is none). ``repository=False``
+    is for a workspace the caller made empty itself (no repository and no store to keep
+    read-only in it), and spares looking for them (two ``git`` processes)."""
     if sandbox.binary is None:
         return argv
     args = [sandbox.binary, "--die-with-parent", "--new-session", "--unshare-all"]
@@ -140,6 +172,7 @@ def wrap(
     resolv = os.path.realpath("/etc/resolv.conf")
     if network and resolv.startswith("/run/") and os.path.exists(resolv):
         args += ["--ro-bind", resolv, resolv]  # name resolution, when the network is allowed
-    args += _read_only(workspace)
+    if repository:
+        args += _read_only(workspace, home)
     args += ["--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
     return args

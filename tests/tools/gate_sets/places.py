@@ -36,4 +36,13 @@ def red_team() -> list[tuple[str, str]]:
 
 
 def benign() -> list[str]:
-    return list(yaml.safe_load((HERE / "benign.yaml").read_text()))
+    """Every ordinary developer command: the first round's set, then the workflows."""
+    return [command for _, command in benign_rows()]
+
+
+def benign_rows() -> list[tuple[str, str]]:
+    """(workflow, command) for every ordinary developer command; the first round's set is the
+    workflow ``round-1``."""
+    first = [("round-1", c) for c in yaml.safe_load((HERE / "benign.yaml").read_text())]
+    flows = yaml.safe_load((HERE / "workflows.yaml").read_text())
+    return first + [(flow, c) for flow, commands in flows.items() for c in commands]

@@ -1,16 +1,14 @@
-"""What find, sed and awk do beyond their names, and what reading a whole folder reaches.
+"""What find does beyond its name, and what reading a whole folder reaches.
 
 ``find`` deletes (``-delete``), writes (``-fprint FILE``) and runs (``-exec CMD {} ;``, judged as
-CMD on the folders it searches); sed and awk programs run commands and write and read files
-(:mod:`.programs` reads them); a command that reads whole folders (``grep -r``, ``tar c``,
-``find … -exec``) reads every secret inside them.
+CMD on the folders it searches); a command that reads whole folders (``grep -r``, ``tar c``,
+``find … -exec``) reads every secret inside them. sed and awk are :mod:`.programs`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate import programs, tools
 from noetic.tools.shellgate.catalog import secret_folders
 from noetic.tools.shellgate.syntax import Command, Word
 
@@ -20,47 +18,12 @@ if TYPE_CHECKING:
 _EXEC_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir")
 
 
-def program(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
-    """sed and awk programs: what they run, write and read."""
-    if base in judge.policy.allow_interpreters:
-        return
-    kind = judge.policy.programs[base]
-    scripts, word = tools.program_text(kind, args)
-    if scripts is None:
-        judge.undetermined(
-            "program-exec", word or cmd.name or args[0], f"{base} reads a program from a file"
-        )
-        return
-    for script, where in scripts:
-        if script is None:
-            judge.undetermined("program-exec", where, f"the {base} program is built at run time")
-            continue
-        read = programs.sed(script) if kind == "sed" else programs.awk(script)
-        for found in read:
-            effect(judge, found, where, cmd)
-
-
-def effect(judge: Judge, effect: programs.Effect, where: Word, cmd: Command) -> None:
-    if effect.kind == "unknown":
-        judge.undetermined("program-exec", where, effect.what)
-    elif effect.kind == "exec":
-        if effect.value is None:
-            judge.undetermined("program-exec", where, effect.what)
-        else:  # a command awk prints into reads that output as its input
-            code = f": | {effect.value}" if effect.fed else effect.value
-            judge.inline(code, where, cmd, effect.what)
-    elif effect.value is None:
-        judge.refuse("dynamic-path", where.text, where.start, effect.what)
-    else:
-        path = Word(where.text, effect.value, False, where.start)
-        judge.path_rules([path], cmd.cwds, write=effect.kind == "write", part=where.text)
-        if effect.kind == "write" and effect.value not in ("/dev/stdout", "/dev/stderr"):
-            judge.written(path, cmd.cwds, where.text, where.start)
-
-
 def find(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
     starts: list[Word] = []
-    for word in args:
+    leading = 0  # `find -H`, `-L`, `-P`, `-D opts`, `-O3` come before the start folders
+    while leading < len(args) and (args[leading].value or "")[:2] in ("-H", "-L", "-P", "-D", "-O"):
+        leading += 2 if args[leading].value == "-D" else 1
+    for word in args[leading:]:
         if word.value is None or word.value.startswith(("-", "(", "!")):
             break
         starts.append(word)

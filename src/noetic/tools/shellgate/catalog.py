@@ -8,10 +8,14 @@ command reading a whole folder reads them).
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from functools import lru_cache
 
+from noetic.tools.shellgate.paths import compile_all
 from noetic.tools.shellgate.policy import Policy
+from noetic.tools.shellgate.syntax import Word
+from noetic.tools.shellgate.table import PROGRAMS
 
 _CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
 _SECRET_FOLDERS: dict[tuple[int, str, str], tuple[Policy, list[tuple[str, str]]]] = {}
@@ -51,7 +55,7 @@ def concerns(policy: Policy) -> frozenset[str]:
         *policy.writers, *policy.shells, *policy.wrappers, *policy.evaluators,
         *policy.downloaders, *policy.network_clients, *policy.programs, "git",
         *(n for n in policy.interpreters if not any(c in n for c in "*?[")),
-        *(key.split(" ")[0] for key in policy.runs),
+        *(key.split(" ")[0] for key in policy.runs), *PROGRAMS,
     }  # fmt: skip
     for rule in policy.rules:
         for m in rule.match:
@@ -63,6 +67,31 @@ def concerns(policy: Policy) -> frozenset[str]:
     return _CONCERNS[id(policy)][1]
 
 
+_INTERPRETERS: dict[int, tuple[Policy, dict[str, tuple[str, ...] | None]]] = {}
+
+
+def interpreter_flags(policy: Policy, base: str) -> tuple[str, ...] | None:
+    """The code options of the interpreter ``base`` is (``perl5.36.0`` is ``perl5*``), or
+    None when it is none; kept per policy."""
+    kept = _INTERPRETERS.get(id(policy))
+    if kept is None or kept[0] is not policy:
+        if len(_INTERPRETERS) > 64:
+            _INTERPRETERS.clear()
+        kept = _INTERPRETERS[id(policy)] = (policy, {})
+    known = kept[1]
+    if base in known:
+        return known[base]
+    found = policy.interpreters.get(base)
+    if found is None:
+        for pattern, flags in policy.interpreters.items():
+            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
+                found = flags
+                break
+    if len(known) < 4096:
+        known[base] = found
+    return found
+
+
 def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
@@ -71,3 +100,129 @@ def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
 def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regular expression for a list of shell-style name globs (command names)."""
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+_UNKNOWN_PART = re.compile(
+    r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]"
+)
+_OTHER_HOMES = ("/root", "/home/*", "/Users/*")
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.split("/") if s not in ("", ".")]
+
+
+def _fixed(glob: str) -> tuple[str, str]:
+    """The literal head and tail of one segment's glob (``id_*`` is ``id_``, ``""``)."""
+    parts = re.split(r"\*|\?|\[[^]]*\]", glob)
+    return parts[0], parts[-1]
+
+
+def _segment_meets(a: str, b: str) -> bool:
+    wild_a, wild_b = any(c in a for c in "*?["), any(c in b for c in "*?[")
+    if not wild_a and not wild_b:
+        return a == b
+    if not wild_a or not wild_b:
+        literal, glob = (a, b) if not wild_a else (b, a)
+        return fnmatch.fnmatchcase(literal, glob)
+    (head_a, tail_a), (head_b, tail_b) = _fixed(a), _fixed(b)
+    heads = head_a.startswith(head_b) or head_b.startswith(head_a)
+    tails = tail_a.endswith(tail_b) or tail_b.endswith(tail_a)
+    return heads and tails
+
+
+def _meets(a: list[str], b: list[str]) -> bool:
+    """Whether some path matches both segment globs (``**`` spans any number of segments);
+    where both hold wildcards, an overlap of their literal ends is taken as a meeting."""
+    if not a or not b:
+        return all(s == "**" for s in a + b)
+    if a[0] == "**":
+        return _meets(a[1:], b) or _meets(a, b[1:])
+    if b[0] == "**":
+        return _meets(a, b[1:]) or _meets(a[1:], b)
+    return _segment_meets(a[0], b[0]) and _meets(a[1:], b[1:])
+
+
+_PATTERNS: dict[tuple[int, str, str, bool], tuple[Policy, list[tuple[str, list[str]]]]] = {}
+
+
+def _protected(
+    policy: Policy, home: str, workspace: str, *, write: bool
+) -> list[tuple[str, list[str]]]:
+    """(rule, segments) for every path pattern of ``policy``; a pattern under ``~`` also for
+    other users' home folders."""
+    key = (id(policy), home, workspace, write)
+    kept = _PATTERNS.get(key)
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    found: list[tuple[str, list[str]]] = []
+    for rule in policy.rules:
+        for m in rule.match:
+            if not m.paths or (m.access == "write" and not write):
+                continue
+            for pattern in m.paths:
+                pattern = pattern.replace("{workspace}", workspace)
+                homes = (home, *_OTHER_HOMES) if pattern.startswith("~") else ("",)
+                for where in homes:
+                    path = where + pattern[1:] if pattern.startswith("~") else pattern
+                    segments = _segments(path)
+                    if not path.startswith("/"):
+                        segments = ["**", *segments]
+                    found.append((rule.id, segments))
+    if len(_PATTERNS) > 64:
+        _PATTERNS.clear()
+    _PATTERNS[key] = (policy, found)
+    return found
+
+
+_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, re.Pattern[str]]]]] = {}
+
+
+def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, re.Pattern[str]]]:
+    """(rule, regular expression) for the patterns under ``~`` of each path rule, in every
+    other user's home folder (``/root``, ``/home/*``, ``/Users/*``)."""
+    key = (id(policy), workspace, write)
+    kept = _HOMES_CHECKS.get(key)
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    found: list[tuple[str, re.Pattern[str]]] = []
+    for rule in policy.rules:
+        for m in rule.match:
+            tilde = tuple(p for p in m.paths if p.startswith("~"))
+            if tilde and (m.access != "write" or write):
+                found += [(rule.id, compile_all(tilde, h, workspace)) for h in _OTHER_HOMES]
+    if len(_HOMES_CHECKS) > 64:
+        _HOMES_CHECKS.clear()
+    _HOMES_CHECKS[key] = (policy, found)
+    return found
+
+
+def may_name(
+    policy: Policy, word: Word, home: str, workspace: str, *, write: bool
+) -> list[tuple[str, str]]:
+    """(rule, pattern) for each protected path a word the gate cannot resolve may name: a glob
+    (``/root/.ss?/id_*``) or a word holding a variable (``/proc/$PPID/environ``), whose unknown
+    parts may be anything."""
+    if word.value is not None and not word.glob:  # a path spelled out: other users' homes
+        path = os.path.normpath(word.value)
+        return [
+            (rule, path)
+            for rule, pattern in _other_homes(policy, workspace, write)
+            if pattern.match(path)
+        ]
+    if word.value is not None:
+        text = word.value
+    else:
+        text = _UNKNOWN_PART.sub("\0", word.text.replace("'", "").replace('"', ""))
+    if text.startswith("~"):
+        text = home + text[1:]
+    if not text.startswith(("/", "\0")):
+        return []  # relative: judged where it lands by the command's own rules
+    segments = ["**" if s == "\0" else s.replace("\0", "*") for s in _segments(text)]
+    if all(s in ("*", "**") for s in segments):
+        return []  # `/*`, `$X/*`: says nothing about what it names
+    hits: list[tuple[str, str]] = []
+    for rule, pattern in _protected(policy, home, workspace, write=write):
+        if rule not in (r for r, _ in hits) and _meets(segments, pattern):
+            hits.append((rule, "/" + "/".join(pattern)))
+    return hits

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.syntax import TooComplex, Unparseable, parse
+from noetic.tools.shellgate.table import PROGRAMS, Program
 
 _DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
 _GIT_REWRITES = {"reset": "--hard", "clean": None, "restore": None, "checkout": "--"}
@@ -47,6 +49,8 @@ def effects(
                 found.append(f"pushes ({cmd.text})")
             elif flag != "missing" and (flag is None or flag in values):
                 found.append(f"discards changes ({cmd.text})")
+        elif base in PROGRAMS and _table_writes(PROGRAMS[base], values):
+            found.append(f"writes ({cmd.text})")
         elif base in policy.writers and base not in ("find", "git"):
             writer = policy.writers[base]
             if writer.when and not any(v in writer.when for v in values):
@@ -64,3 +68,25 @@ def effects(
         ):
             found.append(f"writes {target} ({r.text})")
     return found
+
+
+def _table_writes(row: Program, values: list[str]) -> bool:
+    """Whether a program's row says this use of it writes (``gzip f``, not ``gzip -c f``)."""
+    if row.write_when and not _has(values, row.write_when):
+        return False
+    if row.write_unless and _has(values, row.write_unless):
+        return False
+    operands = [v for v in values if not v.startswith("-")]
+    least = {"none": None, "all": 1, "last": 1, "second": 2, "after-first": 2}[row.writes]
+    return (least is not None and len(operands) >= least) or _has(values, row.write_options)
+
+
+def _has(values: list[str], options: tuple[str, ...]) -> bool:
+    """Whether an option is given, alone or in a cluster of short ones (``-czf`` has ``-c``)."""
+    return any(
+        v == o
+        or v.startswith(o + "=")
+        or (len(o) == 2 and re.fullmatch(r"-[A-Za-z]+", v) is not None and o[1] in v)
+        for v in values
+        for o in options
+    )

@@ -47,10 +47,21 @@ def interpreted(
         (a for a in args if a.value is None or not a.value.startswith("-") or a.value == "-"),
         None,
     )
-    if operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
+    from_stdin = shell and _reads_stdin(args)  # `bash -s -- a b <<< CODE`: a, b are arguments
+    if from_stdin or operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
         fed = cmd.stdin in ("pipe", "heredoc", "herestring")
-        if operand is None and not fed:
-            return None  # an interactive session, or a script read from a file (`sh < f`)
+        if (operand is None or from_stdin) and not fed:
+            # an interactive session, or a script read from a file (`sh < f`): the
+            # workspace's own, unless this line wrote it or downloaded it
+            for r in cmd.redirects:
+                if r.operator != "<" or r.target is None or allowed:
+                    continue
+                places = judge.resolved(r.target.value or "", r.cwds) if r.target.value else {None}
+                if places & judge.downloaded:
+                    judge.refuse("download-execute", cmd.text, cmd.start)
+                for place in places & set(judge.scripts):
+                    handed(judge, base, shell, judge.scripts[place or ""], r.target, cmd)
+            return None
         if downloads:
             judge.refuse("download-execute", cmd.text, cmd.start)
         elif not allowed and cmd.stdin_text is not None:
@@ -75,6 +86,18 @@ def interpreted(
         if not allowed:
             handed(judge, base, shell, judge.scripts[place or ""], operand, cmd)
     return None
+
+
+def _reads_stdin(args: list[Word]) -> bool:
+    """A shell's ``-s`` (alone or in a cluster, before its operands): the code is read from
+    standard input and every operand is an argument."""
+    for word in args:
+        value = word.value
+        if value is None or value == "--" or not value.startswith("-") or value == "-":
+            return False
+        if not value.startswith("--") and "s" in value[1:]:
+            return True
+    return False
 
 
 def run_written(judge: Judge, name: Word, content: str | None, cmd: Command) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from noetic.tools.shellgate import actions, catalog, interpreters, tools
+from noetic.tools.shellgate import actions, catalog, closed, interpreters, programs, tools
 from noetic.tools.shellgate.catalog import concerns
 from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.options import (
@@ -45,12 +45,14 @@ from noetic.tools.shellgate.syntax import (
     Word,
     parse,
 )
+from noetic.tools.shellgate.table import PROGRAMS
 from noetic.tools.shellgate.verdict import Violation
 
 MAX_COMMAND_CHARS = 65_536
 MAX_INLINE_DEPTH = 6
 """Shell code inside shell code (``bash -c "flock -c '…'"``) is followed this deep."""
 MAX_GLOB_MATCHES = 2_000
+_VALUES = frozenset({".", ":", "[", "true", "false", "test"})  # as operands: paths, values
 _DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
 
 
@@ -68,6 +70,7 @@ class Judge:
     links: dict[str, str | None] = field(default_factory=dict)
     scripts: dict[str, str | None] = field(default_factory=dict)  # files written in the line
     on_entry: bool = False  # the write acts on a path's own entry (rm, mv), not a link's target
+    functions: set[str] = field(default_factory=set)  # functions the line defines
     inline_depth: int = 0
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
@@ -120,6 +123,7 @@ class Judge:
                 "bash evaluates text as arithmetic or an array subscript in this line, and this "
                 "text holds a command substitution it would run",
             )
+        self.functions |= {f.name for f in script.functions}
         for function in script.functions:
             if any(c.name is not None and c.name.value == function.name for c in function.calls):
                 self.refuse("fork-bomb", function.text, function.start)
@@ -145,6 +149,7 @@ class Judge:
             tainted=self.tainted,
             links=self.links,
             scripts=self.scripts,
+            functions=self.functions,
             inline_depth=self.inline_depth + 1,
         )
         if not code.strip():
@@ -228,7 +233,7 @@ class Judge:
             self.refuse("too-complex", cmd.text, cmd.start)
             return
         self.strings(base, args, cmd)
-        self.opaque(base, args)
+        closed.opaque(self, base, args)
         wrapper = self.policy.wrappers.get(base)
         if wrapper is not None:
             inner = self.unwrap(base, args, wrapper, cmd)
@@ -245,10 +250,10 @@ class Judge:
         interpreter = self.interpreter(base)
         if interpreter is not None:
             module = interpreters.interpreted(self, base, interpreter, args, cmd)
-            if module:
+            if module and closed.module(self, module, cmd):
                 self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
         if base in self.policy.programs:
-            actions.program(self, base, args, cmd)
+            programs.judge_program(self, base, args, cmd)
         if base == "find":
             actions.find(self, args, cmd, depth)
         writer = self.policy.writers.get(base)
@@ -264,17 +269,28 @@ class Judge:
                     self.written(word, cmd.cwds, cmd.text, cmd.start)
             self.writes(base, args, cmd)
         tools.capabilities(self, base, args, cmd, depth)
+        closed.program(self, base, name, args, cmd)
         runner = self.policy.runner_subcommands.get(base, ())
         sub = tools.subcommand(base, args)
+        ran: bool | None = None
         if sub is not None and sub in runner:  # `uv run …`, `npm exec …`, `poetry run …`
             after = args[[a.value for a in args].index(sub) + 1 :]
-            self.rest(base, after, cmd, hidden_args, depth)
+            ran = self.rest(base, after, cmd, hidden_args, depth)
+            ran = None if closed.runs_shell(base, args) else ran  # `npm exec -c CODE`, judged
         elif not self.known(base):
-            self.rest(base, args, cmd, hidden_args, depth)
+            ran = self.rest(base, args, cmd, hidden_args, depth)
+            ran = ran if base in PROGRAMS else None  # an unknown program is refused already
+        if ran is False:
+            self.undetermined(
+                "unknown-program", name, f"{base} runs a command the gate does not know"
+            )
 
     def known(self, base: str) -> bool:
         """Whether the policy says what ``base`` does with its operands."""
         p = self.policy
+        row = PROGRAMS.get(base)
+        if row is not None:
+            return not row.runs_operands  # `npx TOOL`: known only once TOOL is
         return (
             base in p.writers
             or base in p.judged_alone
@@ -284,16 +300,19 @@ class Judge:
             or base in p.index_options
             or base in p.programs
             or base in ("git", "find", "go")
+            or base in p.wrappers
+            or base in p.evaluators
             or self.interpreter(base) is not None
             or any(key.split(" ")[0] == base for key in p.runs)
         )
 
     def rest(
         self, base: str, args: list[Word], cmd: Command, hidden_args: bool, depth: int
-    ) -> None:
+    ) -> bool | None:
         """A command the policy does not know may run its operands as a command (``chrt 10
         rm -rf /``, ``fakeroot make``, ``uv run pytest``): from the first operand that names a
-        command the policy judges, the rest is judged as that command."""
+        command the policy judges, the rest is judged as that command. Returns whether one was
+        found (None: there is no operand)."""
         # `fd -x rm`, `parallel rm {} ::: …`: the paths come from the command, unseen
         hidden = hidden_args or any(
             (w.value or "") in ("-x", "--exec", "-X", "--exec-batch") or "{" in (w.value or "")
@@ -303,23 +322,12 @@ class Judge:
             value = word.value
             if value is None or value.startswith("-"):
                 continue
-            if value.rsplit("/", 1)[-1] in concerns(self.policy):
+            named = value.rsplit("/", 1)[-1]
+            if named in concerns(self.policy) or (self.known(named) and named not in _VALUES):
                 inner = actions.placeholders(args[i:], "{")
                 self.argv(inner, cmd, hidden_args=hidden, depth=depth + 1)
-                return
-
-    def opaque(self, base: str, args: list[Word]) -> None:
-        """Options that make a program run commands in its own language (vim's ``-c``/``+``,
-        emacs's ``--eval``): what they run is not shell, so the gate cannot read it."""
-        options = self.policy.opaque_runs.get(base)
-        if not options:
-            return
-        for word in args:
-            value = word.value or ""
-            plus = "+" in options and value.startswith("+") and len(value) > 1
-            if plus or any(value == o or value.startswith(o + "=") for o in options if o != "+"):
-                self.undetermined("program-exec", word, f"{base} runs {value} in its own language")
-                return
+                return True
+        return False if any(w.value is None or not w.value.startswith("-") for w in args) else None
 
     def unwrap(
         self, base: str, args: list[Word], takes_value: Iterable[str], cmd: Command
@@ -389,8 +397,9 @@ class Judge:
 
     def env_split(self, text: str | None, word: Word, cmd: Command) -> list[Word]:
         """The words ``env -S`` makes of its string, or a refusal when it cannot be known."""
-        if text is None or "$" in text or "\\c" in text:
-            self.undetermined("program-exec", word, "env -S splits a string known only at run time")
+        if text is None or "$" in text or "\\" in text:
+            what = "known only at run time" if text is None or "$" in text else "with escapes"
+            self.undetermined("program-exec", word, f"env -S splits a string {what}")
             return []
         try:
             parts = shlex.split(text, comments=False, posix=True)
@@ -410,6 +419,11 @@ class Judge:
             return
         script = args[0].value if args and base in ("source", ".") else None
         if script is not None and self.inside_all(script, cmd.cwds):
+            if self.resolved(script, cmd.cwds) & self.downloaded:
+                self.refuse("download-execute", cmd.text, cmd.start)
+            for place in self.resolved(script, cmd.cwds) & set(self.scripts):
+                # a file this line wrote: judged by what it holds, refused when that is unknown
+                interpreters.handed(self, base, True, self.scripts[place or ""], args[0], cmd)
             return  # running a script file of the workspace, as `bash file` would
         self.refuse("eval", cmd.text, cmd.start)
 
@@ -422,12 +436,7 @@ class Judge:
     # interpreters -------------------------------------------------------------------------------
 
     def interpreter(self, base: str) -> tuple[str, ...] | None:
-        if base in self.policy.interpreters:
-            return self.policy.interpreters[base]
-        for pattern, flags in self.policy.interpreters.items():
-            if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
-                return flags
-        return None
+        return catalog.interpreter_flags(self.policy, base)
 
     def strings(self, base: str, args: list[Word], cmd: Command) -> None:
         """Options whose value a command runs as shell code (``flock -c``, tar's
@@ -623,8 +632,14 @@ class Judge:
             if m.paths and (write or m.access != "write")
         ]
         for word in words:
-            if word.value is None:
-                continue
+            if word.value is None or word.glob or word.value.startswith("/"):
+                # `/proc/$PPID/environ`, `/root/.ss?/id_*`, another user's `/home/u/.netrc`
+                for rule, named in catalog.may_name(
+                    self.policy, word, self.home, self.workspace, write=write
+                ):
+                    self.refuse(rule, word.text, word.start, f"it may name {named}")
+                if word.value is None:
+                    continue
             places = sorted(self.places(word, cwds))
             for rule, pattern in checks:
                 hit = next((p for p in places if pattern.match(p)), None)

@@ -85,7 +85,7 @@ def split_string(args: list[Word], i: int) -> tuple[str | None, int] | None:
     value = args[i].value or ""
     if value.startswith("--"):
         name, eq, attached = value.partition("=")
-        if not option_is(name, "--split-string") or name == "--":
+        if len(name) < 3 or not "--split-string".startswith(name):  # GNU takes `--s`
             return None
         if eq:
             return attached, 1

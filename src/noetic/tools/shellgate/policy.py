@@ -38,6 +38,7 @@ STRUCTURAL = (
     "program-exec",
     "package-index",
     "secret-to-network",
+    "unknown-program",
 )
 
 

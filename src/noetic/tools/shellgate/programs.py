@@ -1,4 +1,8 @@
-"""What a sed or awk program can do beyond filtering text: run commands, write or read files.
+"""What a sed or awk command can do beyond filtering text: run commands, write or read files.
+
+Everything the gate knows of sed and awk is here: where a command line holds its programs
+(:func:`program_text`), how each program is read, and how the judge is told what it found
+(:func:`judge_program`).
 
 sed's ``e`` command and ``s///e`` flag run shell commands, ``w``/``W`` and ``s///w`` write
 files, ``r``/``R`` read them; awk's ``system()``, ``| "cmd"``, ``"cmd" | getline`` run commands,
@@ -12,7 +16,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from noetic.tools.shellgate.syntax import Command, Word
+
+if TYPE_CHECKING:
+    from noetic.tools.shellgate.judge import Judge
 
 
 @dataclass(frozen=True)
@@ -302,3 +311,95 @@ def _awk_string(token: str) -> str | None:
                 out.append(c)
         return "".join(out)
     return body
+
+
+# the command line --------------------------------------------------------------------------
+
+_SED_VALUES = ("-l", "--line-length")
+_AWK_VALUES = ("-v", "--assign", "-F", "--field-separator")
+
+
+def judge_program(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+    """A sed or awk command: what its programs run, write and read."""
+    if base in judge.policy.allow_interpreters:
+        return
+    kind = judge.policy.programs[base]
+    scripts, word = program_text(kind, args)
+    if scripts is None:
+        judge.undetermined(
+            "program-exec", word or cmd.name or args[0], f"{base} reads a program from a file"
+        )
+        return
+    for script, where in scripts:
+        if script is None:
+            judge.undetermined("program-exec", where, f"the {base} program is built at run time")
+            continue
+        read = sed(script) if kind == "sed" else awk(script)
+        for found in read:
+            effect(judge, found, where, cmd)
+
+
+def effect(judge: Judge, effect: Effect, where: Word, cmd: Command) -> None:
+    if effect.kind == "unknown":
+        judge.undetermined("program-exec", where, effect.what)
+    elif effect.kind == "exec":
+        if effect.value is None:
+            judge.undetermined("program-exec", where, effect.what)
+        else:  # a command awk prints into reads that output as its input
+            code = f": | {effect.value}" if effect.fed else effect.value
+            judge.inline(code, where, cmd, effect.what)
+    elif effect.value is None:
+        judge.refuse("dynamic-path", where.text, where.start, effect.what)
+    else:
+        path = Word(where.text, effect.value, False, where.start)
+        judge.path_rules([path], cmd.cwds, write=effect.kind == "write", part=where.text)
+        if effect.kind == "write" and effect.value not in ("/dev/stdout", "/dev/stderr"):
+            judge.written(path, cmd.cwds, where.text, where.start)
+
+
+def program_text(
+    kind: str, args: list[Word]
+) -> tuple[list[tuple[str | None, Word]] | None, Word | None]:
+    """The program(s) of a sed or awk command line and the words holding them; None when a
+    program comes from a file (``-f``), or a sandbox option makes it inert (an empty list)."""
+    scripts: list[tuple[str | None, Word]] = []
+    expressions = ("-e", "--expression") if kind == "sed" else ("-e", "--source")
+    files = (
+        ("-f", "--file")
+        if kind == "sed"
+        else ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
+    )
+    values = _SED_VALUES if kind == "sed" else _AWK_VALUES
+    words = iter(args)
+    operand_seen = False
+    for word in words:
+        value = word.value
+        if value is None:
+            if not scripts and not operand_seen:
+                scripts.append((None, word))
+            operand_seen = True
+            continue
+        name, eq, attached = value.partition("=")
+        if value == "--sandbox" or (kind == "awk" and value == "-S"):
+            return [], None
+        if name in files or (value[:2] in files and not value.startswith("--") and len(value) > 2):
+            return None, word
+        if name in expressions:
+            nxt = attached if eq else next(words, None)
+            if isinstance(nxt, Word):
+                scripts.append((nxt.value, nxt))
+            else:
+                scripts.append((nxt, word))
+            continue
+        if value[:2] in expressions and not value.startswith("--") and len(value) > 2:
+            scripts.append((value[2:], word))
+            continue
+        if value in values:
+            next(words, None)
+            continue
+        if value.startswith("-") and len(value) > 1:
+            continue
+        if not scripts and not operand_seen:
+            scripts.append((value, word))
+        operand_seen = True
+    return scripts, None

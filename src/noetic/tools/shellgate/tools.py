@@ -1,4 +1,4 @@
-"""The capabilities of particular tools: git, package managers, network clients, sed and awk.
+"""The capabilities of particular tools: git, package managers, network clients.
 
 - git runs commands through its configuration (``-c alias.x='!…'``, ``core.pager``,
   ``core.sshCommand``; keys are case-insensitive) and through ``rebase -x``, ``submodule
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.options import option_values
 from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.table import PROGRAMS
 
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
@@ -35,8 +36,6 @@ _GIT_CONFIG_SETS = frozenset(
      "--remove-section"}
 )  # fmt: skip
 _INSTALLS = frozenset({"install", "i", "add", "update", "upgrade", "download", "wheel", "get"})
-_SED_VALUES = ("-l", "--line-length")
-_AWK_VALUES = ("-v", "--assign", "-F", "--field-separator")
 
 
 def subcommand(base: str, args: list[Word]) -> str | None:
@@ -63,7 +62,8 @@ def capabilities(judge: Judge, base: str, args: list[Word], cmd: Command, depth:
         _packages(judge, base, args, cmd)
     if base == "go":
         _go(judge, args, cmd)
-    if base in judge.policy.network_clients:
+    row = PROGRAMS.get(base)
+    if base in judge.policy.network_clients or (row is not None and row.network):
         _network(judge, base, args, cmd)
     if base in judge.policy.downloaders:
         saved = [w.value or "" for w in judge.option_values(args, _writer_options(judge, base))]
@@ -136,7 +136,7 @@ def scripts_changed(
 ) -> None:
     """A writer changes a file written earlier in the line: its content is no longer known,
     except that a copy carries its source's (``cp run.sh go.sh``) and a mode change keeps it."""
-    if base in _CONTENT_KEPT or not judge.scripts:
+    if base in _CONTENT_KEPT:
         return
     operands = [a for a in args if a.value is not None and not a.value.startswith("-")]
     source = operands[0] if base in ("cp", "mv", "install") and len(operands) == 2 else None
@@ -152,8 +152,10 @@ def scripts_changed(
                 continue
             if tracked:
                 judge.scripts[place] = carried
+            elif source is not None and judge.inside_all(source.value or "", cmd.cwds):
+                judge.scripts.pop(place, None)  # now a copy of a file of the workspace
             elif source is not None:
-                judge.scripts.pop(place, None)  # now a copy of a file already on disk
+                judge.scripts[place] = None  # a copy of a file from outside: unknown
             elif place in judge.scripts:
                 judge.scripts[place] = None
 
@@ -465,54 +467,3 @@ def _network(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
             judge.refuse(
                 "secret-to-network", word.text, word.start, "a file holding the environment"
             )
-
-
-# sed and awk -------------------------------------------------------------------------------
-
-
-def program_text(
-    kind: str, args: list[Word]
-) -> tuple[list[tuple[str | None, Word]] | None, Word | None]:
-    """The program(s) of a sed or awk command line and the words holding them; None when a
-    program comes from a file (``-f``), or a sandbox option makes it inert (an empty list)."""
-    scripts: list[tuple[str | None, Word]] = []
-    expressions = ("-e", "--expression") if kind == "sed" else ("-e", "--source")
-    files = (
-        ("-f", "--file")
-        if kind == "sed"
-        else ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
-    )
-    values = _SED_VALUES if kind == "sed" else _AWK_VALUES
-    words = iter(args)
-    operand_seen = False
-    for word in words:
-        value = word.value
-        if value is None:
-            if not scripts and not operand_seen:
-                scripts.append((None, word))
-            operand_seen = True
-            continue
-        name, eq, attached = value.partition("=")
-        if value == "--sandbox" or (kind == "awk" and value == "-S"):
-            return [], None
-        if name in files or (value[:2] in files and not value.startswith("--") and len(value) > 2):
-            return None, word
-        if name in expressions:
-            nxt = attached if eq else next(words, None)
-            if isinstance(nxt, Word):
-                scripts.append((nxt.value, nxt))
-            else:
-                scripts.append((nxt, word))
-            continue
-        if value[:2] in expressions and not value.startswith("--") and len(value) > 2:
-            scripts.append((value[2:], word))
-            continue
-        if value in values:
-            next(words, None)
-            continue
-        if value.startswith("-") and len(value) > 1:
-            continue
-        if not scripts and not operand_seen:
-            scripts.append((value, word))
-        operand_seen = True
-    return scripts, None

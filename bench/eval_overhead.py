@@ -1,0 +1,125 @@
+"""What `noetic eval humaneval` costs outside the model: HumanEval's 164 problems against a
+loopback stand-in model that answers at once, at concurrency 1 and 4.
+
+For each concurrency: the wall time of the whole run, and per problem the time in all, the time
+waiting on the model (three calls: PREFLIGHT, the function, POSTFLIGHT), the sandboxed test
+run, and the rest, which is Noetic's own bookkeeping (assessments, tasks, outcomes, the run's
+rows, events). Beside them, in the same run, the floor: each problem's test program run bare as
+``python -c`` in the same bubblewrap sandbox, against the judge's own run of it (a temporary
+workspace, the file written, the sandbox, the verdict).
+
+Targets: bookkeeping ≤ 10% of the sandboxed test's own time; all 164 in ≤ 3 minutes on the
+2-core machine at concurrency 4.
+
+    python bench/eval_overhead.py [--limit N] [--concurrency 1 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.evaluation.standin import StandIn
+from tests.llm.model_server import running
+
+from noetic.evaluation.judge import program, run_tests, sandboxed
+from noetic.evaluation.problems import Problem, humaneval
+from noetic.operations.evaluating import eval_report, start_eval
+from noetic.runtime.context import open_tracker
+from noetic.tools.sandbox import choose
+
+
+def right_unless_three(p: Problem) -> str:
+    return "wrong" if int(p.task_id.split("/")[1]) % 3 == 0 else "right"
+
+
+def source_of(p: Problem) -> str:
+    code = p.prompt + (p.canonical_solution or "")
+    return program(p.prompt, code, p.test, p.entry_point)
+
+
+def floor(problems: list[Problem]) -> tuple[float, float]:
+    """Median ms of each problem's tests run bare (``python -c`` in the same sandbox) and
+    through the judge, one after the other."""
+    sandbox = choose("required")
+    bare, judged = [], []
+    for p in problems:
+        source = source_of(p)
+        with tempfile.TemporaryDirectory(prefix="noetic-eval-bare-") as workspace:
+            argv = sandboxed([sys.executable, "-I", "-B", "-c", source], sandbox, workspace)
+            start = time.perf_counter()
+            subprocess.run(argv, cwd=workspace, capture_output=True, timeout=30, check=False)
+            bare.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        asyncio.run(run_tests(source, sandbox, timeout_s=30))
+        judged.append((time.perf_counter() - start) * 1000)
+    return statistics.median(bare), statistics.median(judged)
+
+
+def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="noetic-eval-bench-") as home:
+        tracker = open_tracker(Path(home))
+        start = time.perf_counter()
+        run = asyncio.run(
+            start_eval(
+                tracker,
+                provider=f"openai-compatible:{url}/v1#stand-in",
+                limit=limit,
+                concurrency=concurrency,
+                test_timeout=30,
+            )
+        )
+        wall = time.perf_counter() - start
+        report = eval_report(tracker, run.run_id)
+        tasks = [t for t in run.tasks if t.state == "done"]
+        total = statistics.median(t.ms_total or 0 for t in tasks)
+        model = statistics.median(t.ms_model or 0 for t in tasks)
+        test = statistics.median(t.ms_test or 0 for t in tasks)
+        other = statistics.median((t.ms_total or 0) - (t.ms_model or 0) - (t.ms_test or 0)
+                                  for t in tasks)  # fmt: skip
+        tracker.store.close()
+    print(
+        f"concurrency {concurrency}: {run.done}/{run.total} judged ({run.passed} passed) in "
+        f"{wall:6.1f} s wall ({wall / max(run.done, 1) * 1000:5.0f} ms a problem)"
+    )
+    print(
+        f"  per problem (median): {total:6.1f} ms in all = model {model:6.1f} + sandboxed "
+        f"tests {test:6.1f} + bookkeeping {other:6.1f}; outside the model {total - model:6.1f}"
+    )
+    print(
+        f"  bookkeeping / sandboxed test: {other / test:6.1%}   (target ≤ 10%; report mean "
+        f"{report.timing.other_ms or 0:.1f} ms)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=164)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
+    parser.add_argument("--floor", type=int, default=40, help="problems timed for the floor")
+    args = parser.parse_args()
+    problems = humaneval()
+    print(f"{os.cpu_count()} cores; {args.limit} problems; stand-in model on loopback HTTP")
+    bare, judged = floor(problems[: args.floor])
+    print(
+        f"floor ({args.floor} problems, median): bare `python -c` in bubblewrap {bare:6.1f} ms, "
+        f"the judge's sandboxed run {judged:6.1f} ms ({judged / bare:4.2f}×)"
+    )
+    with running() as server:
+        server.responder = StandIn(problems, right_unless_three)
+        for k in args.concurrency:
+            one_run(server.url, problems, k, args.limit)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NOETIC_INDEX", "inline")
+    main()

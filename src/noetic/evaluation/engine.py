@@ -1,0 +1,545 @@
+"""The eval engine: a model's stated P(success) against its tests' verdict, problem by problem.
+
+For each problem, on the run context's model:
+
+    PREFLIGHT  the model assesses itself (13 vectors and p_success) from the prompt alone
+    ACT        it writes the whole function, in a fenced python block
+    POSTFLIGHT it reassesses having seen its code: a standard review, or an adversarial one
+               that first looks for what is wrong with it (the profile's, or --review)
+    TEST       the problem's own tests run on the function in the OS sandbox, with a time
+               limit; their verdict is the task's outcome (source ``test``)
+
+Each problem is an ordinary task (a cascade) in a session of the ``eval`` engine, so the
+calibration report, the dashboard and everything reading outcomes use it. ``concurrency``
+workers take problems from a queue, each in its own session (a session has one open task at a
+time). Every step is written to the run's rows (:mod:`noetic.store.evals`) before the next
+begins, so a killed run resumes where it stopped and runs nothing that finished twice.
+
+A reply that stays unusable after its repair round ends that problem as ``error`` (its task
+closed as ``parse_failure``) and the run goes on; a provider that still fails after its retries
+stops the run: no new problem starts, the run is ``failed`` and says why, and what finished is
+kept for ``resume``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import dataclasses
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from noetic.assessment import Assessment, Phase, Review
+from noetic.calibration.outcomes import effective_profile, record_outcome
+from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
+from noetic.evaluation.judge import Verdict, extract_code, program, run_tests
+from noetic.evaluation.problems import Problem
+from noetic.events import EventKind, PhaseCompleted
+from noetic.llm.assess import assess_with_model
+from noetic.llm.base import Provider, Request, UsageTotals
+from noetic.profiles import Profile
+from noetic.runtime.context import RunContext, recorded_provider
+from noetic.store import evals
+from noetic.store.evals import EvalRunRecord, EvalTaskRecord
+from noetic.tools.sandbox import Sandbox, choose
+
+ENGINE: Final = "eval"
+ReviewChoice = Literal["profile", "standard", "adversarial", "split"]
+REVIEWS: Final = ("profile", "standard", "adversarial", "split")
+SYSTEM: Final = "You are an expert Python programmer. Write correct, complete code."
+
+
+def default_concurrency() -> int:
+    """Problems at once by default: twice the machine's cores (a problem mostly waits on
+    the model), at least 2 and at most 16."""
+    return max(2, min(16, 2 * (os.cpu_count() or 1)))
+
+
+class EvalSettings(BaseModel):
+    """How a run goes; kept with the run, so a resume goes on the same way."""
+
+    model_config = ConfigDict(frozen=True)
+
+    concurrency: int = Field(default_factory=default_concurrency, ge=1, le=64)
+    test_timeout_s: float = Field(10.0, gt=0, le=600)
+    max_tokens: int = Field(2048, gt=0)
+    sandbox: Literal["required", "auto", "off"] = "required"
+
+
+class TaskResult(BaseModel):
+    """One problem as it stands: ``--json`` prints one per line."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["task"] = "task"
+    run_id: str
+    seq: int
+    task_id: str
+    state: str
+    passed: bool | None = None
+    reason: str | None = None
+    review: str | None = None
+    session_id: str | None = None
+    cascade_id: str | None = None
+    p_preflight: float | None = None
+    p_postflight: float | None = None
+    ms_total: float | None = None
+    ms_model: float | None = None
+    ms_test: float | None = None
+    usage: UsageTotals | None = None
+
+
+class Tally(BaseModel):
+    """The run so far, for a progress bar."""
+
+    model_config = ConfigDict(frozen=True)
+
+    total: int
+    done: int
+    passed: int
+    errors: int
+    cost_usd: float | None
+    tokens: int
+
+
+class EvalRun(BaseModel):
+    """A run's result: its status, every problem, and the totals."""
+
+    kind: Literal["summary"] = "summary"
+    run_id: str
+    task_set: str
+    model: str | None
+    ai_id: str
+    profile: str | None
+    status: str
+    detail: str = ""
+    total: int
+    done: int
+    passed: int
+    failed: int
+    errors: int
+    pending: int
+    success_rate: float | None
+    usage: UsageTotals
+    tasks: list[TaskResult] = []
+
+
+def task_text(problem: Problem) -> str:
+    """The task as the assessments see it: the prompt alone."""
+    return (
+        f"Write the Python function `{problem.entry_point}` below so that its hidden unit "
+        f"tests pass.\n\n```python\n{problem.prompt.rstrip()}\n```"
+    )
+
+
+def code_prompt(problem: Problem) -> str:
+    """The request for the function: the whole function in a fenced python block."""
+    return (
+        "Complete the following Python function. Reply with the whole function (its signature "
+        "and body, and any imports or helpers it needs) in a single ```python code block.\n\n"
+        f"```python\n{problem.prompt.rstrip()}\n```"
+    )
+
+
+def review_of(choice: str, profile: Profile, seq: int) -> str:
+    """The POSTFLIGHT review problem ``seq`` gets: the profile's, the one named, or under
+    ``split`` standard for odd and adversarial for even positions."""
+    if choice == "profile":
+        return profile.postflight_review.value
+    if choice == "split":
+        return Review.STANDARD.value if seq % 2 else Review.ADVERSARIAL.value
+    return Review(choice).value
+
+
+OnTask = Callable[[TaskResult, Tally], None]
+
+
+async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = None) -> EvalRun:
+    """Run (or go on with) the eval run ``run_id``: every problem not yet ``done`` or
+    ``error``, with the run's settings, on the context's model (module docstring)."""
+    record = evals.get_run(ctx.store, run_id)
+    _refuse_if_running(record)
+    evals.update_run(
+        ctx.store, record.id,
+        settings={**record.settings, "process": {"host": socket.gethostname(), "pid": os.getpid()}},
+    )  # fmt: skip
+    settings = EvalSettings.model_validate(record.settings.get("engine", {}))
+    sandbox = choose(settings.sandbox)
+    if record.profile is not None:  # with the guardian's corrections, as sessions use it
+        profile = effective_profile(ctx.store, ctx.tracker.registry, record.profile)
+    else:
+        profile = ctx.profile or ctx.tracker.registry.select(None, ai_model=record.model)
+    # checkpoints (git notes and the checkpoints table) are for resuming an agent's work in a
+    # session; an eval run resumes from its own rows, so its tasks write none
+    tracker = copy.copy(ctx.tracker)  # the same store, bus and profiles; nothing subscribed again
+    tracker.checkpoints = False
+    ctx = dataclasses.replace(ctx, tracker=tracker)
+    runner = _Runner(ctx, record, settings, sandbox, profile, on_task)
+    evals.update_run(ctx.store, record.id, status="running", detail="", ended_at=None)
+    with ctx.scope():
+        try:
+            await runner.go()
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            evals.update_run(
+                ctx.store, record.id, status="interrupted",
+                detail=f"interrupted: `noetic eval resume {record.id}` goes on",
+            )  # fmt: skip
+            raise
+        except Exception as exc:
+            evals.update_run(
+                ctx.store, record.id, status="failed",
+                detail=f"stopped by an error: {exc}; `noetic eval resume {record.id}` goes on",
+            )  # fmt: skip
+            raise
+        finally:
+            runner.close()
+    if runner.failure is not None:
+        status = "failed"
+        detail = (
+            f"the model failed after its retries: {runner.failure}; what finished is kept: "
+            f"`noetic eval resume {record.id}` goes on"
+        )
+    else:
+        status, detail = "completed", ""
+    from noetic.store.rows import now
+
+    evals.update_run(ctx.store, record.id, status=status, detail=detail, ended_at=now())
+    return stored_run(ctx.store, record.id)
+
+
+class _Worker:
+    """One worker: its session and its recorded provider, reused problem after problem."""
+
+    def __init__(self, session_id: str, provider: Provider) -> None:
+        self.session_id = session_id
+        self.provider = provider
+
+
+class _Runner:
+    def __init__(
+        self,
+        ctx: RunContext,
+        record: EvalRunRecord,
+        settings: EvalSettings,
+        sandbox: Sandbox,
+        profile: Profile,
+        on_task: OnTask | None,
+    ) -> None:
+        self.ctx = ctx
+        self.record = record
+        self.settings = settings
+        self.sandbox = sandbox
+        self.profile = profile
+        self.on_task = on_task
+        self.failure: ProviderError | None = None
+        self.inner = getattr(ctx.model, "inner", ctx.model)
+        self.tasks = evals.tasks(ctx.store, record.id)
+        self.workers: list[_Worker] = []
+        self.counts = {
+            "done": sum(1 for t in self.tasks if t.state == "done"),
+            "passed": sum(1 for t in self.tasks if t.state == "done" and t.passed),
+            "error": sum(1 for t in self.tasks if t.state == "error"),
+        }
+        self.earlier = UsageTotals()  # the model calls of problems finished before this run
+        for t in self.tasks:
+            if t.state in ("done", "error") and "usage" in t.result:
+                self.earlier = _plus(self.earlier, UsageTotals(**t.result["usage"]))
+
+    async def go(self) -> None:
+        todo: asyncio.Queue[EvalTaskRecord] = asyncio.Queue()
+        for task in self.tasks:
+            if task.state not in ("done", "error"):
+                todo.put_nowait(task)
+        count = min(self.settings.concurrency, todo.qsize())
+        await asyncio.gather(*(self.work(todo) for _ in range(count)))
+
+    async def work(self, todo: asyncio.Queue[EvalTaskRecord]) -> None:
+        worker: _Worker | None = None
+        while self.failure is None:
+            try:
+                task = todo.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            if worker is None:
+                worker = self.new_worker()
+            result = await self.one(worker, task)
+            if self.on_task is not None and result is not None:
+                self.on_task(result, self.tally())
+
+    def new_worker(self) -> _Worker:
+        session, _ = self.ctx.tracker.bootstrap(
+            ai_id=self.record.ai_id, profile=self.profile.name, ai_model=self.record.model
+        )
+        provider = recorded_provider(self.inner, self.ctx.tracker, session_id=session.id)
+        worker = _Worker(session.id, provider)
+        self.workers.append(worker)
+        return worker
+
+    def close(self) -> None:
+        """End the workers' sessions (a resumed run opens its own)."""
+        for w in self.workers:
+            with contextlib.suppress(NoeticError):
+                self.ctx.store.end_session(w.session_id)
+
+    def tally(self) -> Tally:
+        usage = self.usage()
+        return Tally(
+            total=len(self.tasks),
+            done=self.counts["done"],
+            passed=self.counts["passed"],
+            errors=self.counts["error"],
+            cost_usd=usage.cost_usd,
+            tokens=usage.input_tokens + usage.output_tokens,
+        )
+
+    def usage(self) -> UsageTotals:
+        totals = self.earlier
+        for w in self.workers:
+            t: UsageTotals = getattr(w.provider, "totals", UsageTotals())
+            totals = _plus(totals, t)
+        return totals
+
+    # one problem ------------------------------------------------------------------------
+
+    async def one(self, worker: _Worker, task: EvalTaskRecord) -> TaskResult | None:
+        store = self.ctx.store
+        problem = Problem.model_validate(task.problem)
+        ctx = RunContext(
+            engine=ENGINE,
+            tracker=self.ctx.tracker,
+            provider=worker.provider,
+            session_id=worker.session_id,
+            profile=self.profile,
+            limits=self.ctx.limits,
+        )
+        if hasattr(worker.provider, "cascade_id"):
+            worker.provider.cascade_id = None
+        start = time.perf_counter()
+        before: UsageTotals = getattr(worker.provider, "totals", UsageTotals())
+        result: dict[str, Any] = dict(task.result)
+        code = task.code
+        cascade_id = task.cascade_id
+        if task.state == "answered":  # its events are the task's, as before the stop
+            ctx.task_id = task.cascade_id
+        try:
+            if task.state == "started":
+                _abandon(self.ctx, task)
+            if task.state in ("pending", "started"):
+                cascade_id, code, result = await self.answer(ctx, task, problem, before)
+            verdict = await self.judge(problem, code)
+        except ProviderError as exc:
+            self.failure = self.failure or exc
+            _close(ctx, "provider_failure", str(exc))
+            return None
+        except ParseError as exc:
+            reason = f"the model's assessment could not be read: {exc.message}"
+            _close(ctx, "parse_failure", reason)
+            evals.update_task(store, task.run_id, task.seq, state="error", reason=reason)
+            return self.result(task.seq)
+        if "usage" in result:  # answered before: its model calls are counted there
+            spent = UsageTotals(**result["usage"])
+        else:
+            spent = getattr(worker.provider, "totals", UsageTotals()).since(before)
+        assert cascade_id is not None
+        if _test_outcome(self.ctx, cascade_id) is None:
+            record_outcome(
+                store,
+                cascade_id,
+                score=1.0 if verdict.passed else 0.0,
+                source="test",
+                evidence=f"{problem.task_id}: {verdict.reason}",
+            )
+        elapsed = (time.perf_counter() - start) * 1000
+        earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
+        result.update(
+            usage=spent.model_dump(exclude={"cost_usd"}),
+            ms_test=verdict.ms,
+            ms_total=round(earlier + elapsed, 3),
+            ms_model=spent.latency_ms,
+        )
+        ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
+        evals.update_task(
+            store, task.run_id, task.seq, state="done", passed=verdict.passed,
+            reason=verdict.reason, result=result,
+        )  # fmt: skip
+        return self.result(task.seq)
+
+    async def answer(
+        self, ctx: RunContext, task: EvalTaskRecord, problem: Problem, before: UsageTotals
+    ) -> tuple[str, str | None, dict[str, Any]]:
+        """PREFLIGHT, the function, POSTFLIGHT: the task, the code (None: no code in the
+        reply) and what to keep, each step written before the next."""
+        store = self.ctx.store
+        tracker = self.ctx.tracker
+        text = task_text(problem)
+        timer = time.perf_counter()
+        pre = await assess_with_model(ctx.model, text, Phase.PREFLIGHT, self.profile)
+        opened = tracker.preflight(ctx.session_id or "", text, pre)
+        ctx.start_task(opened.cascade.id)
+        evals.update_task(
+            store, task.run_id, task.seq, state="started", session_id=ctx.session_id,
+            cascade_id=opened.cascade.id,
+        )  # fmt: skip
+        act = time.perf_counter()
+        request = Request.of(
+            code_prompt(problem), system=SYSTEM, max_tokens=self.settings.max_tokens
+        )
+        reply = await ctx.model.complete(request)
+        code = extract_code(reply.text, problem.entry_point)
+        ctx.emit(
+            EventKind.PHASE_COMPLETED,
+            PhaseCompleted(phase="ACT", ms=round((time.perf_counter() - act) * 1000, 3)),
+        )
+        if code is not None:
+            findings = f"The function you wrote:\n```python\n{code.rstrip()}\n```"
+        else:
+            findings = f"Your reply, which had no Python code block:\n{reply.text[:3000]}"
+        post: Assessment = await assess_with_model(
+            ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
+            review=task.review,
+        )  # fmt: skip
+        tracker.postflight(
+            ctx.session_id or "", post,
+            extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
+        )  # fmt: skip
+        kept = {
+            "p_preflight": pre.p_success,
+            "p_postflight": post.p_success,
+            "ms_answer": round((time.perf_counter() - timer) * 1000, 3),
+            "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
+            if hasattr(ctx.model, "totals")
+            else UsageTotals().model_dump(exclude={"cost_usd"}),
+        }
+        evals.update_task(store, task.run_id, task.seq, state="answered", code=code, result=kept)
+        return opened.cascade.id, code, kept
+
+    async def judge(self, problem: Problem, code: str | None) -> Verdict:
+        if code is None:
+            return Verdict(False, "the reply had no Python code block", 0.0, None)
+        source = program(problem.prompt, code, problem.test, problem.entry_point)
+        return await run_tests(source, self.sandbox, timeout_s=self.settings.test_timeout_s)
+
+    def result(self, seq: int) -> TaskResult:
+        result = task_result(evals.get_task(self.ctx.store, self.record.id, seq))
+        if result.state == "error":
+            self.counts["error"] += 1
+        elif result.state == "done":
+            self.counts["done"] += 1
+            self.counts["passed"] += int(bool(result.passed))
+        return result
+
+
+def task_result(task: EvalTaskRecord) -> TaskResult:
+    r = task.result
+    return TaskResult(
+        run_id=task.run_id, seq=task.seq, task_id=task.task_id, state=task.state,
+        passed=task.passed, reason=task.reason, review=task.review, session_id=task.session_id,
+        cascade_id=task.cascade_id, p_preflight=r.get("p_preflight"),
+        p_postflight=r.get("p_postflight"), ms_total=r.get("ms_total"),
+        ms_model=r.get("ms_model"), ms_test=r.get("ms_test"),
+        usage=UsageTotals(**r["usage"]) if "usage" in r else None,
+    )  # fmt: skip
+
+
+def stored_run(store: Any, run_id: str) -> EvalRun:
+    """A run read back from the store: its status, every problem and the totals."""
+    record = evals.get_run(store, run_id)
+    tasks = [task_result(t) for t in evals.tasks(store, record.id)]
+    done = [t for t in tasks if t.state == "done"]
+    passed = sum(1 for t in done if t.passed)
+    usage = UsageTotals()
+    for t in tasks:
+        if t.usage is not None:
+            usage = _plus(usage, t.usage)
+    return EvalRun(
+        run_id=record.id,
+        task_set=record.task_set,
+        model=record.model,
+        ai_id=record.ai_id,
+        profile=record.profile,
+        status=record.status,
+        detail=record.detail,
+        total=len(tasks),
+        done=len(done),
+        passed=passed,
+        failed=len(done) - passed,
+        errors=sum(1 for t in tasks if t.state == "error"),
+        pending=sum(1 for t in tasks if t.state not in ("done", "error")),
+        success_rate=round(passed / len(done), 6) if done else None,
+        usage=usage,
+        tasks=tasks,
+    )
+
+
+def _plus(a: UsageTotals, b: UsageTotals) -> UsageTotals:
+    return UsageTotals(
+        calls=a.calls + b.calls,
+        failed=a.failed + b.failed,
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        cached_tokens=a.cached_tokens + b.cached_tokens,
+        known_cost_usd=round(a.known_cost_usd + b.known_cost_usd, 8),
+        unpriced=a.unpriced + b.unpriced,
+        latency_ms=round(a.latency_ms + b.latency_ms, 3),
+    )
+
+
+def _abandon(ctx: RunContext, task: EvalTaskRecord) -> None:
+    """A problem a killed run had started: close its task, if still open, as abandoned."""
+    if task.cascade_id is None:
+        return
+    with contextlib.suppress(NoeticError):
+        cascade = ctx.store.get_cascade(task.cascade_id)
+        if cascade.status == "open":
+            ctx.store.finish_cascade(cascade.id, "abandoned", {"eval": {"resumed": True}})
+
+
+def _close(ctx: RunContext, status: str, reason: str) -> None:
+    """Close the worker's open task (if any) with ``status``, keeping what was recorded."""
+    if ctx.task_id is None or ctx.session_id is None:
+        return
+    with contextlib.suppress(NoeticError):
+        ctx.tracker.end_task(ctx.session_id, status, {"eval": {"reason": reason}})
+
+
+def _test_outcome(ctx: RunContext, cascade_id: str) -> float | None:
+    """The task's test outcome if one was recorded already (a run killed just after it)."""
+    row = ctx.store.conn.execute(
+        "SELECT score FROM outcomes WHERE cascade_id = ? AND source = 'test' ORDER BY id DESC",
+        (cascade_id,),
+    ).fetchone()
+    return None if row is None else float(row[0])
+
+
+def _refuse_if_running(record: EvalRunRecord) -> None:
+    """A run still going in another live process on this machine is not run twice at once."""
+    process = record.settings.get("process") or {}
+    pid = process.get("pid")
+    if record.status != "running" or process.get("host") != socket.gethostname():
+        return
+    if not isinstance(pid, int) or pid == os.getpid():
+        return
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return  # killed: resume it
+    except PermissionError:
+        pass  # alive, someone else's
+    raise WorkflowError(
+        f"eval run {record.id} is running in process {pid} on this machine",
+        fix=f"wait for it, or stop it (kill {pid}) and then `noetic eval resume {record.id}`",
+    )
+
+
+def check_review(review: str) -> str:
+    """A review choice, or a clear error naming the ones there are."""
+    choice = review.strip().lower()
+    if choice not in REVIEWS:
+        raise UsageError(f"unknown review {review!r}", fix=f"use one of {', '.join(REVIEWS)}")
+    return choice

@@ -1,0 +1,164 @@
+"""The judge: a problem's own tests run on the model's function, in the OS sandbox.
+
+The model is asked for the whole function in a fenced ``python`` block (the convention
+HumanEval harnesses use); :func:`extract_code` takes it from the reply. The program the tests
+run is the problem's prompt (its imports, helpers and the stub, valid Python on its own), the
+model's code (whose definition replaces the stub), the problem's ``test`` and
+``check(entry_point)``. It runs under bubblewrap (:mod:`noetic.tools.sandbox`): the system
+read-only, only a fresh temporary workspace writable, no network, within a time limit after
+which the whole process group is killed. Exit status 0 is a pass; anything else a failure,
+with the reason (the last line of the error output, or the time limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Final
+
+from noetic.tools.sandbox import Sandbox, wrap
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+TAIL_BYTES: Final = 4000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the tests said: ``passed``, why not (``reason``), and how long they took."""
+
+    passed: bool
+    reason: str
+    ms: float
+    exit_code: int | None
+    timed_out: bool = False
+
+
+def extract_code(text: str, entry_point: str) -> str | None:
+    """The function from a reply: the fenced block that defines ``entry_point`` (a
+    ``python`` block first), else the first ``python`` (or unlabelled) block, else the whole
+    reply when it defines the function itself; None when there is no code."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
+    defines = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.MULTILINE)
+    python = [b for lang, b in blocks if lang in ("python", "py", "python3", "")]
+    for block in [*python, *(b for _, b in blocks)]:
+        if defines.search(block):
+            return block.strip("\n") + "\n"
+    if python:
+        return python[0].strip("\n") + "\n"
+    if defines.search(text):
+        return text.strip("\n") + "\n"
+    return None
+
+
+def program(prompt: str, code: str, test: str, entry_point: str) -> str:
+    """The program the tests run (module docstring); the prompt is left out when it is not
+    Python on its own (a team's set may phrase it in words)."""
+    parts = []
+    try:
+        compile(prompt, "<prompt>", "exec")
+    except (SyntaxError, ValueError):
+        pass
+    else:
+        parts.append(prompt)
+    parts += [code, test, f"check({entry_point})"]
+    return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
+
+
+def sandboxed(argv: list[str], sandbox: Sandbox, workspace: str) -> list[str]:
+    """``argv`` as run in ``sandbox`` with ``workspace`` (a fresh temporary folder holding
+    only the program: no repository) as its only writable folder."""
+    return wrap(
+        argv,
+        sandbox,
+        workspace=workspace,
+        cwd=workspace,
+        home=os.path.expanduser("~"),
+        network=False,
+        repository=False,
+    )
+
+
+async def run_tests(source: str, sandbox: Sandbox, *, timeout_s: float) -> Verdict:
+    """Run ``source`` (a whole test program) in a fresh workspace under ``sandbox`` and judge
+    it by its exit status within ``timeout_s`` seconds."""
+    workspace = tempfile.mkdtemp(prefix="noetic-eval-")
+    try:
+        path = os.path.join(workspace, "program.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        argv = sandboxed([sys.executable, "-I", "-B", "program.py"], sandbox, workspace)
+        return await _judge(argv, workspace, timeout_s)
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+async def _judge(argv: list[str], cwd: str, timeout_s: float) -> Verdict:
+    start = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+    )
+    tail = bytearray()
+
+    async def drain() -> None:
+        assert proc.stderr is not None
+        while chunk := await proc.stderr.read(65536):
+            tail.extend(chunk)
+            del tail[:-TAIL_BYTES]
+
+    reader = asyncio.ensure_future(drain())
+    timed_out = False
+    try:
+        await asyncio.wait_for(proc.wait(), timeout_s)
+    except TimeoutError:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+    except BaseException:  # cancelled: leave nothing running
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(reader, 5)
+    ms = round((time.perf_counter() - start) * 1000, 3)
+    if timed_out:
+        return Verdict(
+            False,
+            f"stopped after {timeout_s:g}s: the tests did not finish (an endless loop?)",
+            ms,
+            None,
+            timed_out=True,
+        )
+    if proc.returncode == 0:
+        return Verdict(True, "the tests passed", ms, 0)
+    return Verdict(False, _reason(bytes(tail), proc.returncode), ms, proc.returncode)
+
+
+def _reason(stderr: bytes, code: int | None) -> str:
+    """The last line of the error output (the exception), or the exit status."""
+    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        return f"the tests were killed by {name}" + (f": {lines[-1][:300]}" if lines else "")
+    if not lines:
+        return f"the tests failed with exit status {code} and no message"
+    last = lines[-1][:300]
+    if last in ("AssertionError", "assert"):
+        where = next((ln for ln in reversed(lines) if ln.startswith("assert")), None)
+        return f"the tests failed: AssertionError{f' at {where[:200]}' if where else ''}"
+    return f"the tests failed: {last}"

@@ -1,0 +1,183 @@
+"""``noetic eval`` runs and their problems.
+
+A run's row holds what was asked (the task set, the model, the profile, the settings) and how
+it stands (``running``, ``completed``, ``failed``, ``interrupted``). Each problem has a row from
+the start, with the problem itself (so a resume needs neither the task file nor the package
+again) and its state, written in its own transaction before and after every step:
+
+``pending`` → ``started`` (its task opened: ``cascade_id``) → ``answered`` (the function
+written and the POSTFLIGHT recorded: ``code``) → ``done`` (the tests' verdict: ``passed``,
+``reason``), or ``error`` (the model's reply could not be used; ``reason`` says why).
+
+A resumed run goes on from each problem's state: it runs the tests of an ``answered`` problem
+without asking the model again, and starts a ``started`` one afresh (its half-done task closed
+as abandoned), so no step that finished is run twice.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict
+
+from noetic.errors import InvalidValueError, NotFoundError
+from noetic.store.base import BaseStore
+from noetic.store.rows import new_id, now
+
+STATES: Final = ("pending", "started", "answered", "done", "error")
+
+
+class EvalRunRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    task_set: str
+    provider: str | None
+    model: str | None
+    ai_id: str
+    profile: str | None
+    status: str
+    detail: str = ""
+    settings: dict[str, Any]
+    created_at: str
+    ended_at: str | None = None
+
+
+class EvalTaskRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    seq: int
+    task_id: str
+    problem: dict[str, Any]
+    state: str
+    review: str | None = None
+    session_id: str | None = None
+    cascade_id: str | None = None
+    code: str | None = None
+    passed: bool | None = None
+    reason: str | None = None
+    result: dict[str, Any] = {}
+    updated_at: str
+
+
+def create_run(
+    store: BaseStore,
+    *,
+    task_set: str,
+    provider: str | None,
+    model: str | None,
+    ai_id: str,
+    profile: str | None,
+    settings: dict[str, Any],
+    problems: list[tuple[dict[str, Any], str | None]],
+) -> EvalRunRecord:
+    """A new run in ``running`` state with every problem ``pending`` (each with the review
+    it is to get), in one transaction."""
+    run_id = new_id("e")
+    at = now()
+    with store.transaction() as conn:
+        store.insert(conn, "eval_runs", {
+            "id": run_id, "task_set": task_set, "provider": provider, "model": model,
+            "ai_id": ai_id, "profile": profile, "status": "running", "detail": "",
+            "settings": json.dumps(settings), "created_at": at,
+        })  # fmt: skip
+        for seq, (problem, review) in enumerate(problems, 1):
+            store.insert(conn, "eval_tasks", {
+                "run_id": run_id, "seq": seq, "task_id": problem["task_id"],
+                "problem": json.dumps(problem), "state": "pending", "review": review,
+                "result": "{}", "updated_at": at,
+            })  # fmt: skip
+    return get_run(store, run_id)
+
+
+def get_run(store: BaseStore, run_id: str) -> EvalRunRecord:
+    """A run by id or unique id prefix."""
+    if not run_id or not run_id.strip():
+        raise InvalidValueError("the eval run id is empty", field="run", value=run_id)
+    rows = store.conn.execute(
+        "SELECT * FROM eval_runs WHERE id = ? OR (id >= ? AND id < ?) ORDER BY id LIMIT 2",
+        (run_id, run_id, run_id + "\U0010ffff"),
+    ).fetchall()
+    exact = [r for r in rows if r["id"] == run_id]
+    rows = exact or rows
+    if not rows:
+        raise NotFoundError(f"no eval run {run_id!r}", fix="`noetic eval list` lists them")
+    if len(rows) > 1:
+        raise InvalidValueError(
+            f"eval run id prefix {run_id!r} is ambiguous", field="run", value=run_id
+        )
+    return _run(rows[0])
+
+
+def runs(store: BaseStore) -> list[EvalRunRecord]:
+    """Every eval run, oldest first."""
+    return [_run(r) for r in store.conn.execute("SELECT * FROM eval_runs ORDER BY created_at, id")]
+
+
+def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
+    """Set ``status``, ``detail``, ``ended_at`` or ``settings``."""
+    unknown = set(fields) - {"status", "detail", "ended_at", "settings"}
+    if unknown:
+        raise ValueError(f"eval_runs has no settable column {sorted(unknown)}")
+    values = {k: json.dumps(v) if k == "settings" else v for k, v in fields.items()}
+    sets = ", ".join(f"{k} = ?" for k in values)
+    with store.transaction() as conn:
+        conn.execute(f"UPDATE eval_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+
+
+def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
+    """A run's problems in their order."""
+    rows = store.conn.execute("SELECT * FROM eval_tasks WHERE run_id = ? ORDER BY seq", (run_id,))
+    return [_task(r) for r in rows]
+
+
+def get_task(store: BaseStore, run_id: str, seq: int) -> EvalTaskRecord:
+    """One problem of a run, by its position."""
+    row = store.conn.execute(
+        "SELECT * FROM eval_tasks WHERE run_id = ? AND seq = ?", (run_id, seq)
+    ).fetchone()
+    if row is None:
+        raise NotFoundError(f"eval run {run_id} has no problem {seq}")
+    return _task(row)
+
+
+def update_task(store: BaseStore, run_id: str, seq: int, **fields: Any) -> None:
+    """Move a problem on: ``state`` and whatever it learned (``session_id``, ``cascade_id``,
+    ``code``, ``passed``, ``reason``, ``result``), in one transaction."""
+    allowed = {"state", "session_id", "cascade_id", "code", "passed", "reason", "result"}
+    unknown = set(fields) - allowed
+    if unknown:
+        raise ValueError(f"eval_tasks has no settable column {sorted(unknown)}")
+    if "state" in fields and fields["state"] not in STATES:
+        raise ValueError(f"unknown eval task state {fields['state']!r}")
+    values: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key == "result":
+            value = json.dumps(value)
+        elif key == "passed" and value is not None:
+            value = int(bool(value))
+        values[key] = value
+    values["updated_at"] = now()
+    sets = ", ".join(f"{k} = ?" for k in values)
+    with store.transaction() as conn:
+        conn.execute(
+            f"UPDATE eval_tasks SET {sets} WHERE run_id = ? AND seq = ?",
+            [*values.values(), run_id, seq],
+        )
+
+
+def _run(row: Any) -> EvalRunRecord:
+    data = {k: row[k] for k in EvalRunRecord.model_fields}
+    data["settings"] = json.loads(data["settings"])
+    return EvalRunRecord(**data)
+
+
+def _task(row: Any) -> EvalTaskRecord:
+    data = {k: row[k] for k in EvalTaskRecord.model_fields}
+    data["problem"] = json.loads(data["problem"])
+    data["result"] = json.loads(data["result"] or "{}")
+    if data["passed"] is not None:
+        data["passed"] = bool(data["passed"])
+    return EvalTaskRecord(**data)

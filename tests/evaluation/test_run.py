@@ -1,0 +1,172 @@
+"""An eval run end to end: the loopback model server over real HTTP plays a model that writes
+the right function for some problems and a wrong one for others, the tests run in real
+bubblewrap, on both store backends: every outcome is the tests' verdict, task by task."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from noetic.evaluation.engine import EvalRun
+from noetic.evaluation.problems import Problem
+from noetic.operations.calibrating import report as calibration_report
+from noetic.operations.evaluating import eval_report, resume_eval, start_eval
+from noetic.store import evals
+
+from ..llm.model_server import error
+from .conftest import spec
+from .standin import StandIn
+
+pytestmark = pytest.mark.subprocess
+
+
+def number(p: Problem) -> int:
+    return int(p.task_id.split("/")[1])
+
+
+def right_unless_three(p: Problem) -> str:
+    return "wrong" if number(p) % 3 == 0 else "right"
+
+
+def run(tracker, server, problems, code, **options) -> tuple[EvalRun, StandIn]:
+    standin = StandIn(problems, code)
+    server.responder = standin
+    options.setdefault("concurrency", 3)
+    result = asyncio.run(start_eval(tracker, provider=spec(server), **options))
+    return result, standin
+
+
+def test_every_outcome_is_the_tests_verdict_task_by_task(tracker, model_server, problems):
+    result, standin = run(tracker, model_server, problems, right_unless_three,
+                          matching="HumanEval/1?")  # fmt: skip
+    assert result.status == "completed" and (result.total, result.done) == (10, 10)
+    chosen = {p.task_id: p for p in problems if 10 <= number(p) <= 19}
+    assert sorted(t.task_id for t in result.tasks) == sorted(chosen)
+    for task in result.tasks:
+        expected = right_unless_three(chosen[task.task_id]) == "right"
+        assert task.passed is expected, task
+        assert task.reason == (
+            "the tests passed" if expected else "the tests failed: ValueError: not written"
+        )
+        (outcome,) = tracker.store.conn.execute(
+            "SELECT score, source, evidence FROM outcomes WHERE cascade_id = ?",
+            (task.cascade_id,),
+        ).fetchall()
+        assert (outcome[0], outcome[1]) == (float(expected), "test")
+        assert outcome[2] == f"{task.task_id}: {task.reason}"
+        assert tracker.store.get_cascade(task.cascade_id).status == "completed"
+    assert result.passed == 7 and result.success_rate == 0.7
+    sessions = {t.session_id for t in result.tasks}
+    assert 1 <= len(sessions) <= 3  # one per worker, each ended with the run
+    assert {tracker.store.get_session(s).status for s in sessions} == {"ended"}
+    # each problem asked once at every step, the PREFLIGHT before the code
+    for task_id in chosen:
+        asked = [what for t, what in standin.asked if t == task_id]
+        assert asked == ["preflight", "code", "postflight"], (task_id, asked)
+    # ordinary tasks of the eval engine: the calibration report reads them
+    calibration = calibration_report(tracker.store, ai_id="eval", by="engine")
+    assert calibration.outcomes == 10 and [g.value for g in calibration.groups] == ["eval"]
+    assert calibration.by_phase["preflight"].mean_stated == pytest.approx(0.8)
+    assert calibration.by_phase["preflight"].success_rate.value == pytest.approx(0.7)
+
+
+def test_the_report_per_phase_and_the_two_reviews(tracker, model_server, problems):
+    result, _ = run(tracker, model_server, problems, right_unless_three,
+                    matching="HumanEval/2?", review="split")  # fmt: skip
+    report = eval_report(tracker, result.run_id[:8])
+    outcomes = {t.seq: float(bool(t.passed)) for t in result.tasks}
+    standard = [y for seq, y in outcomes.items() if seq % 2]
+    adversarial = [y for seq, y in outcomes.items() if not seq % 2]
+    pre = report.by_phase["preflight"]
+    assert pre.n == 10 and pre.mean_stated == pytest.approx(0.8)
+    assert pre.brier.value == pytest.approx(sum((0.8 - y) ** 2 for y in outcomes.values()) / 10)
+    post, adv = report.by_phase["postflight"], report.by_phase["adversarial_review"]
+    assert (post.n, adv.n) == (5, 5)
+    assert post.gap.value == pytest.approx(0.7 - sum(standard) / 5)
+    assert adv.gap.value == pytest.approx(0.5 - sum(adversarial) / 5)
+    assert report.reviews is not None and report.reviews.standard.n == 5
+    assert [t.review for t in result.tasks] == ["standard", "adversarial"] * 5
+    assert report.run.usage.calls == 30 and report.timing.problems == 10
+    assert report.timing.test_ms is not None and report.timing.test_ms > 0
+
+
+def test_hostile_and_unusable_answers_are_failures_with_their_reasons(tracker, model_server,
+                                                                       problems):  # fmt: skip
+    kinds = {"HumanEval/40": "loops", "HumanEval/41": "escapes", "HumanEval/42": "none",
+             "HumanEval/43": "unreadable", "HumanEval/44": "right"}  # fmt: skip
+    result, _ = run(tracker, model_server, problems, lambda p: kinds[p.task_id],
+                    matching="HumanEval/4[0-4]", test_timeout=1.5)  # fmt: skip
+    by_id = {t.task_id: t for t in result.tasks}
+    assert result.status == "completed"
+    assert by_id["HumanEval/40"].reason == (
+        "stopped after 1.5s: the tests did not finish (an endless loop?)"
+    )
+    assert "Read-only file system: '/usr/noetic-eval-escape'" in (
+        by_id["HumanEval/41"].reason or ""
+    )
+    assert by_id["HumanEval/42"].reason == "the reply had no Python code block"
+    assert [by_id[i].passed for i in ("HumanEval/40", "HumanEval/41", "HumanEval/42")] == [
+        False, False, False
+    ]  # fmt: skip
+    unreadable = by_id["HumanEval/43"]
+    assert unreadable.state == "error" and unreadable.passed is None
+    assert (unreadable.reason or "").startswith("the model's assessment could not be read")
+    assert by_id["HumanEval/44"].passed is True
+    assert (result.done, result.errors, result.passed) == (4, 1, 1)
+
+
+def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, model_server,
+                                                                   problems):  # fmt: skip
+    standin = StandIn(problems, right_unless_three)
+    answered: list[str] = []
+
+    def flaky(body):
+        behaviour = standin(body)
+        if standin.asked[-1][1] == "code":
+            answered.append(standin.asked[-1][0])
+            if len(answered) > 3:
+                return error(400, text="the key was revoked")
+        return behaviour
+
+    model_server.responder = flaky
+    failed = asyncio.run(start_eval(tracker, provider=spec(model_server),
+                                    matching="HumanEval/5?", concurrency=1))  # fmt: skip
+    assert failed.status == "failed" and failed.done == 3 and failed.pending == 7
+    assert "the key was revoked" in failed.detail
+    assert f"noetic eval resume {failed.run_id}" in failed.detail
+    done_before = {t.task_id for t in failed.tasks if t.state == "done"}
+    model_server.responder = standin
+    standin.asked.clear()
+    resumed = asyncio.run(resume_eval(tracker, failed.run_id))
+    assert resumed.status == "completed" and resumed.done == 10
+    assert not done_before & {t for t, _ in standin.asked}  # nothing that finished ran again
+    rows = tracker.store.conn.execute(
+        "SELECT cascade_id FROM outcomes WHERE cascade_id IN "
+        "(SELECT cascade_id FROM eval_tasks WHERE run_id = ?)",
+        (failed.run_id,),
+    ).fetchall()
+    assert len(rows) == 10
+    assert evals.get_run(tracker.store, failed.run_id).status == "completed"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"concurrency": 65}, "concurrency: Input should be less than or equal to 64"),
+        ({"test_timeout": 0}, "test_timeout_s: Input should be greater than 0"),
+        ({"sandbox": "maybe"}, "unknown sandbox mode 'maybe'"),
+        ({"review": "gentle"}, "unknown review 'gentle'"),
+        ({"tasks_file": "x.jsonl"}, "give a task set ('humaneval') or --tasks FILE, not both"),
+        ({"limit": 0}, "--limit must be at least 1"),
+        ({"matching": "Nothing/"}, "no problem's task id matches 'Nothing/'"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_is_recorded(tracker, options, message):
+    from noetic.errors import NoeticError
+
+    with pytest.raises(NoeticError, match=re.escape(message)):
+        asyncio.run(start_eval(tracker, provider="openai-compatible:http://127.0.0.1:9#m",
+                               **options))  # fmt: skip
+    assert evals.runs(tracker.store) == []
