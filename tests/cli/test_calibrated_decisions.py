@@ -65,17 +65,21 @@ def test_an_overconfident_agent_is_told_to_investigate_and_told_why(_isolated_ho
     shown = runner.invoke(app, ["check", "--vectors", VECTORS, "--p-success", "0.8",
                                 "--ai-id", "over"])  # fmt: skip
     assert "stated 0.80, calibrated" in shown.stdout.replace("\n", " ")
+    # the receipt of task 41's outcome says what its 0.80 now means
+    receipt = runner.invoke(app, ["outcome", "--failure", "--ai-id", "over"]).stdout
+    assert "calibrated on 41 outcomes (method logistic), 0.80 now means 0.3" in receipt
     # the report: the map in force with its held-out proof, and the release gate
     report = ok_json("calibration", "report")
     (mine,) = report["recalibration"]
     assert mine["agent"] == "over" and mine["in_force"] and mine["method"] == "logistic"
+    assert mine["outcomes"] == 41
     before, after = mine["brier_before"], mine["brier_after"]
     assert after["value"] < before["value"] and before["low"] <= before["value"] <= before["high"]
     assert set(report["gate"]) >= {"max_failure_rate", "confidence", "threshold", "released",
                                    "held", "failures_among_released"}  # fmt: skip
     assert report["gate"]["threshold"] is None and not report["gate"]["configured"]
     text = runner.invoke(app, ["calibration", "report"]).stdout
-    assert "over: logistic map in force from 40 outcomes; stated 0.50 →" in text
+    assert "over: logistic map in force from 41 outcomes; stated 0.50 →" in text
     assert "held-out Brier" in text and "release gate (not configured" in text
 
 
