@@ -306,6 +306,7 @@ class _Engine:
                     self.provider, self.task, phase, self.profile,
                     previous if phase != Phase.PREFLIGHT else None, findings=findings,
                     review=self.profile.postflight_review if phase == Phase.POSTFLIGHT else None,
+                    record=self.tracker.record_for(self.session_id),
                 )
             )  # fmt: skip
             if phase == Phase.PREFLIGHT:

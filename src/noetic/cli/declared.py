@@ -225,7 +225,8 @@ COMMANDS: dict[str, Command] = {
         arguments=(
             Arg(
                 "event",
-                "session-start, pre-compact, stop, post-tool-use or session-end.",
+                "session-start, user-prompt-submit, pre-tool-use, pre-compact, stop, "
+                "post-tool-use or session-end.",
                 show_default=False,
             ),
         ),

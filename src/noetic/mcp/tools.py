@@ -131,6 +131,7 @@ async def bootstrap_session(
             session=done.session,
             profile=done.profile,
             next_step="call execute_preflight with the task you are about to attempt",
+            record=done.record,
         )
 
     asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,

@@ -30,6 +30,7 @@ class Bootstrapped:
     session: SessionRecord
     profile: Profile
     recall: RecallResult | None = None
+    record: str | None = None  # the agent's record against its outcomes; None before any
 
 
 class AssessmentPrompt(BaseModel):
@@ -82,7 +83,9 @@ def bootstrap(
     )  # fmt: skip
     if remember:
         write_current_session(tracker.store.home, session.id, ai_id)
-    return Bootstrapped(session=session, profile=chosen, recall=recalled)
+    return Bootstrapped(
+        session=session, profile=chosen, recall=recalled, record=tracker.record_for(session.id)
+    )
 
 
 def prompt(
