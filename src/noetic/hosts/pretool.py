@@ -48,9 +48,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import InvalidValueError
-
-MODES = ("ask", "deny", "allow")
 WRITERS = ("Write", "Edit", "MultiEdit")
 GATED = ("Bash", *WRITERS)
 SHOWN_GAPS = 3
@@ -80,44 +77,16 @@ def failed(error: BaseException) -> dict[str, Any]:
 
 
 def gate_settings(home: Path) -> dict[str, Any]:
-    """``[gate]`` from the store's configuration, checked."""
-    from noetic.hosts.outcomes import read_config
+    """``[gate]`` from the store's configuration, checked (:mod:`noetic.config`)."""
+    from noetic.config import load
 
-    table = read_config(home).get("gate", {})
-    if not isinstance(table, dict):
-        raise InvalidValueError(f"{home / 'config.toml'}: [gate] must be a table", field="gate")
-    mode = table.get("irreversible", "ask")
-    if mode not in MODES:
-        raise InvalidValueError(
-            f"{home / 'config.toml'}: [gate] irreversible must be ask, deny or allow",
-            field="irreversible",
-            value=mode,
-        )
-    from noetic.tools.shellgate.protected import check_patterns
-
-    try:
-        protected = check_patterns(
-            table.get("protected", []), f"{home / 'config.toml'}: [gate] protected"
-        )
-    except ValueError as exc:
-        raise InvalidValueError(str(exc), field="protected") from None
+    gate = load(home).gate
     return {
-        "irreversible": mode,
-        "policy": _paths(home, table, "policy"),
-        "irreversible_rules": _paths(home, table, "irreversible_rules"),
-        "protected": protected,
+        "irreversible": gate.irreversible,
+        "policy": list(gate.policy),
+        "irreversible_rules": list(gate.irreversible_rules),
+        "protected": gate.protected,
     }
-
-
-def _paths(home: Path, table: dict[str, Any], key: str) -> list[Path]:
-    value = table.get(key, [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidValueError(
-            f"{home / 'config.toml'}: [gate] {key} must be a list of file names", field=key
-        )
-    return [(home / v).expanduser() if not os.path.isabs(v) else Path(v) for v in value]
 
 
 def guarded_pre_tool_use(
@@ -157,7 +126,7 @@ def pre_tool_use(
     if tool not in GATED or not isinstance(tool_input, dict):
         return None
     home = location.home
-    settings = gate_settings(home) if (home / "config.toml").exists() else default_settings()
+    settings = gate_settings(home)
     extra = settings["policy"]
     env = os.environ.get("NOETIC_SHELL_POLICY")
     policy_files = [*extra, *([Path(env)] if env else [])]
@@ -233,10 +202,6 @@ def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | N
         return hold(tracker, current_session(tracker, payload), effects)
     finally:
         tracker.store.close()
-
-
-def default_settings() -> dict[str, Any]:
-    return {"irreversible": "ask", "policy": [], "irreversible_rules": [], "protected": ()}
 
 
 def refusal(violations: Any) -> str:
