@@ -21,7 +21,15 @@ from noetic.errors import InvalidValueError
 KNOWN = {
     "provider": ("default",),
     "outcomes": ("test_commands",),
-    "gate": ("irreversible", "policy", "irreversible_rules", "protected"),
+    "gate": (
+        "irreversible",
+        "policy",
+        "irreversible_rules",
+        "protected",
+        "max_failure_rate",
+        "confidence",
+    ),
+    "calibration": ("decide_on",),
     "hooks": ("context_tokens",),
     "store": ("url", "files", "hnsw"),
 }
@@ -29,6 +37,7 @@ READ = {
     "provider": lambda c: c.provider_default,
     "outcomes": lambda c: c.test_commands,
     "gate": lambda c: c.gate,
+    "calibration": lambda c: c.calibration,
     "hooks": lambda c: c.context_tokens,
     "store": lambda c: c.store,
     "agent": lambda c: c.agent,
@@ -85,6 +94,11 @@ def valid(section: str, key: str, value: Any) -> bool:
         )
     if key == "irreversible":
         return value in ("ask", "deny", "allow")
+    if key == "decide_on":
+        return value in ("calibrated", "stated")
+    if key in ("max_failure_rate", "confidence"):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return number and 0 < value < 1
     if key == "context_tokens":
         return isinstance(value, int) and not isinstance(value, bool) and value >= 100
     return isinstance(value, bool)  # files, hnsw
@@ -164,6 +178,11 @@ BAD = {
     "outcomes": ("[outcomes]\ntest_commands = [1]\n", "[outcomes] test_commands", None),
     "gate": ('[gate]\nirreversible = "sometimes"\n', "[gate] irreversible", "gate.irreversible"),
     "hooks": ("[hooks]\ncontext_tokens = 50\n", "[hooks] context_tokens", None),
+    "calibration": (
+        '[calibration]\ndecide_on = "always"\n',
+        "[calibration] decide_on",
+        None,
+    ),
     "store": ('[store]\nfiles = "yes"\n', "[store] files", "store.files"),
     "agent": ("[agent.scrape]\nmax_bytes = 0\n", "[agent.scrape] max_bytes", None),
     "mcp_servers": ('[mcp_servers.docs]\ncommand = "uvx"\n', "[mcp_servers.docs] command", None),
@@ -240,4 +259,17 @@ def test_a_store_url_that_is_not_postgresql_names_the_file_and_the_value(tmp_pat
         store_url(tmp_path)
     assert caught.value.message.startswith(
         f"{path}: [store] url 'mysql://me:***@x/y' is not a PostgreSQL URL"
+    )
+
+
+def test_the_release_gate_and_the_calibration_settings_are_read(tmp_path):
+    assert config.load(tmp_path).gate.max_failure_rate is None
+    assert config.load(tmp_path).calibration.decide_on == "calibrated"
+    write(tmp_path, "[gate]\nmax_failure_rate = 0.1\n[calibration]\ndecide_on = 'stated'\n")
+    loaded = config.load(tmp_path)
+    assert (loaded.gate.max_failure_rate, loaded.gate.confidence) == (0.1, 0.95)
+    assert loaded.calibration.decide_on == "stated"
+    path = write(tmp_path, "[gate]\nconfidence = 1\n")
+    assert failure(tmp_path, "gate").message == (
+        f"{path}: [gate] confidence must be a number between 0 and 1, not 1"
     )

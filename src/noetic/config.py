@@ -6,7 +6,9 @@
                        ``cache_write``
 ``[outcomes]``         ``test_commands``: the commands whose exit statuses are outcomes
 ``[gate]``             ``irreversible`` (ask | deny | allow), ``policy``, ``irreversible_rules``
-                       (files beside config.toml), ``protected`` (path patterns)
+                       (files beside config.toml), ``protected`` (path patterns), the release
+                       gate's ``max_failure_rate`` and ``confidence`` (between 0 and 1)
+``[calibration]``      ``decide_on``: calibrated | stated
 ``[hooks]``            ``context_tokens``: the SessionStart context's budget (at least 100)
 ``[store]``            ``url`` (PostgreSQL), ``files``, ``hnsw`` (true or false)
 ``[agent.search]``     ``backend``, ``url`` and any setting the backend takes
@@ -39,6 +41,8 @@ from noetic.errors import InvalidValueError
 
 FILE_NAME: Final = "config.toml"
 GATE_MODES: Final = ("ask", "deny", "allow")
+DECIDE_ON: Final = ("calibrated", "stated")
+DEFAULT_CONFIDENCE: Final = 0.95
 DEFAULT_CONTEXT_TOKENS: Final = 1500
 MIN_CONTEXT_TOKENS: Final = 100
 DEFAULT_SCRAPE_BYTES: Final = 500_000
@@ -61,6 +65,13 @@ class GateConfig:
     policy: tuple[Path, ...] = ()
     irreversible_rules: tuple[Path, ...] = ()
     protected: tuple[str, ...] = ()
+    max_failure_rate: float | None = None  # the release gate: off unless set
+    confidence: float = DEFAULT_CONFIDENCE
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    decide_on: str = "calibrated"
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,21 @@ class _Section:
             raise self.error(key, f"must be a whole number of at least {minimum}", value)
         return value
 
+    def fraction(self, key: str, default: float | None) -> float | None:
+        """A number strictly between 0 and 1."""
+        value = self.table.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise self.error(key, "must be a number between 0 and 1", value, f"e.g. {key} = 0.1")
+        return float(value)
+
+    def choice(self, key: str, choices: tuple[str, ...], default: str) -> str:
+        value = self.table.get(key, default)
+        if value not in choices:
+            raise self.error(key, f"must be {' or '.join(choices)}", value)
+        return str(value)
+
     def amount(self, key: str, *, required: bool) -> float | None:
         if key not in self.table:
             if required:
@@ -230,11 +256,13 @@ class Config:
 
     @cached_property
     def gate(self) -> GateConfig:
-        keys = ("irreversible", "policy", "irreversible_rules", "protected")
+        keys = ("irreversible", "policy", "irreversible_rules", "protected", "max_failure_rate",
+                "confidence")  # fmt: skip
         table = self.section("gate", keys=keys)
         mode = table.table.get("irreversible", "ask")
         if mode not in GATE_MODES:
             raise table.error("irreversible", "must be ask, deny or allow", mode)
+        confidence = table.fraction("confidence", DEFAULT_CONFIDENCE)
         protected = table.strings("protected", nonblank=True)
         for pattern in protected:
             if not pattern.startswith(("/", "~", "{workspace}")):
@@ -248,7 +276,14 @@ class Config:
             policy=self._files(table, "policy"),
             irreversible_rules=self._files(table, "irreversible_rules"),
             protected=protected,
+            max_failure_rate=table.fraction("max_failure_rate", None),
+            confidence=DEFAULT_CONFIDENCE if confidence is None else confidence,
         )
+
+    @cached_property
+    def calibration(self) -> CalibrationConfig:
+        table = self.section("calibration", keys=("decide_on",))
+        return CalibrationConfig(decide_on=table.choice("decide_on", DECIDE_ON, "calibrated"))
 
     def _files(self, table: _Section, key: str) -> tuple[Path, ...]:
         return tuple(
@@ -329,6 +364,7 @@ SECTIONS: Final[dict[str, Callable[[Config], object]]] = {
     "prices": lambda c: c.prices,
     "outcomes": lambda c: c.test_commands,
     "gate": lambda c: c.gate,
+    "calibration": lambda c: c.calibration,
     "hooks": lambda c: c.context_tokens,
     "store": lambda c: c.store,
     "agent": lambda c: c.agent,
