@@ -273,3 +273,13 @@ def test_the_release_gate_and_the_calibration_settings_are_read(tmp_path):
     assert failure(tmp_path, "gate").message == (
         f"{path}: [gate] confidence must be a number between 0 and 1, not 1"
     )
+
+
+def test_a_change_within_one_tick_of_the_clock_is_seen(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[hooks]\ncontext_tokens = 200\n")
+    stamp = os.stat(path).st_mtime_ns
+    assert config.load(tmp_path).context_tokens == 200
+    path.write_text("[hooks]\ncontext_tokens = 300\n")  # same size, and the same time:
+    os.utime(path, ns=(stamp, stamp))
+    assert config.load(tmp_path).context_tokens == 300

@@ -17,7 +17,8 @@
 =====================  ======================================================================
 
 :func:`load` reads the file once per process and again only when its modification time, size
-or inode changed. Its shape is checked on every read: a file that is not TOML, or a section
+or inode changed (or its text, while it is young enough to have changed within one tick of the
+file system's clock). Its shape is checked on every read: a file that is not TOML, or a section
 Noetic does not know, is an error wherever the file is read (a misspelt ``[stor]`` would
 otherwise leave a team writing to the wrong store). A section's values are checked when that
 section is used, so a bad ``[prices]`` entry does not stop a hook, and ``noetic doctor``
@@ -371,7 +372,10 @@ SECTIONS: Final[dict[str, Callable[[Config], object]]] = {
     "mcp_servers": lambda c: c.mcp_servers,
 }
 
-_cache: dict[Path, tuple[tuple[int, int, int], Config]] = {}
+_cache: dict[Path, tuple[tuple[int, int, int], str, Config]] = {}
+#: A file modified this recently may change again within its clock's tick, keeping its time
+#: and size: its text is compared too (git's "racily clean" entries).
+RACY_NS: Final = 2_000_000_000
 
 
 def config_path(home: Path | str) -> Path:
@@ -400,6 +404,8 @@ def problems(home: Path | str) -> list[InvalidValueError]:
 
 
 def _read(path: Path) -> Config:
+    import time
+
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -410,22 +416,25 @@ def _read(path: Path) -> Config:
         ) from None
     key = (st.st_mtime_ns, st.st_size, st.st_ino)
     cached = _cache.get(path)
-    if cached is not None and cached[0] == key:
-        return cached[1]
+    racy = cached is not None and time.time_ns() - st.st_mtime_ns <= RACY_NS
+    if cached is not None and cached[0] == key and (not racy or _text(path) == cached[1]):
+        return cached[2]
     _cache.pop(path, None)
-    config = Config(path, _parse(path))
-    _cache[path] = (key, config)
+    text = _text(path)
+    config = Config(path, _parse(path, text))
+    _cache[path] = (key, text, config)
     return config
 
 
-def _parse(path: Path) -> dict[str, Any]:
-    import tomllib
-
+def _text(path: Path) -> str:
     from noetic.untrusted import read_optional_text
 
-    text = read_optional_text(path)
-    if text is None:
-        return {}
+    return read_optional_text(path) or ""
+
+
+def _parse(path: Path, text: str) -> dict[str, Any]:
+    import tomllib
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
