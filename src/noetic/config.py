@@ -33,10 +33,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from noetic.errors import InvalidValueError
 
@@ -50,8 +49,7 @@ DEFAULT_SCRAPE_BYTES: Final = 500_000
 PRICE_KEYS: Final = ("input", "output", "cached_input", "cache_write")
 
 
-@dataclass(frozen=True)
-class PriceEntry:
+class PriceEntry(NamedTuple):
     """USD per million tokens (``None``: the input price)."""
 
     input: float
@@ -60,8 +58,7 @@ class PriceEntry:
     cache_write: float | None = None
 
 
-@dataclass(frozen=True)
-class GateConfig:
+class GateConfig(NamedTuple):
     irreversible: str = "ask"
     policy: tuple[Path, ...] = ()
     irreversible_rules: tuple[Path, ...] = ()
@@ -70,32 +67,27 @@ class GateConfig:
     confidence: float = DEFAULT_CONFIDENCE
 
 
-@dataclass(frozen=True)
-class CalibrationConfig:
+class CalibrationConfig(NamedTuple):
     decide_on: str = "calibrated"
 
 
-@dataclass(frozen=True)
-class StoreConfig:
+class StoreConfig(NamedTuple):
     url: str | None = None  # as written: noetic.store.location checks it is PostgreSQL's
     files: bool = False
     hnsw: bool = False
 
 
-@dataclass(frozen=True)
-class SearchConfig:
+class SearchConfig(NamedTuple):
     backend: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)  # the whole table, for the backend
+    settings: dict[str, Any] = {}  # noqa: RUF012 - the whole table, for the backend; never mutated
 
 
-@dataclass(frozen=True)
-class ScrapeConfig:
+class ScrapeConfig(NamedTuple):
     enabled: bool = False
     max_bytes: int = DEFAULT_SCRAPE_BYTES
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(NamedTuple):
     search: SearchConfig = SearchConfig()
     scrape: ScrapeConfig = ScrapeConfig()
 
@@ -202,13 +194,13 @@ class _Section:
         return float(value)
 
 
-@dataclass(frozen=True)
 class Config:
     """One ``config.toml`` (``data`` is its TOML, empty when there is no file). Each section's
     model is built, and checked, the first time it is asked for."""
 
-    path: Path
-    data: dict[str, Any]
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self.data = data
 
     @property
     def home(self) -> Path:
