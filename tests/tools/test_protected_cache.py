@@ -210,3 +210,15 @@ def test_gate_protected_is_seen_on_the_next_call(
     assert reply is not None
     assert reply["hookSpecificOutput"]["permissionDecision"] == "ask"
     assert len(asked) == count
+
+
+def test_git_writing_its_own_folder_does_not_make_it_asked_again(ws: Path, asked: list) -> None:
+    # a commit writes the index, objects and a branch inside `.git`: none of what git reads its
+    # configuration from, so the kept answer still holds
+    first = control_files(str(ws))
+    count = len(asked)
+    (ws / "a.txt").write_text("a\n")
+    git(ws, "add", "a.txt")
+    git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    assert control_files(str(ws)) == first
+    assert len(asked) == count

@@ -249,7 +249,8 @@ def _situation(root: str, git: str | None) -> list[bytes]:
             parts.append((folder, None))
         try:
             dotgit = os.lstat(os.path.join(folder, ".git"))
-            parts.append((dotgit.st_mode, dotgit.st_ino, dotgit.st_uid, dotgit.st_ctime_ns))
+            # not its times: a `.git` folder's change whenever git writes inside it
+            parts.append((dotgit.st_mode, dotgit.st_ino, dotgit.st_dev, dotgit.st_uid))
         except OSError:
             parts.append(None)
         parent = os.path.dirname(folder)
