@@ -166,3 +166,20 @@ def test_the_gate_matches_command_names_to_its_globs_as_fnmatch_does(
 
     expected = any(fnmatch.fnmatchcase(name, p) for p in patterns)
     assert catalog.names_fit(name, tuple(patterns)) == expected
+
+
+@pytest.mark.subprocess
+def test_a_write_is_judged_without_the_shell_parser(gated: Path) -> None:
+    # a Write or Edit needs the policy's write rules and the protected set, not the parser, the
+    # judge or the irreversible rules a Bash command needs
+    unused = ("tree_sitter", "noetic.tools.shellgate.judge", "noetic.hosts.irreversible")
+    for path, expected in [("notes.md", None), (".git/hooks/pre-commit", "deny"),
+                           (".claude/settings.json", "ask")]:  # fmt: skip
+        tool_input = {"file_path": str(gated / path), "content": "x"}
+        body = {"session_id": SESSION, "cwd": str(gated), "hook_event_name": "PreToolUse",
+                "tool_name": "Write", "tool_input": tool_input}  # fmt: skip
+        report = modules_loaded(["hook", "pre-tool-use"], unused, gated, stdin=json.dumps(body))
+        reply = json.loads(report["output"][0]) if report["output"][0].strip() else None
+        got = None if reply is None else reply["hookSpecificOutput"]["permissionDecision"]
+        assert got == expected, (path, reply)
+        assert report["loaded"] == [], path
