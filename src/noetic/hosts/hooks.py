@@ -11,6 +11,10 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
                    or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
                    id, how to use it, the open task and the project's earlier tasks, within
                    ``[hooks] context_tokens`` (default 1500) estimated tokens
+``user-prompt-submit``  once the agent has outcomes, its record in one line
+                   (``additionalContext``: what its PREFLIGHT statements averaged, how often
+                   those tasks succeeded, what its statement has meant calibrated;
+                   :mod:`noetic.calibration.record`); nothing before
 ``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
                    MultiEdit call (:mod:`noetic.hosts.pretool`)
 ``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
@@ -44,6 +48,7 @@ from typing import Any
 
 EVENTS = (
     "session-start",
+    "user-prompt-submit",
     "pre-tool-use",
     "pre-compact",
     "stop",
@@ -176,6 +181,8 @@ def _answer(
         return session_start(location, payload, project)
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
+    if event == "user-prompt-submit":
+        return user_prompt_submit(location)
     if event == "post-tool-use":
         post_tool_use(location.home, payload, project)
         return None
@@ -204,6 +211,42 @@ def _answer(
         return None
     finally:
         tracker.store.close()
+
+
+def user_prompt_submit(location: Any) -> dict[str, Any] | None:
+    """The agent's record as context for the prompt it is about to answer; None before it has
+    outcomes. It runs before every prompt, so a local store is read with the standard library's
+    sqlite3 alone (read-only, one row); a PostgreSQL store through the store."""
+    from noetic.calibration.record import record_line
+
+    if location.url is None:
+        import sqlite3
+
+        conn = sqlite3.connect(f"file:{location.home / 'noetic.db'}?mode=ro", uri=True)
+        try:
+            line = record_line(_Connected(conn), AI_ID)
+        except sqlite3.OperationalError:  # a store from before the table: no record yet
+            line = None
+        finally:
+            conn.close()
+    else:
+        from noetic.store import open_store
+
+        store = open_store(location.home, url=location.url)
+        try:
+            line = record_line(store, AI_ID)
+        finally:
+            store.close()
+    if line is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": line}}
+
+
+class _Connected:
+    """A bare connection where :func:`~noetic.calibration.record.record_line` expects a store."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
 
 
 def open_tracker(home: Path) -> Any:
@@ -326,6 +369,11 @@ def session_context(tracker: Any, session: Any, budget: int) -> str:
         "Before a non-trivial task: execute_preflight, then submit_preflight_assessment with "
         "honest scores. After it: execute_postflight, then submit_postflight_assessment.",
     ]
+    from noetic.calibration.record import record_line
+
+    mine = record_line(tracker.store, session.ai_id)
+    if mine is not None:
+        head.append(mine)
     open_task = tracker.store.open_cascade_of(session.id)
     if open_task is not None:
         history = tracker.store.assessments(cascade_id=open_task.id)

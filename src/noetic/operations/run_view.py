@@ -265,6 +265,8 @@ def _nova(
                 "status": r["status"],
                 "exit": result.get("exit"),
                 "rounds": result.get("rounds"),
+                "risk_level": result.get("risk_level"),
+                "risks": result.get("risks") or {},
             }
         )
         for t in store.conn.execute(
