@@ -222,3 +222,30 @@ def test_git_writing_its_own_folder_does_not_make_it_asked_again(ws: Path, asked
     git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
     assert control_files(str(ws)) == first
     assert len(asked) == count
+
+
+def test_a_write_to_the_cache_itself_is_held(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # what is kept there decides the gate (the built policy, git's answers): the agent may not
+    # write it
+    from noetic.hosts.pretool import pre_tool_use
+    from noetic.store.location import locate_store
+
+    monkeypatch.setenv("NOETIC_HOME", str(ws / ".noetic"))
+    cache = Path(os.environ["NOETIC_CACHE_DIR"])
+    control_files(str(ws))  # something is kept
+    kept = next(cache.glob("git-view-*.marshal"))
+    payload = {
+        "session_id": "0b7a2f4e-0000-4000-8000-0000000ca4e2",
+        "cwd": str(ws),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(kept), "content": "x"},
+    }
+    reply = pre_tool_use(locate_store(cwd=ws), payload, ws)
+    assert reply is not None
+    assert reply["hookSpecificOutput"]["permissionDecision"] == "ask"
+    payload["tool_name"] = "Bash"
+    payload["tool_input"] = {"command": f"echo x > {kept}"}
+    reply = pre_tool_use(locate_store(cwd=ws), payload, ws)
+    assert reply is not None
+    assert reply["hookSpecificOutput"]["permissionDecision"] in ("ask", "deny")

@@ -165,8 +165,11 @@ def pre_tool_use(
     workspace = str(workspace_of(payload, project))
     user_home = os.path.realpath(os.path.expanduser("~"))
     # the gate's own files are protected wherever they are: the store's folder, the policy
-    # and rules files it names
+    # and rules files it names, and the cache the built policy and git's answers are kept in
+    from noetic.cached import cache_dir
+
     own = [str(home), *map(str, policy_files), *map(str, settings["irreversible_rules"])]
+    own.append(str(cache_dir()))
     protected = protected_set(
         workspace,
         home=user_home,
