@@ -118,7 +118,7 @@ def pre_tool_use(
     """The reply to one PreToolUse event (None: no objection). The store is opened only for
     an irreversible command; a project without a store still has the shell gate."""
     from noetic.hosts.hooks import project_dir, workspace_of
-    from noetic.tools.shellgate import load_policy
+    from noetic.tools.shellgate.policy import load_policy
     from noetic.tools.shellgate.protected import protected_set, with_rule
 
     tool = payload.get("tool_name")
@@ -134,8 +134,11 @@ def pre_tool_use(
     workspace = str(workspace_of(payload, project))
     user_home = os.path.realpath(os.path.expanduser("~"))
     # the gate's own files are protected wherever they are: the store's folder, the policy
-    # and rules files it names
+    # and rules files it names, and the cache the built policy and git's answers are kept in
+    from noetic.cached import cache_dir
+
     own = [str(home), *map(str, policy_files), *map(str, settings["irreversible_rules"])]
+    own.append(str(cache_dir()))
     protected = protected_set(
         workspace,
         home=user_home,
@@ -148,7 +151,7 @@ def pre_tool_use(
     command = tool_input.get("command")
     if not isinstance(command, str):
         return None
-    from noetic.tools.shellgate import check_command
+    from noetic.tools.shellgate.gate import check_command
     from noetic.tools.shellgate.protected import RULE, planted
 
     # the shell that runs the command inherits this CDPATH: `cd NAME` may land outside
@@ -228,8 +231,8 @@ def _protected(
     """A Write or Edit: refused where the policy's write rules say so; held for the person
     where it changes the protected set, as the file is named (a link's own entry) or where it
     leads."""
-    from noetic.tools.shellgate.gate import write_refusal
     from noetic.tools.shellgate.protected import RULE, entry_path
+    from noetic.tools.shellgate.writes import write_refusal
 
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:

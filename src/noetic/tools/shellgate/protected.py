@@ -29,7 +29,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 RULE = "runs-later"
@@ -60,7 +59,9 @@ class Entry:
 @cache
 def builtin() -> tuple[Entry, ...]:
     """The built-in list, from ``protected.txt``."""
-    text = resources.files("noetic.tools.shellgate").joinpath("protected.txt").read_text()
+    # beside this module (importlib.resources would load tempfile, shutil and zipfile)
+    with open(os.path.join(os.path.dirname(__file__), "protected.txt"), encoding="utf-8") as fh:
+        text = fh.read()
     entries = []
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
