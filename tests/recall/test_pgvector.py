@@ -235,5 +235,5 @@ def test_the_hnsw_setting_is_read_from_the_stores_config(tmp_path):
     (tmp_path / "config.toml").write_text("[store]\nhnsw = true\n")
     assert store_hnsw(tmp_path) is True
     (tmp_path / "config.toml").write_text('[store]\nhnsw = "yes"\n')
-    with pytest.raises(InvalidValueError, match=r"\[store\] hnsw .* is true or false"):
+    with pytest.raises(InvalidValueError, match=r"\[store\] hnsw must be true or false, not 'yes'"):
         store_hnsw(tmp_path)
