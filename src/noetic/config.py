@@ -400,7 +400,7 @@ def _read(path: Path) -> Config:
 
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file there: nothing configured
         return Config(path, {})
     except OSError as exc:
         raise InvalidValueError(
