@@ -361,22 +361,17 @@ def _cut(text: str, budget: int) -> str:
 
 
 def _earlier_tasks(store: Any, session: Any) -> list[str]:
-    rows = store.conn.execute(
-        "SELECT s.task, s.calibration, s.confidence_pre, s.confidence_post, s.notes, "
-        "(SELECT o.score FROM outcomes o WHERE o.cascade_id = s.cascade_id "
-        " ORDER BY o.at DESC, o.id DESC LIMIT 1) AS outcome "
-        "FROM session_summaries s WHERE s.project IS ? ORDER BY s.ended_at DESC LIMIT ?",
-        (session.project, RECENT_TASKS),
-    ).fetchall()
+    from noetic.store.reads import earlier_tasks
+
     out = []
-    for r in rows:
-        outcome = "no outcome" if r["outcome"] is None else f"outcome {r['outcome']:.2f}"
+    for r in earlier_tasks(store, session.project, RECENT_TASKS):
+        outcome = "no outcome" if r.outcome is None else f"outcome {r.outcome:.2f}"
         line = (
-            f"- {_one_line(r['task'], 160)} [{r['calibration']}; "
-            f"{r['confidence_pre']:.2f} → {r['confidence_post']:.2f}; {outcome}]"
+            f"- {_one_line(r.task, 160)} [{r.calibration}; "
+            f"{r.confidence_pre:.2f} → {r.confidence_post:.2f}; {outcome}]"
         )
-        if r["notes"]:
-            line += f" learned: {_one_line(r['notes'], 200)}"
+        if r.notes:
+            line += f" learned: {_one_line(r.notes, 200)}"
         out.append(line)
     return out
 
