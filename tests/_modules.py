@@ -25,14 +25,16 @@ print(json.dumps({"code": code, "loaded": [m for m in watched if m in sys.module
 
 
 def modules_loaded(
-    args: list[str], watched: tuple[str, ...], cwd: Path | None = None
+    args: list[str], watched: tuple[str, ...], cwd: Path | None = None, stdin: str | None = None
 ) -> dict[str, Any]:
     """``{"code": exit code, "loaded": the watched modules loaded}`` for ``noetic ARGS`` with
-    stdin at its end; the command's output is in the assertion message if the report is missing."""
+    ``stdin`` on its standard input (None: stdin at its end); the command's output is in the
+    assertion message if the report is missing."""
     proc = subprocess.run(
         [sys.executable, "-c", HARNESS, json.dumps(args), json.dumps(watched)],
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=120,

@@ -158,6 +158,10 @@ def test_what_the_fast_path_accepts_it_reads_as_typer_does(
         ["state"],
         ["hook", "post-tool-use"],
         ["hook", "session-start", "--store", ".noetic"],
+        ["outcome", "--success", "--json"],
+        ["outcome", "c_1", "--score", "0.25", "--evidence", "ci passed"],
+        ["outcome", "--score=.5", "--from-junit", "report.xml", "--source", "test"],
+        ["outcome", "--score", "+1e-1"],
     ],
 )
 def test_plain_workflow_invocations_take_the_fast_path(args: list[str]) -> None:
@@ -189,6 +193,10 @@ def test_plain_workflow_invocations_take_the_fast_path(args: list[str]) -> None:
         ["hook"],  # the event missing
         ["sessions", "list"],
         ["calibration", "report"],
+        ["outcome", "a", "b"],  # one target too many
+        ["outcome", "--score", "inf"],  # a number only typer reads
+        ["outcome", "--score", "1_000"],
+        ["outcome", "--score", "½"],
     ],
 )
 def test_anything_unusual_is_left_to_typer(args: list[str]) -> None:

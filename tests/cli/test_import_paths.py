@@ -75,6 +75,8 @@ def test_each_workflow_command_loads_only_what_it_uses(project: Path) -> None:
     fast_path = ("typer", "click", "typer._click")
     for i, args in enumerate(commands):
         assert loaded(args, project, HEAVY + fast_path if i < 7 else HEAVY) == set(), args
+    # An outcome, recorded after the task: the fast path too.
+    assert loaded(["outcome", "--success", "--json"], project, HEAVY + fast_path) == set()
     # A host runs `noetic hook` on every tool call: the fast path too.
     assert loaded(["hook", "post-tool-use"], project, HEAVY + fast_path + ("rich",)) == set()
     # The same task again, for a program: no terminal output library either.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -103,7 +104,7 @@ def gate(
                 out.print(f"    {esc(v.detail)}")
             out.print(f"    [dim]at[/] {esc(v.part)}")
 
-    emit({**verdict.model_dump(mode="json"), "rule": verdict.rule}, json, render)
+    emit({**asdict(verdict), "rule": verdict.rule}, json, render)
     if not verdict.allowed:
         raise typer.Exit(1)
 

@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "mcp": ("noetic.cli.typer_commands", "mcp", False),
     "serve": ("noetic.cli.mcp", "serve", False),
     "dashboard": ("noetic.cli.dashboard", "dashboard", False),
-    "outcome": ("noetic.cli.calibration", "outcome", False),
+    "outcome": ("noetic.cli.typer_commands", "outcome", False),
     "recall": ("noetic.cli.recall", "recall", False),
     "where": ("noetic.cli.where", "where", False),
     "migrate": ("noetic.cli.migrate", "migrate", False),

@@ -1,4 +1,4 @@
-"""`noetic outcome` and `noetic calibration report|beliefs|drift|guardian`."""
+"""`noetic calibration report|beliefs|drift|guardian` (`noetic outcome`: :mod:`.outcome`)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,10 @@ from typing import Annotated, Any
 
 import typer
 
-from noetic.cli.declared import REQUEST_ID
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store, open_tracker
-from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
+from noetic.cli.opened import open_store
+from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
-from noetic.operations.stores import optional_current_session
 
 app = group("Calibration against recorded outcomes.")
 
@@ -20,90 +18,6 @@ app = group("Calibration against recorded outcomes.")
 EXIT_DRIFT = 4
 
 AiOpt = Annotated[str | None, typer.Option("--ai-id", help="Only this AI's outcomes.")]
-
-
-def outcome(
-    target: Annotated[
-        str | None,
-        typer.Argument(
-            help="Cascade id, or session id (its latest task). Default: the agent's current "
-            "session."
-        ),
-    ] = None,
-    success: Annotated[bool, typer.Option("--success", help="The task succeeded (1.0).")] = False,
-    failure: Annotated[bool, typer.Option("--failure", help="The task failed (0.0).")] = False,
-    score: Annotated[
-        float | None, typer.Option("--score", help="A graded outcome in [0, 1].")
-    ] = None,
-    from_junit: Annotated[
-        Path | None,
-        typer.Option(
-            "--from-junit",
-            help="A JUnit XML report: every test passed is a success, a failure or an error "
-            "a failure (skipped tests count for neither).",
-            show_default=False,
-        ),
-    ] = None,
-    evidence: Annotated[str, typer.Option(help="What the verdict rests on.")] = "",
-    source: Annotated[
-        str | None,
-        typer.Option(help="test, human or check (default: human; test with --from-junit)."),
-    ] = None,
-    session: SessionOpt = None,
-    ai_id: Annotated[
-        str | None,
-        typer.Option(
-            "--ai-id",
-            envvar="NOETIC_AI_ID",
-            help="The agent whose current session's task it is ($NOETIC_AI_ID).",
-        ),
-    ] = None,
-    request_id: Annotated[
-        str | None, typer.Option("--request-id", help=REQUEST_ID.help, show_default=False)
-    ] = None,
-    store: StoreOpt = None,
-    json: JsonOpt = False,
-) -> None:
-    """Record a verified outcome of a task, next to what the agent predicted."""
-    from noetic.cli.answered import answer
-    from noetic.operations.calibrating import outcome as record_outcome
-    from noetic.store import requests
-
-    with handled(json):
-        opened = open_tracker(store).store if request_id is not None else None
-        asked = {"target": target, "success": success, "failure": failure, "score": score,
-                 "from_junit": str(from_junit) if from_junit else None, "evidence": evidence,
-                 "source": source, "session": session, "ai_id": ai_id}  # fmt: skip
-        replay = requests.start(opened, request_id, "outcome", asked) if opened else None
-        if replay is None:
-            record = record_outcome(
-                opened or (lambda: open_tracker(store).store), target, success=success,
-                failure=failure, score=score, from_junit=from_junit, evidence=evidence,
-                source=source,
-                current=lambda got: optional_current_session(got, session, ai_id),
-            )  # fmt: skip
-    if replay is not None:
-        answer(replay, json, None)
-        return
-    answer(
-        record,
-        json,
-        lambda: stdout().print(
-            f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id}"
-            f" of session {record.session_id}; {_stated(record)}",
-            markup=False,
-        ),
-    )
-
-
-def _stated(record: Any) -> str:
-    """What the agent stated at PREFLIGHT, and what it is (calibration scores the same)."""
-    if record.stated == "p_success":
-        return f"it stated P(success) {record.stated_preflight:.2f} at PREFLIGHT"
-    return (
-        f"it stated no P(success) at PREFLIGHT; its vectors' confidence was "
-        f"{record.stated_preflight:.2f}"
-    )
 
 
 def _bar(value: float, width: int = 24) -> str:

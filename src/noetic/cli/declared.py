@@ -22,9 +22,9 @@ from typing import Any
 class Opt:
     """One option: the parameter it sets, its spellings, and how its value is read.
 
-    ``kind`` is ``str``, ``Path`` or ``bool`` (a flag, with ``off_flags`` its negative spelling
-    ``--no-…`` when it has one). ``show_default`` is passed to typer as is (None: typer's own
-    choice)."""
+    ``kind`` is ``str``, ``float``, ``Path`` or ``bool`` (a flag, with ``off_flags`` its
+    negative spelling ``--no-…`` when it has one). ``show_default`` is passed to typer as is
+    (None: typer's own choice)."""
 
     dest: str
     flags: tuple[str, ...]
@@ -39,11 +39,13 @@ class Opt:
 
 @dataclass(frozen=True)
 class Arg:
-    """A required positional parameter (a text)."""
+    """A positional parameter (a text): required, or else None when left out (only the last
+    ones may be optional)."""
 
     dest: str
     help: str
     show_default: bool | None = None
+    required: bool = True
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,10 @@ class Command:
     module: str = "noetic.cli.workflow"
 
     def defaults(self) -> dict[str, Any]:
-        """Every option's value when it is not given (before environment variables)."""
-        return {opt.dest: opt.default for opt in self.options if not opt.required}
+        """Every option's value when it is not given (before environment variables), and None
+        for each optional argument."""
+        values = {opt.dest: opt.default for opt in self.options if not opt.required}
+        return {**values, **{a.dest: None for a in self.arguments if not a.required}}
 
 
 # --- shared by many commands (typer's other commands take these from noetic.cli.options) ---
@@ -213,6 +217,47 @@ COMMANDS: dict[str, Command] = {
             ),
         ),
         module="noetic.cli.hooks",
+    ),
+    "outcome": Command(
+        "Record a verified outcome of a task, next to what the agent predicted.",
+        (
+            Opt("success", ("--success",), "The task succeeded (1.0).", bool, default=False),
+            Opt("failure", ("--failure",), "The task failed (0.0).", bool, default=False),
+            Opt("score", ("--score",), "A graded outcome in [0, 1].", float),
+            Opt(
+                "from_junit",
+                ("--from-junit",),
+                "A JUnit XML report: every test passed is a success, a failure or an error "
+                "a failure (skipped tests count for neither).",
+                Path,
+                show_default=False,
+            ),
+            Opt("evidence", ("--evidence",), "What the verdict rests on.", default=""),
+            Opt(
+                "source",
+                ("--source",),
+                "test, human or check (default: human; test with --from-junit).",
+            ),
+            SESSION,
+            Opt(
+                "ai_id",
+                ("--ai-id",),
+                "The agent whose current session's task it is ($NOETIC_AI_ID).",
+                envvar="NOETIC_AI_ID",
+            ),
+            REQUEST_ID,
+            STORE,
+            JSON,
+        ),
+        arguments=(
+            Arg(
+                "target",
+                "Cascade id, or session id (its latest task). Default: the agent's current "
+                "session.",
+                required=False,
+            ),
+        ),
+        module="noetic.cli.outcome",
     ),
     # a host starts it at the beginning of every session, and waits for its tool list
     "mcp": Command(

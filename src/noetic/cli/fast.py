@@ -2,7 +2,7 @@
 
 ``noetic check --vectors '{…}' --json`` spends most of a typer invocation importing typer, its
 pydantic adapters and building parameters, before any work starts. Plain invocations of the
-workflow commands (bootstrap, preflight, investigate, check, postflight, state) and of
+workflow commands (bootstrap, preflight, investigate, check, postflight, state, outcome) and of
 ``noetic hook EVENT`` (a host runs it on every tool call) and ``noetic mcp`` (a host starts
 it every session and waits for it) are parsed here instead and call :mod:`noetic.cli.workflow`,
 :mod:`noetic.cli.hooks` or :mod:`noetic.cli.mcp_stdio` directly. Anything this parser is not
@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from noetic.cli.declared import COMMANDS, Opt
+
+_NUMBER = re.compile(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
@@ -55,9 +58,10 @@ def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
         if value is None or value == "" or value.startswith("-"):
             return None
         values[opt.dest] = value
-    if len(positional) != len(command.arguments):
+    required = sum(a.required for a in command.arguments)
+    if not required <= len(positional) <= len(command.arguments):
         return None
-    values.update(zip((a.dest for a in command.arguments), positional, strict=True))
+    values.update(zip((a.dest for a in command.arguments), positional, strict=False))
     for opt in command.options:
         if opt.dest not in values and opt.envvar and os.environ.get(opt.envvar):
             values[opt.dest] = os.environ[opt.envvar]
@@ -65,6 +69,11 @@ def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
             return None
         if opt.kind is Path and opt.dest in values:
             values[opt.dest] = Path(values[opt.dest])
+        if opt.kind is float and opt.dest in values:
+            # a plain decimal number only; anything else (inf, 1_000, a space) is typer's
+            if not _NUMBER.fullmatch(values[opt.dest]):
+                return None
+            values[opt.dest] = float(values[opt.dest])
     return name, values
 
 

@@ -44,7 +44,7 @@ def _argument_annotation(arg: Arg) -> Any:
     extra: dict[str, Any] = {}
     if arg.show_default is not None:
         extra["show_default"] = arg.show_default
-    return Annotated[str, typer.Argument(help=arg.help, **extra)]
+    return Annotated[str if arg.required else str | None, typer.Argument(help=arg.help, **extra)]
 
 
 def command(name: str) -> Callable[..., None]:
@@ -52,7 +52,8 @@ def command(name: str) -> Callable[..., None]:
     spec = COMMANDS[name]
     params = [
         inspect.Parameter(a.dest, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                          annotation=_argument_annotation(a))
+                          annotation=_argument_annotation(a),
+                          default=inspect.Parameter.empty if a.required else None)
         for a in spec.arguments
     ]  # fmt: skip
     for opt in spec.options:

@@ -32,13 +32,40 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from noetic.embeddings.blas import one_blas_thread
+from noetic.embeddings.tokenizer import (
+    WORDLLAMA_CONFIG,
+    WORDLLAMA_DIM,
+    count_tokens,
+    llama_tokenizer,
+    tokenizer_file,
+    wordllama_dir,
+)
 from noetic.errors import UsageError
 
-WORDLLAMA_CONFIG = "l2_supercat"
-WORDLLAMA_DIM = 256
+__all__ = [
+    "EMBEDDERS",
+    "WORDLLAMA_CONFIG",
+    "WORDLLAMA_DIM",
+    "CacheInfo",
+    "Embedder",
+    "clear_query_cache",
+    "cosine_top_k",
+    "count_tokens",
+    "default_embedder",
+    "embed_query",
+    "embedder_name",
+    "llama_tokenizer",
+    "load_embedder",
+    "one_blas_thread",
+    "query_cache_info",
+    "recall_embedder",
+    "tokenizer_file",
+    "wordllama_dir",
+]
+
 EMBEDDERS = ("minilm", "wordllama")
 DEFAULT = "minilm"
 QUERY_CACHE_SIZE = 512  # query vectors kept per process (1.5 KB each with MiniLM)
@@ -52,47 +79,6 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> Any: ...
-
-
-def wordllama_dir() -> Path:
-    """The installed ``wordllama`` package folder, found without importing it."""
-    spec = importlib.util.find_spec("wordllama")
-    if spec is None or not spec.submodule_search_locations:
-        raise UsageError(
-            "offline embeddings and token counts need the 'wordllama' package, which Noetic "
-            "installs with itself",
-            fix="reinstall Noetic: pip install --force-reinstall noetic",
-        )
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def tokenizer_file() -> Path:
-    return wordllama_dir() / "tokenizers" / f"{WORDLLAMA_CONFIG}_tokenizer_config.json"
-
-
-@functools.cache
-def llama_tokenizer() -> Any:
-    """The Llama-2 tokenizer shipped with ``wordllama``, parsed once per process."""
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise UsageError(
-            "token counting and embeddings need the 'tokenizers' package, which Noetic "
-            "installs with itself",
-            fix="reinstall Noetic: pip install --force-reinstall noetic",
-        ) from None
-    tokenizer = Tokenizer.from_file(str(tokenizer_file()))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
-
-
-def count_tokens(text: str) -> int:
-    """Tokens in ``text`` with the Llama-2 tokenizer (no special tokens added); re-exported by
-    :mod:`noetic.llm.tokens`, which documents the choice."""
-    if not text:
-        return 0
-    return len(llama_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
 def embedder_name() -> str:
@@ -132,27 +118,6 @@ def default_embedder() -> Embedder:
     """The fast static embedder (WordLlama) for near-duplicate matching, such as the observer's
     pattern cache; loaded once per process."""
     return load_embedder("wordllama")
-
-
-@functools.cache
-def _blas_threads() -> Any:
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:
-        return None
-    return ThreadpoolController()  # inspects the loaded libraries once per process
-
-
-def one_blas_thread() -> Any:
-    """A context in which BLAS runs on one thread: a query's products (embedding a short text,
-    one matrix-vector product) are too small for threads to pay, and waking threads that went
-    to sleep costs more than the arithmetic (3–30× slower on a busy 2-core machine)."""
-    import contextlib
-
-    controller = _blas_threads()
-    if controller is None:
-        return contextlib.nullcontext()
-    return controller.limit(limits=1, user_api="blas")
 
 
 def cosine_top_k(query: Any, matrix: Any, k: int) -> list[tuple[int, float]]:

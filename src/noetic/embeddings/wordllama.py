@@ -12,7 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from noetic.embeddings import WORDLLAMA_CONFIG, WORDLLAMA_DIM, llama_tokenizer, wordllama_dir
+from noetic.embeddings.tokenizer import (
+    WORDLLAMA_CONFIG,
+    WORDLLAMA_DIM,
+    llama_tokenizer,
+    wordllama_dir,
+)
 
 
 class WordLlamaEmbedder:

@@ -13,41 +13,45 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any
 
 from noetic.errors import InvalidValueError
 from noetic.hosts.testruns import operands, reduce
 from noetic.tools.shellgate.policy import regular_expressions
 
+if TYPE_CHECKING:
+    from typing import Annotated
+
+    from pydantic import AfterValidator, Field
+
 _PYTHON = re.compile(r"^(python|python3|python3\.\d+|py)$")
 DELETERS = frozenset({"rm", "rmdir", "unlink", "shred"})
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# Plain frozen dataclasses: pydantic reads their annotations only when rules are built from
+# their files (:func:`noetic.cached.validated`), and what is built is cached by content.
+_STRICT = {"extra": "forbid"}
 
 
-class Match(_Strict):
-    command: tuple[str, ...] = Field(min_length=1)
+@dataclass(frozen=True, slots=True)
+class Match:
+    __pydantic_config__ = _STRICT
+
+    command: Annotated[tuple[str, ...], Field(min_length=1)]
     subcommand: tuple[str, ...] = ()
-    arguments: tuple[str, ...] = ()
-
-    @field_validator("arguments")
-    @classmethod
-    def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return regular_expressions(value)
+    arguments: Annotated[tuple[str, ...], AfterValidator(regular_expressions)] = ()
 
 
-class Rule(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+@dataclass(frozen=True, slots=True)
+class Rule:
+    __pydantic_config__ = _STRICT
+
+    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     reason: str
-    match: tuple[Match, ...] = Field(min_length=1)
+    match: Annotated[tuple[Match, ...], Field(min_length=1)]
     always: bool = False  # held for the person whatever the task's CHECK says
 
 
@@ -64,14 +68,50 @@ class Effect(str):
         return effect
 
 
-class Rules(_Strict):
+@dataclass(frozen=True, slots=True)
+class Rules:
+    __pydantic_config__ = _STRICT
+
     rules: tuple[Rule, ...] = ()
+
+
+BUILT_IN = Path(__file__).with_name("irreversible.yaml")
 
 
 @cache
 def _builtin() -> tuple[Rule, ...]:
-    text = resources.files("noetic.hosts").joinpath("irreversible.yaml").read_text()
-    return Rules.model_validate(yaml.safe_load(text)).rules
+    return _load(BUILT_IN.read_bytes(), None)
+
+
+def _load(raw: bytes, path: Path | None) -> tuple[Rule, ...]:
+    from noetic import cached
+
+    inputs = [Path(__file__).read_bytes(), str(path).encode("utf-8", "surrogateescape"), raw]
+    return cached.load("irreversible", inputs, lambda: _build(raw, path), (Match, Rule))
+
+
+def _build(raw: bytes, path: Path | None) -> tuple[Rule, ...]:
+    import yaml
+    from pydantic import ValidationError
+
+    from noetic import cached
+
+    if path is None:
+        return cached.validated(Rules, yaml.safe_load(raw.decode("utf-8"))).rules
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise InvalidValueError(
+            f"irreversible rules {path} cannot be read: {exc}", field="irreversible_rules"
+        ) from None
+    try:
+        return cached.validated(Rules, data or {}).rules
+    except ValidationError as exc:
+        where, message = cached.first_error(exc)
+        raise InvalidValueError(
+            f"irreversible rules {path}: {where or '(file)'}: {message}",
+            field="irreversible_rules",
+        ) from None
 
 
 def load_rules(*paths: Path) -> tuple[Rule, ...]:
@@ -80,24 +120,16 @@ def load_rules(*paths: Path) -> tuple[Rule, ...]:
     rules = {r.id: r for r in _builtin()}
     for path in paths:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
         except FileNotFoundError:
             raise InvalidValueError(
                 f"no irreversible rules file {path}", field="irreversible_rules"
             ) from None
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        except OSError as exc:
             raise InvalidValueError(
                 f"irreversible rules {path} cannot be read: {exc}", field="irreversible_rules"
             ) from None
-        try:
-            extra = Rules.model_validate(data or {})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"]) or "(file)"
-            raise InvalidValueError(
-                f"irreversible rules {path}: {where}: {err['msg']}", field="irreversible_rules"
-            ) from None
-        rules.update({r.id: r for r in extra.rules})
+        rules.update({r.id: r for r in _load(raw, path)})
     return tuple(rules.values())
 
 
@@ -138,10 +170,7 @@ def irreversible(
 
 def _fits(m: Match, words: list[str]) -> bool:
     head = words[0]
-    if not any(
-        fnmatch.fnmatchcase(head, p) or fnmatch.fnmatchcase(os.path.basename(head), p)
-        for p in m.command
-    ):
+    if not any(_named(head, p) or _named(os.path.basename(head), p) for p in m.command):
         return False
     args = words[1:]
     if m.subcommand:
@@ -149,6 +178,14 @@ def _fits(m: Match, words: list[str]) -> bool:
         if not found or found[0][0] not in m.subcommand:
             return False
     return not m.arguments or any(re.search(p, a) for p in m.arguments for a in args)
+
+
+def _named(name: str, pattern: str) -> bool:
+    """``fnmatchcase(name, pattern)``, without compiling a pattern that has no wildcard (most
+    are program names; a hook judges every command against them all, in a new process)."""
+    if "*" in pattern or "?" in pattern or "[" in pattern:
+        return fnmatch.fnmatchcase(name, pattern)
+    return name == pattern
 
 
 def _deletes_outside(words: list[str], cwds: Any, root: str) -> str | None:

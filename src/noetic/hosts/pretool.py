@@ -293,8 +293,6 @@ def _protected(
 def hold(tracker: Any, sid: str | None, effects: list[str]) -> str | None:
     """Why an irreversible command waits, or None when the open task's latest CHECK said
     PROCEED."""
-    from noetic.assessment import Action, Phase
-
     what = "; ".join(effects)
     head = f"Noetic's epistemic gate: this command is irreversible ({what})."
     cascade = tracker.store.open_cascade_of(sid) if sid is not None else None
@@ -304,6 +302,8 @@ def hold(tracker: Any, sid: str | None, effects: list[str]) -> str | None:
             "(execute_preflight, submit_preflight_assessment), investigate, then run CHECK; "
             "run the command once CHECK says PROCEED."
         )
+    from noetic.assessment import Action, Phase
+
     checks = [
         a
         for a in tracker.store.assessments(cascade_id=cascade.id)

@@ -38,16 +38,9 @@ CACHE_ENV = "NOETIC_CACHE_DIR"
 
 def cache_dir() -> Path:
     """``$NOETIC_CACHE_DIR``, else the platform's user cache directory's ``noetic``."""
-    given = os.environ.get(CACHE_ENV)
-    if given:
-        return Path(given)
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = str(Path.home() / "Library" / "Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "noetic"
+    from noetic.cached import cache_dir as folder
+
+    return folder()
 
 
 def _sources(root: str, into: list[str]) -> None:

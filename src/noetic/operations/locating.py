@@ -6,6 +6,7 @@ creates nothing, so it answers even where no store exists yet. Sync.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -64,7 +65,7 @@ def where(store: Path | None, session: str | None, ai_id: str | None) -> Whereab
             else f"[store] url in {location.home / 'config.toml'}"
         )
     return Whereabouts(
-        **(location.model_dump() | {"url": safe_url(location.url) if location.url else None}),
+        **(asdict(location) | {"url": safe_url(location.url) if location.url else None}),
         url_from=url_from,
         exists=location.exists,
         ai_id=who,

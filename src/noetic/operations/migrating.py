@@ -3,6 +3,7 @@ PostgreSQL one and verifies it (see :mod:`noetic.store.copy`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from noetic.errors import InvalidValueError, StoreError
@@ -24,7 +25,7 @@ def migrate_store(store: Path | None, to: str) -> CopyReport:
         )
     if database_url(store) is not None:
         raise InvalidValueError("--store names the SQLite store to copy from, not a URL")
-    home = require_store(_locate(store, None).model_copy(update={"url": None}))
+    home = require_store(replace(_locate(store, None), url=None))
     from noetic.store.copy import copy_store
 
     with Store(home, write_files=False) as source, PostgresStore(url, home=home) as target:

@@ -25,7 +25,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from noetic.assessment import Assessment, Review, Thresholds
@@ -118,6 +117,8 @@ class Profile(_Strict):
         )
 
     def to_yaml(self) -> str:
+        import yaml
+
         text: str = yaml.safe_dump(
             self.model_dump(mode="json"), sort_keys=False, allow_unicode=True
         )
@@ -183,15 +184,24 @@ def load_profile_file(path: Path) -> Profile:
 
 
 def _load_profile_file(path: Path) -> Profile:
+    from noetic import cached
     from noetic.untrusted import decode_utf8, read_file_bytes
 
     source = f"the profile file {path}"
-    text = decode_utf8(read_file_bytes(path, source), source)
+    raw = read_file_bytes(path, source)
+    text = decode_utf8(raw, source)
+    # parsed once per content: YAML's reader costs more than a workflow command's own work
+    data = cached.load("profile-yaml", [raw], lambda: _yaml(text, path))
+    return parse_profile(data, source=str(path))
+
+
+def _yaml(text: str, path: Path) -> Any:
+    import yaml
+
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise InvalidValueError(f"{path}: not valid YAML: {exc}", field="profile") from None
-    return parse_profile(data, source=str(path))
 
 
 def _builtin_files() -> list[Path]:

@@ -31,8 +31,6 @@ stderr.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import logging
 import os
 import sys
 import threading
@@ -100,14 +98,18 @@ _CHOSEN: threading.local = threading.local()
 def trace_id(session_id: str) -> int:
     """The trace of a Noetic session: 128 bits drawn from its id (never 0). Every run of the
     session, in any process, and a Claude Code session's hooks, write into this one trace."""
-    digest = hashlib.sha256(f"noetic-trace:{session_id}".encode()).hexdigest()
+    from hashlib import sha256  # here: every hook asks enabled(), few need an id
+
+    digest = sha256(f"noetic-trace:{session_id}".encode()).hexdigest()
     return int(digest[:32], 16) or 1
 
 
 def span_id(kind: str, key: str) -> int:
     """A span's id drawn from what it is (``agent`` + session, ``task`` + task id; never 0),
     so a process can name a parent another process exports."""
-    return int(hashlib.sha256(f"noetic-span:{kind}:{key}".encode()).hexdigest()[:16], 16) or 1
+    from hashlib import sha256
+
+    return int(sha256(f"noetic-span:{kind}:{key}".encode()).hexdigest()[:16], 16) or 1
 
 
 def _ids() -> Any:
@@ -150,6 +152,8 @@ def _exporter() -> Any:
         timeout = EXPORT_TIMEOUT_S
     # The exporter logs each retry and failure with the HTTP client's whole error; one line of
     # ours says it instead.
+    import logging
+
     logging.getLogger("opentelemetry.exporter.otlp").setLevel(logging.CRITICAL)
     inner = OTLPSpanExporter(timeout=timeout)
 

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import InvalidValueError, NotFoundError
 
@@ -33,10 +32,10 @@ STORE_DIRNAME = ".noetic"
 DB_NAME = "noetic.db"
 
 
-class StoreLocation(BaseModel):
-    """Where the store is, which rule chose it, and every place that rule looked."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreLocation:
+    """Where the store is, which rule chose it, and every place that rule looked (a plain
+    dataclass: finding the store is on every hook's path, which never needs pydantic)."""
 
     home: Path
     rule: str
@@ -158,7 +157,7 @@ def locate_store(explicit: str | Path | None = None, *, cwd: Path | None = None)
         explicit = None
     location = _locate(explicit, cwd)
     found = store_url(location.home)
-    return location.model_copy(update={"url": found}) if found else location
+    return replace(location, url=found) if found else location
 
 
 def _locate(explicit: str | Path | None, cwd: Path | None) -> StoreLocation:

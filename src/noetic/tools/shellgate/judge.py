@@ -160,12 +160,11 @@ class Judge:
         for v in inner.found:
             inside = v.part and v.part in word.text
             self.found.append(
-                v.model_copy(
-                    update={
-                        "part": v.part if inside else word.text,
-                        "start": word.start,
-                        "detail": f"{what}: {v.detail}" if v.detail else f"{what}: {v.part}",
-                    }
+                dataclasses.replace(
+                    v,
+                    part=v.part if inside else word.text,
+                    start=word.start,
+                    detail=f"{what}: {v.detail}" if v.detail else f"{what}: {v.part}",
                 )
             )
 

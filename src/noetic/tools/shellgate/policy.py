@@ -11,15 +11,17 @@ read is never silently replaced by a weaker one.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import TYPE_CHECKING, Any, Literal
 
 from noetic.errors import InvalidValueError
+
+if TYPE_CHECKING:
+    from typing import Annotated
+
+    from pydantic import AfterValidator, Field
 
 STRUCTURAL = (
     "unparseable",
@@ -52,47 +54,56 @@ def regular_expressions(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# Plain frozen dataclasses, so a process that only applies the policy never imports pydantic:
+# their annotations are read (by pydantic, :func:`noetic.cached.validated`) only when a policy
+# is built from its files, and what is built is cached (:mod:`noetic.cached`).
+_STRICT = {"extra": "forbid"}
 
 
-class Match(_Strict):
+@dataclass(frozen=True, slots=True)
+class Match:
     """One way a rule can fit a command (see the comment above ``rules`` in policy.yaml)."""
+
+    __pydantic_config__ = _STRICT
 
     command: tuple[str, ...] = ()
     subcommand: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
-    arguments: tuple[str, ...] = ()
+    arguments: Annotated[tuple[str, ...], AfterValidator(regular_expressions)] = ()
     paths: tuple[str, ...] = ()
     access: Literal["read", "write"] = "read"
     variables: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
 
-    @field_validator("arguments")
-    @classmethod
-    def _regexes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return regular_expressions(value)
-
-    def model_post_init(self, _: Any) -> None:
+    def __post_init__(self) -> None:
         kinds = sum(bool(k) for k in (self.command, self.paths, self.variables))
         if kinds != 1:
             raise ValueError("a match names exactly one of command, paths or variables")
 
 
-class Rule(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+@dataclass(frozen=True, slots=True)
+class Rule:
+    __pydantic_config__ = _STRICT
+
+    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     reason: str
-    match: tuple[Match, ...] = Field(min_length=1)
+    match: Annotated[tuple[Match, ...], Field(min_length=1)]
 
 
-class Writer(_Strict):
+@dataclass(frozen=True, slots=True)
+class Writer:
+    __pydantic_config__ = _STRICT
+
     paths: Literal["all", "last", "after-first", "none"] = "all"
     options: tuple[str, ...] = ()
     when: tuple[str, ...] = ()
 
 
-class Policy(_Strict):
+@dataclass(frozen=True, slots=True)
+class Policy:
     """The whole policy the gate applies; build it with :func:`load_policy`."""
+
+    __pydantic_config__ = _STRICT
 
     version: int = 1
     network: bool = False
@@ -100,27 +111,27 @@ class Policy(_Strict):
     environment: tuple[str, ...] = ()
     allow_interpreters: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
-    interpreters: dict[str, tuple[str, ...]] = {}
-    interpreter_values: dict[str, tuple[str, ...]] = {}
+    interpreters: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    interpreter_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     shells: tuple[str, ...] = ()
     sandbox_contains: tuple[str, ...] = ()
-    runs: dict[str, tuple[str, ...]] = {}
-    programs: dict[str, Literal["sed", "awk"]] = {}
+    runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    programs: dict[str, Literal["sed", "awk"]] = field(default_factory=dict)
     git_exec_keys: tuple[str, ...] = ()
     package_indexes: tuple[str, ...] = ()
-    index_options: dict[str, tuple[str, ...]] = {}
+    index_options: dict[str, tuple[str, ...]] = field(default_factory=dict)
     index_variables: tuple[str, ...] = ()
     network_clients: tuple[str, ...] = ()
     evaluators: tuple[str, ...] = ()
     inert: tuple[str, ...] = ()
     judged_alone: tuple[str, ...] = ()
-    runner_subcommands: dict[str, tuple[str, ...]] = {}
-    recursive_readers: dict[str, tuple[str, ...]] = {}
-    opaque_runs: dict[str, tuple[str, ...]] = {}
-    wrappers: dict[str, tuple[str, ...]] = {}
+    runner_subcommands: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    recursive_readers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    opaque_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    wrappers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     downloaders: tuple[str, ...] = ()
-    writers: dict[str, Writer] = {}
-    structural: dict[str, str] = {}
+    writers: dict[str, Writer] = field(default_factory=dict)
+    structural: dict[str, str] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
     disable: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
@@ -135,17 +146,24 @@ class Policy(_Strict):
         return found.reason if found else rule
 
 
-def _read(path: Path | None) -> tuple[dict[str, Any], str]:
-    if path is None:
-        text = resources.files("noetic.tools.shellgate").joinpath("policy.yaml").read_text()
-        return yaml.safe_load(text), "built-in policy"
+BUILT_IN = Path(__file__).with_name("policy.yaml")
+
+
+def _raw(path: Path) -> bytes:
     source = str(path)
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InvalidValueError(f"no policy file {source}", field="policy", value=source) from None
     except OSError as exc:
         raise InvalidValueError(f"cannot read policy {source}: {exc}", field="policy") from None
+
+
+def _parse(raw: bytes, source: str) -> dict[str, Any]:
+    import yaml
+
+    if source == "built-in policy":
+        return yaml.safe_load(raw.decode("utf-8"))  # type: ignore[no-any-return]
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -163,7 +181,7 @@ def _read(path: Path | None) -> tuple[dict[str, Any], str]:
             f"policy {source} must be a mapping of keys, not {type(data).__name__}",
             field="policy",
         )
-    return data, source
+    return data
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any], source: str) -> dict[str, Any]:
@@ -184,30 +202,24 @@ def _merge(base: dict[str, Any], extra: dict[str, Any], source: str) -> dict[str
     return merged
 
 
-@cache
-def _builtin() -> Policy:
-    data, source = _read(None)
-    return Policy.model_validate({**data, "sources": [source]})
+def _build(texts: list[tuple[bytes, str]]) -> Policy:
+    data: dict[str, Any] = {}
+    for raw, source in texts:
+        extra = _parse(raw, source)
+        data = _merge(data, extra, source) if data else extra
+    sources = [source for _, source in texts]
+    data = {**data, "sources": sources}
+    from pydantic import ValidationError
 
+    from noetic import cached
 
-def load_policy(*paths: Path) -> Policy:
-    """The built-in policy extended by each file in ``paths``, in order."""
-    if not paths:
-        return _builtin()
-    data, source = _read(None)
-    sources = [source]
-    for path in paths:
-        extra, source = _read(path)
-        data = _merge(data, extra, source)
-        sources.append(source)
-    data["sources"] = sources
     try:
-        policy = Policy.model_validate(data)
+        policy: Policy = cached.validated(Policy, data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(policy)"
+        where, message = cached.first_error(exc)
+        where = where or "(policy)"
         raise InvalidValueError(
-            f"policy {', '.join(sources[1:])}: {where}: {err['msg']}", field=where
+            f"policy {', '.join(sources[1:])}: {where}: {message}", field=where
         ) from None
     known = set(STRUCTURAL) | {r.id for r in policy.rules}
     unknown = sorted(set(policy.disable) - known)
@@ -218,3 +230,26 @@ def load_policy(*paths: Path) -> Policy:
             fix=f"known rules: {', '.join(sorted(known))}",
         )
     return policy
+
+
+@cache
+def _builtin() -> Policy:
+    return _load([])
+
+
+def load_policy(*paths: Path) -> Policy:
+    """The built-in policy extended by each file in ``paths``, in order. Files are read every
+    time; what is built from them is cached by their content (:mod:`noetic.cached`)."""
+    if not paths:
+        return _builtin()
+    return _load([(_raw(path), str(path)) for path in paths])
+
+
+def _load(extra: list[tuple[bytes, str]]) -> Policy:
+    from noetic import cached
+
+    texts = [(BUILT_IN.read_bytes(), "built-in policy"), *extra]
+    inputs = [Path(__file__).read_bytes()]
+    for raw, source in texts:
+        inputs += [source.encode("utf-8", "surrogateescape"), raw]
+    return cached.load("shell-policy", inputs, lambda: _build(texts), (Match, Rule, Writer, Policy))

@@ -21,6 +21,7 @@ plain data, read when first asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import glob
 import os
@@ -448,7 +449,7 @@ def with_rule(policy: Any, protected: Protected) -> Any:
         reason=REASON,
         match=(Match(paths=protected.all_patterns, access="write"),),
     )
-    return policy.model_copy(update={"rules": (*policy.rules, rule)})
+    return dataclasses.replace(policy, rules=(*policy.rules, rule))
 
 
 def _inside(path: str, root: str) -> bool:

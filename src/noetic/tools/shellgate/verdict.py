@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
 
 
-class Violation(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Violation:
     """One rule a command broke: ``part`` is the piece of the command that broke it, and
     ``detail`` what the gate found there (what it could not determine, where a path lands)."""
-
-    model_config = ConfigDict(frozen=True)
 
     rule: str
     reason: str
@@ -22,11 +21,10 @@ class Violation(BaseModel):
         return f"{self.rule}: {self.reason}{detail} (at {self.part!r})"
 
 
-class Verdict(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
     """The gate's decision on one command line; ``sandboxed`` says whether it was judged as
     a command the OS sandbox contains."""
-
-    model_config = ConfigDict(frozen=True)
 
     command: str
     allowed: bool

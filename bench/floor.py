@@ -1,0 +1,229 @@
+"""Every command hook and workflow command beside the interpreter's floor, `python -c pass`.
+
+Claude Code runs each hook as a new process, on every tool call for PreToolUse and PostToolUse,
+so what a hook costs is mostly what it costs to start. This runs each hook and each workflow
+command, a new process each time as a host or an agent runs it, beside `python -c pass` of the
+same interpreter, interleaved (every round runs each variant once per command, in a rotating
+order, so a busy machine slows them alike), and prints each one's median wall time and CPU time
+(user + system: the steadier figure when the machine is shared) and its ratio to the floor, the
+median of every `python -c pass` of the run. The target is at most 5× for the hooks and
+commands and 3× for `--help`.
+
+    python bench/floor.py                                    # this checkout's noetic
+    python bench/floor.py --before ../main/.venv/bin/noetic --runs 9
+
+`--before` adds a second `noetic` (another checkout's) as a column measured in the same run,
+against its own interpreter's floor. Empirica's same command is a column when `empirica` is on
+PATH (only `--help`, its one command whose meaning is the same); otherwise a note says so.
+Each variant gets its own temporary project, store and home folder (caches included), and
+keeps Python's compiled bytecode in a folder of its own (``PYTHONPYCACHEPREFIX``: an installed
+package has it; a checkout run with ``PYTHONDONTWRITEBYTECODE`` would compile every module on
+every run); one warm-up round runs first and is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CLAUDE_SESSION = "0b7a2f4e-0000-4000-8000-00000000f100"
+VECTORS = json.dumps(
+    {"know": 0.7, "do": 0.7, "context": 0.7, "clarity": 0.7, "coherence": 0.7, "signal": 0.7,
+     "density": 0.3, "state": 0.7, "change": 0.6, "completion": 0.5, "impact": 0.6,
+     "engagement": 0.8, "uncertainty": 0.3}
+)  # fmt: skip
+# Empirica's commands whose meaning is the same as Noetic's
+EMPIRICA = {"--help": ["--help"]}
+
+
+def hook(event: str, project: Path, **extra: object) -> tuple[list[str], str]:
+    name = {"session-start": "SessionStart", "pre-tool-use": "PreToolUse",
+            "post-tool-use": "PostToolUse", "pre-compact": "PreCompact", "stop": "Stop",
+            "session-end": "SessionEnd"}[event]  # fmt: skip
+    body = {"session_id": CLAUDE_SESSION, "cwd": str(project), "hook_event_name": name, **extra}
+    return ["hook", event], json.dumps(body)
+
+
+def commands(project: Path) -> list[tuple[str, list[str], str]]:
+    """(label, arguments, stdin) in the order a round runs them: each one leaves the store as
+    the next expects (a session, an open task, a CHECK, a closed task)."""
+    bash = {"tool_name": "Bash"}
+    rows = [
+        ("--help", ["--help"], ""),
+        ("hook session-start", *hook("session-start", project, source="startup")),
+        ("hook pre-tool-use (ls -la)",
+         *hook("pre-tool-use", project, **bash, tool_input={"command": "ls -la"})),
+        ("hook pre-tool-use (Write)",
+         *hook("pre-tool-use", project, tool_name="Write",
+               tool_input={"file_path": str(project / "notes.md"), "content": "x"})),
+        ("hook post-tool-use (ls -la)",
+         *hook("post-tool-use", project, **bash, tool_input={"command": "ls -la"},
+               tool_response={"stdout": "", "stderr": "", "interrupted": False})),
+        ("hook post-tool-use (pytest)",
+         *hook("post-tool-use", project, **bash, tool_input={"command": "pytest -q"},
+               tool_response={"stdout": "1 passed", "stderr": "", "interrupted": False})),
+        ("hook pre-compact", *hook("pre-compact", project, trigger="auto")),
+        ("hook stop", *hook("stop", project, stop_hook_active=False)),
+        ("hook session-end", *hook("session-end", project, reason="exit")),
+        ("bootstrap", ["bootstrap", "--json"], ""),
+        ("preflight", ["preflight", "a task", "--vectors", VECTORS, "--abandon-open", "--json"],
+         ""),
+        ("investigate", ["investigate", "--note", "read the code", "--json"], ""),
+        ("check", ["check", "--vectors", VECTORS, "--json"], ""),
+        ("postflight", ["postflight", "--vectors", VECTORS, "--json"], ""),
+        ("outcome", ["outcome", "--success", "--json"], ""),
+        ("state", ["state", "--json"], ""),
+    ]  # fmt: skip
+    return rows
+
+
+class Variant:
+    """One `noetic` (or Empirica, or the floor) with its own project, store and home."""
+
+    def __init__(self, label: str, program: list[str], root: Path) -> None:
+        self.label = label
+        self.program = program
+        self.project = root / label / "project"
+        self.project.mkdir(parents=True)
+        git = ["git", "-c", "user.name=b", "-c", "user.email=b@b"]
+        subprocess.run([*git, "init", "-q"], cwd=self.project, check=True)
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=self.project,
+                       check=True)  # fmt: skip
+        store = self.project / ".noetic"
+        store.mkdir()
+        (store / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
+        # compiled bytecode is kept (as an installed package has it), under the variant's own
+        # folder so no checkout is written to
+        self.env = {**os.environ, "HOME": str(root / label), "NOETIC_HOME": str(store),
+                    "PYTHONPYCACHEPREFIX": str(root / label / "pycache")}  # fmt: skip
+        for name in ("NOETIC_SESSION", "NOETIC_AI_ID", "NOETIC_CACHE_DIR", "XDG_CACHE_HOME",
+                     "PYTHONDONTWRITEBYTECODE"):  # fmt: skip
+            self.env.pop(name, None)
+
+    def run(self, args: list[str], stdin: str) -> tuple[float, float]:
+        """The wall time and the CPU time (user + system) of one run, in ms."""
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run([*self.program, *args], input=stdin, capture_output=True,
+                              text=True, env=self.env, cwd=self.project)  # fmt: skip
+        elapsed = (time.perf_counter() - start) * 1000
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
+        if done.returncode != 0 or "Traceback" in done.stderr:
+            raise SystemExit(
+                f"{self.label}: {' '.join(args)} failed ({done.returncode}): {done.stderr[-600:]}"
+            )
+        return elapsed, cpu
+
+
+def interpreter_of(noetic: str) -> str:
+    """The Python a console script runs on (its ``#!`` line)."""
+    first = Path(noetic).read_text(encoding="utf-8").splitlines()[0]
+    return first[2:].strip() if first.startswith("#!") else sys.executable
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--noetic", default=str(Path(sys.executable).with_name("noetic")))
+    parser.add_argument("--before", help="another noetic to measure in the same run")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    if args.runs < 7:
+        parser.error("--runs is at least 7 (the medians need them)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        pythons = {"after": interpreter_of(args.noetic)}
+        variants = {"after": Variant("after", [args.noetic], root)}
+        if args.before:
+            pythons["before"] = interpreter_of(args.before)
+            variants["before"] = Variant("before", [args.before], root)
+        floors = {f"floor-{k}": Variant(f"floor-{k}", [p, "-c", "pass"], root)
+                  for k, p in pythons.items()}  # fmt: skip
+        empirica = shutil.which("empirica")
+        if empirica:
+            variants["empirica"] = Variant("empirica", [empirica], root)
+        rows = {label: commands(v.project) for label, v in variants.items()}
+        names = [label for label, _, _ in rows["after"]]
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for round_ in range(args.runs + 1):  # round 0 warms the caches and the disk
+            for i, name in enumerate(names):
+                order = [*floors.items(), *variants.items()]
+                shift = (round_ + i) % len(order)
+                for key, variant in order[shift:] + order[:shift]:
+                    if key.startswith("floor-"):
+                        elapsed = variant.run([], "")
+                    elif key == "empirica":
+                        if name not in EMPIRICA:
+                            continue
+                        elapsed = variant.run(EMPIRICA[name], "")
+                    else:
+                        _, argv, stdin = rows[key][i]
+                        elapsed = variant.run(argv, stdin)
+                    if round_:
+                        times.setdefault((name, key), []).append(elapsed)
+        report(names, times, floors, variants, args, empirica)
+
+
+def report(
+    names: list[str],
+    times: dict[tuple[str, str], list[tuple[float, float]]],
+    floors: dict[str, Variant],
+    variants: dict[str, Variant],
+    args: argparse.Namespace,
+    empirica: str | None,
+) -> None:
+    """Two tables, wall time then CPU time: each command's median beside the floor, which is
+    the median of every `python -c pass` of that interpreter in the run (one per command and
+    round, interleaved with them). CPU time is the steadier figure on a busy machine."""
+    keys = [k for k in variants if k != "empirica"]
+    print(f"noetic: {args.noetic}" + (f"; before: {args.before}" if args.before else "")
+          + f"; medians of {args.runs} interleaved runs, ms")  # fmt: skip
+    for which, title in ((0, "wall time"), (1, "CPU time (user + system)")):
+
+        def median(name: str, key: str, which: int = which) -> float:
+            return statistics.median(t[which] for t in times[(name, key)])
+
+        floor = {
+            key: statistics.median(
+                t[which] for name in names for t in times[(name, f"floor-{key}")]
+            )
+            for key in keys
+        }
+        head = ["command"] + [f"{key}: ms, × floor" for key in keys]
+        if empirica:
+            head.append("empirica: ms, × floor")
+        print(f"\n{title}; `python -c pass`: "
+              + ", ".join(f"{floor[k]:.0f} ms ({k})" for k in keys))  # fmt: skip
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        worst = {key: (0.0, "") for key in keys}
+        for name in names:
+            cells = [f"`{name}`"]
+            for key in keys:
+                ms = median(name, key)
+                ratio = ms / floor[key]
+                if ratio > worst[key][0]:
+                    worst[key] = (ratio, name)
+                cells.append(f"{ms:.0f} ({ratio:.1f}×)")
+            if empirica:
+                found = (name, "empirica") in times
+                ms = median(name, "empirica") if found else 0.0
+                cells.append(f"{ms:.0f} ({ms / floor['after']:.1f}×)" if found else "—")
+            print("| " + " | ".join(cells) + " |")
+        for key in keys:
+            print(f"{key}: the slowest is `{worst[key][1]}` at {worst[key][0]:.1f}× the floor")
+    if not empirica:
+        print("\nempirica is not on PATH: its column is left out (it is not installed here)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Data that is costly to build and read by every process, built once and cached by content hash.
+
+A hook runs as a fresh process on every tool call an agent makes, so parsing a YAML file and
+validating it on each run costs more than the hook's own work. :func:`load` builds the value
+once (the caller's ``build``: parse, validate, merge) and keeps it under the user's cache
+folder (:func:`cache_dir`: ``$NOETIC_CACHE_DIR``, else the platform's, ``~/.cache/noetic``) in
+:mod:`marshal` form, named by a hash of everything the value is built from: the bytes of its
+source files and of the code that builds it. An edited file, or a new version of the code,
+is a new name, so a cached value is never stale; the next process reads it back in
+microseconds. The value is plain data and the caller's frozen dataclasses (``types``), which
+are rebuilt through their constructors.
+
+Caching is best effort: a cache folder that cannot be written, or a cached file that cannot be
+read back, only means the value is built again. An error from ``build`` (a malformed file) is
+raised as it is, every time: nothing invalid is ever cached.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+try:  # hashlib's own BLAKE2: importing hashlib would load OpenSSL as well
+    from _blake2 import blake2b as blake2b
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import blake2b as blake2b
+
+T = TypeVar("T")
+# Raise it when the encoding below changes.
+FORMAT = 1
+_TYPE = "\x00type"
+
+
+def cache_dir() -> Path:
+    """``$NOETIC_CACHE_DIR``, else the platform's user cache directory's ``noetic``."""
+    given = os.environ.get("NOETIC_CACHE_DIR")
+    if given:
+        return Path(given)
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = str(Path.home() / "Library" / "Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "noetic"
+
+
+def key(kind: str, inputs: Iterable[bytes]) -> str:
+    """The name of the value built from ``inputs``: a BLAKE2b digest of each input, in order."""
+    digest = blake2b(f"{kind}\0{FORMAT}".encode(), digest_size=20)
+    for data in inputs:
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return f"{kind}-{digest.hexdigest()}"
+
+
+def load(
+    kind: str,
+    inputs: Sequence[bytes],
+    build: Callable[[], T],
+    types: Iterable[type] = (),
+) -> T:
+    """The value ``build()`` returns for ``inputs``: read from the cache when it holds it, else
+    built and written there. ``types`` are the frozen dataclasses the value may contain."""
+    path = cache_dir() / f"{key(kind, inputs)}.marshal"
+    known = {t.__qualname__: t for t in types}
+    try:
+        return _decode(marshal.loads(path.read_bytes()), known)  # type: ignore[no-any-return]
+    except Exception:  # absent, unreadable or from other code: build it again
+        pass
+    value = build()
+    try:
+        data = marshal.dumps(_encode(value))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    except (OSError, ValueError, TypeError):
+        pass  # the value is still right; the next process builds it again
+    return value
+
+
+def _encode(value: Any) -> Any:
+    fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is not None:
+        out = {name: _encode(getattr(value, name)) for name in fields}
+        out[_TYPE] = type(value).__qualname__
+        return out
+    if isinstance(value, tuple):
+        return tuple(_encode(v) for v in value)
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        if _TYPE in value:
+            raise ValueError("a mapping with the type marker cannot be cached")
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(value: Any, types: dict[str, type]) -> Any:
+    if isinstance(value, tuple):
+        return tuple(_decode(v, types) for v in value)
+    if isinstance(value, list):
+        return [_decode(v, types) for v in value]
+    if isinstance(value, dict):
+        name = value.get(_TYPE)
+        items = {k: _decode(v, types) for k, v in value.items() if k != _TYPE}
+        return items if name is None else types[name](**items)
+    return value
+
+
+def validated(cls: type[T], data: Any) -> T:
+    """``data`` validated as the dataclass ``cls`` by pydantic, which reads the constraints in
+    its annotations (written with ``Annotated``, ``Field``, ``AfterValidator``, ``BeforeValidator``
+    imported for type checking only); raises :class:`pydantic.ValidationError`. This imports
+    pydantic: call it to build a value that :func:`load` then caches."""
+    from typing import Annotated  # noqa: F401 (pydantic reads the caller's names from here)
+
+    from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter  # noqa: F401
+
+    return TypeAdapter(cls).validate_python(data)
+
+
+def first_error(exc: Any) -> tuple[str, str]:
+    """Where the first error of a :class:`pydantic.ValidationError` is (dotted) and its message,
+    worded as pydantic words it for a model with ``extra="forbid"``, so a dataclass validated
+    by :func:`validated` explains a bad input as the model it replaced did."""
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "unexpected_keyword_argument":
+        return where, "Extra inputs are not permitted"
+    if err["type"] == "dataclass_type":
+        name = err.get("ctx", {}).get("class_name", "")
+        return where, f"Input should be a valid dictionary or instance of {name}"
+    return where, str(err["msg"])

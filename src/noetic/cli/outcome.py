@@ -1,0 +1,68 @@
+"""`noetic outcome`: record a verified outcome of a task. Declared in :mod:`noetic.cli.declared`
+(the fast path parses a plain invocation; typer the rest), and free of typer itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from noetic.cli.exits import handled
+from noetic.cli.opened import open_tracker
+from noetic.cli.output import stdout
+from noetic.operations.stores import optional_current_session
+
+
+def outcome(
+    target: str | None,
+    success: bool,
+    failure: bool,
+    score: float | None,
+    from_junit: Path | None,
+    evidence: str,
+    source: str | None,
+    session: str | None,
+    ai_id: str | None,
+    request_id: str | None,
+    store: Path | None,
+    json: bool,
+) -> None:
+    """Record a verified outcome of a task, next to what the agent predicted."""
+    from noetic.cli.answered import answer
+    from noetic.operations.calibrating import outcome as record_outcome
+    from noetic.store import requests
+
+    with handled(json):
+        opened = open_tracker(store).store if request_id is not None else None
+        asked = {"target": target, "success": success, "failure": failure, "score": score,
+                 "from_junit": str(from_junit) if from_junit else None, "evidence": evidence,
+                 "source": source, "session": session, "ai_id": ai_id}  # fmt: skip
+        replay = requests.start(opened, request_id, "outcome", asked) if opened else None
+        if replay is None:
+            record = record_outcome(
+                opened or (lambda: open_tracker(store).store), target, success=success,
+                failure=failure, score=score, from_junit=from_junit, evidence=evidence,
+                source=source,
+                current=lambda got: optional_current_session(got, session, ai_id),
+            )  # fmt: skip
+    if replay is not None:
+        answer(replay, json, None)
+        return
+    answer(
+        record,
+        json,
+        lambda: stdout().print(
+            f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id}"
+            f" of session {record.session_id}; {_stated(record)}",
+            markup=False,
+        ),
+    )
+
+
+def _stated(record: Any) -> str:
+    """What the agent stated at PREFLIGHT, and what it is (calibration scores the same)."""
+    if record.stated == "p_success":
+        return f"it stated P(success) {record.stated_preflight:.2f} at PREFLIGHT"
+    return (
+        f"it stated no P(success) at PREFLIGHT; its vectors' confidence was "
+        f"{record.stated_preflight:.2f}"
+    )

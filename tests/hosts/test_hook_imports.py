@@ -1,0 +1,135 @@
+"""What the hooks a host runs on every tool call load: only what they use.
+
+Claude Code starts ``noetic hook pre-tool-use`` before, and ``noetic hook post-tool-use`` after,
+every Bash, Write and Edit call, each a fresh process, so what they import is most of what they
+cost. Each runs here in a fresh interpreter with the JSON Claude Code sends, gives its answer,
+and must leave none of the heavy packages in ``sys.modules``: the shell gate's policy and the
+irreversible rules come from the cache (:mod:`noetic.cached`), the store's location is plain
+data, and the store itself is opened only when a command needs it. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from noetic.hosts import irreversible
+
+from .._modules import modules_loaded
+
+HEAVY = (
+    "pydantic",
+    "pydantic_core",
+    "yaml",
+    "rich",
+    "httpx",
+    "psycopg",
+    "mcp",
+    "opentelemetry",
+    "typer",
+    "click",
+    "jinja2",
+    "numpy",
+)
+SESSION = "0b7a2f4e-0000-4000-8000-0000000e1a01"
+
+
+def hook(event: str, project: Path, **extra: Any) -> dict[str, Any]:
+    """Run ``noetic hook EVENT`` in ``project`` the way Claude Code does; its exit code, its
+    reply (None when it printed nothing) and the heavy modules it loaded."""
+    body = {"session_id": SESSION, "cwd": str(project), **extra}
+    report = modules_loaded(["hook", event], HEAVY, project, stdin=json.dumps(body))
+    stdout, stderr = report["output"]
+    assert report["code"] == 0 and "noetic hook" not in stderr, report["output"]
+    report["reply"] = json.loads(stdout) if stdout.strip() else None
+    return report
+
+
+def decision(report: dict[str, Any]) -> str | None:
+    reply = report["reply"]
+    return None if reply is None else reply["hookSpecificOutput"]["permissionDecision"]
+
+
+@pytest.fixture
+def gated(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("NOETIC_HOME", raising=False)  # the project's own store, as in a host
+    monkeypatch.setenv("NOETIC_CACHE_DIR", str(home / "cache"))
+    for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)  # traces are asked for: OpenTelemetry loads
+    return project
+
+
+@pytest.mark.subprocess
+def test_the_hooks_on_every_tool_call_load_no_heavy_module(gated: Path) -> None:
+    bash = {"hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    hook("pre-tool-use", gated, **bash, tool_input={"command": "true"})  # builds the caches
+    cases = [
+        ({"command": "ls -la"}, None),
+        ({"command": "rm -rf ~"}, "deny"),  # the shell gate
+        ({"command": "git push origin main"}, "ask"),  # irreversible, no CHECK
+    ]
+    for tool_input, expected in cases:
+        report = hook("pre-tool-use", gated, **bash, tool_input=tool_input)
+        assert decision(report) == expected, (tool_input, report["reply"])
+        assert report["loaded"] == [], tool_input
+    writes = [(str(gated / "notes.md"), None), (str(gated / ".git/hooks/pre-commit"), "deny")]
+    for path, expected in writes:
+        report = hook(
+            "pre-tool-use", gated, hook_event_name="PreToolUse", tool_name="Write",
+            tool_input={"file_path": path, "content": "x"},
+        )  # fmt: skip
+        assert decision(report) == expected, (path, report["reply"])
+        assert report["loaded"] == [], path
+    after = hook(
+        "post-tool-use", gated, hook_event_name="PostToolUse", tool_name="Bash",
+        tool_input={"command": "ls -la"}, tool_response={"stdout": "", "interrupted": False},
+    )  # fmt: skip
+    assert after["reply"] is None and after["loaded"] == []
+
+
+@pytest.mark.subprocess
+def test_a_users_policy_is_validated_once_then_read_from_the_cache(gated: Path) -> None:
+    store = gated / ".noetic"
+    store.mkdir()
+    (store / "config.toml").write_text('[gate]\npolicy = ["mine.yaml"]\n')
+    (store / "mine.yaml").write_text(
+        "rules:\n  - id: no-make\n    reason: make is not run here\n"
+        "    match:\n      - command: [make]\n"
+    )
+    bash = {"hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    first = hook("pre-tool-use", gated, **bash, tool_input={"command": "make all"})
+    assert "pydantic" in first["loaded"] and "yaml" in first["loaded"]  # built: validated
+    again = hook("pre-tool-use", gated, **bash, tool_input={"command": "make all"})
+    assert again["loaded"] == []
+    assert again["reply"] == first["reply"]
+    assert (
+        "no-make: make is not run here"
+        in again["reply"]["hookSpecificOutput"]["permissionDecisionReason"]
+    )
+    # an edited file is a new entry: validated again, and its error is the same every time
+    (store / "mine.yaml").write_text("rules:\n  - id: Bad Id\n    reason: r\n    match: []\n")
+    for _ in range(2):  # the gate cannot decide: it refuses, saying why, every time
+        body = {"session_id": SESSION, "cwd": str(gated), **bash, "tool_input": {"command": "make"}}
+        broken = modules_loaded(["hook", "pre-tool-use"], HEAVY, gated, stdin=json.dumps(body))
+        reply = json.loads(broken["output"][0])["hookSpecificOutput"]
+        assert reply["permissionDecision"] == "deny", reply
+        reason = reply["permissionDecisionReason"]
+        assert ".id: String should match pattern '^[a-z0-9][a-z0-9-]*$'" in reason, reason
+        assert "yaml" in broken["loaded"]  # read again: nothing invalid was kept
+
+
+_GLOB = st.text(alphabet="ab.-*?[]!^\\", max_size=6)
+
+
+@given(_GLOB, _GLOB)
+def test_the_irreversible_rules_match_program_names_as_fnmatch_does(
+    name: str, pattern: str
+) -> None:
+    # a plain name is compared, not compiled: the same answer, without a regular expression
+    assert irreversible._named(name, pattern) == fnmatch.fnmatchcase(name, pattern)
