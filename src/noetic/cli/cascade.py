@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.runtime.opening import open_tracker
 
 app = group("Autonomous CASCADE runs on a model.")
 

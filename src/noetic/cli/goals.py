@@ -7,11 +7,11 @@ from typing import Annotated
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stdout
 from noetic.operations.goal_setting import generate_goals, get_goal, list_goals
-from noetic.operations.stores import current_session
+from noetic.runtime.opening import current_session, open_tracker
+from noetic.store import open_store
 
 app = group("Goals from vector gaps or from the model's plan.")
 

@@ -40,7 +40,10 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noetic.runtime.tracker import Tracker
 
 EVENTS = (
     "session-start",
@@ -181,7 +184,9 @@ def _answer(
         return None
     if event == "stop" and payload.get("stop_hook_active") is True:
         return None  # Claude Code is already continuing because of a stop hook
-    tracker = open_tracker(location.home)
+    from noetic.runtime.opening import open_tracker
+
+    tracker = open_tracker(location.home, create=True)
     try:
         sid = current_session(tracker, payload)
         if sid is None:
@@ -206,26 +211,11 @@ def _answer(
         tracker.store.close()
 
 
-def open_tracker(home: Path) -> Any:
-    from noetic.profiles import ProfileRegistry
-    from noetic.runtime.tracker import Tracker
-    from noetic.store import open_store
+def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
+    """The session remembered for the host's agent in this store, if it still exists."""
+    from noetic.runtime.opening import remembered_session
 
-    store = open_store(home)
-    return Tracker(store, ProfileRegistry(home / "profiles"))
-
-
-def current_session(tracker: Any, payload: dict[str, Any]) -> str | None:
-    from noetic.errors import NotFoundError
-    from noetic.store.current import read_current_session
-
-    sid = read_current_session(tracker.store.home, agent_key(payload))
-    if sid is None:
-        return None
-    try:
-        return str(tracker.store.get_session(sid).id)
-    except NotFoundError:
-        return None
+    return remembered_session(tracker.store, agent_key(payload))
 
 
 # session-start -------------------------------------------------------------------------------
@@ -245,9 +235,10 @@ def _project_name(location: Any, payload: dict[str, Any], project: Path | None) 
 def session_start(
     location: Any, payload: dict[str, Any], project: Path | None = None
 ) -> dict[str, Any]:
+    from noetic.runtime.opening import open_tracker
     from noetic.store.current import write_current_session
 
-    tracker = open_tracker(location.home)
+    tracker = open_tracker(location.home, create=True)
     try:
         key = agent_key(payload)
         sid = current_session(tracker, payload)
@@ -596,7 +587,9 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
         note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
              f"run started (exit {code} is its status, not the tests')")  # fmt: skip
         return None
-    tracker = open_tracker(home)
+    from noetic.runtime.opening import open_tracker
+
+    tracker = open_tracker(home, create=True)
     try:
         sid = current_session(tracker, payload)
         if sid is None:
