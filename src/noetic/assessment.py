@@ -13,7 +13,9 @@ constraints. The rule, in order (the first that fires wins):
 5. ``do < profile.actions.delegate_below`` → DELEGATE.
 6. Dynamic threshold (the profile trusts the agent) and the agent recommended PROCEED or
    INVESTIGATE → that action. Without a recommendation, ``dynamic_fallback_threshold`` applies.
-7. ``overall confidence >= threshold`` → PROCEED, otherwise INVESTIGATE.
+7. ``overall confidence >= threshold`` → PROCEED, otherwise INVESTIGATE. When a recalibration map
+   is in force (``noetic.calibration.recalibration``), the calibrated value of what the agent
+   stated is compared instead, and at CHECK a configured release gate sets the threshold.
 
 Rules 1, 2, 4 and 5 look only at vectors present; a partial CHECK is normally completed from the
 previous assessment first (:meth:`Assessment.carry_forward`), and the record says which vectors
@@ -33,7 +35,14 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from noetic.errors import InvalidValueError
 from noetic.untrusted import check_text_field
@@ -312,8 +321,41 @@ class Thresholds(BaseModel):
     delegate_below: float = 0.35
 
 
+class Calibrated(BaseModel):
+    """What the agent's statement has meant: ``stated`` (``p_success`` where given, the vectors'
+    confidence otherwise: ``stated_from``) mapped to ``value``, a calibrated probability of
+    success, by the map fitted on ``outcomes`` earlier outcomes (``method``; ``scope``: the
+    agent's own, its model's, or the whole store's). See ``noetic.calibration.recalibration``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float
+    stated: float
+    stated_from: str
+    outcomes: int
+    method: str
+    scope: str | None = None
+
+
+class Release(BaseModel):
+    """The release gate's threshold at CHECK: ``stated`` on the statement, ``calibrated`` the same
+    threshold on the calibrated value; at most ``max_failure_rate`` of released tasks fail, with
+    ``confidence`` (``released`` past tasks above it, ``failures`` of them failed)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stated: float
+    calibrated: float
+    max_failure_rate: float
+    confidence: float
+    released: int
+    failures: int
+
+
 class Decision(BaseModel):
-    """The action Noetic derived, with the confidence, the gaps and the rule that fired."""
+    """The action Noetic derived, with the confidence, the gaps and the rule that fired; and,
+    when a recalibration map was in force, the calibrated value it compared (``calibrated``,
+    left out of the JSON when there is none)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -323,6 +365,14 @@ class Decision(BaseModel):
     rule: str
     reason: str
     gaps: tuple[str, ...]
+    calibrated: Calibrated | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_calibrated(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("calibrated", 0) is None:
+            del data["calibrated"]
+        return data
 
 
 def gaps(vectors: Mapping[str, float], gap_threshold: float) -> tuple[str, ...]:
@@ -331,8 +381,23 @@ def gaps(vectors: Mapping[str, float], gap_threshold: float) -> tuple[str, ...]:
     return tuple(n for _, n in sorted(weak))
 
 
-def decide(assessment: Assessment, thresholds: Thresholds, tuning: Any = None) -> Decision:
-    """Apply the rule in the module docstring. ``tuning`` is a :class:`noetic.vectors.Tuning`."""
+def decide(
+    assessment: Assessment,
+    thresholds: Thresholds,
+    tuning: Any = None,
+    *,
+    calibrated: Calibrated | None = None,
+    release: Release | None = None,
+    gate_note: str | None = None,
+    stated: float | None = None,
+) -> Decision:
+    """Apply the rule in the module docstring. ``tuning`` is a :class:`noetic.vectors.Tuning`.
+
+    With ``calibrated`` (a recalibration map in force), rule 7 compares the calibrated value,
+    not the statement, and the reason quotes both. With ``release`` (the release gate at
+    CHECK), rule 7 releases only a statement (``stated``: ``p_success`` where given, the
+    vectors' confidence otherwise) at or above the gate's threshold; ``gate_note`` says why a
+    configured gate has no threshold (the profile's applies)."""
     v = assessment.vectors
     confidence = overall_confidence(v, tuning)
     found = gaps(v, thresholds.gap_threshold)
@@ -347,6 +412,7 @@ def decide(assessment: Assessment, thresholds: Thresholds, tuning: Any = None) -
             rule=rule,
             reason=reason,
             gaps=found,
+            calibrated=calibrated,
         )
 
     if "engagement" in v and v["engagement"] < ENGAGEMENT_GATE:
@@ -380,18 +446,44 @@ def decide(assessment: Assessment, thresholds: Thresholds, tuning: Any = None) -
         if agent is not None:
             return made(agent, "dynamic", f"dynamic threshold: the agent chose {agent.value}")
         threshold = thresholds.dynamic_fallback_threshold
-    if confidence >= threshold:
-        return made(
-            Action.PROCEED,
-            "threshold",
-            f"confidence {confidence:.2f} meets the threshold {threshold:.2f}",
-            threshold,
+    if calibrated is not None:
+        value = calibrated.value
+        said = (
+            f"stated {calibrated.stated:.2f}, calibrated {value:.2f} from {calibrated.outcomes} "
+            f"outcomes (method {calibrated.method})"
         )
+    elif release is not None and stated is not None:
+        value = confidence
+        said = f"stated {stated:.2f}"
+    else:
+        value = confidence
+        said = f"confidence {confidence:.2f}"
+    if release is not None:
+        if calibrated is not None:
+            stated = calibrated.stated
+        passes = (stated if stated is not None else confidence) >= release.stated
+        threshold = release.calibrated if calibrated is not None else release.stated
+        named = (
+            f"the release gate's threshold {threshold:.2f} (at most "
+            f"{release.max_failure_rate:.0%} of released tasks fail, with "
+            f"{release.confidence:.0%} confidence; {release.failures} of {release.released} "
+            "past released tasks failed)"
+        )
+    else:
+        passes = value >= threshold
+        named = f"the threshold {threshold:.2f}"
+    note = f"; {gate_note}" if gate_note else ""
+    if calibrated is not None:
+        verb = "meets" if passes else "below"
+        tail = f"; {verb} {named}"
+    else:
+        tail = f" {'meets' if passes else 'is below'} {named}"
+    if passes:
+        return made(Action.PROCEED, "threshold", said + tail + note, threshold)
     return made(
         Action.INVESTIGATE,
         "threshold",
-        f"confidence {confidence:.2f} is below the threshold {threshold:.2f}; "
-        + _weakest(v, found, thresholds.gap_threshold),
+        said + tail + note + "; " + _weakest(v, found, thresholds.gap_threshold),
         threshold,
     )
 

@@ -88,9 +88,11 @@ def build_assessment_prompt(
     profile: Profile | None = None,
     previous: Assessment | None = None,
     review: Review | str | None = None,
+    record: str | None = None,
 ) -> str:
     """The prompt for one assessment of ``task`` at ``phase``; ``review`` (POSTFLIGHT only)
-    makes the reassessment an adversarial review."""
+    makes the reassessment an adversarial review; ``record`` is the agent's own record against
+    its outcomes (one line, ``noetic.calibration.record``), said beside ``p_success``."""
     phase = Phase(phase)
     adversarial = review is not None and Review(review) == Review.ADVERSARIAL
     if adversarial and phase != Phase.POSTFLIGHT:
@@ -122,6 +124,8 @@ def build_assessment_prompt(
         "person accepts the work). It is a probability, not a readiness score: of all the tasks "
         "you give 0.7, about 7 in 10 should succeed.",
     ]
+    if record:
+        parts.append(record)
     if previous is not None:
         parts.append(
             "Your previous assessment, for reference:\n"

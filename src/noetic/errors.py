@@ -95,6 +95,15 @@ class LimitExceeded(InvalidValueError):
         self.size = size
 
 
+class PolicyRefusal(InvalidValueError):
+    """The shell gate's policy refused an action (a command, a write); ``rule`` names the rule.
+    Reported as ``ValidationError``, as before it had a class of its own."""
+
+    def __init__(self, message: str, *, rule: str, field: str | None = None, value: object = None):
+        super().__init__(message, field=field, value=value)
+        self.rule = rule
+
+
 class NotFoundError(UsageError):
     """A session, cascade, profile or file that does not exist."""
 

@@ -107,7 +107,10 @@ def test_the_chat_loop_keeps_the_conversation(tmp_path: Path) -> None:
     with running() as server:
         spec = f"openai-compatible:{server.url}/v1#local-model"
         server.enqueue(
-            structured(triage(answer="Hello, Ada.")), structured(triage(answer="You are Ada."))
+            structured(triage(answer="Hello, Ada.")),
+            structured({"preferences": {"name": "Ada"}}),  # memory learns from each line
+            structured(triage(answer="You are Ada.")),
+            structured({}),
         )
         result = runner.invoke(
             app,
@@ -115,8 +118,10 @@ def test_the_chat_loop_keeps_the_conversation(tmp_path: Path) -> None:
             input="I am Ada\nwho am I?\n\n",
         )
         assert result.exit_code == 0, result.output
-        second = server.requests[1]["messages"][-1]["content"]
+        second = server.requests[2]["messages"][-1]["content"]
+        knows = server.requests[2]["messages"][0]["content"]
     assert "Earlier in this conversation" in second and "I am Ada" in second
+    assert "name: Ada" in knows  # and the profile learned from the first line
     decoder, text, answers = json.JSONDecoder(), result.stdout, []
     while text.strip():
         document, end = decoder.raw_decode(text.strip())

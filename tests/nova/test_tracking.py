@@ -189,3 +189,43 @@ def test_a_profile_asking_for_adversarial_review_makes_the_panels_postflight_one
     assert "find bugs" not in panel.prompt("dce", "preflight", 0)
     post = store.assessments(cascade_id=run.cascade_id)[-1].assessment
     assert post.phase == "postflight" and post.review == "adversarial"
+
+
+@pytest.mark.subprocess
+def test_the_check_gate_weighs_what_the_panels_statement_has_meant():
+    """A panel whose P(success) 0.8 has meant about 0.35 is not settled by its synthesis's
+    uncertainty 0.35 alone: the calibrated value's doubt is the larger, and the gate says so."""
+    from noetic.assessment import Assessment
+    from noetic.calibration import record_outcome
+    from noetic.events import EventKind
+
+    with Store(Path(os.environ["NOETIC_HOME"])) as store:
+        tracker = Tracker(store, ProfileRegistry())
+        session, _ = tracker.bootstrap(ai_id="nova")
+        for i in range(40):
+            env = {"vectors": uniform(0.8), "p_success": 0.8}
+            r = tracker.preflight(session.id, f"t{i}", Assessment.from_input("preflight", env))
+            tracker.postflight(session.id, Assessment.from_input("postflight", env))
+            ok = int((i + 1) * 14 / 40) > int(i * 14 / 40)
+            record_outcome(store, r.cascade.id, score=float(ok), source="test", refit=False)
+    sure = {
+        ("dce", "preflight"): said("", vectors=uniform(0.8), p_success=0.8, note="unpacked"),
+        ("dce", "check"): said("", vectors=uniform(0.8), p_success=0.8),
+        ("dce", "postflight"): said("", vectors=uniform(0.9), note="decided"),
+    }
+    events: list = []
+    store = Store(Path(os.environ["NOETIC_HOME"]))
+    tracker = Tracker(store, ProfileRegistry())
+    tracker.bus.subscribe(events.append)
+    session, profile = tracker.bootstrap(ai_id="nova")
+    ctx = build_context(
+        "nova", tracker=tracker, provider=Panel({**SEED, **sure}).provider,
+        session_id=session.id, profile=profile,
+    )  # fmt: skip
+    asyncio.run(run_nova(ctx, QUESTION, settings=NovaSettings(recall=False, max_rounds=1)))
+    gate = [
+        e.data for e in events if e.kind == EventKind.DECISION and e.data["rule"] == "max_rounds"
+    ]
+    assert gate, [e.data for e in events if e.kind == EventKind.DECISION]
+    assert "the panel stated 0.80, calibrated 0.3" in gate[0]["reason"]
+    assert "> gate 0.35" in gate[0]["reason"]

@@ -50,7 +50,7 @@ def test_an_unrelated_task_loads_nothing_and_says_so(work):
 
 def test_recall_is_scoped_to_the_project_unless_widened(work):
     scoped = run(work, "single sign-on users cannot log in", project="p")
-    assert scoped.scope == "project p" and scoped.considered == 3
+    assert scoped.scope == "project p, every agent's tasks" and scoped.considered == 3
     assert [c.task for c in scoped.chosen][:1] == ["resolve login failures for SSO users"]
     assert {c.project for c in scoped.candidates} == {"p"}
     wide = run(work, "single sign-on users cannot log in", all_projects=True)
@@ -72,9 +72,8 @@ def test_the_cli_scopes_to_the_current_sessions_project(tmp_path):
     body = json.loads(
         runner.invoke(app, ["recall", "users cannot log in", "--json", *store]).stdout
     )
-    assert body["scope"] == "project ops" and [c["task"] for c in body["chosen"]] == [
-        "fix SSO sign-in errors"
-    ]
+    assert body["scope"] == "project ops, every agent's tasks"
+    assert [c["task"] for c in body["chosen"]] == ["fix SSO sign-in errors"]
     wide = runner.invoke(app, ["recall", "users cannot log in", "--all-projects", "--json", *store])
     assert len(json.loads(wide.stdout)["chosen"]) == 2
 

@@ -85,7 +85,13 @@ class EpistemicGate:
     async def preflight(self, run: Any) -> None:
         session = self._session(run)
         profile = run.ctx.tracker.profile_of(run.ctx.store.get_session(session))
-        assessment = await assess_with_model(run.model, run.state.query, Phase.PREFLIGHT, profile)
+        assessment = await assess_with_model(
+            run.model,
+            run.state.query,
+            Phase.PREFLIGHT,
+            profile,
+            record=run.ctx.tracker.record_for(session),
+        )
         recorded = run.ctx.tracker.preflight(
             session, run.state.query, assessment, abandon_open=True
         )
@@ -104,7 +110,13 @@ class EpistemicGate:
         findings = "\n".join(run.state.workspace.observations[-20:])
         findings += f"\nThe next action would be irreversible: it {effect}."
         assessment = await assess_with_model(
-            run.model, task, Phase.CHECK, profile, previous, findings=findings
+            run.model,
+            task,
+            Phase.CHECK,
+            profile,
+            previous,
+            findings=findings,
+            record=run.ctx.tracker.record_for(session),
         )
         recorded = run.ctx.tracker.check(session, assessment)
         self.checks += 1

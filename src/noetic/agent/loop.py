@@ -130,6 +130,7 @@ async def run_agent(
     state.execution.mode = settings.mode
     state.execution.max_iterations = settings.max_iterations
     if memory is not None:
+        await memory.settle()  # what the runs before this one learned, this one knows
         state.profile = memory.profile(settings.user_id)
     timer = Timer()
     with ctx.scope():

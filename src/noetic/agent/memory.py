@@ -2,15 +2,24 @@
 
 The workspace is saved after every step, whether or not profiles are kept
 (:meth:`AgentMemory.save_workspace`), so a task killed mid-run resumes from what it had learned.
-The profile is read at the start of a run and updated after it, in the background, by the model,
-when a trigger fires:
+The profile is read at the start of a run and updated after every interaction, in the
+background, by one model call:
 
-* ``every`` — every N interactions (5 by default);
-* ``session`` — the first interaction of a new session;
-* ``high-value`` — a run that used several tools or went deep.
+* **learn** — the model is asked what the user stated about themselves in this interaction, and
+  what it returns is merged into the profile (:func:`merge`): a preference said once is kept from
+  that interaction on;
+* **consolidate** — when a trigger fires, the model rewrites the whole profile from the current
+  one and every interaction since the last consolidation (kept in ``unconsolidated``), keeping
+  what is still true and dropping what was contradicted. The seed's triggers:
 
-Between syntheses only the interaction count changes. A synthesis that fails (the model is down,
-its reply unusable) is reported as an event and leaves the profile as it was.
+  * ``every`` — every N interactions (5 by default);
+  * ``session`` — the first interaction of a new session;
+  * ``high-value`` — a run that used several tools or went deep.
+
+The thresholds decide how often the model consolidates, never whether a stated preference is
+kept. A call that fails (the model is down, its reply unusable) is reported as an event and
+leaves the profile as it was; the interaction stays in ``unconsolidated`` for the next
+consolidation. A refused or failed run teaches the profile nothing.
 """
 
 from __future__ import annotations
@@ -97,7 +106,7 @@ class AgentMemory:
         return fired
 
     async def after_run(self, run: Any) -> None:
-        """Count the interaction, and synthesize the profile when a trigger fires."""
+        """Count the interaction, then learn from it, or consolidate when a trigger fires."""
         if not self.profiles:
             return
         state: State = run.state
@@ -105,36 +114,113 @@ class AgentMemory:
         profile.interaction_count += 1
         fired = self.triggers(profile, run.ctx.session_id, state)
         profile.last_session = run.ctx.session_id or profile.last_session
-        if fired and run.status not in ("refused", "failed"):
+        if run.status not in ("refused", "failed"):
+            profile.unconsolidated = [*profile.unconsolidated, _exchange(state)][-MAX_KEPT:]
+            rule = fired[0] if fired else "every-interaction"
+            action = "memory:consolidate" if fired else "memory:learn"
             run.ctx.emit(
                 EventKind.DECISION,
-                DecisionMade(action="memory:synthesize", reason=", ".join(fired), rule=fired[0]),
+                DecisionMade(action=action, reason=", ".join(fired) or "an interaction", rule=rule),
             )
             try:
-                update = await complete_structured(
-                    run.ctx.model, self._request(profile, state), prompts.ProfileUpdate
-                )
+                if fired:
+                    update = await complete_structured(
+                        run.ctx.model, self._consolidation(profile), prompts.ProfileUpdate
+                    )
+                else:
+                    update = await complete_structured(
+                        run.ctx.model, self._learning(profile, state), prompts.ProfileUpdate
+                    )
             except NoeticError as exc:
                 run.ctx.emit(
                     EventKind.DECISION,
-                    DecisionMade(action="memory:failed", reason=str(exc)[:300], rule=fired[0]),
+                    DecisionMade(action="memory:failed", reason=str(exc)[:300], rule=rule),
                 )
             else:
-                profile = profile.model_copy(update=update.model_dump())
-                self.syntheses += 1
+                if fired:
+                    profile = profile.model_copy(
+                        update={**update.model_dump(), "unconsolidated": []}
+                    )
+                    self.syntheses += 1
+                else:
+                    profile = merge(profile, update)
+                    learned = update.named()
+                    if learned:
+                        run.ctx.emit(
+                            EventKind.DECISION,
+                            DecisionMade(action="memory:learned", reason=learned, rule=rule),
+                        )
         profile.last_updated = datetime.now(UTC)
         tables.save_profile(self.store, state.user_id, profile.model_dump(mode="json"))
 
-    def _request(self, profile: UserProfile, state: State) -> Request:
-        current = profile.model_dump_json(
-            include={"preferences", "goals", "expertise_areas", "communication_style", "projects"}
+    async def settle(self) -> None:
+        """Wait for the memory work of earlier runs, so a new run reads what they learned."""
+        while self.background:
+            await asyncio.gather(*list(self.background), return_exceptions=True)
+
+    def _learning(self, profile: UserProfile, state: State) -> Request:
+        text = (
+            f"Current profile: {_current(profile)}\n\nThe latest interaction:\n{_exchange(state)}"
+        )
+        return Request(
+            system=prompts.LEARN_SYSTEM,
+            messages=(Message(role="user", content=text),),
+            max_tokens=1024,
+        )
+
+    def _consolidation(self, profile: UserProfile) -> Request:
+        turns = "\n\n".join(
+            f"Interaction {i}:\n{turn}" for i, turn in enumerate(profile.unconsolidated, 1)
         )
         text = (
-            f"Current profile: {current}\n\nThe user asked: {state.query}\n\n"
-            f"The agent answered: {(state.execution.response or '')[:2000]}"
+            f"Current profile: {_current(profile)}\n\nThe interactions since it was last "
+            f"consolidated, oldest first:\n\n{turns}"
         )
         return Request(
             system=prompts.PROFILE_SYSTEM,
             messages=(Message(role="user", content=text),),
             max_tokens=1024,
         )
+
+
+MAX_KEPT = 50  # interactions kept for the next consolidation (the oldest go first)
+MAX_LIST = 50  # goals or areas of expertise kept in a profile
+
+
+def _current(profile: UserProfile) -> str:
+    return profile.model_dump_json(
+        include={"preferences", "goals", "expertise_areas", "communication_style", "projects"}
+    )
+
+
+def _exchange(state: State) -> str:
+    return (
+        f"The user said: {state.query[:2000]}\n"
+        f"The agent answered: {(state.execution.response or '')[:2000]}"
+    )
+
+
+def merge(profile: UserProfile, learned: prompts.ProfileUpdate) -> UserProfile:
+    """The profile with what the model learned from one interaction added: preferences and
+    projects by name (a new value replaces the old), goals and expertise appended unless already
+    there, the communication style replaced when one was stated. Deterministic; keeps the rest."""
+
+    def union(old: list[str], new: list[str]) -> list[str]:
+        seen = {o.casefold() for o in old}
+        added = [n for n in dict.fromkeys(x.strip() for x in new) if n and n.casefold() not in seen]
+        return [*old, *added][-MAX_LIST:]
+
+    return profile.model_copy(
+        update={
+            "preferences": {**profile.preferences, **_named(learned.preferences)},
+            "projects": {**profile.projects, **_named(learned.projects)},
+            "goals": union(profile.goals, learned.goals),
+            "expertise_areas": union(profile.expertise_areas, learned.expertise_areas),
+            "communication_style": learned.communication_style.strip()
+            or profile.communication_style,
+        }
+    )
+
+
+def _named(values: dict[str, str]) -> dict[str, str]:
+    return {k.strip(): v.strip() for k, v in values.items() if k.strip() and str(v).strip()}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from noetic.agent import modes, prompts
 from noetic.agent.epistemic import irreversible
+from noetic.agent.safety import refused_request
 from noetic.agent.state import (
     State,
     add_message,
@@ -146,6 +147,11 @@ class _Counted:
 
 async def triage(run: Run) -> None:
     state, settings = run.state, run.settings
+    refused = refused_request(state.query, settings.workspace, run.policy or _policy(settings))
+    if refused is not None:  # the gate's judgement comes first: no model can overrule it
+        run.decide("refuse", f"the shell gate: {refused.explain()}", refused.rule)
+        run.stop("refused", prompts.GATE_REFUSAL.format(why=refused.explain()))
+        return
     if run.gate is not None:
         try:
             await run.gate.preflight(run)
@@ -154,7 +160,7 @@ async def triage(run: Run) -> None:
             run.stop("failed", f"The PREFLIGHT assessment could not be read: {exc.message}")
             return
     request = Request(
-        system=prompts.TRIAGE_SYSTEM.format(tools=run.toolbox.catalogue()),
+        system=prompts.TRIAGE_SYSTEM.format(tools=run.toolbox.catalogue()) + _about(run),
         messages=(Message(role="user", content=state.query),),
         max_tokens=1024,
     )
@@ -193,15 +199,26 @@ async def triage(run: Run) -> None:
         run.decide("answer", "simple request answered in triage", "direct-answer")
 
 
+def _policy(settings: AgentSettings) -> Policy:
+    from noetic.tools.shellgate import load_policy
+
+    return load_policy(*settings.policy_files)
+
+
 # reason ----------------------------------------------------------------------------------------
 
 
+def _about(run: Run) -> str:
+    """What the profile says about the user, for the model; empty with memory off or nothing
+    known."""
+    if run.memory is None or not run.memory.profiles:
+        return ""
+    about = run.state.profile.summary()
+    return f"\nWhat you know about the user:\n{about}" if about else ""
+
+
 def _system(run: Run, depth: modes.Depth) -> str:
-    memory = ""
-    if run.memory is not None and run.memory.profiles:
-        about = run.state.profile.summary()
-        if about:
-            memory = f"\nWhat you know about the user:\n{about}"
+    memory = _about(run)
     if run.resumed and run.state.workspace.summary():
         memory += "\n\n" + prompts.RESUMED.format(progress=run.state.workspace.summary())
     return prompts.REASON_SYSTEM.format(
@@ -410,6 +427,8 @@ async def _one(run: Run, call: ToolCall) -> tuple[ToolCallResult, dict[str, Any]
         else:
             result, opened = await run.toolbox.call(call.name, call.arguments)
         content, ok = result.for_model(), result.ok
+        if result.refused:
+            record["refused"] = result.refused
         if run.gate is not None:
             run.gate.investigated(run, call, ok, content)
         if opened:
@@ -470,14 +489,30 @@ def _last_text(run: Run) -> str:
 # synthesize ------------------------------------------------------------------------------------
 
 
+def _all_refused(run: Run) -> None:
+    """A run whose every tool call the shell gate refused did nothing it was asked: refused."""
+    ex = run.state.execution
+    calls = [c for c in ex.completed_calls if c.get("tool") != modes.SWITCH_TOOL]
+    if run.status is not None or not calls or not all(c.get("refused") for c in calls):
+        return
+    rules = list(dict.fromkeys(str(c["refused"]) for c in calls))
+    run.decide(
+        "refuse", f"the shell gate refused every tool call ({len(calls)}): {', '.join(rules)}",
+        rules[0],
+    )  # fmt: skip
+    run.status = ex.stop_reason = "refused"
+
+
 async def synthesize(run: Run) -> None:
     ex = run.state.execution
+    _all_refused(run)
     answer = ex.response or ""
     if answer and not run.streamed:
         run.say(answer)
     if run.status is None:
         learn_insight(run.state, f"answered: {answer[:300]}")
-    if run.gate is not None and run.ctx.session_id is not None and run.status != "failed":
+    opened = run.ctx.task_id is not None  # a request the shell gate refused opened no task
+    if run.gate is not None and opened and run.ctx.session_id and run.status != "failed":
         try:
             await run.gate.postflight(run)
         except (ParseError, NoeticError) as exc:

@@ -28,6 +28,12 @@ UNSAFE_ANSWER = (
 )
 
 
+GATE_REFUSAL = (
+    "Security violation: the request is a command line the shell gate refuses, rule {why}. "
+    "Nothing was run, and no model was asked."
+)
+
+
 class Triage(BaseModel):
     """The triage node's decision."""
 
@@ -56,9 +62,16 @@ FINAL_NOW = (
 )
 
 PROFILE_SYSTEM = """You keep a short profile of a user from their conversations with an agent.
-Update the profile with what the latest interaction shows: stated preferences, goals, areas of \
-expertise, how they like to be answered, projects they mention. Keep what is still true, drop \
-what was contradicted, invent nothing."""
+Consolidate the profile from the current profile and the interactions since it was last \
+consolidated: stated preferences, goals, areas of expertise, how they like to be answered, \
+projects they mention. Keep what is still true, drop what was contradicted, invent nothing."""
+
+LEARN_SYSTEM = """You keep a short profile of a user from their conversations with an agent.
+Note only what the user states about themselves in the latest interaction: preferences (a short \
+name for each, such as "language" or "employer", and its value), goals, areas of expertise, how \
+they like to be answered, projects they mention. Leave a field empty when the interaction says \
+nothing about it; repeat nothing from the current profile unless the user changed it; invent \
+nothing."""
 
 
 class ProfileUpdate(BaseModel):
@@ -67,6 +80,16 @@ class ProfileUpdate(BaseModel):
     expertise_areas: list[str] = Field(default_factory=list)
     communication_style: str = ""
     projects: dict[str, str] = Field(default_factory=dict)
+
+    def named(self) -> str:
+        """What it says, in a line ("preferences: language, employer; goals: 1"); empty when
+        it says nothing."""
+        parts = [f"preferences: {', '.join(self.preferences)}"] if self.preferences else []
+        parts += [f"projects: {', '.join(self.projects)}"] if self.projects else []
+        parts += [f"goals: {len(self.goals)}"] if self.goals else []
+        parts += [f"expertise: {len(self.expertise_areas)}"] if self.expertise_areas else []
+        parts += ["communication style"] if self.communication_style.strip() else []
+        return "; ".join(parts)
 
 
 JSON_TOOLS = """You can call these tools:

@@ -43,6 +43,8 @@ class UserProfile(BaseModel):
     projects: dict[str, str] = Field(default_factory=dict)
     interaction_count: int = 0
     last_session: str | None = None
+    # the interactions since the model last consolidated the profile, each given to it then
+    unconsolidated: list[str] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=_now)
     last_updated: datetime = Field(default_factory=_now)
 

@@ -51,13 +51,14 @@ from noetic.calibration.outcomes import (
     undo_adjustment,
 )
 from noetic.calibration.phases import Stated, stated_basis
+from noetic.calibration.recalibration import FIT_SHARE as FIT_SHARE
+from noetic.calibration.recalibration import MIN_FIT as MIN_FIT
+from noetic.calibration.recalibration import MIN_HELD_OUT as MIN_HELD_OUT
+from noetic.calibration.recalibration import split
 from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore as Store
 
 WEIGHT_BOUNDS: Final = (0.5, 1.5)
-FIT_SHARE: Final = 2 / 3
-MIN_FIT: Final = 10
-MIN_HELD_OUT: Final = 5
 
 
 class Proposal(BaseModel):
@@ -166,8 +167,8 @@ def held_out_check(
     scaled = [True] * n if scaled is None else list(scaled)
     if len(scaled) != n:
         raise ValueError("stated and scaled must be equal-length sequences")
-    fit = max(MIN_FIT, round(n * FIT_SHARE))
-    if fit > n - MIN_HELD_OUT:
+    cut = split(n)  # the split the recalibration map's proof uses too
+    if cut is None:
         return (
             None,
             None,
@@ -175,6 +176,7 @@ def held_out_check(
             f"the Brier score on outcomes it was not fitted on ({MIN_FIT + MIN_HELD_OUT} needed: "
             f"{MIN_FIT} to fit, {MIN_HELD_OUT} after them to test)",
         )
+    fit = cut
     early_p, early_y = stated[:fit], observed[:fit]
     late_p, late_y = stated[fit:], observed[fit:]
     belief = update_belief("overall", [p - y for p, y in zip(early_p, early_y, strict=True)])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from noetic.assessment import Phase
+from noetic.assessment import Calibrated, Phase
 from noetic.errors import InvalidValueError, NotFoundError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store import outcome_rows
@@ -56,6 +56,9 @@ class RecordedOutcome(OutcomeRecord):
 
     stated_preflight: float
     stated: Literal["p_success", "confidence"]
+    # the statement as the agent's map, refitted with this outcome, now reads it (None: no map
+    # in force); :mod:`.recalibrating`
+    calibrated: Calibrated | None = None
 
 
 class Adjustment(BaseModel):
@@ -210,10 +213,18 @@ def check_outcome_score(score: float) -> None:
 
 
 def record_outcome(
-    store: Store, target: str, *, score: float, source: str, evidence: str = ""
+    store: Store,
+    target: str,
+    *,
+    score: float,
+    source: str,
+    evidence: str = "",
+    refit: bool = True,
 ) -> RecordedOutcome:
     """Record an outcome for a cascade, or for a session's latest task; the receipt quotes
-    what the agent stated at PREFLIGHT, as the per-phase report scores it."""
+    what the agent stated at PREFLIGHT, as the per-phase report scores it, and what it means
+    calibrated now (the agent's map refitted with this outcome and kept, unless ``refit`` is
+    false: then the next decision refits it)."""
     from noetic.calibration.phases import stated_value
 
     check_outcome_score(score)
@@ -247,7 +258,25 @@ def record_outcome(
 
         run_guardian(store, registry, cascade.profile, ai_id=session.ai_id)
     value, basis = stated_value(pre.assessment.p_success, pre.decision.confidence)
-    return RecordedOutcome(**record.model_dump(), stated_preflight=value, stated=basis)
+    calibrated = None
+    if refit:
+        from noetic.calibration.recalibrating import fit_for
+        from noetic.calibration.recalibration import Fitted
+
+        body = fit_for(store, session.ai_id, session.ai_model)
+        fitted = Fitted.from_json(body["fitted"])
+        if fitted.in_force:
+            calibrated = Calibrated(
+                value=round(fitted(value), 6),
+                stated=value,
+                stated_from=basis,
+                outcomes=fitted.outcomes,
+                method=fitted.map.method,
+                scope=body["scope"],
+            )
+    return RecordedOutcome(
+        **record.model_dump(), stated_preflight=value, stated=basis, calibrated=calibrated
+    )
 
 
 def _resolve_task(store: Store, target: str) -> CascadeRecord:
@@ -269,23 +298,28 @@ def outcome_points(
         since = (datetime.now(UTC) - timedelta(days=filters.since_days)).isoformat()
     if after is not None:
         since = max(since or after, after)
-    rows = list_outcomes(
-        store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain, since=since
+    rows = outcome_rows.outcomes(
+        store,
+        ai_id=filters.ai_id,
+        profile=filters.profile,
+        domain=filters.domain,
+        since=since,
+        columns=outcome_rows.PREDICTION_COLUMNS,
     )
-    newest: dict[str, dict[str, OutcomeRecord]] = {}
+    newest: dict[str, dict[str, Any]] = {}
     for row in rows:
-        newest.setdefault(row.cascade_id, {})[row.source] = row  # later rows replace earlier
+        newest.setdefault(row["cascade_id"], {})[row["source"]] = row  # later replace earlier
     points = []
     for cascade_id, by_source in newest.items():
-        latest = max(by_source.values(), key=lambda r: (r.at, r.id))
+        latest = max(by_source.values(), key=lambda r: (r["at"], r["id"]))
         points.append(
-            OutcomePoint(
+            OutcomePoint.model_construct(  # values the store validated when it wrote them
                 cascade_id=cascade_id,
-                at=latest.at,
-                predicted_preflight=latest.predicted_preflight,
-                predicted_check=latest.predicted_check,
-                vectors=latest.predicted_vectors,
-                observed=sum(r.score for r in by_source.values()) / len(by_source),
+                at=latest["at"],
+                predicted_preflight=latest["predicted_preflight"],
+                predicted_check=latest["predicted_check"],
+                vectors=json.loads(latest["predicted_vectors"]),
+                observed=sum(float(r["score"]) for r in by_source.values()) / len(by_source),
             )
         )
     return sorted(points, key=lambda p: p.at)

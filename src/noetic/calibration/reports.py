@@ -4,7 +4,8 @@ self-consistency summary of completed tasks. Shared by the CLI and the MCP serve
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from collections.abc import Sequence
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,6 +22,7 @@ from noetic.calibration.outcomes import (
 from noetic.calibration.phases import (
     Group,
     Grouping,
+    PhasePoint,
     PhaseStats,
     ReviewComparison,
     Summary,
@@ -29,10 +31,52 @@ from noetic.calibration.phases import (
     review_comparisons,
     summary,
 )
+from noetic.calibration.rates import Interval
+from noetic.calibration.recalibrating import Settings, decision_points, read_settings
+from noetic.calibration.recalibration import recalibrate, release_gate
 from noetic.store.base import BaseStore as Store
 from noetic.vectors import VECTOR_NAMES, oriented
 
 Prediction = Literal["preflight", "check", "postflight", "adversarial_review"]
+
+
+class AgentMap(BaseModel):
+    """One agent's recalibration map (:mod:`.recalibration`) over its PREFLIGHT statements:
+    whether it is in force and why, its held-out Brier score before and after (each with its
+    95% interval) and its curve, stated → calibrated, for drawing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    outcomes: int
+    in_force: bool
+    method: str
+    reason: str
+    fitted_on: int
+    held_out: int
+    brier_before: Interval | None
+    brier_after: Interval | None
+    improvement: Interval | None
+    curve: list[tuple[float, float]]
+
+
+class GateReport(BaseModel):
+    """The release gate over the filtered outcomes (:func:`.recalibration.release_gate`), at the
+    configured ``[gate] max_failure_rate`` (``configured``) or, when none is, at 0.10 to show
+    what it would be. ``threshold`` is on the stated value; ``calibrated_threshold`` the same
+    threshold on the calibrated value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    configured: bool
+    max_failure_rate: float
+    confidence: float
+    threshold: float | None
+    calibrated_threshold: float | None
+    released: int
+    held: int
+    failures_among_released: Interval
+    reason: str
 
 
 class CalibrationReport(BaseModel):
@@ -55,6 +99,8 @@ class CalibrationReport(BaseModel):
     by: Grouping
     groups: list[Group]
     metrics: CalibrationMetrics
+    recalibration: list[AgentMap] = []
+    gate: GateReport | None = None
 
 
 class BeliefsReport(BaseModel):
@@ -90,7 +136,10 @@ def calibration_report(
     total = count_outcomes(
         store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain
     )
+    settings = read_settings(store.home)
     return CalibrationReport(
+        recalibration=agent_maps(points),
+        gate=gate_report(points, settings),
         filters=filters,
         prediction=prediction,
         stated=phases[prediction].stated,
@@ -102,6 +151,59 @@ def calibration_report(
         by=by,
         groups=groups(points, by),
         metrics=metrics,
+    )
+
+
+CURVE: Final = tuple(i / 20 for i in range(21))
+
+
+def agent_maps(points: Sequence[PhasePoint]) -> list[AgentMap]:
+    """Each agent's map over its own PREFLIGHT statements, oldest first."""
+    out = []
+    for agent in sorted({p.agent for p in points}):
+        mine = [p for p in points if p.agent == agent and p.phase == "preflight"]
+        fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
+
+        def interval(t: tuple[float, float, float] | None) -> Interval | None:
+            return None if t is None else Interval(value=t[0], low=t[1], high=t[2])
+
+        out.append(
+            AgentMap(
+                agent=agent,
+                outcomes=fitted.outcomes,
+                in_force=fitted.in_force,
+                method=fitted.method,
+                reason=fitted.reason,
+                fitted_on=fitted.fitted_on,
+                held_out=fitted.held_out,
+                brier_before=interval(fitted.brier_before),
+                brier_after=interval(fitted.brier_after),
+                improvement=interval(fitted.improvement),
+                curve=[(x, round(fitted(x), 4)) for x in CURVE],
+            )
+        )
+    return out
+
+
+def gate_report(points: Sequence[PhasePoint], settings: Settings) -> GateReport:
+    """The release gate over ``points`` (each task's last CHECK statement, else its PREFLIGHT),
+    at the configured rate or 0.10."""
+    rate = settings.max_failure_rate or 0.10
+    tasks = {p.cascade_id for p in points if p.phase == "preflight"}
+    pairs = decision_points(list(points), tasks)
+    gate = release_gate([p for p, _ in pairs], [y for _, y in pairs], rate, settings.confidence)
+    pre = [p for p in points if p.phase == "preflight"]
+    fitted = recalibrate([p.stated for p in pre], [p.observed for p in pre])
+    return GateReport(
+        configured=settings.max_failure_rate is not None,
+        max_failure_rate=rate,
+        confidence=settings.confidence,
+        threshold=gate.threshold,
+        calibrated_threshold=None if gate.threshold is None else round(fitted(gate.threshold), 4),
+        released=gate.released,
+        held=gate.held,
+        failures_among_released=Interval(value=gate.failure_rate, low=gate.low, high=gate.high),
+        reason=gate.reason,
     )
 
 

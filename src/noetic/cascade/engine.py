@@ -110,6 +110,20 @@ class ToolUse(BaseModel):
     information: str
 
 
+class ToolGain(BaseModel):
+    """What a tool declared it would add to confidence, beside what the next CHECK showed: the
+    round's change in confidence, shared by every tool that succeeded in the round
+    (``shared_by``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    tool: str
+    declared: float
+    observed: float
+    shared_by: int
+
+
 class TrajectoryPoint(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -145,6 +159,7 @@ class CascadeRun(BaseModel):
     loop_exit: str | None = None
     resets: int = 0
     tool_uses: list[ToolUse] = []
+    tool_gains: list[ToolGain] = []
     trajectory: list[TrajectoryPoint] = []
     calibration: dict[str, Any] | None = None
     phases: list[dict[str, Any]] = []
@@ -269,8 +284,10 @@ class _Engine:
                 self.run.loop_exit = "max_rounds"
                 return decision
             self.run.rounds += 1
+            before = decision.confidence
             await self.phase("INVESTIGATE", self.investigate(strategy, decision.gaps))
             decision = await self.assess(Phase.CHECK, findings="\n\n".join(self.findings))
+            self.compare_gains(decision.confidence - before)
         if decision.rule == "max_rounds":  # the tracker's CHECK at the profile's last round
             self.run.loop_exit = "max_rounds"
         else:
@@ -289,6 +306,7 @@ class _Engine:
                     self.provider, self.task, phase, self.profile,
                     previous if phase != Phase.PREFLIGHT else None, findings=findings,
                     review=self.profile.postflight_review if phase == Phase.POSTFLIGHT else None,
+                    record=self.tracker.record_for(self.session_id),
                 )
             )  # fmt: skip
             if phase == Phase.PREFLIGHT:
@@ -434,6 +452,37 @@ class _Engine:
         return reply.text
 
     # plumbing ---------------------------------------------------------------------------
+
+    def compare_gains(self, observed: float) -> None:
+        """Set what each tool that succeeded this round declared beside the change in
+        confidence the CHECK after it showed, and say so as a decision."""
+        declared = {t.name: t.confidence_gain for t in self.tools}
+        used = list(
+            dict.fromkeys(
+                u.tool
+                for u in self.run.tool_uses
+                if u.round == self.run.rounds and u.success and u.tool in declared
+            )
+        )
+        for name in used:
+            gain = ToolGain(
+                round=self.run.rounds,
+                tool=name,
+                declared=declared[name],
+                observed=round(observed, 6),
+                shared_by=len(used),
+            )
+            self.run.tool_gains.append(gain)
+        if used:
+            said = ", ".join(f"{n} +{declared[n]:.2f}" for n in used)
+            self.ctx.emit(
+                EventKind.DECISION,
+                DecisionMade(
+                    action="tool-gain",
+                    reason=f"round {self.run.rounds}: declared {said}; the CHECK moved "
+                    f"confidence by {observed:+.2f}",
+                ),
+            )
 
     def record_tool(
         self, call: ToolCall, success: bool, information: str, ms: float | None = None

@@ -1,17 +1,23 @@
 """Strategies, and how a profile's tool mode shapes the tools offered to the model.
 
 The model picks the strategy while thinking about the task (no keyword matching); the strategy
-frames the investigation. The tool mode decides how tools are presented and which may run:
+frames the investigation and recommends tools by domain (:data:`DOMAIN_TOOLS`: an engineer
+reads and searches the code first, a researcher searches and reads sources, a designer looks
+at what exists; the general strategy recommends none). The tool mode decides how tools are
+presented and which may run:
 
 * ``light``: names only, the model explores freely;
 * ``suggestive``: names and descriptions, the model decides;
-* ``guided``: the tools that target the current gaps first, marked as recommended;
+* ``guided``: the tools that target the current gaps first, marked as recommended, ranked by
+  the confidence gain each declares (``Tool.confidence_gain``), the strategy's domain tools
+  first among equals;
 * ``prescribed``: only the profile's approved tools are listed, and only they may run;
 * ``inspirational``: tools framed as ideas to spark exploration.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from enum import StrEnum
 
 from noetic.profiles import Profile, ToolMode
@@ -36,6 +42,41 @@ FRAMING = {
 }
 
 
+# The tools each strategy recommends, by name (shell patterns), in the order it reaches for them.
+DOMAIN_TOOLS: dict[Strategy, tuple[str, ...]] = {
+    Strategy.CODE: ("search_text", "read_file", "file_read", "list_tree", "file_list", "git*",
+                    "shell"),
+    Strategy.RESEARCH: ("search", "scrape", "retrieve", "recall", "read_file", "file_read"),
+    Strategy.CREATIVE: ("recall", "retrieve", "search", "scrape", "list_tree", "file_list"),
+    Strategy.GENERAL: (),
+}  # fmt: skip
+
+
+def domain_rank(tool: Tool, strategy: Strategy) -> int | None:
+    """Where ``tool`` comes in the strategy's domain (0 first), or None when it is not one."""
+    for i, pattern in enumerate(DOMAIN_TOOLS[strategy]):
+        if fnmatch.fnmatchcase(tool.name, pattern):
+            return i
+    return None
+
+
+def recommended(tools: list[Tool], strategy: Strategy) -> list[Tool]:
+    """The strategy's domain tools among ``tools``, in its order."""
+    ranked = [(domain_rank(t, strategy), t) for t in tools]
+    return [t for rank, t in sorted((r, t) for r, t in ranked if r is not None)]
+
+
+def _gain_order(tools: list[Tool], strategy: Strategy) -> list[Tool]:
+    """Highest declared confidence gain first; the strategy's domain tools first among equals."""
+    far = len(DOMAIN_TOOLS[strategy])
+
+    def key(t: Tool) -> tuple[float, int]:
+        rank = domain_rank(t, strategy)
+        return (-t.confidence_gain, far if rank is None else rank)
+
+    return sorted(tools, key=key)
+
+
 def allowed(tools: list[Tool], profile: Profile) -> list[Tool]:
     """The tools that may run under the profile (prescribed mode: approved ones only)."""
     if profile.investigation.tool_mode == ToolMode.PRESCRIBED:
@@ -51,15 +92,25 @@ def offer(tools: list[Tool], profile: Profile, gaps: tuple[str, ...], strategy: 
     targeted = [t for t in usable if set(t.improves_vectors) & set(gaps)]
     rest = [t for t in usable if t not in targeted]
     lines = [FRAMING[strategy], f"Your weakest vectors: {', '.join(gaps) or 'none'}."]
+    domain = recommended(usable, strategy)
+    if domain and mode != ToolMode.PRESCRIBED:
+        lines.append(f"For {strategy.value} work, reach first for: " + ", ".join(
+            t.name for t in domain) + ".")  # fmt: skip
     if not usable:
         lines.append("No tools are available; investigate by reasoning alone.")
     elif mode == ToolMode.LIGHT:
         lines.append("Tools you may use: " + ", ".join(t.name for t in usable) + ".")
     elif mode == ToolMode.GUIDED:
-        lines.append("Recommended first (they target your gaps):")
-        lines += [f"- {t.name}: {t.description}" for t in targeted] or ["- (none)"]
+        lines.append("Recommended first (they target your gaps; expected confidence gain):")
+        lines += [
+            f"- {t.name} (+{t.confidence_gain:.2f}): {t.description}"
+            for t in _gain_order(targeted, strategy)
+        ] or ["- (none)"]
         lines.append("Also available:")
-        lines += [f"- {t.name}: {t.description}" for t in rest] or ["- (none)"]
+        lines += [
+            f"- {t.name} (+{t.confidence_gain:.2f}): {t.description}"
+            for t in _gain_order(rest, strategy)
+        ] or ["- (none)"]
     elif mode == ToolMode.PRESCRIBED:
         lines.append("Only these approved tools may be used; any other call will be refused:")
         lines += [f"- {t.name}: {t.description}" for t in usable]

@@ -104,10 +104,53 @@ def report(
                     f"  {b.low:.2f}–{b.high:.2f}  {b.count:>5}   {b.mean_confidence:.2f} "
                     f"{_bar(b.mean_confidence, 12)}   {b.observed:.2f} {_bar(b.observed, 12)}"
                 )
+        for line in _recalibration_lines(result):
+            out.print(line, markup=False, highlight=False)
         if plot is not None:
             out.print(f"\nreliability diagram written to {esc(plot)}")
 
     emit(result, json, render)
+
+
+def _ci(x: Any) -> str:
+    return f"{x.value:.3f} [{x.low:.3f}, {x.high:.3f}]"
+
+
+def _recalibration_lines(result: Any) -> list[str]:
+    """Each agent's map (what its decisions compare) and the release gate, for people."""
+    lines = ["", "recalibration (what decisions compare; per agent, PREFLIGHT statements):"]
+    for m in result.recalibration:
+        if m.in_force:
+            at = {x: q for x, q in m.curve}
+            lines.append(
+                f"  {m.agent}: {m.method} map in force from {m.outcomes} outcomes; stated 0.50 → "
+                f"{at[0.5]:.2f}, 0.80 → {at[0.8]:.2f}, 0.95 → {at[0.95]:.2f}"
+            )
+        else:
+            lines.append(f"  {m.agent}: no map in force ({m.outcomes} outcomes)")
+        if m.brier_before is not None and m.brier_after is not None:
+            lines.append(
+                f"    held-out Brier ({m.held_out} outcomes): stated {_ci(m.brier_before)} → "
+                f"calibrated {_ci(m.brier_after)}"
+            )
+        lines.append(f"    {m.reason}")
+    g = result.gate
+    if g is not None:
+        state = "configured" if g.configured else "not configured; shown at"
+        lines.append(
+            f"release gate ({state} at most {g.max_failure_rate:.0%} failing, "
+            f"{g.confidence:.0%} confidence):"
+        )
+        if g.threshold is None:
+            lines.append(f"  no threshold: {g.reason}")
+        else:
+            f = g.failures_among_released
+            lines.append(
+                f"  threshold stated {g.threshold:.2f} (calibrated {g.calibrated_threshold:.2f}); "
+                f"{g.released} tasks released, {g.held} held; failures among released "
+                f"{f.value:.1%} [{f.low:.1%}, {f.high:.1%}]"
+            )
+    return lines
 
 
 def _plot(result: Any, path: Path) -> None:

@@ -116,6 +116,12 @@ def run(
             out.print(
                 " → ".join(f"{p.phase} {p.confidence:.2f} {p.action}" for p in result.trajectory)
             )
+        for g in result.tool_gains:
+            out.print(
+                f"round {g.round} · {esc(g.tool)}: declared +{g.declared:.2f}, the CHECK moved "
+                f"confidence {g.observed:+.2f}" + (f" (shared by {g.shared_by} tools)"
+                                                    if g.shared_by > 1 else "")
+            )  # fmt: skip
         if result.calibration:
             out.print(
                 "against itself (PREFLIGHT → POSTFLIGHT; outcomes judge it): "
@@ -127,6 +133,39 @@ def run(
 
     emit(result, json, render)
     exit_for_run(result.status.value)
+
+
+@app.command()
+def tools(
+    ai_id: Annotated[str | None, typer.Option(help="Only this agent's runs.")] = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Which investigation tools really help: each tool's declared confidence gain beside the
+    change in confidence the CHECK after it showed, over every CASCADE run."""
+    from noetic.operations.tool_gains import tool_gains
+    from noetic.store import open_store
+
+    with handled(json):
+        gains = tool_gains(open_store(store), ai_id)
+
+    def render() -> None:
+        from noetic.cli.render import table as new_table
+
+        if not gains:
+            stdout().print("no investigation rounds with a tool yet · noetic cascade run …")
+            return
+        table = new_table("tool", "rounds", "declared", "observed", "difference", "alone",
+                          "observed alone")  # fmt: skip
+        for g in gains:
+            table.add_row(
+                esc(g.tool), str(g.rounds), f"+{g.declared:.2f}", f"{g.observed:+.2f}",
+                f"{g.difference:+.2f}", str(g.alone),
+                "-" if g.observed_alone is None else f"{g.observed_alone:+.2f}",
+            )  # fmt: skip
+        stdout().print(table)
+
+    emit([{**g.model_dump(), "difference": g.difference} for g in gains], json, render)
 
 
 def _phases(trajectory: Any) -> str:

@@ -146,7 +146,20 @@ COMMANDS: dict[str, Command] = {
             ),
             Opt("project", ("--project",), "Project name for this session."),
             Opt(
+                "session_type",
+                ("--session-type",),
+                "What kind of session this is (development, review…), kept with it.",
+            ),
+            Opt(
                 "recall", ("--recall",), "Also recall earlier tasks relevant to this upcoming task."
+            ),
+            Opt(
+                "own",
+                ("--own",),
+                "With --recall: only this agent's own tasks (default: every agent's in the "
+                "project).",
+                bool,
+                default=False,
             ),
             Opt(
                 "vectors",
@@ -212,7 +225,8 @@ COMMANDS: dict[str, Command] = {
         arguments=(
             Arg(
                 "event",
-                "session-start, pre-compact, stop, post-tool-use or session-end.",
+                "session-start, user-prompt-submit, pre-tool-use, pre-compact, stop, "
+                "post-tool-use or session-end.",
                 show_default=False,
             ),
         ),

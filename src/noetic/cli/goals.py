@@ -7,9 +7,15 @@ from typing import Annotated
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt, group
+from noetic.cli.options import AiIdOpt, JsonOpt, ProviderOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stdout
-from noetic.operations.goal_setting import generate_goals, get_goal, list_goals
+from noetic.errors import InvalidValueError
+from noetic.operations.goal_setting import (
+    generate_goals,
+    generate_model_goals,
+    get_goal,
+    list_goals,
+)
 from noetic.runtime.opening import current_session, open_tracker
 from noetic.store import open_store
 
@@ -40,13 +46,39 @@ def list_(
 
 @app.command()
 def generate(
-    session: SessionOpt = None, ai_id: AiIdOpt = None, store: StoreOpt = None, json: JsonOpt = False
+    mode: Annotated[
+        str | None,
+        typer.Option(help="threshold (the default) or llm (the model proposes the goals)."),
+    ] = None,
+    provider: ProviderOpt = None,
+    session: SessionOpt = None,
+    ai_id: AiIdOpt = None,
+    store: StoreOpt = None,
+    json: JsonOpt = False,
 ) -> None:
-    """Threshold mode: one goal per vector under the profile's gap threshold, weakest first."""
+    """New goals for the gaps in the latest assessment: threshold mode (one per vector under
+    the profile's gap threshold, weakest first) or, with --mode llm or --provider, the seed's
+    LLM mode (the model proposes them)."""
+    import asyncio
+
     with handled(json):
+        chosen = mode or ("llm" if provider else "threshold")
+        if chosen not in ("threshold", "llm"):
+            raise InvalidValueError(
+                f"unknown goal mode {mode!r}", field="mode", fix="use threshold or llm"
+            )
+        if chosen == "threshold" and provider:
+            raise InvalidValueError(
+                "threshold mode asks no model",
+                field="provider",
+                fix="drop --provider, or use --mode llm",
+            )
         tracker = open_tracker(store)
         sid = current_session(tracker, session, ai_id)
-        created = generate_goals(tracker, sid)
+        if chosen == "llm":
+            created = asyncio.run(generate_model_goals(tracker, sid, provider=provider))
+        else:
+            created = generate_goals(tracker, sid)
 
     def render() -> None:
         stdout().print(session_used(sid))

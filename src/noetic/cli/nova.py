@@ -356,6 +356,7 @@ def _show_turn(turn: Any, err: Any = None) -> None:
     err.print(
         f"[bold]{turn.seq:>3} {turn.node.value:<10}[/] {esc(turn.persona):<12} "
         f"round {turn.round} · {_state(turn.know, turn.uncertainty)} · {turn.ms:7.0f} ms{status}"
+        + (f" · risk {turn.block['risk_level']}" if turn.block.get("risk_level") else "")
     )
     headline = (
         turn.block.get("position") or turn.block.get("proposal") or turn.block.get("recommendation")
@@ -376,6 +377,9 @@ def _render(result: Any, session_id: str | None) -> None:
         out.print(f"[bold]recommendation[/] {esc(result.recommendation)}")
     if result.confidence is not None:
         out.print(f"[bold]confidence[/] {result.confidence:.2f}")
+    if result.risk_level is not None:
+        named = ", ".join(f"{esc(who)} {level.value}" for who, level in result.risks.items())
+        out.print(f"[bold]risk level[/] {result.risk_level.value} [dim]({named})[/]")
     lists = {
         "trade-off": result.tradeoffs,
         "dissent": result.dissent,

@@ -58,10 +58,19 @@ def outcome(
 
 
 def _stated(record: Any) -> str:
-    """What the agent stated at PREFLIGHT, and what it is (calibration scores the same)."""
+    """What the agent stated at PREFLIGHT, and what it is (calibration scores the same); and
+    what that statement now means calibrated, when a map is in force."""
     if record.stated == "p_success":
-        return f"it stated P(success) {record.stated_preflight:.2f} at PREFLIGHT"
-    return (
-        f"it stated no P(success) at PREFLIGHT; its vectors' confidence was "
-        f"{record.stated_preflight:.2f}"
-    )
+        said = f"it stated P(success) {record.stated_preflight:.2f} at PREFLIGHT"
+    else:
+        said = (
+            f"it stated no P(success) at PREFLIGHT; its vectors' confidence was "
+            f"{record.stated_preflight:.2f}"
+        )
+    cal = getattr(record, "calibrated", None)
+    if cal is not None:
+        said += (
+            f"; calibrated on {cal.outcomes} outcomes (method {cal.method}), "
+            f"{cal.stated:.2f} now means {cal.value:.2f}"
+        )
+    return said

@@ -17,7 +17,20 @@ def recall(
     task: Annotated[str, typer.Argument(help="The task you are about to start.")],
     limit: Annotated[int | None, typer.Option(min=0, help="How many tasks at most.")] = None,
     budget: Annotated[int | None, typer.Option(min=1, help="Token budget.")] = None,
-    ai_id: Annotated[str | None, typer.Option(help="Only this AI's tasks.")] = None,
+    ai_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Who is recalling ($NOETIC_AI_ID): whose current session, and with "
+            "--own whose tasks."
+        ),
+    ] = None,
+    own: Annotated[
+        bool,
+        typer.Option(
+            "--own",
+            help="Only the recalling agent's own tasks (default: every agent's in the project).",
+        ),
+    ] = False,
     project: Annotated[
         str | None, typer.Option(help="Search this project (default: the current session's).")
     ] = None,
@@ -44,7 +57,8 @@ def recall(
             lambda: open_store(store),  # no tracker: its profiles cost a cold call for nothing
             task,
             current=lambda opened: optional_current_session(opened, session, ai_id),
-            limit=limit, budget=budget, ai_id=ai_id, project=project, all_projects=all_projects,
+            limit=limit, budget=budget, ai_id=ai_id if own else None, own=own, project=project,
+            all_projects=all_projects,
             explain=explain, qdrant=qdrant,
         )  # fmt: skip
 

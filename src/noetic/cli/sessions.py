@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -30,20 +30,38 @@ def list_(
     """Sessions in the store, newest first."""
     with handled(json):
         opened = open_store(store)
-        from noetic.operations.browse import task_counts
+        from noetic.operations.session_totals import session_totals
 
         sessions = opened.list_sessions(limit=limit, ai_id=ai_id)
-        counts = task_counts(opened, [s.id for s in sessions])
+        totals = session_totals(opened, [s.id for s in sessions])
 
     def render() -> None:
         from noetic.cli.render import table as new_table
 
-        table = new_table("id", "ai", "profile", "tasks", "created")
+        table = new_table("id", "ai", "profile", "tasks", "turns", "avg conf", "drift", "type",
+                          "created")  # fmt: skip
         for s in sessions:
-            table.add_row(s.id, esc(s.ai_id), esc(s.profile), str(counts[s.id]), s.created_at[:19])
+            t = totals[s.id]
+            table.add_row(
+                s.id, esc(s.ai_id), esc(s.profile), str(t.tasks), str(t.turns),
+                _conf(t.average_confidence), "yes" if t.drift_detected else "no",
+                esc(s.session_type or "-"), s.created_at[:19],
+            )  # fmt: skip
         stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
 
-    emit(sessions, json, render)
+    emit([{**s.model_dump(), "totals": totals[s.id]} for s in sessions], json, render)
+
+
+def _conf(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _totals_line(t: dict[str, Any]) -> str:
+    return (
+        f"tasks {t['tasks']} · turns {t['turns']} · average confidence "
+        f"{_conf(t['average_confidence'])} · drift detected: "
+        + ("yes" if t["drift_detected"] else "no")
+    )
 
 
 @app.command()
@@ -56,16 +74,21 @@ def show(
     from noetic.cli.render import decision_line, vector_table
 
     with handled(json):
-        doc = open_store(store).export_session(session_id)
+        from noetic.operations.session_totals import exported
+
+        doc = exported(open_store(store), session_id)
 
     def render() -> None:
         from noetic.store.records import AssessmentRecord
 
         out = stdout()
         s = doc["session"]
+        kind = f" · type {esc(s['session_type'])}" if s.get("session_type") else ""
         out.print(
             f"[bold]session[/] {s['id']} · ai {esc(s['ai_id'])} · profile {esc(s['profile'])}"
+            + kind
         )
+        out.print(_totals_line(doc["totals"]))
         for cascade in doc["cascades"]:
             out.print(f"\n[bold]task[/] {esc(cascade['task'])} · {cascade['status']}")
             for raw in doc["assessments"]:
@@ -100,7 +123,9 @@ def export(
     from noetic.store.derived_files import atomic_write_json
 
     with handled(json):
-        doc = open_store(store).export_session(session_id)
+        from noetic.operations.session_totals import exported
+
+        doc = exported(open_store(store), session_id)
         if output is None:
             typer.echo(jsonlib.dumps(doc, indent=2, ensure_ascii=False))
             return

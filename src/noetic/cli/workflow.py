@@ -26,7 +26,9 @@ def bootstrap(
     domain: str | None,
     ai_id: str,
     project: str | None,
+    session_type: str | None,
     recall: str | None,
+    own: bool,
     vectors: str | None,
     request_id: str | None,
     store: Path | None,
@@ -39,12 +41,14 @@ def bootstrap(
         tracker = open_tracker(store, create=True)
         fresh = read_json_input(vectors, None) if recall and vectors is not None else None
         asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
-                 "project": project, "recall": recall, "scores": fresh}  # fmt: skip
+                 "project": project, "recall": recall, "scores": fresh,
+                 **({"own": True} if own else {}),
+                 **({"session_type": session_type} if session_type else {})}  # fmt: skip
         replay = requests.start(tracker.store, request_id, "bootstrap", asked)
         if replay is None:
             done = ops.bootstrap(
                 tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-                project=project, recall=recall, scores=fresh,
+                project=project, recall=recall, scores=fresh, own=own, session_type=session_type,
             )  # fmt: skip
     if replay is not None:
         answer(replay, json, None)
@@ -66,6 +70,7 @@ def bootstrap(
         rounds = chosen.investigation.max_rounds or "unlimited"
         out.print(
             f"[bold]session[/] {session.id} · ai {esc(session.ai_id)} · profile {esc(chosen.name)}"
+            + (f" · type {esc(session.session_type)}" if session.session_type else "")
         )
         out.print(
             f"  threshold {threshold} · max rounds {rounds} · "
@@ -75,6 +80,7 @@ def bootstrap(
         if recalled is not None:
             from noetic.cli.render import recall_accounting
 
+            out.print(f"recall searched {recalled.scope}", markup=False)
             if recalled.considered:
                 out.print(recall_accounting(recalled), markup=False)
             for w in recalled.warnings:

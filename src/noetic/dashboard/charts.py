@@ -155,11 +155,12 @@ def trajectory(points: Sequence[AssessmentPoint], threshold: float | None = None
     )
 
 
-def reliability(bins: Sequence[Bin]) -> Markup:
+def reliability(bins: Sequence[Bin], maps: Sequence[Any] = ()) -> Markup:
     """The reliability diagram: stated confidence (x) against observed success (y), one point
     per bin sized by its count and labelled with it, a vertical bar for the 95% interval of the
     observed rate, and the diagonal a calibrated agent would follow. Below it, the count in
-    each bin as a histogram."""
+    each bin as a histogram. Each recalibration map in force (``maps``: the report's
+    ``recalibration`` rows) is drawn over it as a line, stated → calibrated."""
     left, top, side, hist = 40.0, 10.0, 300.0, 60.0
 
     def x(v: float) -> float:
@@ -206,6 +207,11 @@ def reliability(bins: Sequence[Bin]) -> Markup:
         middle_y=y(0.5),
         ticks=[{"value": t, "x": x(t), "y": y(t)} for t in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)],
         bins=marks,
+        maps=[
+            {"map": m, "points": " ".join(f"{_n(x(a))},{_n(y(q))}" for a, q in m.curve)}
+            for m in maps
+            if m.in_force
+        ],
     )
 
 

@@ -37,6 +37,7 @@ DEFAULT_SCOPE = "project"
 # A Bash command that fails raises PostToolUseFailure instead of PostToolUse; both are read.
 HOOKS: dict[str, tuple[str, str | None]] = {
     "SessionStart": ("session-start", None),
+    "UserPromptSubmit": ("user-prompt-submit", None),
     "PreToolUse": ("pre-tool-use", "Bash|Write|Edit|MultiEdit"),
     "PreCompact": ("pre-compact", None),
     "Stop": ("stop", None),

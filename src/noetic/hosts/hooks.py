@@ -11,6 +11,10 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
                    or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
                    id, how to use it, the open task and the project's earlier tasks, within
                    ``[hooks] context_tokens`` (default 1500) estimated tokens
+``user-prompt-submit``  once the agent has outcomes, its record in one line
+                   (``additionalContext``: what its PREFLIGHT statements averaged, how often
+                   those tasks succeeded, what its statement has meant calibrated;
+                   :mod:`noetic.calibration.record`); nothing before
 ``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
                    MultiEdit call (:mod:`noetic.hosts.pretool`)
 ``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
 
 EVENTS = (
     "session-start",
+    "user-prompt-submit",
     "pre-tool-use",
     "pre-compact",
     "stop",
@@ -179,6 +184,8 @@ def _answer(
         return session_start(location, payload, project)
     if not location.exists:
         return None  # no store in this project yet: nothing to act on
+    if event == "user-prompt-submit":
+        return user_prompt_submit(location)
     if event == "post-tool-use":
         post_tool_use(location.home, payload, project)
         return None
@@ -209,6 +216,29 @@ def _answer(
         return None
     finally:
         tracker.store.close()
+
+
+def user_prompt_submit(location: Any) -> dict[str, Any] | None:
+    """The agent's record as context for the prompt it is about to answer; None before it has
+    outcomes. It runs before every prompt, so a local store is read with the standard library's
+    sqlite3 alone (read-only, one row); a PostgreSQL store through the store."""
+    from noetic.calibration.record import line_from
+    from noetic.store import reads
+
+    if location.url is None:
+        body = reads.newest_map_body_in(location.home, AI_ID)
+    else:
+        from noetic.store import open_store
+
+        store = open_store(location.home, url=location.url)
+        try:
+            body = reads.newest_map_body(store, AI_ID)
+        finally:
+            store.close()
+    line = line_from(body)
+    if line is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": line}}
 
 
 def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
@@ -317,6 +347,11 @@ def session_context(tracker: Any, session: Any, budget: int) -> str:
         "Before a non-trivial task: execute_preflight, then submit_preflight_assessment with "
         "honest scores. After it: execute_postflight, then submit_postflight_assessment.",
     ]
+    from noetic.calibration.record import record_line
+
+    mine = record_line(tracker.store, session.ai_id)
+    if mine is not None:
+        head.append(mine)
     open_task = tracker.store.open_cascade_of(session.id)
     if open_task is not None:
         history = tracker.store.assessments(cascade_id=open_task.id)

@@ -333,4 +333,8 @@ def check_summary(record: Any) -> str:
     if weak:
         line += f": {weak}"
     threshold = f", threshold {d.threshold:.2f}" if d.threshold is not None else ""
+    cal = getattr(d, "calibrated", None)
+    if cal is not None:  # the CHECK compared what the statement has meant (a map in force)
+        said = f"stated {cal.stated:.2f}, calibrated {cal.value:.2f} from {cal.outcomes} outcomes"
+        return line + f" ({said}{threshold})"
     return line + f" (confidence {d.confidence:.2f}{threshold})"

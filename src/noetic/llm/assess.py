@@ -181,14 +181,16 @@ async def assess_with_model(
     findings: str = "",
     review: Review | str | None = None,
     max_tokens: int = 3000,
+    record: str | None = None,
 ) -> Assessment:
     """Ask the model for its own assessment; one repair round; :class:`ParseError` after.
 
     ``findings`` (what investigation turned up, or what the work produced) is put before the
     prompt so a reassessment rests on evidence. ``review`` (POSTFLIGHT only) asks for a standard
-    or an adversarial review, and the assessment records which."""
+    or an adversarial review, and the assessment records which. ``record``: the agent's own
+    record against its outcomes, said in the prompt."""
     phase = Phase(phase)
-    prompt = build_assessment_prompt(task, phase, profile, previous, review)
+    prompt = build_assessment_prompt(task, phase, profile, previous, review, record)
     if findings.strip():
         prompt = f"What you have found or done so far:\n{findings.strip()}\n\n{prompt}"
     request = Request.of(

@@ -24,6 +24,8 @@ class Bootstrapped(_Frozen):
     session: SessionRecord
     profile: Profile
     next_step: str
+    # the agent's record against its outcomes, in one line (absent before it has outcomes)
+    record: str | None = None
 
 
 class PromptOut(_Frozen):

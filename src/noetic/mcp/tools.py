@@ -114,9 +114,7 @@ def _recorded(result: R | phases.AssessmentPrompt) -> R:
 async def bootstrap_session(
     n: ServerState,
     ai_id: str = "agent",
-    session_type: Annotated[
-        str | None, Field(description="Accepted for compatibility; not used.")
-    ] = None,
+    session_type: str | None = None,  # the seed's label (development, review…), kept
     profile: str | None = None,
     ai_model: str | None = None,
     domain: str | None = None,
@@ -127,16 +125,18 @@ async def bootstrap_session(
     def work() -> Bootstrapped:
         done = phases.bootstrap(
             n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-            project=project, remember=False,
+            project=project, session_type=session_type, remember=False,
         )  # fmt: skip
         return Bootstrapped(
             session=done.session,
             profile=done.profile,
             next_step="call execute_preflight with the task you are about to attempt",
+            record=done.record,
         )
 
     asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
-             "project": project}  # fmt: skip
+             "project": project,
+             **({"session_type": session_type} if session_type else {})}  # fmt: skip
     out = once(n.store, request_id, "bootstrap", asked, Bootstrapped, work)
     n.set_current(ctx, out.session.id)
     return out
@@ -421,10 +421,22 @@ async def query_ai(
 
 
 async def generate_goals(
-    n: ServerState, session_id: SessionId = None, ctx: Context | None = None
+    n: ServerState,
+    session_id: SessionId = None,
+    mode: Literal["threshold", "llm"] = "threshold",
+    provider: str | None = None,
+    ctx: Context | None = None,
 ) -> Goals:
     sid = n.session_id(session_id, ctx)
-    add_threshold_goals(n.tracker, sid)
+    if mode == "llm" or provider:
+        from noetic.operations.goal_setting import generate_model_goals
+
+        # a client's own model by sampling needs its connection; without one, the named or
+        # the configured provider
+        choice = provider if ctx is None else (lambda: n.provider(provider, ctx))
+        await generate_model_goals(n.tracker, sid, provider=choice)
+    else:
+        add_threshold_goals(n.tracker, sid)
     return Goals(session_id=sid, goals=list_goals(n.store, sid))
 
 
@@ -630,8 +642,8 @@ TOOLS: list[tuple[ToolFunction, str]] = [
     ),
     (
         generate_goals,
-        "Turn the gaps in the session's latest assessment into goals (threshold mode: one "
-        "goal per vector under the profile's gap threshold, weakest first).",
+        "Turn the gaps in the session's latest assessment into goals: threshold mode (one "
+        "per vector under the gap threshold) or llm mode.",
     ),
     (
         create_cascade,

@@ -34,6 +34,11 @@ def _state(turn: Turn) -> str:
     return f"know {turn.know:.2f} · uncertainty {turn.uncertainty:.2f}"
 
 
+def _risk(turn: Turn) -> str:
+    level = turn.block.get("risk_level")
+    return f" · risk {level}" if level else ""
+
+
 def decision_log(run: Any) -> str:
     """The run as Markdown (``run`` is a :class:`noetic.nova.deliberation.NovaRun`)."""
     lines = [f"# {run.question}", ""]
@@ -42,6 +47,9 @@ def decision_log(run: Any) -> str:
         lines.append(f"- recommendation: **{run.recommendation}**")
     if run.confidence is not None:
         lines.append(f"- confidence: {run.confidence:.2f} ({run.weighting})")
+    if run.risk_level is not None:
+        named = ", ".join(f"{who} {level.value}" for who, level in run.risks.items())
+        lines.append(f"- risk level: **{run.risk_level.value}** ({named})")
     if run.cascade_id:
         lines.append(f"- task: `{run.cascade_id}` (record its outcome: `noetic outcome`)")
     if run.experts:
@@ -63,7 +71,7 @@ def decision_log(run: Any) -> str:
             "",
             f"### {turn.seq} · {turn.role} · {turn.node.value} · round {turn.round}{status}",
             "",
-            f"_{_state(turn)} · {turn.ms / 1000:.1f} s_",
+            f"_{_state(turn)}{_risk(turn)} · {turn.ms / 1000:.1f} s_",
             "",
             turn.content.strip() or f"(no reply: {turn.error})",
         ]

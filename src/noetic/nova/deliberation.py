@@ -389,9 +389,21 @@ class _Walk:
         await self.assessment(Phase.CHECK, synthesis.content if synthesis else "")
         u = synthesis.uncertainty if synthesis else None
         gate = self.run.gate
+        cal = self.track.calibrated if self.track.on else None
+        doubt = ""
+        if u is not None and cal is not None and 1 - cal.value > u:
+            # what the panel's statement has meant (a map in force) is the doubt the gate weighs
+            doubt = (
+                f" (the panel stated {cal.stated:.2f}, calibrated {cal.value:.2f} from "
+                f"{cal.outcomes} outcomes, method {cal.method}: uncertainty "
+                f"{1 - cal.value:.2f})"
+            )
+            u = round(1 - cal.value, 6)
         if u is not None and u <= gate:
-            return self.decide("settled", f"uncertainty {u:.2f} ≤ gate {gate:.2f}", "check_gate")
-        why = f"uncertainty {u:.2f} > gate {gate:.2f}" if u is not None else "state unknown"
+            return self.decide(
+                "settled", f"uncertainty {u:.2f} ≤ gate {gate:.2f}{doubt}", "check_gate"
+            )
+        why = f"uncertainty {u:.2f} > gate {gate:.2f}{doubt}" if u is not None else "state unknown"
         if self.round >= self.settings.max_rounds:
             self.run.notes.append(f"CHECK: {why}, but the {self.round} rounds are used up")
             return self.decide("settled", f"{why}; rounds used up", "max_rounds")

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from noetic.nova.turns import Pick, Turn
+from noetic.nova.turns import Pick, Risk, Turn, highest_risk
 from noetic.runtime.context import RunContext
 
 DEFAULT_GATE = 0.35
@@ -86,6 +86,20 @@ class NovaRun(BaseModel):
     replayed: int = 0
     prompt_tokens: int = 0
     ms: float = 0.0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def risks(self) -> dict[str, Risk]:
+        """The risk level each persona stated last (the seed asks every persona for one)."""
+        return {
+            t.persona: Risk(t.block["risk_level"]) for t in self.turns if t.block.get("risk_level")
+        }
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def risk_level(self) -> Risk | None:
+        """The highest risk level a persona stated last; None when none stated one."""
+        return highest_risk(self.risks.values())
 
 
 def persona_dirs(home: Path, settings: NovaSettings) -> list[Path]:

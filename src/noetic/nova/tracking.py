@@ -40,6 +40,8 @@ class TaskTrack:
         self.ctx = ctx
         self.run = run
         self.on = enabled and ctx.session_id is not None
+        # the last CHECK's calibrated value (a recalibration map in force), for the CHECK gate
+        self.calibrated: Any = None
         if enabled and ctx.session_id is None:
             run.notes.append("not tracked as a task: the run has no session")
 
@@ -73,7 +75,9 @@ class TaskTrack:
         prompt = (
             f"{header(turn.seq, turn.node, turn.round, turn.persona)}\n\n"
             f"What the panel has said so far:\n{findings.strip()}\n\n"
-            f"{build_assessment_prompt(task, phase, profile, previous, review)}"
+            + build_assessment_prompt(
+                task, phase, profile, previous, review, self.ctx.tracker.record_for(session_id)
+            )
         )
         replies: list[Completion] = []
         timer = Timer()
@@ -124,6 +128,7 @@ class TaskTrack:
             self.ctx.start_task(recorded.cascade.id)
         elif phase == Phase.CHECK:
             recorded = tracker.check(session_id, assessment)
+            self.calibrated = recorded.decision.calibrated
         else:
             done = tracker.postflight(
                 session_id,

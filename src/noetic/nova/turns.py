@@ -11,11 +11,11 @@ guessed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from noetic.errors import InvalidValueError
 from noetic.llm.structured import extract_json
@@ -49,6 +49,24 @@ class Severity(StrEnum):
     NONE = "none"
 
 
+class Risk(StrEnum):
+    """The risk a persona sees, the seed's four levels (asked of every persona)."""
+
+    LOW = "LOW"
+    MEDIUM = "MEDIUM"
+    HIGH = "HIGH"
+    CRITICAL = "CRITICAL"
+
+
+RISK_ORDER = {r: i for i, r in enumerate(Risk)}
+
+
+def highest_risk(levels: Iterable[Risk | str | None]) -> Risk | None:
+    """The highest of ``levels`` (those not stated left out); None when none is stated."""
+    stated = [Risk(level) for level in levels if level is not None]
+    return max(stated, key=RISK_ORDER.__getitem__, default=None)
+
+
 class State(BaseModel):
     """A persona's epistemic state at the end of its turn."""
 
@@ -60,6 +78,18 @@ class State(BaseModel):
 
 class Block(State):
     model_config = ConfigDict(frozen=True, extra="ignore")
+
+    risk_level: Risk | None = None
+
+    @field_validator("risk_level", mode="before")
+    @classmethod
+    def _risk(cls, value: Any) -> Any:
+        """``"high"``, ``"High"`` and ``"HIGH"`` are one level; a value that is none of the four
+        (empty, ``"SEVERE"``, a number) is recorded as unstated rather than failing the turn, whose
+        routing fields do not depend on it."""
+        if isinstance(value, str) and value.strip().upper() in Risk.__members__:
+            return value.strip().upper()
+        return None
 
 
 class Pick(BaseModel):
@@ -130,6 +160,9 @@ SHAPES: dict[Node, str] = {
     'why"]}',
 }
 SHAPES[Node.REVISE] = SHAPES[Node.SYNTHESIZE]
+# the seed asks every persona for the risk it sees
+SHAPES = {n: shape[:-1] + ', "risk_level": "LOW | MEDIUM | HIGH | CRITICAL"}'
+          for n, shape in SHAPES.items()}  # fmt: skip
 
 TurnStatus = Literal["ok", "unparsed", "failed"]
 

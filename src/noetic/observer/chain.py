@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from noetic.errors import ParseError
 from noetic.events import EventKind, Observed, PhaseEntered, RunFinished, Timer
@@ -53,6 +53,15 @@ class ChainResult(BaseModel):
     note: str = ""
     run_id: str | None = None
     usage: UsageTotals | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def converged(self) -> bool:
+        """The seed's ``converged``: the chain crystallized by a check (high confidence,
+        consistency, low complexity, a cached pattern) rather than by running out of stages.
+        (The seed counts ``chain_length < 4``; a chain that crystallizes by a real check on its
+        last stage converged too.)"""
+        return self.reason is not None and self.reason != Reason.MAX_STAGES_REACHED
 
 
 async def _observe(

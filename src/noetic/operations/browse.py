@@ -18,6 +18,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from noetic.errors import InvalidValueError, NotFoundError
+from noetic.operations.session_totals import SessionTotals, session_totals
 from noetic.store import listing, reads
 from noetic.store.base import BaseStore
 
@@ -224,6 +225,8 @@ class SessionView(BaseModel):
     ended_at: str | None
     tasks: list[TaskRow]
     events: int
+    session_type: str | None = None
+    totals: SessionTotals = SessionTotals()
 
 
 def session_view(store: BaseStore, session_id: str) -> SessionView:
@@ -258,4 +261,6 @@ def session_view(store: BaseStore, session_id: str) -> SessionView:
         ended_at=row.ended_at,
         tasks=tasks,
         events=events,
+        session_type=row.session_type,
+        totals=session_totals(store, [row.id])[row.id],
     )

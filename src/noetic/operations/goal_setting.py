@@ -1,4 +1,4 @@
-"""Goals: the session's list, threshold mode's new goals, one goal.
+"""Goals: the session's list, new goals in threshold mode or the seed's LLM mode, one goal.
 
 The CLI (``noetic goals``) and the MCP tools (``query_goal_orchestrator``, ``generate_goals``)
 call these and only render, so which session's profile sets the gap threshold is decided once.
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from noetic.store.records import GoalRecord
 
 if TYPE_CHECKING:
+    from noetic.operations.runs import ProviderChoice
     from noetic.runtime.tracker import Tracker
     from noetic.store.base import BaseStore
 
@@ -28,6 +29,24 @@ def generate_goals(tracker: Tracker, session_id: str) -> list[GoalRecord]:
 
     session = tracker.store.get_session(session_id)
     return threshold_goals(tracker.store, session.id, tracker.profile_of(session))
+
+
+async def generate_model_goals(
+    tracker: Tracker, session_id: str, *, provider: ProviderChoice = None
+) -> list[GoalRecord]:
+    """LLM mode: the model proposes goals for the gaps in the session's latest assessment;
+    returns only the goals it added (none already open in the task). ``provider``: a provider
+    string, a provider, a function giving one, or None for the configured one; the call is
+    recorded with the session's model calls. Async."""
+    from noetic.cascade.goals import model_goals
+    from noetic.runtime.context import build_context
+
+    session = tracker.store.get_session(session_id)
+    given = provider() if callable(provider) else provider
+    ctx = build_context(
+        "cascade", tracker=tracker, provider=given, session_id=session.id, needs_model=True
+    )
+    return await model_goals(ctx.model, tracker.store, session.id, tracker.profile_of(session))
 
 
 def get_goal(store: BaseStore, goal_id: str) -> GoalRecord:

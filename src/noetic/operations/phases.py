@@ -30,6 +30,7 @@ class Bootstrapped:
     session: SessionRecord
     profile: Profile
     recall: RecallResult | None = None
+    record: str | None = None  # the agent's record against its outcomes; None before any
 
 
 class AssessmentPrompt(BaseModel):
@@ -52,12 +53,17 @@ def bootstrap(
     project: str | None = None,
     recall: str | None = None,
     scores: Any = None,
+    own: bool = False,
+    session_type: str | None = None,
     remember: bool = True,
 ) -> Bootstrapped:
     """Open a session and choose its profile (by name, else by model, else by domain).
 
     ``recall``: also recall earlier tasks relevant to this upcoming task, as much as the need
-    in ``scores`` (a fresh assessment, as JSON-like data) asks for. ``remember``: make the
+    in ``scores`` (a fresh assessment, as JSON-like data) asks for, from every agent's tasks in
+    the session's project (``own``: only ``ai_id``'s), the same scope rule as
+    :func:`noetic.operations.recalling.recall`. ``session_type``: the seed's label for the
+    session (``development``, ``review``…), kept with it. ``remember``: make the
     session ``ai_id``'s current session in the store (the command line's; the MCP server keeps
     one per client instead). Sync."""
     from noetic.store.current import write_current_session
@@ -69,14 +75,17 @@ def bootstrap(
 
         current = Assessment.from_input("preflight", scores).vectors if scores else None
         recalled = recall_default(
-            tracker.store, recall, current=current, ai_id=ai_id, project=project
+            tracker.store, recall, current=current, ai_id=ai_id if own else None, project=project
         )
     session, chosen = tracker.bootstrap(
-        ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project
-    )
+        ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project,
+        session_type=session_type,
+    )  # fmt: skip
     if remember:
         write_current_session(tracker.store.home, session.id, ai_id)
-    return Bootstrapped(session=session, profile=chosen, recall=recalled)
+    return Bootstrapped(
+        session=session, profile=chosen, recall=recalled, record=tracker.record_for(session.id)
+    )
 
 
 def prompt(

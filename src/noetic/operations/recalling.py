@@ -23,18 +23,28 @@ def recall(
     limit: int | None = None,
     budget: int | None = None,
     ai_id: str | None = None,
+    own: bool = False,
     project: str | None = None,
     all_projects: bool = False,
     explain: bool = False,
     qdrant: str | None = None,
 ) -> RecallResult:
-    """Earlier tasks relevant to ``task``: semantic match in the project of ``session_id`` (or
-    ``project``, or every project), calibration-filtered, as much as the session's need asks,
+    """Earlier tasks relevant to ``task``: semantic match among every agent's tasks in the
+    project of ``session_id`` (or ``project``, or every project; ``ai_id`` narrows it to that
+    agent's tasks; ``own``: the caller's, as ``bootstrap --recall --own``), calibration-filtered,
+    as much as the session's need asks,
     nothing when none is close enough; a context block ready for a prompt. ``qdrant``: a
     Qdrant backend (a local folder or a server URL) instead of the store's own index, opened
     first: ``store`` may be a function that opens the store, called after it, and ``current``
     one that gives the caller's current session in it (when ``session_id`` is not given)."""
     from noetic.recall.selection import recall_for_current_session
+
+    if own:  # the caller's own tasks: the agent named, else $NOETIC_AI_ID, else the default
+        import os
+
+        from noetic.runtime.opening import agent_id
+
+        ai_id = agent_id(ai_id or os.environ.get("NOETIC_AI_ID"))
 
     index = None
     if qdrant:

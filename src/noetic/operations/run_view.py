@@ -242,6 +242,8 @@ def _nova(
                 "status": r["status"],
                 "exit": result.get("exit"),
                 "rounds": result.get("rounds"),
+                "risk_level": result.get("risk_level"),
+                "risks": result.get("risks") or {},
             }
         )
         for seq, text in views.nova_turn_rows(store, r["id"]):

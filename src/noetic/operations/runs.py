@@ -128,14 +128,26 @@ async def start_chain(
 ) -> ChainResult:
     """Run the observer chain on ``query``: stages that stop once the answer has
     crystallized; with ``cache``, a known answer comes from the pattern cache. Async."""
-    from noetic.errors import InvalidValueError
+    from noetic.errors import InvalidValueError, UsageError
     from noetic.observer.chain import run_chain
     from noetic.observer.crystallization import ObserverSettings
     from noetic.runtime.context import build_context
 
     if not query.strip():
         raise InvalidValueError("the query is empty", field="query")
-    ctx = build_context("observer", tracker=tracker, provider=_given(provider), needs_model=True)
+    settings = ObserverSettings(adaptive=adaptive)
+    try:
+        ctx = build_context(
+            "observer", tracker=tracker, provider=_given(provider), needs_model=True
+        )
+    except UsageError as exc:
+        if provider is not None:
+            raise
+        raise UsageError(  # say what the chain needs the model for, not only that it has none
+            f"noetic observe needs a model: the observer chain asks one at each of up to "
+            f"{settings.max_stages} stages, and {exc.message}",
+            fix=exc.fix,
+        ) from None
     pattern_cache = None
     if cache:
         from noetic.embeddings import default_embedder
@@ -143,9 +155,7 @@ async def start_chain(
 
         pattern_cache = PatternCache(ctx.store, default_embedder())
     with _watching(tracker, on_event):
-        return await run_chain(
-            ctx, query, settings=ObserverSettings(adaptive=adaptive), cache=pattern_cache
-        )
+        return await run_chain(ctx, query, settings=settings, cache=pattern_cache)
 
 
 async def start_nova(

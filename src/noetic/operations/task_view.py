@@ -47,6 +47,9 @@ class AssessmentPoint(BaseModel):
     reason: str
     threshold: float | None
     gaps: list[str]
+    # what the statement was taken to mean when a recalibration map was in force:
+    # {value, stated, stated_from, outcomes, method, scope}; None when none was
+    calibrated: dict[str, Any] | None = None
     rationales: dict[str, str]
     evidence: dict[str, str]
     note: str
@@ -244,10 +247,16 @@ def _point(r: Any) -> AssessmentPoint:
         reason=r["reason"],
         threshold=r["threshold"],
         gaps=json.loads(r["gaps"]),
+        calibrated=_calibrated(r, keys),
         rationales=json.loads(r["rationales"]),
         evidence=json.loads(r["evidence"]),
         note=r["note"],
     )
+
+
+def _calibrated(r: Any, keys: Any) -> dict[str, Any] | None:
+    """The decision's calibrated value, when a map was in force (a store before m022: none)."""
+    return json.loads(r["calibrated"]) if "calibrated" in keys and r["calibrated"] else None
 
 
 def _totals(calls: list[ModelCall]) -> CallTotals:

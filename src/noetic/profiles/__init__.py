@@ -87,6 +87,14 @@ class GuardianSettings(_Strict):
     auto_apply: bool = False
 
 
+class CalibrationSettings(_Strict):
+    """What decisions compare with the threshold: the calibrated value of the agent's statement
+    when a recalibration map is in force (``calibrated``, the default), or the statement as the
+    agent made it (``stated``)."""
+
+    decide_on: Literal["calibrated", "stated"] = "calibrated"
+
+
 class Profile(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     description: str = ""
@@ -100,6 +108,7 @@ class Profile(_Strict):
     postflight_review: Review = Review.STANDARD
     tuning: Tuning = Tuning()
     guardian: GuardianSettings = GuardianSettings()
+    calibration: CalibrationSettings = CalibrationSettings()
 
     @property
     def dynamic(self) -> bool:

@@ -127,6 +127,13 @@ def render(summary: RecallSummary, level: str) -> str:
     return "\n".join(lines)
 
 
+def search_scope(*, ai_id: str | None, project: str | None, all_projects: bool) -> str:
+    """The scope a recall searched, in words: the project (or every project) and whose tasks."""
+    where = "all projects" if all_projects else f"project {project or '(none)'}"
+    who = f"agent {ai_id!r}'s tasks only" if ai_id is not None else "every agent's tasks"
+    return f"{where}, {who}"
+
+
 def recall(
     store: Store,
     task: str,
@@ -162,7 +169,7 @@ def recall(
     chosen_strategy = strategy(need_score, config)
     wanted = limit if limit is not None else config.sessions[chosen_strategy.value]
     floor, keep = floors(embedder, config)
-    scope = "all projects" if all_projects else f"project {project or '(none)'}"
+    scope = search_scope(ai_id=ai_id, project=project, all_projects=all_projects)
     warnings: list[str] = []
     idx = index_for(store, embedder)
     if idx.pending():
@@ -186,6 +193,8 @@ def recall(
 
     if n == 0:
         wider = "" if all_projects else "; --all-projects widens the search"
+        if ai_id is not None:
+            wider += "; without --own every agent's tasks are searched"
         warnings.append(f"cold start: no finished tasks in {scope} to recall{wider}; "
                         "loading nothing")  # fmt: skip
         return result()
@@ -235,7 +244,7 @@ def recall(
     best = float(sim.max())
     if best < floor:
         warnings.append(
-            f"nothing relevant: the closest earlier task in {scope} has similarity {two(best)}, "
+            f"nothing relevant: the closest earlier task ({scope}) has similarity {two(best)}, "
             f"under the floor {floor:.2f}; loading nothing"
         )
     eligible = allowed & (sim >= keep) & (best >= floor)

@@ -19,7 +19,7 @@ and an investigation past the limit is refused with an error naming the limit an
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -53,6 +53,9 @@ from noetic.store.records import (
     SessionRecord,
 )
 from noetic.store.summaries import RecallSummary, save_summary
+
+if TYPE_CHECKING:
+    from noetic.calibration.recalibrating import Settings
 
 
 class Recorded(BaseModel):
@@ -99,6 +102,9 @@ class Tracker:
         self.bus.subscribe(store.append_event)
         telemetry.maybe_subscribe(self.bus)  # OpenTelemetry, only when OTEL_* says so
         self.checkpoints = checkpoints
+        # [calibration] and the release gate: read from the store's config.toml per decision
+        # unless given (noetic.calibration.recalibrating)
+        self.settings: Settings | None = None
         self._repo: Path | bool | None = False  # found on first use: it spawns git
 
     # sessions -----------------------------------------------------------------------------
@@ -111,14 +117,16 @@ class Tracker:
         ai_model: str | None = None,
         domain: str | None = None,
         project: str | None = None,
+        session_type: str | None = None,
     ) -> tuple[SessionRecord, Profile]:
         if not ai_id.strip():
             raise InvalidValueError("ai_id must not be empty", field="ai_id", value=ai_id)
         selected = self.registry.select(profile, ai_model=ai_model, domain=domain)
         chosen = with_overrides(selected, active_overrides(self.store, selected.name))
         session = self.store.create_session(
-            ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain, project=project
-        )
+            ai_id=ai_id, profile=chosen.name, ai_model=ai_model, domain=domain, project=project,
+            session_type=session_type,
+        )  # fmt: skip
         self.bus.emit(
             EventKind.SESSION_STARTED,
             session_id=session.id,
@@ -176,7 +184,16 @@ class Tracker:
         """The canonical assessment prompt for the session's next assessment at ``phase``
         (an adversarial review's at POSTFLIGHT with ``review``)."""
         the_task, profile, previous = self.context_for(session_id, phase, task)
-        return build_assessment_prompt(the_task, Phase(phase), profile, previous, review)
+        return build_assessment_prompt(
+            the_task, Phase(phase), profile, previous, review, self.record_for(session_id)
+        )
+
+    def record_for(self, session_id: str) -> str | None:
+        """The session's agent's record against its outcomes, in one line for its next
+        statement (:mod:`noetic.calibration.record`); None before it has outcomes."""
+        from noetic.calibration.record import record_line
+
+        return record_line(self.store, self.store.get_session(session_id).ai_id)
 
     # phases -------------------------------------------------------------------------------
 
@@ -356,7 +373,12 @@ class Tracker:
         profile: Profile,
         assessment: Assessment,
     ) -> Recorded:
-        decision = decide(assessment, profile.thresholds, profile.tuning)
+        decision = decide(
+            assessment,
+            profile.thresholds,
+            profile.tuning,
+            **self._calibration(session, profile, assessment),
+        )
         earlier = self.store.assessments(cascade_id=cascade.id)
         if assessment.phase == Phase.CHECK:
             rounds = 1 + sum(1 for a in earlier if a.assessment.phase == Phase.CHECK)
@@ -401,6 +423,35 @@ class Tracker:
         return Recorded(
             session_id=session.id, cascade=cascade, assessment=record, decision=decision
         )
+
+    def _calibration(
+        self, session: SessionRecord, profile: Profile, assessment: Assessment
+    ) -> dict[str, Any]:
+        """What :func:`decide` needs to compare the calibrated value (and, at CHECK, the
+        release gate's threshold): nothing when no map is in force or it is turned off."""
+        from noetic.calibration.phases import stated_value
+        from noetic.calibration.recalibrating import for_decision, read_settings
+        from noetic.vectors import overall_confidence
+
+        stated, basis = stated_value(
+            assessment.p_success, overall_confidence(assessment.vectors, profile.tuning)
+        )
+        found = for_decision(
+            self.store,
+            session.ai_id,
+            session.ai_model,
+            stated,
+            basis,
+            settings=self.settings or read_settings(self.store.home),
+            profile_decide_on=profile.calibration.decide_on,
+            check=assessment.phase == Phase.CHECK,
+        )
+        return {
+            "calibrated": found.calibrated,
+            "release": found.release,
+            "gate_note": found.gate_note,
+            "stated": stated,
+        }
 
 
 def _at_round_limit(decision: Decision, rounds: int, profile: Profile) -> Decision:

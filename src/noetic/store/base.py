@@ -195,9 +195,10 @@ class BaseStore:
         ai_model: str | None = None,
         domain: str | None = None,
         project: str | None = None,
+        session_type: str | None = None,
     ) -> SessionRecord:
         named = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain}
-        for field, value in {**named, "project": project}.items():
+        for field, value in {**named, "project": project, "session_type": session_type}.items():
             if value is not None:
                 check_identifier(value, field)
         record = SessionRecord(
@@ -207,6 +208,7 @@ class BaseStore:
             domain=domain,
             profile=profile,
             project=project,
+            session_type=session_type,
             created_at=now(),
             written_by=WRITER.get(),
         )

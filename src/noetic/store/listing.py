@@ -395,3 +395,49 @@ def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
             )
         )
     return out
+
+
+# a session's totals --------------------------------------------------------------------------
+
+
+def session_turns(
+    store: BaseStore, session_ids: list[str]
+) -> tuple[dict[str, int], dict[str, tuple[int, float | None]]]:
+    """Each session's task count (0 for none), and its assessments' count and mean confidence
+    (rounded to 4 places; absent for a session without any)."""
+    if not session_ids:  # PostgreSQL refuses "IN ()"
+        return {}, {}
+    marks = _marks(session_ids)
+    tasks = {**dict.fromkeys(session_ids, 0), **task_counts(store, session_ids)}
+    turns: dict[str, tuple[int, float | None]] = {}
+    for sid, n, mean in store.conn.execute(
+        f"SELECT session_id, COUNT(*), AVG(confidence) FROM assessments "
+        f"WHERE session_id IN ({marks}) GROUP BY session_id",
+        session_ids,
+    ):
+        turns[sid] = (int(n), None if mean is None else round(float(mean), 4))
+    return tasks, turns
+
+
+def session_agents(store: BaseStore, session_ids: list[str]) -> set[str]:
+    """The agents of the given sessions."""
+    if not session_ids:
+        return set()
+    sql = f"SELECT DISTINCT ai_id FROM sessions WHERE id IN ({_marks(session_ids)})"
+    return {ai for (ai,) in store.conn.execute(sql, session_ids)}
+
+
+def has_outcomes(store: BaseStore) -> bool:
+    return store.conn.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone() is not None
+
+
+def sessions_of_tasks(store: BaseStore, task_ids: set[str], session_ids: list[str]) -> set[str]:
+    """Which of ``session_ids`` hold one of ``task_ids``."""
+    if not task_ids or not session_ids:
+        return set()
+    rows = store.conn.execute(
+        f"SELECT DISTINCT session_id FROM cascades WHERE id IN ({_marks(list(task_ids))}) "
+        f"AND session_id IN ({_marks(session_ids)})",
+        [*task_ids, *session_ids],
+    )
+    return {sid for (sid,) in rows}

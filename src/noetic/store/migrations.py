@@ -591,3 +591,29 @@ def m020_eval_runs(conn: sqlite3.Connection) -> None:
     UNIQUE (run_id, task_id)
 )"""
     )
+
+
+@migration
+def m021_session_type(conn: sqlite3.Connection) -> None:
+    """The seed's ``session_type`` of ``bootstrap_session`` (a free label such as
+    ``development`` or ``review``), kept with the session and shown with it; older sessions
+    read as unstated."""
+    conn.execute("ALTER TABLE sessions ADD COLUMN session_type TEXT")
+
+
+@migration
+def m022_calibration_maps(conn: sqlite3.Connection) -> None:
+    """The recalibration maps fitted on the outcomes (:mod:`noetic.calibration.recalibrating`),
+    kept per agent and model beside the count and newest id of the outcomes they were fitted on,
+    so a decision reads one row instead of refitting; and each assessment's calibrated value
+    (``decision.calibrated``, JSON; empty when no map was in force)."""
+    conn.execute(
+        """CREATE TABLE calibration_maps (
+    scope TEXT PRIMARY KEY,
+    outcomes INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    fitted_at TEXT NOT NULL,
+    body TEXT NOT NULL
+)"""
+    )
+    conn.execute("ALTER TABLE assessments ADD COLUMN calibrated TEXT")

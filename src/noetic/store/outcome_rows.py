@@ -7,13 +7,17 @@ store's, written once for SQLite and PostgreSQL.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from noetic.store.rows import now
 
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
+# what calibration reads of an outcome
+PREDICTION_COLUMNS: Final = (
+    "id, at, cascade_id, source, score, predicted_preflight, predicted_check, predicted_vectors"
+)
 # the tasks that have an outcome (a subquery: no parameter-count limit)
 _SCOPED = "cascade_id IN (SELECT cascade_id FROM outcomes)"
 
@@ -50,10 +54,12 @@ def outcomes(
     profile: str | None = None,
     domain: str | None = None,
     since: str | None = None,
+    columns: str = "*",
 ) -> list[dict[str, Any]]:
-    """Every outcome matching the filters (None: any), oldest first."""
+    """Every outcome matching the filters (None: any), oldest first: its ``columns`` (all, or
+    :data:`PREDICTION_COLUMNS`)."""
     where, args = _filtered(ai_id, profile, domain, since)
-    rows = store.conn.execute(f"SELECT * FROM outcomes{where} ORDER BY at, id", args)
+    rows = store.conn.execute(f"SELECT {columns} FROM outcomes{where} ORDER BY at, id", args)
     return [dict(r) for r in rows]
 
 
@@ -153,3 +159,37 @@ def nova_turn_keys(store: BaseStore) -> list[tuple[str, str]]:
         "WHERE r.cascade_id IN (SELECT cascade_id FROM outcomes) ORDER BY t.seq"
     )
     return [(r[0], r[1]) for r in rows]
+
+
+# recalibration maps ----------------------------------------------------------------------------
+
+
+def outcome_stamp(store: BaseStore) -> tuple[int, int]:
+    """How many outcomes there are and the newest one's id (0 for none)."""
+    row = store.conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM outcomes").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def keep_map(store: BaseStore, scope: str, stamp: tuple[int, int], body: str) -> None:
+    """Keep the map of ``scope`` fitted on the outcomes ``stamp`` counts, replacing any."""
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
+            "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
+            "body = excluded.body",
+            (scope, stamp[0], stamp[1], now(), body),
+        )
+
+
+class KeptMap(NamedTuple):
+    outcomes: int
+    last_id: int  # the newest outcome when it was fitted
+    body: str  # JSON
+
+
+def kept_map(store: BaseStore, scope: str) -> KeptMap | None:
+    row = store.conn.execute(
+        "SELECT outcomes, last_id, body FROM calibration_maps WHERE scope = ?", (scope,)
+    ).fetchone()
+    return None if row is None else KeptMap(int(row[0]), int(row[1]), str(row[2]))

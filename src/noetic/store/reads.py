@@ -8,9 +8,11 @@ rows; the statements are the store's, written once for both backends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from noetic.store.base import BaseStore
 
 Table = Literal["sessions", "outcomes"]
@@ -163,3 +165,49 @@ def database_errors(store: BaseStore) -> tuple[type[BaseException], ...]:
 
         return (sqlite3.Error, psycopg.Error)
     return (sqlite3.Error,)
+
+
+_MAP_BODY: Final = (
+    "SELECT body FROM calibration_maps WHERE substr(scope, 1, ?) = ? "
+    "ORDER BY fitted_at DESC LIMIT 1"
+)
+
+
+def _scope_prefix(ai_id: str) -> tuple[int, str]:
+    prefix = f"{ai_id}\x1f"
+    return len(prefix), prefix
+
+
+def newest_map_body(store: BaseStore, ai_id: str) -> str | None:
+    """The body (JSON) of the agent's newest kept recalibration map, if one was kept."""
+    row = store.conn.execute(_MAP_BODY, _scope_prefix(ai_id)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def newest_map_body_in(home: Path, ai_id: str) -> str | None:
+    """:func:`newest_map_body` from the SQLite file under ``home``, read-only with the standard
+    library alone (a hook before every prompt opens no store); None for a store from before
+    the table."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{home / 'noetic.db'}?mode=ro", uri=True)
+    try:
+        row = conn.execute(_MAP_BODY, _scope_prefix(ai_id)).fetchone()
+    except sqlite3.OperationalError:  # a store from before the table: no record yet
+        return None
+    finally:
+        conn.close()
+    return None if row is None else str(row[0])
+
+
+def results_with(store: BaseStore, key: str, ai_id: str | None = None) -> list[Any]:
+    """The results of the tasks whose result names ``key`` (``ai_id``: that agent's only)."""
+    sql = (
+        "SELECT c.result FROM cascades c JOIN sessions s ON s.id = c.session_id "
+        "WHERE c.result LIKE ?"
+    )
+    args = [f'%"{key}"%']
+    if ai_id is not None:
+        sql += " AND s.ai_id = ?"
+        args.append(ai_id)
+    return [r[0] for r in store.conn.execute(sql, args)]

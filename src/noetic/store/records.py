@@ -24,6 +24,7 @@ class SessionRecord(_Record):
     domain: str | None = None
     profile: str
     project: str | None = None
+    session_type: str | None = None
     status: str = "active"
     created_at: str
     ended_at: str | None = None

@@ -73,6 +73,7 @@ def assessment_record(row: Row) -> AssessmentRecord:
         rule=row["rule"],
         reason=row["reason"],
         gaps=tuple(json.loads(row["gaps"])),
+        calibrated=json.loads(row["calibrated"]) if row["calibrated"] else None,
     )
     return AssessmentRecord(
         id=row["id"],
@@ -133,6 +134,7 @@ def export_assessment(row: Row) -> dict[str, Any]:
             "rule": row["rule"],
             "reason": row["reason"],
             "gaps": json.loads(row["gaps"]),
+            **({"calibrated": json.loads(row["calibrated"])} if row["calibrated"] else {}),
         },
         "created_at": row["created_at"],
         "written_by": row["written_by"],
@@ -253,6 +255,7 @@ def assessment_row(
         "reason": d.reason,
         "threshold": d.threshold,
         "gaps": json.dumps(list(d.gaps)),
+        "calibrated": json.dumps(d.calibrated.model_dump()) if d.calibrated else None,
         "recommended_action": a.recommended_action.value if a.recommended_action else None,
         "rationales": json.dumps(a.rationales),
         "evidence": json.dumps(a.evidence),

@@ -23,7 +23,7 @@ from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from noetic.errors import InvalidValueError, error_name
+from noetic.errors import InvalidValueError, PolicyRefusal, error_name
 
 MAX_OUTPUT = 4000
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
@@ -56,6 +56,7 @@ class ToolResult(BaseModel):
     argument: str | None = None
     retry: bool = False
     ms: float = 0.0
+    refused: str | None = None  # the policy rule that refused the call, when the gate did
 
     def for_model(self) -> str:
         """The text a model reads back."""
@@ -110,7 +111,10 @@ class Tool(BaseModel):
             if inspect.isawaitable(value):
                 value = await value
         except InvalidValueError as exc:  # the tool refused what it was asked (a path outside…)
-            return result(ok=False, error=exc.message, argument=exc.field, retry=True)
+            refused = exc.rule if isinstance(exc, PolicyRefusal) else None
+            return result(
+                ok=False, error=exc.message, argument=exc.field, retry=True, refused=refused
+            )
         except Exception as exc:  # a tool's failure is information for the model, not a crash
             return result(ok=False, error=f"{error_name(exc)}: {exc}")
         text = value if isinstance(value, str) else str(value)

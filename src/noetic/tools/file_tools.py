@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from noetic.errors import InvalidValueError
+from noetic.errors import InvalidValueError, PolicyRefusal
 from noetic.tools.base import Tool, tool
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
@@ -108,9 +108,10 @@ class SandboxRoot:
             raise InvalidValueError(f"{path!r} is the workspace folder, not a file", field="path")
         refusal = write_refusal(self.policy, real, workspace=self.root)
         if refusal is not None:
-            raise InvalidValueError(
+            raise PolicyRefusal(
                 f"writing {path!r} is refused by the shell policy's rule {refusal.rule}: "
                 f"{refusal.reason}",
+                rule=refusal.rule,
                 field="path",
                 value=path,
             )

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import InvalidValueError
+from noetic.errors import InvalidValueError, PolicyRefusal
 from noetic.tools.base import Tool, tool
 from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.sandbox import Sandbox, choose, wrap
@@ -160,9 +160,10 @@ class ShellRunner:
         if not verdict.allowed:
             first = verdict.violations[0]
             detail = f" — {first.detail}" if first.detail else ""
-            raise InvalidValueError(
+            raise PolicyRefusal(
                 f"refused by the shell gate, rule {first.rule}: {first.reason}{detail} "
                 f"(at {first.part!r})",
+                rule=first.rule,
                 field="command",
                 value=command,
             )

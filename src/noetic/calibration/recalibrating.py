@@ -1,0 +1,299 @@
+"""Deciding on calibrated numbers: the map in force for an agent, kept in the store, and the
+release gate (the maths is :mod:`.recalibration`).
+
+**Whose outcomes.** A decision for agent ``A`` (model ``M``) uses the map fitted on ``A``'s own
+PREFLIGHT statements against their outcomes (the per-phase report's ``preflight`` points, the
+one ``stated_value`` rule); with fewer than ``MIN_FIT + MIN_HELD_OUT`` of them, on the outcomes
+of every agent of model ``M``; then on every outcome of the store; with fewer still, none (the
+identity). The first scope with enough outcomes decides: an agent whose own outcomes say its
+statements stand is not corrected by other agents' maps.
+
+**Kept, not refitted per decision.** The fit for ``(A, M)`` is stored in ``calibration_maps``
+with the count and newest id of the store's outcomes it saw. A decision reads the row and the
+newest outcome's id; only when outcomes arrived since (a new ``noetic outcome`` refits at once,
+for its receipt) is it refitted. The release gate for the configured ``[gate]`` is kept in the
+same row.
+
+**Settings**, in the store's ``config.toml``::
+
+    [calibration]
+    decide_on = "calibrated"     # or "stated": decisions compare the statement, as before
+
+    [gate]
+    max_failure_rate = 0.10      # the release gate: at most this share of released tasks fail
+    confidence = 0.95            # … with this confidence
+
+and per profile ``calibration: {decide_on: stated}``. Either saying ``stated`` turns the map off.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from noetic.assessment import Calibrated, Release
+from noetic.calibration.outcomes import Filters, phase_points
+from noetic.calibration.phases import PhasePoint
+from noetic.calibration.recalibration import Fitted, Gate, Map, recalibrate, release_gate, split
+from noetic.errors import InvalidValueError
+from noetic.store import outcome_rows
+from noetic.store.base import BaseStore as Store
+from noetic.store.reads import last_outcome
+
+DECIDE_ON: Final = ("calibrated", "stated")
+RECORD_TASKS: Final = 40
+Scope = Literal["agent", "model", "store"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[calibration]`` and the release gate's part of ``[gate]``."""
+
+    decide_on: str = "calibrated"
+    max_failure_rate: float | None = None
+    confidence: float = 0.95
+
+
+def read_settings(home: Path) -> Settings:
+    """The settings from ``<home>/config.toml`` (defaults when absent); a bad value is an error
+    naming the key."""
+    path = home / "config.toml"
+    try:
+        config = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidValueError(f"cannot read {path}: {exc}", field="config") from None
+    return parse_settings(config, str(path))
+
+
+def parse_settings(config: dict[str, Any], where: str = "config.toml") -> Settings:
+    cal, gate = config.get("calibration", {}), config.get("gate", {})
+    if not isinstance(cal, dict) or not isinstance(gate, dict):
+        raise InvalidValueError(f"{where}: [calibration] and [gate] must be tables", field="config")
+    decide_on = cal.get("decide_on", "calibrated")
+    if decide_on not in DECIDE_ON:
+        raise InvalidValueError(
+            f"{where}: [calibration] decide_on must be calibrated or stated, got {decide_on!r}",
+            field="decide_on",
+            value=decide_on,
+        )
+    rate, confidence = gate.get("max_failure_rate"), gate.get("confidence", 0.95)
+    for key, value in (("max_failure_rate", rate), ("confidence", confidence)):
+        if value is None:
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0 < value < 1
+        ):
+            raise InvalidValueError(
+                f"{where}: [gate] {key} must be a number between 0 and 1, got {value!r}",
+                field=key,
+                value=value,
+                fix=f"e.g. {key} = {0.10 if key == 'max_failure_rate' else 0.95}",
+            )
+    return Settings(
+        decide_on=decide_on,
+        max_failure_rate=None if rate is None else float(rate),
+        confidence=float(confidence),
+    )
+
+
+# fitting and keeping -----------------------------------------------------------------------
+
+
+def _newest(store: Store) -> int:
+    """The newest outcome's id: outcomes are only ever added, so it says whether any arrived
+    (one probe of the primary key, however many there are)."""
+    return last_outcome(store)
+
+
+def _stamp(store: Store) -> tuple[int, int]:
+    return outcome_rows.outcome_stamp(store)
+
+
+def _key(ai_id: str, ai_model: str | None) -> str:
+    return f"{ai_id}\x1f{ai_model or ''}"
+
+
+def _scoped(
+    points: list[PhasePoint], ai_id: str, ai_model: str | None
+) -> tuple[Scope | None, list[PhasePoint]]:
+    """The first scope with enough PREFLIGHT outcomes to prove a map on (module docstring)."""
+    pre = [p for p in points if p.phase == "preflight"]
+    scopes: list[tuple[Scope, list[PhasePoint]]] = [("agent", [p for p in pre if p.agent == ai_id])]
+    if ai_model:
+        scopes.append(("model", [p for p in pre if p.model == ai_model]))
+    scopes.append(("store", pre))
+    for scope, mine in scopes:
+        if split(len(mine)) is not None:
+            return scope, mine
+    return None, []
+
+
+def _points(store: Store, ai_id: str) -> list[PhasePoint]:
+    """The agent's own points when they are enough to decide on (the usual case, and the
+    cheaper read), else every point of the store, for the fallbacks."""
+    own = phase_points(store, Filters(ai_id=ai_id))
+    if split(sum(1 for p in own if p.phase == "preflight")) is not None:
+        return own
+    return phase_points(store, Filters())
+
+
+def decision_points(points: list[PhasePoint], tasks: set[str]) -> list[tuple[float, float]]:
+    """Each task's statement where it decided to act: its last CHECK, else its PREFLIGHT."""
+    pre: dict[str, PhasePoint] = {}
+    check: dict[str, PhasePoint] = {}
+    for p in points:
+        if p.cascade_id not in tasks:
+            continue
+        if p.phase == "preflight":
+            pre[p.cascade_id] = p
+        elif p.phase == "check":
+            check[p.cascade_id] = p
+    return [((check.get(c) or pre[c]).stated, pre[c].observed) for c in pre]
+
+
+def fit_for(
+    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
+) -> dict[str, Any]:
+    """Fit ``(ai_id, ai_model)``'s map (and the configured gate) on the store's outcomes as
+    they are now, keep it, and return it."""
+    stamp = _stamp(store)
+    points = _points(store, ai_id)
+    scope, mine = _scoped(points, ai_id, ai_model)
+    fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
+    own = [p for p in points if p.phase == "preflight" and p.agent == ai_id][-RECORD_TASKS:]
+    body: dict[str, Any] = {
+        "ai_id": ai_id,
+        "ai_model": ai_model,
+        "scope": scope,
+        "fitted": fitted.to_json(),
+        "record": _record(own, fitted if scope == "agent" else None),
+        "gates": {},
+    }
+    if settings is not None and settings.max_failure_rate is not None:
+        gate = _gate(points, mine, settings)
+        body["gates"][_gate_key(settings)] = gate.to_json()
+    _keep(store, _key(ai_id, ai_model), stamp, body)
+    return body
+
+
+def _gate(points: list[PhasePoint], mine: list[PhasePoint], settings: Settings) -> Gate:
+    assert settings.max_failure_rate is not None
+    pairs = decision_points(points, {p.cascade_id for p in mine})
+    return release_gate(
+        [p for p, _ in pairs], [y for _, y in pairs], settings.max_failure_rate, settings.confidence
+    )
+
+
+def _gate_key(settings: Settings) -> str:
+    return f"{settings.max_failure_rate}|{settings.confidence}"
+
+
+def _record(own: list[PhasePoint], fitted: Fitted | None) -> dict[str, Any] | None:
+    """What the agent's last PREFLIGHT statements said and what happened (plain numbers)."""
+    if not own:
+        return None
+    mean = sum(p.stated for p in own) / len(own)
+    return {
+        "tasks": len(own),
+        "mean_stated": round(mean, 4),
+        "succeeded": round(sum(p.observed for p in own) / len(own), 4),
+        "calibrated": round(fitted(mean), 4) if fitted is not None and fitted.in_force else None,
+    }
+
+
+def _keep(store: Store, key: str, stamp: tuple[int, int], body: dict[str, Any]) -> None:
+    outcome_rows.keep_map(store, key, stamp, json.dumps(body))
+
+
+def kept(
+    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
+) -> dict[str, Any]:
+    """``(ai_id, ai_model)``'s map as kept, refitted first only when outcomes arrived since (or
+    the configured gate was never worked out)."""
+    row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
+    if row is None or row.last_id != _newest(store):
+        return fit_for(store, ai_id, ai_model, settings)
+    body: dict[str, Any] = json.loads(row.body)
+    wanted = settings is not None and settings.max_failure_rate is not None
+    if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
+        assert settings is not None
+        points = _points(store, ai_id)
+        _, mine = _scoped(points, ai_id, ai_model)
+        body["gates"][_gate_key(settings)] = _gate(points, mine, settings).to_json()
+        _keep(store, _key(ai_id, ai_model), (int(row[0]), int(row[1])), body)
+    return body
+
+
+# deciding -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ForDecision:
+    """What a decision needs: the calibrated value (``None``: no map in force, or turned off),
+    and at CHECK the release gate's threshold or why there is none."""
+
+    calibrated: Calibrated | None
+    release: Release | None = None
+    gate_note: str | None = None
+
+
+def for_decision(
+    store: Store,
+    ai_id: str,
+    ai_model: str | None,
+    stated: float,
+    basis: Literal["p_success", "confidence"],
+    *,
+    settings: Settings,
+    profile_decide_on: str = "calibrated",
+    check: bool = False,
+) -> ForDecision:
+    """The calibrated value of ``stated`` for this agent, and the gate at CHECK."""
+    if settings.decide_on == "stated" or profile_decide_on == "stated":
+        return ForDecision(None)
+    if settings.max_failure_rate is None:
+        check = False  # no gate configured
+    body = kept(store, ai_id, ai_model, settings if check else None)
+    fitted = Fitted.from_json(body["fitted"])
+    calibrated = None
+    if fitted.in_force:
+        calibrated = Calibrated(
+            value=round(fitted(stated), 6),
+            stated=round(stated, 6),
+            stated_from=basis,
+            outcomes=fitted.outcomes,
+            method=fitted.map.method,
+            scope=body["scope"],
+        )
+    if not check:
+        return ForDecision(calibrated)
+    gate = Gate(**body["gates"][_gate_key(settings)])
+    if gate.threshold is None:
+        return ForDecision(calibrated, None, f"the release gate has no threshold: {gate.reason}")
+    shown = fitted(gate.threshold) if fitted.in_force else gate.threshold
+    return ForDecision(
+        calibrated,
+        Release(
+            stated=gate.threshold,
+            calibrated=round(shown, 6),
+            max_failure_rate=gate.max_failure_rate,
+            confidence=gate.confidence,
+            released=gate.released,
+            failures=gate.failures,
+        ),
+    )
+
+
+def map_of(body: dict[str, Any]) -> Map:
+    """The map a kept fit applies (the identity when none is in force)."""
+    fitted = Fitted.from_json(body["fitted"])
+    return fitted.map if fitted.in_force else Map()

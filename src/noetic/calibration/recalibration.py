@@ -1,0 +1,488 @@
+"""Recalibration: what an agent's stated probability of success has meant, and a release gate.
+
+Pure maths, plain Python (no numpy: a hook that reads a fitted map stays light), over pairs
+``(p, y)``: what the agent stated (``p`` in [0, 1], the one ``stated_value`` rule) and the
+verified outcome (``y`` in [0, 1]; 1 = success), oldest first.
+
+**The map.** A monotone function from the stated value to a calibrated probability of success.
+
+* **Bayesian logistic calibration** (the default): ``q = σ(a + b·logit p)``, the maximum a
+  posteriori ``(a, b)`` under the prior ``a ~ N(0, 1)``, ``b ~ N(1, 0.5²)``, centred on the
+  identity (``a = 0, b = 1`` gives ``q = p``). With a handful of outcomes the prior holds the
+  map near the identity; as they grow the likelihood takes over. Fitted by Newton's method on
+  the outcomes grouped by distinct stated value (agents repeat 0.7, 0.8, 0.9), so 10,000
+  outcomes cost as little as their distinct values. The posterior covariance (the inverse
+  Hessian at the mode, a Laplace approximation) says how far from the identity the map
+  credibly is. The slope is kept at 0 or above (statements that ran against the outcomes get a
+  flat map, never a reversed one), so the map is monotone.
+* **Isotonic calibration** (pool-adjacent-violators, interpolated linearly between the pooled
+  blocks, kept within [0.01, 0.99]) once there are :data:`ISOTONIC_MIN` outcomes: it bends
+  where a two-parameter curve cannot, and is chosen only when it beats the logistic map on the
+  held-out outcomes.
+
+**In force.** A map is used only when two things hold:
+
+1. **the held-out proof** (the guardian's split, :func:`split`, with one more block before it):
+   in time order, the outcomes after the earlier :data:`FIT_SHARE` (at least :data:`MIN_FIT`;
+   at least :data:`MIN_HELD_OUT` after them) are scored by the map fitted on that earlier part,
+   and those from the first third up to it by the map fitted on the first third; the mapped
+   values' Brier score over both blocks must be lower than the stated values'. Below
+   ``MIN_FIT + MIN_HELD_OUT`` outcomes there is nothing to prove it on;
+2. **a credible departure**: the posterior puts the identity outside its 97.5% region
+   (``(a, b − 1) Σ⁻¹ (a, b − 1)ᵀ > χ²₂(0.975)``). An agent whose statements already match what
+   happened keeps them: a map fitted to its noise would be worse on the next tasks.
+
+The map in force is then refitted on every outcome (the proof tested the procedure on the
+earlier part; the later part is evidence too). The statement itself is never changed.
+
+**The release gate.** Which tasks may proceed so that, with confidence ``1 − δ``, at most a
+share ``α`` of released tasks fail (Learn-then-Test, Angelopoulos et al. 2021, with
+fixed-sequence testing). Thresholds ``λ`` run from 0.99 down to 0.01 on the *stated* value;
+a task is released when its statement is at least ``λ``. For each ``λ`` the null hypothesis
+"the failure rate among released tasks exceeds ``α``" is tested with the exact binomial p-value
+``P(Bin(n_λ, α) ≤ k_λ)`` (``n_λ`` released, ``k_λ`` failed: an outcome below 0.5); the scan
+rejects down the sequence and stops at the first ``λ`` it cannot reject; the gate is the lowest
+rejected ``λ``. Fixed-sequence testing needs no correction for the number of thresholds. The
+scan starts at the highest ``λ`` releasing at least :func:`scan_start` tasks (three times the
+fewest with which zero failures could reject, or a quarter of the outcomes when fewer): that
+start depends on the statements only, never on the outcomes, so the guarantee holds given
+them. A monotone map orders tasks as the statements
+do, so this is also a threshold on the calibrated value, ``map(λ)``, which is what Noetic shows.
+When no ``λ`` can be rejected, there is no gate and the profile's threshold applies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+FIT_SHARE: Final = 2 / 3
+MIN_FIT: Final = 10
+MIN_HELD_OUT: Final = 5
+ISOTONIC_MIN: Final = 100
+PRIOR_SD_A: Final = 1.5
+PRIOR_SD_B: Final = 0.5
+CHI2_2_975: Final = 7.377758908227871
+EDGE: Final = 1e-3
+ISOTONIC_BOUNDS: Final = (0.01, 0.99)
+Z95: Final = 1.959964
+
+
+def split(n: int) -> int | None:
+    """How many of ``n`` outcomes (oldest first) a held-out proof fits on; ``None`` when too few
+    are left after them to test it (the guardian's rule)."""
+    fit = max(MIN_FIT, round(n * FIT_SHARE))
+    return None if fit > n - MIN_HELD_OUT else fit
+
+
+def _logit(p: float) -> float:
+    p = min(1 - EDGE, max(EDGE, p))
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1 / (1 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1 + e)
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """``σ(a + b·logit p)`` with its posterior covariance ``((va, cab), (cab, vb))``."""
+
+    a: float
+    b: float
+    va: float
+    vb: float
+    cab: float
+
+    def departure(self) -> float:
+        """``(a, b − 1) Σ⁻¹ (a, b − 1)ᵀ``: how far the identity is, in posterior units."""
+        det = self.va * self.vb - self.cab * self.cab
+        if det <= 0:
+            return 0.0
+        da, db = self.a, self.b - 1
+        return (self.vb * da * da - 2 * self.cab * da * db + self.va * db * db) / det
+
+
+def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
+    """The posterior mode and covariance (module docstring); the identity with no outcomes."""
+    groups: dict[float, list[float]] = {}
+    for pi, yi in zip(p, y, strict=True):
+        g = groups.setdefault(_logit(pi), [0.0, 0.0])
+        g[0] += 1
+        g[1] += yi
+    pa, pb = 1 / PRIOR_SD_A**2, 1 / PRIOR_SD_B**2
+    a, b = 0.0, 1.0
+    h11 = h12 = h22 = 0.0
+    for _ in range(50):
+        g1, g2 = -a * pa, -(b - 1) * pb
+        h11, h12, h22 = pa, 0.0, pb
+        for x, (w, s) in groups.items():
+            q = _sigmoid(a + b * x)
+            r = s - w * q
+            g1 += r
+            g2 += r * x
+            v = w * q * (1 - q)
+            h11 += v
+            h12 += v * x
+            h22 += v * x * x
+        det = h11 * h22 - h12 * h12
+        da = (h22 * g1 - h12 * g2) / det
+        db = (h11 * g2 - h12 * g1) / det
+        a, b = a + da, b + db
+        if abs(da) < 1e-10 and abs(db) < 1e-10:
+            break
+    det = h11 * h22 - h12 * h12
+    if b >= 0:
+        return Logistic(a=a, b=b, va=h22 / det, vb=h11 / det, cab=-h12 / det)
+    # statements that ran against the outcomes: a map must not reverse their order, so the
+    # slope stops at 0 (every statement means the same) and the intercept is refitted
+    a, hess = 0.0, pa
+    for _ in range(50):
+        grad, hess = -a * pa, pa
+        q = _sigmoid(a)
+        for w, s in groups.values():
+            grad += s - w * q
+            hess += w * q * (1 - q)
+        a += grad / hess
+        if abs(grad / hess) < 1e-10:
+            break
+    return Logistic(a=a, b=0.0, va=1 / hess, vb=PRIOR_SD_B**2, cab=0.0)
+
+
+def fit_isotonic(p: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:
+    """Pool-adjacent-violators: the knots ``(xs, ys)`` (mean stated, pooled rate per block)."""
+    grouped: dict[float, list[float]] = {}
+    for pi, yi in zip(p, y, strict=True):
+        g = grouped.setdefault(pi, [0.0, 0.0, 0.0])
+        g[0] += 1
+        g[1] += pi
+        g[2] += yi
+    blocks: list[list[float]] = []  # [weight, sum p, sum y], one per distinct stated value
+    for key in sorted(grouped):
+        blocks.append(list(grouped[key]))
+        while len(blocks) > 1 and blocks[-2][2] / blocks[-2][0] >= blocks[-1][2] / blocks[-1][0]:
+            w, sp, sy = blocks.pop()
+            blocks[-1][0] += w
+            blocks[-1][1] += sp
+            blocks[-1][2] += sy
+    lo, hi = ISOTONIC_BOUNDS
+    xs = [sp / w for w, sp, _ in blocks]
+    ys = [min(hi, max(lo, sy / w)) for w, _, sy in blocks]
+    return xs, ys
+
+
+@dataclass(frozen=True)
+class Map:
+    """A fitted map as plain numbers (stored as JSON beside the outcomes it was fitted on).
+
+    ``method``: ``identity``, ``logistic`` (``params`` = ``[a, b]``) or ``isotonic``
+    (``params`` = the knots' stated values then their rates)."""
+
+    method: str = "identity"
+    params: tuple[float, ...] = ()
+
+    def __call__(self, p: float) -> float:
+        if self.method == "logistic":
+            a, b = self.params
+            return _sigmoid(a + b * _logit(p))
+        if self.method == "isotonic":
+            half = len(self.params) // 2
+            xs, ys = self.params[:half], self.params[half:]
+            if p <= xs[0]:
+                return ys[0]
+            if p >= xs[-1]:
+                return ys[-1]
+            lo, hi = 0, len(xs) - 1
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if xs[mid] <= p:
+                    lo = mid
+                else:
+                    hi = mid
+            span = xs[hi] - xs[lo]
+            t = (p - xs[lo]) / span if span > 0 else 0.0
+            return ys[lo] + t * (ys[hi] - ys[lo])
+        return min(1.0, max(0.0, p))
+
+
+def fit(p: Sequence[float], y: Sequence[float], method: str) -> Map:
+    """The ``method`` map fitted on ``(p, y)``."""
+    if method == "logistic":
+        m = fit_logistic(p, y)
+        return Map("logistic", (m.a, m.b))
+    if method == "isotonic":
+        xs, ys = fit_isotonic(p, y)
+        return Map("isotonic", (*xs, *ys))
+    return Map()
+
+
+def _brier(q: Sequence[float], y: Sequence[float]) -> float:
+    return sum((a - b) ** 2 for a, b in zip(q, y, strict=True)) / len(q)
+
+
+def _mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean with its normal-approximation 95% interval."""
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    half = Z95 * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A map and the evidence for it: whether it is in force and why (module docstring).
+
+    ``brier_before``/``brier_after`` are the held-out Brier scores of the stated and the mapped
+    values (each ``[value, low, high]``), ``improvement`` their paired difference."""
+
+    map: Map
+    in_force: bool
+    outcomes: int
+    reason: str
+    fitted_on: int = 0
+    held_out: int = 0
+    brier_before: tuple[float, float, float] | None = None
+    brier_after: tuple[float, float, float] | None = None
+    improvement: tuple[float, float, float] | None = None
+    departure: float | None = None
+    tried: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def method(self) -> str:
+        return self.map.method if self.in_force else "identity"
+
+    def __call__(self, p: float) -> float:
+        return self.map(p) if self.in_force else p
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fitted:
+        m = data["map"]
+        data = {**data, "map": Map(m["method"], tuple(m["params"]))}
+        for key in ("brier_before", "brier_after", "improvement"):
+            if data.get(key) is not None:
+                data[key] = tuple(data[key])
+        return cls(**data)
+
+
+def _folds(n: int, cut: int) -> list[tuple[int, int]]:
+    """The held-out blocks, each scored by a map fitted on every outcome before it: the
+    guardian's split (``cut`` onwards), and before it the block from the first third (at least
+    :data:`MIN_FIT`), so the proof is scored on more of the outcomes."""
+    first = max(MIN_FIT, round(n / 3))
+    return [(first, cut), (cut, n)] if first < cut else [(cut, n)]
+
+
+def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
+    """The map for ``(p, y)`` (oldest first) and whether it is in force (module docstring)."""
+    n = len(p)
+    if len(y) != n:
+        raise ValueError("stated values and outcomes must be equal-length sequences")
+    cut = split(n)
+    if cut is None:
+        return Fitted(
+            Map(),
+            False,
+            n,
+            f"{n} outcomes: a map is used only once it lowers the Brier score on outcomes it "
+            f"was not fitted on ({MIN_FIT + MIN_HELD_OUT} needed: {MIN_FIT} to fit, "
+            f"{MIN_HELD_OUT} after them to test)",
+        )
+    folds = _folds(n, cut)
+    start = folds[0][0]
+    methods = ["logistic", "isotonic"] if cut >= ISOTONIC_MIN else ["logistic"]
+    raw = [(a - b) ** 2 for a, b in zip(p[start:], y[start:], strict=True)]
+    tried: dict[str, float] = {}
+    best: tuple[float, str, list[float]] | None = None
+    for method in methods:
+        mapped = []
+        for lo, hi in folds:
+            m = fit(p[:lo], y[:lo], method)
+            mapped += [(m(a) - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
+        score = sum(mapped) / len(mapped)
+        tried[method] = round(score, 6)
+        if best is None or score < best[0]:
+            best = (score, method, mapped)
+    assert best is not None
+    _, method, mapped = best
+    before, after = _mean_interval(raw), _mean_interval(mapped)
+    gain = _mean_interval([r - m for r, m in zip(raw, mapped, strict=True)])
+    whole = fit_logistic(p, y)
+    departure = whole.departure()
+    common = dict(
+        outcomes=n,
+        fitted_on=start,
+        held_out=n - start,
+        brier_before=_rounded(before),
+        brier_after=_rounded(after),
+        improvement=_rounded(gain),
+        departure=round(departure, 4),
+        tried=tried,
+    )
+    if after[0] >= before[0]:
+        return Fitted(
+            fit(p, y, method),
+            False,
+            reason=f"a {method} map fitted on the outcomes before each did not lower the Brier "
+            f"score on the last {n - start} ({before[0]:.4f} → {after[0]:.4f}): the stated "
+            "values stand",
+            **common,  # type: ignore[arg-type]
+        )
+    if departure <= CHI2_2_975:
+        return Fitted(
+            fit(p, y, method),
+            False,
+            reason=f"the statements are consistent with what happened (the identity is inside "
+            f"the map's 97.5% region: {departure:.2f} ≤ {CHI2_2_975:.2f}): the stated values stand",
+            **common,  # type: ignore[arg-type]
+        )
+    return Fitted(
+        fit(p, y, method),
+        True,
+        reason=f"a {method} map fitted on the outcomes before each lowered the Brier score on "
+        f"the last {n - start} ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}",
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def _rounded(t: tuple[float, float, float]) -> tuple[float, float, float]:
+    return (round(t[0], 6), round(t[1], 6), round(t[2], 6))
+
+
+# the release gate ---------------------------------------------------------------------------
+
+
+def binom_cdf(k: int, n: int, rate: float) -> float:
+    """``P(Bin(n, rate) ≤ k)``, summed exactly in log space."""
+    if k >= n:
+        return 1.0
+    if k < 0:
+        return 0.0
+    if rate <= 0:
+        return 1.0
+    if rate >= 1:
+        return 0.0
+    lr, lq = math.log(rate), math.log1p(-rate)
+    total = 0.0
+    for i in range(k + 1):
+        total += math.exp(
+            math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lr + (n - i) * lq
+        )
+    return min(1.0, total)
+
+
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) interval for a rate of ``k`` in ``n``."""
+    if n <= 0:
+        return 0.0, 1.0
+    tail = (1 - confidence) / 2
+
+    def solve(target: float, cdf_k: int) -> float:
+        lo, hi = 0.0, 1.0  # binom_cdf(cdf_k, n, r) falls as r rises
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            if binom_cdf(cdf_k, n, mid) > target:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    low = 0.0 if k == 0 else solve(1 - tail, k - 1)
+    high = 1.0 if k == n else solve(tail, k)
+    return low, high
+
+
+def min_released(max_failure_rate: float, confidence: float) -> int:
+    """The fewest released tasks with which zero failures reject "more than ``α`` fail"."""
+    return math.ceil(math.log(1 - confidence) / math.log1p(-max_failure_rate))
+
+
+def scan_start(n: int, max_failure_rate: float, confidence: float) -> int:
+    """How many released tasks the scan's first threshold needs: three times
+    :func:`min_released` (a threshold over so few tasks is rarely certified, and the scan stops
+    at the first it cannot certify), or a quarter of the outcomes when that is fewer, but never
+    fewer than :func:`min_released`. It depends on counts alone, never on the outcomes."""
+    need = min_released(max_failure_rate, confidence)
+    return max(need, min(3 * need, n // 4))
+
+
+GRID: Final = tuple(round(0.99 - i / 100, 2) for i in range(99))
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The release gate chosen from past outcomes (module docstring); ``threshold`` is on the
+    stated value, ``None`` when the outcomes support none."""
+
+    max_failure_rate: float
+    confidence: float
+    threshold: float | None
+    released: int
+    held: int
+    failures: int
+    failure_rate: float | None
+    low: float | None
+    high: float | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def release_gate(
+    p: Sequence[float], y: Sequence[float], max_failure_rate: float, confidence: float = 0.95
+) -> Gate:
+    """The lowest threshold on the stated value a fixed-sequence scan can certify (module
+    docstring)."""
+    if not 0 < max_failure_rate < 1 or not 0 < confidence < 1:
+        raise ValueError("max_failure_rate and confidence must be in (0, 1)")
+    n = len(p)
+    failed = [yi < 0.5 for yi in y]
+    need = scan_start(n, max_failure_rate, confidence)
+    delta = 1 - confidence
+    chosen: tuple[float, int, int] | None = None
+    started = False
+    for lam in GRID:
+        released = [f for pi, f in zip(p, failed, strict=True) if pi >= lam - 1e-12]
+        if not started:
+            if len(released) < need:
+                continue
+            started = True
+        k = sum(released)
+        if binom_cdf(k, len(released), max_failure_rate) > delta:
+            break
+        chosen = (lam, len(released), k)
+    if chosen is None:
+        why = (
+            f"{n} outcomes: a threshold needs at least {need} tasks above it"
+            if not started
+            else "no threshold keeps the failure rate among released tasks at or below "
+            f"{max_failure_rate:.0%} with {confidence:.0%} confidence in these {n} outcomes"
+        )
+        return Gate(
+            max_failure_rate, confidence, None, 0, n, 0, None, None, None,
+            why + "; the profile's threshold applies",
+        )  # fmt: skip
+    lam, released_n, k = chosen
+    low, high = clopper_pearson(k, released_n, confidence)
+    return Gate(
+        max_failure_rate=max_failure_rate,
+        confidence=confidence,
+        threshold=lam,
+        released=released_n,
+        held=n - released_n,
+        failures=k,
+        failure_rate=k / released_n,
+        low=low,
+        high=high,
+        reason=f"stated {lam:.2f} or more: {k} of {released_n} released tasks failed; at most "
+        f"{max_failure_rate:.0%} fail with {confidence:.0%} confidence",
+    )

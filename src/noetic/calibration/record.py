@@ -1,0 +1,44 @@
+"""The agent's own record, in one line, where it forms its next statement: Claude Code's
+SessionStart and UserPromptSubmit context, the MCP bootstrap result and the assessment prompts.
+
+"Your last 40 PREFLIGHT statements averaged 0.80; 35% of those tasks succeeded; calibrated, your
+0.80 has meant 0.38." It is read from the map kept in ``calibration_maps``
+(:mod:`.recalibrating`), as plain numbers: this module imports nothing but :mod:`json` and the
+store's plain reads, so a hook pays for no model library. Nothing is said before the agent has
+outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+
+
+def record_line(store: BaseStore, ai_id: str) -> str | None:
+    """The line for ``ai_id`` from its newest kept map, or None when it has no outcomes yet (or
+    no map was kept: one is at its first outcome)."""
+    from noetic.store.reads import newest_map_body
+
+    return line_from(newest_map_body(store, ai_id))
+
+
+def line_from(body: str | None) -> str | None:
+    """The line from a kept map's body (None: no map kept)."""
+    record = json.loads(body).get("record") if body is not None else None
+    if not record:
+        return None
+    tasks, mean = record["tasks"], record["mean_stated"]
+    line = (
+        f"Your record in Noetic: your last {tasks} PREFLIGHT statement"
+        f"{'s' if tasks != 1 else ''} {'averaged' if tasks != 1 else 'was'} {mean:.2f}; "
+        f"{record['succeeded']:.0%} of those tasks succeeded"
+    )
+    if record.get("calibrated") is not None:
+        line += (
+            f"; calibrated, your {mean:.2f} has meant {record['calibrated']:.2f}, and Noetic "
+            "decides on the calibrated value"
+        )
+    return line + ". State what you expect, not what you hope."
