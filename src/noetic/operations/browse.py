@@ -126,27 +126,9 @@ class SessionsPage(BaseModel):
 def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
     """One page of sessions, newest first, with each one's tasks, confidence and outcome."""
     total, found = listing.session_page(store, list_query(filters))
-    rows = [
-        SessionRow(
-            id=r.id,
-            agent=r.ai_id,
-            model=r.ai_model,
-            profile=r.profile,
-            project=r.project,
-            status=r.status,
-            created_at=r.created_at,
-            tasks=r.tasks,
-            latest_task=r.latest_task,
-            latest_task_id=r.latest_task_id,
-            confidence=r.confidence,
-            outcome=r.outcome,
-            engines=r.engines,
-        )
-        for r in found
-    ]
     return SessionsPage(
         filters=filters,
-        rows=rows,
+        rows=[SessionRow(**r._asdict()) for r in found],
         total=total,
         pages=max(1, -(-total // filters.per_page)),
         choices=filter_choices(store),

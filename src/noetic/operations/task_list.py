@@ -67,7 +67,7 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
     statuses = sorted({*TASK_STATUSES, *listing.task_statuses(store)})
     return TasksPage(
         filters=filters,
-        rows=[_row(r) for r in found],
+        rows=[TaskListRow(**r._asdict()) for r in found],
         total=total,
         pages=max(1, -(-total // filters.per_page)),
         choices=Choices(
@@ -77,23 +77,4 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
             engines=seen.engines,
             statuses=statuses,
         ),
-    )
-
-
-def _row(r: listing.TaskFigures) -> TaskListRow:
-    return TaskListRow(
-        id=r.id,
-        task=r.task,
-        session_id=r.session_id,
-        agent=r.ai_id,
-        model=r.ai_model,
-        profile=r.profile,
-        project=r.project,
-        status=r.status,
-        created_at=r.created_at,
-        ended_at=r.ended_at,
-        assessments=r.assessments,
-        confidence=r.confidence,
-        outcome=r.outcome,
-        engines=r.engines,
     )

@@ -38,8 +38,8 @@ class ListQuery:
 
 class SessionFigures(NamedTuple):
     id: str
-    ai_id: str
-    ai_model: str | None
+    agent: str
+    model: str | None
     profile: str
     project: str | None
     status: str
@@ -56,8 +56,8 @@ class TaskFigures(NamedTuple):
     id: str
     task: str
     session_id: str
-    ai_id: str
-    ai_model: str | None
+    agent: str
+    model: str | None
     profile: str
     project: str | None
     status: str
@@ -201,23 +201,11 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
     for i in ids:
         r = by_id[i]
         n, cid, task = tasks.get(i, (0, None, None))
-        out.append(
-            SessionFigures(
-                id=i,
-                ai_id=r["ai_id"],
-                ai_model=r["ai_model"],
-                profile=r["profile"],
-                project=r["project"],
-                status=r["status"],
-                created_at=r["created_at"],
-                tasks=n,
-                latest_task=task,
-                latest_task_id=cid,
-                confidence=confidence.get(i),
-                outcome=outcome.get(i),
-                engines=engines.get(i, []),
-            )
-        )
+        out.append(SessionFigures(
+            i, r["ai_id"], r["ai_model"], r["profile"], r["project"], r["status"],
+            r["created_at"], n, task, cid, confidence.get(i), outcome.get(i),
+            engines.get(i, []),
+        ))  # fmt: skip
     return out
 
 
@@ -376,24 +364,11 @@ def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
     out = []
     for i in ids:
         r = by_id[i]
-        out.append(
-            TaskFigures(
-                id=r["id"],
-                task=r["task"],
-                session_id=r["session_id"],
-                ai_id=r["ai_id"],
-                ai_model=r["ai_model"],
-                profile=r["profile"],
-                project=r["project"],
-                status=r["status"],
-                created_at=r["created_at"],
-                ended_at=r["ended_at"],
-                assessments=counts.get(i, 0),
-                confidence=confidence.get(i),
-                outcome=outcome.get(i),
-                engines=engines.get(i, []),
-            )
-        )
+        out.append(TaskFigures(
+            i, r["task"], r["session_id"], r["ai_id"], r["ai_model"], r["profile"],
+            r["project"], r["status"], r["created_at"], r["ended_at"], counts.get(i, 0),
+            confidence.get(i), outcome.get(i), engines.get(i, []),
+        ))  # fmt: skip
     return out
 
 
