@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run demo test test-fast lint sandbox browser postgres bench fuzz clean test-clients
+.PHONY: run demo test test-fast lint sandbox browser postgres pgvector bench fuzz clean test-clients
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Noetic needs Python 3.11 or newer on PATH" >&2; exit 1; }
@@ -58,6 +58,11 @@ postgres:
 	    exit 1; \
 	  fi; }
 
+# Recall's HNSW tests need pgvector in that server, built to run on any x86-64 (Debian's package
+# where there is one, else Debian's source built with OPTFLAGS=""): tests/setup_pgvector.sh.
+pgvector: postgres
+	@bash tests/setup_pgvector.sh "$$(dirname "$$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")"
+
 # The dashboard's browser tests drive Debian's Chromium through Playwright (never a browser
 # Playwright would download): install it if missing.
 browser:
@@ -73,7 +78,7 @@ browser:
 	  fi; }
 
 # The whole suite, then a coverage report of src/noetic (no threshold: a map, not a gate).
-test: lint sandbox browser postgres
+test: lint sandbox browser postgres pgvector
 	$(BIN)/pytest -q --hypothesis-profile=ci --cov --cov-report=term
 
 # The edit-test loop: everything but tests that start processes, browsers or servers, or take

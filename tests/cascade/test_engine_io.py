@@ -94,8 +94,12 @@ def test_tools_of_an_external_mcp_server_are_offered_and_called(store, tmp_path)
 
 def test_bad_mcp_server_config_is_a_clear_error(tmp_path):
     (tmp_path / "config.toml").write_text('[mcp_servers.x]\ncommand = "not a list"\n')
-    with pytest.raises(ValidationError, match="must be a list of strings"):
+    with pytest.raises(ValidationError) as caught:
         configured_servers(tmp_path)
+    assert caught.value.message == (
+        f"{tmp_path / 'config.toml'}: [mcp_servers.x] command must be a non-empty list of "
+        "strings, not 'not a list'"
+    )
 
 
 @pytest.mark.subprocess

@@ -212,3 +212,35 @@ def test_http_hooks_answer_beside_the_session_start_command(project, env, _isola
         server.wait(timeout=30)
         if server.stderr is not None:
             server.stderr.close()
+
+
+def test_the_agents_record_reaches_the_model_once_it_has_outcomes(project, env, _isolated_home):
+    """Claude Code's earlier tasks in this store stated P(success) 0.8 and 14 of 40 succeeded:
+    the SessionStart context the model receives carries that record, calibrated."""
+    from noetic.assessment import Assessment
+    from noetic.calibration import record_outcome
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+
+    from ..conftest import uniform
+
+    with Store(_isolated_home) as store:
+        tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
+        session, _ = tracker.bootstrap(ai_id="claude-code")
+        sure = {"vectors": uniform(0.95), "p_success": 0.8}
+        for i in range(40):
+            r = tracker.preflight(session.id, f"task {i}", Assessment.from_input("preflight", sure))
+            tracker.postflight(session.id, Assessment.from_input("postflight", sure))
+            ok = int((i + 1) * 14 / 40) > int(i * 14 / 40)
+            record_outcome(store, r.cascade.id, score=float(ok), source="test")
+    with running("Noted.") as stub:
+        done = subprocess.run(
+            [str(CLAUDE), "-p", "say hi", "--output-format", "json"],
+            env={**env, "ANTHROPIC_BASE_URL": stub.url},
+            cwd=project, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        sent = " ".join(json.dumps(r) for r in stub.requests)
+    assert "your last 40 PREFLIGHT statements averaged 0.80" in sent
+    assert "35% of those tasks succeeded" in sent
+    assert "calibrated, your 0.80 has meant 0.3" in sent

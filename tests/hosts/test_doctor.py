@@ -107,3 +107,39 @@ def test_a_gate_configuration_that_cannot_be_read_is_a_failure(project, home, _i
     found = checks(cli_json("doctor", code=1))["gate"]
     assert found["status"] == "fail" and "gone.yaml" in found["detail"]
     assert "denies every Bash, Write and Edit call" in found["fix"]
+
+
+@pytest.mark.subprocess
+def test_every_configuration_problem_is_a_failing_check_of_its_own(project, home, _isolated_home):
+    cli_json("bootstrap")
+    config = _isolated_home / "config.toml"
+    assert checks(cli_json("doctor"))["config"]["status"] == "ok"
+    config.write_text(
+        "[hooks]\ncontext_tokens = 50\n"
+        '[prices."openai:m"]\ninput = 1\noutput = "two"\n'
+        "[gate]\nirreversable = 'deny'\n"
+    )
+    report = cli_json("doctor", code=1)
+    found = [c for c in report["checks"] if c["name"] == "config"]
+    assert [c["status"] for c in found] == ["fail"] * 3
+    assert [c["detail"] for c in found] == [
+        f"{config}: [prices.\"openai:m\"] output must be a number of at least 0, not 'two'",
+        f"{config}: [gate] has no setting 'irreversable'",
+        f"{config}: [hooks] context_tokens must be a whole number of at least 100, not 50",
+    ]
+    assert found[1]["fix"].startswith("did you mean 'irreversible'?")
+    assert checks(report)["store"]["status"] == "ok"  # a section's problem stops its readers only
+
+
+@pytest.mark.subprocess
+def test_a_configuration_no_command_can_read_is_named_and_the_store_not_opened(
+    project, home, _isolated_home
+):
+    cli_json("bootstrap")
+    config = _isolated_home / "config.toml"
+    config.write_text('[stor]\nurl = "postgresql://db/noetic"\n')
+    report = cli_json("doctor", code=1)
+    found = checks(report)
+    assert found["config"]["detail"] == f"{config}: no section [stor] is known"
+    assert found["config"]["fix"].startswith("did you mean [store]?")
+    assert found["store"]["status"] == "fail" and "[stor]" in found["store"]["detail"]

@@ -133,3 +133,53 @@ def test_the_irreversible_rules_match_program_names_as_fnmatch_does(
 ) -> None:
     # a plain name is compared, not compiled: the same answer, without a regular expression
     assert irreversible._named(name, pattern) == fnmatch.fnmatchcase(name, pattern)
+
+
+@pytest.mark.subprocess
+def test_pre_tool_use_starts_no_git_and_loads_no_archive_module_once_kept(gated: Path) -> None:
+    # what git says of the repository is kept while nothing it read changed: no `subprocess`
+    # (so no git process); tree-sitter-bash's grammar without importlib.resources (tempfile,
+    # shutil, zipfile)
+    idle = ("subprocess", "importlib.resources", "tempfile", "shutil", "zipfile")
+    bash = {"hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    hook("pre-tool-use", gated, **bash, tool_input={"command": "true"})  # keeps git's answers
+    for tool, tool_input in [
+        ("Bash", {"command": "ls -la"}),
+        ("Bash", {"command": "cp payload .git/hooks/pre-commit"}),
+        ("Write", {"file_path": str(gated / "notes.md"), "content": "x"}),
+    ]:
+        body = {"session_id": SESSION, "cwd": str(gated), "hook_event_name": "PreToolUse",
+                "tool_name": tool, "tool_input": tool_input}  # fmt: skip
+        report = modules_loaded(["hook", "pre-tool-use"], idle, gated, stdin=json.dumps(body))
+        assert report["code"] == 0, report["output"]
+        assert report["loaded"] == [], (tool_input, report["output"])
+
+
+_NAMES = st.text(alphabet="ab.-*?[]!^\\", max_size=5)
+
+
+@given(_NAMES, st.lists(_NAMES, max_size=4))
+def test_the_gate_matches_command_names_to_its_globs_as_fnmatch_does(
+    name: str, patterns: list[str]
+) -> None:
+    from noetic.tools.shellgate import catalog
+
+    expected = any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    assert catalog.names_fit(name, tuple(patterns)) == expected
+
+
+@pytest.mark.subprocess
+def test_a_write_is_judged_without_the_shell_parser(gated: Path) -> None:
+    # a Write or Edit needs the policy's write rules and the protected set, not the parser, the
+    # judge or the irreversible rules a Bash command needs
+    unused = ("tree_sitter", "noetic.tools.shellgate.judge", "noetic.hosts.irreversible")
+    for path, expected in [("notes.md", None), (".git/hooks/pre-commit", "deny"),
+                           (".claude/settings.json", "ask")]:  # fmt: skip
+        tool_input = {"file_path": str(gated / path), "content": "x"}
+        body = {"session_id": SESSION, "cwd": str(gated), "hook_event_name": "PreToolUse",
+                "tool_name": "Write", "tool_input": tool_input}  # fmt: skip
+        report = modules_loaded(["hook", "pre-tool-use"], unused, gated, stdin=json.dumps(body))
+        reply = json.loads(report["output"][0]) if report["output"][0].strip() else None
+        got = None if reply is None else reply["hookSpecificOutput"]["permissionDecision"]
+        assert got == expected, (path, reply)
+        assert report["loaded"] == [], path

@@ -158,3 +158,92 @@ def test_retries_of_one_request_on_a_full_disk_store_it_once(tmp_path, prepared)
     assert [t["rc"] for t in tries] == [0, 0, 0], [t["out"] + t["err"] for t in tries]
     assert "was already applied" in tries[1]["err"] + tries[1]["out"]
     assert stored["json"]["rows"] == 3  # the prepared two and one check, not three
+
+
+SWEEP = Path(__file__).with_name("_full_disk_sweep.py")
+LEVELS = list(range(0, 513, 16))  # KiB left free on a 3 MiB tmpfs
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Every write command and MCP write tool at every fill level (``_full_disk_sweep.py``),
+    on a store holding one session with an open task."""
+    if shutil.which("unshare") is None:
+        pytest.fail("needs unshare (util-linux) for a private tmpfs mount")
+    root = tmp_path_factory.mktemp("sweep")
+    prepared = root / "prepared"
+    env = {**os.environ, "NOETIC_HOME": str(prepared), "NOETIC_INDEX": "off"}
+    from ._full_disk_sweep import ALL  # gaps enough for goals
+
+    for args in (["bootstrap"], ["preflight", "a task", "--vectors", ALL]):
+        subprocess.run([*NOETIC, *args], env=env, check=True, capture_output=True)
+    (root / "store").mkdir()
+    out = root / "tries.jsonl"
+    user = [] if os.geteuid() == 0 else ["--map-root-user"]
+    ran = subprocess.run(
+        ["unshare", *user, "--mount", sys.executable, "-X", "faulthandler", str(SWEEP),
+         str(root / "store"),
+         str(prepared), str(out), *map(str, LEVELS)],
+        env=env, capture_output=True, text=True, check=False, timeout=1200,
+    )  # fmt: skip
+    if ran.returncode != 0 and "unshare" in ran.stderr:
+        pytest.fail(f"mount namespaces unavailable here: {ran.stderr.strip()}")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_every_write_at_every_fill_level_is_reported_as_what_happened(sweep):
+    """A write that failed stored nothing (so it says so truly, and running it again is safe);
+    one that exited 0 stored its row; exit 6 says what was stored; and the retry, with room
+    again and the same request id, never stores a second copy."""
+    writes = {t["write"] for t in sweep}
+    assert len(sweep) == len(LEVELS) * len(writes) and len(writes) == 13
+    once = {t["write"]: t for t in sweep if t["level"] == LEVELS[-1]}
+    for t in sweep:
+        table, what = t["table"], f"{t['write']} at {t['level']} KiB free: {t['said'][:300]}"
+        grew = t["after"][table] - t["before"][table]
+        if t["rc"] == 0:
+            assert grew > 0, what
+        elif t["rc"] == 6:
+            assert grew > 0 and "was stored" in t["said"], what
+        else:
+            assert t["after"] == t["before"], what  # nothing of it stored, in any table
+            assert "Traceback" not in t["said"], what
+        if "nothing was stored" in t["said"]:
+            assert t["after"] == t["before"], what
+        assert t["retry_rc"] == 0, f"{what}; then {t['retry_said'][:300]}"
+        total = t["after_retry"][table] - t["before"][table]
+        assert total == once[t["write"]]["after"][table] - once[t["write"]]["before"][table], what
+    for write in writes:  # the sweep crosses the boundary for every write
+        codes = {t["rc"] for t in sweep if t["write"] == write}
+        assert 0 in codes and codes - {0}, (write, codes)
+    assert once == {w: t for w, t in once.items() if t["rc"] == 0}  # room: all succeed
+
+
+def test_a_write_failing_after_the_commands_earlier_writes_says_they_stay(tmp_path):
+    """A command of several writes (a cascade run is one) whose later write finds the database
+    full (SQLite's own limit: ``max_page_count``) says that write was not stored and that the
+    earlier ones stay (exit 6), never that nothing was stored; the first write of a command
+    that fails says nothing was stored."""
+    from noetic.errors import StoredIncomplete, StoreError, counting_commits
+    from noetic.store import Store
+
+    with Store(tmp_path / "s", write_files=False) as store:
+        with counting_commits():
+            session = store.create_session(ai_id="a", profile="balanced")
+            pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+            store.conn.execute(f"PRAGMA max_page_count = {pages}")
+            with pytest.raises(StoredIncomplete) as partly:
+                store.open_cascade(session.id, "t" * 60_000, profile="balanced")
+        with counting_commits(), pytest.raises(StoreError) as failed:
+            store.open_cascade(session.id, "u" * 60_000, profile="balanced")
+        kept = store.conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        tasks = store.conn.execute("SELECT count(*) FROM cascades").fetchone()[0]
+    assert "this write was not stored, but the 1 write this command made before it" in str(
+        partly.value
+    )
+    assert not isinstance(failed.value, StoredIncomplete)
+    assert "nothing was stored" in failed.value.message
+    assert (kept, tasks) == (1, 0)

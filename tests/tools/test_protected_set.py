@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from noetic.hosts.hooks import outside_project
 from noetic.tools.shellgate.protected import (
     builtin,
-    check_patterns,
     entry_path,
     protected_set,
 )
@@ -35,22 +34,6 @@ def test_the_built_in_list_is_data_naming_what_runs_each_file():
     for wanted in ("{workspace}/.claude/**", "{workspace}/.mcp.json", "{workspace}/**/*.pth",
                    "{workspace}/**/.noetic/**", "{workspace}/.envrc"):  # fmt: skip
         assert wanted in patterns
-
-
-_PATTERN = st.text(max_size=12)
-
-
-@given(st.lists(_PATTERN, max_size=4) | _PATTERN)
-def test_user_patterns_are_checked(value):
-    items = [value] if isinstance(value, str) else value
-    valid = all(v.strip() and v.startswith(("/", "~", "{workspace}")) for v in items)
-    try:
-        found = check_patterns(value, "[gate] protected")
-    except ValueError as exc:
-        assert not valid
-        assert str(exc).startswith("[gate] protected")
-    else:
-        assert valid and found == tuple(items)
 
 
 @given(st.lists(st.sampled_from(["a", "b", "..", ".", "sub", "x y"]), max_size=5))

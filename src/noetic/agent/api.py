@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.agent.loop import AgentResult, AgentSettings, run_agent
+from noetic.agent.loop import AgentResult, run_agent
+from noetic.agent.settings import AgentSettings
 from noetic.agent.state import Mode, State
 from noetic.events import Event
 from noetic.llm.base import Provider

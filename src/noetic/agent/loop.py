@@ -18,16 +18,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from noetic.agent import nodes
 from noetic.agent.epistemic import Asker, EpistemicGate
 from noetic.agent.memory import AgentMemory
 from noetic.agent.nodes import Run
-from noetic.agent.state import Mode, State, add_message
+from noetic.agent.settings import AgentSettings
+from noetic.agent.state import State, add_message
 from noetic.agent.toolbox import Toolbox
 from noetic.errors import InvalidValueError, ProviderError
 from noetic.events import EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer
@@ -68,25 +68,6 @@ def mermaid() -> str:
             "  act -->|limit| synthesize",
         ]
     )
-
-
-class AgentSettings(BaseModel):
-    """How one agent runs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str = "assistant"
-    workspace: Path = Path(".")
-    mode: Mode = "adapt"
-    max_iterations: int = Field(10, ge=1, le=100)
-    max_tokens: int | None = Field(None, gt=0, description="token budget of the whole run")
-    breaker_threshold: int = Field(3, ge=1)
-    tools_fixed: bool = False  # the caller listed the tools: triage does not narrow them
-    user_id: str = "default"
-    epistemic: bool = False  # wrap the run in CASCADE and hold irreversible actions
-    approve: Literal["ask", "never", "always"] = "never"
-    scratch: str | None = None  # a folder of the workspace whose writes count as reversible
-    policy_files: tuple[Path, ...] = ()
 
 
 class AgentResult(BaseModel):

@@ -29,8 +29,6 @@ and per profile ``calibration: {decide_on: stated}``. Either saying ``stated`` t
 from __future__ import annotations
 
 import json
-import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -39,12 +37,10 @@ from noetic.assessment import Calibrated, Release
 from noetic.calibration.outcomes import Filters, phase_points
 from noetic.calibration.phases import PhasePoint
 from noetic.calibration.recalibration import Fitted, Gate, Map, recalibrate, release_gate, split
-from noetic.errors import InvalidValueError
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.store.reads import last_outcome
 
-DECIDE_ON: Final = ("calibrated", "stated")
 RECORD_TASKS: Final = 40
 Scope = Literal["agent", "model", "store"]
 
@@ -59,49 +55,16 @@ class Settings:
 
 
 def read_settings(home: Path) -> Settings:
-    """The settings from ``<home>/config.toml`` (defaults when absent); a bad value is an error
-    naming the key."""
-    path = home / "config.toml"
-    try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Settings()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InvalidValueError(f"cannot read {path}: {exc}", field="config") from None
-    return parse_settings(config, str(path))
+    """The settings from ``<home>/config.toml`` (defaults when absent), checked by
+    :mod:`noetic.config`: a bad value is an error naming the file, the section and the key."""
+    from noetic.config import load
 
-
-def parse_settings(config: dict[str, Any], where: str = "config.toml") -> Settings:
-    cal, gate = config.get("calibration", {}), config.get("gate", {})
-    if not isinstance(cal, dict) or not isinstance(gate, dict):
-        raise InvalidValueError(f"{where}: [calibration] and [gate] must be tables", field="config")
-    decide_on = cal.get("decide_on", "calibrated")
-    if decide_on not in DECIDE_ON:
-        raise InvalidValueError(
-            f"{where}: [calibration] decide_on must be calibrated or stated, got {decide_on!r}",
-            field="decide_on",
-            value=decide_on,
-        )
-    rate, confidence = gate.get("max_failure_rate"), gate.get("confidence", 0.95)
-    for key, value in (("max_failure_rate", rate), ("confidence", confidence)):
-        if value is None:
-            continue
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not 0 < value < 1
-        ):
-            raise InvalidValueError(
-                f"{where}: [gate] {key} must be a number between 0 and 1, got {value!r}",
-                field=key,
-                value=value,
-                fix=f"e.g. {key} = {0.10 if key == 'max_failure_rate' else 0.95}",
-            )
+    config = load(home)
+    gate = config.gate
     return Settings(
-        decide_on=decide_on,
-        max_failure_rate=None if rate is None else float(rate),
-        confidence=float(confidence),
+        decide_on=config.calibration.decide_on,
+        max_failure_rate=gate.max_failure_rate,
+        confidence=gate.confidence,
     )
 
 

@@ -1,7 +1,10 @@
 """How a command ends: Noetic's errors become a message (or ``{"error": …}``) and an exit code.
 
 1 for the caller's mistakes (:class:`noetic.errors.UsageError`), 3 for runtime failures (store,
-provider); typer itself exits 2 on malformed command lines. An engine run that ends without doing
+provider): a write command that exits 3 stored nothing, so running it again is safe. 6 when the
+write was stored and a step after it failed (:class:`noetic.errors.StoredIncomplete`: the message
+names what is stored and what is missing; running it again would store it twice). typer itself
+exits 2 on malformed command lines. An engine run that ends without doing
 what was asked exits non-zero after printing its result (:func:`run_exit_code`): 3 when it
 failed, 5 when it stopped to wait for a person (a question to answer, a task to hand on, a
 decision to make).
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
 EXIT_USER_ERROR = 1
 EXIT_USAGE = 2
 EXIT_RUNTIME = 3
+EXIT_STORED_INCOMPLETE = 6
 EXIT_AWAITING_INPUT = 5
 EXIT_INTERRUPTED = 130  # Ctrl-C: what finished is kept (a run says how to resume it)
 
@@ -75,12 +79,21 @@ def handled(as_json: bool) -> Iterator[None]:
     An operating-system or database error the command met (a full disk, a file it could not
     write) is reported the same way, as a runtime failure naming what failed, rather than as a
     traceback with nothing on stdout."""
-    from noetic.errors import NoeticError, StoreError, UsageError
+    from noetic.errors import (
+        NoeticError,
+        StoredIncomplete,
+        StoreError,
+        UsageError,
+        counting_commits,
+    )
 
     try:
-        yield
+        with counting_commits():  # a write failing after one of this command's says so
+            yield
     except NoeticError as exc:
         code = EXIT_USER_ERROR if isinstance(exc, UsageError) else EXIT_RUNTIME
+        if isinstance(exc, StoredIncomplete):
+            code = EXIT_STORED_INCOMPLETE
         _report(exc, as_json)
         raise CommandExit(code) from None
     except OSError as exc:

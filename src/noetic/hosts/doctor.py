@@ -41,10 +41,16 @@ class Report(BaseModel):
 
 def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = False) -> Report:
     """Run every check for the store and project (nothing written)."""
-    from noetic.store.location import locate_store, shown
+    from noetic.errors import NoeticError
+    from noetic.store.location import locate_home, locate_store, shown
 
-    location = locate_store(store, cwd=project)
-    checks = [*_store_checks(location)]
+    checks = config_checks(locate_home(store, cwd=project))
+    try:
+        location = locate_store(store, cwd=project)
+    except NoeticError as exc:  # its configuration: named above, and nothing opens without it
+        checks.append(Check(name="store", status="fail", detail=exc.message, fix=exc.fix))
+        return Report(store=str(locate_home(store, cwd=project)), checks=checks)
+    checks.extend(_store_checks(location))
     checks.append(_provider(location.home, call))
     checks.append(_gate(location.home))
     checks.append(_embedder())
@@ -52,6 +58,26 @@ def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = Fals
     checks.extend(host_checks(project, home))
     checks.extend(hook_url_checks(project, home, location.home))
     return Report(store=shown(location), checks=checks)
+
+
+def config_checks(home: Path) -> list[Check]:
+    """The store's config.toml, every section checked: a failing check per problem."""
+    from noetic.config import config_path, problems
+
+    path = config_path(home)
+    found = problems(home)
+    if not found:
+        shown = f"{path} is valid" if path.exists() else f"no {path}: the defaults apply"
+        return [Check(name="config", status="ok", detail=shown)]
+    return [
+        Check(
+            name="config",
+            status="fail",
+            detail=exc.message,
+            fix=exc.fix or "fix the value named (docs/configuration.md lists every setting)",
+        )
+        for exc in found
+    ]
 
 
 def _store_checks(location: StoreLocation) -> list[Check]:
@@ -215,11 +241,11 @@ def _gate(home: Path) -> Check:
     import os
 
     from noetic.hosts.irreversible import load_rules
-    from noetic.hosts.pretool import default_settings, gate_settings
+    from noetic.hosts.pretool import gate_settings
     from noetic.tools.shellgate import load_policy
 
     try:
-        settings = gate_settings(home) if (home / "config.toml").exists() else default_settings()
+        settings = gate_settings(home)
         env = os.environ.get("NOETIC_SHELL_POLICY")
         files = [*settings["policy"], *([Path(env)] if env else [])]
         load_policy(*files)

@@ -64,7 +64,6 @@ EVENTS = (
     "stop-failure",
 )
 AI_ID = "claude-code"
-DEFAULT_CONTEXT_TOKENS = 1500
 # Recent tasks read for the SessionStart context; the budget usually stops well before.
 RECENT_TASKS = 50
 _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? *(\d+)", re.IGNORECASE)
@@ -316,17 +315,9 @@ def _export_env(session_id: str) -> None:
 
 
 def _context_budget(home: Path) -> int:
-    from noetic.errors import InvalidValueError
-    from noetic.hosts.outcomes import read_config
+    from noetic.config import load
 
-    value = read_config(home).get("hooks", {}).get("context_tokens", DEFAULT_CONTEXT_TOKENS)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 100:
-        raise InvalidValueError(
-            "[hooks] context_tokens must be a whole number of at least 100",
-            field="context_tokens",
-            value=value,
-        )
-    return value
+    return load(home).context_tokens
 
 
 def estimate_tokens(text: str) -> int:
@@ -667,9 +658,10 @@ def log_failure(
     from datetime import UTC, datetime
 
     from noetic.errors import error_name
+    from noetic.store.location import locate_home
 
-    try:
-        home: Path = locate(payload, store, project).home
+    try:  # not locate(): a config.toml that cannot be read is what may be logged
+        home = locate_home(store, cwd=project_root(payload, project))
     except Exception:
         return None
     if not home.is_dir():

@@ -12,43 +12,17 @@ Which command lines run one of them, and which exit statuses are outcomes, is
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
-
-from noetic.errors import InvalidValueError
 
 MAX_EVIDENCE = 500
 
 
-def read_config(home: Path) -> dict[str, Any]:
-    """``<store>/config.toml`` as a dict (empty when absent); a malformed file is an error."""
-    path = home / "config.toml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidValueError(f"cannot read {path}: {exc}", field="config") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
-
-
 def test_commands(home: Path) -> list[str]:
-    """The configured test commands; a value that is not a list of strings is an error."""
-    value = read_config(home).get("outcomes", {}).get("test_commands", [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidValueError(
-            f"{home / 'config.toml'}: [outcomes] test_commands must be a list of strings",
-            field="test_commands",
-            value=value,
-            fix='for example: test_commands = ["pytest", "npm test"]',
-        )
-    return [v for v in value if v.strip()]
+    """The configured test commands (:mod:`noetic.config` checks them)."""
+    from noetic.config import load
+
+    return list(load(home).test_commands)
 
 
 def evidence_for(command: str, exit_code: int, via: str) -> str:

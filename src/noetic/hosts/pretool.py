@@ -48,9 +48,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import InvalidValueError
-
-MODES = ("ask", "deny", "allow")
 WRITERS = ("Write", "Edit", "MultiEdit")
 GATED = ("Bash", *WRITERS)
 SHOWN_GAPS = 3
@@ -80,44 +77,16 @@ def failed(error: BaseException) -> dict[str, Any]:
 
 
 def gate_settings(home: Path) -> dict[str, Any]:
-    """``[gate]`` from the store's configuration, checked."""
-    from noetic.hosts.outcomes import read_config
+    """``[gate]`` from the store's configuration, checked (:mod:`noetic.config`)."""
+    from noetic.config import load
 
-    table = read_config(home).get("gate", {})
-    if not isinstance(table, dict):
-        raise InvalidValueError(f"{home / 'config.toml'}: [gate] must be a table", field="gate")
-    mode = table.get("irreversible", "ask")
-    if mode not in MODES:
-        raise InvalidValueError(
-            f"{home / 'config.toml'}: [gate] irreversible must be ask, deny or allow",
-            field="irreversible",
-            value=mode,
-        )
-    from noetic.tools.shellgate.protected import check_patterns
-
-    try:
-        protected = check_patterns(
-            table.get("protected", []), f"{home / 'config.toml'}: [gate] protected"
-        )
-    except ValueError as exc:
-        raise InvalidValueError(str(exc), field="protected") from None
+    gate = load(home).gate
     return {
-        "irreversible": mode,
-        "policy": _paths(home, table, "policy"),
-        "irreversible_rules": _paths(home, table, "irreversible_rules"),
-        "protected": protected,
+        "irreversible": gate.irreversible,
+        "policy": list(gate.policy),
+        "irreversible_rules": list(gate.irreversible_rules),
+        "protected": gate.protected,
     }
-
-
-def _paths(home: Path, table: dict[str, Any], key: str) -> list[Path]:
-    value = table.get(key, [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidValueError(
-            f"{home / 'config.toml'}: [gate] {key} must be a list of file names", field=key
-        )
-    return [(home / v).expanduser() if not os.path.isabs(v) else Path(v) for v in value]
 
 
 def guarded_pre_tool_use(
@@ -149,7 +118,7 @@ def pre_tool_use(
     """The reply to one PreToolUse event (None: no objection). The store is opened only for
     an irreversible command; a project without a store still has the shell gate."""
     from noetic.hosts.hooks import project_dir, workspace_of
-    from noetic.tools.shellgate import load_policy
+    from noetic.tools.shellgate.policy import load_policy
     from noetic.tools.shellgate.protected import protected_set, with_rule
 
     tool = payload.get("tool_name")
@@ -157,7 +126,7 @@ def pre_tool_use(
     if tool not in GATED or not isinstance(tool_input, dict):
         return None
     home = location.home
-    settings = gate_settings(home) if (home / "config.toml").exists() else default_settings()
+    settings = gate_settings(home)
     extra = settings["policy"]
     env = os.environ.get("NOETIC_SHELL_POLICY")
     policy_files = [*extra, *([Path(env)] if env else [])]
@@ -165,8 +134,11 @@ def pre_tool_use(
     workspace = str(workspace_of(payload, project))
     user_home = os.path.realpath(os.path.expanduser("~"))
     # the gate's own files are protected wherever they are: the store's folder, the policy
-    # and rules files it names
+    # and rules files it names, and the cache the built policy and git's answers are kept in
+    from noetic.cached import cache_dir
+
     own = [str(home), *map(str, policy_files), *map(str, settings["irreversible_rules"])]
+    own.append(str(cache_dir()))
     protected = protected_set(
         workspace,
         home=user_home,
@@ -179,7 +151,7 @@ def pre_tool_use(
     command = tool_input.get("command")
     if not isinstance(command, str):
         return None
-    from noetic.tools.shellgate import check_command
+    from noetic.tools.shellgate.gate import check_command
     from noetic.tools.shellgate.protected import RULE, planted
 
     # the shell that runs the command inherits this CDPATH: `cd NAME` may land outside
@@ -236,10 +208,6 @@ def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | N
         tracker.store.close()
 
 
-def default_settings() -> dict[str, Any]:
-    return {"irreversible": "ask", "policy": [], "irreversible_rules": [], "protected": ()}
-
-
 def refusal(violations: Any) -> str:
     """The shell gate's violations as the reason Claude reads: each rule, why, what the gate
     found there (where a path lands, what it could not determine) and the part."""
@@ -264,8 +232,8 @@ def _protected(
     """A Write or Edit: refused where the policy's write rules say so; held for the person
     where it changes the protected set, as the file is named (a link's own entry) or where it
     leads."""
-    from noetic.tools.shellgate.gate import write_refusal
     from noetic.tools.shellgate.protected import RULE, entry_path
+    from noetic.tools.shellgate.writes import write_refusal
 
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:

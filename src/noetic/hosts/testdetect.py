@@ -216,12 +216,8 @@ class TestSetup:
 def test_setup(project: Path, home: Path) -> TestSetup:
     """What :func:`detect` finds in ``project`` and what the store at ``home`` already says
     (a ``config.toml`` that is not valid TOML is a :class:`ValidationError` naming it)."""
-    from noetic.hosts.outcomes import read_config
+    from noetic.config import load
 
-    outcomes = read_config(home).get("outcomes")
-    kept: tuple[str, ...] | None = None
-    if isinstance(outcomes, dict) and "test_commands" in outcomes:
-        value = outcomes["test_commands"]
-        listed = value if isinstance(value, list) else [value]
-        kept = tuple(v for v in listed if isinstance(v, str))
+    config = load(home)
+    kept = config.test_commands if config.outcomes_mentioned else None
     return TestSetup(home / "config.toml", tuple(detect(project)), kept)

@@ -19,15 +19,11 @@ calls with an unknown cost is unknown too.
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from noetic.errors import InvalidValueError
 from noetic.llm.base import Usage
-from noetic.untrusted import read_optional_text
 
 
 class Price(BaseModel):
@@ -105,45 +101,20 @@ class PriceTable:
     @classmethod
     def from_config(cls, home: Path | None) -> PriceTable:
         """The table for the store at ``home``: its ``config.toml`` ``[prices]`` over the
-        built-ins. A malformed entry is a :class:`InvalidValueError` naming it."""
+        built-ins (:mod:`noetic.config` checks them and names a malformed entry)."""
         if home is None:
             return cls()
-        path = Path(home) / "config.toml"
-        text = read_optional_text(path)
-        if text is None:
-            return cls()
-        try:
-            config = tomllib.loads(text)
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
-        return cls(parse_prices(config.get("prices", {}), str(path)))
+        from noetic.config import load
 
-
-def parse_prices(section: Any, source: str) -> dict[str, Price]:
-    """``[prices."provider:model"]`` tables as :class:`Price` values."""
-    if not isinstance(section, dict):
-        raise InvalidValueError(f"{source}: [prices] must be a table", field="prices")
-    out: dict[str, Price] = {}
-    for key, value in section.items():
-        provider, colon, model = key.partition(":")
-        if not colon or not provider or not model:
-            raise InvalidValueError(
-                f"{source}: price key {key!r} is not provider:model",
-                field="prices",
-                value=key,
-                fix='e.g. [prices."anthropic:claude-sonnet-4-5"]',
-            )
-        try:
-            out[key] = Price.model_validate(value)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
-            )
-            raise InvalidValueError(
-                f"{source}: [prices.{key!r}]: {problems}",
-                field="prices",
-                value=key,
-                fix="input and output in USD per million tokens; optional cached_input, "
-                "cache_write",
-            ) from None
-    return out
+        configured = load(home).prices
+        return cls(
+            {
+                key: Price(
+                    input=entry.input,
+                    output=entry.output,
+                    cached_input=entry.cached_input,
+                    cache_write=entry.cache_write,
+                )
+                for key, entry in configured.items()
+            }
+        )

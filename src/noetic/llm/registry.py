@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import difflib
 import os
-import tomllib
 from pathlib import Path
 from typing import Final
 
 from noetic.errors import InvalidValueError, UsageError
 from noetic.llm.base import Provider
-from noetic.untrusted import read_optional_text
 
 SCHEMES: Final = ("anthropic", "openai", "ollama", "openai-compatible")
 DEFAULT_OLLAMA: Final = "http://localhost:11434"
@@ -93,16 +91,11 @@ def resolve_provider_spec(explicit: str | None, home: Path | None = None) -> str
     if env:
         return env
     if home is not None:
-        path = Path(home) / "config.toml"
-        text = read_optional_text(path)
-        if text is not None:
-            try:
-                config = tomllib.loads(text)
-            except tomllib.TOMLDecodeError as exc:
-                raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
-            default = config.get("provider", {}).get("default")
-            if isinstance(default, str) and default.strip():
-                return default.strip()
+        from noetic.config import load
+
+        default = load(home).provider_default
+        if default is not None:
+            return default
     raise UsageError(
         "no model provider configured",
         fix="pass --provider (e.g. ollama:llama3.2), set NOETIC_PROVIDER, or add "

@@ -26,6 +26,7 @@ abandoned with a lock held. ``cli_help`` only renders help text, in-process.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shlex
@@ -227,18 +228,10 @@ def _text(data: bytes) -> str:
 
 
 def _takes_session(args: list[str]) -> bool:
-    """Whether the (sub)command named by ``args`` has a ``--session`` option."""
-    import typer
-
-    from noetic.cli import app
-
-    command: Any = typer.main.get_command(app)
-    for name in args:
-        subcommands = getattr(command, "commands", None)
-        if subcommands is None or name not in subcommands:
-            break
-        command = subcommands[name]
-    return any(param.name == "session" for param in command.params)
+    """Whether the (sub)command named by ``args`` has a ``--session`` option: its own help,
+    read from a child as the command itself runs (the CLI is not imported into the server)."""
+    code, text = _help(args)
+    return code == 0 and "--session" in text
 
 
 def _names_session(args: list[str]) -> bool:
@@ -246,18 +239,19 @@ def _names_session(args: list[str]) -> bool:
 
 
 def cli_help(command: str | None = None) -> str:
-    """``noetic [command] --help``, as text."""
-    from typer.testing import CliRunner
-
-    from noetic.cli import app
-
+    """``noetic [command] --help``, as text (from a child: the CLI is not imported here)."""
     args = _split(command) if command else []
     if args and args[0] == "noetic":
         args = args[1:]
+    code, text = _help(args)
+    if code != 0:
+        raise InvalidValueError(f"no help for {command!r}: {text.strip()}", field="command")
+    return text
+
+
+def _help(args: list[str]) -> tuple[int, str]:
+    """The exit code and text of ``noetic ARGS --help`` (what failed, on stderr, when it did)."""
+    words = list(itertools.takewhile(lambda a: not a.startswith("-"), args))[:2]
     with _HELP:
-        result = CliRunner().invoke(app, [*args, "--help"])
-    if result.exit_code != 0:
-        raise InvalidValueError(
-            f"no help for {command!r}: {result.output.strip()}", field="command"
-        )
-    return result.stdout
+        code, out, err = _run_child([*words, "--help"], BRIDGE_TIMEOUT_S)
+    return code, out if code == 0 else (err or out)

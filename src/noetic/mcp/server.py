@@ -374,8 +374,11 @@ def _check_writer(name: str) -> None:
 
 
 def _run_to_end(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    result = fn(*args, **kwargs)
-    return asyncio.run(result) if inspect.iscoroutine(result) else result
+    from noetic.errors import counting_commits
+
+    with counting_commits():  # the call's own writes (a write failing after one says so)
+        result = fn(*args, **kwargs)
+        return asyncio.run(result) if inspect.iscoroutine(result) else result
 
 
 def tool_errors(fn: F) -> F:

@@ -4,7 +4,9 @@ write tools use it.
 
 A retry with the same id and arguments gets the first call's result, rebuilt from what was
 recorded; the same id with other arguments is refused, and so is a retry of a call whose result
-was never kept (the write is applied: the error says so rather than applying it again)."""
+was never kept (the write is applied: the error says so rather than applying it again). On a
+store that joins transactions (SQLite) the write, its request id and its answer are one
+transaction, so an answer is never missing there."""
 
 from __future__ import annotations
 
@@ -37,9 +39,10 @@ def once(
             raise StoreError(replay.note(), fix="read the state to see what it wrote")
         return result_type.model_validate(replay.response)
     try:
-        result = work()
+        with store.unit():  # the write, its request id and its answer: together or not at all
+            result = work()
+            requests.finish(result.model_dump(mode="json"))
     except BaseException:
         requests.finish(None)
         raise
-    requests.finish(result.model_dump(mode="json"))
     return result

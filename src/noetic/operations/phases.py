@@ -82,7 +82,18 @@ def bootstrap(
         session_type=session_type,
     )  # fmt: skip
     if remember:
-        write_current_session(tracker.store.home, session.id, ai_id)
+        try:
+            write_current_session(tracker.store.home, session.id, ai_id)
+        except OSError as exc:
+            from noetic.errors import StoredIncomplete
+
+            raise StoredIncomplete(
+                f"session {session.id} was stored, but it could not be made {ai_id}'s current "
+                f"session ({exc.strerror or exc}): commands without --session still use the "
+                "previous one",
+                fix=f"free some space, then pass --session {session.id} (or export "
+                f"NOETIC_SESSION={session.id}); bootstrapping again would open another session",
+            ) from exc
     return Bootstrapped(
         session=session, profile=chosen, recall=recalled, record=tracker.record_for(session.id)
     )

@@ -18,8 +18,10 @@ and an investigation past the limit is refused with an error naming the limit an
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -85,6 +87,22 @@ class EpistemicState(BaseModel):
     next_step: str
 
 
+M = TypeVar("M", bound=Callable[..., Any])
+
+
+def _one_write(method: M) -> M:
+    """The method's writes are one (:meth:`~noetic.store.base.BaseStore.unit`): an assessment,
+    its checkpoint and its events are stored together or not at all, so a failure (a full
+    disk) after the first of them never leaves a record the command reports as not stored."""
+
+    @functools.wraps(method)
+    def wrapper(self: Tracker, *args: Any, **kwargs: Any) -> Any:
+        with self.store.unit():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Tracker:
     """Records the agent-driven workflow. Collaborators are passed in; nothing is global."""
 
@@ -109,6 +127,7 @@ class Tracker:
 
     # sessions -----------------------------------------------------------------------------
 
+    @_one_write
     def bootstrap(
         self,
         *,
@@ -197,6 +216,7 @@ class Tracker:
 
     # phases -------------------------------------------------------------------------------
 
+    @_one_write
     def preflight(
         self, session_id: str, task: str, assessment: Assessment, *, abandon_open: bool = False
     ) -> Recorded:
@@ -216,6 +236,7 @@ class Tracker:
         cascade = self.store.open_cascade(session.id, task, profile=profile.name)
         return self._record(session, cascade, profile, assessment)
 
+    @_one_write
     def check(self, session_id: str, assessment: Assessment) -> Recorded:
         _expect_phase(assessment, Phase.CHECK)
         session = self.store.get_session(session_id)
@@ -224,6 +245,7 @@ class Tracker:
         completed = assessment.carry_forward(previous)
         return self._record(session, cascade, self.profile_of(session), completed)
 
+    @_one_write
     def investigate(
         self,
         session_id: str,
@@ -267,6 +289,7 @@ class Tracker:
         )
         return record
 
+    @_one_write
     def postflight(
         self, session_id: str, assessment: Assessment, *, extra: dict[str, Any] | None = None
     ) -> Postflight:
@@ -316,6 +339,7 @@ class Tracker:
         )
         return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
 
+    @_one_write
     def end_task(self, session_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         """Close the open task with a status other than a POSTFLIGHT (clarify, delegate, a
         Sentinel stop, a failure), keeping everything recorded so far."""

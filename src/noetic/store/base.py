@@ -18,7 +18,7 @@ import logging
 import threading
 import weakref
 from collections import OrderedDict
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Final
 
@@ -86,6 +86,15 @@ class BaseStore:
     def insert(self, c: Any, table: str, row: dict[str, Any]) -> int | None:
         """Insert ``row``; returns its integer id when the table has one."""
         raise NotImplementedError
+
+    def writing(self) -> bool:
+        """Whether this thread has a write open that a new transaction would join."""
+        return False
+
+    def unit(self) -> AbstractContextManager[Any]:
+        """Several writes that are one: stored together or not at all, where the backend can
+        join transactions (SQLite); elsewhere each write inside is its own transaction."""
+        return nullcontext()
 
     def insert_returning(self, c: Any, table: str, row: dict[str, Any]) -> Row:
         """Insert ``row`` and return it as stored (its id and defaults filled in), in one

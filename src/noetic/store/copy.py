@@ -1,16 +1,24 @@
-"""Copying a SQLite store into a PostgreSQL one (``noetic migrate --to postgresql://…``).
+"""Copying a SQLite store into another store (``noetic migrate --to …``): a PostgreSQL one, or
+another SQLite store.
 
-Every table the migrations made is copied row for row, ids and all, parents before children
-(the order comes from SQLite's foreign keys), in one PostgreSQL transaction: the copy lands whole
-or not at all. A row already there under the same key is left as it is, so running the copy
-again adds only what is new. Then each table is verified: its row count and a checksum of every
-row (SHA-256 over the rows in key order, each value tagged with its type) must be the same on
-both sides; a table that differs is reported by name and the command fails.
+Every table the migrations made is copied row for row, parents before children (the order
+comes from SQLite's foreign keys, and every ``session_id`` and ``cascade_id`` column counts as
+one), in one transaction of the target: the copy lands whole or not at all. Then each table is
+verified: its row count and a checksum of every row (SHA-256 over the rows in key order, each
+value tagged with its type) must be the same on both sides; a table that differs is reported by
+name and the command fails, and the transaction is rolled back.
 
-The target must hold this store and nothing else: a PostgreSQL store that already has other
-rows (another machine's copy) fails the check, because integer ids from two SQLite files
-collide. Several stores go into one by ``noetic sessions export`` and ``import``, which gives the
-imported rows new ids.
+The target must be empty or hold only this store's rows (an earlier copy of it: running the copy
+again adds only what is new). One that holds other rows (another member's history) is refused
+before anything is written, naming the tables and how many rows of others each holds, unless
+``merge``: then this store's rows are brought in beside them. A row whose key the target already
+uses for another row gets a new key (an integer id past both stores' largest, a text id a new
+random one with the same prefix), and every row that refers to it (declared foreign keys, and
+``session_id``/``cascade_id``) is rewritten to the new key; a row the target already holds as it
+is, under its key or under another (an earlier merge) is not added again. A table keyed by a name
+(``tokens``, ``recall_generations``, ``user_profiles``…) keeps the target's row where both have
+one (counted as ``kept``). The merge is verified per table: every row brought in, as re-keyed,
+reads back the same from the target, before the transaction commits.
 
 Not copied: ``schema_migrations`` (the target records its own), ``file_backlog`` (which local
 files lag: the target writes none).
@@ -25,8 +33,9 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from noetic.errors import StoreError
+from noetic.errors import StoreError, UsageError
 from noetic.store.base import BaseStore
+from noetic.store.rows import new_id
 
 SKIPPED: Final = frozenset({"schema_migrations", "file_backlog", "sqlite_sequence"})
 BATCH: Final = 1000
@@ -39,18 +48,15 @@ class TableCopy(BaseModel):
     target_rows: int
     source_checksum: str
     target_checksum: str
-
-    @property
-    def verified(self) -> bool:
-        return (self.source_rows, self.source_checksum) == (
-            self.target_rows,
-            self.target_checksum,
-        )
+    verified: bool
+    rekeyed: int = 0  # rows merged in under a new key (their key was another row's there)
+    kept: int = 0  # name-keyed rows the target already had otherwise: its own was kept
 
 
 class CopyReport(BaseModel):
     target: str
     tables: list[TableCopy]
+    merged: bool = False
 
     @property
     def verified(self) -> bool:
@@ -68,10 +74,7 @@ def tables_in_order(conn: sqlite3.Connection) -> list[str]:
         for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         if r[0] not in SKIPPED
     )
-    parents = {
-        name: {r[2] for r in conn.execute(f"PRAGMA foreign_key_list({name})")} - {name}
-        for name in names
-    }
+    parents = {name: {parent for _, parent, _ in references(conn, name)} - {name} for name in names}
     ordered: list[str] = []
     while len(ordered) < len(names):
         ready = [n for n in names if n not in ordered and parents[n] <= set(ordered)]
@@ -79,6 +82,21 @@ def tables_in_order(conn: sqlite3.Connection) -> list[str]:
             raise StoreError(f"the store's tables refer to each other in a cycle: {parents}")
         ordered += ready
     return ordered
+
+
+IMPLIED: Final = {"session_id": ("sessions", "id"), "cascade_id": ("cascades", "id")}
+"""Columns that name a session or a task wherever they are, foreign key declared or not."""
+
+
+def references(conn: sqlite3.Connection, table: str) -> list[tuple[str, str, str]]:
+    """(column, parent table, parent column) for each column of ``table`` naming a row of
+    another table (or of itself): its foreign keys, and the :data:`IMPLIED` ones."""
+    found = {r[3]: (r[2], r[4] or "id") for r in conn.execute(f"PRAGMA foreign_key_list({table})")}
+    columns = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+    for column, parent in IMPLIED.items():
+        if column in columns and column not in found and table != parent[0]:
+            found[column] = parent
+    return [(column, parent, key) for column, (parent, key) in sorted(found.items())]
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> tuple[list[str], list[str]]:
@@ -93,12 +111,13 @@ def _quoted(names: Iterable[str]) -> str:
     return ", ".join(f'"{n}"' for n in names)
 
 
-def _rows(store: BaseStore, table: str, columns: list[str], key: list[str]) -> Iterator[Any]:
-    """Every row in key order, a batch at a time, so memory stays flat."""
+def _rows(conn: Any, table: str, columns: list[str], key: list[str]) -> Iterator[Any]:
+    """Every row of ``table`` on ``conn`` (a connection or a transaction's), in key order, a
+    batch at a time, so memory stays flat."""
     sql = f"SELECT {_quoted(columns)} FROM {table} ORDER BY {_quoted(key)}"
     offset = 0
     while True:
-        batch = store.conn.execute(f"{sql} LIMIT ? OFFSET ?", (BATCH, offset)).fetchall()
+        batch = conn.execute(f"{sql} LIMIT ? OFFSET ?", (BATCH, offset)).fetchall()
         yield from batch
         if len(batch) < BATCH:
             return
@@ -119,56 +138,209 @@ def _tagged(value: Any) -> str:
     return f"t{value}"
 
 
-def checksum(store: BaseStore, table: str, columns: list[str], key: list[str]) -> tuple[int, str]:
-    """(rows, SHA-256 over them) of one table, the same on either backend for the same rows."""
+def _tag(values: Iterable[Any]) -> str:
+    return "\x1f".join(_tagged(v) for v in values)
+
+
+def _digest(tags: Iterable[str]) -> str:
+    """SHA-256 over row tags in sorted order: the same whatever order a backend's collation
+    returns the rows in."""
     digest = hashlib.sha256()
-    count = 0
-    for row in _rows(store, table, columns, key):
-        digest.update("\x1f".join(_tagged(v) for v in row).encode("utf-8", "surrogatepass"))
+    for tag in sorted(tags):
+        digest.update(tag.encode("utf-8", "surrogatepass"))
         digest.update(b"\x1e")
-        count += 1
-    return count, digest.hexdigest()
+    return digest.hexdigest()
 
 
-def copy_store(source: BaseStore, target: BaseStore, *, target_name: str) -> CopyReport:
-    """Copy every table of the SQLite store ``source`` into ``target`` and verify each."""
-    if source.dialect != "sqlite" or target.dialect != "postgresql":
-        raise StoreError("noetic migrate copies a SQLite store into a PostgreSQL one")
+def checksum(conn: Any, table: str, columns: list[str], key: list[str]) -> tuple[int, str]:
+    """(rows, SHA-256 over them) of one table, the same on either backend for the same rows."""
+    tags = [_tag(row) for row in _rows(conn, table, columns, key)]
+    return len(tags), _digest(tags)
+
+
+Plan = list[tuple[str, list[str], list[str]]]
+
+
+def copy_store(
+    source: BaseStore, target: BaseStore, *, target_name: str, merge: bool = False
+) -> CopyReport:
+    """Copy every table of the SQLite store ``source`` into ``target`` and verify each, in one
+    transaction of the target (see the module's docstring; ``merge``: beside other rows)."""
+    if source.dialect != "sqlite":
+        raise StoreError("noetic migrate copies a SQLite store into another store")
     sqlite_conn: sqlite3.Connection = source.conn
-    plan = [(t, *_columns(sqlite_conn, t)) for t in tables_in_order(sqlite_conn)]
-    copied: dict[str, int] = {}
+    plan: Plan = [(t, *_columns(sqlite_conn, t)) for t in tables_in_order(sqlite_conn)]
+    others = _others(source, target, plan)
+    if others and not merge:
+        held = ", ".join(f"{t} {n}" for t, n in others.items())
+        raise UsageError(
+            f"{target_name} already holds rows that are not this store's ({held}): nothing "
+            "was written; a copy into it would leave a database mixing both",
+            fix="pass --merge to bring this store's history in beside them (each row whose "
+            "id is taken there gets a new one), or migrate into an empty database",
+        )
     with target.transaction() as c:
-        for table, columns, key in plan:
-            insert = (
-                f"INSERT INTO {table} ({_quoted(columns)}) VALUES "
-                f"({', '.join('?' for _ in columns)}) ON CONFLICT DO NOTHING"
-            )
-            copied[table] = 0
-            batch: list[Any] = []
-            for row in _rows(source, table, columns, key):
-                batch.append(tuple(row))
-                if len(batch) >= BATCH:
-                    copied[table] += c.executemany(insert, batch).rowcount
-                    batch = []
-            if batch:
-                copied[table] += c.executemany(insert, batch).rowcount
-            if "id" in columns and key == ["id"]:
-                _advance_identity(c, table)
+        tables = _merge(source, target, c, plan) if others else _copy(source, target, c, plan)
+        if target.queues_files:  # a SQLite target writes the sessions' files from the rows
+            for (session_id,) in c.execute("SELECT id FROM sessions").fetchall():
+                target._queue(c, session_id, all_reflex=True)
+        bad = [t for t in tables if not t.verified]
+        if bad:  # rolled back: the target stays as it was
+            raise StoreError(
+                f"the copy in {target_name} does not match this store, so it was rolled "
+                "back: " + "; ".join(f"{t.table}: {t.source_rows} rows here, {t.target_rows} "
+                                     "there" + ("" if t.source_rows != t.target_rows
+                                                else ", contents differ") for t in bad),
+                fix="check that nothing else writes to the target meanwhile, then run it again",
+            )  # fmt: skip
+    return CopyReport(target=target_name, tables=tables, merged=bool(others))
+
+
+def _others(source: BaseStore, target: BaseStore, plan: Plan) -> dict[str, int]:
+    """Per table, how many rows of the target are not rows of this store as they are here
+    (none when the target is empty or an earlier copy of this store)."""
+    found: dict[str, int] = {}
+    for table, columns, key in plan:
+        if target.conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is None:
+            continue
+        ours = {_tag(row) for row in _rows(source.conn, table, columns, key)}
+        theirs = sum(_tag(row) not in ours for row in _rows(target.conn, table, columns, key))
+        if theirs:
+            found[table] = theirs
+    return found
+
+
+def _copy(source: BaseStore, target: BaseStore, c: Any, plan: Plan) -> list[TableCopy]:
+    """Every row, ids and all, into a target holding none but this store's rows; verified."""
     tables = []
     for table, columns, key in plan:
-        source_rows, source_sum = checksum(source, table, columns, key)
-        target_rows, target_sum = checksum(target, table, columns, key)
+        insert = (
+            f"INSERT INTO {table} ({_quoted(columns)}) VALUES "
+            f"({', '.join('?' for _ in columns)}) ON CONFLICT DO NOTHING"
+        )
+        copied = 0
+        batch: list[Any] = []
+        for row in _rows(source.conn, table, columns, key):
+            batch.append(tuple(row))
+            if len(batch) >= BATCH:
+                copied += c.executemany(insert, batch).rowcount
+                batch = []
+        if batch:
+            copied += c.executemany(insert, batch).rowcount
+        if target.dialect == "postgresql" and "id" in columns and key == ["id"]:
+            _advance_identity(c, table)
+        source_rows, source_sum = checksum(source.conn, table, columns, key)
+        target_rows, target_sum = checksum(c, table, columns, key)
         tables.append(
             TableCopy(
-                table=table,
-                source_rows=source_rows,
-                copied=max(copied[table], 0),
-                target_rows=target_rows,
-                source_checksum=source_sum,
+                table=table, source_rows=source_rows, copied=max(copied, 0),
+                target_rows=target_rows, source_checksum=source_sum,
                 target_checksum=target_sum,
+                verified=(source_rows, source_sum) == (target_rows, target_sum),
             )
-        )
-    return CopyReport(target=target_name, tables=tables)
+        )  # fmt: skip
+    return tables
+
+
+def _merge(source: BaseStore, target: BaseStore, c: Any, plan: Plan) -> list[TableCopy]:
+    """This store's rows beside the target's, re-keyed where a key is taken (module
+    docstring), parents first; each table verified by reading the rows back."""
+    moved: dict[str, dict[Any, Any]] = {}  # table -> this store's key -> the key there
+    tables = []
+    for table, columns, key in plan:
+        refs = [(col, parent) for col, parent, _ in references(source.conn, table)]
+        merged = _merge_table(source, c, table, columns, key, refs, moved)
+        tables.append(merged)
+        if target.dialect == "postgresql" and "id" in columns and key == ["id"]:
+            _advance_identity(c, table)
+    return tables
+
+
+def _merge_table(
+    source: BaseStore,
+    c: Any,
+    table: str,
+    columns: list[str],
+    key: list[str],
+    refs: list[tuple[str, str]],
+    moved: dict[str, dict[Any, Any]],
+) -> TableCopy:
+    at = {col: i for i, col in enumerate(columns)}
+    keyed = [at[k] for k in key]
+    mine_ids = [r[0] for r in source.conn.execute(f'SELECT "{key[0]}" FROM {table}')]
+    # a key that can be re-keyed: an id, or an integer sequence (recall_vectors' seq); a name
+    # (a token's, an embedder's) cannot
+    single = len(key) == 1 and (key == ["id"] or all(isinstance(i, int) for i in mine_ids))
+    body = [i for i in range(len(columns)) if i not in keyed]
+    there = {tuple(row[i] for i in keyed): _tag(row) for row in _rows(c, table, columns, key)}
+    bodies = {_tag(row[i] for i in body): row[keyed[0]] for row in _rows(c, table, columns, key)}
+    own = moved.setdefault(table, {})
+    ids = [k[0] for k in there if isinstance(k[0], int)]
+    ids += mine_ids if single else []
+    next_id = max([i for i in ids if isinstance(i, int)], default=0) + 1
+
+    def mapped(row: Any, *, itself: bool) -> list[Any]:
+        values = list(row)
+        for col, parent in refs:
+            if parent != table or itself:
+                values[at[col]] = moved.get(parent, {}).get(values[at[col]], values[at[col]])
+        return values
+
+    rows = list(_rows(source.conn, table, columns, key))
+    decided: list[tuple[Any, Any, bool]] = []  # (this store's key, key there, to insert)
+    taken = set(there)
+    kept = rekeyed = 0
+    for row in rows:  # first the keys (a row may name a parent of its own table)
+        values = mapped(row, itself=False)
+        mine = tuple(values[i] for i in keyed)
+        if there.get(mine) == _tag(values):
+            decided.append((mine, mine, False))  # already there, as it is
+        elif single and _tag(values[i] for i in body) in bodies:
+            decided.append((mine, (bodies[_tag(values[i] for i in body)],), False))
+        elif mine not in taken:
+            decided.append((mine, mine, True))
+            taken.add(mine)
+        elif single:
+            old = mine[0]
+            if isinstance(old, int):
+                new: Any = next_id
+                next_id += 1
+            else:
+                new = new_id(str(old).split("_", 1)[0] if "_" in str(old) else "m")
+            decided.append((mine, (new,), True))
+            taken.add((new,))
+            rekeyed += 1
+        else:
+            decided.append((mine, mine, False))  # a name both have: the target's stays
+            kept += 1
+        if single:
+            own[mine[0]] = decided[-1][1][0]
+    insert = f"INSERT INTO {table} ({_quoted(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+    expected: dict[tuple[Any, ...], str] = {}
+    batch: list[tuple[Any, ...]] = []
+    copied = 0
+    for row, (_, there_key, add) in zip(rows, decided, strict=True):
+        values = mapped(row, itself=True)
+        for i, v in zip(keyed, there_key, strict=True):
+            values[i] = v
+        if not add and there.get(tuple(there_key)) != _tag(values):
+            continue  # a kept row, or one found under another key: nothing to check of ours
+        expected[tuple(there_key)] = _tag(values)
+        if add:
+            batch.append(tuple(values))
+            copied += 1
+        if len(batch) >= BATCH:
+            c.executemany(insert, batch)
+            batch = []
+    if batch:
+        c.executemany(insert, batch)
+    found = {tuple(r[i] for i in keyed): _tag(r) for r in _rows(c, table, columns, key)}
+    got = [found.get(k, "") for k in expected]
+    return TableCopy(
+        table=table, source_rows=len(rows), copied=copied, target_rows=len(found),
+        source_checksum=_digest(expected.values()), target_checksum=_digest(got),
+        rekeyed=rekeyed, kept=kept, verified=got == list(expected.values()),
+    )  # fmt: skip
 
 
 def _advance_identity(c: Any, table: str) -> None:

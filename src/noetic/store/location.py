@@ -85,66 +85,42 @@ def shown(location: StoreLocation) -> str:
 
 def store_url(home: Path) -> str | None:
     """The PostgreSQL URL this store directory uses, if any: ``$NOETIC_STORE_URL``, else
-    ``[store] url`` in ``home/config.toml`` (parsed only when it has a ``[store]`` table)."""
+    ``[store] url`` in ``home/config.toml``."""
     env = os.environ.get("NOETIC_STORE_URL")
     if env:
         return _checked(env, "$NOETIC_STORE_URL")
-    config = home / "config.toml"
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    if "[store]" not in text:
-        return None
-    import tomllib
+    from noetic.config import config_path, load
 
-    try:
-        url = tomllib.loads(text).get("store", {}).get("url")
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidValueError(f"{config} is not valid TOML: {exc}", field="config") from None
+    url = load(home).store.url
     if url is None:
         return None
-    return _checked(url, f"[store] url in {config}")
+    return _checked(url, f"{config_path(home)}: [store] url")
 
 
 def store_files(home: Path) -> bool:
     """Whether a PostgreSQL store should write its session files under ``home`` too
     (``files = true`` under ``[store]`` in ``home/config.toml``)."""
-    return store_flag(home, "files")
+    from noetic.config import load
+
+    return load(home).store.files
 
 
 def store_hnsw(home: Path) -> bool:
     """Whether recall on a PostgreSQL store searches pgvector's HNSW index (``hnsw = true``
     under ``[store]``); off by default, see ``docs/teams.md`` for the figures."""
-    return store_flag(home, "hnsw")
+    from noetic.config import load
 
-
-def store_flag(home: Path, key: str) -> bool:
-    """A true/false setting under ``[store]`` in ``home/config.toml`` (false when absent)."""
-    config = home / "config.toml"
-    try:
-        text = config.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if "[store]" not in text:
-        return False
-    import tomllib
-
-    try:
-        found = tomllib.loads(text).get("store", {}).get(key, False)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidValueError(f"{config} is not valid TOML: {exc}", field="config") from None
-    if not isinstance(found, bool):
-        raise InvalidValueError(f"[store] {key} in {config} is true or false", field=f"store.{key}")
-    return found
+    return load(home).store.hnsw
 
 
 def _checked(url: object, where: str) -> str:
     found = database_url(url) if isinstance(url, str) else None
     if found is None:
+        shown_url = safe_url(url) if isinstance(url, str) else url
         raise InvalidValueError(
-            f"{where} is not a PostgreSQL URL (postgresql://user@host:port/database)",
+            f"{where} {shown_url!r} is not a PostgreSQL URL (postgresql://user@host:port/database)",
             field="store.url",
+            value=shown_url,
         )
     return found
 
@@ -158,6 +134,11 @@ def locate_store(explicit: str | Path | None = None, *, cwd: Path | None = None)
     location = _locate(explicit, cwd)
     found = store_url(location.home)
     return replace(location, url=found) if found else location
+
+
+def locate_home(explicit: str | Path | None = None, *, cwd: Path | None = None) -> Path:
+    """The store directory :func:`locate_store` finds, without reading its configuration."""
+    return _locate(None if database_url(explicit) else explicit, cwd).home
 
 
 def _locate(explicit: str | Path | None, cwd: Path | None) -> StoreLocation:

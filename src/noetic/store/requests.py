@@ -157,15 +157,25 @@ def confirm(claimed: tuple[_Pending, Any]) -> None:
 
 def finish(response: Any) -> None:
     """Keep ``response`` (JSON-ready) as the answer of the current request, if a write recorded
-    it; then forget the request. A response that cannot be kept (a full disk) is not an error:
-    the write happened, and a retry is told it did."""
+    it (or, inside a write still open on this thread, a :meth:`~BaseStore.unit`, records it
+    with that write, so the write, its request and its answer are stored together); then
+    forget the request. Outside such a write, a response that cannot be kept (a full disk) is
+    not an error: the write happened, and a retry is told it did."""
     pending = _CURRENT.get()
-    _CURRENT.set(None)
-    if pending is None or not pending.recorded:
-        return
-    text = json.dumps(response, ensure_ascii=False, default=str)
     try:
-        with pending.store.transaction() as c:
-            c.execute("UPDATE requests SET response = ? WHERE id = ?", (text, pending.key))
-    except Exception:  # the write is applied; only its copy of the answer is lost
-        return
+        if pending is None or response is None:
+            return
+        joined = pending.store.writing()
+        if not (pending.recorded or joined):
+            return
+        text = json.dumps(response, ensure_ascii=False, default=str)
+        try:
+            with pending.store.transaction() as c:
+                record(pending.store, c)
+                c.execute("UPDATE requests SET response = ? WHERE id = ?", (text, pending.key))
+        except Exception:
+            if joined:  # the write it belongs to fails with it
+                raise
+            # the write is applied; only its copy of the answer is lost
+    finally:
+        _CURRENT.set(None)

@@ -28,11 +28,11 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
-from noetic.errors import StoreError
+from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
 from noetic.store import derived_files, requests
 from noetic.store.base import GROWN_SESSIONS, BaseStore
 from noetic.store.migrations import migrate, pending
@@ -82,6 +82,9 @@ class Store(BaseStore):
         self.full = False  # opened read-only because the disk is full
         self.db_path = self.home / "noetic.db"
         self._writing = threading.RLock()
+        self._depth = 0  # transactions open on the writing thread: 1, or more when joined
+        self._writer = 0  # that thread
+        self._spoiled: BaseException | None = None  # what failed inside the open one
         self._owner = threading.get_ident()
         self._local = threading.local()
         self._others: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
@@ -156,19 +159,30 @@ class Store(BaseStore):
         """One logical write: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
 
         Threads sharing this store (an MCP server's worker threads) take turns: one
-        transaction at a time on the connection."""
+        transaction at a time on the connection. A transaction opened inside another on the
+        same thread (a write inside :meth:`unit`) joins it: it commits with the outer one, and
+        its failure rolls the outer one back, even when a caller caught it (an event
+        subscriber's), so a write is stored whole or not at all."""
         if self.read_only:
             raise self._read_only()
         with self._writing:
+            if self._depth:
+                yield from self._joined()
+                return
+            self._depth, self._spoiled, self._writer = 1, None, threading.get_ident()
             try:
                 self._begin()
                 try:
                     yield self.conn
+                    if self._spoiled is not None:
+                        raise self._spoiled
                     requests.record(self, self.conn)  # a request id, in the write it names
                 except BaseException:
-                    self.conn.execute("ROLLBACK")
+                    if self.conn.in_transaction:  # SQLite may have rolled it back itself
+                        self.conn.execute("ROLLBACK")
                     raise
                 self.conn.execute("COMMIT")
+                committed()
             except sqlite3.OperationalError as exc:
                 if self.conn.in_transaction:  # a COMMIT that failed leaves it open
                     with suppress(sqlite3.Error):
@@ -181,6 +195,31 @@ class Store(BaseStore):
                     raise
                 self.read_only = True
                 raise self._read_only() from exc
+            finally:
+                self._depth, self._spoiled = 0, None
+
+    def _joined(self) -> Iterator[sqlite3.Connection]:
+        """The body of a transaction inside this thread's open one (see :meth:`transaction`):
+        nothing more runs once part of it has failed (SQLite may have rolled the whole
+        transaction back, and a statement now would commit on its own)."""
+        if self._spoiled is not None or not self.conn.in_transaction:
+            raise self._spoiled or StoreError("the write this one joins has already failed")
+        self._depth += 1
+        try:
+            yield self.conn
+        except BaseException as exc:
+            if self._spoiled is None:
+                self._spoiled = exc
+            raise
+        finally:
+            self._depth -= 1
+
+    def writing(self) -> bool:
+        return self._depth > 0 and self._writer == threading.get_ident()
+
+    def unit(self) -> AbstractContextManager[Any]:
+        """One transaction for every write inside (see :meth:`transaction`)."""
+        return self.transaction()
 
     def _begin(self) -> None:
         """``BEGIN IMMEDIATE``, waiting out a read still open on this connection.
@@ -204,6 +243,15 @@ class Store(BaseStore):
 
     def _full(self, exc: BaseException | None = None) -> StoreError:
         detail = f" ({exc})" if exc is not None else ""
+        earlier = COMMITTED.get()
+        if earlier:  # a command of several writes (a cascade run): what it stored stays
+            return StoredIncomplete(
+                f"the disk holding the store {self.home} is full{detail}: this write was not "
+                f"stored, but the {earlier} write{'s' if earlier != 1 else ''} this command "
+                "made before it were, and stay",
+                fix="free some space on it; see what is stored (`noetic state`, `noetic "
+                "sessions show`) before running the command again, which would repeat them",
+            )
         return StoreError(
             f"the disk holding the store {self.home} is full{detail}: nothing was stored",
             fix="free some space on it, then run the command again",

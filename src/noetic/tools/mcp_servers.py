@@ -12,33 +12,18 @@ against those schemas before the call goes out through the ``mcp`` client SDK.
 
 from __future__ import annotations
 
-import tomllib
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, schema_validator
 
 
 def configured_servers(home: Path) -> dict[str, list[str]]:
-    path = home / "config.toml"
-    if not path.is_file():
-        return {}
-    try:
-        config = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
-    servers = {}
-    for name, entry in config.get("mcp_servers", {}).items():
-        command = entry.get("command") if isinstance(entry, dict) else None
-        if not (isinstance(command, list) and command and all(isinstance(c, str) for c in command)):
-            raise InvalidValueError(
-                f"{path}: mcp_servers.{name}.command must be a list of strings",
-                field=f"mcp_servers.{name}.command",
-            )
-        servers[name] = command
-    return servers
+    """``[mcp_servers.NAME] command`` of each server (:mod:`noetic.config` checks them)."""
+    from noetic.config import load
+
+    return {name: list(command) for name, command in load(home).mcp_servers.items()}
 
 
 async def server_tools(stack: AsyncExitStack, servers: dict[str, list[str]]) -> list[Tool]:

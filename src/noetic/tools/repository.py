@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 # configuration keys whose value is (or starts with) a program git runs
 _PROGRAM_KEY = re.compile(
@@ -81,8 +81,9 @@ def control_files(workspace: str) -> Control:
                 keep(pointed)
     if os.path.lexists(os.path.join(root, ".gitmodules")):
         keep(os.path.join(root, ".gitmodules"))
-    top = _toplevel(root) or root
-    for source, key, value in _configuration(root):
+    top, configuration = repository_view(root)
+    top = top or root
+    for source, key, value in configuration:
         if source:  # a configuration file inside the workspace (an include) is one too
             keep(os.path.join(root, source))
         if key == _HOOKS_KEY:
@@ -141,6 +142,8 @@ def _configuration(root: str) -> list[tuple[str, str, str]]:
 
 def _git(root: str, *args: str) -> str | None:
     """Read-only git plumbing in ``root``; None when git is missing, fails or is not a repo."""
+    import subprocess
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         done = subprocess.run(
@@ -172,3 +175,160 @@ def _resolve(value: str, top: str) -> str | None:
         return None
     path = os.path.expanduser(value)
     return os.path.realpath(path if os.path.isabs(path) else os.path.join(top, path))
+
+
+# What git's answers in a folder depend on, so that they can be kept (:func:`repository_view`).
+# ``GIT_*`` variables are not among them: :func:`_git` runs git without them.
+_ENVIRONMENT = ("HOME", "XDG_CONFIG_HOME", "PATH")
+_INCLUDE_KEY = re.compile(r"^include(if\..*)?\.path$")
+
+
+def repository_view(root: str) -> tuple[str | None, list[tuple[str, str, str]]]:
+    """git's top folder for ``root`` and every (file, key, value) of its configuration: what
+    ``git rev-parse --show-toplevel`` and ``git config --list --show-origin`` answer there.
+
+    Asking git is two processes, on every call of Claude Code's PreToolUse hook, so the answers
+    are kept in :mod:`noetic.cached`'s cache, named by everything that decides which files git
+    reads (the folder, the user, ``HOME``, ``XDG_CONFIG_HOME``, ``PATH``, the git program, each
+    ``.git`` entry from the folder up to ``/`` and the device and owner of each folder on the
+    way), together with the content of every file git reads them from or would read them from
+    if it existed: the system's, the user's, the repository's (``config``, ``config.worktree``,
+    ``HEAD``, ``commondir``, a ``.git`` file) and each file an ``include.path`` or
+    ``includeIf.*.path`` names. A kept answer is used only while every one of those files holds
+    the same bytes (or is still absent) as when git was asked; otherwise git is asked again."""
+    from noetic import cached
+
+    git = _which("git")
+    situation = _situation(root, git)
+    kept = cached.read("git-view", situation)
+    if (
+        isinstance(kept, dict)
+        and isinstance(kept.get("files"), list)
+        and all(_stamp(path) == stamp for path, stamp in kept["files"])
+    ):
+        return kept["top"], [tuple(entry) for entry in kept["config"]]
+    known = _read_by_git(root, git)
+    stamps = [(path, _stamp(path)) for path in known]  # before git reads them
+    top, configuration = _toplevel(root), _configuration(root)
+    if _read_by_git(root, git) != known:  # a `.git` file or `commondir` changed meanwhile
+        return top, configuration
+    includes = [p for p in _included(root, configuration) if p not in known]
+    if includes:  # stamped after git read them: kept only if git still answers the same
+        stamps += [(path, _stamp(path)) for path in includes]
+        if (_toplevel(root), _configuration(root)) != (top, configuration):
+            return top, configuration
+    value = {"top": top, "config": [list(e) for e in configuration], "files": stamps}
+    cached.write("git-view", situation, value)
+    return top, configuration
+
+
+def _which(program: str) -> str | None:
+    """The file ``program`` runs as from ``PATH``, as a process started without a shell finds
+    it (``shutil.which`` without importing shutil)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or ".", program)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def _situation(root: str, git: str | None) -> list[bytes]:
+    """What decides which repository git finds in ``root`` and which files it reads."""
+    parts: list[Any] = [root, os.getuid() if hasattr(os, "getuid") else -1]
+    parts += [os.environ.get(name) for name in _ENVIRONMENT]
+    if git is not None:
+        real = os.path.realpath(git)
+        info = os.stat(real)
+        parts += [real, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+    folder = root
+    while True:
+        try:
+            info = os.stat(folder)
+            parts.append((folder, info.st_dev, info.st_ino, info.st_uid))
+        except OSError:
+            parts.append((folder, None))
+        try:
+            dotgit = os.lstat(os.path.join(folder, ".git"))
+            # not its times: a `.git` folder's change whenever git writes inside it
+            parts.append((dotgit.st_mode, dotgit.st_ino, dotgit.st_dev, dotgit.st_uid))
+        except OSError:
+            parts.append(None)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return [repr(parts).encode("utf-8", "surrogateescape")]
+
+
+def _read_by_git(root: str, git: str | None) -> list[str]:
+    """The files git reads its configuration and repository from in ``root`` (the includes
+    aside), whether or not they exist."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files = ["/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.join(home, ".gitconfig")]
+    if git is not None:  # a git installed under a prefix reads PREFIX/etc/gitconfig
+        prefix = os.path.dirname(os.path.dirname(os.path.realpath(git)))
+        files.append(os.path.join(prefix, "etc", "gitconfig"))
+    folder = root
+    while True:
+        dotgit = os.path.join(folder, ".git")
+        if os.path.lexists(dotgit):
+            files.append(dotgit)  # a `gitdir:` file's bytes; a folder's identity
+            gitdir = dotgit if os.path.isdir(dotgit) else _gitdir_of(dotgit)
+            if gitdir is not None:
+                common = gitdir
+                try:
+                    with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+                        common = os.path.join(gitdir, fh.read().strip())
+                except (OSError, UnicodeDecodeError):
+                    pass
+                files += [os.path.join(gitdir, n) for n in ("commondir", "HEAD", "config.worktree")]
+                files += [os.path.join(common, n) for n in ("config", "objects", "refs")]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return list(dict.fromkeys(files))
+
+
+def _included(root: str, configuration: list[tuple[str, str, str]]) -> list[str]:
+    """The files the configuration's ``include.path`` and ``includeIf.*.path`` name, each as
+    git reads it: ``~`` expanded, a relative one from the including file's folder."""
+    found = []
+    for source, key, value in configuration:
+        if not _INCLUDE_KEY.match(key) or not value:
+            continue
+        path = os.path.expanduser(value)
+        if not os.path.isabs(path):
+            if not source:
+                continue  # from the command line or a blob: relative to nothing git reads
+            path = os.path.join(os.path.dirname(os.path.join(root, source)), path)
+        found.append(os.path.normpath(path))
+    return list(dict.fromkeys(found))
+
+
+def _stamp(path: str) -> Any:
+    """What ``path`` holds: a regular file's bytes' digest, anything else's kind and identity
+    (a FIFO is not waited on), or its absence."""
+    import stat
+
+    from noetic.cached import blake2b
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return ["error", exc.errno]
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return ["other", info.st_mode, info.st_ino, info.st_dev]
+        digest = blake2b()
+        while chunk := os.read(fd, 1 << 16):
+            digest.update(chunk)
+        return ["file", digest.hexdigest()]
+    except OSError as exc:
+        return ["error", exc.errno]
+    finally:
+        os.close(fd)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import html
 import re
-import tomllib
 from collections.abc import Callable
 from html.parser import HTMLParser
 from importlib.metadata import entry_points
@@ -29,7 +28,6 @@ from typing import Any
 
 from noetic.errors import InvalidValueError
 from noetic.tools.base import Tool, tool
-from noetic.untrusted import read_optional_text
 
 Backend = Callable[[str, int], list[dict[str, str]]]
 BACKEND_GROUP = "noetic.search_backends"
@@ -37,19 +35,13 @@ TIMEOUT_S = 15.0
 
 
 def agent_config(home: Path) -> dict[str, Any]:
-    """The ``[agent]`` table of ``<home>/config.toml`` (empty when there is none)."""
-    path = home / "config.toml"
-    text = read_optional_text(path)
-    if text is None:
-        return {}
-    try:
-        config = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidValueError(f"{path}: not valid TOML: {exc}", field="config") from None
-    section = config.get("agent", {})
-    if not isinstance(section, dict):
-        raise InvalidValueError(f"{path}: [agent] must be a table", field="agent")
-    return section
+    """The ``[agent]`` table of ``<home>/config.toml`` (empty when there is none), checked by
+    :mod:`noetic.config`."""
+    from noetic.config import load
+
+    config = load(home)
+    config.agent  # noqa: B018 - checks the table
+    return dict(config.section("agent").table)
 
 
 def searxng(settings: dict[str, Any]) -> Backend:

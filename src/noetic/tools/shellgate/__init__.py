@@ -7,8 +7,32 @@ determine there. ``sandboxed=True`` judges a command that will run inside the OS
 user's file.
 """
 
-from noetic.tools.shellgate.gate import check_command
-from noetic.tools.shellgate.policy import Policy, load_policy
-from noetic.tools.shellgate.verdict import Verdict, Violation
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noetic.tools.shellgate.gate import check_command
+    from noetic.tools.shellgate.policy import Policy, load_policy
+    from noetic.tools.shellgate.verdict import Verdict, Violation
 
 __all__ = ["Policy", "Verdict", "Violation", "check_command", "load_policy"]
+# imported when first asked for: a write's check needs the policy, not the parser and the judge
+_WHERE = {
+    "check_command": "gate",
+    "Policy": "policy",
+    "load_policy": "policy",
+    "Verdict": "verdict",
+    "Violation": "verdict",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value
+    return value

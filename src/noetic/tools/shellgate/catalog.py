@@ -96,6 +96,19 @@ def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
+def names_fit(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``name`` matches one of the shell-style name globs ``patterns``: a name spelled
+    out is compared, only the globs are compiled."""
+    literal, wild = _split_globs(patterns)
+    return name in literal or (bool(wild) and name_globs(wild).match(name) is not None)
+
+
+@lru_cache(maxsize=512)
+def _split_globs(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    wild = tuple(p for p in patterns if any(c in p for c in "*?["))
+    return frozenset(p for p in patterns if p not in wild), wild
+
+
 @lru_cache(maxsize=512)
 def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regular expression for a list of shell-style name globs (command names)."""

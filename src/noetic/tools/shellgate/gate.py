@@ -24,9 +24,9 @@ from pathlib import Path
 
 from noetic.tools.shellgate.effects import effects
 from noetic.tools.shellgate.judge import MAX_COMMAND_CHARS, Judge
-from noetic.tools.shellgate.paths import compile_all
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.verdict import Verdict, Violation
+from noetic.tools.shellgate.writes import write_refusal
 
 __all__ = [
     "MAX_COMMAND_CHARS",
@@ -68,24 +68,3 @@ def check_command(
         workspace=root,
         sandboxed=sandboxed,
     )
-
-
-def write_refusal(
-    policy: Policy, path: str, *, workspace: str, home: str | None = None
-) -> Violation | None:
-    """The first write rule of ``policy`` that writing the real path ``path`` breaks, if any.
-
-    The files tools ask this before writing, so they cannot do what the gate refuses a shell
-    command for (a git hook, Noetic's own store, a shell start-up file)."""
-    home = os.path.realpath(home or os.path.expanduser("~"))
-    for rule in policy.rules:
-        if not policy.enabled(rule.id):
-            continue
-        for m in rule.match:
-            if (
-                m.paths
-                and m.access == "write"
-                and compile_all(m.paths, home, workspace).match(path)
-            ):
-                return Violation(rule=rule.id, reason=rule.reason, part=path)
-    return None

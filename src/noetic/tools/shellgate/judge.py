@@ -589,7 +589,7 @@ class Judge:
                     break
 
     def fits(self, m: Match, base: str, args: list[Word]) -> bool:
-        if not catalog.name_globs(m.command).match(base):
+        if not catalog.names_fit(base, m.command):
             return False
         if m.subcommand and tools.subcommand(base, args) not in m.subcommand:
             return False

@@ -12,13 +12,15 @@ from functools import lru_cache
 
 @lru_cache(maxsize=256)
 def compile_all(patterns: tuple[str, ...], home: str, workspace: str) -> re.Pattern[str]:
-    """One regular expression matching a path any of ``patterns`` matches."""
-    parts = [_compile(p, home, workspace).pattern[1:-1] for p in patterns]
+    """One regular expression matching a path any of ``patterns`` matches (compiled once: the
+    patterns' own expressions are text until then)."""
+    parts = [_source(p, home, workspace) for p in patterns]
     return re.compile("^(?:" + "|".join(parts) + ")$")
 
 
 @lru_cache(maxsize=1024)
-def _compile(pattern: str, home: str, workspace: str) -> re.Pattern[str]:
+def _source(pattern: str, home: str, workspace: str) -> str:
+    """The regular expression of one pattern, without its anchors."""
     if pattern.startswith("~"):
         pattern = home + pattern[1:]
     pattern = pattern.replace("{workspace}", workspace)
@@ -43,4 +45,4 @@ def _compile(pattern: str, home: str, workspace: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("^" + "".join(out) + "$")
+    return "".join(out)

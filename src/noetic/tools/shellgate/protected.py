@@ -29,7 +29,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 RULE = "runs-later"
@@ -60,7 +59,9 @@ class Entry:
 @cache
 def builtin() -> tuple[Entry, ...]:
     """The built-in list, from ``protected.txt``."""
-    text = resources.files("noetic.tools.shellgate").joinpath("protected.txt").read_text()
+    # beside this module (importlib.resources would load tempfile, shutil and zipfile)
+    with open(os.path.join(os.path.dirname(__file__), "protected.txt"), encoding="utf-8") as fh:
+        text = fh.read()
     entries = []
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
@@ -68,21 +69,6 @@ def builtin() -> tuple[Entry, ...]:
         pattern, _, runs = line.strip().partition(" ")
         entries.append(Entry(pattern, runs.strip()))
     return tuple(entries)
-
-
-def check_patterns(value: object, where: str) -> tuple[str, ...]:
-    """``value`` as a list of path patterns (a user's ``[gate] protected``), or a ValueError
-    naming ``where`` and what is wrong."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValueError(f"{where} must be a list of path patterns")
-    for pattern in value:
-        if not (pattern.startswith(("/", "~", "{workspace}"))):
-            raise ValueError(
-                f"{where}: {pattern!r} is neither absolute nor starts with ~ or {{workspace}}"
-            )
-    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -207,27 +193,16 @@ def configured(workspace: str) -> tuple[str, ...]:
     """The user's own patterns for ``workspace``: ``[gate] protected`` in the configuration of
     the store the workspace finds (the one Claude Code's hook reads); a file that cannot be read
     is a ValueError naming it."""
-    import tomllib
     from pathlib import Path
 
+    from noetic.config import load
+    from noetic.errors import InvalidValueError
     from noetic.store.location import locate_store
 
-    config = locate_store(cwd=Path(workspace)).home / "config.toml"
     try:
-        text = config.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {config}: {exc}") from None
-    if "protected" not in text:
-        return ()
-    try:
-        table = tomllib.loads(text).get("gate", {})
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{config}: not valid TOML: {exc}") from None
-    if not isinstance(table, dict):
-        raise ValueError(f"{config}: [gate] must be a table")
-    return check_patterns(table.get("protected", []), f"{config}: [gate] protected")
+        return load(locate_store(cwd=Path(workspace)).home).gate.protected
+    except InvalidValueError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def hook_folders(root: str, control: Any) -> list[str]:

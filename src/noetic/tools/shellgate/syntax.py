@@ -153,9 +153,34 @@ _ASCII_ONLY = bytes(b if b < 0x80 else 0x61 for b in range(256))
 @cache
 def _parser() -> Any:
     import tree_sitter
-    import tree_sitter_bash
 
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Parser(tree_sitter.Language(_bash_grammar()))
+
+
+def _bash_grammar() -> Any:
+    """tree-sitter-bash's grammar, from its compiled module: the package's ``__init__`` imports
+    importlib.resources (tempfile, shutil, random, bz2, lzma) for a query file the gate never
+    reads, on every hook call. Where the module cannot be found so, the package is imported."""
+    import importlib.machinery
+
+    try:
+        package = importlib.machinery.PathFinder.find_spec("tree_sitter_bash")
+        if package is None or package.submodule_search_locations is None:
+            raise ImportError("tree_sitter_bash")
+        spec = importlib.machinery.PathFinder.find_spec(
+            "tree_sitter_bash._binding", list(package.submodule_search_locations)
+        )
+        if spec is None or spec.loader is None:
+            raise ImportError("tree_sitter_bash._binding")
+        module = spec.loader.create_module(spec)
+        if module is None:
+            raise ImportError("tree_sitter_bash._binding")
+        spec.loader.exec_module(module)
+        return module.language()
+    except Exception:  # another layout: the package's own way
+        import tree_sitter_bash
+
+        return tree_sitter_bash.language()
 
 
 _HERE = object()
