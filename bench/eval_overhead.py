@@ -34,7 +34,7 @@ from tests.llm.model_server import running
 from noetic.evaluation.judge import program, run_tests, sandboxed
 from noetic.evaluation.problems import Problem, humaneval
 from noetic.operations.evaluating import eval_report, start_eval
-from noetic.runtime.context import open_tracker
+from noetic.runtime.opening import open_tracker
 from noetic.tools.sandbox import choose
 
 
@@ -67,7 +67,7 @@ def floor(problems: list[Problem]) -> tuple[float, float]:
 
 def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> None:
     with tempfile.TemporaryDirectory(prefix="noetic-eval-bench-") as home:
-        tracker = open_tracker(Path(home))
+        tracker = open_tracker(Path(home), create=True)
         start = time.perf_counter()
         run = asyncio.run(
             start_eval(

@@ -55,7 +55,7 @@ def main() -> None:
     with running(folder) as server, tempfile.TemporaryDirectory() as tmp:
         print("recall top 5 on PostgreSQL, same store, same run (ms)")
         for n in sizes:
-            with open_store(f"{tmp}/pg{n}", url=server.new_schema()) as store:
+            with open_store(f"{tmp}/pg{n}", create=True, url=server.new_schema()) as store:
                 fill(store, n, embedder.name, embedder.dimension)
                 index_for(store, embedder)
                 tasks = [fresh_query() for _ in range(21)]

@@ -54,7 +54,7 @@ T = Thresholds(confidence_threshold=0.7)
 
 
 def _writer(target: str, home: str, count: int, go: Any, ready: Any, done: Any) -> None:
-    store = open_store(home, url=target if target.startswith("postgresql") else None)
+    store = open_store(home, create=True, url=target if target.startswith("postgresql") else None)
     sid = store.create_session(ai_id=f"w{os.getpid()}", profile="balanced").id
     a = Assessment.from_input("check", {"know": 0.6, "do": 0.5})
     d = decide(a, T)
@@ -131,7 +131,7 @@ def main() -> None:
             print(f"PostgreSQL writers through a relay adding {latency:g} ms per round trip")
         for writers, count in ((1, 300), (16, 40)):
             local = f"{tmp}/w{writers}"
-            open_store(local).close()
+            open_store(local, create=True).close()
             sq = throughput(local, local, writers, count)
             if not relayed:
                 pg = throughput(server.new_schema(), f"{tmp}/pgw{writers}", writers, count)
@@ -145,7 +145,7 @@ def main() -> None:
         if "--writes" in sys.argv:
             return
         for n in sizes:
-            with open_store(f"{tmp}/r{n}", write_files=False) as sqlite_store:
+            with open_store(f"{tmp}/r{n}", create=True, write_files=False) as sqlite_store:
                 sq_load, sq_query = recall_times(sqlite_store, n, embedder)
             with open_store(f"{tmp}/pgr{n}", url=server.new_schema()) as pg_store:
                 pg_load, pg_query = recall_times(pg_store, n, embedder)
@@ -154,7 +154,7 @@ def main() -> None:
         local = f"{tmp}/cli"
         url = server.new_schema()
         for home, target in ((local, None), (f"{tmp}/pgcli", url)):
-            with open_store(home, url=target) as s:
+            with open_store(home, create=True, url=target) as s:
                 s.create_session(ai_id="cli", profile="balanced")
         row("noetic sessions list --json (cold process)", cli_time(local), cli_time(url), "ms")
 

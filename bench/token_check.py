@@ -49,7 +49,7 @@ def _bench(label: str, home: Path, n: int, urls: tuple[str, str] | None = None) 
     assert empty.admit(None) is not None  # opened, and open: no tokens there
     if urls:
         os.environ["NOETIC_STORE_URL"] = urls[1]
-    with open_store(home) as store:
+    with open_store(home, create=True) as store:
         alice = create_token(store, "alice")["token"]
     header = f"Bearer {alice}"
     guarded = Access(home, None)

@@ -49,7 +49,7 @@ def seed(home: Path, *, scored: int = 30) -> Seeded:
     """Fill the store at ``home`` (SQLite, or the PostgreSQL its ``config.toml`` names)."""
     out = Seeded()
     rng = random.Random(7)
-    with open_store(home) as store:
+    with open_store(home, create=True) as store:
         tracker = Tracker(store, ProfileRegistry(store.home / "profiles"), checkpoints=False)
         session, _ = tracker.bootstrap(
             ai_id="claude", ai_model="claude-sonnet-4-5", project="noetic"

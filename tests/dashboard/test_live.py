@@ -23,7 +23,7 @@ WRITER = textwrap.dedent(
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
     from noetic.store import open_store
-    with open_store(sys.argv[1]) as store:
+    with open_store(sys.argv[1], create=True) as store:
         Tracker(store, ProfileRegistry(), checkpoints=False).bootstrap(ai_id="elsewhere")
     """
 )

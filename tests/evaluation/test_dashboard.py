@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from noetic.operations.evaluating import start_eval
-from noetic.runtime.context import open_tracker
+from noetic.runtime.opening import open_tracker
 
 from ..conftest import serving
 from ..dashboard import test_browser
@@ -32,7 +32,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory, problems) -> Iterator[tu
     with pytest.MonkeyPatch.context() as mp, running() as server:
         mp.setenv("NOETIC_HOME", str(home))
         server.responder = StandIn(problems, right_unless_three)
-        tracker = open_tracker(Path(home))
+        tracker = open_tracker(Path(home), create=True)
         run = asyncio.run(start_eval(tracker, provider=spec(server), matching="HumanEval/3?",
                                      review="split", concurrency=2))  # fmt: skip
         tracker.store.close()

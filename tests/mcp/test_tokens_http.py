@@ -69,7 +69,7 @@ def calls(url: str, token: str | None, *steps: tuple[str, dict]) -> list:
 
 def rows(home: Path, sql: str) -> list[tuple]:
     """The rows of a query on the server's store, whichever backend it is on."""
-    with open_store(home, write_files=False) as store:
+    with open_store(home, create=True, write_files=False) as store:
         return [tuple(r) for r in store.conn.execute(sql).fetchall()]
 
 

@@ -23,8 +23,6 @@ from noetic.operations import (
     Started,
     bootstrap,
     check,
-    current_session,
-    open_tracker,
     postflight,
     preflight,
     start_cascade,
@@ -32,6 +30,7 @@ from noetic.operations import (
     start_nova,
     state,
 )
+from noetic.runtime.opening import current_session, open_tracker
 from noetic.runtime.tracker import Tracker
 
 from ..conftest import uniform

@@ -416,7 +416,7 @@ def test_session_files_are_written_locally_when_asked_and_only_for_this_process(
     laptop, ci = tmp_path / "laptop", tmp_path / "ci"
     laptop.mkdir()
     (laptop / "config.toml").write_text(f'[store]\nurl = "{postgres_url}"\nfiles = true\n')
-    with open_store(laptop) as mine:
+    with open_store(laptop, create=True) as mine:
         sid = mine.create_session(ai_id="me", profile="balanced").id
         records = [assess(mine, sid, v) for v in (0.3, 0.9)]
         assert mine.flush_files() == 1
@@ -429,7 +429,7 @@ def test_session_files_are_written_locally_when_asked_and_only_for_this_process(
         other = theirs.create_session(ai_id="ci", profile="balanced").id
         assess(theirs, other)
     assert not ci.exists() or not list(ci.rglob("*.json*"))
-    with open_store(laptop) as mine:  # the laptop mirrors only what it writes
+    with open_store(laptop, create=True) as mine:  # the laptop mirrors only what it writes
         assess(mine, sid)
     assert not session_json_path(laptop, other).exists()
     assert json.loads(session_json_path(laptop, sid).read_text())["assessments"][-1]["seq"] == 3
@@ -437,4 +437,4 @@ def test_session_files_are_written_locally_when_asked_and_only_for_this_process(
     bad.mkdir()
     (bad / "config.toml").write_text(f'[store]\nurl = "{postgres_url}"\nfiles = "yes"\n')
     with pytest.raises(InvalidValueError, match="true or false"):
-        open_store(bad)
+        open_store(bad, create=True)

@@ -170,11 +170,11 @@ class Agent:
             ctx = self._ctx
             ctx.tools = list(self._tools)
             return ctx
-        from noetic.runtime.context import open_tracker
+        from noetic.runtime.opening import open_tracker
 
         home = self.home
         if self._tracker is None:  # one store for all of this agent's runs
-            self._tracker = open_tracker(home)
+            self._tracker = open_tracker(home, create=True)
         tools = list(self._tools)
         if self._builtins:
             from noetic.agent.recall_tool import recall_tool
@@ -213,10 +213,10 @@ class Agent:
     def forget(self, user_id: str | None = None) -> list[str]:
         """Make the agent forget a user (this agent's ``user_id`` by default): their profile and
         every task workspace of theirs are deleted from the store. The task ids deleted."""
-        from noetic.runtime.context import open_tracker
+        from noetic.runtime.opening import open_tracker
 
         if self._tracker is None:
-            self._tracker = open_tracker(self.home)
+            self._tracker = open_tracker(self.home, create=True)
         forgotten: list[str] = self.memory_for(self._tracker.store).forget_user(
             user_id or self.settings.user_id
         )

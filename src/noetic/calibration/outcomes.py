@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from noetic.assessment import Calibrated, Phase
 from noetic.errors import InvalidValueError, NotFoundError, WorkflowError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
+from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.store.records import CascadeRecord
 from noetic.store.rows import now
@@ -83,13 +84,11 @@ def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
             fix=f"one of: {', '.join(SOURCES)}",
         )
     data = {**row, "at": now(), "predicted_vectors": json.dumps(row["predicted_vectors"])}
-    with store.transaction() as conn:
-        stored = store.insert_returning(conn, "outcomes", data)
-    return _outcome(stored)
+    return _outcome(outcome_rows.insert_outcome(store, data))
 
 
 def get_outcome(store: Store, outcome_id: int) -> OutcomeRecord:
-    row = store.conn.execute("SELECT * FROM outcomes WHERE id = ?", (outcome_id,)).fetchone()
+    row = outcome_rows.outcome(store, outcome_id)
     if row is None:
         raise NotFoundError(f"unknown outcome {outcome_id}")
     return _outcome(row)
@@ -104,23 +103,8 @@ def list_outcomes(
     since: str | None = None,
 ) -> list[OutcomeRecord]:
     """Every outcome matching the filters, oldest first."""
-    where, args = _where(ai_id, profile, domain, since)
-    rows = store.conn.execute(f"SELECT * FROM outcomes{where} ORDER BY at, id", args)
+    rows = outcome_rows.outcomes(store, ai_id=ai_id, profile=profile, domain=domain, since=since)
     return [_outcome(r) for r in rows]
-
-
-def _where(
-    ai_id: str | None, profile: str | None, domain: str | None, since: str | None
-) -> tuple[str, list[str]]:
-    clauses, args = [], []
-    for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
-        if value is not None:
-            clauses.append(f"{col} = ?")
-            args.append(value)
-    if since is not None:
-        clauses.append("at >= ?")
-        args.append(since)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
 def count_outcomes(
@@ -131,16 +115,10 @@ def count_outcomes(
     domain: str | None = None,
 ) -> int:
     """How many outcomes match the filters (every one, not the newest per task and source)."""
-    clauses, args = [], []
-    for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
-        if value is not None:
-            clauses.append(f"{col} = ?")
-            args.append(value)
-    where = (" WHERE " + " AND ".join(clauses)) if clauses else ""
-    return int(store.conn.execute(f"SELECT COUNT(*) FROM outcomes{where}", args).fetchone()[0])
+    return outcome_rows.count_outcomes(store, ai_id=ai_id, profile=profile, domain=domain)
 
 
-def _outcome(row: Any) -> OutcomeRecord:
+def _outcome(row: dict[str, Any]) -> OutcomeRecord:
     return OutcomeRecord(**{**dict(row), "predicted_vectors": json.loads(row["predicted_vectors"])})
 
 
@@ -156,18 +134,12 @@ def add_adjustment(
 ) -> Adjustment:
     row = {"at": now(), "profile": profile, "field": field, "old": old, "new": new,
            "reason": reason, "evidence": json.dumps(evidence)}  # fmt: skip
-    with store.transaction() as conn:
-        adjustment_id = store.insert(conn, "profile_adjustments", row)
-    assert adjustment_id is not None  # the table has an integer id
+    adjustment_id = outcome_rows.insert_adjustment(store, row)
     return adjustments(store, adjustment_id=adjustment_id)[0]
 
 
 def undo_adjustment(store: Store, adjustment_id: int) -> Adjustment:
-    with store.transaction() as conn:
-        changed = conn.execute(
-            "UPDATE profile_adjustments SET undone_at = ? WHERE id = ? AND undone_at IS NULL",
-            (now(), adjustment_id),
-        ).rowcount
+    changed = outcome_rows.undo_adjustment(store, adjustment_id)
     found = adjustments(store, adjustment_id=adjustment_id)
     if not found:
         raise NotFoundError(f"unknown adjustment {adjustment_id}")
@@ -179,13 +151,7 @@ def undo_adjustment(store: Store, adjustment_id: int) -> Adjustment:
 def adjustments(
     store: Store, *, profile: str | None = None, adjustment_id: int | None = None
 ) -> list[Adjustment]:
-    sql, args = "SELECT * FROM profile_adjustments", list[str | int]()
-    if profile is not None:
-        sql, args = sql + " WHERE profile = ?", [profile]
-    if adjustment_id is not None:
-        sql += (" AND" if args else " WHERE") + " id = ?"
-        args.append(adjustment_id)
-    rows = store.conn.execute(sql + " ORDER BY id", args)
+    rows = outcome_rows.adjustments(store, profile=profile, adjustment_id=adjustment_id)
     return [Adjustment(**{**dict(r), "evidence": json.loads(r["evidence"])}) for r in rows]
 
 
@@ -332,11 +298,13 @@ def outcome_points(
         since = (datetime.now(UTC) - timedelta(days=filters.since_days)).isoformat()
     if after is not None:
         since = max(since or after, after)
-    where, args = _where(filters.ai_id, filters.profile, filters.domain, since)
-    rows = store.conn.execute(
-        "SELECT id, at, cascade_id, source, score, predicted_preflight, predicted_check, "
-        f"predicted_vectors FROM outcomes{where} ORDER BY at, id",
-        args,
+    rows = outcome_rows.outcomes(
+        store,
+        ai_id=filters.ai_id,
+        profile=filters.profile,
+        domain=filters.domain,
+        since=since,
+        columns=outcome_rows.PREDICTION_COLUMNS,
     )
     newest: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -371,35 +339,13 @@ def phase_points(store: Store, filters: Filters, *, after: str | None = None) ->
     if not tasks:
         return []
     wanted = {t.cascade_id for t in tasks}
-    conn = store.conn
-    scoped = "cascade_id IN (SELECT cascade_id FROM outcomes)"  # no parameter-count limit
-    who = {
-        r["id"]: r
-        for r in conn.execute(
-            "SELECT c.id, c.profile, s.ai_id, s.ai_model FROM cascades c "
-            "JOIN sessions s ON s.id = c.session_id "
-            "WHERE c.id IN (SELECT cascade_id FROM outcomes)"
-        )
-        if r["id"] in wanted
-    }
-    engines = dict(
-        conn.execute(
-            "SELECT cascade_id, MIN(engine) FROM events WHERE engine IS NOT NULL "
-            f"AND {scoped} GROUP BY cascade_id"
-        ).fetchall()
-    )
-    models = dict(
-        conn.execute(
-            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE {scoped} GROUP BY cascade_id"
-        ).fetchall()
-    )
+    scored = outcome_rows.scored_tasks(store)
+    who = {k: v for k, v in scored.who.items() if k in wanted}
+    engines, models = scored.engines, scored.models
     personas = _personas(store)
     stated: dict[str, dict[str, tuple[float, Basis]]] = {}
     judged_at = {t.cascade_id: t.at for t in tasks}
-    for row in conn.execute(
-        "SELECT cascade_id, phase, confidence, p_success, review, created_at FROM assessments "
-        f"WHERE {scoped} ORDER BY cascade_id, seq"
-    ):
+    for row in scored.assessments:
         if row["cascade_id"] not in wanted:
             continue
         if row["created_at"] > judged_at[row["cascade_id"]]:
@@ -426,11 +372,11 @@ def phase_points(store: Store, filters: Filters, *, after: str | None = None) ->
                     stated=value,
                     basis=basis,
                     observed=task.observed,
-                    agent=meta["ai_id"],
-                    model=meta["ai_model"] or models.get(task.cascade_id) or "(unknown)",
+                    agent=meta.ai_id,
+                    model=meta.ai_model or models.get(task.cascade_id) or "(unknown)",
                     engine=engines.get(task.cascade_id) or "workflow",
                     persona=personas.get(task.cascade_id, "(none)"),
-                    profile=meta["profile"],
+                    profile=meta.profile,
                 )
             )
     return points
@@ -458,11 +404,7 @@ def preflight_points(
 def _personas(store: Store) -> dict[str, str]:
     """The persona that wrote a Nova task's assessments (turn keys are ``round:node:persona``)."""
     found: dict[str, str] = {}
-    rows = store.conn.execute(
-        "SELECT r.cascade_id, t.key FROM nova_runs r JOIN nova_turns t ON t.run_id = r.id "
-        "WHERE r.cascade_id IN (SELECT cascade_id FROM outcomes) ORDER BY t.seq"
-    )
-    for cascade_id, key in rows:
+    for cascade_id, key in outcome_rows.nova_turn_keys(store):
         _, node, persona = [*key.split(":", 2), "", ""][:3]
         if node in ("preflight", "check", "postflight") and persona:
             found.setdefault(cascade_id, persona)

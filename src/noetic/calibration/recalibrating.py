@@ -37,8 +37,9 @@ from noetic.assessment import Calibrated, Release
 from noetic.calibration.outcomes import Filters, phase_points
 from noetic.calibration.phases import PhasePoint
 from noetic.calibration.recalibration import Fitted, Gate, Map, recalibrate, release_gate, split
+from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
-from noetic.store.rows import now
+from noetic.store.reads import last_outcome
 
 RECORD_TASKS: Final = 40
 Scope = Literal["agent", "model", "store"]
@@ -73,13 +74,11 @@ def read_settings(home: Path) -> Settings:
 def _newest(store: Store) -> int:
     """The newest outcome's id: outcomes are only ever added, so it says whether any arrived
     (one probe of the primary key, however many there are)."""
-    row = store.conn.execute("SELECT MAX(id) FROM outcomes").fetchone()
-    return int(row[0] or 0)
+    return last_outcome(store)
 
 
 def _stamp(store: Store) -> tuple[int, int]:
-    row = store.conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM outcomes").fetchone()
-    return int(row[0]), int(row[1])
+    return outcome_rows.outcome_stamp(store)
 
 
 def _key(ai_id: str, ai_model: str | None) -> str:
@@ -175,14 +174,7 @@ def _record(own: list[PhasePoint], fitted: Fitted | None) -> dict[str, Any] | No
 
 
 def _keep(store: Store, key: str, stamp: tuple[int, int], body: dict[str, Any]) -> None:
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
-            "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
-            "body = excluded.body",
-            (key, stamp[0], stamp[1], now(), json.dumps(body)),
-        )
+    outcome_rows.keep_map(store, key, stamp, json.dumps(body))
 
 
 def kept(
@@ -190,13 +182,10 @@ def kept(
 ) -> dict[str, Any]:
     """``(ai_id, ai_model)``'s map as kept, refitted first only when outcomes arrived since (or
     the configured gate was never worked out)."""
-    row = store.conn.execute(
-        "SELECT outcomes, last_id, body FROM calibration_maps WHERE scope = ?",
-        (_key(ai_id, ai_model),),
-    ).fetchone()
-    if row is None or int(row[1]) != _newest(store):
+    row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
+    if row is None or row.last_id != _newest(store):
         return fit_for(store, ai_id, ai_model, settings)
-    body: dict[str, Any] = json.loads(row[2])
+    body: dict[str, Any] = json.loads(row.body)
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
         assert settings is not None

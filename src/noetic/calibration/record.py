@@ -3,28 +3,31 @@ SessionStart and UserPromptSubmit context, the MCP bootstrap result and the asse
 
 "Your last 40 PREFLIGHT statements averaged 0.80; 35% of those tasks succeeded; calibrated, your
 0.80 has meant 0.38." It is read from the map kept in ``calibration_maps``
-(:mod:`.recalibrating`), as plain numbers: this module imports nothing but :mod:`json`, so a
-hook pays for no model library. Nothing is said before the agent has outcomes.
+(:mod:`.recalibrating`), as plain numbers: this module imports nothing but :mod:`json` and the
+store's plain reads, so a hook pays for no model library. Nothing is said before the agent has
+outcomes.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
 
 
-def record_line(store: Any, ai_id: str) -> str | None:
+def record_line(store: BaseStore, ai_id: str) -> str | None:
     """The line for ``ai_id`` from its newest kept map, or None when it has no outcomes yet (or
     no map was kept: one is at its first outcome)."""
-    prefix = f"{ai_id}\x1f"
-    row = store.conn.execute(
-        "SELECT body FROM calibration_maps WHERE substr(scope, 1, ?) = ? "
-        "ORDER BY fitted_at DESC LIMIT 1",
-        (len(prefix), prefix),
-    ).fetchone()
-    if row is None:
-        return None
-    record = json.loads(row[0]).get("record")
+    from noetic.store.reads import newest_map_body
+
+    return line_from(newest_map_body(store, ai_id))
+
+
+def line_from(body: str | None) -> str | None:
+    """The line from a kept map's body (None: no map kept)."""
+    record = json.loads(body).get("record") if body is not None else None
     if not record:
         return None
     tasks, mean = record["tasks"], record["mean_stated"]

@@ -291,7 +291,7 @@ def resume(
 @app.command()
 def tasks(store: StoreOpt = None, json: JsonOpt = False) -> None:
     """The agent's recent tasks and their status (running ones can be resumed)."""
-    from noetic.cli.opened import open_store
+    from noetic.store import open_store
     from noetic.store.agent_memory import list_workspaces
 
     with handled(json):
@@ -326,8 +326,8 @@ def forget(
 ) -> None:
     """Make the agent forget a user (--user) or one task (--task): the rows are deleted."""
     from noetic.agent.memory import AgentMemory
-    from noetic.cli.opened import open_store
     from noetic.errors import UsageError
+    from noetic.store import open_store
 
     with handled(json):
         if (user is None) == (task is None):

@@ -69,8 +69,9 @@ def _root(
     ] = False,
 ) -> None:
     """Bare `noetic` prints this help and succeeds; `noetic --version` prints the version."""
-    from noetic.cli.opened import close_stores
+    from noetic.store import close_stores, command_stores
 
+    command_stores()
     ctx.call_on_close(close_stores)
     help_when_bare(ctx)
 

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.store import open_store
 
 app = group("Calibration against recorded outcomes.")
 

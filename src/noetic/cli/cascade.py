@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.runtime.opening import open_tracker
 
 app = group("Autonomous CASCADE runs on a model.")
 
@@ -143,8 +143,8 @@ def tools(
 ) -> None:
     """Which investigation tools really help: each tool's declared confidence gain beside the
     change in confidence the CHECK after it showed, over every CASCADE run."""
-    from noetic.cli.opened import open_store
     from noetic.operations.tool_gains import tool_gains
+    from noetic.store import open_store
 
     with handled(json):
         gains = tool_gains(open_store(store), ai_id)

@@ -17,9 +17,9 @@ from typing import Annotated
 
 import typer
 
-from noetic.cli.opened import close_stores
 from noetic.cli.options import JsonOpt
 from noetic.cli.output import esc, stdout
+from noetic.store import close_stores
 
 TASK = "Fix the flaky timezone test in billing/test_invoices.py"
 
@@ -101,7 +101,7 @@ def demo(
         silence = contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext()
         with silence:
             _walk(home, quiet, step)
-        close_stores()  # each step's store writes its files, so the listing below shows them
+        close_stores(done=False)  # each step's store writes its files, for the listing below
         if quiet:
             from noetic.store import Store
             from noetic.store.current import read_current_session
@@ -115,7 +115,7 @@ def demo(
         out.print("\n[bold]Triple storage[/] under the store directory:")
         for path, what in _stored(home):
             out.print(f"  {esc(path)}  [dim]({what})[/]")
-        close_stores()  # before the scratch folder goes: a store closed later would recreate it
+        close_stores(done=False)  # before the scratch folder goes: one closed later recreates it
         out.print(
             "\nTry it for real: [cyan]noetic bootstrap[/], then [cyan]noetic preflight "
             '"your task"[/] prints the assessment prompt for your agent to answer.'

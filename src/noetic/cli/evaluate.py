@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.runtime.opening import open_tracker
 
 if TYPE_CHECKING:
     from noetic.evaluation.engine import EvalRun, Tally, TaskResult

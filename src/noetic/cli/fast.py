@@ -95,8 +95,9 @@ def run(args: list[str]) -> bool:
     if parsed is None:
         return False
     name, kwargs = parsed
-    from noetic.cli.opened import close_stores
+    from noetic.store import close_stores, command_stores
 
+    command_stores()
     try:
         try:
             invoke(name, **kwargs)

@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import AiIdOpt, JsonOpt, ProviderOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stdout
 from noetic.errors import InvalidValueError
@@ -17,7 +16,8 @@ from noetic.operations.goal_setting import (
     get_goal,
     list_goals,
 )
-from noetic.operations.stores import current_session
+from noetic.runtime.opening import current_session, open_tracker
+from noetic.store import open_store
 
 app = group("Goals from vector gaps or from the model's plan.")
 

@@ -10,9 +10,9 @@ import typer
 
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.opened import open_tracker
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.runtime.opening import open_tracker
 
 
 class _QuestionFirst(DefaultCommandGroup):

@@ -8,9 +8,10 @@ import typer
 
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.runtime.opening import open_tracker
+from noetic.store import open_store
 
 
 class _QueryByDefault(DefaultCommandGroup):

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_tracker
 from noetic.cli.output import stdout
-from noetic.operations.stores import optional_current_session
+from noetic.runtime.opening import open_tracker, optional_current_session
 
 
 def outcome(

@@ -92,7 +92,7 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     base = ProfileRegistry(home / "profiles").get(name)
     if not location.exists:
         return base, []
-    with open_store(home, url=location.url) as opened:
+    with open_store(home, create=True, url=location.url) as opened:
         active = [a for a in adjustments(opened, profile=base.name) if a.undone_at is None]
     newest = {a.field: a for a in active}  # later adjustments of a field replace earlier ones
     flat = base.model_dump()

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store, open_tracker
 from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
-from noetic.operations.stores import optional_current_session
+from noetic.runtime.opening import open_tracker, optional_current_session
+from noetic.store import open_store
 
 
 def recall(

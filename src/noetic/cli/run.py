@@ -60,11 +60,10 @@ def _record(
     """The outcome recorded, or None with the reason (the command's status stands either way)."""
     import shlex
 
-    from noetic.cli.opened import open_tracker
     from noetic.errors import NoeticError
     from noetic.hosts.outcomes import record_exit
     from noetic.hosts.testruns import run_status
-    from noetic.operations.stores import optional_current_session
+    from noetic.runtime.opening import open_tracker, optional_current_session
 
     status = run_status(command, code, Path.cwd())
     if status.score is None:

@@ -10,9 +10,9 @@ import typer
 
 from noetic.cli.exits import handled
 from noetic.cli.inputs import read_text_file
-from noetic.cli.opened import open_store
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.store import open_store
 
 if TYPE_CHECKING:
     from noetic.operations.maintenance import Rebuilt

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 
 from noetic.cli.exits import handled
-from noetic.cli.opened import open_store
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.store import open_store
 
 app = group("Access tokens for `noetic serve`: create, list, revoke (stored hashed).")
 

@@ -13,10 +13,9 @@ from typing import Any
 from noetic.cli.answered import answer
 from noetic.cli.exits import handled
 from noetic.cli.inputs import read_json_input
-from noetic.cli.opened import open_tracker
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
 from noetic.operations import phases as ops
-from noetic.operations.stores import current_session
+from noetic.runtime.opening import current_session, open_tracker
 from noetic.store import requests
 
 

@@ -34,29 +34,26 @@ if TYPE_CHECKING:
 HERE: Final = Path(__file__).parent
 
 
-class _Stores:
-    """One read connection per worker thread, opened on first use (SQLite reads in parallel)."""
+class _Store:
+    """The store, opened on first use and shared by the worker threads (a SQLite store opens
+    a connection per thread itself, so their reads run in parallel)."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self._local = threading.local()
-        self._all: list[BaseStore] = []
+        self._store: BaseStore | None = None
         self._lock = threading.Lock()
 
     def __call__(self) -> BaseStore:
-        store = getattr(self._local, "store", None)
-        if store is None:
-            store = open_store(self.home, write_files=False)
-            self._local.store = store
-            with self._lock:
-                self._all.append(store)
-        return store
+        with self._lock:
+            if self._store is None:
+                self._store = open_store(self.home, create=True, write_files=False)
+            return self._store
 
     def close(self) -> None:
         with self._lock:
-            for store in self._all:
-                store.close()
-            self._all.clear()
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
 
 def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
@@ -67,7 +64,7 @@ def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
     from noetic.operations.tokens import Access
 
     access = access or Access(home, None)
-    stores = _Stores(home)
+    stores = _Store(home)
     pages = Pages(stores)
     routes = [
         Route("/", pages.sessions),

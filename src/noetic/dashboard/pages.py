@@ -179,7 +179,7 @@ class Pages:
 
     def calibration(self, request: Request) -> Response:
         from noetic.calibration.outcomes import Filters
-        from noetic.operations.calibration_view import calibration_view
+        from noetic.operations.calibration_view import calibration_view, outcome_choices
 
         _checked(request, ("agent", "profile", "domain", "since_days", "prediction"))
         store = self.store()
@@ -199,12 +199,7 @@ class Pages:
                 field="prediction",
             )
         view = calibration_view(store, filters, prediction=prediction)  # type: ignore[arg-type]
-        agents = [
-            r[0] for r in store.conn.execute("SELECT DISTINCT ai_id FROM outcomes ORDER BY 1")
-        ]
-        profiles = [
-            r[0] for r in store.conn.execute("SELECT DISTINCT profile FROM outcomes ORDER BY 1")
-        ]
+        agents, profiles = outcome_choices(store)
         return self._page(
             request,
             "calibration.html",
@@ -217,16 +212,14 @@ class Pages:
         )
 
     def compare(self, request: Request) -> Response:
-        from noetic.operations.compare import compare
+        from noetic.operations.compare import compare, compare_choices
 
         _checked(request, ("a", "b"))
         store = self.store()
         cursor = live.cursor(store)
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
         comparison = compare(store, a, b) if a and b else None
-        agents = [
-            r[0] for r in store.conn.execute("SELECT DISTINCT ai_id FROM sessions ORDER BY 1")
-        ]
+        agents = compare_choices(store)
         return self._page(
             request,
             "compare.html",

@@ -510,11 +510,7 @@ def _close(ctx: RunContext, status: str, reason: str) -> None:
 
 def _test_outcome(ctx: RunContext, cascade_id: str) -> float | None:
     """The task's test outcome if one was recorded already (a run killed just after it)."""
-    row = ctx.store.conn.execute(
-        "SELECT score FROM outcomes WHERE cascade_id = ? AND source = 'test' ORDER BY id DESC",
-        (cascade_id,),
-    ).fetchone()
-    return None if row is None else float(row[0])
+    return evals.recorded_test_score(ctx.store, cascade_id)
 
 
 def _refuse_if_running(record: EvalRunRecord) -> None:

@@ -25,6 +25,7 @@ from noetic.calibration.phases import (
 )
 from noetic.calibration.rates import Interval, gap_difference, significant
 from noetic.evaluation.engine import EvalRun, stored_run
+from noetic.store import evals
 from noetic.store.base import BaseStore
 
 PHASES: Final = ("preflight", "postflight", "adversarial_review")
@@ -79,13 +80,7 @@ def eval_points(store: BaseStore, run: EvalRun) -> list[PhasePoint]:
     done = {t.cascade_id: t for t in run.tasks if t.state == "done" and t.cascade_id}
     if not done:
         return []
-    rows = store.conn.execute(
-        "SELECT a.cascade_id, a.phase, a.confidence, a.p_success, a.review, a.created_at "
-        "FROM assessments a WHERE a.cascade_id IN "
-        "(SELECT cascade_id FROM eval_tasks WHERE run_id = ? AND state = 'done') "
-        "ORDER BY a.cascade_id, a.seq",
-        (run.run_id,),
-    ).fetchall()
+    rows = evals.done_assessments(store, run.run_id)
     points: list[PhasePoint] = []
     for row in rows:
         task = done.get(row["cascade_id"])

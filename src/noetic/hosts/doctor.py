@@ -9,7 +9,6 @@ configured provider).
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
@@ -81,24 +80,10 @@ def config_checks(home: Path) -> list[Check]:
     ]
 
 
-def _open_read_only(db: Path) -> tuple[sqlite3.Connection, str]:
-    """The database opened as the store opens it when it cannot write (``mode=ro``, else
-    ``immutable=1`` where SQLite cannot make its shared-memory file: a read-only mount), so
-    the doctor reads whatever ``noetic state`` reads; the second value says which, for the
-    report."""
-    uri = db.resolve().as_uri()
-    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
-    try:
-        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
-        return conn, ""
-    except sqlite3.OperationalError:
-        conn.close()
-        conn = sqlite3.connect(f"{uri}?immutable=1", uri=True)
-        return conn, "; read-only here: reading commands work, writing ones are refused"
-
-
 def _store_checks(location: StoreLocation) -> list[Check]:
-    from noetic.store.migrations import MIGRATIONS, pending
+    from noetic.errors import StoreError
+    from noetic.store.health import sqlite_health
+    from noetic.store.migrations import MIGRATIONS
 
     if location.url:
         return _postgres_checks(location.url)
@@ -114,26 +99,13 @@ def _store_checks(location: StoreLocation) -> list[Check]:
             )
         ]
     try:
-        conn, how = _open_read_only(db)
-        try:
-            integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
-            todo = pending(conn)
-            table = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'"
-            ).fetchone()
-            applied = (
-                {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
-                if table
-                else set()
-            )
-        finally:
-            conn.close()
-    except sqlite3.DatabaseError as exc:
+        integrity, todo, applied, how = sqlite_health(db)
+    except StoreError as exc:
         return [
             Check(
                 name="store",
                 status="fail",
-                detail=f"{db} cannot be read: {exc}",
+                detail=f"{db} cannot be read: {exc.message}",
                 fix="restore it from a backup, or `noetic rebuild --from-files` from its "
                 "session files",
             )

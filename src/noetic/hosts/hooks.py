@@ -44,7 +44,10 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noetic.runtime.tracker import Tracker
 
 EVENTS = (
     "session-start",
@@ -187,7 +190,9 @@ def _answer(
         return None
     if event == "stop" and payload.get("stop_hook_active") is True:
         return None  # Claude Code is already continuing because of a stop hook
-    tracker = open_tracker(location.home)
+    from noetic.runtime.opening import open_tracker
+
+    tracker = open_tracker(location.home, create=True)
     try:
         sid = current_session(tracker, payload)
         if sid is None:
@@ -216,58 +221,30 @@ def user_prompt_submit(location: Any) -> dict[str, Any] | None:
     """The agent's record as context for the prompt it is about to answer; None before it has
     outcomes. It runs before every prompt, so a local store is read with the standard library's
     sqlite3 alone (read-only, one row); a PostgreSQL store through the store."""
-    from noetic.calibration.record import record_line
+    from noetic.calibration.record import line_from
+    from noetic.store import reads
 
     if location.url is None:
-        import sqlite3
-
-        conn = sqlite3.connect(f"file:{location.home / 'noetic.db'}?mode=ro", uri=True)
-        try:
-            line = record_line(_Connected(conn), AI_ID)
-        except sqlite3.OperationalError:  # a store from before the table: no record yet
-            line = None
-        finally:
-            conn.close()
+        body = reads.newest_map_body_in(location.home, AI_ID)
     else:
         from noetic.store import open_store
 
         store = open_store(location.home, url=location.url)
         try:
-            line = record_line(store, AI_ID)
+            body = reads.newest_map_body(store, AI_ID)
         finally:
             store.close()
+    line = line_from(body)
     if line is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": line}}
 
 
-class _Connected:
-    """A bare connection where :func:`~noetic.calibration.record.record_line` expects a store."""
+def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
+    """The session remembered for the host's agent in this store, if it still exists."""
+    from noetic.runtime.opening import remembered_session
 
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-
-def open_tracker(home: Path) -> Any:
-    from noetic.profiles import ProfileRegistry
-    from noetic.runtime.tracker import Tracker
-    from noetic.store import open_store
-
-    store = open_store(home)
-    return Tracker(store, ProfileRegistry(home / "profiles"))
-
-
-def current_session(tracker: Any, payload: dict[str, Any]) -> str | None:
-    from noetic.errors import NotFoundError
-    from noetic.store.current import read_current_session
-
-    sid = read_current_session(tracker.store.home, agent_key(payload))
-    if sid is None:
-        return None
-    try:
-        return str(tracker.store.get_session(sid).id)
-    except NotFoundError:
-        return None
+    return remembered_session(tracker.store, agent_key(payload))
 
 
 # session-start -------------------------------------------------------------------------------
@@ -287,9 +264,10 @@ def _project_name(location: Any, payload: dict[str, Any], project: Path | None) 
 def session_start(
     location: Any, payload: dict[str, Any], project: Path | None = None
 ) -> dict[str, Any]:
+    from noetic.runtime.opening import open_tracker
     from noetic.store.current import write_current_session
 
-    tracker = open_tracker(location.home)
+    tracker = open_tracker(location.home, create=True)
     try:
         key = agent_key(payload)
         sid = current_session(tracker, payload)
@@ -400,22 +378,17 @@ def _cut(text: str, budget: int) -> str:
 
 
 def _earlier_tasks(store: Any, session: Any) -> list[str]:
-    rows = store.conn.execute(
-        "SELECT s.task, s.calibration, s.confidence_pre, s.confidence_post, s.notes, "
-        "(SELECT o.score FROM outcomes o WHERE o.cascade_id = s.cascade_id "
-        " ORDER BY o.at DESC, o.id DESC LIMIT 1) AS outcome "
-        "FROM session_summaries s WHERE s.project IS ? ORDER BY s.ended_at DESC LIMIT ?",
-        (session.project, RECENT_TASKS),
-    ).fetchall()
+    from noetic.store.reads import earlier_tasks
+
     out = []
-    for r in rows:
-        outcome = "no outcome" if r["outcome"] is None else f"outcome {r['outcome']:.2f}"
+    for r in earlier_tasks(store, session.project, RECENT_TASKS):
+        outcome = "no outcome" if r.outcome is None else f"outcome {r.outcome:.2f}"
         line = (
-            f"- {_one_line(r['task'], 160)} [{r['calibration']}; "
-            f"{r['confidence_pre']:.2f} → {r['confidence_post']:.2f}; {outcome}]"
+            f"- {_one_line(r.task, 160)} [{r.calibration}; "
+            f"{r.confidence_pre:.2f} → {r.confidence_post:.2f}; {outcome}]"
         )
-        if r["notes"]:
-            line += f" learned: {_one_line(r['notes'], 200)}"
+        if r.notes:
+            line += f" learned: {_one_line(r.notes, 200)}"
         out.append(line)
     return out
 
@@ -640,7 +613,9 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
         note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
              f"run started (exit {code} is its status, not the tests')")  # fmt: skip
         return None
-    tracker = open_tracker(home)
+    from noetic.runtime.opening import open_tracker
+
+    tracker = open_tracker(home, create=True)
     try:
         sid = current_session(tracker, payload)
         if sid is None:

@@ -196,11 +196,12 @@ def plants(written: list[str], always: list[Any], protected: Any) -> str:
 
 
 def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | None:
-    from noetic.hosts.hooks import current_session, open_tracker
+    from noetic.hosts.hooks import current_session
+    from noetic.runtime.opening import open_tracker
 
     if not location.exists:
         return hold(None, None, effects)
-    tracker = open_tracker(location.home)
+    tracker = open_tracker(location.home, create=True)
     try:
         return hold(tracker, current_session(tracker, payload), effects)
     finally:

@@ -42,12 +42,13 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, Any] | None) -> None:
     """Export what hook ``event`` saw (module docstring). Best effort: a trace never fails a
     hook, and the hook has answered what it must before this runs."""
-    from noetic.hosts.hooks import current_session, note, open_tracker
+    from noetic.hosts.hooks import current_session, note
+    from noetic.runtime.opening import open_tracker
 
     if not home.is_dir():
         return
     try:
-        tracker = open_tracker(home)
+        tracker = open_tracker(home, create=True)
     except Exception:
         return
     try:

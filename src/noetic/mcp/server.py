@@ -96,7 +96,7 @@ class ServerState:
             if self._store is None:
                 from noetic.store import open_store
 
-                self._store = open_store(self.home, background=True)
+                self._store = open_store(self.home, create=True, background=True)
             return self._store
 
     @property
@@ -104,10 +104,9 @@ class ServerState:
         """The tracker over :attr:`store`, made on first use."""
         with self._lock:
             if self._tracker is None:
-                from noetic.profiles import ProfileRegistry
-                from noetic.runtime.tracker import Tracker
+                from noetic.runtime.opening import tracker_over
 
-                tracker = Tracker(self.store, ProfileRegistry(self.home / "profiles"))
+                tracker = tracker_over(self.store)
                 tracker.bus.subscribe(self._on_event)
                 self._tracker = tracker
             return self._tracker

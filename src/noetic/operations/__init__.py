@@ -11,8 +11,6 @@ runs are async.
 ==========================  ==========================================================
 what                        operation
 ==========================  ==========================================================
-open a store, a session     :mod:`~noetic.operations.stores`: ``open_tracker``,
-                            ``current_session``, ``optional_current_session``
 the workflow                :mod:`~noetic.operations.phases`: ``bootstrap``,
                             ``preflight``, ``investigate``, ``check``, ``postflight``,
                             ``state``, ``prompt``
@@ -47,10 +45,6 @@ from importlib import import_module
 from typing import Any
 
 _OPERATIONS = {
-    "open_store": "stores",
-    "open_tracker": "stores",
-    "current_session": "stores",
-    "optional_current_session": "stores",
     "bootstrap": "phases",
     "prompt": "phases",
     "preflight": "phases",

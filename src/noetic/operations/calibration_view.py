@@ -38,6 +38,7 @@ from noetic.calibration.phases import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction
 from noetic.errors import NoeticError
 from noetic.profiles import ProfileRegistry
+from noetic.store import reads
 from noetic.store.base import BaseStore
 
 Z95: Final = 1.959964
@@ -204,10 +205,15 @@ def _gaps(
     return out
 
 
+def outcome_choices(store: BaseStore) -> tuple[list[str], list[str]]:
+    """The agents and the profiles that have outcomes (the calibration filters' menus)."""
+    return reads.distinct(store, "outcomes", "ai_id"), reads.distinct(store, "outcomes", "profile")
+
+
 def _guardian(store: BaseStore, filters: Filters) -> list[GuardianRow]:
     registry = ProfileRegistry(store.home / "profiles")
     names = sorted(
-        {r[0] for r in store.conn.execute("SELECT DISTINCT profile FROM outcomes")}
+        set(reads.distinct(store, "outcomes", "profile"))
         if filters.profile is None
         else {filters.profile}
     )

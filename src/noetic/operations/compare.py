@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from noetic.errors import NotFoundError
 from noetic.operations.calibration_view import Gap, gap_from
 from noetic.operations.task_view import TaskView, task_view
+from noetic.store import reads
 from noetic.store.base import BaseStore
 
 
@@ -53,6 +54,11 @@ class Comparison(BaseModel):
     b: Side
 
 
+def compare_choices(store: BaseStore) -> list[str]:
+    """The agents a comparison can name."""
+    return reads.distinct(store, "sessions", "ai_id")
+
+
 def compare(store: BaseStore, a: str, b: str) -> Comparison:
     """Both sides, or :class:`NotFoundError` naming the one that is unknown."""
     return Comparison(a=side(store, a), b=side(store, b))
@@ -62,8 +68,7 @@ def side(store: BaseStore, key: str) -> Side:
     key = key.strip()
     if key.startswith("agent:"):
         return Side(key=key, kind="agent", agent=_agent(store, key.removeprefix("agent:")))
-    found = store.conn.execute("SELECT 1 FROM cascades WHERE id = ?", (key,)).fetchone()
-    if found is not None:
+    if reads.task_exists(store, key):
         return Side(key=key, kind="task", task=task_view(store, key))
     return Side(key=key, kind="agent", agent=_agent(store, key))
 
@@ -71,22 +76,9 @@ def side(store: BaseStore, key: str) -> Side:
 def _agent(store: BaseStore, name: str) -> AgentSide:
     from noetic.operations.calibrating import report
 
-    conn = store.conn
-    sessions = conn.execute("SELECT COUNT(*) FROM sessions WHERE ai_id = ?", (name,)).fetchone()[0]
+    sessions, tasks, confidences = reads.agent_totals(store, name)
     if not sessions:
         raise NotFoundError(f"unknown task or agent {name!r}")
-    tasks = conn.execute(
-        "SELECT COUNT(*) FROM cascades c JOIN sessions s ON s.id = c.session_id WHERE s.ai_id = ?",
-        (name,),
-    ).fetchone()[0]
-    confidences = [
-        r[0]
-        for r in conn.execute(
-            "SELECT a.confidence FROM assessments a JOIN sessions s ON s.id = a.session_id "
-            "WHERE s.ai_id = ? AND a.phase = 'preflight' ORDER BY a.created_at, a.id LIMIT 500",
-            (name,),
-        )
-    ]
     scored = report(store, ai_id=name)
     m = scored.metrics
     return AgentSide(

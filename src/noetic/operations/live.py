@@ -14,6 +14,7 @@ import re
 from typing import Final, NamedTuple
 
 from noetic.errors import InvalidValueError
+from noetic.store import reads
 from noetic.store.base import BaseStore
 
 MAX_ID: Final = 2**63 - 1
@@ -47,18 +48,9 @@ class Cursor(NamedTuple):
 
 def cursor(store: BaseStore) -> Cursor:
     """The store's cursor now."""
-    row = store.conn.execute(
-        "SELECT (SELECT COALESCE(MAX(id), 0) FROM events), "
-        "(SELECT COALESCE(MAX(id), 0) FROM outcomes), "
-        "(SELECT COALESCE(MAX(id), 0) FROM profile_adjustments)"
-    ).fetchone()
-    return Cursor(int(row[0]), int(row[1]), int(row[2]))
+    return Cursor(*reads.high_water(store))
 
 
 def new_kinds(store: BaseStore, after: int, limit: int = 50) -> list[str]:
     """The kinds of the events written after event id ``after`` (at most ``limit``)."""
-    rows = store.conn.execute(
-        "SELECT DISTINCT kind FROM (SELECT kind FROM events WHERE id > ? ORDER BY id LIMIT ?) AS e",
-        (after, limit),
-    )
-    return sorted(r[0] for r in rows)
+    return reads.event_kinds_after(store, after, limit)

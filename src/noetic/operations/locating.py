@@ -40,7 +40,7 @@ def where(store: Path | None, session: str | None, ai_id: str | None) -> Whereab
     commands here act on: ``session`` when given, else the agent's current one. Sync."""
     import os
 
-    from noetic.operations.stores import agent_id
+    from noetic.runtime.opening import agent_id
     from noetic.store import locate_store
     from noetic.store.current import agents_with_current_sessions, read_current_session
     from noetic.store.location import safe_url

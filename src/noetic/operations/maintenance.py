@@ -30,8 +30,7 @@ def rebuild(store: Path | None, *, from_files: bool = False) -> Rebuilt:
     the session files, verifying the counts. Files that could not be restored are an error that
     names each, raised after the rest is done. Sync."""
     from noetic.errors import StoreError
-    from noetic.operations.stores import open_store
-    from noetic.store import resolve_home
+    from noetic.store import open_store, resolve_home
     from noetic.store.derived_files import sweep_temporary_files
 
     home = resolve_home(store)

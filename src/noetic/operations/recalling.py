@@ -42,7 +42,7 @@ def recall(
     if own:  # the caller's own tasks: the agent named, else $NOETIC_AI_ID, else the default
         import os
 
-        from noetic.operations.stores import agent_id
+        from noetic.runtime.opening import agent_id
 
         ai_id = agent_id(ai_id or os.environ.get("NOETIC_AI_ID"))
 

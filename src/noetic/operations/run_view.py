@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
 from noetic.events import PAYLOADS, EventKind
+from noetic.store import views
 from noetic.store.base import BaseStore
 
 MAX_EVENTS: Final = 5000
@@ -102,15 +103,9 @@ class Timeline(BaseModel):
 
 def run_timeline(store: BaseStore, run_id: str) -> Timeline:
     """The events of a task, a Nova run or a session, oldest first, on one clock."""
-    conn = store.conn
     scope, column, key, session_id, title = _resolve(store, run_id)
     # a task's events are read through the session's index (events has none on the task)
-    within = " AND session_id = ?" if column == "cascade_id" and session_id else ""
-    args = (key, session_id) if within else (key,)
-    rows = conn.execute(
-        f"SELECT * FROM events WHERE {column} = ?{within} ORDER BY id LIMIT ?",
-        (*args, MAX_EVENTS + 1),
-    ).fetchall()
+    rows = views.run_events(store, column, key, session_id, MAX_EVENTS + 1)
     truncated = len(rows) > MAX_EVENTS
     rows = rows[:MAX_EVENTS]
     start, end = _wall(store, scope, key if scope != "nova" else run_id, rows)
@@ -205,44 +200,31 @@ def _wall(
             took = json.loads(r["data"]).get("ms")
             if isinstance(took, int | float) and 0 <= took < 1e12:
                 starts.append(at - timedelta(milliseconds=took))
-    table = {"task": "cascades", "session": "sessions"}.get(scope)
+    table: Literal["cascades", "sessions"] | None = (
+        "cascades" if scope == "task" else "sessions" if scope == "session" else None
+    )
     if table is not None:
-        row = store.conn.execute(
-            f"SELECT created_at, ended_at FROM {table} WHERE id = ?", (key,)
-        ).fetchone()
+        row = views.span(store, table, key)
         if row is not None:
-            starts.append(_time(row["created_at"]))
-            if row["ended_at"]:
-                ends.append(_time(row["ended_at"]))
+            starts.append(_time(row.created_at))
+            if row.ended_at:
+                ends.append(_time(row.ended_at))
     return (min(starts) if starts else None), (max(ends) if ends else None)
 
 
-def _resolve(store: BaseStore, run_id: str) -> tuple[str, str, str, str | None, str]:
-    conn = store.conn
-    task = conn.execute("SELECT session_id, task FROM cascades WHERE id = ?", (run_id,)).fetchone()
-    if task is not None:
-        return "task", "cascade_id", run_id, task["session_id"], task["task"]
-    nova = conn.execute(
-        "SELECT session_id, cascade_id, question FROM nova_runs WHERE id = ?", (run_id,)
-    ).fetchone()
-    if nova is not None and (nova["cascade_id"] or nova["session_id"]):
-        column, key = (
-            ("cascade_id", nova["cascade_id"])
-            if nova["cascade_id"]
-            else ("session_id", nova["session_id"])
-        )
-        return "nova", column, key, nova["session_id"], nova["question"]
-    observed = conn.execute("SELECT query FROM observer_runs WHERE id = ?", (run_id,)).fetchone()
-    if observed is not None:
-        return "observer", "cascade_id", run_id, None, observed["query"]
-    session = conn.execute("SELECT ai_id FROM sessions WHERE id = ?", (run_id,)).fetchone()
-    if session is not None:
-        return "session", "session_id", run_id, run_id, f"session of {session['ai_id']}"
-    bare = conn.execute("SELECT session_id FROM events WHERE cascade_id = ? LIMIT 1", (run_id,))
-    row = bare.fetchone()
-    if row is not None:
-        return "task", "cascade_id", run_id, row["session_id"], run_id
-    raise NotFoundError(f"unknown run {run_id!r}")
+def _resolve(store: BaseStore, run_id: str) -> tuple[str, views.EventColumn, str, str | None, str]:
+    found = views.named_run(store, run_id)
+    if found is None:
+        raise NotFoundError(f"unknown run {run_id!r}")
+    kind, session_id, cascade_id, title = found
+    if kind == "nova":
+        column: views.EventColumn = "cascade_id" if cascade_id else "session_id"
+        return "nova", column, cascade_id or session_id or "", session_id, title
+    if kind == "observer":
+        return "observer", "cascade_id", run_id, None, title
+    if kind == "session":
+        return "session", "session_id", run_id, run_id, f"session of {title}"
+    return "task", "cascade_id", run_id, session_id, title
 
 
 def _nova(
@@ -250,13 +232,8 @@ def _nova(
 ) -> tuple[list[dict[str, Any]], list[NovaTurn]]:
     """The Nova runs this run is or holds (by its id, or the task they deliberated for), each
     with its status and exit, and all their turns in order."""
-    sql = "SELECT id, question, status, result, created_at FROM nova_runs WHERE id = ?"
-    args: tuple[str, ...] = (run_id,)
-    if task_id is not None:
-        sql, args = sql + " OR cascade_id = ?", (run_id, task_id)
-    rows = store.conn.execute(sql + " ORDER BY created_at", args).fetchall()
     runs, turns = [], []
-    for r in rows:
+    for r in views.nova_runs_of(store, run_id, task_id):
         result = json.loads(r["result"] or "{}")
         runs.append(
             {
@@ -269,15 +246,13 @@ def _nova(
                 "risks": result.get("risks") or {},
             }
         )
-        for t in store.conn.execute(
-            "SELECT seq, turn FROM nova_turns WHERE run_id = ? ORDER BY seq", (r["id"],)
-        ):
-            turn = json.loads(t["turn"])
+        for seq, text in views.nova_turn_rows(store, r["id"]):
+            turn = json.loads(text)
             block = turn.get("block") or {}
             turns.append(
                 NovaTurn(
                     run_id=r["id"],
-                    seq=t["seq"],
+                    seq=seq,
                     round=int(turn.get("round", 0)),
                     node=str(turn.get("node", "")),
                     persona=str(turn.get("persona", "")),
@@ -297,7 +272,7 @@ def _nova(
 
 def _observer(store: BaseStore, run_id: str) -> tuple[dict[str, Any] | None, list[ObserverStage]]:
     """An observer chain run as stored: why it stopped and each stage's observation."""
-    row = store.conn.execute("SELECT * FROM observer_runs WHERE id = ?", (run_id,)).fetchone()
+    row = views.observer_run(store, run_id)
     if row is None:
         return None, []
     stages = [
@@ -307,11 +282,9 @@ def _observer(store: BaseStore, run_id: str) -> tuple[dict[str, Any] | None, lis
             confidence=o["confidence"],
             content=o["content"],
         )
-        for o in store.conn.execute(
-            "SELECT * FROM observations WHERE run_id = ? ORDER BY stage, id", (run_id,)
-        )
+        for o in views.observations_of(store, run_id)
     ]
-    return dict(row), stages
+    return row, stages
 
 
 def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from noetic.store import listing
 from noetic.store.base import BaseStore
 
 
@@ -38,21 +39,7 @@ def session_totals(store: BaseStore, session_ids: list[str]) -> dict[str, Sessio
     """The totals of each session in ``session_ids`` (zeros for one with nothing recorded)."""
     if not session_ids:  # PostgreSQL refuses "IN ()"
         return {}
-    marks = ", ".join("?" for _ in session_ids)
-    tasks = dict.fromkeys(session_ids, 0)
-    for sid, n in store.conn.execute(
-        f"SELECT session_id, COUNT(*) FROM cascades WHERE session_id IN ({marks}) "
-        "GROUP BY session_id",
-        session_ids,
-    ):
-        tasks[sid] = int(n)
-    turns: dict[str, tuple[int, float | None]] = {}
-    for sid, n, mean in store.conn.execute(
-        f"SELECT session_id, COUNT(*), AVG(confidence) FROM assessments "
-        f"WHERE session_id IN ({marks}) GROUP BY session_id",
-        session_ids,
-    ):
-        turns[sid] = (int(n), None if mean is None else round(float(mean), 4))
+    tasks, turns = listing.session_turns(store, session_ids)
     drifted = _drifted(store, session_ids)
     return {
         sid: SessionTotals(
@@ -69,15 +56,8 @@ def _drifted(store: BaseStore, session_ids: list[str]) -> set[str]:
     """The sessions among ``session_ids`` with a task at which the drift monitor alarmed."""
     from noetic.calibration import Filters, detect_drift, preflight_points
 
-    marks = ", ".join("?" for _ in session_ids)
-    ais = {
-        ai
-        for (ai,) in store.conn.execute(
-            f"SELECT DISTINCT ai_id FROM sessions WHERE id IN ({marks})", session_ids
-        )
-    }
-    has_outcomes = store.conn.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone()
-    if not has_outcomes:
+    ais = listing.session_agents(store, session_ids)
+    if not listing.has_outcomes(store):
         return set()
     alarmed: set[str] = set()
     for ai in sorted(ais):  # the monitor of `noetic calibration drift`, on the points it reads
@@ -85,17 +65,7 @@ def _drifted(store: BaseStore, session_ids: list[str]) -> set[str]:
         stated, observed = [p.stated for p in points], [p.observed for p in points]
         report = detect_drift(stated, observed, bases=[p.basis for p in points])
         alarmed |= {points[a.at - 1].cascade_id for a in report.alarms if a.at <= len(points)}
-    if not alarmed:
-        return set()
-    tasks = ", ".join("?" for _ in alarmed)
-    return {
-        sid
-        for (sid,) in store.conn.execute(
-            f"SELECT DISTINCT session_id FROM cascades WHERE id IN ({tasks}) "
-            f"AND session_id IN ({marks})",
-            [*alarmed, *session_ids],
-        )
-    }
+    return listing.sessions_of_tasks(store, alarmed, session_ids)
 
 
 def exported(store: BaseStore, session_id: str) -> dict[str, Any]:

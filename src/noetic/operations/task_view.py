@@ -15,6 +15,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
+from noetic.store import views
 from noetic.store.base import BaseStore
 from noetic.vectors import VECTOR_NAMES
 
@@ -154,19 +155,10 @@ class TaskView(BaseModel):
 
 def task_view(store: BaseStore, task_id: str) -> TaskView:
     """Everything recorded about one task (a cascade), oldest first."""
-    conn = store.conn
-    c = conn.execute(
-        "SELECT c.*, s.ai_id FROM cascades c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?",
-        (task_id,),
-    ).fetchone()
+    c = views.task_with_agent(store, task_id)
     if c is None:
         raise NotFoundError(f"unknown task {task_id!r}")
-    assessments = [
-        _point(r)
-        for r in conn.execute(
-            "SELECT * FROM assessments WHERE cascade_id = ? ORDER BY seq", (task_id,)
-        )
-    ]
+    assessments = [_point(r) for r in views.task_rows(store, "assessments", task_id)]
     investigations = [
         InvestigationRow(
             round=r["round"],
@@ -178,9 +170,7 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
             information_gained=r["information_gained"],
             at=r["created_at"],
         )
-        for r in conn.execute(
-            "SELECT * FROM investigations WHERE cascade_id = ? ORDER BY id", (task_id,)
-        )
+        for r in views.task_rows(store, "investigations", task_id)
     ]
     outcomes = [
         OutcomeRow(
@@ -191,7 +181,7 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
             predicted_preflight=r["predicted_preflight"],
             predicted_check=r["predicted_check"],
         )
-        for r in conn.execute("SELECT * FROM outcomes WHERE cascade_id = ? ORDER BY id", (task_id,))
+        for r in views.task_rows(store, "outcomes", task_id)
     ]
     calls = [
         ModelCall(
@@ -208,19 +198,9 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
             cost_usd=r["cost_usd"],
             error_class=r["error_class"],
         )
-        for r in conn.execute(
-            "SELECT * FROM llm_calls WHERE cascade_id = ? ORDER BY id", (task_id,)
-        )
+        for r in views.task_rows(store, "llm_calls", task_id)
     ]
-    engines = [
-        r[0]
-        for r in conn.execute(
-            # through the session's index: events has none on the task
-            "SELECT DISTINCT engine FROM events WHERE session_id = ? AND cascade_id = ? "
-            "AND engine IS NOT NULL ORDER BY 1",
-            (c["session_id"], task_id),
-        )
-    ]
+    engines = views.task_engines(store, c["session_id"], task_id)
     from noetic.events import EventKind
     from noetic.operations.run_view import describe
 

@@ -165,7 +165,7 @@ class Access:
         if self._store is None:
             from noetic.store import open_store
 
-            self._store = open_store(self.home, write_files=False)
+            self._store = open_store(self.home, create=True, write_files=False)
         return self._store
 
     def token(self, given: str) -> Identity | None:

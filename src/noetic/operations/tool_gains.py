@@ -13,6 +13,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict
 
+from noetic.store import reads
 from noetic.store.base import BaseStore
 
 
@@ -34,16 +35,8 @@ class ToolGainSummary(BaseModel):
 def tool_gains(store: BaseStore, ai_id: str | None = None) -> list[ToolGainSummary]:
     """Per tool, most rounds first: declared against observed gains (``ai_id``: one agent's
     runs only)."""
-    sql = (
-        "SELECT c.result FROM cascades c JOIN sessions s ON s.id = c.session_id "
-        "WHERE c.result LIKE ?"
-    )
-    args: list[str] = ['%"tool_gains"%']
-    if ai_id is not None:
-        sql += " AND s.ai_id = ?"
-        args.append(ai_id)
     per: dict[str, list[tuple[float, float, int]]] = {}
-    for (raw,) in store.conn.execute(sql, args):
+    for raw in reads.results_with(store, "tool_gains", ai_id):
         run = (json.loads(raw) if isinstance(raw, str) else raw).get("run") or {}
         for g in run.get("tool_gains") or []:
             per.setdefault(g["tool"], []).append(

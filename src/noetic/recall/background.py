@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
         return 1
     from noetic.recall.index import index_new_tasks
 
-    with open_store(home) as store:
+    with open_store(home, create=True) as store:
         index_new_tasks(store)
     return 0
 

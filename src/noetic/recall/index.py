@@ -34,6 +34,7 @@ import numpy as np
 
 from noetic.embeddings import Embedder
 from noetic.recall.verification import VERDICTS, last_outcome, outcome_verdicts
+from noetic.store import reads
 from noetic.store.base import BaseStore as Store
 from noetic.store.derived_files import atomic_write_json, file_lock, safe_name
 from noetic.store.summaries import pending, pending_count, save_vectors, vector_state, vectors_since
@@ -199,7 +200,7 @@ class RecallIndex:
     def pending(self) -> int:
         """Finished tasks without vectors for this embedder. Counted again only when a summary
         was written since (a new summary always gets a larger rowid) or the index changed."""
-        newest = self.store.conn.execute(_NEWEST_SUMMARY[self.store.dialect]).fetchone()[0]
+        newest = reads.newest_summary(self.store)
         key = (newest, self.generation, self.seq)
         if self._pending is None or self._pending[0] != key:
             self._pending = (key, pending_count(self.store, self.embedder))
@@ -215,11 +216,7 @@ class RecallIndex:
             ids = list(found)
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                rows = self.store.conn.execute(
-                    f"SELECT seq, cascade_id FROM recall_vectors WHERE embedder = ? AND seq <= ? "
-                    f"AND cascade_id IN ({','.join('?' * len(chunk))})",
-                    [self.embedder, self.seq, *chunk],
-                ).fetchall()
+                rows = reads.vector_seqs(self.store, self.embedder, self.seq, chunk)
                 if rows:
                     at = np.searchsorted(self.meta["seq"], [r[0] for r in rows])
                     codes[at] = [VERDICTS.index(found[r[1]]) for r in rows]
@@ -328,27 +325,14 @@ def embed_pending(
 # gets a new one); PostgreSQL has none, and counting the rows would read them all at every
 # recall, so its table statistics' count of rows ever written (they reach the view within
 # seconds; a task written since is embedded by the indexer that follows a POSTFLIGHT anyway).
-_NEWEST_SUMMARY = {
-    "sqlite": "SELECT max(rowid) FROM session_summaries",
-    "postgresql": "SELECT n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables "
-    "WHERE relid = 'session_summaries'::regclass",
-}
-
-
 def index_new_tasks(store: Store, *, limit: int = 32) -> int:
     """Best effort, right after a task is written: embed it (and any few others still
     pending) with the configured embedder. Without an embedder installed nothing happens; the
     tasks stay pending for ``noetic reindex``."""
-    import sqlite3
-
     from noetic.embeddings import recall_embedder
     from noetic.errors import NoeticError
 
-    failures: tuple[type[BaseException], ...] = (NoeticError, ImportError, OSError, sqlite3.Error)
-    if store.dialect == "postgresql":
-        import psycopg
-
-        failures += (psycopg.Error,)
+    failures = (NoeticError, ImportError, OSError, *reads.database_errors(store))
     with contextlib.suppress(*failures):
         return embed_pending(store, recall_embedder(), limit=limit)
     return 0

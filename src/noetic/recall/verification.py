@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from noetic.store import reads
 from noetic.store.base import BaseStore as Store
 
 CONFIRMED = "confirmed"
@@ -46,11 +47,7 @@ def verdicts(store: Store, cascade_ids: Iterable[str], tolerance: float = 0.5) -
 def outcome_verdicts(store: Store, tolerance: float = 0.5) -> dict[str, str]:
     """The verdict of every task that has an outcome (the rest are ``unverified``)."""
     latest: dict[str, str] = {}
-    rows = store.conn.execute(
-        "SELECT cascade_id, score, predicted_preflight, predicted_check FROM outcomes "
-        "ORDER BY at, id"
-    )
-    for cid, score, pre, check in rows:
+    for cid, score, pre, check in reads.predictions(store):
         predicted = check if check is not None else pre
         latest[cid] = _verdict(predicted, score, tolerance)
     return latest
@@ -58,7 +55,7 @@ def outcome_verdicts(store: Store, tolerance: float = 0.5) -> dict[str, str]:
 
 def last_outcome(store: Store) -> int:
     """The newest outcome's id: what a cache of verdicts is keyed on."""
-    return int(store.conn.execute("SELECT coalesce(max(id), 0) FROM outcomes").fetchone()[0])
+    return reads.last_outcome(store)
 
 
 def _verdict(predicted: float | None, outcome: float, tolerance: float) -> str:

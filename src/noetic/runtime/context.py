@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.errors import InvalidValueError, UsageError
 from noetic.events import Event, EventBus, EventKind, Payload, engine_scope
 from noetic.llm.base import Provider, UsageTotals
-from noetic.profiles import Profile, ProfileRegistry
+from noetic.profiles import Profile
+from noetic.runtime.opening import open_tracker
 from noetic.runtime.sentinel import Sentinel, SentinelLimits
 from noetic.runtime.tracker import Tracker
-from noetic.store import open_store
 from noetic.store.base import BaseStore
 from noetic.tools.base import Tool
 
@@ -178,12 +178,6 @@ def recorded_provider(
     )
 
 
-def open_tracker(home: Path) -> Tracker:
-    """A tracker over the store at ``home``, with the user's profiles from ``home/profiles``."""
-    store = open_store(home)
-    return Tracker(store, ProfileRegistry(store.home / "profiles"))
-
-
 def build_context(
     engine: str | None,
     *,
@@ -213,7 +207,7 @@ def build_context(
     if tracker is None:
         if home is None:
             raise UsageError("build_context needs a tracker or a store directory")
-        tracker = open_tracker(home)
+        tracker = open_tracker(home, create=True)
     model = _resolve(provider, tracker, needs_model)
     if isinstance(profile, str):
         chosen: Profile | None = tracker.registry.get(profile)

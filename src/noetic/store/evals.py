@@ -181,3 +181,24 @@ def _task(row: Any) -> EvalTaskRecord:
     if data["passed"] is not None:
         data["passed"] = bool(data["passed"])
     return EvalTaskRecord(**data)
+
+
+def done_assessments(store: BaseStore, run_id: str) -> list[dict[str, Any]]:
+    """The assessments of the run's problems that have a verdict, by task, in order."""
+    rows = store.conn.execute(
+        "SELECT a.cascade_id, a.phase, a.confidence, a.p_success, a.review, a.created_at "
+        "FROM assessments a WHERE a.cascade_id IN "
+        "(SELECT cascade_id FROM eval_tasks WHERE run_id = ? AND state = 'done') "
+        "ORDER BY a.cascade_id, a.seq",
+        (run_id,),
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+def recorded_test_score(store: BaseStore, cascade_id: str) -> float | None:
+    """The task's newest test outcome, if one was recorded."""
+    row = store.conn.execute(
+        "SELECT score FROM outcomes WHERE cascade_id = ? AND source = 'test' ORDER BY id DESC",
+        (cascade_id,),
+    ).fetchone()
+    return None if row is None else float(row[0])

@@ -1,13 +1,16 @@
-"""Opening the store an operation acts on, and finding the session it acts in.
+"""Opening a store and the tracker over it, and finding the session a caller acts in: the one
+way the command line, the MCP server, the dashboard, the hooks and the engines do it.
 
-The caller owns the store's life: a command opens it for one process, the MCP server and the
-dashboard once for all their requests. So operations take an open :class:`Tracker` (or its
-:class:`Store`), and these functions are how a caller with only a directory gets one.
+The caller owns the store's life: a command opens it for one process (and
+:func:`noetic.store.close_stores` closes it when the command ends), the MCP server and the
+dashboard once for all their requests, a hook for one event. Nothing here imports pydantic,
+YAML or the tracker until a function is called, so a hook's start-up pays only for what it
+uses.
 
 Sessions: a command line names its session (``--session``/``$NOETIC_SESSION``) or acts in its
 agent's current session, remembered in the store per agent (``noetic bootstrap`` sets it). The
 MCP server keeps a current session per client instead, so it resolves its own and passes the
-id.
+id; a hook asks for the session remembered for its host's agent (:func:`remembered_session`).
 """
 
 from __future__ import annotations
@@ -21,19 +24,6 @@ if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
 
-def open_store(store: Path | None, *, create: bool = False) -> BaseStore:
-    """The store at ``store`` (else the project's ``.noetic``, else ``$NOETIC_HOME``), or the
-    PostgreSQL store ``store`` names or the configuration gives (see
-    :mod:`noetic.store.location`). Only operations that write pass ``create``; otherwise a
-    missing store is an error that says where it looked, and nothing is created. Sync; the
-    caller closes it."""
-    from noetic.store import locate_store, require_store
-    from noetic.store import open_store as open_at
-
-    location = locate_store(store)
-    return open_at(location.home if create else require_store(location), url=location.url)
-
-
 def tracker_over(opened: BaseStore) -> Tracker:
     """The tracker over an open store, with the store's own profiles."""
     from noetic.profiles import ProfileRegistry
@@ -42,9 +32,33 @@ def tracker_over(opened: BaseStore) -> Tracker:
     return Tracker(opened, ProfileRegistry(opened.home / "profiles"))
 
 
-def open_tracker(store: Path | None, *, create: bool = False) -> Tracker:
-    """:func:`open_store`, with the tracker over it. Sync; the caller closes ``.store``."""
-    return tracker_over(open_store(store, create=create))
+def open_tracker(
+    where: str | Path | None = None,
+    *,
+    create: bool = False,
+    write_files: bool = True,
+    background: bool = False,
+) -> Tracker:
+    """:func:`noetic.store.open_store`, with the tracker over it. The caller closes
+    ``.store``."""
+    from noetic.store import open_store
+
+    opened = open_store(where, create=create, write_files=write_files, background=background)
+    return tracker_over(opened)
+
+
+def remembered_session(store: BaseStore, ai_id: str) -> str | None:
+    """The agent's current session in this store, if it has one that still exists."""
+    from noetic.errors import NotFoundError
+    from noetic.store.current import read_current_session
+
+    sid = read_current_session(store.home, ai_id)
+    if sid is None:
+        return None
+    try:
+        return store.get_session(sid).id
+    except NotFoundError:
+        return None
 
 
 def agent_id(ai_id: str | None) -> str:

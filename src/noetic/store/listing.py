@@ -1,0 +1,418 @@
+"""The sessions and tasks lists' reads: one page of ids (filters, search and the sort in SQL,
+the count one ``COUNT``), then the figures of those ids only, so a page costs the same on
+page 1 and page 200 of a store of tens of thousands of sessions; and one session's view.
+
+A :class:`ListQuery` holds the filters as plain values (checked by the operation that built
+it); the statements are the store's, written once for SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+    from noetic.store.records import SessionRecord
+
+Outcome = Literal["success", "failure", "none"]
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """One page of a list: the filters (None: not filtered), the page's size and offset."""
+
+    agent: str | None = None
+    profile: str | None = None
+    project: str | None = None
+    engine: str | None = None
+    status: str | None = None
+    outcome: Outcome | None = None
+    since: date | None = None
+    until: date | None = None
+    q: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+class SessionFigures(NamedTuple):
+    id: str
+    agent: str
+    model: str | None
+    profile: str
+    project: str | None
+    status: str
+    created_at: str
+    tasks: int
+    latest_task: str | None
+    latest_task_id: str | None
+    confidence: float | None  # the latest assessment's
+    outcome: float | None  # the mean of the session's outcomes
+    engines: list[str]
+
+
+class TaskFigures(NamedTuple):
+    id: str
+    task: str
+    session_id: str
+    agent: str
+    model: str | None
+    profile: str
+    project: str | None
+    status: str
+    created_at: str
+    ended_at: str | None
+    assessments: int
+    confidence: float | None  # the latest assessment's
+    outcome: float | None  # the mean of the task's outcomes
+    engines: list[str]
+
+
+def _marks(values: list[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def _equal_to(parts: list[str], args: list[Any], columns: dict[str, str | None]) -> None:
+    for column, value in columns.items():
+        if value is not None:
+            parts.append(f"{column} = ?")
+            args.append(value)
+
+
+def _created_between(parts: list[str], args: list[Any], column: str, f: ListQuery) -> None:
+    """The day range on ``column`` (``until`` takes in its whole day)."""
+    if f.since is not None:
+        parts.append(f"{column} >= ?")
+        args.append(f.since.isoformat())
+    if f.until is not None and f.until < date.max:  # the last day there is: no bound
+        parts.append(f"{column} < ?")
+        args.append((f.until + timedelta(days=1)).isoformat())
+
+
+def like_pattern(q: str) -> str:
+    """``q`` as a LIKE pattern matching it anywhere, its ``%``, ``_`` and ``\\`` literal
+    (with ``ESCAPE '\\'``)."""
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _where(parts: list[str]) -> str:
+    return (" WHERE " + " AND ".join(parts)) if parts else ""
+
+
+# sessions ------------------------------------------------------------------------------------
+
+
+def _session_conditions(f: ListQuery) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    args: list[Any] = []
+    _equal_to(
+        parts,
+        args,
+        {"s.ai_id": f.agent, "s.profile": f.profile, "s.project": f.project, "s.status": f.status},
+    )
+    if f.engine is not None:
+        parts.append("EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.engine = ?)")
+        args.append(f.engine)
+    # outcomes has no index on session_id: one pass builds the set (an IN list), where a
+    # correlated EXISTS would scan every outcome once per session
+    if f.outcome == "none":
+        parts.append("s.id NOT IN (SELECT session_id FROM outcomes)")
+    elif f.outcome is not None:
+        op = ">=" if f.outcome == "success" else "<"
+        parts.append(f"s.id IN (SELECT session_id FROM outcomes WHERE score {op} 0.5)")
+    _created_between(parts, args, "s.created_at", f)
+    if f.q:
+        like = like_pattern(f.q)
+        parts.append(
+            "(s.id LIKE ? ESCAPE '\\' OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\'"
+            " OR EXISTS (SELECT 1 FROM cascades c WHERE c.session_id = s.id"
+            " AND (c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\')))"
+        )
+        args += [like] * 5
+    return _where(parts), args
+
+
+def session_page(store: BaseStore, f: ListQuery) -> tuple[int, list[SessionFigures]]:
+    """How many sessions match, and the page's, newest first."""
+    where, args = _session_conditions(f)
+    conn = store.conn
+    total = int(conn.execute(f"SELECT COUNT(*) FROM sessions s{where}", args).fetchone()[0])
+    # the sort carries only (created_at, id); the page's rows are read by id afterwards
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT s.id FROM sessions s{where} ORDER BY s.created_at DESC, s.id DESC "
+            f"LIMIT ? OFFSET ?",
+            [*args, f.limit, f.offset],
+        )
+    ]
+    return total, _session_figures(store, ids)
+
+
+def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
+    if not ids:  # an empty page reads nothing more (PostgreSQL refuses "IN ()")
+        return []
+    marks = _marks(ids)
+    conn = store.conn
+    by_id = {r["id"]: r for r in conn.execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
+    tasks: dict[str, tuple[int, str | None, str | None]] = {}
+    for r in conn.execute(
+        "SELECT s.id, (SELECT COUNT(*) FROM cascades c WHERE c.session_id = s.id) n, "
+        "(SELECT c.id FROM cascades c WHERE c.session_id = s.id "
+        "ORDER BY c.created_at DESC, c.id DESC LIMIT 1) latest "
+        f"FROM sessions s WHERE s.id IN ({marks})",
+        ids,
+    ):
+        tasks[r["id"]] = (r["n"], r["latest"], None)
+    latest = [t[1] for t in tasks.values() if t[1] is not None]
+    if latest:
+        named = dict(
+            conn.execute(
+                f"SELECT id, task FROM cascades WHERE id IN ({_marks(latest)})", latest
+            ).fetchall()
+        )
+        tasks = {k: (n, cid, named.get(cid or "")) for k, (n, cid, _) in tasks.items()}
+    confidence = {
+        r["session_id"]: r["confidence"]
+        for r in conn.execute(
+            f"SELECT a.session_id, a.confidence FROM assessments a JOIN ("
+            f"SELECT session_id, MAX(seq) seq FROM assessments WHERE session_id IN ({marks}) "
+            f"GROUP BY session_id) m ON a.session_id = m.session_id AND a.seq = m.seq",
+            ids,
+        )
+    }
+    outcome = {
+        r["session_id"]: r["score"]
+        for r in conn.execute(
+            f"SELECT session_id, AVG(score) score FROM outcomes WHERE session_id IN ({marks}) "
+            f"GROUP BY session_id",
+            ids,
+        )
+    }
+    engines: dict[str, list[str]] = {}
+    for r in conn.execute(
+        f"SELECT DISTINCT session_id, engine FROM events WHERE session_id IN ({marks}) "
+        f"AND engine IS NOT NULL ORDER BY engine",
+        ids,
+    ):
+        engines.setdefault(r["session_id"], []).append(r["engine"])
+    out = []
+    for i in ids:
+        r = by_id[i]
+        n, cid, task = tasks.get(i, (0, None, None))
+        out.append(SessionFigures(
+            i, r["ai_id"], r["ai_model"], r["profile"], r["project"], r["status"],
+            r["created_at"], n, task, cid, confidence.get(i), outcome.get(i),
+            engines.get(i, []),
+        ))  # fmt: skip
+    return out
+
+
+def task_counts(store: BaseStore, session_ids: list[str]) -> dict[str, int]:
+    """How many tasks each session has (0 for none), in one query."""
+    if not session_ids:  # PostgreSQL refuses "IN ()"
+        return {}
+    found = store.conn.execute(
+        f"SELECT session_id, COUNT(*) FROM cascades WHERE session_id IN ({_marks(session_ids)}) "
+        "GROUP BY session_id",
+        session_ids,
+    )
+    return {**dict.fromkeys(session_ids, 0), **{sid: int(n) for sid, n in found}}
+
+
+def find_session(store: BaseStore, session_id: str) -> SessionRecord | None:
+    """The session whose id is exactly ``session_id``, if there is one."""
+    from noetic.store.records import SessionRecord
+
+    row = store.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return None if row is None else SessionRecord(**dict(row))
+
+
+class SessionTasks(NamedTuple):
+    """A session's confidence path per task (oldest first), mean outcome per task, and how
+    many events it has."""
+
+    paths: dict[str, list[float]]
+    outcomes: dict[str, float]
+    events: int
+
+
+def session_tasks(store: BaseStore, session_id: str) -> SessionTasks:
+    conn = store.conn
+    paths: dict[str, list[float]] = {}
+    for a in conn.execute(
+        "SELECT cascade_id, confidence FROM assessments WHERE session_id = ? ORDER BY seq",
+        (session_id,),
+    ):
+        paths.setdefault(a["cascade_id"], []).append(a["confidence"])
+    outcomes = dict(
+        conn.execute(
+            "SELECT cascade_id, AVG(score) FROM outcomes WHERE session_id = ? GROUP BY cascade_id",
+            (session_id,),
+        ).fetchall()
+    )
+    events = conn.execute("SELECT COUNT(*) FROM events WHERE session_id = ?", (session_id,))
+    return SessionTasks(paths, outcomes, int(events.fetchone()[0]))
+
+
+# tasks ---------------------------------------------------------------------------------------
+
+
+def _task_conditions(f: ListQuery) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    args: list[Any] = []
+    _equal_to(
+        parts,
+        args,
+        {"s.ai_id": f.agent, "c.profile": f.profile, "s.project": f.project, "c.status": f.status},
+    )
+    if f.engine is not None:
+        # events are indexed by session: the task's session narrows them before its id does
+        parts.append(
+            "EXISTS (SELECT 1 FROM events e WHERE e.session_id = c.session_id"
+            " AND e.cascade_id = c.id AND e.engine = ?)"
+        )
+        args.append(f.engine)
+    if f.outcome == "none":
+        parts.append("c.id NOT IN (SELECT cascade_id FROM outcomes WHERE cascade_id IS NOT NULL)")
+    elif f.outcome is not None:
+        op = ">=" if f.outcome == "success" else "<"
+        parts.append(f"c.id IN (SELECT cascade_id FROM outcomes WHERE score {op} 0.5)")
+    _created_between(parts, args, "c.created_at", f)
+    if f.q:
+        like = like_pattern(f.q)
+        parts.append(
+            "(c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\' OR s.id LIKE ? ESCAPE '\\'"
+            " OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\')"
+        )
+        args += [like] * 5
+    return _where(parts), args
+
+
+def task_page(store: BaseStore, f: ListQuery) -> tuple[int, list[TaskFigures]]:
+    """How many tasks match, and the page's, newest first."""
+    where, args = _task_conditions(f)
+    conn = store.conn
+    # every task has its session (a foreign key): the join is made only for a session's filter,
+    # so an unfiltered page walks the tasks' index alone
+    by_session = any(v is not None for v in (f.agent, f.project, f.q))
+    joined = "FROM cascades c" + (" JOIN sessions s ON s.id = c.session_id" if by_session else "")
+    total = int(conn.execute(f"SELECT COUNT(*) {joined}{where}", args).fetchone()[0])
+    # the sort carries only (created_at, id); the page's rows are read by id afterwards
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT c.id {joined}{where} ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?",
+            [*args, f.limit, f.offset],
+        )
+    ]
+    return total, _task_figures(store, ids)
+
+
+def task_statuses(store: BaseStore) -> list[str]:
+    """The statuses the tasks have now."""
+    return [r[0] for r in store.conn.execute("SELECT DISTINCT status FROM cascades")]
+
+
+def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
+    if not ids:
+        return []
+    marks = _marks(ids)
+    conn = store.conn
+    by_id = {
+        r["id"]: r
+        for r in conn.execute(
+            "SELECT c.id, c.task, c.session_id, c.profile, c.status, c.created_at, c.ended_at, "
+            "s.ai_id, s.ai_model, s.project "
+            f"FROM cascades c JOIN sessions s ON s.id = c.session_id WHERE c.id IN ({marks})",
+            ids,
+        )
+    }
+    counts = dict(
+        conn.execute(
+            f"SELECT cascade_id, COUNT(*) FROM assessments WHERE cascade_id IN ({marks}) "
+            f"GROUP BY cascade_id",
+            ids,
+        ).fetchall()
+    )
+    confidence = {
+        r["cascade_id"]: r["confidence"]
+        for r in conn.execute(
+            f"SELECT a.cascade_id, a.confidence FROM assessments a JOIN ("
+            f"SELECT cascade_id, MAX(seq) seq FROM assessments WHERE cascade_id IN ({marks}) "
+            f"GROUP BY cascade_id) m ON a.cascade_id = m.cascade_id AND a.seq = m.seq",
+            ids,
+        )
+    }
+    outcome = dict(
+        conn.execute(
+            f"SELECT cascade_id, AVG(score) FROM outcomes WHERE cascade_id IN ({marks}) "
+            f"GROUP BY cascade_id",
+            ids,
+        ).fetchall()
+    )
+    sessions = sorted({r["session_id"] for r in by_id.values()})
+    engines: dict[str, list[str]] = {}
+    for r in conn.execute(
+        f"SELECT DISTINCT cascade_id, engine FROM events WHERE session_id IN "
+        f"({_marks(sessions)}) AND cascade_id IN ({marks}) "
+        f"AND engine IS NOT NULL ORDER BY engine",
+        [*sessions, *ids],
+    ):
+        engines.setdefault(r["cascade_id"], []).append(r["engine"])
+    out = []
+    for i in ids:
+        r = by_id[i]
+        out.append(TaskFigures(
+            i, r["task"], r["session_id"], r["ai_id"], r["ai_model"], r["profile"],
+            r["project"], r["status"], r["created_at"], r["ended_at"], counts.get(i, 0),
+            confidence.get(i), outcome.get(i), engines.get(i, []),
+        ))  # fmt: skip
+    return out
+
+
+# a session's totals --------------------------------------------------------------------------
+
+
+def session_turns(
+    store: BaseStore, session_ids: list[str]
+) -> tuple[dict[str, int], dict[str, tuple[int, float | None]]]:
+    """Each session's task count (0 for none), and its assessments' count and mean confidence
+    (rounded to 4 places; absent for a session without any)."""
+    if not session_ids:  # PostgreSQL refuses "IN ()"
+        return {}, {}
+    marks = _marks(session_ids)
+    tasks = {**dict.fromkeys(session_ids, 0), **task_counts(store, session_ids)}
+    turns: dict[str, tuple[int, float | None]] = {}
+    for sid, n, mean in store.conn.execute(
+        f"SELECT session_id, COUNT(*), AVG(confidence) FROM assessments "
+        f"WHERE session_id IN ({marks}) GROUP BY session_id",
+        session_ids,
+    ):
+        turns[sid] = (int(n), None if mean is None else round(float(mean), 4))
+    return tasks, turns
+
+
+def session_agents(store: BaseStore, session_ids: list[str]) -> set[str]:
+    """The agents of the given sessions."""
+    if not session_ids:
+        return set()
+    sql = f"SELECT DISTINCT ai_id FROM sessions WHERE id IN ({_marks(session_ids)})"
+    return {ai for (ai,) in store.conn.execute(sql, session_ids)}
+
+
+def has_outcomes(store: BaseStore) -> bool:
+    return store.conn.execute("SELECT 1 FROM outcomes LIMIT 1").fetchone() is not None
+
+
+def sessions_of_tasks(store: BaseStore, task_ids: set[str], session_ids: list[str]) -> set[str]:
+    """Which of ``session_ids`` hold one of ``task_ids``."""
+    if not task_ids or not session_ids:
+        return set()
+    rows = store.conn.execute(
+        f"SELECT DISTINCT session_id FROM cascades WHERE id IN ({_marks(list(task_ids))}) "
+        f"AND session_id IN ({_marks(session_ids)})",
+        [*task_ids, *session_ids],
+    )
+    return {sid for (sid,) in rows}

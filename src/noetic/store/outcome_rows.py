@@ -1,0 +1,195 @@
+"""The outcomes, profile adjustments and the rows calibration scores them against.
+
+Rows are plain dicts of a table's columns, their JSON columns still encoded
+(:mod:`noetic.calibration.outcomes` turns them into its records); the statements are the
+store's, written once for SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from noetic.store.rows import now
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
+
+# what calibration reads of an outcome
+PREDICTION_COLUMNS: Final = (
+    "id, at, cascade_id, source, score, predicted_preflight, predicted_check, predicted_vectors"
+)
+# the tasks that have an outcome (a subquery: no parameter-count limit)
+_SCOPED = "cascade_id IN (SELECT cascade_id FROM outcomes)"
+
+
+def insert_outcome(store: BaseStore, row: dict[str, Any]) -> dict[str, Any]:
+    """Store an outcome; returns it as stored (its id filled in)."""
+    with store.transaction() as conn:
+        return dict(store.insert_returning(conn, "outcomes", row))
+
+
+def outcome(store: BaseStore, outcome_id: int) -> dict[str, Any] | None:
+    row = store.conn.execute("SELECT * FROM outcomes WHERE id = ?", (outcome_id,)).fetchone()
+    return None if row is None else dict(row)
+
+
+def _filtered(
+    ai_id: str | None, profile: str | None, domain: str | None, since: str | None = None
+) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
+        if value is not None:
+            clauses.append(f"{col} = ?")
+            args.append(value)
+    if since is not None:
+        clauses.append("at >= ?")
+        args.append(since)
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def outcomes(
+    store: BaseStore,
+    *,
+    ai_id: str | None = None,
+    profile: str | None = None,
+    domain: str | None = None,
+    since: str | None = None,
+    columns: str = "*",
+) -> list[dict[str, Any]]:
+    """Every outcome matching the filters (None: any), oldest first: its ``columns`` (all, or
+    :data:`PREDICTION_COLUMNS`)."""
+    where, args = _filtered(ai_id, profile, domain, since)
+    rows = store.conn.execute(f"SELECT {columns} FROM outcomes{where} ORDER BY at, id", args)
+    return [dict(r) for r in rows]
+
+
+def count_outcomes(
+    store: BaseStore,
+    *,
+    ai_id: str | None = None,
+    profile: str | None = None,
+    domain: str | None = None,
+) -> int:
+    where, args = _filtered(ai_id, profile, domain)
+    return int(store.conn.execute(f"SELECT COUNT(*) FROM outcomes{where}", args).fetchone()[0])
+
+
+def insert_adjustment(store: BaseStore, row: dict[str, Any]) -> int:
+    """Store a profile adjustment; returns its id."""
+    with store.transaction() as conn:
+        adjustment_id = store.insert(conn, "profile_adjustments", row)
+    assert adjustment_id is not None  # the table has an integer id
+    return adjustment_id
+
+
+def undo_adjustment(store: BaseStore, adjustment_id: int) -> bool:
+    """Mark the adjustment undone now; False when it is unknown or already undone."""
+    with store.transaction() as conn:
+        changed = conn.execute(
+            "UPDATE profile_adjustments SET undone_at = ? WHERE id = ? AND undone_at IS NULL",
+            (now(), adjustment_id),
+        ).rowcount
+    return bool(changed)
+
+
+def adjustments(
+    store: BaseStore, *, profile: str | None = None, adjustment_id: int | None = None
+) -> list[dict[str, Any]]:
+    """The adjustments of ``profile`` (or the one ``adjustment_id``), oldest first."""
+    sql, args = "SELECT * FROM profile_adjustments", list[str | int]()
+    if profile is not None:
+        sql, args = sql + " WHERE profile = ?", [profile]
+    if adjustment_id is not None:
+        sql += (" AND" if args else " WHERE") + " id = ?"
+        args.append(adjustment_id)
+    return [dict(r) for r in store.conn.execute(sql + " ORDER BY id", args)]
+
+
+class Who(NamedTuple):
+    profile: str
+    ai_id: str
+    ai_model: str | None
+
+
+class Scored(NamedTuple):
+    """What calibration needs of the tasks that have an outcome: who ran each, the first
+    engine and model that worked on it, and its assessments (by task, in order)."""
+
+    who: dict[str, Who]
+    engines: dict[str, str]
+    models: dict[str, str]
+    assessments: list[dict[str, Any]]
+
+
+def scored_tasks(store: BaseStore) -> Scored:
+    conn = store.conn
+    who = {
+        r["id"]: Who(r["profile"], r["ai_id"], r["ai_model"])
+        for r in conn.execute(
+            "SELECT c.id, c.profile, s.ai_id, s.ai_model FROM cascades c "
+            "JOIN sessions s ON s.id = c.session_id "
+            "WHERE c.id IN (SELECT cascade_id FROM outcomes)"
+        )
+    }
+    engines = dict(
+        conn.execute(
+            "SELECT cascade_id, MIN(engine) FROM events WHERE engine IS NOT NULL "
+            f"AND {_SCOPED} GROUP BY cascade_id"
+        ).fetchall()
+    )
+    models = dict(
+        conn.execute(
+            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE {_SCOPED} GROUP BY cascade_id"
+        ).fetchall()
+    )
+    assessments = [
+        dict(r)
+        for r in conn.execute(
+            "SELECT cascade_id, phase, confidence, p_success, review, created_at FROM assessments "
+            f"WHERE {_SCOPED} ORDER BY cascade_id, seq"
+        )
+    ]
+    return Scored(who, engines, models, assessments)
+
+
+def nova_turn_keys(store: BaseStore) -> list[tuple[str, str]]:
+    """``(task, turn key)`` of the Nova turns of every task with an outcome, by turn."""
+    rows = store.conn.execute(
+        "SELECT r.cascade_id, t.key FROM nova_runs r JOIN nova_turns t ON t.run_id = r.id "
+        "WHERE r.cascade_id IN (SELECT cascade_id FROM outcomes) ORDER BY t.seq"
+    )
+    return [(r[0], r[1]) for r in rows]
+
+
+# recalibration maps ----------------------------------------------------------------------------
+
+
+def outcome_stamp(store: BaseStore) -> tuple[int, int]:
+    """How many outcomes there are and the newest one's id (0 for none)."""
+    row = store.conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM outcomes").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def keep_map(store: BaseStore, scope: str, stamp: tuple[int, int], body: str) -> None:
+    """Keep the map of ``scope`` fitted on the outcomes ``stamp`` counts, replacing any."""
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
+            "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
+            "body = excluded.body",
+            (scope, stamp[0], stamp[1], now(), body),
+        )
+
+
+class KeptMap(NamedTuple):
+    outcomes: int
+    last_id: int  # the newest outcome when it was fitted
+    body: str  # JSON
+
+
+def kept_map(store: BaseStore, scope: str) -> KeptMap | None:
+    row = store.conn.execute(
+        "SELECT outcomes, last_id, body FROM calibration_maps WHERE scope = ?", (scope,)
+    ).fetchone()
+    return None if row is None else KeptMap(int(row[0]), int(row[1]), str(row[2]))
