@@ -60,7 +60,13 @@ def fill(store: Path, free_kib: int) -> None:
     """A file taking all but ``free_kib`` KiB of the file system."""
     left = shutil.disk_usage(store).free - free_kib * 1024
     block = b"\0" * 4096
-    with open(store / "filler", "wb") as f:
+    if left < len(block):
+        return  # the store's own rows already took the room: the disk is as full as asked
+    try:
+        f = open(store / "filler", "wb")  # noqa: SIM115 - closed below
+    except OSError:
+        return  # full already: not even a new file fits
+    with f:
         while left >= len(block):
             try:
                 f.write(block)
