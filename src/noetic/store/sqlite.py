@@ -290,17 +290,38 @@ class Store(BaseStore):
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    """The store's connection, its database made or migrated. Two processes opening a new store
+    at once can meet SQLITE_BUSY where no busy handler waits (switching the journal to WAL):
+    that is tried again until the busy timeout has passed, as a waiting write would be."""
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return _connect_once(path)
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _connect_once(path: Path) -> sqlite3.Connection:
     # A store may be opened on one thread and used from others (an MCP server's worker
     # threads); transactions take turns (see Store.transaction).
     conn = sqlite3.connect(
         path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
     )
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA foreign_keys = ON")
-    migrate(conn)
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
