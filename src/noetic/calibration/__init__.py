@@ -7,7 +7,7 @@ One public surface; the modules behind it:
   intervals, over ``(confidence, outcome)`` pairs;
 * :mod:`~noetic.calibration.rates` — what a few outcomes already say: the success rate's Wilson
   interval, the overconfidence gap, the Brier decomposition;
-* :mod:`~noetic.calibration.phases` — calibration per phase (PREFLIGHT, CHECK, POSTFLIGHT,
+* :mod:`~noetic.calibration.per_phase` — calibration per phase (PREFLIGHT, CHECK, POSTFLIGHT,
   adversarial review), per agent, model, engine, persona and profile;
 * :mod:`~noetic.calibration.beliefs` — the Bayesian belief about an agent's bias;
 * :mod:`~noetic.calibration.drift` — has calibration changed recently;
@@ -16,7 +16,7 @@ One public surface; the modules behind it:
 * :mod:`~noetic.calibration.guardian` — the profile correction a credible bias calls for;
 * :mod:`~noetic.calibration.reports` — the reports the CLI and the MCP server show.
 
-``basic``, ``metrics``, ``rates``, ``phases``, ``beliefs`` and ``drift`` are pure (domain imports
+``basic``, ``metrics``, ``rates``, ``per_phase``, ``beliefs`` and ``drift`` are pure (domain
 only; the import contract checks it); ``outcomes``, ``guardian`` and ``reports`` read and write
 the store.
 
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
         preflight_points,
         record_outcome,
     )
-    from noetic.calibration.phases import (
+    from noetic.calibration.per_phase import (
         PHASES,
         Group,
         PhasePoint,
@@ -105,18 +105,18 @@ _WHERE = {
     "Belief": "noetic.calibration.beliefs",
     "BeliefsReport": "noetic.calibration.reports",
     "BrierParts": "noetic.calibration.rates",
-    "Group": "noetic.calibration.phases",
+    "Group": "noetic.calibration.per_phase",
     "Interval": "noetic.calibration.rates",
-    "PHASES": "noetic.calibration.phases",
-    "PhasePoint": "noetic.calibration.phases",
-    "PhaseStats": "noetic.calibration.phases",
-    "ReviewComparison": "noetic.calibration.phases",
-    "Summary": "noetic.calibration.phases",
+    "PHASES": "noetic.calibration.per_phase",
+    "PhasePoint": "noetic.calibration.per_phase",
+    "PhaseStats": "noetic.calibration.per_phase",
+    "ReviewComparison": "noetic.calibration.per_phase",
+    "Summary": "noetic.calibration.per_phase",
     "brier_parts": "noetic.calibration.rates",
     "phase_points": "noetic.calibration.outcomes",
     "preflight_points": "noetic.calibration.outcomes",
     "RecordedOutcome": "noetic.calibration.outcomes",
-    "stated_value": "noetic.calibration.phases",
+    "stated_value": "noetic.calibration.per_phase",
     "wilson": "noetic.calibration.rates",
     "CALIBRATION_TOLERANCE": "noetic.calibration.basic",
     "CalibrationClass": "noetic.calibration.basic",

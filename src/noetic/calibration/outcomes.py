@@ -26,7 +26,7 @@ from noetic.store.records import CascadeRecord
 from noetic.store.rows import now
 
 if TYPE_CHECKING:
-    from noetic.calibration.phases import Basis, PhasePoint
+    from noetic.calibration.per_phase import Basis, PhasePoint
 
 SOURCES = ("test", "human", "check")
 
@@ -225,7 +225,7 @@ def record_outcome(
     what the agent stated at PREFLIGHT, as the per-phase report scores it, and what it means
     calibrated now (the agent's map refitted with this outcome and kept, unless ``refit`` is
     false: then the next decision refits it)."""
-    from noetic.calibration.phases import stated_value
+    from noetic.calibration.per_phase import stated_value
 
     check_outcome_score(score)
     cascade = _resolve_task(store, target)
@@ -333,7 +333,7 @@ def phase_points(store: Store, filters: Filters, *, after: str | None = None) ->
     to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. An assessment
     written after the outcome it would be scored against is no prediction and is left out.
     ``after``: only outcomes recorded since then (as :func:`outcome_points`)."""
-    from noetic.calibration.phases import PhasePoint, stated_value
+    from noetic.calibration.per_phase import PhasePoint, stated_value
 
     tasks = outcome_points(store, filters, after=after)
     if not tasks:

@@ -41,7 +41,7 @@ from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, Wo
 from noetic.evaluation.judge import Verdict, extract_code, program, run_tests
 from noetic.evaluation.problems import Problem
 from noetic.events import EventKind, PhaseCompleted
-from noetic.llm.assess import assess_with_model
+from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import Provider, Request, UsageTotals
 from noetic.profiles import Profile
 from noetic.runtime.context import RunContext, recorded_provider

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from noetic.events import Event
     from noetic.llm.base import Provider
-    from noetic.operations.tokens import Identity
+    from noetic.operations.access_tokens import Identity
     from noetic.recall.index import BackgroundEmbedder
     from noetic.runtime.tracker import Tracker
     from noetic.store.base import BaseStore as Store

@@ -58,7 +58,8 @@ from noetic.mcp.schemas import lean_schema
 from noetic.mcp.server import ServerState, ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
-from noetic.operations import calibrating, phases
+from noetic.operations import calibrating
+from noetic.operations import workflow as phases
 from noetic.operations.goal_setting import generate_goals as add_threshold_goals
 from noetic.operations.goal_setting import list_goals
 from noetic.operations.once import once

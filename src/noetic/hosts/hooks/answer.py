@@ -16,12 +16,12 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
                    those tasks succeeded, what its statement has meant calibrated;
                    :mod:`noetic.calibration.record`); nothing before
 ``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
-                   MultiEdit call (:mod:`noetic.hosts.pretool`)
+                   MultiEdit call (:mod:`noetic.hosts.hooks.pretool`)
 ``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
 ``stop``           a task still open without a POSTFLIGHT: ask for it once per task
                    (``decision: block`` with the reason); never when ``stop_hook_active``
 ``post-tool-use``  a Bash command line that runs one of ``[outcomes] test_commands``
-                   (:mod:`noetic.hosts.testruns`): its exit status, when the runner says it
+                   (:mod:`noetic.hosts.testing.runs`): its exit status, when the runner says it
                    means pass or fail, is an outcome of this Claude session's open task
                    (PostToolUse: status 0; PostToolUseFailure: the status Claude Code
                    reports); otherwise ``hooks.log`` says why nothing was recorded
@@ -33,8 +33,8 @@ The store, the workspace and the gate's configuration come from the project root
 below it, which the agent could make. These functions raise on failure; the command around them
 (``noetic.cli.hooks``) logs to ``<store>/hooks.log`` and exits 0, so Noetic never stands in the
 agent's way — except ``pre-tool-use``, which answers ``deny`` naming what failed
-(:func:`noetic.hosts.pretool.guarded_pre_tool_use`): an error the agent can cause must not open
-the gate.
+(:func:`noetic.hosts.hooks.pretool.guarded_pre_tool_use`): an error the agent can cause must
+not open the gate.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def run_hook(
             f"unknown hook event {event!r}", field="event", fix=f"one of: {', '.join(EVENTS)}"
         )
     if event == "pre-tool-use":
-        from noetic.hosts.pretool import guarded_pre_tool_use
+        from noetic.hosts.hooks.pretool import guarded_pre_tool_use
 
         reply = guarded_pre_tool_use(payload, store=store, project=project)
         try:  # the answer stands whatever happens here: it was given failing closed
@@ -165,7 +165,7 @@ def run_hook(
     from noetic.runtime.telemetry import enabled
 
     if enabled() and location.exists:
-        from noetic.hosts.session_trace import observe
+        from noetic.hosts.hooks.session_trace import observe
 
         try:
             observe(event, payload, location.home, reply)
@@ -292,7 +292,7 @@ def session_start(
 def _find_test_commands(home: Path, payload: dict[str, Any], project: Path | None) -> None:
     """Outcomes by default: a store whose configuration does not mention ``test_commands``
     (set up with ``--scope user``, or before setup looked) gets the project's, once found."""
-    from noetic.hosts.testdetect import test_setup, with_test_commands
+    from noetic.hosts.testing.detect import test_setup, with_test_commands
 
     found = test_setup(workspace_of(payload, project), home)
     if found.kept is not None or not found.found:
@@ -576,8 +576,8 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
     only for a test run (PostToolUse fires after every Bash call)."""
-    from noetic.hosts.outcomes import record_exit, test_commands
-    from noetic.hosts.testruns import Hidden, recognise
+    from noetic.hosts.testing.exits import record_exit, test_commands
+    from noetic.hosts.testing.runs import Hidden, recognise
 
     if payload.get("tool_name") != "Bash":
         return None

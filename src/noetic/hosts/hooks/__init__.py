@@ -1,0 +1,3 @@
+"""Answering the events a host sends to ``noetic hook``: :mod:`~noetic.hosts.hooks.answer` for
+every event, the PreToolUse gate (:mod:`~noetic.hosts.hooks.pretool`, with the irreversible
+class), the session's trace (:mod:`~noetic.hosts.hooks.session_trace`)."""
