@@ -102,7 +102,7 @@ class ConfidenceFormula(StrEnum):
 class Tuning(BaseModel):
     """A profile's multipliers on the formula. See the module docstring for where each enters."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     confidence_formula: ConfidenceFormula = ConfidenceFormula.NOETIC
 

@@ -32,7 +32,7 @@ SOURCES = ("test", "human", "check")
 
 
 class OutcomeRecord(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     at: str
@@ -62,7 +62,7 @@ class RecordedOutcome(OutcomeRecord):
 
 
 class Adjustment(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     at: str
@@ -172,7 +172,7 @@ def effective_profile(store: Store, registry: ProfileRegistry, name: str) -> Pro
 class OutcomePoint(BaseModel):
     """One task's prediction against its observed outcome."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     cascade_id: str
     at: str
@@ -183,7 +183,7 @@ class OutcomePoint(BaseModel):
 
 
 class Filters(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     ai_id: str | None = None
     profile: str | None = None

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 class Recorded(BaseModel):
     """An assessment as recorded, with the decision Noetic derived."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session_id: str
     cascade: CascadeRecord
@@ -78,7 +78,7 @@ class Postflight(Recorded):
 class EpistemicState(BaseModel):
     """Where a session stands: its open cascade and latest assessment, if any."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session: SessionRecord
     profile: str

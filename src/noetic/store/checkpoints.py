@@ -27,7 +27,7 @@ NOTES_REF = "refs/notes/noetic/checkpoints"
 
 
 class Checkpoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session: str
     cascade: str | None

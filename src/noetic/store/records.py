@@ -14,7 +14,7 @@ from noetic.assessment import Assessment, Decision
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class SessionRecord(_Record):

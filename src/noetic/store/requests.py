@@ -40,7 +40,7 @@ class Replay(BaseModel):
     """A request applied before: when, and the response it was given (None when the process
     ended before it could be kept)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     request_id: str
     operation: str

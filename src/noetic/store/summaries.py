@@ -18,7 +18,7 @@ from noetic.vectors import VECTOR_NAMES
 
 
 class RecallSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     cascade_id: str
     session_id: str
