@@ -20,7 +20,7 @@ def answer(result: Any, as_json: bool, render: Callable[[], None] | None) -> Non
             stderr().print(result.note(), markup=False)
             emit(result.response, True)
         else:
-            emit({"replayed": result.model_dump(mode="json"), "note": result.note()}, True)
+            emit({"replayed": to_jsonable(result), "note": result.note()}, True)
         return
     emit(result, as_json, render)
     requests.finish(to_jsonable(result))

@@ -20,11 +20,9 @@ import weakref
 from collections import OrderedDict
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from noetic.assessment import Assessment, Decision
 from noetic.errors import InvalidValueError, NotFoundError, StoreError
-from noetic.events import Event
 from noetic.store import derived_files, session_files
 from noetic.store.document import Grown
 from noetic.store.mirror import Mirror, drain
@@ -54,6 +52,10 @@ from noetic.store.rows import (
 )
 from noetic.store.writer import WRITER, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
+
+if TYPE_CHECKING:
+    from noetic.assessment import Assessment, Decision
+    from noetic.events import Event
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
 

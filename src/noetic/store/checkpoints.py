@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.store.base import BaseStore
 from noetic.store.rows import now
-from noetic.vectors import VECTOR_NAMES
+from noetic.vector_names import VECTOR_NAMES
 
 NOTES_REF = "refs/notes/noetic/checkpoints"
 

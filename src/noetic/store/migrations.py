@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from noetic.errors import MigrationError
-from noetic.vectors import VECTOR_NAMES
+from noetic.vector_names import VECTOR_NAMES
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []

@@ -27,8 +27,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.errors import StoreError, UsageError
 from noetic.untrusted import check_identifier
 
@@ -36,11 +34,10 @@ if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
 
-class Replay(BaseModel):
+@dataclass(frozen=True)
+class Replay:
     """A request applied before: when, and the response it was given (None when the process
     ended before it could be kept)."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     request_id: str
     operation: str
