@@ -399,7 +399,7 @@ class BaseStore:
     ) -> InvestigationRecord:
         for field, text in (("note", note), ("information_gained", information_gained or "")):
             check_text_field(text, field)
-        row = {
+        row: dict[str, Any] = {
             "session_id": session_id,
             "cascade_id": cascade_id,
             "round": round,
