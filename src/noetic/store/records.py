@@ -19,8 +19,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+# pydantic resolves an assessment record's fields here, by these dotted names, whenever a model
+# holds one: by then noetic.assessment is imported (whoever made the assessment imported it)
+import noetic
+
 if TYPE_CHECKING:
-    from noetic.assessment import Assessment, Decision
+    import noetic.assessment
 
 R = TypeVar("R", bound="_Record")
 
@@ -103,8 +107,8 @@ class AssessmentRecord(_Record):
     session_id: str
     cascade_id: str | None
     seq: int
-    assessment: Assessment
-    decision: Decision
+    assessment: noetic.assessment.Assessment
+    decision: noetic.assessment.Decision
     created_at: str
     written_by: str | None = None
 
