@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
-import logging
 import threading
 import weakref
 from collections import OrderedDict
@@ -58,8 +57,6 @@ if TYPE_CHECKING:
     from noetic.events import Event
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
-
-_log = logging.getLogger("noetic.store")
 
 
 class BaseStore:
@@ -163,7 +160,9 @@ class BaseStore:
                 try:
                     drain(self)
                 except Exception as exc:  # the rows are committed; only their copies lag
-                    _log.warning(
+                    import logging  # loaded only to warn
+
+                    logging.getLogger("noetic.store").warning(
                         "noetic: the session files in %s could not be written (%s); the "
                         "database holds every write, and the files catch up on the next write "
                         "or with `noetic rebuild`",

@@ -21,7 +21,6 @@ recorded as applied without a response, and the retry says exactly that.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -66,6 +65,8 @@ _CURRENT: ContextVar[_Pending | None] = ContextVar("noetic_request", default=Non
 
 def fingerprint(operation: str, arguments: dict[str, Any]) -> str:
     """What identifies a request's content: the operation and its arguments, hashed."""
+    import hashlib  # OpenSSL's: loaded for a request id only
+
     text = json.dumps([operation, arguments], sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -193,16 +193,14 @@ def _answer(
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
-    # the store alone: only a checkpoint needs the tracker (and its profiles and models)
+    # the store alone, without the tracker: no profiles, and models only for a checkpoint
     store = open_store(location.home, create=True)
     try:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
             return None
         if event == "pre-compact":
-            from noetic.runtime.opening import tracker_over
-
-            pre_compact(tracker_over(store), sid, payload)
+            pre_compact(store, sid, payload)
             return None
         if event in ("stop", "task-completed"):
             return stop(store, sid, payload)
@@ -405,14 +403,15 @@ def _one_line(text: str, limit: int) -> str:
 # pre-compact ---------------------------------------------------------------------------------
 
 
-def pre_compact(tracker: Any, sid: str, payload: dict[str, Any]) -> str | None:
-    """Checkpoint the open task before the host compacts the conversation; where it went."""
-    from noetic.store.checkpoints import make_checkpoint, write_checkpoint
+def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
+    """Checkpoint the open task before the host compacts the conversation; where it went (the
+    git notes of the repository holding the store, as the tracker's checkpoints, else SQLite)."""
+    from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
 
-    cascade = tracker.store.open_cascade_of(sid)
+    cascade = store.open_cascade_of(sid)
     if cascade is None:
         return None
-    history = tracker.store.assessments(cascade_id=cascade.id)
+    history = store.assessments(cascade_id=cascade.id)
     if not history:
         return None
     last = history[-1]
@@ -426,7 +425,7 @@ def pre_compact(tracker: Any, sid: str, payload: dict[str, Any]) -> str | None:
         None,
         f"before {trigger} compaction: {cascade.task}",
     )
-    return str(write_checkpoint(tracker.store, checkpoint, tracker.repo))
+    return str(write_checkpoint(store, checkpoint, git_root(store.home)))
 
 
 # stop ----------------------------------------------------------------------------------------
