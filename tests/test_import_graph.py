@@ -16,7 +16,6 @@ KNOWN: frozenset[frozenset[str]] = frozenset(
     for circle in (
         ("calibration.guardian", "calibration.outcomes", "calibration.recalibrating"),
         ("store.base", "store.mirror", "store.session_files"),
-        ("hosts.hooks.answer", "hosts.hooks.pretool", "hosts.hooks.session_trace"),
         ("mcp.resources", "mcp.server", "mcp.tools"),
         ("tools.shellgate.links", "tools.shellgate.syntax"),
         (
