@@ -16,7 +16,6 @@ KNOWN: frozenset[frozenset[str]] = frozenset(
     for circle in (
         ("calibration.guardian", "calibration.outcomes", "calibration.recalibrating"),
         ("store.base", "store.mirror", "store.session_files"),
-        ("mcp.resources", "mcp.server", "mcp.tools"),
         ("tools.shellgate.links", "tools.shellgate.syntax"),
         (
             "tools.shellgate.actions",

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from mcp import Client
 from noetic.mcp import tool_cache
-from noetic.mcp.server import Noetic, build_server
+from noetic.mcp.server import build_server
+from noetic.mcp.state import Noetic
 from noetic.mcp.tool_cache import DeferredTool
 from noetic.mcp.tools import TOOLS, build_tools
 

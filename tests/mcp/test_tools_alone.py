@@ -7,7 +7,8 @@ import pytest
 
 from noetic.errors import ValidationError
 from noetic.mcp import tools
-from noetic.mcp.server import Noetic, bind
+from noetic.mcp.state import Noetic
+from noetic.mcp.tool_calls import bind
 
 from ..conftest import uniform
 

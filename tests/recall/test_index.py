@@ -261,7 +261,7 @@ def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
     import asyncio
 
     from noetic.mcp import tools
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import Noetic
     from noetic.recall.index import _INDEXES
 
     n = Noetic(tmp_path / "store", workspace=tmp_path)
@@ -283,7 +283,7 @@ def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
 
 
 def test_at_start_the_server_embeds_what_is_pending_and_shows_progress(seeded, capsys, monkeypatch):
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import Noetic
 
     add(seeded, *(summary(f"migrate service {i} to the new cluster", cid=f"c_{i}", project="p")
                   for i in range(150)))  # fmt: skip
@@ -301,7 +301,7 @@ def test_without_an_embedder_the_server_works_and_the_tasks_stay_pending(tmp_pat
     import asyncio
 
     from noetic.mcp import tools
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import Noetic
 
     monkeypatch.setenv("NOETIC_RECALL_EMBEDDER", "no-such-model")
     n = Noetic(tmp_path / "store", workspace=tmp_path)
