@@ -14,7 +14,6 @@ GRAPH = grimp.build_graph("noetic")
 KNOWN: frozenset[frozenset[str]] = frozenset(
     frozenset(f"noetic.{m}" for m in circle)
     for circle in (
-        ("calibration.guardian", "calibration.outcomes", "calibration.recalibrating"),
         ("store.base", "store.mirror", "store.session_files"),
         ("tools.shellgate.links", "tools.shellgate.syntax"),
         (
