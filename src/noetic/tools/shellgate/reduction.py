@@ -8,7 +8,7 @@ test`` (:func:`reduce`); :func:`operands` finds a command's subcommand among its
 
 Two readers of a command line use it: the irreversible class of the PreToolUse hook
 (:mod:`noetic.hosts.hooks.irreversible`: is this a push, a publish, a migration) and the test
-runs (:mod:`noetic.hosts.testing.runs`: is this ``pytest``). It imports nothing of Noetic.
+runs (:mod:`noetic.hosts.testing.commands`: is this ``pytest``). It imports nothing of Noetic.
 """
 
 from __future__ import annotations
