@@ -235,9 +235,6 @@ class ServerState:
         return SamplingProvider(ctx.session, model=client, related_request_id=ctx.request_id)
 
 
-Noetic = ServerState
-"""The class's former name, kept for code that imported it."""
-
 _STARTED: weakref.WeakSet[ServerState] = weakref.WeakSet()
 
 
