@@ -309,9 +309,12 @@ def _read_in_a_new_process(home: Path) -> dict[str, Any]:
 
 
 @pytest.mark.subprocess
-def test_a_config_is_parsed_once_per_content_then_read_without_the_toml_parser(tmp_path):
+def test_a_config_is_parsed_once_per_content_then_read_without_the_toml_parser(
+    tmp_path, monkeypatch
+):
     # the hooks and commands read config.toml in every process: its parse is kept (by content)
     # in noetic.cached's cache, so the next process reads it back without loading tomllib
+    monkeypatch.setenv("NOETIC_CACHE_DIR", str(tmp_path / "cache"))  # nothing kept before
     path = tmp_path / "config.toml"
     path.write_text('[outcomes]\ntest_commands = ["pytest"]\n')
     assert _read_in_a_new_process(tmp_path) == {"commands": ["pytest"], "parser": True}
