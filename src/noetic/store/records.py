@@ -30,7 +30,27 @@ R = TypeVar("R", bound="_Record")
 
 
 class _Record:
-    """What records share: a model's dump, copy and validation."""
+    """What records share: a model's dump, copy and validation, and the ``repr``, equality and
+    hash ``dataclasses`` would generate (written once here, not compiled for each record when
+    the module loads)."""
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self._items())
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def _items(self) -> list[tuple[str, Any]]:
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(value for _, value in self._items())
 
     def model_dump(self, *, mode: str = "python", exclude: Iterable[str] = ()) -> dict[str, Any]:
         """The record's fields as a dict, as pydantic dumps a model: a nested model (an
@@ -72,7 +92,7 @@ def validate(cls: type[R], data: Any) -> R:
     return TypeAdapter(cls).validate_python(data)
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class SessionRecord(_Record):
     id: str
     ai_id: str
@@ -87,7 +107,7 @@ class SessionRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class CascadeRecord(_Record):
     id: str
     session_id: str
@@ -101,7 +121,7 @@ class CascadeRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class AssessmentRecord(_Record):
     id: int
     session_id: str
@@ -113,7 +133,7 @@ class AssessmentRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InvestigationRecord(_Record):
     id: int
     session_id: str
@@ -129,7 +149,7 @@ class InvestigationRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class GoalRecord(_Record):
     id: str
     session_id: str
@@ -145,7 +165,7 @@ class GoalRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class EventRecord(_Record):
     id: int
     at: str
