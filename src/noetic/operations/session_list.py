@@ -82,24 +82,6 @@ class SessionFilters(BaseModel):
         return {k: str(v) for k, v in data.items() if v is not None and v != defaults.get(k)}
 
 
-class SessionRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    status: str
-    created_at: str
-    tasks: int
-    latest_task: str | None
-    latest_task_id: str | None
-    confidence: float | None
-    outcome: float | None
-    engines: list[str]
-
-
 class Choices(BaseModel):
     """The values each filter can take in this store (for the filter form's menus)."""
 
@@ -116,7 +98,7 @@ class SessionsPage(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     filters: SessionFilters
-    rows: list[SessionRow]
+    rows: list[listing.SessionFigures]
     total: int
     pages: int
     choices: Choices
@@ -127,7 +109,7 @@ def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
     total, found = listing.session_page(store, list_query(filters))
     return SessionsPage(
         filters=filters,
-        rows=[SessionRow(**r._asdict()) for r in found],
+        rows=found,
         total=total,
         pages=max(1, -(-total // filters.per_page)),
         choices=filter_choices(store),

@@ -29,30 +29,11 @@ class TaskFilters(SessionFilters):
     the sessions list (so a filtered view moves between the two by its query string)."""
 
 
-class TaskListRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    task: str
-    session_id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    status: str
-    created_at: str
-    ended_at: str | None
-    assessments: int
-    confidence: float | None  # the latest assessment's
-    outcome: float | None  # the mean of the task's outcomes
-    engines: list[str]
-
-
 class TasksPage(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     filters: TaskFilters
-    rows: list[TaskListRow]
+    rows: list[listing.TaskFigures]
     total: int
     pages: int
     choices: Choices
@@ -67,7 +48,7 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
     statuses = sorted({*TASK_STATUSES, *listing.task_statuses(store)})
     return TasksPage(
         filters=filters,
-        rows=[TaskListRow(**r._asdict()) for r in found],
+        rows=found,
         total=total,
         pages=max(1, -(-total // filters.per_page)),
         choices=Choices(
