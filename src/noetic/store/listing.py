@@ -38,8 +38,9 @@ class ListQuery:
     offset: int = 0
 
 
-class SessionFigures(BaseModel):
-    """One row of the sessions list."""
+class RowHead(BaseModel):
+    """What a session's or a task's row says first: its id, the agent (and model) that worked
+    in it, its profile, its session's project, its status and when it was opened."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,6 +51,11 @@ class SessionFigures(BaseModel):
     project: str | None
     status: str
     created_at: str
+
+
+class SessionFigures(RowHead):
+    """One row of the sessions list."""
+
     tasks: int
     latest_task: str | None
     latest_task_id: str | None
@@ -58,20 +64,11 @@ class SessionFigures(BaseModel):
     engines: list[str]
 
 
-class TaskFigures(BaseModel):
+class TaskFigures(RowHead):
     """One row of the tasks list."""
 
-    model_config = ConfigDict(frozen=True)
-
-    id: str
     task: str
     session_id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    status: str
-    created_at: str
     ended_at: str | None
     assessments: int
     confidence: float | None  # the latest assessment's
