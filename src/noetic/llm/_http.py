@@ -132,6 +132,16 @@ class SdkProvider:
         except self._sdk.APIError as exc:
             raise translate(exc, self._sdk, self.name, self.model) from exc
 
+    def _cut_short(self) -> ProviderError:
+        """A stream that ended before the reply was complete (a dropped connection)."""
+        return ProviderError(
+            f"{self.name}:{self.model}: the stream ended before the reply was complete",
+            provider=self.name,
+            model=self.model,
+            retryable=True,
+            kind="connection",
+        )
+
     def _broken(self, exc: Exception) -> ProviderError:
         """A failure while reading a stream, as a :class:`ProviderError`."""
         if isinstance(exc, self._sdk.APIError):

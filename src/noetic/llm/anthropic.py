@@ -164,13 +164,7 @@ class AnthropicProvider(SdkProvider):
             except Exception as exc:
                 raise self._broken(exc) from exc
             if reply is None or reply.stop_reason is None:
-                raise ProviderError(
-                    f"{self.name}:{self.model}: the stream ended before the reply was complete",
-                    provider=self.name,
-                    model=self.model,
-                    retryable=True,
-                    kind="connection",
-                )
+                raise self._cut_short()
         yield self._completion(reply, request, start, native=native, note=note)
 
     async def _open(self, stack: AsyncExitStack, kwargs: dict[str, Any]) -> Any:

@@ -203,13 +203,7 @@ class OpenAICompatibleProvider(SdkProvider):
         finally:
             await chunks.close()
         if finish is None:
-            raise ProviderError(
-                f"{self.name}:{self.model}: the stream ended before the reply was complete",
-                provider=self.name,
-                model=self.model,
-                retryable=True,
-                kind="connection",
-            )
+            raise self._cut_short()
         calls = tuple(
             parse_tool_call(p["id"], p["name"], p["args"], request.tools)
             for _, p in sorted(parts.items())

@@ -436,13 +436,17 @@ def _same_store(served: str, store_home: Path) -> bool:
 def served_store(base: str, timeout: float = 2.0) -> str | None:
     """The store the ``noetic serve`` at ``base`` serves (``GET <base>/hooks``); None when it
     does not answer (:func:`server_answers` says why)."""
-    data = _hooks_listing(base, timeout)
+    request = _hooks_request(base)
+    try:
+        data = _hooks_listing(request, timeout)
+    except (OSError, ValueError):
+        return None
     store = data.get("store") if isinstance(data, dict) else None
     return store if isinstance(store, str) else None
 
 
-def _hooks_listing(base: str, timeout: float) -> Any:
-    import json
+def _hooks_request(base: str) -> Any:
+    """``GET <base>/hooks``, with ``$NOETIC_TOKEN`` when there is one."""
     import os
     import urllib.request
 
@@ -450,27 +454,26 @@ def _hooks_listing(base: str, timeout: float) -> Any:
     token = os.environ.get("NOETIC_TOKEN")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read(65536))
-    except (OSError, ValueError):
-        return None
+    return request
+
+
+def _hooks_listing(request: Any, timeout: float) -> Any:
+    """The answer to ``request``, parsed: urllib's and the JSON parser's errors are the
+    caller's."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read(65536))
 
 
 def server_answers(base: str, timeout: float = 2.0) -> str | None:
     """None when ``noetic serve`` answers ``GET <base>/hooks``; else what went wrong."""
-    import json
-    import os
     import urllib.error
-    import urllib.request
 
-    request = urllib.request.Request(f"{base}/hooks")
-    token = os.environ.get("NOETIC_TOKEN")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
+    request = _hooks_request(base)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read(65536))
+        data = _hooks_listing(request, timeout)
     except urllib.error.HTTPError as exc:
         return f"HTTP {exc.code}"
     except (urllib.error.URLError, OSError) as exc:
