@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.options import JsonOpt, StoreOpt, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker
 
@@ -62,8 +62,8 @@ SandboxOpt = Annotated[str, typer.Option(help="required (bubblewrap, the default
 AiIdOpt = Annotated[str, typer.Option("--ai-id", help="The agent the outcomes are filed under.")]
 
 
-@app.command()
-def humaneval(
+@with_options
+def _run_options(
     provider: ProviderOpt = None,
     profile: ProfileOpt = None,
     review: ReviewOpt = "profile",
@@ -75,6 +75,14 @@ def humaneval(
     sandbox: SandboxOpt = "required",
     ai_id: AiIdOpt = "eval",
     store: StoreOpt = None,
+) -> None:
+    """The options of the commands that start a run (humaneval, run)."""
+
+
+@app.command()
+@_run_options
+def humaneval(
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """HumanEval's 164 problems (built in): PREFLIGHT from the prompt, the function,
@@ -82,33 +90,22 @@ def humaneval(
 
     Exits 0 when the run finished (whatever the tests said), 3 when the model failed (resume
     the run), 130 when interrupted (resume it)."""
-    _start("humaneval", None, **locals())
+    _start("humaneval", None, json=json, **options)
 
 
 @app.command("run")
+@_run_options
 def run_tasks(
     tasks: Annotated[
         Path,
         typer.Option("--tasks", help="A JSON Lines file: task_id, prompt, test, entry_point."),
     ],
-    provider: ProviderOpt = None,
-    profile: ProfileOpt = None,
-    review: ReviewOpt = "profile",
-    limit: LimitOpt = None,
-    tasks_matching: MatchingOpt = None,
-    seed: SeedOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    test_timeout: TimeoutOpt = 10.0,
-    sandbox: SandboxOpt = "required",
-    ai_id: AiIdOpt = "eval",
-    store: StoreOpt = None,
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """A team's own problems, in HumanEval's shape, run as `noetic eval humaneval` runs its
     own. Exits as it does."""
-    arguments = locals()
-    del arguments["tasks"]
-    _start(None, tasks, **arguments)
+    _start(None, tasks, json=json, **options)
 
 
 def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
