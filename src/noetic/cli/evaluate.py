@@ -6,7 +6,7 @@ from __future__ import annotations
 import json as jsonlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -16,6 +16,8 @@ from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from noetic.evaluation.engine import EvalRun, Tally, TaskResult
     from noetic.evaluation.report import EvalReport
 
@@ -109,7 +111,6 @@ def run_tasks(
 
 
 def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
-    import asyncio
 
     from noetic.operations.evaluating import start_eval
 
@@ -125,19 +126,15 @@ def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
 
     with handled(o["json"]):
         tracker = open_tracker(o["store"], create=True)
-        try:
-            result = asyncio.run(
-                start_eval(
-                    tracker, task_set, tasks_file=tasks_file, provider=o["provider"],
-                    profile=o["profile"], review=o["review"], limit=o["limit"],
-                    matching=o["tasks_matching"], seed=o["seed"],
-                    concurrency=o["concurrency"], test_timeout=o["test_timeout"],
-                    sandbox=o["sandbox"], ai_id=o["ai_id"], on_start=started,
-                    on_task=watch.task,
-                )
-            )  # fmt: skip
-        except KeyboardInterrupt:
-            watch.interrupted()
+        result = watch.run(
+            start_eval(
+                tracker, task_set, tasks_file=tasks_file, provider=o["provider"],
+                profile=o["profile"], review=o["review"], limit=o["limit"],
+                matching=o["tasks_matching"], seed=o["seed"],
+                concurrency=o["concurrency"], test_timeout=o["test_timeout"],
+                sandbox=o["sandbox"], ai_id=o["ai_id"], on_start=started, on_task=watch.task,
+            )
+        )  # fmt: skip
     watch.finish(result)
 
 
@@ -153,7 +150,6 @@ def resume(
 ) -> None:
     """Go on with an interrupted, killed or failed run: each problem from the step it reached;
     nothing that finished runs again. Exits as `noetic eval humaneval` does."""
-    import asyncio
 
     from noetic.operations.evaluating import resume_eval
     from noetic.store.evals import get_run, tasks
@@ -165,15 +161,11 @@ def resume(
         rows = tasks(tracker.store, record.id)
         watch.begin(record.id, len(rows), record.provider or record.model or "")
         watch.already(sum(1 for t in rows if t.state in ("done", "error")))
-        try:
-            result = asyncio.run(
-                resume_eval(
-                    tracker, record.id, provider=provider, concurrency=concurrency,
-                    on_task=watch.task,
-                )
-            )  # fmt: skip
-        except KeyboardInterrupt:
-            watch.interrupted()
+        result = watch.run(
+            resume_eval(
+                tracker, record.id, provider=provider, concurrency=concurrency, on_task=watch.task
+            )
+        )
     watch.finish(result)
 
 
@@ -312,7 +304,17 @@ class _Watch:
             f" · {esc(result.reason or '')} · {line}"
         )
 
-    def interrupted(self) -> None:
+    def run(self, work: Coroutine[Any, Any, EvalRun]) -> EvalRun:
+        """The run ``work`` makes, to its end; interrupted, how to resume it is said (and the
+        command exits)."""
+        import asyncio
+
+        try:
+            return asyncio.run(work)
+        except KeyboardInterrupt:
+            self.interrupted()
+
+    def interrupted(self) -> NoReturn:
         from noetic.cli.exits import EXIT_INTERRUPTED, CommandExit
 
         self.stop()
