@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
-
-from noetic.operations.session_list import Choices, SessionFilters, filter_choices, list_query
+from noetic.operations.session_list import ListPage, SessionFilters, filter_choices, list_query
 from noetic.store import listing
 from noetic.store.base import BaseStore
 
@@ -29,14 +27,7 @@ class TaskFilters(SessionFilters):
     the sessions list (so a filtered view moves between the two by its query string)."""
 
 
-class TasksPage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    filters: TaskFilters
-    rows: list[listing.TaskFigures]
-    total: int
-    pages: int
-    choices: Choices
+TasksPage = ListPage[TaskFilters, listing.TaskFigures]
 
 
 def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
@@ -46,16 +37,4 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
     seen = filter_choices(store)
     # a task's status is whatever closed it (completed, abandoned, or end_task's own word)
     statuses = sorted({*TASK_STATUSES, *listing.task_statuses(store)})
-    return TasksPage(
-        filters=filters,
-        rows=found,
-        total=total,
-        pages=max(1, -(-total // filters.per_page)),
-        choices=Choices(
-            agents=seen.agents,
-            profiles=seen.profiles,
-            projects=seen.projects,
-            engines=seen.engines,
-            statuses=statuses,
-        ),
-    )
+    return TasksPage.of(filters, total, found, seen.model_copy(update={"statuses": statuses}))
