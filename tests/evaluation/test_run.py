@@ -117,6 +117,24 @@ def test_hostile_and_unusable_answers_are_failures_with_their_reasons(tracker, m
     assert (result.done, result.errors, result.passed) == (4, 1, 1)
 
 
+def test_a_function_that_allocates_without_end_fails_at_the_memory_limit(tracker, model_server,
+                                                                        problems):  # fmt: skip
+    kinds = {"HumanEval/45": "hungry", "HumanEval/46": "right"}
+    result, _ = run(tracker, model_server, problems, lambda p: kinds[p.task_id],
+                    matching="HumanEval/4[56]", test_memory=150)  # fmt: skip
+    by_id = {t.task_id: t for t in result.tasks}
+    hungry = by_id["HumanEval/45"]
+    reason = "stopped at the memory limit (150 MiB): the tests ran out of memory (MemoryError)"
+    assert (hungry.state, hungry.passed, hungry.reason) == ("done", False, reason)
+    (outcome,) = tracker.store.conn.execute(
+        "SELECT score, source, evidence FROM outcomes WHERE cascade_id = ?", (hungry.cascade_id,)
+    ).fetchall()
+    assert tuple(outcome) == (0.0, "test", f"HumanEval/45: {reason}")
+    assert by_id["HumanEval/46"].passed is True  # the limit leaves room for ordinary tests
+    kept = evals.get_run(tracker.store, result.run_id).settings["engine"]
+    assert kept["test_memory_mb"] == 150  # a resume judges under the same limit
+
+
 def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, model_server,
                                                                    problems):  # fmt: skip
     standin = StandIn(problems, right_unless_three)
@@ -156,6 +174,7 @@ def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, mode
     [
         ({"concurrency": 65}, "concurrency: Input should be less than or equal to 64"),
         ({"test_timeout": 0}, "test_timeout_s: Input should be greater than 0"),
+        ({"test_memory": 10}, "test_memory_mb: Input should be greater than or equal to 64"),
         ({"sandbox": "maybe"}, "unknown sandbox mode 'maybe'"),
         ({"review": "gentle"}, "unknown review 'gentle'"),
         ({"tasks_file": "x.jsonl"}, "give a task set ('humaneval') or --tasks FILE, not both"),

@@ -7,7 +7,7 @@ For each problem, on the run context's model:
     POSTFLIGHT it reassesses having seen its code: a standard review, or an adversarial one
                that first looks for what is wrong with it (the profile's, or --review)
     TEST       the problem's own tests run on the function in the OS sandbox, with a time
-               limit; their verdict is the task's outcome (source ``test``)
+               limit and a memory limit; their verdict is the task's outcome (source ``test``)
 
 Each problem is an ordinary task (a cascade) in a session of the ``eval`` engine, so the
 calibration report, the dashboard and everything reading outcomes use it. ``concurrency``
@@ -38,7 +38,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.outcomes import effective_profile, record_outcome
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
-from noetic.evaluation.judge import Verdict, extract_code, program, run_tests
+from noetic.evaluation.judge import (
+    MEMORY_MB,
+    MIN_MEMORY_MB,
+    Verdict,
+    extract_code,
+    program,
+    run_tests,
+)
 from noetic.evaluation.problems import Problem
 from noetic.events import EventKind, PhaseCompleted
 from noetic.llm.assess import assess_with_model
@@ -68,6 +75,7 @@ class EvalSettings(BaseModel):
 
     concurrency: int = Field(default_factory=default_concurrency, ge=1, le=64)
     test_timeout_s: float = Field(10.0, gt=0, le=600)
+    test_memory_mb: int = Field(MEMORY_MB, ge=MIN_MEMORY_MB, le=1024 * 1024)
     max_tokens: int = Field(2048, gt=0)
     sandbox: Literal["required", "auto", "off"] = "required"
 
@@ -423,7 +431,12 @@ class _Runner:
         if code is None:
             return Verdict(False, "the reply had no Python code block", 0.0, None)
         source = program(problem.prompt, code, problem.test, problem.entry_point)
-        return await run_tests(source, self.sandbox, timeout_s=self.settings.test_timeout_s)
+        return await run_tests(
+            source,
+            self.sandbox,
+            timeout_s=self.settings.test_timeout_s,
+            memory_mb=self.settings.test_memory_mb,
+        )
 
     def result(self, seq: int) -> TaskResult:
         result = task_result(evals.get_task(self.ctx.store, self.record.id, seq))
