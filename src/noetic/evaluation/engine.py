@@ -173,10 +173,7 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     ``error``, with the run's settings, on the context's model (module docstring)."""
     record = evals.get_run(ctx.store, run_id)
     _refuse_if_running(record)
-    evals.update_run(
-        ctx.store, record.id,
-        settings={**record.settings, "process": {"host": socket.gethostname(), "pid": os.getpid()}},
-    )  # fmt: skip
+    process = {"host": socket.gethostname(), "pid": os.getpid()}
     settings = EvalSettings.model_validate(record.settings.get("engine", {}))
     sandbox = choose(settings.sandbox)
     if record.profile is not None:  # with the guardian's corrections, as sessions use it
@@ -189,7 +186,10 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     tracker.checkpoints = False
     ctx = dataclasses.replace(ctx, tracker=tracker)
     runner = _Runner(ctx, record, settings, sandbox, profile, on_task)
-    evals.update_run(ctx.store, record.id, status="running", detail="", ended_at=None)
+    evals.update_run(
+        ctx.store, record.id, settings={**record.settings, "process": process},
+        status="running", detail="", ended_at=None,
+    )  # fmt: skip
     with ctx.scope():
         try:
             await runner.go()
@@ -347,35 +347,40 @@ class _Runner:
             return None
         except ParseError as exc:
             reason = f"the model's assessment could not be read: {exc.message}"
-            _close(ctx, "parse_failure", reason)
-            evals.update_task(store, task.run_id, task.seq, state="error", reason=reason)
+            with store.unit():  # the task closed and the problem's state: one write
+                _close(ctx, "parse_failure", reason)
+                evals.update_task(store, task.run_id, task.seq, state="error", reason=reason)
             return self.result(task.seq)
         if "usage" in result:  # answered before: its model calls are counted there
             spent = UsageTotals(**result["usage"])
         else:
             spent = getattr(worker.provider, "totals", UsageTotals()).since(before)
         assert cascade_id is not None
-        if _test_outcome(self.ctx, cascade_id) is None:
-            record_outcome(
-                store,
-                cascade_id,
-                score=1.0 if verdict.passed else 0.0,
-                source="test",
-                evidence=f"{problem.task_id}: {verdict.reason}",
+        # the outcome, the TEST event and the problem's state are one write; only a problem
+        # answered before a stop (its outcome written by an older run between them) may have
+        # its outcome already
+        with store.unit():
+            if task.state != "answered" or _test_outcome(self.ctx, cascade_id) is None:
+                record_outcome(
+                    store,
+                    cascade_id,
+                    score=1.0 if verdict.passed else 0.0,
+                    source="test",
+                    evidence=f"{problem.task_id}: {verdict.reason}",
+                )
+            elapsed = (time.perf_counter() - start) * 1000
+            earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
+            result.update(
+                usage=spent.model_dump(exclude={"cost_usd"}),
+                ms_test=verdict.ms,
+                ms_total=round(earlier + elapsed, 3),
+                ms_model=spent.latency_ms,
             )
-        elapsed = (time.perf_counter() - start) * 1000
-        earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
-        result.update(
-            usage=spent.model_dump(exclude={"cost_usd"}),
-            ms_test=verdict.ms,
-            ms_total=round(earlier + elapsed, 3),
-            ms_model=spent.latency_ms,
-        )
-        ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
-        evals.update_task(
-            store, task.run_id, task.seq, state="done", passed=verdict.passed,
-            reason=verdict.reason, result=result,
-        )  # fmt: skip
+            ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
+            evals.update_task(
+                store, task.run_id, task.seq, state="done", passed=verdict.passed,
+                reason=verdict.reason, result=result,
+            )  # fmt: skip
         return self.result(task.seq)
 
     async def answer(
@@ -388,12 +393,13 @@ class _Runner:
         text = task_text(problem)
         timer = time.perf_counter()
         pre = await assess_with_model(ctx.model, text, Phase.PREFLIGHT, self.profile)
-        opened = tracker.preflight(ctx.session_id or "", text, pre)
-        ctx.start_task(opened.cascade.id)
-        evals.update_task(
-            store, task.run_id, task.seq, state="started", session_id=ctx.session_id,
-            cascade_id=opened.cascade.id,
-        )  # fmt: skip
+        with store.unit():  # the task opened and the problem's state: one write
+            opened = tracker.preflight(ctx.session_id or "", text, pre)
+            ctx.start_task(opened.cascade.id)
+            evals.update_task(
+                store, task.run_id, task.seq, state="started", session_id=ctx.session_id,
+                cascade_id=opened.cascade.id,
+            )  # fmt: skip
         act = time.perf_counter()
         request = Request.of(
             code_prompt(problem), system=SYSTEM, max_tokens=self.settings.max_tokens
@@ -412,19 +418,22 @@ class _Runner:
             ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
             review=task.review,
         )  # fmt: skip
-        tracker.postflight(
-            ctx.session_id or "", post,
-            extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
-        )  # fmt: skip
-        kept = {
-            "p_preflight": pre.p_success,
-            "p_postflight": post.p_success,
-            "ms_answer": round((time.perf_counter() - timer) * 1000, 3),
-            "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
-            if hasattr(ctx.model, "totals")
-            else UsageTotals().model_dump(exclude={"cost_usd"}),
-        }
-        evals.update_task(store, task.run_id, task.seq, state="answered", code=code, result=kept)
+        with store.unit():  # the task closed and the problem's state: one write
+            tracker.postflight(
+                ctx.session_id or "", post,
+                extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
+            )  # fmt: skip
+            kept = {
+                "p_preflight": pre.p_success,
+                "p_postflight": post.p_success,
+                "ms_answer": round((time.perf_counter() - timer) * 1000, 3),
+                "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
+                if hasattr(ctx.model, "totals")
+                else UsageTotals().model_dump(exclude={"cost_usd"}),
+            }
+            evals.update_task(
+                store, task.run_id, task.seq, state="answered", code=code, result=kept
+            )
         return opened.cascade.id, code, kept
 
     async def judge(self, problem: Problem, code: str | None) -> Verdict:
