@@ -275,8 +275,8 @@ def event_to_dom(home: Path) -> None:
 
 def stream_poll(home: Path) -> None:
     from noetic.dashboard import auth
+    from noetic.operations.access_tokens import Access, create_token
     from noetic.operations.live import cursor
-    from noetic.operations.tokens import Access, create_token
 
     with Store(home) as store:
         token = create_token(store, "alice")["token"]

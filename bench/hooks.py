@@ -76,7 +76,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     runs = parser.parse_args().runs
     from noetic.embeddings import count_tokens
-    from noetic.hosts.hooks import estimate_tokens
+    from noetic.hosts.hooks.answer import estimate_tokens
 
     with hook_project() as (project, home, env):
         cases = [

@@ -11,7 +11,7 @@ import contextlib
 from tests.llm.test_assess_parser import BAD, GOOD
 
 from noetic.errors import ParseError
-from noetic.llm.assess import parse_assessment_reply
+from noetic.llm.assessment_reply import parse_assessment_reply
 
 ROUNDS = 200
 

@@ -118,7 +118,7 @@ def main() -> None:
 def sets(home: str) -> None:
     import tempfile
 
-    from noetic.hosts.irreversible import irreversible
+    from noetic.hosts.hooks.irreversible import irreversible
     from noetic.tools.shellgate import check_command, load_policy
     from noetic.tools.shellgate.protected import RULE, planted, protected_set, with_rule
 

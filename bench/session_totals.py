@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from noetic.assessment import Assessment
 from noetic.calibration import record_outcome
-from noetic.operations.browse import task_counts
+from noetic.operations.session_list import task_counts
 from noetic.operations.session_totals import session_totals
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker

@@ -1,6 +1,7 @@
 """What deciding per request whether a token is required costs ``noetic serve``.
 
-Each request's check (:meth:`noetic.operations.tokens.Access.admit`) is timed in-process, on a
+Each request's check (:meth:`noetic.operations.access_tokens.Access.admit`) is timed
+in-process, on a
 SQLite store and on PostgreSQL (the tests' own server, tests/_postgres.py, on a loopback port;
 ``--no-pg`` skips it), beside the baseline from the same run: the
 lookup of a bearer token alone (:meth:`Access.bearer`), which was the whole per-request cost
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from noetic.operations.tokens import Access, create_token
+from noetic.operations.access_tokens import Access, create_token
 from noetic.store import open_store
 
 

@@ -185,7 +185,7 @@ def test_bad_settings_are_named(tmp_path, config, says):
 
 def test_the_agent_sees_its_record_in_prompts_and_at_bootstrap_once_it_has_outcomes(tracker):
     from noetic.assessment import Phase
-    from noetic.operations.phases import bootstrap
+    from noetic.operations.workflow import bootstrap
 
     fresh = bootstrap(tracker, ai_id="over", remember=False)
     assert fresh.record is None

@@ -21,7 +21,7 @@ from noetic.calibration import (
     update_belief,
 )
 from noetic.calibration.guardian import held_out_check
-from noetic.calibration.phases import stated_basis, stated_value
+from noetic.calibration.per_phase import stated_basis, stated_value
 from noetic.cli import app
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker

@@ -193,7 +193,7 @@ def test_wilson_intervals_hold_the_rate_and_stay_in_range(rate, n):
 
 
 def test_a_phase_becomes_a_gap_bar_with_the_reports_interval():
-    from noetic.calibration.phases import PhasePoint, phase_stats
+    from noetic.calibration.per_phase import PhasePoint, phase_stats
 
     points = [
         PhasePoint(

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from noetic.dashboard import auth
 from noetic.errors import InvalidValueError
+from noetic.operations.access_tokens import create_token, revoke_token
 from noetic.operations.live import MAX_ID, Cursor
-from noetic.operations.tokens import create_token, revoke_token
 from noetic.store import Store
 
 from ..conftest import serving

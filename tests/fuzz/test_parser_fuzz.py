@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from noetic.assessment import Phase
 from noetic.errors import ParseError
 from noetic.llm import structured
-from noetic.llm.assess import parse_assessment_reply
+from noetic.llm.assessment_reply import parse_assessment_reply
 from noetic.vectors import VECTOR_NAMES
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noetic.hosts import irreversible
+from noetic.hosts.hooks import irreversible
 
 from .._modules import modules_loaded
 
@@ -172,7 +172,7 @@ def test_the_gate_matches_command_names_to_its_globs_as_fnmatch_does(
 def test_a_write_is_judged_without_the_shell_parser(gated: Path) -> None:
     # a Write or Edit needs the policy's write rules and the protected set, not the parser, the
     # judge or the irreversible rules a Bash command needs
-    unused = ("tree_sitter", "noetic.tools.shellgate.judge", "noetic.hosts.irreversible")
+    unused = ("tree_sitter", "noetic.tools.shellgate.judge", "noetic.hosts.hooks.irreversible")
     for path, expected in [("notes.md", None), (".git/hooks/pre-commit", "deny"),
                            (".claude/settings.json", "ask")]:  # fmt: skip
         tool_input = {"file_path": str(gated / path), "content": "x"}

@@ -12,7 +12,7 @@ import pytest
 
 from noetic.assessment import Assessment
 from noetic.calibration import list_outcomes as outcomes
-from noetic.hosts.hooks import estimate_tokens
+from noetic.hosts.hooks.answer import estimate_tokens
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from noetic.hosts import claude_code
+from noetic.hosts.setup import claude_code
 
 from ..conftest import serving
 from .conftest import cli, cli_json
@@ -207,7 +207,7 @@ def test_hooks_posted_with_a_store_token_write_as_it(project, home, _isolated_ho
     """The session a SessionStart hook opens and the outcome a test run's PostToolUse records
     name the token the hooks were posted with."""
     from noetic.calibration import list_outcomes
-    from noetic.operations.tokens import create_token
+    from noetic.operations.access_tokens import create_token
     from noetic.store import Store
 
     with Store(_isolated_home) as store:

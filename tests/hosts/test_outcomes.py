@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from noetic.calibration import list_outcomes as outcomes
 from noetic.errors import ValidationError
-from noetic.hosts.junit import read_junit
+from noetic.hosts.testing.junit import read_junit
 from noetic.store import Store
 
 from ..conftest import uniform

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from noetic.hosts import claude_code
-from noetic.hosts.config_edits import apply
+from noetic.hosts.setup import claude_code
+from noetic.hosts.setup.config_edits import apply
 
 from .conftest import cli, cli_json, snapshot
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from noetic.hosts.testdetect import detect, with_test_commands
+from noetic.hosts.testing.detect import detect, with_test_commands
 
 from .conftest import cli, cli_json
 

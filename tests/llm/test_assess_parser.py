@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from noetic.assessment import Action, Phase
 from noetic.errors import ParseError
-from noetic.llm.assess import assess_with_model, parse_assessment_reply
+from noetic.llm.assessment_reply import assess_with_model, parse_assessment_reply
 from noetic.llm.scripted import ScriptedProvider
 from noetic.vectors import VECTOR_NAMES
 

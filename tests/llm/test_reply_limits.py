@@ -8,7 +8,7 @@ import pytest
 from noetic.assessment import Phase
 from noetic.errors import ParseError
 from noetic.llm import structured
-from noetic.llm.assess import assess_with_model, parse_assessment_reply
+from noetic.llm.assessment_reply import assess_with_model, parse_assessment_reply
 from noetic.llm.scripted import ScriptedProvider
 from noetic.llm.structured import extract_json
 from noetic.vectors import VECTOR_NAMES

@@ -181,7 +181,7 @@ def test_the_schema_name_always_fits_the_wire(title):
 @pytest.mark.slow
 def test_assessments_travel_with_their_schema_natively(provider, model_server):
     from noetic.assessment import Phase
-    from noetic.llm.assess import assess_with_model, reply_schema
+    from noetic.llm.assessment_reply import assess_with_model, reply_schema
     from noetic.vectors import VECTOR_NAMES
 
     vectors = {v: {"score": 0.7, "rationale": "fine"} for v in VECTOR_NAMES}

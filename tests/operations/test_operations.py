@@ -168,7 +168,7 @@ def test_task_counts_are_one_query_and_say_zero_for_a_session_without_tasks(tmp_
     from typer.testing import CliRunner
 
     from noetic.cli import app
-    from noetic.operations.browse import task_counts
+    from noetic.operations.session_list import task_counts
 
     tracker = open_tracker(tmp_path, create=True)
     busy = bootstrap(tracker, ai_id="a").session.id

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from noetic.operations.browse import SessionFilters, list_sessions
+from noetic.operations.session_list import SessionFilters, list_sessions
 from noetic.operations.task_list import TaskFilters, list_tasks
 
 INDEXES = {"sessions_created": "sessions", "cascades_created": "cascades"}

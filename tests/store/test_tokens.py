@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from noetic.errors import InvalidValueError, NotFoundError
 from noetic.events import Event, EventKind
-from noetic.operations.tokens import (
+from noetic.operations.access_tokens import (
     NAME,
     Access,
     check_name,
@@ -170,7 +170,7 @@ def test_any_header_or_cookie_value_is_refused_without_an_error(tmp_path):
 
 
 def test_whether_a_token_is_required_is_asked_on_each_request(tmp_path):
-    from noetic.operations.tokens import ANYONE
+    from noetic.operations.access_tokens import ANYONE
     from noetic.store import Store
 
     home = tmp_path / "s"
@@ -224,7 +224,7 @@ def test_a_request_costs_at_most_one_query_beyond_its_tokens_own_lookup(tmp_path
 
 
 def test_a_server_keeps_a_bounded_number_of_logins_ending_the_oldest(tmp_path, monkeypatch):
-    from noetic.operations import tokens
+    from noetic.operations import access_tokens as tokens
 
     monkeypatch.setattr(tokens, "MAX_LOGINS", 3)
     access = Access(tmp_path / "s", "admin-secret")

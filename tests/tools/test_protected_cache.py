@@ -188,7 +188,7 @@ def test_a_hook_script_and_what_it_calls_are_seen_on_the_next_call(ws: Path, ask
 def test_gate_protected_is_seen_on_the_next_call(
     ws: Path, asked: list, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from noetic.hosts.pretool import pre_tool_use
+    from noetic.hosts.hooks.pretool import pre_tool_use
     from noetic.store.location import locate_store
 
     monkeypatch.setenv("NOETIC_HOME", str(ws / ".noetic"))
@@ -227,7 +227,7 @@ def test_git_writing_its_own_folder_does_not_make_it_asked_again(ws: Path, asked
 def test_a_write_to_the_cache_itself_is_held(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # what is kept there decides the gate (the built policy, git's answers): the agent may not
     # write it
-    from noetic.hosts.pretool import pre_tool_use
+    from noetic.hosts.hooks.pretool import pre_tool_use
     from noetic.store.location import locate_store
 
     monkeypatch.setenv("NOETIC_HOME", str(ws / ".noetic"))

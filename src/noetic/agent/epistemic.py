@@ -24,7 +24,7 @@ from typing import Any, Literal
 from noetic.assessment import Action, Phase
 from noetic.errors import NoeticError, UsageError
 from noetic.events import DecisionMade, EventKind
-from noetic.llm.assess import assess_with_model
+from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import ToolCall
 from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.shellgate import Policy

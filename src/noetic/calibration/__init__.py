@@ -7,18 +7,20 @@ One public surface; the modules behind it:
   intervals, over ``(confidence, outcome)`` pairs;
 * :mod:`~noetic.calibration.rates` — what a few outcomes already say: the success rate's Wilson
   interval, the overconfidence gap, the Brier decomposition;
-* :mod:`~noetic.calibration.phases` — calibration per phase (PREFLIGHT, CHECK, POSTFLIGHT,
+* :mod:`~noetic.calibration.per_phase` — calibration per phase (PREFLIGHT, CHECK, POSTFLIGHT,
   adversarial review), per agent, model, engine, persona and profile;
 * :mod:`~noetic.calibration.beliefs` — the Bayesian belief about an agent's bias;
 * :mod:`~noetic.calibration.drift` — has calibration changed recently;
 * :mod:`~noetic.calibration.outcomes` — recorded outcomes, the predictions beside them, and the
   profile adjustments (the store's ``outcomes`` and ``profile_adjustments`` tables);
 * :mod:`~noetic.calibration.guardian` — the profile correction a credible bias calls for;
+* :mod:`~noetic.calibration.learning` — recording an outcome and what follows from it: the
+  guardian's correction where the profile applies it, the agent's map refitted;
 * :mod:`~noetic.calibration.reports` — the reports the CLI and the MCP server show.
 
-``basic``, ``metrics``, ``rates``, ``phases``, ``beliefs`` and ``drift`` are pure (domain imports
-only; the import contract checks it); ``outcomes``, ``guardian`` and ``reports`` read and write
-the store.
+``basic``, ``metrics``, ``rates``, ``per_phase``, ``beliefs`` and ``drift`` are pure (domain
+only; the import contract checks it); ``outcomes``, ``guardian``, ``learning`` and ``reports``
+read and write the store.
 
 Importing the package is cheap: each name loads its module on first use, so a command that
 needs ``basic_calibration`` does not pay for the reports, the guardian and the drift monitor.
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         run_guardian,
         undo,
     )
+    from noetic.calibration.learning import RecordedOutcome, record_outcome
     from noetic.calibration.metrics import (
         CalibrationMetrics,
         CalibrationTest,
@@ -67,7 +70,6 @@ if TYPE_CHECKING:
         Filters,
         OutcomePoint,
         OutcomeRecord,
-        RecordedOutcome,
         active_overrides,
         adjustments,
         effective_profile,
@@ -75,9 +77,8 @@ if TYPE_CHECKING:
         outcome_points,
         phase_points,
         preflight_points,
-        record_outcome,
     )
-    from noetic.calibration.phases import (
+    from noetic.calibration.per_phase import (
         PHASES,
         Group,
         PhasePoint,
@@ -105,18 +106,18 @@ _WHERE = {
     "Belief": "noetic.calibration.beliefs",
     "BeliefsReport": "noetic.calibration.reports",
     "BrierParts": "noetic.calibration.rates",
-    "Group": "noetic.calibration.phases",
+    "Group": "noetic.calibration.per_phase",
     "Interval": "noetic.calibration.rates",
-    "PHASES": "noetic.calibration.phases",
-    "PhasePoint": "noetic.calibration.phases",
-    "PhaseStats": "noetic.calibration.phases",
-    "ReviewComparison": "noetic.calibration.phases",
-    "Summary": "noetic.calibration.phases",
+    "PHASES": "noetic.calibration.per_phase",
+    "PhasePoint": "noetic.calibration.per_phase",
+    "PhaseStats": "noetic.calibration.per_phase",
+    "ReviewComparison": "noetic.calibration.per_phase",
+    "Summary": "noetic.calibration.per_phase",
     "brier_parts": "noetic.calibration.rates",
     "phase_points": "noetic.calibration.outcomes",
     "preflight_points": "noetic.calibration.outcomes",
-    "RecordedOutcome": "noetic.calibration.outcomes",
-    "stated_value": "noetic.calibration.phases",
+    "RecordedOutcome": "noetic.calibration.learning",
+    "stated_value": "noetic.calibration.per_phase",
     "wilson": "noetic.calibration.rates",
     "CALIBRATION_TOLERANCE": "noetic.calibration.basic",
     "CalibrationClass": "noetic.calibration.basic",
@@ -152,7 +153,7 @@ _WHERE = {
     "monitor": "noetic.calibration.drift",
     "outcome_points": "noetic.calibration.outcomes",
     "query_bayesian_beliefs": "noetic.calibration.reports",
-    "record_outcome": "noetic.calibration.outcomes",
+    "record_outcome": "noetic.calibration.learning",
     "run_guardian": "noetic.calibration.guardian",
     "undo": "noetic.calibration.guardian",
     "update_belief": "noetic.calibration.beliefs",

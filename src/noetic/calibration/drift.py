@@ -46,7 +46,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.calibration.phases import Basis, Stated, stated_basis
+from noetic.calibration.per_phase import Basis, Stated, stated_basis
 
 ALPHA: Final = 0.05
 STRENGTH: Final = 0.7

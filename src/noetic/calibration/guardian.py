@@ -50,7 +50,7 @@ from noetic.calibration.outcomes import (
     preflight_points,
     undo_adjustment,
 )
-from noetic.calibration.phases import Stated, stated_basis
+from noetic.calibration.per_phase import Stated, stated_basis
 from noetic.calibration.recalibration import FIT_SHARE as FIT_SHARE
 from noetic.calibration.recalibration import MIN_FIT as MIN_FIT
 from noetic.calibration.recalibration import MIN_HELD_OUT as MIN_HELD_OUT

@@ -35,7 +35,7 @@ from typing import Any, Final, Literal
 
 from noetic.assessment import Calibrated, Release
 from noetic.calibration.outcomes import Filters, phase_points
-from noetic.calibration.phases import PhasePoint
+from noetic.calibration.per_phase import PhasePoint
 from noetic.calibration.recalibration import Fitted, Gate, Map, recalibrate, release_gate, split
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store

@@ -19,7 +19,7 @@ from noetic.calibration.outcomes import (
     phase_points,
     preflight_points,
 )
-from noetic.calibration.phases import (
+from noetic.calibration.per_phase import (
     Group,
     Grouping,
     PhasePoint,

@@ -36,7 +36,7 @@ from noetic.assessment import Action, Assessment, Phase
 from noetic.cascade.offer import Strategy, allowed, offer
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
 from noetic.events import DecisionMade, EventKind, PhaseCompleted, PhaseEntered, Timer, ToolCalled
-from noetic.llm.assess import assess_with_model
+from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import (
     TOOL_NAME,
     Request,

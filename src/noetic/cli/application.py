@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "agent": ("noetic.cli.agent", "app", True),
     "eval": ("noetic.cli.evaluate", "app", True),
     "setup": ("noetic.cli.setup", "app", True),
-    "token": ("noetic.cli.tokens", "app", True),
+    "token": ("noetic.cli.access_tokens", "app", True),
 }
 
 

@@ -24,7 +24,7 @@ def doctor(
 ) -> None:
     """Check everything Noetic relies on here and say what to fix; exits 1 when something
     must be fixed (warnings alone exit 0). Writes nothing."""
-    from noetic.hosts.doctor import diagnose
+    from noetic.hosts.setup.doctor import diagnose
 
     with handled(json):
         report = diagnose(store=store, project=Path.cwd(), home=Path.home(), call=call)

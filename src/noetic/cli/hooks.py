@@ -21,12 +21,12 @@ def hook(event: str, store: Path | None = None) -> None:
     payload: dict[str, Any] = {}
     try:
         payload = _read_payload()
-        from noetic.hosts.hooks import run_hook
+        from noetic.hosts.hooks.answer import run_hook
 
         reply = run_hook(event, payload, store=store)
     except Exception as exc:  # a hook must never fail the agent: log, say where, exit 0
         from noetic.errors import error_name
-        from noetic.hosts.hooks import log_failure
+        from noetic.hosts.hooks.context import log_failure
 
         where = log_failure(event, payload, store, exc)
         sys.stderr.write(
@@ -35,7 +35,7 @@ def hook(event: str, store: Path | None = None) -> None:
             + "\n"
         )
         if event == "pre-tool-use":  # an error the agent can cause must not open the gate
-            from noetic.hosts.pretool import failed
+            from noetic.hosts.hooks.pretool import failed
 
             sys.stdout.write(json.dumps(failed(exc), ensure_ascii=False) + "\n")
         return

@@ -17,7 +17,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import StoreOpt
 from noetic.cli.output import esc, stderr
-from noetic.operations.tokens import LOOPBACK
+from noetic.operations.access_tokens import LOOPBACK
 
 
 def serve(
@@ -72,7 +72,7 @@ def serve(
 def _has_tokens(home: Path) -> bool:
     """Whether the store holds live tokens (`noetic token create`), which the server then
     requires (opening it makes a new store, as serving would)."""
-    from noetic.operations.tokens import Access
+    from noetic.operations.access_tokens import Access
 
     access = Access(home, None)
     try:

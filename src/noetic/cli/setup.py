@@ -76,7 +76,7 @@ def _setup(
     """Plan the host's changes, then show or apply them and report (``notes``: lines printed
     after the files, ``extra``: keys added to the JSON document)."""
     from noetic.hosts import host
-    from noetic.hosts.config_edits import apply, diff
+    from noetic.hosts.setup.config_edits import apply, diff
 
     module = host(name)
     command = [executable(), "mcp"]
@@ -178,7 +178,7 @@ def claude_code(
     notes: list[str] = []
     extra: dict[str, Any] = {}
     if tests and not uninstall and (scope or "project") == "project":
-        from noetic.hosts.claude_code import test_setup
+        from noetic.hosts.setup.claude_code import test_setup
 
         with handled(json):
             found = test_setup(_project(project))

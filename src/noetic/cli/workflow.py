@@ -1,6 +1,6 @@
 """The agent-driven workflow: bootstrap, preflight, investigate, check, postflight, state.
 
-Each command reads its input, calls its operation (:mod:`noetic.operations.phases`) and
+Each command reads its input, calls its operation (:mod:`noetic.operations.workflow`) and
 renders the result. The options are declared in :mod:`noetic.cli.declared`; the fast path
 (:mod:`noetic.cli.fast`) and typer both call these functions with every parameter given, so this
 module imports neither typer nor anything a command does not use."""
@@ -14,7 +14,7 @@ from noetic.cli.answered import answer
 from noetic.cli.exits import handled
 from noetic.cli.inputs import read_json_input
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
-from noetic.operations import phases as ops
+from noetic.operations import workflow as ops
 from noetic.runtime.opening import current_session, open_tracker
 from noetic.store import requests
 

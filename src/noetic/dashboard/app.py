@@ -28,7 +28,7 @@ from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store import open_store
 
 if TYPE_CHECKING:
-    from noetic.operations.tokens import Access, Identity
+    from noetic.operations.access_tokens import Access, Identity
     from noetic.store.base import BaseStore
 
 HERE: Final = Path(__file__).parent
@@ -61,7 +61,7 @@ def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
     serve`` (default: the admin token none, the store's tokens)."""
     from noetic.dashboard.eval_pages import eval_routes
     from noetic.dashboard.pages import Pages
-    from noetic.operations.tokens import Access
+    from noetic.operations.access_tokens import Access
 
     access = access or Access(home, None)
     stores = _Store(home)

@@ -6,7 +6,7 @@ header names loopback too, so a web page elsewhere cannot reach it through DNS r
 the request after the first ``noetic token create`` on, a request needs either
 ``Authorization: Bearer TOKEN`` (the admin token or a live store token, read-only ones
 included: the dashboard only reads) or the cookie the login form sets: a random login session
-id the server holds in memory (:meth:`noetic.operations.tokens.Access.login`), never a token
+id the server holds in memory (:meth:`noetic.operations.access_tokens.Access.login`), never a token
 and nothing derived from the store, so a copy of the database cannot forge one; each login
 gets a new one, and logging out, revoking the token or stopping the server ends it (and the
 page's ``/live`` stream with it: :func:`admitted` is asked again while a stream is open). The
@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from noetic.operations.tokens import Access, Identity
+    from noetic.operations.access_tokens import Access, Identity
 
 COOKIE: Final = "noetic_dashboard"
 LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
@@ -28,7 +28,7 @@ def admitted(
     access: Access, *, authorization: str | None, cookie: str | None, host_header: str | None
 ) -> Identity | None:
     """Who a request may read the dashboard as (module docstring): its login cookie's or
-    bearer token's identity, :data:`~noetic.operations.tokens.ANYONE` while no token is
+    bearer token's identity, :data:`~noetic.operations.access_tokens.ANYONE` while no token is
     required, else None. A login cookie is checked first, so a logged-in browser costs the
     lookups it always did."""
     if cookie is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from starlette.routing import Mount
 
 if TYPE_CHECKING:
-    from noetic.operations.tokens import Access
+    from noetic.operations.access_tokens import Access
 
 PAGES: Final = (
     "/sessions",

@@ -18,7 +18,8 @@ from noetic.calibration.metrics import MIN_SAMPLES
 from noetic.dashboard import charts
 from noetic.errors import InvalidValueError
 from noetic.operations import live
-from noetic.operations.browse import SessionFilters, list_sessions, session_view
+from noetic.operations.session_list import SessionFilters, list_sessions
+from noetic.operations.session_view import session_view
 from noetic.operations.task_view import level
 from noetic.vectors import DESCRIPTIONS, INVERTED, TIERS, VECTOR_NAMES
 

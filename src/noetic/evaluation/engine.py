@@ -36,7 +36,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Assessment, Phase, Review
-from noetic.calibration.outcomes import effective_profile, record_outcome
+from noetic.calibration.learning import record_outcome
+from noetic.calibration.outcomes import effective_profile
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.judge import (
     MEMORY_MB,
@@ -48,7 +49,7 @@ from noetic.evaluation.judge import (
 )
 from noetic.evaluation.problems import Problem
 from noetic.events import EventKind, PhaseCompleted
-from noetic.llm.assess import assess_with_model
+from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import Provider, Request, UsageTotals
 from noetic.profiles import Profile
 from noetic.runtime.context import RunContext, recorded_provider

@@ -3,7 +3,7 @@
 Per phase (PREFLIGHT, the standard POSTFLIGHT, the adversarial review) the mean stated
 P(success) against the tests' success rate with its Wilson interval, the gap with its interval,
 Brier with its interval and its decomposition, and AUROC: the per-phase statistics of
-:mod:`noetic.calibration.phases`, over the run's problems that have a verdict. A run whose
+:mod:`noetic.calibration.per_phase`, over the run's problems that have a verdict. A run whose
 problems got both kinds of review (``--review split``) also gets the two reviews' gaps side by
 side. Then what the run cost: model calls, tokens, dollars, and time per problem.
 """
@@ -15,7 +15,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Phase
-from noetic.calibration.phases import (
+from noetic.calibration.per_phase import (
     PhasePoint,
     PhaseStats,
     ReviewComparison,

@@ -1,11 +1,12 @@
-"""Noetic inside the agents people already use: host configuration and host hooks.
+"""Noetic inside the agents people already use, in three rooms, one job each:
 
-One small module per host writes Noetic's MCP server entry in that host's configuration file
-(and, for Claude Code, its hooks and an instructions block), through
-:mod:`noetic.hosts.config_edits`, which plans every change before making it, backs files up
-once, shows diffs and undoes exactly what it added. :mod:`noetic.hosts.hooks` answers the events
-a host sends to ``noetic hook``, and :mod:`noetic.hosts.outcomes` turns command exit statuses
-into outcomes.
+- :mod:`noetic.hosts.setup`: writing Noetic into a host's configuration (one small module per
+  host, through :mod:`~noetic.hosts.setup.config_edits`, which plans every change before making
+  it, backs files up once, shows diffs and undoes exactly what it added) and ``noetic doctor``;
+- :mod:`noetic.hosts.hooks`: answering the events a host sends to ``noetic hook``
+  (:mod:`~noetic.hosts.hooks.answer`), the PreToolUse gate, the session's trace;
+- :mod:`noetic.hosts.testing`: outcomes nobody has to type, from the exit status of a test
+  command the agent ran and the reports it wrote.
 
 The package sits between the interfaces and the engines in the layer contract: it drives the
 runtime (the tracker, the store, the outcome recording of calibration) on behalf of a host, runs
@@ -16,12 +17,12 @@ from types import ModuleType
 
 # `noetic setup NAME` → the module that knows that host.
 HOST_MODULES = {
-    "claude-code": "noetic.hosts.claude_code",
-    "cursor": "noetic.hosts.cursor",
-    "vscode": "noetic.hosts.vscode",
-    "gemini": "noetic.hosts.gemini",
-    "codex": "noetic.hosts.codex",
-    "json": "noetic.hosts.json_entry",
+    "claude-code": "noetic.hosts.setup.claude_code",
+    "cursor": "noetic.hosts.setup.cursor",
+    "vscode": "noetic.hosts.setup.vscode",
+    "gemini": "noetic.hosts.setup.gemini",
+    "codex": "noetic.hosts.setup.codex",
+    "json": "noetic.hosts.setup.json_entry",
 }
 
 

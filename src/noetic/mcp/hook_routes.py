@@ -54,7 +54,7 @@ def _security(host: str) -> Any:
         TransportSecuritySettings,
     )
 
-    from noetic.operations.tokens import LOOPBACK
+    from noetic.operations.access_tokens import LOOPBACK
 
     if host not in LOOPBACK:
         return TransportSecurityMiddleware(None)
@@ -68,7 +68,7 @@ def _security(host: str) -> Any:
 
 
 def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = None) -> list[Route]:
-    from noetic.hosts.hooks import EVENTS
+    from noetic.hosts.hooks.answer import EVENTS
 
     root = project if project is not None else server_project(home)
     security = _security(host)
@@ -99,8 +99,8 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
             payload = _payload(await _body(request))
         except InvalidValueError as exc:
             if event == "pre-tool-use":  # an error must not open the gate
-                from noetic.hosts.hooks import log_failure
-                from noetic.hosts.pretool import failed
+                from noetic.hosts.hooks.context import log_failure
+                from noetic.hosts.hooks.pretool import failed
 
                 log_failure(event, {}, home, exc, root)
                 return _json(failed(exc))
@@ -142,14 +142,15 @@ def _run(event: str, payload: dict[str, Any], home: Path, project: Path) -> dict
     """What ``noetic hook EVENT`` does with ``payload`` on stdin, against the server's store
     and project. A PreToolUse hook that fails is denied (an error must not open the gate); any
     other failing hook answers nothing."""
-    from noetic.hosts.hooks import log_failure, run_hook
+    from noetic.hosts.hooks.answer import run_hook
+    from noetic.hosts.hooks.context import log_failure
 
     try:
         return run_hook(event, payload, store=home, project=project)
     except Exception as exc:  # a hook must never fail the agent: log, answer nothing
         log_failure(event, payload, home, exc, project)
         if event == "pre-tool-use":
-            from noetic.hosts.pretool import failed
+            from noetic.hosts.hooks.pretool import failed
 
             return failed(exc)
         return None

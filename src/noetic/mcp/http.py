@@ -9,7 +9,7 @@ from typing import Any
 
 from noetic.errors import InvalidValueError
 from noetic.mcp.server import build_server
-from noetic.operations.tokens import LOOPBACK, Access
+from noetic.operations.access_tokens import LOOPBACK, Access
 from noetic.store.writer import writing_as
 
 
@@ -34,7 +34,7 @@ def check_token(token: str) -> str:
 class BearerAuth:
     """Plain ASGI middleware: an HTTP request must carry ``Authorization: Bearer TOKEN`` with
     the admin token or a live store token whenever the server requires one
-    (:meth:`~noetic.operations.tokens.Access.admit`, asked on every request, so the first
+    (:meth:`~noetic.operations.access_tokens.Access.admit`, asked on every request, so the first
     ``noetic token create`` closes a loopback server that was open, without a restart), except
     on the paths ``exempt`` names (the dashboard's, which also take a login cookie).
 

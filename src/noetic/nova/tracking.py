@@ -22,7 +22,7 @@ from noetic.assessment import Assessment, Phase
 from noetic.assessment_prompt import build_assessment_prompt
 from noetic.errors import ParseError, WorkflowError
 from noetic.events import Timer
-from noetic.llm.assess import SYSTEM, parse_assessment_reply
+from noetic.llm.assessment_reply import SYSTEM, parse_assessment_reply
 from noetic.llm.base import Completion, Provider, Request
 from noetic.llm.structured import complete_parsed
 from noetic.nova.prompts import header

@@ -11,7 +11,7 @@ runs are async.
 ==========================  ==========================================================
 what                        operation
 ==========================  ==========================================================
-the workflow                :mod:`~noetic.operations.phases`: ``bootstrap``,
+the workflow                :mod:`~noetic.operations.workflow`: ``bootstrap``,
                             ``preflight``, ``investigate``, ``check``, ``postflight``,
                             ``state``, ``prompt``
 an engine run               :mod:`~noetic.operations.runs`: ``start_cascade``,
@@ -45,15 +45,15 @@ from importlib import import_module
 from typing import Any
 
 _OPERATIONS = {
-    "bootstrap": "phases",
-    "prompt": "phases",
-    "preflight": "phases",
-    "investigate": "phases",
-    "check": "phases",
-    "postflight": "phases",
-    "state": "phases",
-    "Bootstrapped": "phases",
-    "AssessmentPrompt": "phases",
+    "bootstrap": "workflow",
+    "prompt": "workflow",
+    "preflight": "workflow",
+    "investigate": "workflow",
+    "check": "workflow",
+    "postflight": "workflow",
+    "state": "workflow",
+    "Bootstrapped": "workflow",
+    "AssessmentPrompt": "workflow",
     "start_cascade": "runs",
     "start_chain": "runs",
     "start_nova": "runs",

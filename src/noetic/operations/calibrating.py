@@ -44,7 +44,7 @@ def outcome(
             field="outcome",
         )
     if from_junit is not None:
-        from noetic.hosts.junit import junit_outcome
+        from noetic.hosts.testing.junit import junit_outcome
 
         value, found = junit_outcome(from_junit)
         evidence = f"{found}; {evidence}" if evidence else found
@@ -82,7 +82,7 @@ def report(
     the per-phase report per value. ``store`` may be a function that opens it, called once the
     arguments are checked. Sync."""
     from noetic.calibration import PHASES, Filters, calibration_report
-    from noetic.calibration.phases import GROUPINGS
+    from noetic.calibration.per_phase import GROUPINGS
     from noetic.errors import InvalidValueError
 
     if at not in PHASES:

@@ -1,6 +1,6 @@
 """Calibration as the dashboard draws it: everything that says whether stated confidence matched
 what happened, in one read model, over the calibration report (:mod:`noetic.calibration.reports`
-and its per-phase statistics, :mod:`noetic.calibration.phases`).
+and its per-phase statistics, :mod:`noetic.calibration.per_phase`).
 
 * the report for the chosen phase's statements: Brier, ECE, debiased ECE, signed bias and AUROC
   with their 95% intervals and sample sizes, the calibration test's verdict, what more outcomes
@@ -34,7 +34,7 @@ from noetic.calibration.outcomes import (
     phase_points,
     preflight_points,
 )
-from noetic.calibration.phases import PHASES, PhasePoint, PhaseStats, groups
+from noetic.calibration.per_phase import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction
 from noetic.errors import NoeticError
 from noetic.profiles import ProfileRegistry

@@ -1,6 +1,6 @@
 """Browse the store by task: the tasks list (filters, search, paging) across every session.
 
-The sessions list (:mod:`noetic.operations.browse`) answers "what did each agent do"; this one
+The sessions list (:mod:`noetic.operations.session_list`) answers "what did each agent do"; this one
 answers "which tasks went how", without opening each session. It takes the same URL parameters
 as the sessions list, applied to tasks: ``status`` and ``profile`` are the task's own, ``agent``
 and ``project`` its session's, ``engine`` an engine that wrote an event about the task,
@@ -17,7 +17,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.operations.browse import Choices, SessionFilters, filter_choices, list_query
+from noetic.operations.session_list import Choices, SessionFilters, filter_choices, list_query
 from noetic.store import listing
 from noetic.store.base import BaseStore
 

@@ -15,7 +15,7 @@ Model calls carry the GenAI semantic conventions (``gen_ai.operation.name``,
 ``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons`` in the conventions' words
 (``stop``, ``tool_calls``, ``length``), ``error.type``); tool calls ``gen_ai.tool.name``. Model
 calls are ``CLIENT`` spans, the rest ``INTERNAL``. A Claude Code session's trace, written by its
-hooks, is :mod:`noetic.hosts.session_trace`.
+hooks, is :mod:`noetic.hosts.hooks.session_trace`.
 
 A session's runs share one trace, its id drawn from the session's (:func:`trace_id`). The
 exporter is the SDK's own, so the other ``OTEL_*`` variables (``OTEL_EXPORTER_OTLP_HEADERS``,
@@ -131,7 +131,7 @@ def _ids() -> Any:
 @contextlib.contextmanager
 def chosen_ids(*, span: int | None, trace: int | None = None) -> Iterator[None]:
     """The span started inside gets id ``span`` (and, with no parent, trace ``trace``): spans
-    that other processes already name as their parent (:mod:`noetic.hosts.session_trace`)."""
+    that other processes already name as their parent (:mod:`noetic.hosts.hooks.session_trace`)."""
     _CHOSEN.span, _CHOSEN.trace = span, trace
     try:
         yield

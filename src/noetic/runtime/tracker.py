@@ -453,7 +453,7 @@ class Tracker:
     ) -> dict[str, Any]:
         """What :func:`decide` needs to compare the calibrated value (and, at CHECK, the
         release gate's threshold): nothing when no map is in force or it is turned off."""
-        from noetic.calibration.phases import stated_value
+        from noetic.calibration.per_phase import stated_value
         from noetic.calibration.recalibrating import for_decision, read_settings
         from noetic.vectors import overall_confidence
 

@@ -14,7 +14,8 @@ Three parts, each a list of path patterns (:mod:`.paths`):
 plus the user's own (``extra``: ``[gate] protected`` in the store's configuration).
 
 Claude Code's PreToolUse hook holds a write to any of them for the person
-(:mod:`noetic.hosts.pretool`), through the policy rule :data:`RULE` that :func:`with_rule` adds;
+(:mod:`noetic.hosts.hooks.pretool`), through the policy rule :data:`RULE` that :func:`with_rule`
+adds;
 the sandbox mounts each one that exists read-only (:func:`Protected.existing`). Cheap to import:
 plain data, read when first asked for.
 """

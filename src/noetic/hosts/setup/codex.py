@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import InvalidValueError
-from noetic.hosts.config_edits import FileChange, backup_path, confine, decode, prune, read_bytes
+from noetic.hosts.setup.config_edits import (
+    FileChange,
+    backup_path,
+    confine,
+    decode,
+    prune,
+    read_bytes,
+)
 
 NAME = "codex"
 SCOPES = ("user",)

@@ -9,7 +9,7 @@ reads ``hookSpecificOutput.permissionDecision`` from the reply:
   the shell's): ``deny``, the reason naming each rule, what the gate found (where a path lands,
   what it could not determine) and the part of the command that broke it. Claude reads the
   reason. A command the gate cannot parse is refused, as in the agent.
-- **Bash, irreversible** (:mod:`noetic.hosts.irreversible`: pushes, publishes, deploys,
+- **Bash, irreversible** (:mod:`noetic.hosts.hooks.irreversible`: pushes, publishes, deploys,
   migrations, deletions outside the workspace): while this Claude session's open task has no
   CHECK, or its latest CHECK did not decide PROCEED, the answer is ``[gate] irreversible``:
   ``ask`` (the default: the person decides), ``deny`` (the agent is told to investigate and run
@@ -26,9 +26,10 @@ reads ``hookSpecificOutput.permissionDecision`` from the reply:
   Claude Code's own permission rules decide as they would without Noetic (a hook's ``allow``
   would skip them).
 
-The store and its configuration are the project root's (:func:`noetic.hosts.hooks.project_root`),
-never a ``.noetic`` the agent made below it; anything that fails on the way — a ``config.toml``
-or policy that cannot be read, a store that does not open — is answered ``deny`` naming it
+The store and its configuration are the project root's
+(:func:`noetic.hosts.hooks.context.project_root`), never a ``.noetic`` the agent made below it;
+anything that fails on the way — a ``config.toml`` or policy that cannot be read, a store that
+does not open — is answered ``deny`` naming it
 (:func:`guarded_pre_tool_use`).
 
 Settings, in the store's ``config.toml``::
@@ -47,6 +48,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+
+from noetic.hosts.hooks.context import (
+    current_session,
+    locate,
+    log_failure,
+    outside_project,
+    project_dir,
+    workspace_of,
+)
 
 WRITERS = ("Write", "Edit", "MultiEdit")
 GATED = ("Bash", *WRITERS)
@@ -95,8 +105,6 @@ def guarded_pre_tool_use(
     """:func:`pre_tool_use`, failing closed: any error (a ``config.toml`` or policy file that
     cannot be read, a store that does not open) is logged and answered ``deny`` naming it, and
     an http hook whose ``cwd`` lies outside the server's ``project`` is denied."""
-    from noetic.hosts.hooks import locate, log_failure, outside_project
-
     if payload.get("tool_name") not in GATED:
         return None
     if project is not None:
@@ -117,7 +125,6 @@ def pre_tool_use(
 ) -> dict[str, Any] | None:
     """The reply to one PreToolUse event (None: no objection). The store is opened only for
     an irreversible command; a project without a store still has the shell gate."""
-    from noetic.hosts.hooks import project_dir, workspace_of
     from noetic.tools.shellgate.policy import load_policy
     from noetic.tools.shellgate.protected import protected_set, with_rule
 
@@ -161,7 +168,7 @@ def pre_tool_use(
     refused = [v for v in verdict.violations if v.rule != RULE]
     if refused:
         return decision("deny", refusal(refused))
-    from noetic.hosts.irreversible import irreversible, load_rules
+    from noetic.hosts.hooks.irreversible import irreversible, load_rules
 
     rules = load_rules(*settings["irreversible_rules"])
     found = irreversible(command, workspace=workspace, cwd=str(cwd), home=user_home, rules=rules)
@@ -196,7 +203,6 @@ def plants(written: list[str], always: list[Any], protected: Any) -> str:
 
 
 def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | None:
-    from noetic.hosts.hooks import current_session
     from noetic.runtime.opening import open_tracker
 
     if not location.exists:

@@ -295,8 +295,8 @@ def _model_assessment(
     """Ask the named model for its own assessment, recording every call in ``llm_calls``."""
     import asyncio
 
-    from noetic.runtime.assess import model_assessment
     from noetic.runtime.context import build_context
+    from noetic.runtime.self_assessment import model_assessment
 
     cascade = tracker.store.open_cascade_of(session_id)
     ctx = build_context(

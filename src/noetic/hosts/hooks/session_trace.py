@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from noetic.hosts.hooks.context import current_session, note
 from noetic.runtime.telemetry import span_id, trace_id
 
 AGENT = "claude-code"
@@ -42,7 +43,6 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, Any] | None) -> None:
     """Export what hook ``event`` saw (module docstring). Best effort: a trace never fails a
     hook, and the hook has answered what it must before this runs."""
-    from noetic.hosts.hooks import current_session, note
     from noetic.runtime.opening import open_tracker
 
     if not home.is_dir():
@@ -212,7 +212,7 @@ class _Writer:
     def _task_span(self, task: Any, outcomes: list[dict[str, Any]]) -> None:
         from opentelemetry.trace import SpanKind
 
-        from noetic.calibration.phases import stated_value
+        from noetic.calibration.per_phase import stated_value
         from noetic.runtime import telemetry
 
         with telemetry.chosen_ids(span=span_id("task", task.id)):

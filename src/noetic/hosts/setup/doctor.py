@@ -240,8 +240,8 @@ def _gate(home: Path) -> Check:
     denies every call it judges."""
     import os
 
-    from noetic.hosts.irreversible import load_rules
-    from noetic.hosts.pretool import gate_settings
+    from noetic.hosts.hooks.irreversible import load_rules
+    from noetic.hosts.hooks.pretool import gate_settings
     from noetic.tools.shellgate import load_policy
 
     try:
@@ -400,8 +400,8 @@ def hook_url_checks(project: Path, home: Path, store_home: Path) -> list[Check]:
     answers for this project's store (a ``noetic serve`` of another store would split the
     session's records across two stores)."""
     from noetic.errors import NoeticError
-    from noetic.hosts.claude_code import SCOPES, http_hook_urls
-    from noetic.hosts.hooks import EVENTS
+    from noetic.hosts.hooks.answer import EVENTS
+    from noetic.hosts.setup.claude_code import SCOPES, http_hook_urls
 
     found: list[Check] = []
     for scope in SCOPES:

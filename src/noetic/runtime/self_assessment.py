@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from noetic.assessment import Assessment, Phase, Review
 from noetic.errors import UsageError
-from noetic.llm.assess import assess_with_model
+from noetic.llm.assessment_reply import assess_with_model
 from noetic.runtime.context import RunContext
 
 

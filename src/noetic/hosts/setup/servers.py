@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import InvalidValueError
-from noetic.hosts.config_edits import FileChange, json_change, parse_json_object, read_bytes
+from noetic.hosts.setup.config_edits import FileChange, json_change, parse_json_object, read_bytes
 
 NAME = "noetic"
 

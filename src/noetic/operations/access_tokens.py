@@ -76,7 +76,7 @@ def check_name(name: str) -> str:
 def create_token(store: BaseStore, name: str, *, read_only: bool = False) -> dict[str, Any]:
     """A new token called ``name``; the result holds the token itself (``token``), which is
     shown this once and never stored."""
-    from noetic.store.tokens import insert_token, token_rows
+    from noetic.store.access_tokens import insert_token, token_rows
 
     check_name(name)
     existing = token_rows(store, name)
@@ -96,7 +96,7 @@ def create_token(store: BaseStore, name: str, *, read_only: bool = False) -> dic
 
 def list_tokens(store: BaseStore) -> list[dict[str, Any]]:
     """Every token, oldest first: name, read-only, created, revoked (never a token or hash)."""
-    from noetic.store.tokens import token_rows
+    from noetic.store.access_tokens import token_rows
 
     return token_rows(store)
 
@@ -104,8 +104,8 @@ def list_tokens(store: BaseStore) -> list[dict[str, Any]]:
 def revoke_token(store: BaseStore, name: str) -> dict[str, Any]:
     """Revoke ``name``: the server refuses it from its next request on. Revoking a revoked
     token is an error that says when it was revoked."""
-    from noetic.store.tokens import revoke_token as revoke
-    from noetic.store.tokens import token_rows
+    from noetic.store.access_tokens import revoke_token as revoke
+    from noetic.store.access_tokens import token_rows
 
     check_name(name)
     if not token_rows(store, name):
@@ -156,7 +156,7 @@ class Access:
         return None if self._any_live() else ANYONE
 
     def _any_live(self) -> bool:
-        from noetic.store.tokens import any_live_token
+        from noetic.store.access_tokens import any_live_token
 
         with self._lock:
             return any_live_token(self._reader())
@@ -172,7 +172,7 @@ class Access:
         """The identity a bearer token (without ``Bearer ``) stands for, else None."""
         if self.admin is not None and hmac.compare_digest(given.encode(), self.admin.encode()):
             return ADMIN
-        from noetic.store.tokens import token_by_hash
+        from noetic.store.access_tokens import token_by_hash
 
         with self._lock:
             row = token_by_hash(self._reader(), digest(given))
@@ -205,7 +205,7 @@ class Access:
             who = self._logins.get(key)
         if who is None or who.name is None:
             return who
-        from noetic.store.tokens import token_rows
+        from noetic.store.access_tokens import token_rows
 
         with self._lock:
             rows = token_rows(self._reader(), who.name)

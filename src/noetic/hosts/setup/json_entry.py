@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from noetic.hosts.config_edits import FileChange
+from noetic.hosts.setup.config_edits import FileChange
 
 NAME = "json"
 SCOPES = ("project", "user")

@@ -1,4 +1,4 @@
-"""Browse the store: the sessions list (filters, search, paging) and one session with its tasks.
+"""The sessions list: filters, search and paging over every session in the store.
 
 Read models for the dashboard (and any other reader): every function takes an open store
 (SQLite or PostgreSQL, :class:`~noetic.store.base.BaseStore`) and plain arguments and returns a
@@ -17,8 +17,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from noetic.errors import InvalidValueError, NotFoundError
-from noetic.operations.session_totals import SessionTotals, session_totals
+from noetic.errors import InvalidValueError
 from noetic.store import listing, reads
 from noetic.store.base import BaseStore
 
@@ -177,72 +176,3 @@ def filter_choices(store: BaseStore) -> Choices:
         _CHOICES.clear()
     _CHOICES[key] = choices
     return choices
-
-
-class TaskRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    task: str
-    status: str
-    profile: str
-    created_at: str
-    ended_at: str | None
-    assessments: int
-    confidences: list[float]
-    outcome: float | None
-
-
-class SessionView(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    domain: str | None
-    status: str
-    created_at: str
-    ended_at: str | None
-    tasks: list[TaskRow]
-    events: int
-    session_type: str | None = None
-    totals: SessionTotals = SessionTotals()
-
-
-def session_view(store: BaseStore, session_id: str) -> SessionView:
-    """One session and its tasks, each with its confidence path and outcome."""
-    row = listing.find_session(store, session_id)
-    if row is None:
-        raise NotFoundError(f"unknown session {session_id!r}")
-    paths, outcomes, events = listing.session_tasks(store, session_id)
-    tasks = [
-        TaskRow(
-            id=c.id,
-            task=c.task,
-            status=c.status,
-            profile=c.profile,
-            created_at=c.created_at,
-            ended_at=c.ended_at,
-            assessments=len(paths.get(c.id, [])),
-            confidences=paths.get(c.id, []),
-            outcome=outcomes.get(c.id),
-        )
-        for c in store.cascades(session_id)
-    ]
-    return SessionView(
-        id=row.id,
-        agent=row.ai_id,
-        model=row.ai_model,
-        profile=row.profile,
-        project=row.project,
-        domain=row.domain,
-        status=row.status,
-        created_at=row.created_at,
-        ended_at=row.ended_at,
-        tasks=tasks,
-        events=events,
-        session_type=row.session_type,
-        totals=session_totals(store, [row.id])[row.id],
-    )

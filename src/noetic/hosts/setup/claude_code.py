@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import InvalidValueError
-from noetic.hosts.config_edits import FileChange, json_change, text_change
-from noetic.hosts.servers import add_server, remove_server
+from noetic.hosts.setup.config_edits import FileChange, json_change, text_change
+from noetic.hosts.setup.servers import add_server, remove_server
 
 SCOPES = ("project", "user")
 DEFAULT_SCOPE = "project"
@@ -135,7 +135,7 @@ def _loopback(url: str) -> bool:
 def _is_noetic_url(hook: dict[str, Any]) -> bool:
     from urllib.parse import urlsplit
 
-    from noetic.hosts.hooks import EVENTS
+    from noetic.hosts.hooks.answer import EVENTS
 
     url = hook.get("url")
     if hook.get("type") != "http" or not isinstance(url, str):
@@ -342,7 +342,7 @@ def plan(
     if tests and not uninstall and scope == "project":
         found = test_setup(project)
         if found.kept is None and found.found:
-            from noetic.hosts.testdetect import with_test_commands
+            from noetic.hosts.testing.detect import with_test_commands
 
             commands = found.commands
             changes.append(
@@ -358,7 +358,7 @@ def plan(
 
 def test_setup(project: Path) -> Any:
     """The project's test commands and where they are configured (its store's config.toml)."""
-    from noetic.hosts.testdetect import test_setup as detect
+    from noetic.hosts.testing.detect import test_setup as detect
     from noetic.store.location import locate_store
 
     return detect(project, locate_store(None, cwd=project).home)
@@ -371,8 +371,8 @@ def manual(scope: str, command: list[str]) -> str | None:
 def installed_commands(scope: str, project: Path, home: Path) -> list[str] | None:
     """The commands Noetic's server entry and hooks run (for ``noetic doctor``); None when
     neither is installed. A file that does not parse raises its error."""
-    from noetic.hosts.config_edits import parse_json_object, read_bytes
-    from noetic.hosts.servers import server_command
+    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
+    from noetic.hosts.setup.servers import server_command
 
     where = paths(scope, project, home)
     found = []
@@ -391,7 +391,7 @@ def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | N
     """Which kind of hooks Noetic has in the scope's settings (``command``, ``http``, or
     ``mixed``) and, for http, the server's base URL; None when there are none. SessionStart is
     a command with either kind (:data:`COMMAND_ONLY`)."""
-    from noetic.hosts.config_edits import parse_json_object, read_bytes
+    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
 
     where = paths(scope, project, home)
     settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
@@ -416,7 +416,7 @@ def http_hook_urls(scope: str, project: Path, home: Path) -> list[tuple[str, str
     event or not, as (Claude Code's event, the URL): what ``noetic doctor`` checks."""
     from urllib.parse import urlsplit
 
-    from noetic.hosts.config_edits import parse_json_object, read_bytes
+    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
 
     where = paths(scope, project, home)
     settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}

@@ -1,7 +1,7 @@
 """The ``tokens`` table (migration m018): who may use ``noetic serve``, kept as SHA-256 hashes.
 
 Plain SQL both backends run (the PostgreSQL store translates the ``?`` marks). The rules (what a
-name may be, how a token is made and checked) are :mod:`noetic.operations.tokens`'.
+name may be, how a token is made and checked) are :mod:`noetic.operations.access_tokens`'.
 """
 
 from __future__ import annotations

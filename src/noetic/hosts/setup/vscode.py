@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from noetic.errors import InvalidValueError
-from noetic.hosts.config_edits import FileChange
-from noetic.hosts.servers import server_change, server_command
+from noetic.hosts.setup.config_edits import FileChange
+from noetic.hosts.setup.servers import server_change, server_command
 
 NAME = "vscode"
 SCOPES = ("project", "user")

@@ -26,7 +26,7 @@ def create(
     json: JsonOpt = False,
 ) -> None:
     """Make a token and print it, this once: only its hash is kept."""
-    from noetic.operations.tokens import create_token
+    from noetic.operations.access_tokens import create_token
 
     with handled(json):
         made = create_token(open_store(store, create=True), name, read_only=read_only)
@@ -43,7 +43,7 @@ def create(
 @app.command("list")
 def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Every token: name, read-only or not, when made and revoked (never the token)."""
-    from noetic.operations.tokens import list_tokens
+    from noetic.operations.access_tokens import list_tokens
 
     with handled(json):
         tokens = list_tokens(open_store(store))
@@ -70,7 +70,7 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
 @app.command()
 def revoke(name: NameArg, store: StoreOpt = None, json: JsonOpt = False) -> None:
     """Revoke a token: a running server refuses it from its next request on."""
-    from noetic.operations.tokens import revoke_token
+    from noetic.operations.access_tokens import revoke_token
 
     with handled(json):
         revoked = revoke_token(open_store(store), name)

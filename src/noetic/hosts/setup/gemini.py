@@ -1,15 +1,16 @@
-"""Cursor: ``mcpServers.noetic`` in ``<project>/.cursor/mcp.json`` or ``~/.cursor/mcp.json``."""
+"""Gemini CLI: ``mcpServers.noetic`` in ``<project>/.gemini/settings.json`` or
+``~/.gemini/settings.json``."""
 
 from __future__ import annotations
 
-from noetic.hosts.servers import McpServersFile
+from noetic.hosts.setup.servers import McpServersFile
 
-NAME = "cursor"
+NAME = "gemini"
 SCOPES = McpServersFile.SCOPES
 DEFAULT_SCOPE = "project"
 KEY = McpServersFile.KEY
 
-_HOST = McpServersFile(".cursor", "mcp.json")
+_HOST = McpServersFile(".gemini", "settings.json")
 path = _HOST.path
 entry = _HOST.entry
 plan = _HOST.plan

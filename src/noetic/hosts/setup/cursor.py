@@ -1,16 +1,15 @@
-"""Gemini CLI: ``mcpServers.noetic`` in ``<project>/.gemini/settings.json`` or
-``~/.gemini/settings.json``."""
+"""Cursor: ``mcpServers.noetic`` in ``<project>/.cursor/mcp.json`` or ``~/.cursor/mcp.json``."""
 
 from __future__ import annotations
 
-from noetic.hosts.servers import McpServersFile
+from noetic.hosts.setup.servers import McpServersFile
 
-NAME = "gemini"
+NAME = "cursor"
 SCOPES = McpServersFile.SCOPES
 DEFAULT_SCOPE = "project"
 KEY = McpServersFile.KEY
 
-_HOST = McpServersFile(".gemini", "settings.json")
+_HOST = McpServersFile(".cursor", "mcp.json")
 path = _HOST.path
 entry = _HOST.entry
 plan = _HOST.plan

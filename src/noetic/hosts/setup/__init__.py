@@ -1,0 +1,2 @@
+"""Writing Noetic into a host's configuration (one module per host) and checking it is there
+(``noetic doctor``)."""
