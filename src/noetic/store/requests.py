@@ -79,6 +79,17 @@ def start(
     """The earlier answer to ``request_id``, or None: a new request, which the next write
     records. Without a request id, None and nothing remembered."""
     _CURRENT.set(None)
+    replay = lookup(store, request_id, operation, arguments)
+    if replay is None and request_id is not None:
+        _CURRENT.set(_Pending(request_id, operation, fingerprint(operation, arguments), store))
+    return replay
+
+
+def lookup(
+    store: BaseStore, request_id: str | None, operation: str, arguments: dict[str, Any]
+) -> Replay | None:
+    """The earlier answer to ``request_id``, or None (a new request, or no id): nothing is
+    remembered for the next write. The same id with other arguments is refused."""
     if request_id is None:
         return None
     check_identifier(request_id, "request_id")
@@ -101,7 +112,6 @@ def start(
             created_at=row["created_at"],
             response=response,
         )
-    _CURRENT.set(_Pending(request_id, operation, digest, store))
     return None
 
 
