@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -195,3 +197,33 @@ def test_a_retry_after_the_answer_was_lost_says_the_write_is_applied(_isolated_h
     )  # fmt: skip
     assert "was already applied" in err(tool) and "its response was not kept" in err(tool)
     assert rows(_isolated_home, "assessments") == 2
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=40,
+)
+
+
+@given(JSON, st.integers(min_value=0, max_value=3000))
+def test_a_kept_answer_reads_back_as_it_was_given(response, padding):
+    """Short or long (compressed), every JSON document is read back whole."""
+    from noetic.store.requests import packed, unpacked
+
+    document = {"answer": response, "pad": "x" * padding}
+    assert unpacked(packed(document)) == document
+    assert unpacked(packed(response)) == response
+
+
+def test_a_long_answer_is_kept_small(_isolated_home):
+    """An answer repeating a long task's text costs the write little room (it is written in
+    the write's transaction)."""
+    cli("bootstrap")
+    cli("preflight", "t" * 60_000, "--vectors", SCORES)
+    first = cli("check", "--vectors", SCORES, "--request-id", "long", "--json")
+    with Store(_isolated_home) as store:
+        kept = store.conn.execute("SELECT response FROM requests").fetchone()[0]
+    assert len(first.stdout) > 60_000 and len(kept) < 6_000
+    again = cli("check", "--vectors", SCORES, "--request-id", "long", "--json")
+    assert again.stdout == first.stdout

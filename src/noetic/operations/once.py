@@ -1,6 +1,6 @@
-"""Applying a write once. Each write operation (``bootstrap``, ``preflight``, ``check``,
-``postflight``, ``investigate``, ``outcome``, ``generate_goals``) takes a ``request_id`` and
-applies it here: a call whose request id was applied before writes nothing and returns
+"""Applying a write once. Each write operation a client may retry (``bootstrap``,
+``preflight``, ``check``, ``postflight``, ``investigate``, ``outcome``) takes a ``request_id``
+and applies it here: a call whose request id was applied before writes nothing and returns
 :class:`Replayed`, the first call's result rebuilt from what was kept
 (:mod:`noetic.store.requests`). The CLI and the MCP tools pass the id through and render what
 comes back, so a request is one request whichever interface sent it: the operation's name and
