@@ -153,3 +153,25 @@ def test_on_sqlite_the_write_its_request_and_its_answer_commit_together(tmp_path
     inside = statements[begun:ended]
     assert any(s.startswith("INSERT INTO requests") for s in inside), statements
     assert any(s.startswith("UPDATE requests SET response") for s in inside), statements
+
+
+def test_a_model_written_assessment_retried_asks_the_model_once(tracker: Tracker) -> None:
+    """The request is looked up before the model is asked: a retry costs no second call."""
+    import json
+
+    from noetic.vectors import VECTOR_NAMES
+
+    from ..llm.model_server import reply, running
+
+    body = {v: {"score": 0.8, "rationale": f"{v} is fine"} for v in VECTOR_NAMES}
+    with running() as server:
+        spec = f"openai-compatible:{server.url}/v1#local-model"
+        server.enqueue(reply("```json\n" + json.dumps({"vectors": body}) + "\n```"))
+        sid = answered(bootstrap(tracker, ai_id="ops")).session.id
+        first = preflight(tracker, sid, "tidy the docs", provider=spec, request_id="m")
+        again = preflight(tracker, sid, "tidy the docs", provider=spec, request_id="m")
+        asked = len(server.requests)
+    assert not isinstance(first, Replayed)
+    assert isinstance(again, Replayed) and again.result == first
+    assert asked == 1
+    assert rows(tracker)["assessments"] == 1
