@@ -11,19 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noetic.hosts.testing.runs import (
+from noetic.hosts.testing.commands import (
     RUNNERS,
     Hidden,
     classify,
     key_words,
     recognise,
-    reduce,
     run_status,
     runner_of,
 )
-from noetic.hosts.testing.runs import (
+from noetic.hosts.testing.commands import (
     Recognised as Run,
 )
+from noetic.tools.shellgate.reduction import reduce
 
 CONFIGURED = ["pytest", "npm test", "make test", "go test ./...", "cargo test", "./gradlew test"]
 
