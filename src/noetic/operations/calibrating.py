@@ -36,8 +36,8 @@ def outcome(
     command line fails before a store is looked for); without a target, ``current`` gives the
     caller's current session in it. Applied once per ``request_id``
     (:mod:`noetic.operations.once`): a request is the task and the verdict as read. Sync."""
-    from noetic.calibration import record_outcome
-    from noetic.calibration.outcomes import RecordedOutcome, check_outcome_score
+    from noetic.calibration import RecordedOutcome, record_outcome
+    from noetic.calibration.outcomes import check_outcome_score
     from noetic.errors import InvalidValueError, NotFoundError
     from noetic.operations.once import once
 
