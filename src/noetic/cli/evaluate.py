@@ -58,6 +58,15 @@ ConcurrencyOpt = Annotated[
 TimeoutOpt = Annotated[
     float, typer.Option("--test-timeout", min=0.1, max=600, help="Seconds the tests may run.")
 ]
+MemoryOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--test-memory",
+        min=64,
+        help="MiB of address space the tests may use (default 1024); an allocation beyond it "
+        "fails them.",
+    ),
+]
 SandboxOpt = Annotated[str, typer.Option(help="required (bubblewrap, the default), auto, or off.")]
 AiIdOpt = Annotated[str, typer.Option("--ai-id", help="The agent the outcomes are filed under.")]
 
@@ -72,6 +81,7 @@ def humaneval(
     seed: SeedOpt = None,
     concurrency: ConcurrencyOpt = None,
     test_timeout: TimeoutOpt = 10.0,
+    test_memory: MemoryOpt = None,
     sandbox: SandboxOpt = "required",
     ai_id: AiIdOpt = "eval",
     store: StoreOpt = None,
@@ -99,6 +109,7 @@ def run_tasks(
     seed: SeedOpt = None,
     concurrency: ConcurrencyOpt = None,
     test_timeout: TimeoutOpt = 10.0,
+    test_memory: MemoryOpt = None,
     sandbox: SandboxOpt = "required",
     ai_id: AiIdOpt = "eval",
     store: StoreOpt = None,
@@ -135,8 +146,8 @@ def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
                     profile=o["profile"], review=o["review"], limit=o["limit"],
                     matching=o["tasks_matching"], seed=o["seed"],
                     concurrency=o["concurrency"], test_timeout=o["test_timeout"],
-                    sandbox=o["sandbox"], ai_id=o["ai_id"], on_start=started,
-                    on_task=watch.task,
+                    test_memory=o["test_memory"], sandbox=o["sandbox"], ai_id=o["ai_id"],
+                    on_start=started, on_task=watch.task,
                 )
             )  # fmt: skip
         except KeyboardInterrupt:

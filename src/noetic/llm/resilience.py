@@ -17,7 +17,8 @@ import asyncio
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import AbstractContextManager, aclosing, nullcontext
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +59,7 @@ class ResilientProvider:
         *,
         record: Callable[[LLMCall], None] | None = None,
         bus: EventBus | None = None,
+        unit: Callable[[], AbstractContextManager[Any]] = nullcontext,
         session_id: str | None = None,
         cascade_id: str | None = None,
         prices: PriceTable | None = None,
@@ -70,6 +72,7 @@ class ResilientProvider:
         self.policy = policy or RetryPolicy()
         self._record = record
         self._bus = bus
+        self._unit = unit  # the call's row and its event: one write (the store's unit)
         self.session_id = session_id
         self.cascade_id = cascade_id
         self._sleep = sleep
@@ -217,14 +220,15 @@ class ResilientProvider:
             ),
         )
         self.totals = self.totals.add(call)
-        if self._record is not None:
-            self._record(call)
-        if self._bus is not None:
-            self._bus.emit(
-                EventKind.LLM_CALL,
-                session_id=self.session_id,
-                cascade_id=self.cascade_id,
-                data=LLMCalled.model_validate(
-                    call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"})
-                ),
-            )
+        with self._unit():
+            if self._record is not None:
+                self._record(call)
+            if self._bus is not None:
+                self._bus.emit(
+                    EventKind.LLM_CALL,
+                    session_id=self.session_id,
+                    cascade_id=self.cascade_id,
+                    data=LLMCalled.model_validate(
+                        call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"})
+                    ),
+                )

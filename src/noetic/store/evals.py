@@ -3,7 +3,9 @@
 A run's row holds what was asked (the task set, the model, the profile, the settings) and how
 it stands (``running``, ``completed``, ``failed``, ``interrupted``). Each problem has a row from
 the start, with the problem itself (so a resume needs neither the task file nor the package
-again) and its state, written in its own transaction before and after every step:
+again) and its state, written after every step in the step's own transaction (where the
+backend joins transactions, :meth:`~noetic.store.base.BaseStore.unit`: the task opened, the
+POSTFLIGHT, the outcome are stored with the state that names them, or neither is):
 
 ``pending`` → ``started`` (its task opened: ``cascade_id``) → ``answered`` (the function
 written and the POSTFLIGHT recorded: ``code``) → ``done`` (the tests' verdict: ``passed``,
