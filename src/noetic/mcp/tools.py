@@ -230,8 +230,9 @@ async def submit_preflight_assessment(
     done = phases.preflight(
         n.tracker, sid, the_task, a, abandon_open=abandon_open, request_id=request_id
     )
+    out = Submitted.of(_recorded(done))
     n.forget_task(sid)
-    return Submitted.of(_recorded(done))
+    return out
 
 
 def _one_task(prompt: str | None, task: str | None) -> str | None:
