@@ -94,15 +94,12 @@ class ResilientProvider:
             start = time.perf_counter()
             try:
                 result = await asyncio.wait_for(self.inner.complete(request), policy.timeout)
-            except TimeoutError:
-                error = self._timeout()
-            except ProviderError as exc:
-                error = exc
+            except (TimeoutError, ProviderError) as exc:
+                error = self._as_error(exc)
             else:
                 self._log(attempt, start, result=result)
                 return result
-            self._log(attempt, start, error=error)
-            await self._wait_or_raise(error, attempt)
+            await self._wait_or_raise(error, attempt, start)
         raise AssertionError("unreachable: the loop returns or raises")
 
     async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
@@ -136,10 +133,8 @@ class ResilientProvider:
                         retryable=True,
                         kind="connection",
                     )
-            except TimeoutError:
-                error = self._timeout()
-            except ProviderError as exc:
-                error = exc
+            except (TimeoutError, ProviderError) as exc:
+                error = self._as_error(exc)
             else:
                 self._log(attempt, start, result=result)
                 yield result
@@ -156,10 +151,12 @@ class ResilientProvider:
                 )
                 self._log(attempt, start, error=error)
                 raise error
-            self._log(attempt, start, error=error)
-            await self._wait_or_raise(error, attempt)
+            await self._wait_or_raise(error, attempt, start)
 
-    def _timeout(self) -> ProviderError:
+    def _as_error(self, exc: TimeoutError | ProviderError) -> ProviderError:
+        """A failed attempt's error: a timeout as a retryable :class:`ProviderError`."""
+        if isinstance(exc, ProviderError):
+            return exc
         return ProviderError(
             f"{self.name}:{self.model} gave no answer within {self.policy.timeout:g} s",
             provider=self.name,
@@ -168,8 +165,10 @@ class ResilientProvider:
             kind="timeout",
         )
 
-    async def _wait_or_raise(self, error: ProviderError, attempt: int) -> None:
-        """Sleep before the next attempt, or raise ``error`` when there is none to make."""
+    async def _wait_or_raise(self, error: ProviderError, attempt: int, start: float) -> None:
+        """Log the failed attempt, then sleep before the next one, or raise ``error`` when there
+        is none to make."""
+        self._log(attempt, start, error=error)
         policy = self.policy
         if not error.retryable or attempt == policy.max_attempts:
             raise error
