@@ -8,7 +8,7 @@ module imports neither typer nor anything a command does not use."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from noetic.cli.answered import answer
 from noetic.cli.exits import handled
@@ -17,6 +17,9 @@ from noetic.cli.output import emit, esc, session_used, stderr, stdout
 from noetic.operations import workflow as ops
 from noetic.operations.once import Replayed
 from noetic.runtime.opening import current_session, open_tracker
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def bootstrap(
@@ -189,72 +192,53 @@ def _render_assessment(result: Any) -> None:
         out.print(calibration_line(result.calibration))
 
 
-def preflight(
-    task: str,
-    *,
-    vectors: str | None,
-    vectors_file: Path | None,
-    p_success: str | None,
-    abandon_open: bool,
-    provider: str | None,
-    session: str | None,
-    ai_id: str | None,
-    request_id: str | None,
-    store: Path | None,
-    json: bool,
-) -> None:
-    with handled(json):
+class Assessing(TypedDict):
+    """The options preflight, check and postflight share (declared once in
+    :mod:`noetic.cli.declared`)."""
+
+    vectors: str | None
+    vectors_file: Path | None
+    p_success: str | None
+    provider: str | None
+    session: str | None
+    ai_id: str | None
+    request_id: str | None
+    store: Path | None
+    json: bool
+
+
+def _phase(
+    phase: str,
+    o: Assessing,
+    task: str | None = None,
+    abandon_open: bool = False,
+    review: str | None = None,
+) -> Any:
+    with handled(o["json"]):
         result = _assess(
-            "preflight", session, ai_id, store, vectors, vectors_file, json, provider, task,
-            abandon_open, p_success, request_id=request_id,
+            phase, o["session"], o["ai_id"], o["store"], o["vectors"], o["vectors_file"],
+            o["json"], o["provider"], task, abandon_open, p_success=o["p_success"],
+            review=review, request_id=o["request_id"],
         )  # fmt: skip
-    answer(result, json, _render_assessment)
+    answer(result, o["json"], _render_assessment)
+    return result
 
 
-def check(
-    *,
-    vectors: str | None,
-    vectors_file: Path | None,
-    p_success: str | None,
-    provider: str | None,
-    session: str | None,
-    ai_id: str | None,
-    request_id: str | None,
-    store: Path | None,
-    json: bool,
-) -> None:
-    with handled(json):
-        result = _assess(
-            "check", session, ai_id, store, vectors, vectors_file, json, provider,
-            p_success=p_success, request_id=request_id,
-        )  # fmt: skip
-    answer(result, json, _render_assessment)
+def preflight(task: str, *, abandon_open: bool, **options: Unpack[Assessing]) -> None:
+    _phase("preflight", options, task, abandon_open)
 
 
-def postflight(
-    *,
-    vectors: str | None,
-    vectors_file: Path | None,
-    p_success: str | None,
-    review: str | None,
-    provider: str | None,
-    session: str | None,
-    ai_id: str | None,
-    request_id: str | None,
-    store: Path | None,
-    json: bool,
-) -> None:
-    with handled(json):
-        result = _assess(
-            "postflight", session, ai_id, store, vectors, vectors_file, json, provider,
-            p_success=p_success, review=review, request_id=request_id,
-        )  # fmt: skip
-    answer(result, json, _render_assessment)
+def check(**options: Unpack[Assessing]) -> None:
+    _phase("check", options)
+
+
+def postflight(*, review: str | None, **options: Unpack[Assessing]) -> None:
+    result = _phase("postflight", options, review=review)
     if not isinstance(result, ops.AssessmentPrompt | Replayed):
         # a finished task: index it for recall, off this process
         from noetic.recall.background import spawn_indexer
 
-        spawn_indexer(open_tracker(store).store)
+        spawn_indexer(open_tracker(options["store"]).store)
 
 
 def investigate(
