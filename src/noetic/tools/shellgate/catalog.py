@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from noetic.tools.shellgate.paths import compile_all
 from noetic.tools.shellgate.policy import Policy
@@ -115,9 +115,11 @@ def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
-_UNKNOWN_PART = re.compile(
-    r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]"
-)
+@cache
+def _unknown_part() -> re.Pattern[str]:
+    return re.compile(r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]")
+
+
 _OTHER_HOMES = ("/root", "/home/*", "/Users/*")
 
 
@@ -226,7 +228,7 @@ def may_name(
     if word.value is not None:
         text = word.value
     else:
-        text = _UNKNOWN_PART.sub("\0", word.text.replace("'", "").replace('"', ""))
+        text = _unknown_part().sub("\0", word.text.replace("'", "").replace('"', ""))
     if text.startswith("~"):
         text = home + text[1:]
     if not text.startswith(("/", "\0")):

@@ -15,6 +15,7 @@ import fnmatch
 import os
 import re
 import shlex
+from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate import actions, aliases
@@ -25,9 +26,18 @@ from noetic.tools.shellgate.table import MODULES, PROGRAM_MODULES, PROGRAMS, Pro
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
 
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+
+@cache
+def _assignment() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+
+
 _STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-_TAR_OLD_STYLE = re.compile(r"^[A-Za-z]+$")
+
+
+@cache
+def _tar_old_style() -> re.Pattern[str]:
+    return re.compile(r"^[A-Za-z]+$")
 
 
 def program(judge: Judge, base: str, name: Word, args: list[Word], cmd: Command) -> None:
@@ -42,7 +52,7 @@ def program(judge: Judge, base: str, name: Word, args: list[Word], cmd: Command)
             f"the gate does not know what {base} does (no row in its effects table)",
         )
         return
-    if base == "tar" and args and _TAR_OLD_STYLE.match(args[0].value or "-"):
+    if base == "tar" and args and _tar_old_style().match(args[0].value or "-"):
         args = [Word(args[0].text, "-" + (args[0].value or ""), False, args[0].start), *args[1:]]
     apply(judge, base, row, args, cmd, name)
 
@@ -255,7 +265,9 @@ def _writes(judge: Judge, row: Program, args: list[Word], cmd: Command) -> None:
     targets = judge.option_values(args, row.write_options) if row.write_options else []
     values = {w.value for w in targets}
     operands = [
-        w for w in _operands(args) if w.value not in values and not _ASSIGNMENT.match(w.value or "")
+        w
+        for w in _operands(args)
+        if w.value not in values and not _assignment().match(w.value or "")
     ]
     if row.writes == "all":
         targets += operands
@@ -371,7 +383,7 @@ def _search(judge: Judge, label: str, row: Program, word: Word, what: str) -> No
 
 def _assignments(judge: Judge, label: str, safe: tuple[str, ...], args: list[Word]) -> None:
     for word in _operands(args):
-        found = _ASSIGNMENT.match(word.value or "")
+        found = _assignment().match(word.value or "")
         if word.value is None and "=" in word.text:
             judge.undetermined("program-exec", word, f"{label} is given a setting made at run time")
         elif found is not None and found.group(1) not in safe:

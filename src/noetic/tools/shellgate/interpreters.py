@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
+from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate import pycode
@@ -22,7 +23,10 @@ from noetic.tools.shellgate.syntax import Command, Word
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
 
-_STDIN = re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
+
+@cache
+def _stdin() -> re.Pattern[str]:
+    return re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
 
 
 def interpreted(
@@ -48,7 +52,7 @@ def interpreted(
         None,
     )
     from_stdin = shell and _reads_stdin(args)  # `bash -s -- a b <<< CODE`: a, b are arguments
-    if from_stdin or operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
+    if from_stdin or operand is None or operand.value == "-" or _stdin().match(operand.value or ""):
         fed = cmd.stdin in ("pipe", "heredoc", "herestring")
         if (operand is None or from_stdin) and not fed:
             # an interactive session, or a script read from a file (`sh < f`): the

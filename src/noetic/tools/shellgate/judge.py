@@ -14,7 +14,6 @@ The capabilities of particular tools (git, package managers, network clients) ar
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import glob
 import itertools
@@ -22,7 +21,6 @@ import os
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from noetic.tools.shellgate import actions, catalog, closed, interpreters, programs, tools
@@ -56,22 +54,41 @@ _VALUES = frozenset({".", ":", "[", "true", "false", "test"})  # as operands: pa
 _DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
 
 
-@dataclass
 class Judge:
-    policy: Policy
-    workspace: str
-    home: str
-    cwd: str
-    sandboxed: bool = False
-    cdpath: str | None = None
-    found: list[Violation] = field(default_factory=list)
-    downloaded: set[str] = field(default_factory=set)
-    tainted: set[str] = field(default_factory=set)  # files holding the environment's dump
-    links: dict[str, str | None] = field(default_factory=dict)
-    scripts: dict[str, str | None] = field(default_factory=dict)  # files written in the line
-    on_entry: bool = False  # the write acts on a path's own entry (rm, mv), not a link's target
-    functions: set[str] = field(default_factory=set)  # functions the line defines
-    inline_depth: int = 0
+    """Judges one line; an inner judge (:meth:`inline`) shares what the line has done so far:
+    files downloaded, files holding the environment's dump (``tainted``), links made, files
+    written (``scripts``) and functions defined."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        workspace: str,
+        home: str,
+        cwd: str,
+        sandboxed: bool = False,
+        cdpath: str | None = None,
+        *,
+        downloaded: set[str] | None = None,
+        tainted: set[str] | None = None,
+        links: dict[str, str | None] | None = None,
+        scripts: dict[str, str | None] | None = None,
+        functions: set[str] | None = None,
+        inline_depth: int = 0,
+    ) -> None:
+        self.policy = policy
+        self.workspace = workspace
+        self.home = home
+        self.cwd = cwd
+        self.sandboxed = sandboxed
+        self.cdpath = cdpath
+        self.found: list[Violation] = []
+        self.downloaded = set() if downloaded is None else downloaded
+        self.tainted = set() if tainted is None else tainted
+        self.links = {} if links is None else links
+        self.scripts = {} if scripts is None else scripts
+        self.on_entry = False  # the write acts on a path's own entry (rm, mv), not a link's target
+        self.functions = set() if functions is None else functions
+        self.inline_depth = inline_depth
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
         self.found.append(
@@ -160,8 +177,7 @@ class Judge:
         for v in inner.found:
             inside = v.part and v.part in word.text
             self.found.append(
-                dataclasses.replace(
-                    v,
+                v._replace(
                     part=v.part if inside else word.text,
                     start=word.start,
                     detail=f"{what}: {v.detail}" if v.detail else f"{what}: {v.part}",
@@ -388,11 +404,11 @@ class Judge:
             return cmd
         _, folder = found[-1]
         if folder is None or (cmd.cwds is None and not folder.startswith("/")):
-            return dataclasses.replace(cmd, cwds=None)
+            return cmd.moved(None)
         places = {p for p in self.resolved(folder, cmd.cwds) if p is not None}
         if len(places) != len(self.resolved(folder, cmd.cwds)):
-            return dataclasses.replace(cmd, cwds=None)
-        return dataclasses.replace(cmd, cwds=frozenset(places))
+            return cmd.moved(None)
+        return cmd.moved(frozenset(places))
 
     def env_split(self, text: str | None, word: Word, cmd: Command) -> list[Word]:
         """The words ``env -S`` makes of its string, or a refusal when it cannot be known."""

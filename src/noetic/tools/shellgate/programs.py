@@ -15,8 +15,8 @@ the reader cannot follow is one :class:`Effect` of kind ``unknown``: the gate ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from noetic.tools.shellgate.syntax import Command, Word
 
@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
 
 
-@dataclass(frozen=True)
-class Effect:
+class Effect(NamedTuple):
     kind: Literal["exec", "write", "read", "unknown"]
     value: str | None
     what: str  # how the program does it, for the refusal
@@ -188,17 +187,22 @@ def _sed_substitute(s: str, i: int, c: str, found: list[Effect]) -> int | None:
 
 # awk ---------------------------------------------------------------------------------------
 
-_AWK_TOKEN = re.compile(
-    r"""
-    (?P<space>[ \t]+|\\\n)
-  | (?P<comment>\#[^\n]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<name>@?[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)
-  | (?P<op>\|\||\|&|\||>>|>=|>|<=|<|&&|\+\+|--|==|!=|[-+*/%^!~?:=,;(){}\[\]$\n])
-    """,
-    re.VERBOSE,
-)
+
+@cache
+def _awk_token() -> re.Pattern[str]:
+    return re.compile(
+        r"""
+        (?P<space>[ \t]+|\\\n)
+      | (?P<comment>\#[^\n]*)
+      | (?P<string>"(?:[^"\\\n]|\\.)*")
+      | (?P<name>@?[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)
+      | (?P<op>\|\||\|&|\||>>|>=|>|<=|<|&&|\+\+|--|==|!=|[-+*/%^!~?:=,;(){}\[\]$\n])
+        """,
+        re.VERBOSE,
+    )
+
+
 _OPERAND_END = {"name", "number", "string", "regex", ")", "]", "$", "++", "--"}
 
 
@@ -261,7 +265,7 @@ def _awk_tokens(program: str) -> list[tuple[str, str]] | None:
             tokens.append(("regex", program[i : end + 1]))
             i = end + 1
             continue
-        m = _AWK_TOKEN.match(program, i)
+        m = _awk_token().match(program, i)
         if m is None:
             return None
         kind = m.lastgroup or ""

@@ -28,9 +28,8 @@ import glob
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 RULE = "runs-later"
 REASON = (
@@ -43,14 +42,23 @@ HOOK_CALLERS = (".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".hu
 MAX_CALL_DEPTH = 3
 MAX_SCRIPTS = 64
 MAX_SCRIPT_BYTES = 64 * 1024
-_WORD = re.compile(r"[A-Za-z0-9_./${}@%+-]+")
-_VARIABLE_PREFIX = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/")
+
+
+@cache
+def _word() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_./${}@%+-]+")
+
+
+@cache
+def _variable_prefix() -> re.Pattern[str]:
+    return re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/")
+
+
 _SKIPPED_DIRS = frozenset({"node_modules"})
 _PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One built-in pattern and what runs the files it matches."""
 
     pattern: str
@@ -72,8 +80,7 @@ def builtin() -> tuple[Entry, ...]:
     return tuple(entries)
 
 
-@dataclass(frozen=True)
-class Protected:
+class Protected(NamedTuple):
     """The protected set of one workspace (a real path)."""
 
     workspace: str
@@ -295,8 +302,8 @@ def _named_files(caller: str, root: str) -> list[str]:
     except OSError:
         return []
     out = []
-    for word in set(_WORD.findall(text.replace("$(git rev-parse --show-toplevel)", "."))):
-        word = _VARIABLE_PREFIX.sub("", word)
+    for word in set(_word().findall(text.replace("$(git rev-parse --show-toplevel)", "."))):
+        word = _variable_prefix().sub("", word)
         for base in (root, os.path.dirname(caller)):
             path = os.path.realpath(os.path.join(base, word))
             if _inside(path, root) and path != root and os.path.isfile(path) and path not in out:

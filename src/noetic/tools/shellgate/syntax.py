@@ -18,9 +18,8 @@ once into flat records the policy can judge without knowing the grammar:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from noetic.tools.shellgate.expand import (
     Chars,
@@ -64,8 +63,11 @@ class TooComplex(Exception):
     """The command nests deeper than :data:`MAX_DEPTH`."""
 
 
-@dataclass(frozen=True)
-class Word:
+# The records are a named tuple and plain classes, not dataclasses: a hook defines them in every
+# process it starts, and a dataclass costs half a millisecond to define.
+
+
+class Word(NamedTuple):
     """One word of a command. ``value`` is None when an expansion hides what it will be."""
 
     text: str
@@ -74,14 +76,45 @@ class Word:
     start: int = 0
 
 
-@dataclass
-class Redirect:
-    operator: str
-    target: Word | None
-    text: str
-    start: int
-    cwds: frozenset[str] | None
-    descriptor: str | None = None
+class _Record:
+    """Equal when of one class with equal fields (``__slots__``), shown with them."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, _Record)
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+class Redirect(_Record):
+    __slots__ = ("cwds", "descriptor", "operator", "start", "target", "text")
+
+    def __init__(
+        self,
+        operator: str,
+        target: Word | None,
+        text: str,
+        start: int,
+        cwds: frozenset[str] | None,
+        descriptor: str | None = None,
+    ) -> None:
+        self.operator = operator
+        self.target = target
+        self.text = text
+        self.start = start
+        self.cwds = cwds
+        self.descriptor = descriptor
 
     @property
     def writes(self) -> bool:
@@ -90,42 +123,92 @@ class Redirect:
         )
 
 
-@dataclass
-class Command:
-    """A simple command that could run: ``name`` (None for a bare assignment) and ``args``."""
+class Command(_Record):
+    """A simple command that could run: ``name`` (None for a bare assignment) and ``args``;
+    ``stdin`` is "pipe", "heredoc", "herestring" or "file", ``stdin_text`` what a quoted
+    here-document or a here-string feeds it, ``keyword`` the builtin this record stands for
+    (export, declare, unset…)."""
 
-    name: Word | None
-    args: list[Word]
-    text: str
-    start: int
-    cwds: frozenset[str] | None
-    assignments: list[tuple[str, Word | None]] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
-    stdin: str | None = None  # "pipe", "heredoc", "herestring", "file"
-    stdin_text: str | None = None  # what a quoted here-document or a here-string feeds it
-    upstream: list[Command] = field(default_factory=list)
-    substitutions: list[Command] = field(default_factory=list)
-    keyword: str | None = None  # export, declare, unset…: the builtin this record stands for
+    __slots__ = (
+        "args",
+        "assignments",
+        "cwds",
+        "keyword",
+        "name",
+        "redirects",
+        "start",
+        "stdin",
+        "stdin_text",
+        "substitutions",
+        "text",
+        "upstream",
+    )
+
+    def __init__(
+        self,
+        name: Word | None,
+        args: list[Word],
+        text: str,
+        start: int,
+        cwds: frozenset[str] | None,
+        assignments: list[tuple[str, Word | None]] | None = None,
+        redirects: list[Redirect] | None = None,
+        stdin: str | None = None,
+        stdin_text: str | None = None,
+        upstream: list[Command] | None = None,
+        substitutions: list[Command] | None = None,
+        keyword: str | None = None,
+    ) -> None:
+        self.name = name
+        self.args = args
+        self.text = text
+        self.start = start
+        self.cwds = cwds
+        self.assignments = [] if assignments is None else assignments
+        self.redirects = [] if redirects is None else redirects
+        self.stdin = stdin
+        self.stdin_text = stdin_text
+        self.upstream = [] if upstream is None else upstream
+        self.substitutions = [] if substitutions is None else substitutions
+        self.keyword = keyword
+
+    def moved(self, cwds: frozenset[str] | None) -> Command:
+        """The same command run from ``cwds`` (None: a folder nobody knows)."""
+        fields = dict(zip(self.__slots__, self._fields(), strict=True))
+        return Command(**{**fields, "cwds": cwds})
 
 
-@dataclass
-class Function:
-    name: str
-    text: str
-    start: int
-    calls: list[Command]
+class Function(_Record):
+    __slots__ = ("calls", "name", "start", "text")
+
+    def __init__(self, name: str, text: str, start: int, calls: list[Command]) -> None:
+        self.name = name
+        self.text = text
+        self.start = start
+        self.calls = calls
 
 
-@dataclass
-class Script:
-    """Everything a command line would run."""
+class Script(_Record):
+    """Everything a command line would run; ``evaluated`` is a literal ``$(…)`` where bash
+    evaluates text as code."""
 
-    text: str
-    commands: list[Command]
-    redirects: list[Redirect]
-    functions: list[Function]
-    links: dict[str, str | None] = field(default_factory=dict)
-    evaluated: tuple[str, int] | None = None  # literal `$(…)` where bash evaluates text as code
+    __slots__ = ("commands", "evaluated", "functions", "links", "redirects", "text")
+
+    def __init__(
+        self,
+        text: str,
+        commands: list[Command],
+        redirects: list[Redirect],
+        functions: list[Function],
+        links: dict[str, str | None] | None = None,
+        evaluated: tuple[str, int] | None = None,
+    ) -> None:
+        self.text = text
+        self.commands = commands
+        self.redirects = redirects
+        self.functions = functions
+        self.links = {} if links is None else links
+        self.evaluated = evaluated
 
     def argv(self) -> list[Word] | None:
         """The words of a line that is one plain command — no pipe, list, redirection,
@@ -311,9 +394,11 @@ def _hidden_substitution(text: str) -> bool:
     return False
 
 
-@dataclass
 class _State:
-    cwds: frozenset[str] | None  # None: the gate no longer knows where the command runs
+    __slots__ = ("cwds",)
+
+    def __init__(self, cwds: frozenset[str] | None) -> None:
+        self.cwds = cwds  # None: the gate no longer knows where the command runs
 
     def copy(self) -> _State:
         return _State(self.cwds)

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.options import option_values
@@ -26,11 +27,21 @@ if TYPE_CHECKING:
     from noetic.tools.shellgate.judge import Judge
 
 _GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
-_GIT_PATH_KEYS = re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
-_PACKAGE_URL = re.compile(
-    r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
-    r"|\s@\s*\S+://"
-)
+
+
+@cache
+def _git_path_keys() -> re.Pattern[str]:
+    return re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
+
+
+@cache
+def _package_url() -> re.Pattern[str]:
+    return re.compile(
+        r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
+        r"|\s@\s*\S+://"
+    )
+
+
 _GIT_CONFIG_SETS = frozenset(
     {"--add", "--replace-all", "--unset", "--unset-all", "-e", "--edit", "--rename-section",
      "--remove-section"}
@@ -321,7 +332,7 @@ def _git_key(
             )
             return
         value = value[1:]
-    if _GIT_PATH_KEYS.match(lowered) or not eq:
+    if _git_path_keys().match(lowered) or not eq:
         judge.undetermined("program-exec", word, f"{key} makes git run a program")
         return
     judge.inline(value, word, cmd, f"the command git's {key} runs")
@@ -403,7 +414,7 @@ def _packages(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
         return
     for word in operands:
         value = word.value
-        if value is not None and _PACKAGE_URL.search(value) and not _allowed_index(judge, value):
+        if value is not None and _package_url().search(value) and not _allowed_index(judge, value):
             judge.refuse("package-index", word.text, word.start, f"installs from {value}")
 
 
