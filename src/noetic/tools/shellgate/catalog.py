@@ -12,7 +12,7 @@ import os
 import re
 from functools import cache, lru_cache
 
-from noetic.tools.shellgate.paths import compile_all
+from noetic.tools.shellgate.paths import PathPatterns, compile_all
 from noetic.tools.shellgate.policy import Policy
 from noetic.tools.shellgate.syntax import Word
 from noetic.tools.shellgate.table import PROGRAMS
@@ -190,17 +190,17 @@ def _protected(
     return found
 
 
-_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, re.Pattern[str]]]]] = {}
+_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, PathPatterns]]]] = {}
 
 
-def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, re.Pattern[str]]]:
+def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, PathPatterns]]:
     """(rule, regular expression) for the patterns under ``~`` of each path rule, in every
     other user's home folder (``/root``, ``/home/*``, ``/Users/*``)."""
     key = (id(policy), workspace, write)
     kept = _HOMES_CHECKS.get(key)
     if kept is not None and kept[0] is policy:
         return kept[1]
-    found: list[tuple[str, re.Pattern[str]]] = []
+    found: list[tuple[str, PathPatterns]] = []
     for rule in policy.rules:
         for m in rule.match:
             tilde = tuple(p for p in m.paths if p.startswith("~"))
