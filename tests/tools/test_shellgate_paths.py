@@ -8,8 +8,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noetic.tools.shellgate import paths
-from noetic.tools.shellgate.paths import compile_all
+from noetic.tools.shellgate import path_patterns
+from noetic.tools.shellgate.path_patterns import compile_all
 
 HOME = "/home/u"
 WORKSPACE = "/work/p"
@@ -22,7 +22,7 @@ _PATHS = st.lists(
 
 def _whole(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One expression of every pattern, as the gate compiled them before."""
-    parts = [paths._source(p, HOME, WORKSPACE)[0] for p in patterns]
+    parts = [path_patterns._source(p, HOME, WORKSPACE)[0] for p in patterns]
     return re.compile("^(?:" + "|".join(parts) + ")$")
 
 
@@ -37,10 +37,10 @@ def test_patterns_match_what_one_expression_of_them_matches(
 
 
 def test_a_path_without_a_patterns_literal_part_compiles_nothing() -> None:
-    paths._compiled.cache_clear()
+    path_patterns._compiled.cache_clear()
     found = compile_all(("~/.ssh/**", "{workspace}/.git/hooks/*", "**/.env"), HOME, WORKSPACE)
     assert not found.match("/tmp/x")
-    assert paths._compiled.cache_info().currsize == 0
+    assert path_patterns._compiled.cache_info().currsize == 0
     assert found.match(HOME + "/.ssh/id_rsa")
     assert found.match(WORKSPACE + "/sub/.env") and not found.match(WORKSPACE + "/.envrc")
-    assert paths._compiled.cache_info().currsize == 2
+    assert path_patterns._compiled.cache_info().currsize == 2

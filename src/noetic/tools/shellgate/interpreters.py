@@ -16,12 +16,11 @@ from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate import pycode
 from noetic.tools.shellgate.options import code_on_line
-from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
 
 @cache
@@ -30,9 +29,9 @@ def _stdin() -> re.Pattern[str]:
 
 
 def interpreted(
-    judge: Judge, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
+    judge: Judging, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
 ) -> list[Word] | None:
-    """Judge the code an interpreter is handed; returns the argument vector of the module
+    """Judging the code an interpreter is handed; returns the argument vector of the module
     ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
     allowed = any(fnmatch.fnmatchcase(base, p) for p in judge.policy.allow_interpreters)
     downloads = any(judge.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
@@ -104,7 +103,7 @@ def _reads_stdin(args: list[Word]) -> bool:
     return False
 
 
-def run_written(judge: Judge, name: Word, content: str | None, cmd: Command) -> None:
+def run_written(judge: Judging, name: Word, content: str | None, cmd: Command) -> None:
     """``./run.sh`` run after the line wrote it: its code is judged by its ``#!`` line."""
     first = (content or "").split("\n", 1)[0]
     interpreter = first[2:].strip().split() if first.startswith("#!") else []
@@ -116,7 +115,7 @@ def run_written(judge: Judge, name: Word, content: str | None, cmd: Command) -> 
 
 
 def handed(
-    judge: Judge, base: str, shell: bool, code: str | None, word: Word, cmd: Command
+    judge: Judging, base: str, shell: bool, code: str | None, word: Word, cmd: Command
 ) -> None:
     """Code handed to an interpreter: shell code is judged as commands, Python that only
     computes is allowed, anything else the gate cannot bound."""
@@ -127,6 +126,8 @@ def handed(
     elif shell:
         judge.inline(code, word, cmd, f"the code {base} runs")
     elif _family(base, ("python*", "pypy*")):
+        from noetic.tools.shellgate import pycode  # for a line handing Python code over
+
         what = pycode.undetermined(code)
         if what is not None:
             judge.undetermined("interpreter-code", word, f"the {base} code {what}")

@@ -1,6 +1,6 @@
 """The protected set: the files a developer's own tools run later, outside any sandbox or gate.
 
-Three parts, each a list of path patterns (:mod:`.paths`):
+Three parts, each a list of path patterns (:mod:`.path_patterns`):
 
 - the built-in list, data in ``protected.txt`` beside this module (git's folder and hook
   managers, the host configurations of Claude Code, Cursor, Gemini, VS Code and JetBrains,
@@ -96,13 +96,13 @@ class Protected(NamedTuple):
 
     def covers(self, path: str) -> bool:
         """Whether the real path ``path`` is in the set."""
-        from noetic.tools.shellgate.paths import compile_all
+        from noetic.tools.shellgate.path_patterns import compile_all
 
         return bool(compile_all(self.all_patterns, self.home, self.workspace).match(path))
 
     def why(self, path: str) -> str:
         """What runs ``path`` later, as far as the set says."""
-        from noetic.tools.shellgate.paths import compile_all
+        from noetic.tools.shellgate.path_patterns import compile_all
 
         for entry in builtin():
             if compile_all((entry.pattern,), self.home, self.workspace).match(path):
@@ -150,7 +150,7 @@ class Protected(NamedTuple):
         return full[len(self.workspace) + 1 :] if full.startswith(self.workspace + "/") else None
 
     def _walk(self, names: list[str], others: list[str]) -> list[str]:
-        from noetic.tools.shellgate.paths import compile_all
+        from noetic.tools.shellgate.path_patterns import compile_all
 
         by_name = re.compile("|".join(fnmatch.translate(n) for n in names)) if names else None
         by_path = compile_all(tuple(others), self.home, self.workspace) if others else None

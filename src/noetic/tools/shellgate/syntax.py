@@ -19,7 +19,7 @@ once into flat records the policy can judge without knowing the grammar:
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from noetic.tools.shellgate.expand import (
     Chars,
@@ -30,6 +30,18 @@ from noetic.tools.shellgate.expand import (
     unescape_ansi_c,
 )
 from noetic.tools.shellgate.links import follow, record_links, resolve
+from noetic.tools.shellgate.parsed_line import Command, Function, Redirect, Script, Word
+
+__all__ = [
+    "Command",
+    "Function",
+    "Redirect",
+    "Script",
+    "TooComplex",
+    "Unparseable",
+    "Word",
+    "parse",
+]
 
 MAX_DEPTH = 80
 """Nesting beyond this (substitutions in substitutions…) is refused rather than analysed."""
@@ -61,169 +73,6 @@ class Unparseable(Exception):
 
 class TooComplex(Exception):
     """The command nests deeper than :data:`MAX_DEPTH`."""
-
-
-# The records are a named tuple and plain classes, not dataclasses: a hook defines them in every
-# process it starts, and a dataclass costs half a millisecond to define.
-
-
-class Word(NamedTuple):
-    """One word of a command. ``value`` is None when an expansion hides what it will be."""
-
-    text: str
-    value: str | None
-    glob: bool = False
-    start: int = 0
-
-
-class _Record:
-    """Equal when of one class with equal fields (``__slots__``), shown with them."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, _Record)
-        return self._fields() == other._fields()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"{type(self).__name__}({shown})"
-
-
-class Redirect(_Record):
-    __slots__ = ("cwds", "descriptor", "operator", "start", "target", "text")
-
-    def __init__(
-        self,
-        operator: str,
-        target: Word | None,
-        text: str,
-        start: int,
-        cwds: frozenset[str] | None,
-        descriptor: str | None = None,
-    ) -> None:
-        self.operator = operator
-        self.target = target
-        self.text = text
-        self.start = start
-        self.cwds = cwds
-        self.descriptor = descriptor
-
-    @property
-    def writes(self) -> bool:
-        return self.operator in {">", ">>", ">|", "&>", "&>>", ">&"} and not (
-            self.target is not None and (self.target.value or "").isdigit()
-        )
-
-
-class Command(_Record):
-    """A simple command that could run: ``name`` (None for a bare assignment) and ``args``;
-    ``stdin`` is "pipe", "heredoc", "herestring" or "file", ``stdin_text`` what a quoted
-    here-document or a here-string feeds it, ``keyword`` the builtin this record stands for
-    (export, declare, unset…)."""
-
-    __slots__ = (
-        "args",
-        "assignments",
-        "cwds",
-        "keyword",
-        "name",
-        "redirects",
-        "start",
-        "stdin",
-        "stdin_text",
-        "substitutions",
-        "text",
-        "upstream",
-    )
-
-    def __init__(
-        self,
-        name: Word | None,
-        args: list[Word],
-        text: str,
-        start: int,
-        cwds: frozenset[str] | None,
-        assignments: list[tuple[str, Word | None]] | None = None,
-        redirects: list[Redirect] | None = None,
-        stdin: str | None = None,
-        stdin_text: str | None = None,
-        upstream: list[Command] | None = None,
-        substitutions: list[Command] | None = None,
-        keyword: str | None = None,
-    ) -> None:
-        self.name = name
-        self.args = args
-        self.text = text
-        self.start = start
-        self.cwds = cwds
-        self.assignments = [] if assignments is None else assignments
-        self.redirects = [] if redirects is None else redirects
-        self.stdin = stdin
-        self.stdin_text = stdin_text
-        self.upstream = [] if upstream is None else upstream
-        self.substitutions = [] if substitutions is None else substitutions
-        self.keyword = keyword
-
-    def moved(self, cwds: frozenset[str] | None) -> Command:
-        """The same command run from ``cwds`` (None: a folder nobody knows)."""
-        fields = dict(zip(self.__slots__, self._fields(), strict=True))
-        return Command(**{**fields, "cwds": cwds})
-
-
-class Function(_Record):
-    __slots__ = ("calls", "name", "start", "text")
-
-    def __init__(self, name: str, text: str, start: int, calls: list[Command]) -> None:
-        self.name = name
-        self.text = text
-        self.start = start
-        self.calls = calls
-
-
-class Script(_Record):
-    """Everything a command line would run; ``evaluated`` is a literal ``$(…)`` where bash
-    evaluates text as code."""
-
-    __slots__ = ("commands", "evaluated", "functions", "links", "redirects", "text")
-
-    def __init__(
-        self,
-        text: str,
-        commands: list[Command],
-        redirects: list[Redirect],
-        functions: list[Function],
-        links: dict[str, str | None] | None = None,
-        evaluated: tuple[str, int] | None = None,
-    ) -> None:
-        self.text = text
-        self.commands = commands
-        self.redirects = redirects
-        self.functions = functions
-        self.links = {} if links is None else links
-        self.evaluated = evaluated
-
-    def argv(self) -> list[Word] | None:
-        """The words of a line that is one plain command — no pipe, list, redirection,
-        assignment, substitution or unknown word — which can run without a shell; else None."""
-        if len(self.commands) != 1 or self.redirects or self.functions:
-            return None
-        cmd = self.commands[0]
-        if cmd.name is None or cmd.keyword or cmd.assignments or cmd.substitutions:
-            return None
-        if cmd.stdin is not None or cmd.text.strip() != self.text.strip():
-            return None
-        words = [cmd.name, *cmd.args]
-        if any(w.value is None or (w.glob and "{" in w.text) for w in words):
-            return None
-        return words
 
 
 # The grammar sees every byte of a non-ASCII character as the letter "a": tree-sitter-bash's
@@ -593,17 +442,9 @@ class _Walker:
             else:
                 subs += self._substitutions(child, st, depth)
                 args += self.words(child, st)
-        cmd = Command(
-            name=name,
-            args=args,
-            text=self.text(node),
-            start=self.pos(node),
-            cwds=st.cwds,
-            assignments=assignments,
-            substitutions=subs,
-            stdin="herestring" if herestring else None,
-            stdin_text=None if here is None else here + "\n",
-        )
+        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd.stdin = "herestring" if herestring else None
+        cmd.stdin_text = None if here is None else here + "\n"
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
         if any(n == "CDPATH" for n, _ in assignments):
@@ -633,20 +474,27 @@ class _Walker:
                         assignments.append((self.text(child), None))
                 else:
                     args += self.words(child, st)
-        cmd = Command(
-            name=Word(keyword, keyword, start=self.pos(node)) if keyword else None,
-            args=args,
-            text=self.text(node),
-            start=self.pos(node),
-            cwds=st.cwds,
-            assignments=assignments,
-            substitutions=subs,
-            keyword=keyword,
-        )
+        name = Word(keyword, keyword, start=self.pos(node)) if keyword else None
+        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd.keyword = keyword
         if any(n == "CDPATH" for n, _ in assignments):
             self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
         self.commands.append(cmd)
         return [cmd, *subs]
+
+    def _simple(
+        self,
+        node: Any,
+        st: _State,
+        name: Word | None,
+        args: list[Word],
+        assignments: list[tuple[str, Word | None]],
+        subs: list[Command],
+    ) -> Command:
+        """The record of the simple command ``node``, run from ``st``'s folders."""
+        return Command(
+            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
+        )
 
     def _assignment(self, node: Any, st: _State) -> tuple[str, Word | None]:
         name = node.child_by_field_name("name")

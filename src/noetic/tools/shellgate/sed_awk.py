@@ -18,10 +18,10 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
 
 class Effect(NamedTuple):
@@ -323,7 +323,7 @@ _SED_VALUES = ("-l", "--line-length")
 _AWK_VALUES = ("-v", "--assign", "-F", "--field-separator")
 
 
-def judge_program(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+def judge_program(judge: Judging, base: str, args: list[Word], cmd: Command) -> None:
     """A sed or awk command: what its programs run, write and read."""
     if base in judge.policy.allow_interpreters:
         return
@@ -343,7 +343,7 @@ def judge_program(judge: Judge, base: str, args: list[Word], cmd: Command) -> No
             effect(judge, found, where, cmd)
 
 
-def effect(judge: Judge, effect: Effect, where: Word, cmd: Command) -> None:
+def effect(judge: Judging, effect: Effect, where: Word, cmd: Command) -> None:
     if effect.kind == "unknown":
         judge.undetermined("program-exec", where, effect.what)
     elif effect.kind == "exec":
