@@ -22,7 +22,6 @@ plain data, read when first asked for.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import glob
 import os
@@ -432,7 +431,7 @@ def with_rule(policy: Any, protected: Protected) -> Any:
         reason=REASON,
         match=(Match(paths=protected.all_patterns, access="write"),),
     )
-    return dataclasses.replace(policy, rules=(*policy.rules, rule))
+    return policy._replace(rules=(*policy.rules, rule))
 
 
 def _inside(path: str, root: str) -> bool:
