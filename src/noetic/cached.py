@@ -122,8 +122,13 @@ def _encode(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
 def _decode(value: Any, types: dict[str, type]) -> Any:
     if isinstance(value, tuple):
+        if _SCALARS.issuperset(map(type, value)):  # most of them: names, flags, patterns
+            return value
         return tuple(_decode(v, types) for v in value)
     if isinstance(value, list):
         return [_decode(v, types) for v in value]
