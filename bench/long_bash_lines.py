@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from noetic.hosts.testing import runs as testruns
+from noetic.hosts.testing import commands as testruns
 from noetic.tools.shellgate.syntax import parse
 
 PLACES = {"workspace": "/w", "cwd": "/w", "home": "/h"}

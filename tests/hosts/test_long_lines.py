@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from noetic.calibration import list_outcomes as outcomes
-from noetic.hosts.testing import runs as testruns
-from noetic.hosts.testing.runs import MAX_LINE_CHARS, Hidden, Recognised, recognise
+from noetic.hosts.testing import commands as testruns
+from noetic.hosts.testing.commands import MAX_LINE_CHARS, Hidden, Recognised, recognise
 from noetic.store import Store
 from noetic.tools.shellgate.judge import MAX_COMMAND_CHARS
 from noetic.tools.shellgate.syntax import parse

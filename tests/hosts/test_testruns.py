@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from noetic.hosts.testing.runs import (
+from noetic.hosts.testing.commands import (
     RUNNERS,
     Hidden,
     classify,
@@ -21,7 +21,7 @@ from noetic.hosts.testing.runs import (
     run_status,
     runner_of,
 )
-from noetic.hosts.testing.runs import (
+from noetic.hosts.testing.commands import (
     Recognised as Run,
 )
 

@@ -29,7 +29,7 @@ def run(
     outcome of the open task when it means pass or fail (pytest 0/1; its 2-5, a signal or a
     command that could not run are not outcomes), the command line as evidence. Exits with
     the command's own status (127 when it cannot be found)."""
-    from noetic.hosts.testing.exits import CommandNotRunnable, run_command
+    from noetic.hosts.testing.recording import CommandNotRunnable, run_command
 
     try:
         code = run_command(command, stdout=sys.stderr if json else None)
@@ -61,8 +61,8 @@ def _record(
     import shlex
 
     from noetic.errors import NoeticError
-    from noetic.hosts.testing.exits import record_exit
-    from noetic.hosts.testing.runs import run_status
+    from noetic.hosts.testing.commands import run_status
+    from noetic.hosts.testing.recording import record_exit
     from noetic.runtime.opening import open_tracker, optional_current_session
 
     status = run_status(command, code, Path.cwd())

@@ -21,7 +21,7 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
 ``stop``           a task still open without a POSTFLIGHT: ask for it once per task
                    (``decision: block`` with the reason); never when ``stop_hook_active``
 ``post-tool-use``  a Bash command line that runs one of ``[outcomes] test_commands``
-                   (:mod:`noetic.hosts.testing.runs`): its exit status, when the runner says it
+                   (:mod:`noetic.hosts.testing.commands`): its exit status, when the runner says it
                    means pass or fail, is an outcome of this Claude session's open task
                    (PostToolUse: status 0; PostToolUseFailure: the status Claude Code
                    reports); otherwise ``hooks.log`` says why nothing was recorded
@@ -576,8 +576,8 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
     only for a test run (PostToolUse fires after every Bash call)."""
-    from noetic.hosts.testing.exits import record_exit, test_commands
-    from noetic.hosts.testing.runs import Hidden, recognise
+    from noetic.hosts.testing.commands import Hidden, recognise
+    from noetic.hosts.testing.recording import record_exit, test_commands
 
     if payload.get("tool_name") != "Bash":
         return None

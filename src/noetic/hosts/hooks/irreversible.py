@@ -5,7 +5,8 @@ agent's own CHECK says it knows enough (the epistemic gate of :mod:`noetic.hosts
 pushes, publishes, deploys, migrations (rules as data in ``irreversible.yaml`` beside this
 module, extended by the user's files) and deletions outside the workspace (found from the
 paths, not listed). Commands are found in the shell gate's syntax tree, every simple command
-the line could run, each reduced to what actually runs (:func:`noetic.hosts.testing.runs.reduce`).
+the line could run, each reduced to what actually runs
+(:func:`noetic.hosts.testing.commands.reduce`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noetic.errors import InvalidValueError
-from noetic.hosts.testing.runs import operands, reduce
+from noetic.hosts.testing.commands import operands, reduce
 from noetic.tools.shellgate.policy import regular_expressions
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from noetic.hosts.testing.runs import has_test_script, make_targets
+from noetic.hosts.testing.commands import has_test_script, make_targets
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TEST_FILES_LOOKED_AT = 2000

@@ -7,7 +7,7 @@ The project says which commands are its tests, in ``<store>/config.toml``::
 
 ``noetic setup claude-code`` writes the ones it finds in the project (:mod:`.testdetect`).
 Which command lines run one of them, and which exit statuses are outcomes, is
-:mod:`noetic.hosts.testing.runs`; this module reads the configuration and records the outcome.
+:mod:`noetic.hosts.testing.commands`; this module reads the configuration and records the outcome.
 """
 
 from __future__ import annotations
