@@ -125,5 +125,5 @@ def test_named_tuples_come_back_as_themselves(
     first = cached.load("branch", [b"source"], build, (*TYPES, Branch))
     again = cached.load("branch", [b"source"], build, (*TYPES, Branch))
     assert first == again and calls == [1]
-    assert type(again[0]) is Branch and again[0].leaf == Leaf("a", ("x",))  # type: ignore[index]
-    assert again[0].table == {"k": ("v",)}  # type: ignore[index]
+    assert type(again[0]) is Branch and again[0].leaf == Leaf("a", ("x",))
+    assert again[0].table == {"k": ("v",)}
