@@ -79,7 +79,7 @@ def test_threshold_mode_stays_the_default_and_takes_no_model() -> None:
 
 @pytest.mark.subprocess
 def test_the_mcp_tool_offers_the_llm_mode(_isolated_home) -> None:
-    from noetic.mcp.server import ServerState
+    from noetic.mcp.state import ServerState
     from noetic.mcp.tools import generate_goals
 
     sid = _session()

@@ -87,7 +87,7 @@ def test_drift_detected_marks_the_session_whose_task_raised_the_alarm(_isolated_
 def test_the_mcp_bootstrap_keeps_the_session_type(_isolated_home) -> None:
     import asyncio
 
-    from noetic.mcp.server import ServerState
+    from noetic.mcp.state import ServerState
     from noetic.mcp.tools import bootstrap_session
 
     state = ServerState(_isolated_home, embed_at_start=False)

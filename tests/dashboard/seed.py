@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 from noetic.assessment import Assessment
-from noetic.calibration.outcomes import record_outcome
+from noetic.calibration.learning import record_outcome
 from noetic.events import EventKind
 from noetic.llm.base import LLMCall
 from noetic.profiles import ProfileRegistry

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from noetic.assessment import Assessment
-from noetic.calibration.outcomes import record_outcome
+from noetic.calibration.learning import record_outcome
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store

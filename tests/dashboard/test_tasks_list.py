@@ -117,7 +117,7 @@ def test_the_trailing_slash_leads_to_the_list(site):
 
 
 def test_a_task_without_an_outcome_shows_its_count_confidence_and_no_outcome(tmp_path):
-    from noetic.calibration.outcomes import record_outcome
+    from noetic.calibration.learning import record_outcome
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
     from noetic.store import Store

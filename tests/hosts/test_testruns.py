@@ -17,13 +17,13 @@ from noetic.hosts.testing.commands import (
     classify,
     key_words,
     recognise,
-    reduce,
     run_status,
     runner_of,
 )
 from noetic.hosts.testing.commands import (
     Recognised as Run,
 )
+from noetic.tools.shellgate.reduction import reduce
 
 CONFIGURED = ["pytest", "npm test", "make test", "go test ./...", "cargo test", "./gradlew test"]
 

@@ -154,11 +154,11 @@ def test_the_task_comes_from_the_preceding_preflight_or_is_given(server):
 def test_a_long_running_server_remembers_a_bounded_number_of_clients(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from noetic.mcp import server as server_module
-    from noetic.mcp.server import Noetic
+    from noetic.mcp import state as state_module
+    from noetic.mcp.state import ServerState
 
-    monkeypatch.setattr(server_module, "REMEMBERED", 3)
-    n = Noetic(tmp_path / "store", workspace=tmp_path, per_connection=True)
+    monkeypatch.setattr(state_module, "REMEMBERED", 3)
+    n = ServerState(tmp_path / "store", workspace=tmp_path, per_connection=True)
     sessions = [n.store.create_session(ai_id=f"c{i}", profile="balanced").id for i in range(5)]
     clients = [SimpleNamespace(headers={"mcp-session-id": f"m{i}"}) for i in range(5)]
     for client, sid in zip(clients[:3], sessions[:3], strict=True):

@@ -6,8 +6,7 @@ import threading
 import pytest
 
 from mcp import Client
-from noetic.mcp import cli_bridge
-from noetic.mcp import server as server_module
+from noetic.mcp import cli_bridge, tool_calls
 
 from ._client import call, err, ok
 
@@ -68,7 +67,7 @@ def test_a_tool_over_its_time_limit_returns_an_error_and_the_server_goes_on(serv
         return real(command)
 
     monkeypatch.setattr(cli_bridge, "parse_command", stuck)
-    monkeypatch.setattr(server_module, "TOOL_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(tool_calls, "TOOL_TIMEOUT_S", 0.5)
     try:
         timed_out, after = call(
             server,

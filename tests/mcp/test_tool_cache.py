@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from mcp import Client
 from noetic.mcp import tool_cache
-from noetic.mcp.server import Noetic, build_server
+from noetic.mcp.server import build_server
+from noetic.mcp.state import ServerState
 from noetic.mcp.tool_cache import DeferredTool
 from noetic.mcp.tools import TOOLS, build_tools
 
@@ -38,7 +39,7 @@ def listing(server):
 
 def sdk_listing(home):
     """What the SDK itself generates for the tools, with no cache involved."""
-    n = Noetic(home, embed_at_start=False)
+    n = ServerState(home, embed_at_start=False)
     return [tool_cache.describe(t) for t in build_tools(n)]
 
 
@@ -180,7 +181,7 @@ def test_an_unwritable_cache_directory_leaves_the_server_working(tmp_path, monke
 
 def test_a_tool_that_does_not_match_its_listing_drops_the_cache(cache, tmp_path):
     build_server(tmp_path / "store")
-    n = Noetic(tmp_path / "store", embed_at_start=False)
+    n = ServerState(tmp_path / "store", embed_at_start=False)
     entry = dict(cached_document(cache)["tools"][0], description="not what the SDK makes")
     tool = DeferredTool.listed(entry, lambda: build_tools(n)[0])
     assert tool.built().description != entry["description"]
@@ -189,7 +190,7 @@ def test_a_tool_that_does_not_match_its_listing_drops_the_cache(cache, tmp_path)
 
 def test_the_embedding_thread_starts_once_the_first_listing_is_answered(tmp_path, monkeypatch):
     started = []
-    monkeypatch.setattr(Noetic, "start_background", lambda self, **kw: started.append(self))
+    monkeypatch.setattr(ServerState, "start_background", lambda self, **kw: started.append(self))
     server = build_server(tmp_path / "store")
 
     async def go(mode):

@@ -7,14 +7,15 @@ import pytest
 
 from noetic.errors import ValidationError
 from noetic.mcp import tools
-from noetic.mcp.server import Noetic, bind
+from noetic.mcp.state import ServerState
+from noetic.mcp.tool_calls import bind
 
 from ..conftest import uniform
 
 
 @pytest.mark.subprocess
 def test_the_workflow_through_the_tool_functions_alone(tmp_path):
-    n = Noetic(tmp_path / "store", workspace=tmp_path)
+    n = ServerState(tmp_path / "store", workspace=tmp_path)
 
     async def flow():
         boot = await tools.bootstrap_session(n, ai_id="solo")
@@ -31,7 +32,7 @@ def test_the_workflow_through_the_tool_functions_alone(tmp_path):
 
 
 def test_tool_checks_hold_without_the_server(tmp_path):
-    n = Noetic(tmp_path / "store", workspace=tmp_path)
+    n = ServerState(tmp_path / "store", workspace=tmp_path)
     with pytest.raises(ValidationError, match="limit must be between 1 and 100"):
         asyncio.run(tools.resume_previous_session(n, limit=0))
 
@@ -39,6 +40,6 @@ def test_tool_checks_hold_without_the_server(tmp_path):
 def test_the_table_names_every_tool_once_and_binding_hides_the_server_argument(tmp_path):
     names = [fn.__name__ for fn, _ in tools.TOOLS]
     assert len(names) == len(set(names)) == 25
-    bound = bind(tools.get_workflow_guidance, Noetic(tmp_path / "s", workspace=tmp_path))
+    bound = bind(tools.get_workflow_guidance, ServerState(tmp_path / "s", workspace=tmp_path))
     assert list(inspect.signature(bound).parameters) == ["phase"]
     assert "CHECK" in asyncio.run(bound(phase="check")).text

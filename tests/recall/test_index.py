@@ -261,10 +261,10 @@ def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
     import asyncio
 
     from noetic.mcp import tools
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import ServerState
     from noetic.recall.index import _INDEXES
 
-    n = Noetic(tmp_path / "store", workspace=tmp_path)
+    n = ServerState(tmp_path / "store", workspace=tmp_path)
     asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
     assert n.embedding.wait(60) and n.embedding.error is None
     embedder = recall_embedder()
@@ -283,12 +283,12 @@ def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
 
 
 def test_at_start_the_server_embeds_what_is_pending_and_shows_progress(seeded, capsys, monkeypatch):
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import ServerState
 
     add(seeded, *(summary(f"migrate service {i} to the new cluster", cid=f"c_{i}", project="p")
                   for i in range(150)))  # fmt: skip
     monkeypatch.setenv("NOETIC_RECALL_EMBEDDER", "wordllama")  # a changed embedder: all pending
-    n = Noetic(seeded.home, workspace=seeded.home)
+    n = ServerState(seeded.home, workspace=seeded.home)
     assert n.embedding.wait(60) and n.embedding.error is None
     n.embedding.stop()
     assert pending_count(seeded, load_embedder("wordllama").name) == 0
@@ -301,10 +301,10 @@ def test_without_an_embedder_the_server_works_and_the_tasks_stay_pending(tmp_pat
     import asyncio
 
     from noetic.mcp import tools
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import ServerState
 
     monkeypatch.setenv("NOETIC_RECALL_EMBEDDER", "no-such-model")
-    n = Noetic(tmp_path / "store", workspace=tmp_path)
+    n = ServerState(tmp_path / "store", workspace=tmp_path)
     asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
     done = _finish(n, "fix the parser")
     assert n.embedding.wait(60) and "unknown embedder 'no-such-model'" in n.embedding.error

@@ -92,7 +92,7 @@ def run_cli(args: list[str], request_id: str | None) -> tuple[int, str]:
 
 def run_tool(n: Any, tool: str, kwargs: dict[str, Any], request_id: str | None) -> tuple[int, str]:
     from noetic.mcp import tools
-    from noetic.mcp.server import bind, tool_errors
+    from noetic.mcp.tool_calls import bind, tool_errors
 
     fn = tool_errors(bind(getattr(tools, tool), n))
     extra = {"request_id": request_id} if request_id else {}
@@ -104,7 +104,7 @@ def run_tool(n: Any, tool: str, kwargs: dict[str, Any], request_id: str | None) 
 
 
 def level(store: Path, prepared: Path, free_kib: int, out: Any) -> None:
-    from noetic.mcp.server import Noetic
+    from noetic.mcp.state import ServerState
 
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(store)], check=True)
     try:
@@ -114,7 +114,7 @@ def level(store: Path, prepared: Path, free_kib: int, out: Any) -> None:
             for name, args, table, rid in CLI
             for suffix in [f"-{free_kib}"]
         ]
-        n = Noetic(store, workspace=store, embed_at_start=False)
+        n = ServerState(store, workspace=store, embed_at_start=False)
         tries += [
             (name, table, (lambda t=tool, k=kw, r=rid, s=f"-{free_kib}": run_tool(
                 n, t, k, f"{t}{s}" if r else None)))

@@ -14,11 +14,13 @@ One public surface; the modules behind it:
 * :mod:`~noetic.calibration.outcomes` — recorded outcomes, the predictions beside them, and the
   profile adjustments (the store's ``outcomes`` and ``profile_adjustments`` tables);
 * :mod:`~noetic.calibration.guardian` — the profile correction a credible bias calls for;
+* :mod:`~noetic.calibration.learning` — recording an outcome and what follows from it: the
+  guardian's correction where the profile applies it, the agent's map refitted;
 * :mod:`~noetic.calibration.reports` — the reports the CLI and the MCP server show.
 
 ``basic``, ``metrics``, ``rates``, ``per_phase``, ``beliefs`` and ``drift`` are pure (domain
-only; the import contract checks it); ``outcomes``, ``guardian`` and ``reports`` read and write
-the store.
+only; the import contract checks it); ``outcomes``, ``guardian``, ``learning`` and ``reports``
+read and write the store.
 
 Importing the package is cheap: each name loads its module on first use, so a command that
 needs ``basic_calibration`` does not pay for the reports, the guardian and the drift monitor.
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         run_guardian,
         undo,
     )
+    from noetic.calibration.learning import RecordedOutcome, record_outcome
     from noetic.calibration.metrics import (
         CalibrationMetrics,
         CalibrationTest,
@@ -67,7 +70,6 @@ if TYPE_CHECKING:
         Filters,
         OutcomePoint,
         OutcomeRecord,
-        RecordedOutcome,
         active_overrides,
         adjustments,
         effective_profile,
@@ -75,7 +77,6 @@ if TYPE_CHECKING:
         outcome_points,
         phase_points,
         preflight_points,
-        record_outcome,
     )
     from noetic.calibration.per_phase import (
         PHASES,
@@ -115,7 +116,7 @@ _WHERE = {
     "brier_parts": "noetic.calibration.rates",
     "phase_points": "noetic.calibration.outcomes",
     "preflight_points": "noetic.calibration.outcomes",
-    "RecordedOutcome": "noetic.calibration.outcomes",
+    "RecordedOutcome": "noetic.calibration.learning",
     "stated_value": "noetic.calibration.per_phase",
     "wilson": "noetic.calibration.rates",
     "CALIBRATION_TOLERANCE": "noetic.calibration.basic",
@@ -152,7 +153,7 @@ _WHERE = {
     "monitor": "noetic.calibration.drift",
     "outcome_points": "noetic.calibration.outcomes",
     "query_bayesian_beliefs": "noetic.calibration.reports",
-    "record_outcome": "noetic.calibration.outcomes",
+    "record_outcome": "noetic.calibration.learning",
     "run_guardian": "noetic.calibration.guardian",
     "undo": "noetic.calibration.guardian",
     "update_belief": "noetic.calibration.beliefs",

@@ -13,16 +13,15 @@ from __future__ import annotations
 import json
 import math
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from noetic.assessment import Calibrated, Phase
-from noetic.errors import InvalidValueError, NotFoundError, WorkflowError
+from noetic.assessment import Phase
+from noetic.errors import InvalidValueError, NotFoundError
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
-from noetic.store.records import CascadeRecord
 from noetic.store.rows import now
 
 if TYPE_CHECKING:
@@ -47,18 +46,6 @@ class OutcomeRecord(BaseModel):
     predicted_preflight: float | None
     predicted_check: float | None
     predicted_vectors: dict[str, float]
-
-
-class RecordedOutcome(OutcomeRecord):
-    """The receipt of a newly recorded outcome: the record, and what the agent stated at the
-    task's PREFLIGHT as calibration scores it (``stated``: ``p_success`` where the agent gave
-    one, ``confidence``, the vectors' overall confidence, otherwise)."""
-
-    stated_preflight: float
-    stated: Literal["p_success", "confidence"]
-    # the statement as the agent's map, refitted with this outcome, now reads it (None: no map
-    # in force); :mod:`.recalibrating`
-    calibrated: Calibrated | None = None
 
 
 class Adjustment(BaseModel):
@@ -210,83 +197,6 @@ def check_outcome_score(score: float) -> None:
         raise InvalidValueError(
             f"outcome score must be in [0, 1], got {score!r}", field="score", value=score
         )
-
-
-def record_outcome(
-    store: Store,
-    target: str,
-    *,
-    score: float,
-    source: str,
-    evidence: str = "",
-    refit: bool = True,
-) -> RecordedOutcome:
-    """Record an outcome for a cascade, or for a session's latest task; the receipt quotes
-    what the agent stated at PREFLIGHT, as the per-phase report scores it, and what it means
-    calibrated now (the agent's map refitted with this outcome and kept, unless ``refit`` is
-    false: then the next decision refits it)."""
-    from noetic.calibration.per_phase import stated_value
-
-    check_outcome_score(score)
-    cascade = _resolve_task(store, target)
-    session = store.get_session(cascade.session_id)
-    history = store.assessments(cascade_id=cascade.id)
-    pre = next((a for a in history if a.assessment.phase == Phase.PREFLIGHT), None)
-    if pre is None:
-        raise WorkflowError(
-            f"task {cascade.id} has no PREFLIGHT, so there is no prediction to score",
-            fix="record outcomes for tasks that began with a PREFLIGHT",
-        )
-    checks = [a for a in history if a.assessment.phase == Phase.CHECK]
-    record = add_outcome(
-        store,
-        session_id=session.id,
-        cascade_id=cascade.id,
-        ai_id=session.ai_id,
-        profile=cascade.profile,
-        domain=session.domain,
-        source=source,
-        score=float(score),
-        evidence=evidence,
-        predicted_preflight=pre.decision.confidence,
-        predicted_check=checks[-1].decision.confidence if checks else None,
-        predicted_vectors=pre.assessment.vectors,
-    )
-    registry = ProfileRegistry(store.home / "profiles")
-    if effective_profile(store, registry, cascade.profile).guardian.auto_apply:
-        from noetic.calibration.guardian import run_guardian  # the guardian reads outcomes
-
-        run_guardian(store, registry, cascade.profile, ai_id=session.ai_id)
-    value, basis = stated_value(pre.assessment.p_success, pre.decision.confidence)
-    calibrated = None
-    if refit:
-        from noetic.calibration.recalibrating import fit_for
-        from noetic.calibration.recalibration import Fitted
-
-        body = fit_for(store, session.ai_id, session.ai_model)
-        fitted = Fitted.from_json(body["fitted"])
-        if fitted.in_force:
-            calibrated = Calibrated(
-                value=round(fitted(value), 6),
-                stated=value,
-                stated_from=basis,
-                outcomes=fitted.outcomes,
-                method=fitted.map.method,
-                scope=body["scope"],
-            )
-    return RecordedOutcome(
-        **record.model_dump(), stated_preflight=value, stated=basis, calibrated=calibrated
-    )
-
-
-def _resolve_task(store: Store, target: str) -> CascadeRecord:
-    if target.startswith("c_"):
-        return store.get_cascade(target)
-    session = store.get_session(target)
-    cascades = store.cascades(session.id)
-    if not cascades:
-        raise NotFoundError(f"session {session.id} has no task to record an outcome for")
-    return cascades[-1]
 
 
 def outcome_points(

@@ -36,7 +36,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.assessment import Assessment, Phase, Review
-from noetic.calibration.outcomes import effective_profile, record_outcome
+from noetic.calibration.learning import record_outcome
+from noetic.calibration.outcomes import effective_profile
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.judge import Verdict, extract_code, program, run_tests
 from noetic.evaluation.problems import Problem

@@ -17,7 +17,7 @@ from mcp.types import INVALID_PARAMS
 
 from noetic.errors import NoeticError, NotFoundError
 from noetic.mcp import guidance
-from noetic.mcp.server import ServerState
+from noetic.mcp.state import ServerState
 
 JSON = "application/json"
 

@@ -1,7 +1,7 @@
 """The tools: the seed's 21, plus ``record_outcome``, ``generate_goals`` and ``observe``.
 
 Each tool is a module-level async function whose first argument is the server's
-:class:`~noetic.mcp.server.ServerState` (store, tracker, workspace); :data:`TOOLS` is the table the
+:class:`~noetic.mcp.state.ServerState` (store, tracker, workspace); :data:`TOOLS` is the table the
 server's tools are built from (:func:`build_tool`), binding that argument, so a test can call any
 tool alone. The server imports this module only to build a tool: it lists them from the cached
 tool list (:mod:`noetic.mcp.tool_cache`), so the types the tools return load on the first call.
@@ -55,7 +55,8 @@ from noetic.mcp.results import (
     Text,
 )
 from noetic.mcp.schemas import lean_schema
-from noetic.mcp.server import ServerState, ToolFunction, bind, tool_errors
+from noetic.mcp.state import ServerState
+from noetic.mcp.tool_calls import ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
 from noetic.observer.chain import ChainResult
 from noetic.operations import calibrating

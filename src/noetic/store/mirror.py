@@ -27,17 +27,37 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
 
 from noetic.store import derived_files
-
-if TYPE_CHECKING:
-    from noetic.store.base import BaseStore
 
 DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite
 
 
-def drain(store: BaseStore) -> int:
+class Mirrored(Protocol):
+    """What the drain uses of a store: :class:`noetic.store.base.BaseStore` is one, and imports
+    this module to keep its files; this module does not import it back."""
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def conn(self) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def write_session_files_now(
+        self, session_id: str, assessment_ids: set[int] | None = None, *, all_reflex: bool = False
+    ) -> int: ...
+
+    def _reader(self) -> Mirrored: ...
+
+    def close(self) -> None: ...
+
+
+def drain(store: Mirrored) -> int:
     """Write the files the backlog asks for; returns how many backlog rows were served."""
     with derived_files.file_lock(store.home / ".files.lock"):
         rows = store.conn.execute(
@@ -65,7 +85,7 @@ def drain(store: BaseStore) -> int:
 class Mirror:
     """A background drainer for one store, started by the first write that needs it."""
 
-    def __init__(self, store: BaseStore, delay: float = DELAY) -> None:
+    def __init__(self, store: Mirrored, delay: float = DELAY) -> None:
         self.store = store
         self.delay = delay
         self._wake = threading.Event()

@@ -7,18 +7,34 @@ The store calls :func:`write` with its files lock held (:mod:`noetic.store.mirro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from noetic.errors import NotFoundError
 from noetic.store import derived_files
+from noetic.store.records import SessionRecord
 from noetic.store.rows import export_assessment, reflex_frame
 
-if TYPE_CHECKING:
-    from noetic.store.base import BaseStore
+
+class Documented(Protocol):
+    """What writing a session's files uses of a store: :class:`noetic.store.base.BaseStore` is
+    one, and calls :func:`write`; this module does not import it back."""
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def conn(self) -> Any: ...
+
+    def get_session(self, session_id: str) -> SessionRecord: ...
+
+    def _session_document(
+        self, session_id: str, *, fresh: bool
+    ) -> tuple[bytes, dict[int, dict[str, Any]]]: ...
 
 
 def write(
-    store: BaseStore, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
+    store: Documented, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
 ) -> int:
     """The number of reflex-log lines written (see :meth:`BaseStore.write_session_files_now`)."""
     try:

@@ -29,12 +29,13 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
 =================  =============================================================================
 
 The store, the workspace and the gate's configuration come from the project root
-(:func:`project_root`: the server's project, ``$CLAUDE_PROJECT_DIR``), never from a ``.noetic``
-below it, which the agent could make. These functions raise on failure; the command around them
-(``noetic.cli.hooks``) logs to ``<store>/hooks.log`` and exits 0, so Noetic never stands in the
-agent's way — except ``pre-tool-use``, which answers ``deny`` naming what failed
-(:func:`noetic.hosts.hooks.pretool.guarded_pre_tool_use`): an error the agent can cause must
-not open the gate.
+(:func:`~noetic.hosts.hooks.context.project_root`: the server's project,
+``$CLAUDE_PROJECT_DIR``), never from a ``.noetic`` below it, which the agent could make; the
+helpers every handler shares live in :mod:`~noetic.hosts.hooks.context`. These functions raise
+on failure; the command around them (``noetic.cli.hooks``) logs to ``<store>/hooks.log`` and
+exits 0, so Noetic never stands in the agent's way — except ``pre-tool-use``, which answers
+``deny`` naming what failed (:func:`noetic.hosts.hooks.pretool.guarded_pre_tool_use`): an error
+the agent can cause must not open the gate.
 """
 
 from __future__ import annotations
@@ -44,10 +45,20 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from noetic.runtime.tracker import Tracker
+from noetic.hosts.hooks.context import (
+    AI_ID,
+    agent_key,
+    current_session,
+    locate,
+    log_failure,
+    note,
+    outside_project,
+    project_dir,
+    project_root,
+    workspace_of,
+)
 
 EVENTS = (
     "session-start",
@@ -63,72 +74,9 @@ EVENTS = (
     "permission-denied",
     "stop-failure",
 )
-AI_ID = "claude-code"
 # Recent tasks read for the SessionStart context; the budget usually stops well before.
 RECENT_TASKS = 50
 _EXIT_CODE = re.compile(r"exit(?:ed with)? code:? *(\d+)", re.IGNORECASE)
-
-
-def agent_key(payload: dict[str, Any]) -> str:
-    """The agent a Claude Code session is in the store: one per ``session_id``."""
-    sid = payload.get("session_id")
-    return f"{AI_ID}:{sid}" if isinstance(sid, str) and sid.strip() else AI_ID
-
-
-def project_dir(payload: dict[str, Any]) -> Path:
-    """The folder the host's tool runs in: ``cwd`` from the payload, else
-    ``$CLAUDE_PROJECT_DIR``, else the working directory. Where a command runs, never where the
-    hooks find their store or their workspace (:func:`project_root`)."""
-    for candidate in (payload.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR")):
-        if isinstance(candidate, str) and candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    return Path.cwd()
-
-
-def project_root(payload: dict[str, Any], project: Path | None = None) -> Path:
-    """The project the hooks guard, from what the agent cannot change: ``project`` (the one
-    ``noetic serve`` was started for, for an http hook), else ``$CLAUDE_PROJECT_DIR`` (Claude
-    Code sets it for every hook command), else the git repository around the payload's
-    ``cwd``, else that ``cwd``. The store and the gate's configuration are found from here, so
-    a ``.noetic`` the agent makes in a folder below is never read."""
-    if project is not None:
-        return project.resolve()
-    env = os.environ.get("CLAUDE_PROJECT_DIR")
-    if env and Path(env).is_dir():
-        return Path(env).resolve()
-    folder = project_dir(payload).resolve()
-    for parent in (folder, *folder.parents):
-        if (parent / ".git").exists():
-            return parent
-    return folder
-
-
-def workspace_of(payload: dict[str, Any], project: Path | None = None) -> Path:
-    """The folder the agent works in: the project root (:func:`project_root`)."""
-    return project_root(payload, project)
-
-
-def locate(payload: dict[str, Any], explicit: Path | None, project: Path | None = None) -> Any:
-    """The store the hooks use: ``explicit`` (``--store``, or the server's), ``$NOETIC_HOME``,
-    else the store of the project root, never one below it."""
-    from noetic.store.location import locate_store
-
-    return locate_store(explicit, cwd=project_root(payload, project))
-
-
-def outside_project(payload: dict[str, Any], project: Path) -> str | None:
-    """Why a request cannot be acted on for ``project`` (an http hook's server project): a
-    ``cwd`` that is not a folder inside it. None when it is, or when none is given."""
-    cwd = payload.get("cwd")
-    if cwd is None:
-        return None
-    if not isinstance(cwd, str) or not os.path.isabs(cwd):
-        return f"the request's cwd {cwd!r} is not an absolute path"
-    real = os.path.realpath(cwd)
-    root = os.path.realpath(project)
-    if real != root and not real.startswith(root.rstrip("/") + "/"):
-        return f"the request's cwd {cwd} is outside this server's project {root}"
-    return None
 
 
 def run_hook(
@@ -238,13 +186,6 @@ def user_prompt_submit(location: Any) -> dict[str, Any] | None:
     if line is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": line}}
-
-
-def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
-    """The session remembered for the host's agent in this store, if it still exists."""
-    from noetic.runtime.opening import remembered_session
-
-    return remembered_session(tracker.store, agent_key(payload))
 
 
 # session-start -------------------------------------------------------------------------------
@@ -630,50 +571,3 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
     if record is None:
         note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
     return record
-
-
-# hooks.log -----------------------------------------------------------------------------------
-
-
-def note(home: Path, event: str, text: str) -> None:
-    """Append one line to ``<store>/hooks.log`` (best effort: a hook never fails for its log)."""
-    from datetime import UTC, datetime
-
-    line = f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} {' '.join(text.split())}\n"
-    with contextlib.suppress(OSError), (home / "hooks.log").open("a", encoding="utf-8") as fh:
-        fh.write(line)
-
-
-# failures ------------------------------------------------------------------------------------
-
-
-def log_failure(
-    event: str,
-    payload: dict[str, Any],
-    store: Path | None,
-    error: BaseException,
-    project: Path | None = None,
-) -> Path | None:
-    """Append the failure to ``<store>/hooks.log``; where it went (None: nowhere to write)."""
-    from datetime import UTC, datetime
-
-    from noetic.errors import error_name
-    from noetic.store.location import locate_home
-
-    try:  # not locate(): a config.toml that cannot be read is what may be logged
-        home = locate_home(store, cwd=project_root(payload, project))
-    except Exception:
-        return None
-    if not home.is_dir():
-        return None
-    path = home / "hooks.log"
-    line = (
-        f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} "
-        f"{error_name(error)}: {' '.join(str(error).split())}\n"
-    )
-    try:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-    except OSError:
-        return None
-    return path

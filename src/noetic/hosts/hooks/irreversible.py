@@ -6,7 +6,7 @@ pushes, publishes, deploys, migrations (rules as data in ``irreversible.yaml`` b
 module, extended by the user's files) and deletions outside the workspace (found from the
 paths, not listed). Commands are found in the shell gate's syntax tree, every simple command
 the line could run, each reduced to what actually runs
-(:func:`noetic.hosts.testing.commands.reduce`).
+(:func:`noetic.tools.shellgate.reduction.reduce`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from noetic.errors import InvalidValueError
-from noetic.hosts.testing.commands import operands, reduce
 from noetic.tools.shellgate.policy import regular_expressions
+from noetic.tools.shellgate.reduction import operands, reduce
 
 if TYPE_CHECKING:
     from typing import Annotated

@@ -27,7 +27,7 @@ reads ``hookSpecificOutput.permissionDecision`` from the reply:
   would skip them).
 
 The store and its configuration are the project root's
-(:func:`noetic.hosts.hooks.answer.project_root`), never a ``.noetic`` the agent made below it;
+(:func:`noetic.hosts.hooks.context.project_root`), never a ``.noetic`` the agent made below it;
 anything that fails on the way — a ``config.toml`` or policy that cannot be read, a store that
 does not open — is answered ``deny`` naming it
 (:func:`guarded_pre_tool_use`).
@@ -48,6 +48,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+
+from noetic.hosts.hooks.context import (
+    current_session,
+    locate,
+    log_failure,
+    outside_project,
+    project_dir,
+    workspace_of,
+)
 
 WRITERS = ("Write", "Edit", "MultiEdit")
 GATED = ("Bash", *WRITERS)
@@ -96,8 +105,6 @@ def guarded_pre_tool_use(
     """:func:`pre_tool_use`, failing closed: any error (a ``config.toml`` or policy file that
     cannot be read, a store that does not open) is logged and answered ``deny`` naming it, and
     an http hook whose ``cwd`` lies outside the server's ``project`` is denied."""
-    from noetic.hosts.hooks.answer import locate, log_failure, outside_project
-
     if payload.get("tool_name") not in GATED:
         return None
     if project is not None:
@@ -118,7 +125,6 @@ def pre_tool_use(
 ) -> dict[str, Any] | None:
     """The reply to one PreToolUse event (None: no objection). The store is opened only for
     an irreversible command; a project without a store still has the shell gate."""
-    from noetic.hosts.hooks.answer import project_dir, workspace_of
     from noetic.tools.shellgate.policy import load_policy
     from noetic.tools.shellgate.protected import protected_set, with_rule
 
@@ -197,7 +203,6 @@ def plants(written: list[str], always: list[Any], protected: Any) -> str:
 
 
 def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | None:
-    from noetic.hosts.hooks.answer import current_session
     from noetic.runtime.opening import open_tracker
 
     if not location.exists:

@@ -33,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from noetic.hosts.hooks.context import current_session, note
 from noetic.runtime.telemetry import span_id, trace_id
 
 AGENT = "claude-code"
@@ -42,7 +43,6 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, Any] | None) -> None:
     """Export what hook ``event`` saw (module docstring). Best effort: a trace never fails a
     hook, and the hook has answered what it must before this runs."""
-    from noetic.hosts.hooks.answer import current_session, note
     from noetic.runtime.opening import open_tracker
 
     if not home.is_dir():
