@@ -54,7 +54,7 @@ def regular_expressions(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
-def _mapping_of(name: str) -> Callable[[Any], Any]:
+def mapping_of(name: str) -> Callable[[Any], Any]:
     """A check that an entry of the policy is a mapping of its keys (pydantic would take a list
     as a named tuple's fields in order), refused as pydantic words it for a dataclass."""
 
@@ -80,9 +80,9 @@ def one_kind(m: Match) -> Match:
     return m
 
 
-_match = _mapping_of("Match")
-_rule = _mapping_of("Rule")
-_writer = _mapping_of("Writer")
+_match = mapping_of("Match")
+_rule = mapping_of("Rule")
+_writer = mapping_of("Writer")
 
 # Named tuples, so a process that only applies the policy never imports pydantic and defines
 # them in microseconds: their annotations are read (by pydantic, :func:`noetic.cached.validated`;
