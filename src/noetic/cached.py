@@ -20,7 +20,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,6 +47,20 @@ def cache_dir() -> Path:
     else:
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "noetic"
+
+
+def source_files(root: str, suffixes: tuple[str, ...]) -> Iterator[tuple[str, os.stat_result]]:
+    """Every file under ``root`` whose name ends in one of ``suffixes`` (``__pycache__`` and
+    linked folders left out), with its ``stat``: what a cache keyed on code fingerprints."""
+    folders = [root]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith(suffixes):
+                    yield entry.path, entry.stat()
 
 
 def key(kind: str, inputs: Iterable[bytes]) -> str:

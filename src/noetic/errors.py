@@ -78,6 +78,18 @@ class InvalidValueError(UsageError):
         self.field = field
         self.value = value
 
+    @classmethod
+    def first_of(cls, exc: Any, source: str, whole: str) -> InvalidValueError:
+        """The first error of pydantic's ``ValidationError`` ``exc`` about ``source``: the
+        field it names (``whole`` for the document itself), pydantic's message and the input."""
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or whole
+        return cls(
+            f"{source}: field {field!r}: {err['msg']} (got {err.get('input')!r})",
+            field=field,
+            value=err.get("input"),
+        )
+
 
 class LimitExceeded(InvalidValueError):
     """An input is over a limit in :mod:`noetic.limits`: ``limit`` names it, ``maximum`` and

@@ -30,6 +30,8 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,20 +66,28 @@ def _kind(mode: int) -> str | None:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
-def check_regular_file(path: Path | str, source: str | None = None) -> None:
-    """Refuse ``path`` unless it is a regular file (symlinks followed); missing is NotFoundError.
-
-    Only the kind is looked at: nothing is opened, so a FIFO or a device is refused without
-    waiting on it or touching it."""
-    source = source or str(path)
+@contextmanager
+def _reading(source: str) -> Iterator[None]:
+    """An OS error in the block as ours: a missing file a :class:`NotFoundError`, any other an
+    :class:`InvalidValueError` saying ``source`` cannot be read."""
     try:
-        mode = os.stat(path).st_mode
+        yield
     except FileNotFoundError:
         raise NotFoundError(f"file not found: {source}") from None
     except OSError as exc:
         raise InvalidValueError(
             f"cannot read {source}: {exc.strerror or exc}", field=source
         ) from None
+
+
+def check_regular_file(path: Path | str, source: str | None = None) -> None:
+    """Refuse ``path`` unless it is a regular file (symlinks followed); missing is NotFoundError.
+
+    Only the kind is looked at: nothing is opened, so a FIFO or a device is refused without
+    waiting on it or touching it."""
+    source = source or str(path)
+    with _reading(source):
+        mode = os.stat(path).st_mode
     kind = _kind(mode)
     if kind is not None:
         raise InvalidValueError(
@@ -98,14 +108,8 @@ def read_file_bytes(
     so a file swapped for a FIFO in between is refused too instead of blocking the read."""
     source = source or str(path)
     check_regular_file(path, source)
-    try:
+    with _reading(source):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise NotFoundError(f"file not found: {source}") from None
-    except OSError as exc:
-        raise InvalidValueError(
-            f"cannot read {source}: {exc.strerror or exc}", field=source
-        ) from None
     with os.fdopen(fd, "rb") as fh:
         kind = _kind(os.fstat(fd).st_mode)
         if kind is not None:
@@ -114,12 +118,8 @@ def read_file_bytes(
             )
         size = os.fstat(fd).st_size
         limit.check(size, source)
-        try:
+        with _reading(source):
             data = fh.read(limit.maximum + 1)
-        except OSError as exc:
-            raise InvalidValueError(
-                f"cannot read {source}: {exc.strerror or exc}", field=source
-            ) from None
     limit.check(len(data), source)
     return data
 

@@ -17,6 +17,12 @@ from ..llm.model_server import Behaviour, reply, structured
 
 WRONG = "def {name}(*args, **kwargs):\n    raise ValueError('not written')\n"
 LOOPS = "def {name}(*args, **kwargs):\n    while True:\n        pass\n"
+HUNGRY = (  # allocates a megabyte at a time, without end
+    "def {name}(*args, **kwargs):\n"
+    "    held = []\n"
+    "    while True:\n"
+    "        held.append(bytearray(1 << 20))\n"
+)
 ESCAPES = (
     "def {name}(*args, **kwargs):\n"
     "    open('/usr/noetic-eval-escape', 'w').write('x')\n"
@@ -33,8 +39,8 @@ def assessment(p: float) -> dict[str, Any]:
 
 class StandIn:
     """``code(problem)`` says what the model writes for a problem: ``"right"``, ``"wrong"``,
-    ``"loops"``, ``"escapes"``, ``"none"`` (a reply with no code) or ``"unreadable"`` (no
-    assessment it gives can be read); ``stated`` the
+    ``"loops"``, ``"escapes"``, ``"hungry"`` (allocates without end), ``"none"`` (a reply
+    with no code) or ``"unreadable"`` (no assessment it gives can be read); ``stated`` the
     p_success it states at ``preflight``, ``postflight`` and ``adversarial`` reviews."""
 
     def __init__(
@@ -78,7 +84,6 @@ class StandIn:
         if kind == "right":
             source = problem.prompt + (problem.canonical_solution or "")
         else:
-            source = {"wrong": WRONG, "loops": LOOPS, "escapes": ESCAPES}[kind].format(
-                name=problem.entry_point
-            )
+            hostile = {"wrong": WRONG, "loops": LOOPS, "escapes": ESCAPES, "hungry": HUNGRY}
+            source = hostile[kind].format(name=problem.entry_point)
         return reply(f"Here it is:\n\n```python\n{source}```\n")

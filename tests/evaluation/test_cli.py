@@ -51,6 +51,22 @@ def test_json_gives_one_object_per_problem_then_the_summary(model_server, proble
     assert [r["run_id"] for r in json.loads(listed.stdout)] == [summary["run_id"]]
 
 
+def test_test_memory_sets_the_limit_the_tests_run_under(model_server, problems):
+    model_server.responder = StandIn(problems, lambda p: "hungry")
+    result = CliRunner().invoke(app, ["eval", "humaneval", "--provider", spec(model_server),
+                                      "--tasks-matching", "HumanEval/7", "--limit", "1",
+                                      "--test-memory", "128",
+                                      "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    task, summary = lines(result.stdout)
+    assert task["passed"] is False and task["reason"].startswith(
+        "stopped at the memory limit (128 MiB): the tests ran out of memory"
+    )
+    assert summary["failed"] == 1
+    refused = CliRunner().invoke(app, ["eval", "humaneval", "--test-memory", "8"])
+    assert refused.exit_code == 2 and "--test-memory" in refused.output
+
+
 def test_compare_sets_two_runs_side_by_side(model_server, problems):
     standin = StandIn(problems, right_unless_three)
     model_server.responder = standin

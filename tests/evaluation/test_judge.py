@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from noetic.evaluation.judge import extract_code, program, run_tests
 from noetic.tools.sandbox import choose
 
-from .standin import ESCAPES, LOOPS, WRONG
+from .standin import ESCAPES, HUNGRY, LOOPS, WRONG
 
 NAMES = st.from_regex(r"[a-z_][a-z0-9_]{0,10}", fullmatch=True)
 
@@ -50,9 +50,9 @@ def test_the_program_keeps_a_prompt_that_is_python_and_drops_one_that_is_not():
     assert "Write f" not in worded
 
 
-def _verdict(problem, code, timeout=10.0):
+def _verdict(problem, code, timeout=10.0, **limits):
     source = program(problem.prompt, code, problem.test, problem.entry_point)
-    return asyncio.run(run_tests(source, choose("required"), timeout_s=timeout))
+    return asyncio.run(run_tests(source, choose("required"), timeout_s=timeout, **limits))
 
 
 @pytest.mark.subprocess
@@ -82,3 +82,29 @@ def test_a_write_outside_the_workspace_is_refused_and_fails_the_tests(problems, 
     target = tmp_path / "outside.txt"  # under /tmp: hidden behind the sandbox's own
     code = f"def {p.entry_point}(*a):\n    open({str(target)!r}, 'w').write('x')\n    return 1\n"
     assert not _verdict(p, code).passed and not target.exists()
+
+
+@pytest.mark.subprocess
+def test_a_program_that_allocates_without_end_is_stopped_at_the_memory_limit(problems):
+    p = problems[0]
+    v = _verdict(p, HUNGRY.format(name=p.entry_point), timeout=60, memory_mb=200)
+    assert not v.passed and v.out_of_memory and not v.timed_out and v.exit_code == 1
+    assert v.reason == "stopped at the memory limit (200 MiB): the tests ran out of memory " \
+        "(MemoryError)"  # fmt: skip
+    # one the same size that fits passes under the same limit, and the default allows more
+    fits = f"def {p.entry_point}(*a):\n    return len(bytearray(100 << 20)) and False\n"
+    assert not _verdict(p, fits, memory_mb=200).out_of_memory
+    big = f"def {p.entry_point}(*a):\n    b = bytearray(400 << 20)\n    return False\n"
+    assert _verdict(p, big, memory_mb=200).out_of_memory
+    assert not _verdict(p, big).out_of_memory  # 1024 MiB by default
+
+
+def test_an_allocation_refused_by_the_system_is_told_from_other_failures():
+    from noetic.evaluation.judge import _out_of_memory
+
+    assert _out_of_memory(b"Traceback...\nMemoryError\n")
+    assert _out_of_memory(b"OSError: [Errno 12] Cannot allocate memory\n")
+    assert _out_of_memory(b"Fatal Python error: _PyMem_Malloc: out of memory\nThread 0x1:\n")
+    assert not _out_of_memory(b"AssertionError: MemoryError expected\n")
+    assert not _out_of_memory(b"ValueError: not written\n")
+    assert not _out_of_memory(b"")

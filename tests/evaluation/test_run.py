@@ -117,6 +117,69 @@ def test_hostile_and_unusable_answers_are_failures_with_their_reasons(tracker, m
     assert (result.done, result.errors, result.passed) == (4, 1, 1)
 
 
+def test_a_function_that_allocates_without_end_fails_at_the_memory_limit(tracker, model_server,
+                                                                        problems):  # fmt: skip
+    kinds = {"HumanEval/45": "hungry", "HumanEval/46": "right"}
+    result, _ = run(tracker, model_server, problems, lambda p: kinds[p.task_id],
+                    matching="HumanEval/4[56]", test_memory=150)  # fmt: skip
+    by_id = {t.task_id: t for t in result.tasks}
+    hungry = by_id["HumanEval/45"]
+    reason = "stopped at the memory limit (150 MiB): the tests ran out of memory (MemoryError)"
+    assert (hungry.state, hungry.passed, hungry.reason) == ("done", False, reason)
+    (outcome,) = tracker.store.conn.execute(
+        "SELECT score, source, evidence FROM outcomes WHERE cascade_id = ?", (hungry.cascade_id,)
+    ).fetchall()
+    assert tuple(outcome) == (0.0, "test", f"HumanEval/45: {reason}")
+    assert by_id["HumanEval/46"].passed is True  # the limit leaves room for ordinary tests
+    kept = evals.get_run(tracker.store, result.run_id).settings["engine"]
+    assert kept["test_memory_mb"] == 150  # a resume judges under the same limit
+
+
+@pytest.mark.parametrize(
+    ("state", "left"),
+    [
+        ("started", {"cascades": 0, "assessments": 0, "outcomes": 0, "tests": 0}),
+        ("answered", {"cascades": 1, "assessments": 1, "outcomes": 0, "tests": 0}),
+        ("done", {"cascades": 1, "assessments": 2, "outcomes": 0, "tests": 0}),
+    ],
+)
+def test_each_step_and_the_problems_state_are_one_write(state, left, model_server, problems,
+                                                         _isolated_home):  # fmt: skip
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    store = Store(_isolated_home)  # SQLite joins the writes of one step into one transaction
+    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
+    store.conn.execute(  # writing the problem's new state fails, as on a disk that gave out
+        f"CREATE TRIGGER refuse BEFORE UPDATE OF state ON eval_tasks WHEN NEW.state = '{state}' "
+        "BEGIN SELECT RAISE(ABORT, 'no room for the state'); END"
+    )
+    with pytest.raises(Exception, match="no room for the state"):
+        run(tracker, model_server, problems, right_unless_three, matching="HumanEval/12", limit=1,
+            concurrency=1)  # fmt: skip
+    (stopped,) = evals.runs(store)
+    assert stopped.status == "failed"
+
+    def count(sql: str) -> int:
+        return int(store.conn.execute(sql).fetchone()[0])
+
+    # the step's records went with the state that failed: nothing is left half-written
+    assert {
+        "cascades": count("SELECT COUNT(*) FROM cascades"),
+        "assessments": count("SELECT COUNT(*) FROM assessments"),
+        "outcomes": count("SELECT COUNT(*) FROM outcomes"),
+        "tests": count("SELECT COUNT(*) FROM events WHERE data LIKE '%\"TEST\"%'"),
+    } == left
+    store.conn.execute("DROP TRIGGER refuse")
+    resumed = asyncio.run(resume_eval(tracker, stopped.id))
+    assert resumed.status == "completed" and resumed.done == 1
+    assert (count("SELECT COUNT(*) FROM outcomes"), count(
+        "SELECT COUNT(*) FROM events WHERE data LIKE '%\"TEST\"%'")) == (1, 1)  # fmt: skip
+    assert count("SELECT COUNT(*) FROM cascades WHERE status = 'completed'") == 1
+    store.close()
+
+
 def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, model_server,
                                                                    problems):  # fmt: skip
     standin = StandIn(problems, right_unless_three)
@@ -156,6 +219,7 @@ def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, mode
     [
         ({"concurrency": 65}, "concurrency: Input should be less than or equal to 64"),
         ({"test_timeout": 0}, "test_timeout_s: Input should be greater than 0"),
+        ({"test_memory": 10}, "test_memory_mb: Input should be greater than or equal to 64"),
         ({"sandbox": "maybe"}, "unknown sandbox mode 'maybe'"),
         ({"review": "gentle"}, "unknown review 'gentle'"),
         ({"tasks_file": "x.jsonl"}, "give a task set ('humaneval') or --tasks FILE, not both"),

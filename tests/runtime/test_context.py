@@ -45,6 +45,20 @@ def test_every_call_through_the_context_is_recorded_with_session_and_task(store)
     assert (event.engine, event.session_id, event.cascade_id) == ("agent", session.id, "task-1")
 
 
+def test_a_calls_record_and_its_event_are_one_write(store):
+    session = store.create_session(ai_id="a", profile="balanced")
+    ctx = build_context(
+        "agent", home=store.home, provider=ScriptedProvider(["hi"]), session_id=session.id
+    )
+    store.conn.execute(  # the event's write fails, as on a disk that gave out
+        "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.kind = 'llm_call' "
+        "BEGIN SELECT RAISE(ABORT, 'no room for the event'); END"
+    )
+    with ctx.scope(), pytest.raises(Exception, match="no room for the event"):
+        asyncio.run(ctx.model.complete(Request.of("hello")))
+    assert store.conn.execute("SELECT COUNT(*) FROM llm_calls").fetchone()[0] == 0
+
+
 def test_profile_defaults_to_the_sessions_own(store):
     session = store.create_session(ai_id="a", profile="critical_domain")
     ctx = build_context("cascade", home=store.home, session_id=session.id)

@@ -145,6 +145,21 @@ def test_session_lookup_by_prefix_and_unknown(store):
         store.get_session("%")  # LIKE wildcards are escaped
 
 
+def test_a_nova_run_is_found_by_prefix_and_a_bad_id_names_a_nova_run(store):
+    from noetic.store import nova
+
+    first, second = (nova.create_run(store, "Which auth?", {}) for _ in range(2))
+    assert nova.get_run(store, first[:-1])["id"] == first
+    assert nova.get_run(store, second)["id"] == second
+    with pytest.raises(ValidationError, match="Nova run id prefix 'n_' is ambiguous") as info:
+        nova.get_run(store, "n_")
+    assert info.value.value == "n_"
+    with pytest.raises(ValidationError, match="the Nova run id is empty"):
+        nova.get_run(store, "  ")
+    with pytest.raises(NotFoundError, match="no Nova run 'n_nope'"):
+        nova.get_run(store, "n_nope")
+
+
 @pytest.mark.sqlite_only  # the file, pragmas, session files
 def test_rebuild_restores_deleted_files(store):
     s = store.create_session(ai_id="a", profile="balanced")

@@ -17,7 +17,7 @@ import typer
 
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
 
 
@@ -133,6 +133,24 @@ ApproveOpt = Annotated[
 ]
 
 
+@with_options
+def _agent_options(
+    provider: ProviderOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    mode: ModeOpt = "adapt",
+    sandbox: SandboxOpt = "auto",
+    memory: MemoryOpt = True,
+    max_iterations: IterationsOpt = 10,
+    max_tokens: TokensOpt = None,
+    timeout: TimeoutOpt = 900,
+    policy: PolicyOpt = None,
+    user: UserOpt = "default",
+    approve: ApproveOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """The options of every command that runs the agent (run, resume, chat)."""
+
+
 async def _ask_person(question: str) -> bool:
     """Ask on the terminal; with no terminal the answer is no."""
     import asyncio
@@ -216,31 +234,17 @@ def _report(result: Any, agent: Any, as_json: bool) -> None:
 
 
 @app.command("run", hidden=True)
+@_agent_options
 def run(
     query: Annotated[str, typer.Argument(help="What to ask or do.")],
-    provider: ProviderOpt = None,
-    workspace: WorkspaceOpt = Path("."),
-    mode: ModeOpt = "adapt",
-    sandbox: SandboxOpt = "auto",
-    memory: MemoryOpt = True,
-    max_iterations: IterationsOpt = 10,
-    max_tokens: TokensOpt = None,
-    timeout: TimeoutOpt = 900,
-    policy: PolicyOpt = None,
-    user: UserOpt = "default",
-    approve: ApproveOpt = None,
-    store: StoreOpt = None,
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """Run the agent on one query: steps on stderr as they happen, the answer on stdout."""
     import asyncio
 
     with handled(json):
-        agent = _agent(
-            provider=provider, workspace=workspace, mode=mode, sandbox=sandbox, memory=memory,
-            max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
-            store=store, user=user, approve=approve,
-        )  # fmt: skip
+        agent = _agent(**options)
         if not json and agent.notice:
             stderr().print(f"[dim]sandbox: {esc(agent.notice)}[/]")
         result = asyncio.run(_stream(agent, query, None, json))
@@ -249,20 +253,10 @@ def run(
 
 
 @app.command()
+@_agent_options
 def resume(
     task: Annotated[str, typer.Argument(help="The task id (or a unique prefix).")],
-    provider: ProviderOpt = None,
-    workspace: WorkspaceOpt = Path("."),
-    mode: ModeOpt = "adapt",
-    sandbox: SandboxOpt = "auto",
-    memory: MemoryOpt = True,
-    max_iterations: IterationsOpt = 10,
-    max_tokens: TokensOpt = None,
-    timeout: TimeoutOpt = 900,
-    policy: PolicyOpt = None,
-    user: UserOpt = "default",
-    approve: ApproveOpt = None,
-    store: StoreOpt = None,
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """Resume an interrupted task from its saved workspace."""
@@ -275,11 +269,7 @@ def resume(
             stderr().print(f"[dim]resuming {state.task_id}: {esc(state.query)}[/]")
 
     with handled(json):
-        agent = _agent(
-            provider=provider, workspace=workspace, mode=mode, sandbox=sandbox, memory=memory,
-            max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
-            store=store, user=user, approve=approve,
-        )  # fmt: skip
+        agent = _agent(**options)
         result = _end_line(
             asyncio.run(resume_agent(agent, task, on_start=resuming, on_item=_shown(json))), json
         )
@@ -342,30 +332,16 @@ def forget(
 
 
 @app.command("chat", hidden=True)
+@_agent_options
 def chat(
-    provider: ProviderOpt = None,
-    workspace: WorkspaceOpt = Path("."),
-    mode: ModeOpt = "adapt",
-    sandbox: SandboxOpt = "auto",
-    memory: MemoryOpt = True,
-    max_iterations: IterationsOpt = 10,
-    max_tokens: TokensOpt = None,
-    timeout: TimeoutOpt = 900,
-    policy: PolicyOpt = None,
-    user: UserOpt = "default",
-    approve: ApproveOpt = None,
-    store: StoreOpt = None,
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """Chat with the agent: each line is a query; the conversation and memory carry over."""
     import asyncio
 
     with handled(json):
-        agent = _agent(
-            provider=provider, workspace=workspace, mode=mode, sandbox=sandbox, memory=memory,
-            max_iterations=max_iterations, max_tokens=max_tokens, timeout=timeout, policy=policy,
-            store=store, user=user, approve=approve,
-        )  # fmt: skip
+        agent = _agent(**options)
         err = stderr()
         if not json:
             err.print("[dim]noetic agent: one request per line; an empty line or Ctrl-D ends[/]")

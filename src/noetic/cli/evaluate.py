@@ -6,16 +6,18 @@ from __future__ import annotations
 import json as jsonlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, StoreOpt
+from noetic.cli.options import JsonOpt, StoreOpt, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from noetic.evaluation.engine import EvalRun, Tally, TaskResult
     from noetic.evaluation.report import EvalReport
 
@@ -58,12 +60,21 @@ ConcurrencyOpt = Annotated[
 TimeoutOpt = Annotated[
     float, typer.Option("--test-timeout", min=0.1, max=600, help="Seconds the tests may run.")
 ]
+MemoryOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--test-memory",
+        min=64,
+        help="MiB of address space the tests may use (default 1024); an allocation beyond it "
+        "fails them.",
+    ),
+]
 SandboxOpt = Annotated[str, typer.Option(help="required (bubblewrap, the default), auto, or off.")]
 AiIdOpt = Annotated[str, typer.Option("--ai-id", help="The agent the outcomes are filed under.")]
 
 
-@app.command()
-def humaneval(
+@with_options
+def _run_options(
     provider: ProviderOpt = None,
     profile: ProfileOpt = None,
     review: ReviewOpt = "profile",
@@ -72,9 +83,18 @@ def humaneval(
     seed: SeedOpt = None,
     concurrency: ConcurrencyOpt = None,
     test_timeout: TimeoutOpt = 10.0,
+    test_memory: MemoryOpt = None,
     sandbox: SandboxOpt = "required",
     ai_id: AiIdOpt = "eval",
     store: StoreOpt = None,
+) -> None:
+    """The options of the commands that start a run (humaneval, run)."""
+
+
+@app.command()
+@_run_options
+def humaneval(
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """HumanEval's 164 problems (built in): PREFLIGHT from the prompt, the function,
@@ -82,37 +102,25 @@ def humaneval(
 
     Exits 0 when the run finished (whatever the tests said), 3 when the model failed (resume
     the run), 130 when interrupted (resume it)."""
-    _start("humaneval", None, **locals())
+    _start("humaneval", None, json=json, **options)
 
 
 @app.command("run")
+@_run_options
 def run_tasks(
     tasks: Annotated[
         Path,
         typer.Option("--tasks", help="A JSON Lines file: task_id, prompt, test, entry_point."),
     ],
-    provider: ProviderOpt = None,
-    profile: ProfileOpt = None,
-    review: ReviewOpt = "profile",
-    limit: LimitOpt = None,
-    tasks_matching: MatchingOpt = None,
-    seed: SeedOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    test_timeout: TimeoutOpt = 10.0,
-    sandbox: SandboxOpt = "required",
-    ai_id: AiIdOpt = "eval",
-    store: StoreOpt = None,
+    options: dict[str, Any],
     json: JsonOpt = False,
 ) -> None:
     """A team's own problems, in HumanEval's shape, run as `noetic eval humaneval` runs its
     own. Exits as it does."""
-    arguments = locals()
-    del arguments["tasks"]
-    _start(None, tasks, **arguments)
+    _start(None, tasks, json=json, **options)
 
 
 def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
-    import asyncio
 
     from noetic.operations.evaluating import start_eval
 
@@ -128,19 +136,16 @@ def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
 
     with handled(o["json"]):
         tracker = open_tracker(o["store"], create=True)
-        try:
-            result = asyncio.run(
-                start_eval(
-                    tracker, task_set, tasks_file=tasks_file, provider=o["provider"],
-                    profile=o["profile"], review=o["review"], limit=o["limit"],
-                    matching=o["tasks_matching"], seed=o["seed"],
-                    concurrency=o["concurrency"], test_timeout=o["test_timeout"],
-                    sandbox=o["sandbox"], ai_id=o["ai_id"], on_start=started,
-                    on_task=watch.task,
-                )
-            )  # fmt: skip
-        except KeyboardInterrupt:
-            watch.interrupted()
+        result = watch.run(
+            start_eval(
+                tracker, task_set, tasks_file=tasks_file, provider=o["provider"],
+                profile=o["profile"], review=o["review"], limit=o["limit"],
+                matching=o["tasks_matching"], seed=o["seed"],
+                concurrency=o["concurrency"], test_timeout=o["test_timeout"],
+                test_memory=o["test_memory"], sandbox=o["sandbox"], ai_id=o["ai_id"],
+                on_start=started, on_task=watch.task,
+            )
+        )  # fmt: skip
     watch.finish(result)
 
 
@@ -156,7 +161,6 @@ def resume(
 ) -> None:
     """Go on with an interrupted, killed or failed run: each problem from the step it reached;
     nothing that finished runs again. Exits as `noetic eval humaneval` does."""
-    import asyncio
 
     from noetic.operations.evaluating import resume_eval
     from noetic.store.evals import get_run, tasks
@@ -168,15 +172,11 @@ def resume(
         rows = tasks(tracker.store, record.id)
         watch.begin(record.id, len(rows), record.provider or record.model or "")
         watch.already(sum(1 for t in rows if t.state in ("done", "error")))
-        try:
-            result = asyncio.run(
-                resume_eval(
-                    tracker, record.id, provider=provider, concurrency=concurrency,
-                    on_task=watch.task,
-                )
-            )  # fmt: skip
-        except KeyboardInterrupt:
-            watch.interrupted()
+        result = watch.run(
+            resume_eval(
+                tracker, record.id, provider=provider, concurrency=concurrency, on_task=watch.task
+            )
+        )
     watch.finish(result)
 
 
@@ -315,7 +315,17 @@ class _Watch:
             f" · {esc(result.reason or '')} · {line}"
         )
 
-    def interrupted(self) -> None:
+    def run(self, work: Coroutine[Any, Any, EvalRun]) -> EvalRun:
+        """The run ``work`` makes, to its end; interrupted, how to resume it is said (and the
+        command exits)."""
+        import asyncio
+
+        try:
+            return asyncio.run(work)
+        except KeyboardInterrupt:
+            self.interrupted()
+
+    def interrupted(self) -> NoReturn:
         from noetic.cli.exits import EXIT_INTERRUPTED, CommandExit
 
         self.stop()

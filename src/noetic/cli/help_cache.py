@@ -26,20 +26,14 @@ _PREFIXES = ("TYPER_", "_TYPER", "RICH_", "CLICK_", "_NOETIC_COMPLETE", "NOETIC_
 
 
 def _path(args: list[str]) -> Path:
-    from noetic.cached import blake2b, cache_dir
+    from noetic.cached import blake2b, cache_dir, source_files
 
     parts = [str(FORMAT), sys.version, sys.executable, sys.argv[0], "\0".join(args)]
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    folders = [root]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        folders.append(entry.path)
-                elif entry.name.endswith((".py", ".yaml", ".txt", ".toml")):
-                    st = entry.stat()
-                    parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
+    parts += [
+        f"{path}:{st.st_size}:{st.st_mtime_ns}"
+        for path, st in source_files(root, (".py", ".yaml", ".txt", ".toml"))
+    ]
     for folder in sys.path:
         if folder.endswith("-packages"):
             try:

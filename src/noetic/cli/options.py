@@ -10,6 +10,7 @@ typer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,3 +43,33 @@ def help_when_bare(ctx: typer.Context) -> None:
 def group(help: str, **options: Any) -> typer.Typer:
     """A command group (``noetic sessions``…): without a subcommand it prints its help."""
     return typer.Typer(help=help, callback=help_when_bare, invoke_without_command=True, **options)
+
+
+def with_options(
+    shared: Callable[..., None],
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Commands that take the same options declare them once, as the parameters of ``shared``
+    (a function that does nothing else): the decorated command's parameter ``options`` stands
+    for all of them, in that place, on the command line, and receives their values as one
+    dict."""
+    import functools
+    import inspect
+
+    declared = list(inspect.signature(shared, eval_str=True).parameters.values())
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        own = inspect.signature(command, eval_str=True)
+        parameters = [
+            q for p in own.parameters.values() for q in (declared if p.name == "options" else [p])
+        ]
+
+        @functools.wraps(command)
+        def run(**given: Any) -> None:
+            options = {p.name: given.pop(p.name) for p in declared}
+            command(options=options, **given)
+
+        run.__signature__ = own.replace(parameters=parameters)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in parameters}
+        return run
+
+    return decorate

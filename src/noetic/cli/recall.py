@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,6 +12,9 @@ from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker, optional_current_session
 from noetic.store import open_store
+
+if TYPE_CHECKING:
+    from noetic.store.checkpoints import Checkpoint
 
 
 def recall(
@@ -120,6 +124,18 @@ def _where(store: Any) -> Any:
     return git_root(store.home)
 
 
+def _checkpoints(
+    store: Path | None, session: str | None, json: bool
+) -> list[tuple[str, Checkpoint]]:
+    """The checkpoints (``session``'s, when given), oldest first, each with where it is kept."""
+    from noetic.store.checkpoints import list_checkpoints
+
+    with handled(json):
+        opened = open_tracker(store).store
+        found = list_checkpoints(opened, _where(opened), session=session)
+    return found
+
+
 @checkpoint_app.command("list")
 def checkpoint_list(
     session: Annotated[str | None, typer.Option(help="Only this session (id prefix).")] = None,
@@ -127,11 +143,7 @@ def checkpoint_list(
     json: JsonOpt = False,
 ) -> None:
     """Every checkpoint, oldest first, and where it is kept."""
-    from noetic.store.checkpoints import list_checkpoints
-
-    with handled(json):
-        opened = open_tracker(store).store
-        found = list_checkpoints(opened, _where(opened), session=session)
+    found = _checkpoints(store, session, json)
     rows = [{"where": w, **cp.model_dump()} for w, cp in found]
 
     def render() -> None:
@@ -151,11 +163,7 @@ def checkpoint_show(
     json: JsonOpt = False,
 ) -> None:
     """A session's checkpoints with their vectors named."""
-    from noetic.store.checkpoints import list_checkpoints
-
-    with handled(json):
-        opened = open_tracker(store).store
-        found = list_checkpoints(opened, _where(opened), session=session)
+    found = _checkpoints(store, session, json)
     rows = [{"where": w, **cp.model_dump(), "named": cp.named_vectors()} for w, cp in found]
     emit(rows, json, lambda: stdout().print("\n".join(cp.line() for _, cp in found), markup=False))
 

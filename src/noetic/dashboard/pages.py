@@ -3,6 +3,7 @@ render one template. No figures are computed here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -122,30 +123,48 @@ class Pages:
     # pages --------------------------------------------------------------------------------
 
     def sessions(self, request: Request) -> Response:
-        _checked(request)
-        store = self.store()
-        cursor = live.cursor(store)
-        filters = SessionFilters.model_validate(_params(request, SessionFilters.model_fields))
-        page = list_sessions(store, filters)
-        return self._page(request, "sessions.html", page=page, cursor=cursor, title="Sessions")
+        return self._list(request, SessionFilters, list_sessions, "sessions.html", "Sessions")
 
     def tasks(self, request: Request) -> Response:
         from noetic.operations.task_list import TaskFilters, list_tasks
 
+        return self._list(request, TaskFilters, list_tasks, "tasks.html", "Tasks")
+
+    def _list(
+        self,
+        request: Request,
+        kind: type[SessionFilters],
+        read: Callable[[BaseStore, Any], Any],
+        template: str,
+        title: str,
+    ) -> Response:
+        """A list page: its filters (of ``kind``) from the query string, the page ``read``."""
         _checked(request)
         store = self.store()
         cursor = live.cursor(store)
-        filters = TaskFilters.model_validate(_params(request, TaskFilters.model_fields))
-        page = list_tasks(store, filters)
-        return self._page(request, "tasks.html", page=page, cursor=cursor, title="Tasks")
+        filters = kind.model_validate(_params(request, kind.model_fields))
+        page = read(store, filters)
+        return self._page(request, template, page=page, cursor=cursor, title=title)
 
     def session(self, request: Request) -> Response:
+        return self._view(request, session_view, "session.html", "s", "Session")
+
+    def _view(
+        self,
+        request: Request,
+        read: Callable[[BaseStore, str], Any],
+        template: str,
+        name: str,
+        title: str,
+    ) -> Response:
+        """A page of one thing, ``read`` by the id in its path and given to the template as
+        ``name``."""
         _checked(request, ())
         store = self.store()
         cursor = live.cursor(store)
-        view = session_view(store, request.path_params["id"])
+        view = read(store, request.path_params["id"])
         return self._page(
-            request, "session.html", s=view, cursor=cursor, title=f"Session {view.id}"
+            request, template, cursor=cursor, title=f"{title} {view.id}", **{name: view}
         )
 
     def task(self, request: Request) -> Response:
@@ -170,13 +189,7 @@ class Pages:
     def run(self, request: Request) -> Response:
         from noetic.operations.run_view import run_timeline
 
-        _checked(request, ())
-        store = self.store()
-        cursor = live.cursor(store)
-        timeline = run_timeline(store, request.path_params["id"])
-        return self._page(
-            request, "run.html", t=timeline, cursor=cursor, title=f"Run {timeline.id}"
-        )
+        return self._view(request, run_timeline, "run.html", "t", "Run")
 
     def calibration(self, request: Request) -> Response:
         from noetic.calibration.outcomes import Filters

@@ -7,7 +7,7 @@ For each problem, on the run context's model:
     POSTFLIGHT it reassesses having seen its code: a standard review, or an adversarial one
                that first looks for what is wrong with it (the profile's, or --review)
     TEST       the problem's own tests run on the function in the OS sandbox, with a time
-               limit; their verdict is the task's outcome (source ``test``)
+               limit and a memory limit; their verdict is the task's outcome (source ``test``)
 
 Each problem is an ordinary task (a cascade) in a session of the ``eval`` engine, so the
 calibration report, the dashboard and everything reading outcomes use it. ``concurrency``
@@ -39,7 +39,14 @@ from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.learning import record_outcome
 from noetic.calibration.outcomes import effective_profile
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
-from noetic.evaluation.judge import Verdict, extract_code, program, run_tests
+from noetic.evaluation.judge import (
+    MEMORY_MB,
+    MIN_MEMORY_MB,
+    Verdict,
+    extract_code,
+    program,
+    run_tests,
+)
 from noetic.evaluation.problems import Problem
 from noetic.events import EventKind, PhaseCompleted
 from noetic.llm.assessment_reply import assess_with_model
@@ -69,6 +76,7 @@ class EvalSettings(BaseModel):
 
     concurrency: int = Field(default_factory=default_concurrency, ge=1, le=64)
     test_timeout_s: float = Field(10.0, gt=0, le=600)
+    test_memory_mb: int = Field(MEMORY_MB, ge=MIN_MEMORY_MB, le=1024 * 1024)
     max_tokens: int = Field(2048, gt=0)
     sandbox: Literal["required", "auto", "off"] = "required"
 
@@ -166,10 +174,7 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     ``error``, with the run's settings, on the context's model (module docstring)."""
     record = evals.get_run(ctx.store, run_id)
     _refuse_if_running(record)
-    evals.update_run(
-        ctx.store, record.id,
-        settings={**record.settings, "process": {"host": socket.gethostname(), "pid": os.getpid()}},
-    )  # fmt: skip
+    process = {"host": socket.gethostname(), "pid": os.getpid()}
     settings = EvalSettings.model_validate(record.settings.get("engine", {}))
     sandbox = choose(settings.sandbox)
     if record.profile is not None:  # with the guardian's corrections, as sessions use it
@@ -182,7 +187,10 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     tracker.checkpoints = False
     ctx = dataclasses.replace(ctx, tracker=tracker)
     runner = _Runner(ctx, record, settings, sandbox, profile, on_task)
-    evals.update_run(ctx.store, record.id, status="running", detail="", ended_at=None)
+    evals.update_run(
+        ctx.store, record.id, settings={**record.settings, "process": process},
+        status="running", detail="", ended_at=None,
+    )  # fmt: skip
     with ctx.scope():
         try:
             await runner.go()
@@ -340,35 +348,40 @@ class _Runner:
             return None
         except ParseError as exc:
             reason = f"the model's assessment could not be read: {exc.message}"
-            _close(ctx, "parse_failure", reason)
-            evals.update_task(store, task.run_id, task.seq, state="error", reason=reason)
+            with store.unit():  # the task closed and the problem's state: one write
+                _close(ctx, "parse_failure", reason)
+                evals.update_task(store, task.run_id, task.seq, state="error", reason=reason)
             return self.result(task.seq)
         if "usage" in result:  # answered before: its model calls are counted there
             spent = UsageTotals(**result["usage"])
         else:
             spent = getattr(worker.provider, "totals", UsageTotals()).since(before)
         assert cascade_id is not None
-        if _test_outcome(self.ctx, cascade_id) is None:
-            record_outcome(
-                store,
-                cascade_id,
-                score=1.0 if verdict.passed else 0.0,
-                source="test",
-                evidence=f"{problem.task_id}: {verdict.reason}",
+        # the outcome, the TEST event and the problem's state are one write; only a problem
+        # answered before a stop (its outcome written by an older run between them) may have
+        # its outcome already
+        with store.unit():
+            if task.state != "answered" or _test_outcome(self.ctx, cascade_id) is None:
+                record_outcome(
+                    store,
+                    cascade_id,
+                    score=1.0 if verdict.passed else 0.0,
+                    source="test",
+                    evidence=f"{problem.task_id}: {verdict.reason}",
+                )
+            elapsed = (time.perf_counter() - start) * 1000
+            earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
+            result.update(
+                usage=spent.model_dump(exclude={"cost_usd"}),
+                ms_test=verdict.ms,
+                ms_total=round(earlier + elapsed, 3),
+                ms_model=spent.latency_ms,
             )
-        elapsed = (time.perf_counter() - start) * 1000
-        earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
-        result.update(
-            usage=spent.model_dump(exclude={"cost_usd"}),
-            ms_test=verdict.ms,
-            ms_total=round(earlier + elapsed, 3),
-            ms_model=spent.latency_ms,
-        )
-        ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
-        evals.update_task(
-            store, task.run_id, task.seq, state="done", passed=verdict.passed,
-            reason=verdict.reason, result=result,
-        )  # fmt: skip
+            ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
+            evals.update_task(
+                store, task.run_id, task.seq, state="done", passed=verdict.passed,
+                reason=verdict.reason, result=result,
+            )  # fmt: skip
         return self.result(task.seq)
 
     async def answer(
@@ -381,12 +394,13 @@ class _Runner:
         text = task_text(problem)
         timer = time.perf_counter()
         pre = await assess_with_model(ctx.model, text, Phase.PREFLIGHT, self.profile)
-        opened = tracker.preflight(ctx.session_id or "", text, pre)
-        ctx.start_task(opened.cascade.id)
-        evals.update_task(
-            store, task.run_id, task.seq, state="started", session_id=ctx.session_id,
-            cascade_id=opened.cascade.id,
-        )  # fmt: skip
+        with store.unit():  # the task opened and the problem's state: one write
+            opened = tracker.preflight(ctx.session_id or "", text, pre)
+            ctx.start_task(opened.cascade.id)
+            evals.update_task(
+                store, task.run_id, task.seq, state="started", session_id=ctx.session_id,
+                cascade_id=opened.cascade.id,
+            )  # fmt: skip
         act = time.perf_counter()
         request = Request.of(
             code_prompt(problem), system=SYSTEM, max_tokens=self.settings.max_tokens
@@ -405,26 +419,34 @@ class _Runner:
             ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
             review=task.review,
         )  # fmt: skip
-        tracker.postflight(
-            ctx.session_id or "", post,
-            extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
-        )  # fmt: skip
-        kept = {
-            "p_preflight": pre.p_success,
-            "p_postflight": post.p_success,
-            "ms_answer": round((time.perf_counter() - timer) * 1000, 3),
-            "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
-            if hasattr(ctx.model, "totals")
-            else UsageTotals().model_dump(exclude={"cost_usd"}),
-        }
-        evals.update_task(store, task.run_id, task.seq, state="answered", code=code, result=kept)
+        with store.unit():  # the task closed and the problem's state: one write
+            tracker.postflight(
+                ctx.session_id or "", post,
+                extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
+            )  # fmt: skip
+            kept = {
+                "p_preflight": pre.p_success,
+                "p_postflight": post.p_success,
+                "ms_answer": round((time.perf_counter() - timer) * 1000, 3),
+                "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
+                if hasattr(ctx.model, "totals")
+                else UsageTotals().model_dump(exclude={"cost_usd"}),
+            }
+            evals.update_task(
+                store, task.run_id, task.seq, state="answered", code=code, result=kept
+            )
         return opened.cascade.id, code, kept
 
     async def judge(self, problem: Problem, code: str | None) -> Verdict:
         if code is None:
             return Verdict(False, "the reply had no Python code block", 0.0, None)
         source = program(problem.prompt, code, problem.test, problem.entry_point)
-        return await run_tests(source, self.sandbox, timeout_s=self.settings.test_timeout_s)
+        return await run_tests(
+            source,
+            self.sandbox,
+            timeout_s=self.settings.test_timeout_s,
+            memory_mb=self.settings.test_memory_mb,
+        )
 
     def result(self, seq: int) -> TaskResult:
         result = task_result(evals.get_task(self.ctx.store, self.record.id, seq))

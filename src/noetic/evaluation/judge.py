@@ -6,8 +6,13 @@ run is the problem's prompt (its imports, helpers and the stub, valid Python on 
 model's code (whose definition replaces the stub), the problem's ``test`` and
 ``check(entry_point)``. It runs under bubblewrap (:mod:`noetic.tools.sandbox`): the system
 read-only, only a fresh temporary workspace writable, no network, within a time limit after
-which the whole process group is killed. Exit status 0 is a pass; anything else a failure,
-with the reason (the last line of the error output, or the time limit).
+which the whole process group is killed, and within a memory limit (``RLIMIT_AS``, the address
+space, set soft and hard by the sandboxed interpreter before it reads the program, and
+inherited by everything the program starts), at which an allocation fails (Python's
+``MemoryError``). The limit is set there rather than between fork and exec in this process
+(``preexec_fn``), which can deadlock a child forked beside other threads (the MCP server's).
+Exit status 0 is a pass; anything else a failure, with the reason (the last line of the error
+output, the time limit, or the memory limit).
 """
 
 from __future__ import annotations
@@ -28,6 +33,22 @@ from noetic.tools.sandbox import Sandbox, wrap
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 TAIL_BYTES: Final = 4000
+MEMORY_MB: Final = 1024  # the tests' address space by default, in MiB
+MIN_MEMORY_MB: Final = 64  # below this the interpreter itself cannot start
+# runs the program as ``python program.py`` would, under the memory limit (the limit is soft
+# and hard, so the program cannot raise it again)
+_LAUNCH: Final = (
+    "import resource\n"
+    "resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+    "del resource\n"
+    "__file__ = 'program.py'\n"
+    "exec(compile(open(__file__, encoding='utf-8').read(), __file__, 'exec'))\n"
+)
+# a failed allocation as Python reports it: the exception, an OS call refused (ENOMEM), or the
+# interpreter giving up
+_OUT_OF_MEMORY = re.compile(
+    r"^(MemoryError\b|.*\[Errno 12\] Cannot allocate memory|Fatal Python error:.*memory)"
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +60,7 @@ class Verdict:
     ms: float
     exit_code: int | None
     timed_out: bool = False
+    out_of_memory: bool = False
 
 
 def extract_code(text: str, entry_point: str) -> str | None:
@@ -86,21 +108,27 @@ def sandboxed(argv: list[str], sandbox: Sandbox, workspace: str) -> list[str]:
     )
 
 
-async def run_tests(source: str, sandbox: Sandbox, *, timeout_s: float) -> Verdict:
+async def run_tests(
+    source: str, sandbox: Sandbox, *, timeout_s: float, memory_mb: int = MEMORY_MB
+) -> Verdict:
     """Run ``source`` (a whole test program) in a fresh workspace under ``sandbox`` and judge
-    it by its exit status within ``timeout_s`` seconds."""
+    it by its exit status within ``timeout_s`` seconds and ``memory_mb`` MiB of address
+    space."""
     workspace = tempfile.mkdtemp(prefix="noetic-eval-")
     try:
         path = os.path.join(workspace, "program.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
-        argv = sandboxed([sys.executable, "-I", "-B", "program.py"], sandbox, workspace)
-        return await _judge(argv, workspace, timeout_s)
+        if memory_mb < MIN_MEMORY_MB:
+            raise ValueError(f"the tests' memory limit must be at least {MIN_MEMORY_MB} MiB")
+        launch = _LAUNCH.format(limit=memory_mb * 1024 * 1024)
+        argv = sandboxed([sys.executable, "-I", "-B", "-c", launch], sandbox, workspace)
+        return await _judge(argv, workspace, timeout_s, memory_mb)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
 
 
-async def _judge(argv: list[str], cwd: str, timeout_s: float) -> Verdict:
+async def _judge(argv: list[str], cwd: str, timeout_s: float, memory_mb: int) -> Verdict:
     start = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -146,7 +174,26 @@ async def _judge(argv: list[str], cwd: str, timeout_s: float) -> Verdict:
         )
     if proc.returncode == 0:
         return Verdict(True, "the tests passed", ms, 0)
-    return Verdict(False, _reason(bytes(tail), proc.returncode), ms, proc.returncode)
+    reason = _reason(bytes(tail), proc.returncode)
+    if _out_of_memory(bytes(tail)):
+        return Verdict(
+            False,
+            f"stopped at the memory limit ({memory_mb} MiB): the tests ran out of memory "
+            f"({reason.removeprefix('the tests failed: ')})",
+            ms,
+            proc.returncode,
+            out_of_memory=True,
+        )
+    return Verdict(False, reason, ms, proc.returncode)
+
+
+def _out_of_memory(stderr: bytes) -> bool:
+    """Whether the program ended on a failed allocation: the error its last line names (or,
+    for a fatal error, the line saying so)."""
+    lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if lines and _OUT_OF_MEMORY.match(lines[-1]):
+        return True
+    return any(ln.startswith("Fatal Python error") and _OUT_OF_MEMORY.match(ln) for ln in lines)
 
 
 def _reason(stderr: bytes, code: int | None) -> str:

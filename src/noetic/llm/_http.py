@@ -1,7 +1,10 @@
-"""Translating SDK exceptions into :class:`noetic.errors.ProviderError`, by type and status."""
+"""Translating SDK exceptions into :class:`noetic.errors.ProviderError`, by type and status,
+and what a provider built on a vendor's SDK shares (:class:`SdkProvider`)."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from noetic.errors import ProviderError, UsageError
@@ -100,3 +103,47 @@ def _transport_error(exc: Exception) -> bool:
         if isinstance(exc, base):
             return True
     return False
+
+
+class SdkProvider:
+    """What a provider built on a vendor's SDK (``anthropic``, ``openai``) shares: the SDK,
+    imported when the provider is made (the install command named when it is missing), its
+    client (``connect`` makes one unless one is given), the endpoint it calls, and the SDK's
+    errors as :class:`ProviderError`."""
+
+    name: str
+    model: str
+
+    def __init__(self, package: str, client: Any, connect: Callable[[Any], Any]) -> None:
+        try:
+            self._sdk: Any = importlib.import_module(package)
+        except ImportError:
+            raise missing_sdk(package, package) from None
+        self._client: Any = connect(self._sdk) if client is None else client
+
+    @property
+    def endpoint(self) -> str:
+        return str(getattr(self._client, "base_url", "")).rstrip("/")
+
+    async def _translated(self, call: Awaitable[Any]) -> Any:
+        """What ``call`` returns, an SDK error raised as a :class:`ProviderError`."""
+        try:
+            return await call
+        except self._sdk.APIError as exc:
+            raise translate(exc, self._sdk, self.name, self.model) from exc
+
+    def _cut_short(self) -> ProviderError:
+        """A stream that ended before the reply was complete (a dropped connection)."""
+        return ProviderError(
+            f"{self.name}:{self.model}: the stream ended before the reply was complete",
+            provider=self.name,
+            model=self.model,
+            retryable=True,
+            kind="connection",
+        )
+
+    def _broken(self, exc: Exception) -> ProviderError:
+        """A failure while reading a stream, as a :class:`ProviderError`."""
+        if isinstance(exc, self._sdk.APIError):
+            return translate(exc, self._sdk, self.name, self.model)
+        return stream_failure(exc, self.name, self.model)

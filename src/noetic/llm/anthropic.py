@@ -30,7 +30,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from noetic.errors import ProviderError, UsageError
-from noetic.llm._http import missing_sdk, stream_failure, translate
+from noetic.llm._http import SdkProvider
 from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
 from noetic.llm.structured import NativeSchemaMemory, with_instruction
 
@@ -52,7 +52,7 @@ _STOP: dict[str, StopReason] = {
 NO_NATIVE_SCHEMA = NativeSchemaMemory("tools")
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """``anthropic:MODEL``. The key comes from ``ANTHROPIC_API_KEY`` unless a client is given.
 
     The current Messages API (SDK 2.x) takes no sampling temperature, so
@@ -72,26 +72,19 @@ class AnthropicProvider:
         timeout: float = 120.0,
     ) -> None:
         self.model = model
-        try:
-            import anthropic
-        except ImportError:
-            raise missing_sdk("anthropic", "anthropic") from None
-        self._sdk = anthropic
-        if client is None:
+
+        def connect(sdk: Any) -> Any:
             key = os.environ.get("ANTHROPIC_API_KEY")
             if not key:
                 raise UsageError(
                     "no Anthropic API key",
                     fix="export ANTHROPIC_API_KEY=… (never put keys in code)",
                 )
-            client = anthropic.AsyncAnthropic(
+            return sdk.AsyncAnthropic(
                 api_key=key, base_url=base_url, max_retries=0, timeout=timeout
             )
-        self._client = client
 
-    @property
-    def endpoint(self) -> str:
-        return str(getattr(self._client, "base_url", "")).rstrip("/")
+        super().__init__("anthropic", client, connect)
 
     def wire(self, request: Request, *, native_schema: bool) -> dict[str, Any]:
         """The ``messages.create`` arguments for ``request``."""
@@ -171,32 +164,16 @@ class AnthropicProvider:
             except Exception as exc:
                 raise self._broken(exc) from exc
             if reply is None or reply.stop_reason is None:
-                raise ProviderError(
-                    f"{self.name}:{self.model}: the stream ended before the reply was complete",
-                    provider=self.name,
-                    model=self.model,
-                    retryable=True,
-                    kind="connection",
-                )
+                raise self._cut_short()
         yield self._completion(reply, request, start, native=native, note=note)
 
     async def _open(self, stack: AsyncExitStack, kwargs: dict[str, Any]) -> Any:
-        try:
-            return await stack.enter_async_context(self._client.messages.stream(**kwargs))
-        except self._sdk.APIError as exc:
-            raise translate(exc, self._sdk, self.name, self.model) from exc
-
-    def _broken(self, exc: Exception) -> ProviderError:
-        """A failure while reading a stream, as a :class:`ProviderError`."""
-        if isinstance(exc, self._sdk.APIError):
-            return translate(exc, self._sdk, self.name, self.model)
-        return stream_failure(exc, self.name, self.model)
+        return await self._translated(
+            stack.enter_async_context(self._client.messages.stream(**kwargs))
+        )
 
     async def _create(self, kwargs: dict[str, Any]) -> Any:
-        try:
-            return await self._client.messages.create(**kwargs)
-        except self._sdk.APIError as exc:
-            raise translate(exc, self._sdk, self.name, self.model) from exc
+        return await self._translated(self._client.messages.create(**kwargs))
 
     def _completion(
         self, reply: Any, request: Request, start: float, *, native: bool, note: str | None

@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from noetic.errors import ProviderError
-from noetic.llm._http import missing_sdk, stream_failure, translate
+from noetic.llm._http import SdkProvider
 from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
 from noetic.llm.structured import NativeSchemaMemory, with_instruction
 
@@ -49,7 +49,7 @@ NO_NATIVE_SCHEMA = NativeSchemaMemory("response_format")
 NO_NATIVE_TOOLS = NativeSchemaMemory("tool")
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(SdkProvider):
     """One wire format, many hosts: ``name`` says which (``openai``, ``ollama``, …)."""
 
     native_schema = True
@@ -66,20 +66,13 @@ class OpenAICompatibleProvider:
     ) -> None:
         self.name = name
         self.model = model
-        try:
-            import openai
-        except ImportError:
-            raise missing_sdk("openai", "openai") from None
-        self._sdk = openai
-        if client is None:
-            client = openai.AsyncOpenAI(
+        super().__init__(
+            "openai",
+            client,
+            lambda sdk: sdk.AsyncOpenAI(
                 api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
-            )
-        self._client = client
-
-    @property
-    def endpoint(self) -> str:
-        return str(getattr(self._client, "base_url", "")).rstrip("/")
+            ),
+        )
 
     @property
     def native_tools(self) -> bool:
@@ -205,20 +198,12 @@ class OpenAICompatibleProvider:
                             part["args"] += fragment.function.arguments or ""
                     if choice.finish_reason:
                         finish = choice.finish_reason
-        except self._sdk.APIError as exc:
-            raise translate(exc, self._sdk, self.name, self.model) from exc
         except Exception as exc:
-            raise stream_failure(exc, self.name, self.model) from exc
+            raise self._broken(exc) from exc
         finally:
             await chunks.close()
         if finish is None:
-            raise ProviderError(
-                f"{self.name}:{self.model}: the stream ended before the reply was complete",
-                provider=self.name,
-                model=self.model,
-                retryable=True,
-                kind="connection",
-            )
+            raise self._cut_short()
         calls = tuple(
             parse_tool_call(p["id"], p["name"], p["args"], request.tools)
             for _, p in sorted(parts.items())
@@ -266,10 +251,7 @@ class OpenAICompatibleProvider:
         )
 
     async def _create(self, kwargs: dict[str, Any]) -> Any:
-        try:
-            return await self._client.chat.completions.create(**kwargs)
-        except self._sdk.APIError as exc:
-            raise translate(exc, self._sdk, self.name, self.model) from exc
+        return await self._translated(self._client.chat.completions.create(**kwargs))
 
 
 def _usage(usage: Any) -> Usage:

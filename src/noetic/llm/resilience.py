@@ -17,7 +17,8 @@ import asyncio
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import aclosing
+from contextlib import AbstractContextManager, aclosing, nullcontext
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +59,7 @@ class ResilientProvider:
         *,
         record: Callable[[LLMCall], None] | None = None,
         bus: EventBus | None = None,
+        unit: Callable[[], AbstractContextManager[Any]] = nullcontext,
         session_id: str | None = None,
         cascade_id: str | None = None,
         prices: PriceTable | None = None,
@@ -70,6 +72,7 @@ class ResilientProvider:
         self.policy = policy or RetryPolicy()
         self._record = record
         self._bus = bus
+        self._unit = unit  # the call's row and its event: one write (the store's unit)
         self.session_id = session_id
         self.cascade_id = cascade_id
         self._sleep = sleep
@@ -91,15 +94,12 @@ class ResilientProvider:
             start = time.perf_counter()
             try:
                 result = await asyncio.wait_for(self.inner.complete(request), policy.timeout)
-            except TimeoutError:
-                error = self._timeout()
-            except ProviderError as exc:
-                error = exc
+            except (TimeoutError, ProviderError) as exc:
+                error = self._as_error(exc)
             else:
                 self._log(attempt, start, result=result)
                 return result
-            self._log(attempt, start, error=error)
-            await self._wait_or_raise(error, attempt)
+            await self._wait_or_raise(error, attempt, start)
         raise AssertionError("unreachable: the loop returns or raises")
 
     async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
@@ -133,10 +133,8 @@ class ResilientProvider:
                         retryable=True,
                         kind="connection",
                     )
-            except TimeoutError:
-                error = self._timeout()
-            except ProviderError as exc:
-                error = exc
+            except (TimeoutError, ProviderError) as exc:
+                error = self._as_error(exc)
             else:
                 self._log(attempt, start, result=result)
                 yield result
@@ -153,10 +151,12 @@ class ResilientProvider:
                 )
                 self._log(attempt, start, error=error)
                 raise error
-            self._log(attempt, start, error=error)
-            await self._wait_or_raise(error, attempt)
+            await self._wait_or_raise(error, attempt, start)
 
-    def _timeout(self) -> ProviderError:
+    def _as_error(self, exc: TimeoutError | ProviderError) -> ProviderError:
+        """A failed attempt's error: a timeout as a retryable :class:`ProviderError`."""
+        if isinstance(exc, ProviderError):
+            return exc
         return ProviderError(
             f"{self.name}:{self.model} gave no answer within {self.policy.timeout:g} s",
             provider=self.name,
@@ -165,8 +165,10 @@ class ResilientProvider:
             kind="timeout",
         )
 
-    async def _wait_or_raise(self, error: ProviderError, attempt: int) -> None:
-        """Sleep before the next attempt, or raise ``error`` when there is none to make."""
+    async def _wait_or_raise(self, error: ProviderError, attempt: int, start: float) -> None:
+        """Log the failed attempt, then sleep before the next one, or raise ``error`` when there
+        is none to make."""
+        self._log(attempt, start, error=error)
         policy = self.policy
         if not error.retryable or attempt == policy.max_attempts:
             raise error
@@ -217,14 +219,15 @@ class ResilientProvider:
             ),
         )
         self.totals = self.totals.add(call)
-        if self._record is not None:
-            self._record(call)
-        if self._bus is not None:
-            self._bus.emit(
-                EventKind.LLM_CALL,
-                session_id=self.session_id,
-                cascade_id=self.cascade_id,
-                data=LLMCalled.model_validate(
-                    call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"})
-                ),
-            )
+        with self._unit():
+            if self._record is not None:
+                self._record(call)
+            if self._bus is not None:
+                self._bus.emit(
+                    EventKind.LLM_CALL,
+                    session_id=self.session_id,
+                    cascade_id=self.cascade_id,
+                    data=LLMCalled.model_validate(
+                        call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"})
+                    ),
+                )

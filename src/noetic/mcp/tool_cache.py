@@ -45,16 +45,11 @@ def cache_dir() -> Path:
 
 def _sources(root: str, into: list[str]) -> None:
     """``relative path:size:mtime`` of every ``.py`` file under ``root``."""
-    folders = [root]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        folders.append(entry.path)
-                elif entry.name.endswith(".py"):
-                    st = entry.stat()
-                    into.append(f"{entry.path[len(root) :]}:{st.st_size}:{st.st_mtime_ns}")
+    from noetic.cached import source_files
+
+    into += [
+        f"{p[len(root) :]}:{st.st_size}:{st.st_mtime_ns}" for p, st in source_files(root, (".py",))
+    ]
 
 
 def cache_key() -> dict[str, Any]:

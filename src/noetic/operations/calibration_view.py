@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.calibration.drift import DriftReport
 from noetic.calibration.guardian import GuardianReport, run_guardian
+from noetic.calibration.metrics import ReliabilityBin
 from noetic.calibration.outcomes import (
     Adjustment,
     Filters,
@@ -53,18 +54,10 @@ class Interval(BaseModel):
     high: float
 
 
-class Bin(BaseModel):
+class Bin(ReliabilityBin):
     """A reliability bin with the Wilson interval of its observed rate (outcomes may be
     fractional scores; the interval then treats their mean as a rate over ``count`` trials)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    low: float
-    high: float
-    count: int
-    mean_confidence: float
-    observed: float
-    gap: float
     interval: Interval
 
 

@@ -35,6 +35,7 @@ async def start_eval(
     seed: int | None = None,
     concurrency: int | None = None,
     test_timeout: float = 10.0,
+    test_memory: int | None = None,
     max_tokens: int = 2048,
     sandbox: str = "required",
     ai_id: str = "eval",
@@ -66,6 +67,7 @@ async def start_eval(
     settings = _settings(
         **({"concurrency": concurrency} if concurrency is not None else {}),
         test_timeout_s=test_timeout,
+        **({"test_memory_mb": test_memory} if test_memory is not None else {}),
         max_tokens=max_tokens,
         sandbox=sandbox,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any, Final
+from typing import Any, Final, Generic, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -82,24 +82,6 @@ class SessionFilters(BaseModel):
         return {k: str(v) for k, v in data.items() if v is not None and v != defaults.get(k)}
 
 
-class SessionRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    status: str
-    created_at: str
-    tasks: int
-    latest_task: str | None
-    latest_task_id: str | None
-    confidence: float | None
-    outcome: float | None
-    engines: list[str]
-
-
 class Choices(BaseModel):
     """The values each filter can take in this store (for the filter form's menus)."""
 
@@ -112,26 +94,40 @@ class Choices(BaseModel):
     statuses: list[str]
 
 
-class SessionsPage(BaseModel):
+Filters = TypeVar("Filters", bound=SessionFilters)
+Row = TypeVar("Row", bound=listing.RowHead)
+
+
+class ListPage(BaseModel, Generic[Filters, Row]):
+    """One page of a list: its filters and rows, how many rows match in how many pages, and
+    the values each filter can take."""
+
     model_config = ConfigDict(frozen=True)
 
-    filters: SessionFilters
-    rows: list[SessionRow]
+    filters: Filters
+    rows: list[Row]
     total: int
     pages: int
     choices: Choices
+
+    @classmethod
+    def of(cls, filters: Filters, total: int, rows: list[Row], choices: Choices) -> Self:
+        return cls(
+            filters=filters,
+            rows=rows,
+            total=total,
+            pages=max(1, -(-total // filters.per_page)),
+            choices=choices,
+        )
+
+
+SessionsPage = ListPage[SessionFilters, listing.SessionFigures]
 
 
 def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
     """One page of sessions, newest first, with each one's tasks, confidence and outcome."""
     total, found = listing.session_page(store, list_query(filters))
-    return SessionsPage(
-        filters=filters,
-        rows=[SessionRow(**r._asdict()) for r in found],
-        total=total,
-        pages=max(1, -(-total // filters.per_page)),
-        choices=filter_choices(store),
-    )
+    return SessionsPage.of(filters, total, found, filter_choices(store))
 
 
 def list_query(f: SessionFilters) -> listing.ListQuery:

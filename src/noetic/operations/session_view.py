@@ -29,17 +29,8 @@ class TaskRow(BaseModel):
     outcome: float | None
 
 
-class SessionView(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
+class SessionView(listing.RowHead):
     domain: str | None
-    status: str
-    created_at: str
     ended_at: str | None
     tasks: list[TaskRow]
     events: int

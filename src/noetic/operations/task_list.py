@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
-
-from noetic.operations.session_list import Choices, SessionFilters, filter_choices, list_query
+from noetic.operations.session_list import ListPage, SessionFilters, filter_choices, list_query
 from noetic.store import listing
 from noetic.store.base import BaseStore
 
@@ -29,33 +27,7 @@ class TaskFilters(SessionFilters):
     the sessions list (so a filtered view moves between the two by its query string)."""
 
 
-class TaskListRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    task: str
-    session_id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    status: str
-    created_at: str
-    ended_at: str | None
-    assessments: int
-    confidence: float | None  # the latest assessment's
-    outcome: float | None  # the mean of the task's outcomes
-    engines: list[str]
-
-
-class TasksPage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    filters: TaskFilters
-    rows: list[TaskListRow]
-    total: int
-    pages: int
-    choices: Choices
+TasksPage = ListPage[TaskFilters, listing.TaskFigures]
 
 
 def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
@@ -65,16 +37,4 @@ def list_tasks(store: BaseStore, filters: TaskFilters) -> TasksPage:
     seen = filter_choices(store)
     # a task's status is whatever closed it (completed, abandoned, or end_task's own word)
     statuses = sorted({*TASK_STATUSES, *listing.task_statuses(store)})
-    return TasksPage(
-        filters=filters,
-        rows=[TaskListRow(**r._asdict()) for r in found],
-        total=total,
-        pages=max(1, -(-total // filters.per_page)),
-        choices=Choices(
-            agents=seen.agents,
-            profiles=seen.profiles,
-            projects=seen.projects,
-            engines=seen.engines,
-            statuses=statuses,
-        ),
-    )
+    return TasksPage.of(filters, total, found, seen.model_copy(update={"statuses": statuses}))

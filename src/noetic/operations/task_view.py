@@ -172,34 +172,9 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
         )
         for r in views.task_rows(store, "investigations", task_id)
     ]
-    outcomes = [
-        OutcomeRow(
-            source=r["source"],
-            score=r["score"],
-            evidence=r["evidence"],
-            at=r["at"],
-            predicted_preflight=r["predicted_preflight"],
-            predicted_check=r["predicted_check"],
-        )
-        for r in views.task_rows(store, "outcomes", task_id)
-    ]
-    calls = [
-        ModelCall(
-            at=r["at"],
-            provider=r["provider"],
-            model=r["model"],
-            engine=r["engine"],
-            attempt=r["attempt"],
-            outcome=r["outcome"],
-            tokens_in=r["tokens_in"],
-            tokens_out=r["tokens_out"],
-            tokens_cached=r["tokens_cached"],
-            latency_ms=r["latency_ms"],
-            cost_usd=r["cost_usd"],
-            error_class=r["error_class"],
-        )
-        for r in views.task_rows(store, "llm_calls", task_id)
-    ]
+    # the rows' columns carry the fields' names (and more, which are left out)
+    outcomes = [OutcomeRow.model_validate(r) for r in views.task_rows(store, "outcomes", task_id)]
+    calls = [ModelCall.model_validate(r) for r in views.task_rows(store, "llm_calls", task_id)]
     engines = views.task_engines(store, c["session_id"], task_id)
     from noetic.events import EventKind
     from noetic.operations.run_view import describe

@@ -159,13 +159,7 @@ def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
     try:
         return Profile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "profile"
-        raise InvalidValueError(
-            f"{source}: field {field!r}: {err['msg']} (got {err.get('input')!r})",
-            field=field,
-            value=err.get("input"),
-        ) from None
+        raise InvalidValueError.first_of(exc, source, "profile") from None
 
 
 _LOADED: dict[tuple[str, int, int], Profile] = {}

@@ -172,6 +172,7 @@ def recorded_provider(
         provider,
         record=partial(record_llm_call, tracker.store),
         bus=tracker.bus,
+        unit=tracker.store.unit,
         session_id=session_id,
         cascade_id=task_id,
         prices=PriceTable.from_config(tracker.store.home),

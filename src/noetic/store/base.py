@@ -107,8 +107,17 @@ class BaseStore:
         return stored
 
     def _by_id_or_prefix(self, table: str, key: str) -> list[Row]:
-        """The row whose id is ``key``, else up to two whose id starts with it."""
-        raise NotImplementedError
+        """The row whose id is ``key``, else up to two whose id starts with it. Both lookups use
+        the primary key (PostgreSQL compares ids byte by byte, ``COLLATE "C"``, so the range
+        is the prefix's there too), so they cost the same however many rows the table holds."""
+        exact = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (key,)).fetchone()
+        if exact is not None:
+            return [exact]
+        near: list[Row] = self.conn.execute(
+            f"SELECT * FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
+            (key, key + "\U0010ffff"),
+        ).fetchall()
+        return near
 
     def _reader(self) -> BaseStore:
         """Another store on the same database that writes no files (the mirror's thread reads

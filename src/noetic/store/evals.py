@@ -3,7 +3,9 @@
 A run's row holds what was asked (the task set, the model, the profile, the settings) and how
 it stands (``running``, ``completed``, ``failed``, ``interrupted``). Each problem has a row from
 the start, with the problem itself (so a resume needs neither the task file nor the package
-again) and its state, written in its own transaction before and after every step:
+again) and its state, written after every step in the step's own transaction (where the
+backend joins transactions, :meth:`~noetic.store.base.BaseStore.unit`: the task opened, the
+POSTFLIGHT, the outcome are stored with the state that names them, or neither is):
 
 ``pending`` → ``started`` (its task opened: ``cascade_id``) → ``answered`` (the function
 written and the POSTFLIGHT recorded: ``code``) → ``done`` (the tests' verdict: ``passed``,
@@ -21,7 +23,8 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import InvalidValueError, NotFoundError
+from noetic.errors import NotFoundError
+from noetic.store import reads
 from noetic.store.base import BaseStore
 from noetic.store.rows import new_id, now
 
@@ -94,21 +97,7 @@ def create_run(
 
 def get_run(store: BaseStore, run_id: str) -> EvalRunRecord:
     """A run by id or unique id prefix."""
-    if not run_id or not run_id.strip():
-        raise InvalidValueError("the eval run id is empty", field="run", value=run_id)
-    rows = store.conn.execute(
-        "SELECT * FROM eval_runs WHERE id = ? OR (id >= ? AND id < ?) ORDER BY id LIMIT 2",
-        (run_id, run_id, run_id + "\U0010ffff"),
-    ).fetchall()
-    exact = [r for r in rows if r["id"] == run_id]
-    rows = exact or rows
-    if not rows:
-        raise NotFoundError(f"no eval run {run_id!r}", fix="`noetic eval list` lists them")
-    if len(rows) > 1:
-        raise InvalidValueError(
-            f"eval run id prefix {run_id!r} is ambiguous", field="run", value=run_id
-        )
-    return _run(rows[0])
+    return _run(reads.run_row(store, "eval_runs", run_id, "eval run", "noetic eval list"))
 
 
 def runs(store: BaseStore) -> list[EvalRunRecord]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from pydantic import BaseModel, ConfigDict
+
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
     from noetic.store.records import SessionRecord
@@ -36,7 +38,12 @@ class ListQuery:
     offset: int = 0
 
 
-class SessionFigures(NamedTuple):
+class RowHead(BaseModel):
+    """What a session's or a task's row says first: its id, the agent (and model) that worked
+    in it, its profile, its session's project, its status and when it was opened."""
+
+    model_config = ConfigDict(frozen=True)
+
     id: str
     agent: str
     model: str | None
@@ -44,6 +51,11 @@ class SessionFigures(NamedTuple):
     project: str | None
     status: str
     created_at: str
+
+
+class SessionFigures(RowHead):
+    """One row of the sessions list."""
+
     tasks: int
     latest_task: str | None
     latest_task_id: str | None
@@ -52,16 +64,11 @@ class SessionFigures(NamedTuple):
     engines: list[str]
 
 
-class TaskFigures(NamedTuple):
-    id: str
+class TaskFigures(RowHead):
+    """One row of the tasks list."""
+
     task: str
     session_id: str
-    agent: str
-    model: str | None
-    profile: str
-    project: str | None
-    status: str
-    created_at: str
     ended_at: str | None
     assessments: int
     confidence: float | None  # the latest assessment's
@@ -100,53 +107,91 @@ def _where(parts: list[str]) -> str:
     return (" WHERE " + " AND ".join(parts)) if parts else ""
 
 
-# sessions ------------------------------------------------------------------------------------
-
-
-def _session_conditions(f: ListQuery) -> tuple[str, list[Any]]:
+def _conditions(
+    f: ListQuery,
+    equal: dict[str, str | None],
+    engine: str,
+    no_outcome: str,
+    outcome: str,
+    created: str,
+    search: str,
+) -> tuple[str, list[Any]]:
+    """A list's WHERE clause and its arguments: the ``equal`` columns compared with their
+    filters, the ``engine`` clause (one argument), ``no_outcome`` or ``outcome`` (its ``{op}``
+    the side of 0.5 a success or a failure is on), the day range on ``created``, and the
+    ``search`` clause (five patterns of ``q``)."""
     parts: list[str] = []
     args: list[Any] = []
-    _equal_to(
-        parts,
-        args,
-        {"s.ai_id": f.agent, "s.profile": f.profile, "s.project": f.project, "s.status": f.status},
-    )
+    _equal_to(parts, args, equal)
     if f.engine is not None:
-        parts.append("EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.engine = ?)")
+        parts.append(engine)
         args.append(f.engine)
-    # outcomes has no index on session_id: one pass builds the set (an IN list), where a
-    # correlated EXISTS would scan every outcome once per session
     if f.outcome == "none":
-        parts.append("s.id NOT IN (SELECT session_id FROM outcomes)")
+        parts.append(no_outcome)
     elif f.outcome is not None:
-        op = ">=" if f.outcome == "success" else "<"
-        parts.append(f"s.id IN (SELECT session_id FROM outcomes WHERE score {op} 0.5)")
-    _created_between(parts, args, "s.created_at", f)
+        parts.append(outcome.format(op=">=" if f.outcome == "success" else "<"))
+    _created_between(parts, args, created, f)
     if f.q:
-        like = like_pattern(f.q)
-        parts.append(
-            "(s.id LIKE ? ESCAPE '\\' OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\'"
-            " OR EXISTS (SELECT 1 FROM cascades c WHERE c.session_id = s.id"
-            " AND (c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\')))"
-        )
-        args += [like] * 5
+        parts.append(search)
+        args += [like_pattern(f.q)] * 5
     return _where(parts), args
 
 
-def session_page(store: BaseStore, f: ListQuery) -> tuple[int, list[SessionFigures]]:
-    """How many sessions match, and the page's, newest first."""
-    where, args = _session_conditions(f)
+def _page(
+    store: BaseStore, rows: str, alias: str, where: str, args: list[Any], f: ListQuery
+) -> tuple[int, list[str]]:
+    """How many of ``rows`` (a FROM clause naming them ``alias``) match, and the ids of the
+    page's, newest first."""
     conn = store.conn
-    total = int(conn.execute(f"SELECT COUNT(*) FROM sessions s{where}", args).fetchone()[0])
+    total = int(conn.execute(f"SELECT COUNT(*) {rows}{where}", args).fetchone()[0])
     # the sort carries only (created_at, id); the page's rows are read by id afterwards
     ids = [
         r[0]
         for r in conn.execute(
-            f"SELECT s.id FROM sessions s{where} ORDER BY s.created_at DESC, s.id DESC "
+            f"SELECT {alias}.id {rows}{where} ORDER BY {alias}.created_at DESC, {alias}.id DESC "
             f"LIMIT ? OFFSET ?",
             [*args, f.limit, f.offset],
         )
     ]
+    return total, ids
+
+
+def _latest_confidence(store: BaseStore, key: str, ids: list[str]) -> dict[str, float]:
+    """The latest assessment's confidence of each of ``ids`` (a ``key`` of assessments) that
+    has one."""
+    return {
+        r[key]: r["confidence"]
+        for r in store.conn.execute(
+            f"SELECT a.{key}, a.confidence FROM assessments a JOIN ("
+            f"SELECT {key}, MAX(seq) seq FROM assessments WHERE {key} IN ({_marks(ids)}) "
+            f"GROUP BY {key}) m ON a.{key} = m.{key} AND a.seq = m.seq",
+            ids,
+        )
+    }
+
+
+# sessions ------------------------------------------------------------------------------------
+
+
+def _session_conditions(f: ListQuery) -> tuple[str, list[Any]]:
+    # outcomes has no index on session_id: one pass builds the set (an IN list), where a
+    # correlated EXISTS would scan every outcome once per session
+    return _conditions(
+        f,
+        {"s.ai_id": f.agent, "s.profile": f.profile, "s.project": f.project, "s.status": f.status},
+        "EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id AND e.engine = ?)",
+        "s.id NOT IN (SELECT session_id FROM outcomes)",
+        "s.id IN (SELECT session_id FROM outcomes WHERE score {op} 0.5)",
+        "s.created_at",
+        "(s.id LIKE ? ESCAPE '\\' OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\'"
+        " OR EXISTS (SELECT 1 FROM cascades c WHERE c.session_id = s.id"
+        " AND (c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\')))",
+    )
+
+
+def session_page(store: BaseStore, f: ListQuery) -> tuple[int, list[SessionFigures]]:
+    """How many sessions match, and the page's, newest first."""
+    total, ids = _page(store, "FROM sessions s", "s", *_session_conditions(f), f)
     return total, _session_figures(store, ids)
 
 
@@ -173,15 +218,7 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
             ).fetchall()
         )
         tasks = {k: (n, cid, named.get(cid or "")) for k, (n, cid, _) in tasks.items()}
-    confidence = {
-        r["session_id"]: r["confidence"]
-        for r in conn.execute(
-            f"SELECT a.session_id, a.confidence FROM assessments a JOIN ("
-            f"SELECT session_id, MAX(seq) seq FROM assessments WHERE session_id IN ({marks}) "
-            f"GROUP BY session_id) m ON a.session_id = m.session_id AND a.seq = m.seq",
-            ids,
-        )
-    }
+    confidence = _latest_confidence(store, "session_id", ids)
     outcome = {
         r["session_id"]: r["score"]
         for r in conn.execute(
@@ -202,9 +239,10 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
         r = by_id[i]
         n, cid, task = tasks.get(i, (0, None, None))
         out.append(SessionFigures(
-            i, r["ai_id"], r["ai_model"], r["profile"], r["project"], r["status"],
-            r["created_at"], n, task, cid, confidence.get(i), outcome.get(i),
-            engines.get(i, []),
+            id=i, agent=r["ai_id"], model=r["ai_model"], profile=r["profile"],
+            project=r["project"], status=r["status"], created_at=r["created_at"], tasks=n,
+            latest_task=task, latest_task_id=cid, confidence=confidence.get(i),
+            outcome=outcome.get(i), engines=engines.get(i, []),
         ))  # fmt: skip
     return out
 
@@ -260,53 +298,27 @@ def session_tasks(store: BaseStore, session_id: str) -> SessionTasks:
 
 
 def _task_conditions(f: ListQuery) -> tuple[str, list[Any]]:
-    parts: list[str] = []
-    args: list[Any] = []
-    _equal_to(
-        parts,
-        args,
+    return _conditions(
+        f,
         {"s.ai_id": f.agent, "c.profile": f.profile, "s.project": f.project, "c.status": f.status},
-    )
-    if f.engine is not None:
         # events are indexed by session: the task's session narrows them before its id does
-        parts.append(
-            "EXISTS (SELECT 1 FROM events e WHERE e.session_id = c.session_id"
-            " AND e.cascade_id = c.id AND e.engine = ?)"
-        )
-        args.append(f.engine)
-    if f.outcome == "none":
-        parts.append("c.id NOT IN (SELECT cascade_id FROM outcomes WHERE cascade_id IS NOT NULL)")
-    elif f.outcome is not None:
-        op = ">=" if f.outcome == "success" else "<"
-        parts.append(f"c.id IN (SELECT cascade_id FROM outcomes WHERE score {op} 0.5)")
-    _created_between(parts, args, "c.created_at", f)
-    if f.q:
-        like = like_pattern(f.q)
-        parts.append(
-            "(c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\' OR s.id LIKE ? ESCAPE '\\'"
-            " OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\')"
-        )
-        args += [like] * 5
-    return _where(parts), args
+        "EXISTS (SELECT 1 FROM events e WHERE e.session_id = c.session_id"
+        " AND e.cascade_id = c.id AND e.engine = ?)",
+        "c.id NOT IN (SELECT cascade_id FROM outcomes WHERE cascade_id IS NOT NULL)",
+        "c.id IN (SELECT cascade_id FROM outcomes WHERE score {op} 0.5)",
+        "c.created_at",
+        "(c.task LIKE ? ESCAPE '\\' OR c.id LIKE ? ESCAPE '\\' OR s.id LIKE ? ESCAPE '\\'"
+        " OR s.ai_id LIKE ? ESCAPE '\\' OR s.project LIKE ? ESCAPE '\\')",
+    )
 
 
 def task_page(store: BaseStore, f: ListQuery) -> tuple[int, list[TaskFigures]]:
     """How many tasks match, and the page's, newest first."""
-    where, args = _task_conditions(f)
-    conn = store.conn
     # every task has its session (a foreign key): the join is made only for a session's filter,
     # so an unfiltered page walks the tasks' index alone
     by_session = any(v is not None for v in (f.agent, f.project, f.q))
     joined = "FROM cascades c" + (" JOIN sessions s ON s.id = c.session_id" if by_session else "")
-    total = int(conn.execute(f"SELECT COUNT(*) {joined}{where}", args).fetchone()[0])
-    # the sort carries only (created_at, id); the page's rows are read by id afterwards
-    ids = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT c.id {joined}{where} ORDER BY c.created_at DESC, c.id DESC LIMIT ? OFFSET ?",
-            [*args, f.limit, f.offset],
-        )
-    ]
+    total, ids = _page(store, joined, "c", *_task_conditions(f), f)
     return total, _task_figures(store, ids)
 
 
@@ -336,15 +348,7 @@ def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
             ids,
         ).fetchall()
     )
-    confidence = {
-        r["cascade_id"]: r["confidence"]
-        for r in conn.execute(
-            f"SELECT a.cascade_id, a.confidence FROM assessments a JOIN ("
-            f"SELECT cascade_id, MAX(seq) seq FROM assessments WHERE cascade_id IN ({marks}) "
-            f"GROUP BY cascade_id) m ON a.cascade_id = m.cascade_id AND a.seq = m.seq",
-            ids,
-        )
-    }
+    confidence = _latest_confidence(store, "cascade_id", ids)
     outcome = dict(
         conn.execute(
             f"SELECT cascade_id, AVG(score) FROM outcomes WHERE cascade_id IN ({marks}) "
@@ -365,9 +369,10 @@ def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
     for i in ids:
         r = by_id[i]
         out.append(TaskFigures(
-            i, r["task"], r["session_id"], r["ai_id"], r["ai_model"], r["profile"],
-            r["project"], r["status"], r["created_at"], r["ended_at"], counts.get(i, 0),
-            confidence.get(i), outcome.get(i), engines.get(i, []),
+            id=i, task=r["task"], session_id=r["session_id"], agent=r["ai_id"],
+            model=r["ai_model"], profile=r["profile"], project=r["project"], status=r["status"],
+            created_at=r["created_at"], ended_at=r["ended_at"], assessments=counts.get(i, 0),
+            confidence=confidence.get(i), outcome=outcome.get(i), engines=engines.get(i, []),
         ))  # fmt: skip
     return out
 

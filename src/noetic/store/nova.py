@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from noetic.errors import InvalidValueError, NotFoundError
+from noetic.store import reads
 from noetic.store.base import BaseStore
 from noetic.store.rows import new_id, now
 
@@ -60,19 +60,7 @@ def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
 
 def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:
     """A run by id or unique id prefix."""
-    if not run_id or not run_id.strip():
-        raise InvalidValueError("the run id is empty", field="run", value=run_id)
-    rows = store.conn.execute(
-        "SELECT * FROM nova_runs WHERE id = ? OR (id >= ? AND id < ?) ORDER BY id LIMIT 2",
-        (run_id, run_id, run_id + "\U0010ffff"),
-    ).fetchall()
-    exact = [r for r in rows if r["id"] == run_id]
-    rows = exact or rows
-    if not rows:
-        raise NotFoundError(f"no Nova run {run_id!r}", fix="`noetic nova runs` lists them")
-    if len(rows) > 1:
-        raise InvalidValueError(f"run id prefix {run_id!r} is ambiguous", field="run")
-    row = dict(rows[0])
+    row = dict(reads.run_row(store, "nova_runs", run_id, "Nova run", "noetic nova runs"))
     for key in ("settings", "inputs", "result"):
         row[key] = json.loads(row[key])
     return row

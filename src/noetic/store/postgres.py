@@ -565,18 +565,6 @@ class PostgresStore(BaseStore):
             return None
         return int(c.execute(sql + " RETURNING id", list(row.values())).fetchone()[0])
 
-    def _by_id_or_prefix(self, table: str, key: str) -> list[Any]:
-        """Ids compare byte by byte (``COLLATE "C"``), so the range is the prefix's, on the
-        primary key's index, as in SQLite."""
-        exact = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (key,)).fetchone()
-        if exact is not None:
-            return [exact]
-        rows: list[Any] = self.conn.execute(
-            f"SELECT * FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
-            (key, key + "\U0010ffff"),
-        ).fetchall()
-        return rows
-
     def order_appends(self, c: Pipelined, table: str) -> None:
         """Appenders to one table take turns until they commit (a transaction-level advisory
         lock), so ids are taken in commit order: an identity value drawn by a transaction that

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
+from noetic.errors import InvalidValueError, NotFoundError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -211,3 +213,21 @@ def results_with(store: BaseStore, key: str, ai_id: str | None = None) -> list[A
         sql += " AND s.ai_id = ?"
         args.append(ai_id)
     return [r[0] for r in store.conn.execute(sql, args)]
+
+
+def run_row(
+    store: BaseStore, table: Literal["eval_runs", "nova_runs"], run_id: str, kind: str, lists: str
+) -> Any:
+    """The row of ``table`` whose id is ``run_id``, else the one whose id begins with it; an
+    empty id, none and an ambiguous prefix are refused, naming the ``kind`` of run and the
+    command that ``lists`` them."""
+    if not run_id or not run_id.strip():
+        raise InvalidValueError(f"the {kind} id is empty", field="run", value=run_id)
+    rows = store._by_id_or_prefix(table, run_id)
+    if not rows:
+        raise NotFoundError(f"no {kind} {run_id!r}", fix=f"`{lists}` lists them")
+    if len(rows) > 1:
+        raise InvalidValueError(
+            f"{kind} id prefix {run_id!r} is ambiguous", field="run", value=run_id
+        )
+    return rows[0]

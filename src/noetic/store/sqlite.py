@@ -276,18 +276,6 @@ class Store(BaseStore):
     def _reader(self) -> Store:
         return Store(self.home, write_files=False)
 
-    def _by_id_or_prefix(self, table: str, key: str) -> list[sqlite3.Row]:
-        """Both lookups use the primary key, so they cost the same however many rows the
-        table holds."""
-        exact = self.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (key,)).fetchone()
-        if exact is not None:
-            return [exact]
-        near: list[sqlite3.Row] = self.conn.execute(
-            f"SELECT * FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 2",
-            (key, key + "\U0010ffff"),
-        ).fetchall()
-        return near
-
 
 def _connect(path: Path) -> sqlite3.Connection:
     """The store's connection, its database made or migrated. Two processes opening a new store

@@ -83,7 +83,6 @@ def config_checks(home: Path) -> list[Check]:
 def _store_checks(location: StoreLocation) -> list[Check]:
     from noetic.errors import StoreError
     from noetic.store.health import sqlite_health
-    from noetic.store.migrations import MIGRATIONS
 
     if location.url:
         return _postgres_checks(location.url)
@@ -120,27 +119,7 @@ def _store_checks(location: StoreLocation) -> list[Check]:
             fix="`noetic rebuild --from-files` rebuilds it from the session files",
         )
     )
-    known = {fn.__name__ for fn in MIGRATIONS}
-    newer = sorted(applied - known)
-    if newer:
-        schema = Check(
-            name="schema",
-            status="fail",
-            detail=f"written by a newer Noetic (migrations {', '.join(newer)})",
-            fix="upgrade noetic",
-        )
-    elif todo:
-        schema = Check(
-            name="schema",
-            status="warn",
-            detail=f"{len(known) - len(todo)} of {len(known)} migrations applied; "
-            f"pending: {', '.join(todo)}",
-            fix="any writing command applies them (e.g. `noetic bootstrap`)",
-        )
-    else:
-        latest = MIGRATIONS[-1].__name__
-        schema = Check(name="schema", status="ok", detail=f"up to date ({latest})")
-    return [store_check, schema]
+    return [store_check, _schema(applied, todo)]
 
 
 def _postgres_checks(url: str) -> list[Check]:
@@ -148,7 +127,6 @@ def _postgres_checks(url: str) -> list[Check]:
     schema against this Noetic's migrations."""
     from noetic.errors import StoreError
     from noetic.store.location import safe_url
-    from noetic.store.migrations import MIGRATIONS
 
     shown = safe_url(url)
     try:
@@ -166,35 +144,44 @@ def _postgres_checks(url: str) -> list[Check]:
         ]
     except StoreError as exc:
         return [Check(name="store", status="fail", detail=exc.message, fix=exc.fix)]
-    store = Check(name="store", status="ok", detail=f"{shown} (PostgreSQL)")
+    if not applied:
+        return [
+            Check(
+                name="store",
+                status="warn",
+                detail=f"{shown} (PostgreSQL) has no Noetic tables yet",
+                fix="`noetic bootstrap` creates them",
+            ),
+            Check(name="schema", status="warn", detail="no migrations applied yet"),
+        ]
+    return [Check(name="store", status="ok", detail=f"{shown} (PostgreSQL)"), _schema(applied)]
+
+
+def _schema(applied: set[str], todo: list[str] | None = None) -> Check:
+    """A store's schema against this Noetic's migrations: ``applied`` the ones it has, ``todo``
+    the ones it lacks (by default those of this Noetic's not applied)."""
+    from noetic.store.migrations import MIGRATIONS
+
     known = [fn.__name__ for fn in MIGRATIONS]
+    if todo is None:
+        todo = [name for name in known if name not in applied]
     newer = sorted(applied - set(known))
     if newer:
-        schema = Check(
+        return Check(
             name="schema",
             status="fail",
             detail=f"written by a newer Noetic (migrations {', '.join(newer)})",
             fix="upgrade noetic",
         )
-    elif not applied:
-        store = Check(
-            name="store",
-            status="warn",
-            detail=f"{shown} (PostgreSQL) has no Noetic tables yet",
-            fix="`noetic bootstrap` creates them",
-        )
-        schema = Check(name="schema", status="warn", detail="no migrations applied yet")
-    elif todo := [name for name in known if name not in applied]:
-        schema = Check(
+    if todo:
+        return Check(
             name="schema",
             status="warn",
             detail=f"{len(known) - len(todo)} of {len(known)} migrations applied; "
             f"pending: {', '.join(todo)}",
             fix="any writing command applies them (e.g. `noetic bootstrap`)",
         )
-    else:
-        schema = Check(name="schema", status="ok", detail=f"up to date ({known[-1]})")
-    return [store, schema]
+    return Check(name="schema", status="ok", detail=f"up to date ({known[-1]})")
 
 
 def _provider(home: Path, call: bool) -> Check:
@@ -449,13 +436,17 @@ def _same_store(served: str, store_home: Path) -> bool:
 def served_store(base: str, timeout: float = 2.0) -> str | None:
     """The store the ``noetic serve`` at ``base`` serves (``GET <base>/hooks``); None when it
     does not answer (:func:`server_answers` says why)."""
-    data = _hooks_listing(base, timeout)
+    request = _hooks_request(base)
+    try:
+        data = _hooks_listing(request, timeout)
+    except (OSError, ValueError):
+        return None
     store = data.get("store") if isinstance(data, dict) else None
     return store if isinstance(store, str) else None
 
 
-def _hooks_listing(base: str, timeout: float) -> Any:
-    import json
+def _hooks_request(base: str) -> Any:
+    """``GET <base>/hooks``, with ``$NOETIC_TOKEN`` when there is one."""
     import os
     import urllib.request
 
@@ -463,27 +454,26 @@ def _hooks_listing(base: str, timeout: float) -> Any:
     token = os.environ.get("NOETIC_TOKEN")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read(65536))
-    except (OSError, ValueError):
-        return None
+    return request
+
+
+def _hooks_listing(request: Any, timeout: float) -> Any:
+    """The answer to ``request``, parsed: urllib's and the JSON parser's errors are the
+    caller's."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read(65536))
 
 
 def server_answers(base: str, timeout: float = 2.0) -> str | None:
     """None when ``noetic serve`` answers ``GET <base>/hooks``; else what went wrong."""
-    import json
-    import os
     import urllib.error
-    import urllib.request
 
-    request = urllib.request.Request(f"{base}/hooks")
-    token = os.environ.get("NOETIC_TOKEN")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
+    request = _hooks_request(base)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read(65536))
+        data = _hooks_listing(request, timeout)
     except urllib.error.HTTPError as exc:
         return f"HTTP {exc.code}"
     except (urllib.error.URLError, OSError) as exc:

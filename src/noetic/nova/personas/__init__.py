@@ -117,13 +117,7 @@ def parse_persona(text: str, source: str) -> Persona:
     try:
         return Persona.model_validate({**data, "body": body, "source": source})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "front matter"
-        raise InvalidValueError(
-            f"{source}: field {field!r}: {err['msg']} (got {err.get('input')!r})",
-            field=field,
-            value=err.get("input"),
-        ) from None
+        raise InvalidValueError.first_of(exc, source, "front matter") from None
 
 
 def load_persona(path: Path, source: str | None = None) -> Persona:
