@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-# The records are a named tuple and plain classes, not dataclasses: a hook defines them in every
-# process it starts, and a dataclass costs half a millisecond to define.
+# The records are named tuples, and a plain class for the one the parser changes as it reads
+# on (a command's input, its redirections): not dataclasses, which a hook would define in every
+# process it starts, at half a millisecond each.
 
 
 class Word(NamedTuple):
@@ -23,45 +24,13 @@ class Word(NamedTuple):
     start: int = 0
 
 
-class _Record:
-    """Equal when of one class with equal fields (``__slots__``), shown with them."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, _Record)
-        return self._fields() == other._fields()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"{type(self).__name__}({shown})"
-
-
-class Redirect(_Record):
-    __slots__ = ("cwds", "descriptor", "operator", "start", "target", "text")
-
-    def __init__(
-        self,
-        operator: str,
-        target: Word | None,
-        text: str,
-        start: int,
-        cwds: frozenset[str] | None,
-        descriptor: str | None = None,
-    ) -> None:
-        self.operator = operator
-        self.target = target
-        self.text = text
-        self.start = start
-        self.cwds = cwds
-        self.descriptor = descriptor
+class Redirect(NamedTuple):
+    operator: str
+    target: Word | None
+    text: str
+    start: int
+    cwds: frozenset[str] | None
+    descriptor: str | None = None
 
     @property
     def writes(self) -> bool:
@@ -70,7 +39,7 @@ class Redirect(_Record):
         )
 
 
-class Command(_Record):
+class Command:
     """A simple command that could run: ``name`` (None for a bare assignment) and ``args``;
     ``stdin`` is "pipe", "heredoc", "herestring" or "file", ``stdin_text`` what a quoted
     here-document or a here-string feeds it, ``keyword`` the builtin this record stands for
@@ -119,43 +88,43 @@ class Command(_Record):
         self.substitutions = [] if substitutions is None else substitutions
         self.keyword = keyword
 
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Command):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # it changes as the parser reads on
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"Command({shown})"
+
     def moved(self, cwds: frozenset[str] | None) -> Command:
         """The same command run from ``cwds`` (None: a folder nobody knows)."""
         fields = dict(zip(self.__slots__, self._fields(), strict=True))
         return Command(**{**fields, "cwds": cwds})
 
 
-class Function(_Record):
-    __slots__ = ("calls", "name", "start", "text")
-
-    def __init__(self, name: str, text: str, start: int, calls: list[Command]) -> None:
-        self.name = name
-        self.text = text
-        self.start = start
-        self.calls = calls
+class Function(NamedTuple):
+    name: str
+    text: str
+    start: int
+    calls: list[Command]
 
 
-class Script(_Record):
+class Script(NamedTuple):
     """Everything a command line would run; ``evaluated`` is a literal ``$(…)`` where bash
     evaluates text as code."""
 
-    __slots__ = ("commands", "evaluated", "functions", "links", "redirects", "text")
-
-    def __init__(
-        self,
-        text: str,
-        commands: list[Command],
-        redirects: list[Redirect],
-        functions: list[Function],
-        links: dict[str, str | None] | None = None,
-        evaluated: tuple[str, int] | None = None,
-    ) -> None:
-        self.text = text
-        self.commands = commands
-        self.redirects = redirects
-        self.functions = functions
-        self.links = {} if links is None else links
-        self.evaluated = evaluated
+    text: str
+    commands: list[Command]
+    redirects: list[Redirect]
+    functions: list[Function]
+    links: dict[str, str | None]
+    evaluated: tuple[str, int] | None = None
 
     def argv(self) -> list[Word] | None:
         """The words of a line that is one plain command — no pipe, list, redirection,
