@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.evaluation.standin import StandIn
 from tests.llm.model_server import running
 
-from noetic.evaluation.judge import program, run_tests, sandboxed
+from noetic.evaluation.grading import program, run_tests, sandboxed
 from noetic.evaluation.problems import Problem, humaneval
 from noetic.operations.evaluating import eval_report, start_eval
 from noetic.runtime.opening import open_tracker

@@ -14,7 +14,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
@@ -91,10 +91,23 @@ def test_typer_builds_each_command_from_its_declaration(name: str) -> None:
     }
     # The function both parsers call takes exactly the declared parameters, none defaulted:
     # whichever parser ran, every value comes from the declaration.
-    signature = inspect.signature(function(name)).parameters
-    assert set(signature) == {*options, *arguments}
+    taken = taken_parameters(function(name))
+    assert set(taken) == {*options, *arguments}
     if spec.module == "noetic.cli.workflow":
-        assert all(p.default is inspect.Parameter.empty for p in signature.values())
+        assert all(default is inspect.Parameter.empty for default in taken.values())
+
+
+def taken_parameters(fn: Callable[..., object]) -> dict[str, object]:
+    """The parameters ``fn`` takes, each with its default: a ``**options: Unpack[Shared]``
+    stands for the keys of the TypedDict ``Shared`` (none defaulted)."""
+    taken: dict[str, object] = {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            shared = getattr(sys.modules[fn.__module__], str(p.annotation)[len("Unpack[") : -1])
+            taken |= dict.fromkeys(shared.__annotations__, inspect.Parameter.empty)
+        else:
+            taken[p.name] = p.default
+    return taken
 
 
 # What a command line can carry: no NUL (argv and the environment are C strings) and no lone

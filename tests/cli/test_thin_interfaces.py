@@ -2,7 +2,9 @@
 
 Finding the session, resolving the provider and building the run context is written once, in
 the operations layer; a command or an MCP tool that built its own context would be a second
-copy of it, free to drift. Read from the source, so a call made only on a rare path counts too.
+copy of it, free to drift. Nor do they apply a write once themselves: the write operations
+take ``request_id`` and the interfaces pass it through. Read from the source, so a call made
+only on a rare path counts too.
 """
 
 from __future__ import annotations
@@ -71,3 +73,44 @@ def test_the_check_sees_a_context_built_by_hand(tmp_path: Path) -> None:
         "bad.py:3 build_context",
         "bad.py:5 build_context",
     ]
+
+
+def _applies_requests(path: Path) -> list[str]:
+    """Every import of the request machinery (:mod:`noetic.store.requests`, or the operations'
+    ``once`` and ``earlier``): applying a write once is the operation's, the interfaces pass
+    ``request_id`` through."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            names = [alias.name for alias in node.names]
+            bad = (
+                node.module == "noetic.store.requests"
+                or (node.module == "noetic.store" and "requests" in names)
+                or (node.module == "noetic.operations.once" and {"once", "earlier"} & set(names))
+            )
+        elif isinstance(node, ast.Import):
+            bad = any(alias.name == "noetic.store.requests" for alias in node.names)
+        else:
+            continue
+        if bad:
+            found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", _interface_modules(), ids=lambda p: p.relative_to(PACKAGE).as_posix()
+)
+def test_no_interface_applies_a_request_itself(path: Path) -> None:
+    assert _applies_requests(path) == []
+
+
+def test_the_check_sees_a_request_applied_by_hand(tmp_path: Path) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "from noetic.store import requests\n"
+        "from noetic.operations.once import once\n"
+        "import noetic.store.requests\n"
+        "from noetic.operations.once import Replayed, answered\n",
+        encoding="utf-8",
+    )
+    assert _applies_requests(module) == ["bad.py:1", "bad.py:2", "bad.py:3"]

@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from noetic.cli import app
@@ -127,3 +129,101 @@ def test_mcp_write_tools_apply_a_request_once(_isolated_home, monkeypatch):
     assert rows(_isolated_home, "sessions") == 1
     assert rows(_isolated_home, "assessments") == 3
     assert rows(_isolated_home, "outcomes") == 1
+
+
+@pytest.mark.subprocess
+def test_one_request_sent_through_the_cli_and_through_mcp_is_applied_once(
+    _isolated_home, monkeypatch
+):
+    """The operation records the request as it reads it, so a retry through the other
+    interface is answered with the first call's result, not refused nor applied again."""
+    from noetic.mcp.server import build_server
+
+    monkeypatch.delenv("NOETIC_PROVIDER", raising=False)
+    sid = json.loads(cli("bootstrap", "--json").stdout)["session"]["id"]
+    cli("preflight", "fix it", "--vectors", SCORES)
+    checked, recorded = call(
+        build_server(_isolated_home),
+        ("submit_check_assessment", {"vectors": {"know": 0.7}, "session_id": sid,
+                                     "request_id": "x"}),
+        ("record_outcome", {"score": 1.0, "evidence": "tests pass", "task_id": sid,
+                            "request_id": "o"}),
+    )  # fmt: skip
+    again = cli("check", "--vectors", '{"know": 0.7}', "--request-id", "x", "--json")
+    assert again.exit_code == 0 and "request x (check) was already applied" in again.stderr
+    doc = json.loads(again.stdout)
+    assert doc["assessment"]["seq"] == ok(checked)["seq"] == 2
+    assert doc["decision"] == ok(checked)["decision"]
+    verdict = ("outcome", sid, "--success", "--source", "check", "--evidence", "tests pass")
+    told = cli(*verdict, "--request-id", "o", "--json")
+    assert told.exit_code == 0 and "request o (outcome) was already applied" in told.stderr
+    assert json.loads(told.stdout)["id"] == ok(recorded)["id"]
+    done = cli("postflight", "--vectors", SCORES, "--request-id", "f", "--json")
+    assert done.exit_code == 0
+    (replayed,) = call(
+        build_server(_isolated_home),
+        ("submit_postflight_assessment", {"vectors": uniform(0.8), "session_id": sid,
+                                          "request_id": "f"}),
+    )  # fmt: skip
+    assert ok(replayed)["seq"] == json.loads(done.stdout)["assessment"]["seq"] == 3
+    assert rows(_isolated_home, "assessments") == 3
+    assert rows(_isolated_home, "outcomes") == 1
+    assert rows(_isolated_home, "requests") == 3
+
+
+@pytest.mark.subprocess
+def test_a_retry_after_the_answer_was_lost_says_the_write_is_applied(_isolated_home):
+    """What a process ending between its write and keeping its answer leaves (two
+    transactions on PostgreSQL): the CLI prints what happened and exits 0, the MCP tool is an
+    error saying so; neither writes again."""
+    from noetic.mcp.server import build_server
+
+    sid = json.loads(cli("bootstrap", "--json").stdout)["session"]["id"]
+    cli("preflight", "fix it", "--vectors", SCORES)
+    assert cli("check", "--vectors", SCORES, "--request-id", "c", "--json").exit_code == 0
+    with Store(_isolated_home) as store, store.transaction() as c:
+        c.execute("UPDATE requests SET response = NULL WHERE id = 'c'")
+    again = cli("check", "--vectors", SCORES, "--request-id", "c", "--json")
+    assert again.exit_code == 0
+    doc = json.loads(again.stdout)
+    assert doc["replayed"]["request_id"] == "c" and doc["replayed"]["response"] is None
+    assert "(its response was not kept)" in doc["note"]
+    human = cli("check", "--vectors", SCORES, "--request-id", "c")
+    assert human.exit_code == 0 and "was already applied" in human.stdout
+    (tool,) = call(
+        build_server(_isolated_home),
+        ("submit_check_assessment", {"vectors": uniform(0.8), "session_id": sid,
+                                     "request_id": "c"}),
+    )  # fmt: skip
+    assert "was already applied" in err(tool) and "its response was not kept" in err(tool)
+    assert rows(_isolated_home, "assessments") == 2
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=40,
+)
+
+
+@given(JSON, st.integers(min_value=0, max_value=3000))
+def test_a_kept_answer_reads_back_as_it_was_given(response, padding):
+    """Short or long (compressed), every JSON document is read back whole."""
+    from noetic.store.requests import packed, unpacked
+
+    document = {"answer": response, "pad": "x" * padding}
+    assert unpacked(packed(document)) == document
+    assert unpacked(packed(response)) == response
+
+
+def test_a_long_answer_is_kept_small(_isolated_home):
+    """An answer repeating a long task's text costs the write little room (it is written in
+    the write's transaction)."""
+    cli("bootstrap")
+    cli("preflight", "t" * 60_000, "--vectors", SCORES)
+    first = cli("check", "--vectors", SCORES, "--request-id", "long", "--json")
+    with Store(_isolated_home) as store:
+        kept = store.conn.execute("SELECT response FROM requests").fetchone()[0]
+    assert len(first.stdout) > 60_000 and len(kept) < 6_000
+    again = cli("check", "--vectors", SCORES, "--request-id", "long", "--json")
+    assert again.stdout == first.stdout

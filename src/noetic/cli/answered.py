@@ -1,26 +1,39 @@
-"""How a writing command answers when it was given ``--request-id``: the first run prints its
-result and keeps it as the request's answer; a retry prints that answer again (on stdout, under
-``--json``) and says on stderr that nothing was written again (:mod:`noetic.store.requests`)."""
+"""How a writing command answers: its result, or, when its ``--request-id`` was applied
+before (the operation returned :class:`~noetic.operations.once.Replayed`), the first run's
+answer again (on stdout, under ``--json``) and a note on stderr that nothing was written again;
+without ``--json`` the note alone."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from noetic.cli.output import emit, stderr, stdout, to_jsonable
-from noetic.store import requests
+from noetic.cli.output import emit, stderr, stdout
+
+if TYPE_CHECKING:
+    from noetic.operations.once import Replayed
+
+T = TypeVar("T")
 
 
-def answer(result: Any, as_json: bool, render: Callable[[], None] | None) -> None:
-    """Print ``result`` (or a replayed request's first answer) and keep it for retries."""
-    if isinstance(result, requests.Replay):
+def answer(
+    result: T | Replayed[T],
+    as_json: bool,
+    render: Callable[[T], None] | None = None,
+    shown: Callable[[T], Any] | None = None,
+) -> None:
+    """Print ``result`` as ``shown(result)`` (itself by default) under ``--json``, else with
+    ``render``; a replay as its note and its first answer."""
+    from noetic.operations.once import Replayed
+
+    if isinstance(result, Replayed):
         if not as_json:
             stdout().print(result.note(), markup=False)
-        elif result.response is not None:  # the first run's document, as it was printed
+        elif result.result is not None:  # the first run's document, as it was printed
             stderr().print(result.note(), markup=False)
-            emit(result.response, True)
+            emit(shown(result.result) if shown else result.result, True)
         else:
-            emit({"replayed": result.model_dump(mode="json"), "note": result.note()}, True)
+            emit({"replayed": result.request.model_dump(mode="json"), "note": result.note()}, True)
         return
-    emit(result, as_json, render)
-    requests.finish(to_jsonable(result))
+    done: T = result
+    emit(shown(done) if shown else done, as_json, None if render is None else lambda: render(done))

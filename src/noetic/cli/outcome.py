@@ -28,30 +28,20 @@ def outcome(
     """Record a verified outcome of a task, next to what the agent predicted."""
     from noetic.cli.answered import answer
     from noetic.operations.calibrating import outcome as record_outcome
-    from noetic.store import requests
 
     with handled(json):
-        opened = open_tracker(store).store if request_id is not None else None
-        asked = {"target": target, "success": success, "failure": failure, "score": score,
-                 "from_junit": str(from_junit) if from_junit else None, "evidence": evidence,
-                 "source": source, "session": session, "ai_id": ai_id}  # fmt: skip
-        replay = requests.start(opened, request_id, "outcome", asked) if opened else None
-        if replay is None:
-            record = record_outcome(
-                opened or (lambda: open_tracker(store).store), target, success=success,
-                failure=failure, score=score, from_junit=from_junit, evidence=evidence,
-                source=source,
-                current=lambda got: optional_current_session(got, session, ai_id),
-            )  # fmt: skip
-    if replay is not None:
-        answer(replay, json, None)
-        return
+        record = record_outcome(
+            lambda: open_tracker(store).store, target, success=success, failure=failure,
+            score=score, from_junit=from_junit, evidence=evidence, source=source,
+            current=lambda got: optional_current_session(got, session, ai_id),
+            request_id=request_id,
+        )  # fmt: skip
     answer(
         record,
         json,
-        lambda: stdout().print(
-            f"outcome {record.score:.2f} ({record.source}) recorded for task {record.cascade_id}"
-            f" of session {record.session_id}; {_stated(record)}",
+        lambda r: stdout().print(
+            f"outcome {r.score:.2f} ({r.source}) recorded for task {r.cascade_id}"
+            f" of session {r.session_id}; {_stated(r)}",
             markup=False,
         ),
     )

@@ -8,15 +8,18 @@ module imports neither typer nor anything a command does not use."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from noetic.cli.answered import answer
 from noetic.cli.exits import handled
 from noetic.cli.inputs import read_json_input
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
 from noetic.operations import workflow as ops
+from noetic.operations.once import Replayed
 from noetic.runtime.opening import current_session, open_tracker
-from noetic.store import requests
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def bootstrap(
@@ -40,31 +43,28 @@ def bootstrap(
     with handled(json):
         tracker = open_tracker(store, create=True)
         fresh = read_json_input(vectors, None) if recall and vectors is not None else None
-        asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
-                 "project": project, "recall": recall, "scores": fresh,
-                 **({"own": True} if own else {}),
-                 **({"session_type": session_type} if session_type else {})}  # fmt: skip
-        replay = requests.start(tracker.store, request_id, "bootstrap", asked)
-        if replay is None:
-            done = ops.bootstrap(
-                tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-                project=project, recall=recall, scores=fresh, own=own, session_type=session_type,
-            )  # fmt: skip
-    if replay is not None:
-        answer(replay, json, None)
-        return
-    session, chosen, recalled = done.session, done.profile, done.recall
-    env = {"NOETIC_AI_ID": ai_id, "NOETIC_SESSION": session.id}
-    exports = [f"export {key}={shlex.quote(value)}" for key, value in env.items()]
+        done = ops.bootstrap(
+            tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
+            project=project, recall=recall, scores=fresh, own=own, session_type=session_type,
+            request_id=request_id,
+        )  # fmt: skip
+
+    def env(d: ops.Bootstrapped) -> dict[str, str]:
+        return {"NOETIC_AI_ID": ai_id, "NOETIC_SESSION": d.session.id}
+
+    def exports(d: ops.Bootstrapped) -> list[str]:
+        return [f"export {key}={shlex.quote(value)}" for key, value in env(d).items()]
+
     stale = os.environ.get("NOETIC_SESSION")
-    if stale and stale != session.id:
+    if not isinstance(done, Replayed) and stale and stale != done.session.id:
         stderr().print(
             f"[yellow]NOETIC_SESSION is still {stale}:[/] commands in this shell act on it "
             "until you run the export lines below",
             markup=True,
         )
 
-    def render() -> None:
+    def render(d: ops.Bootstrapped) -> None:
+        session, chosen, recalled = d.session, d.profile, d.recall
         out = stdout()
         threshold = chosen.investigation.confidence_threshold
         rounds = chosen.investigation.max_rounds or "unlimited"
@@ -87,15 +87,17 @@ def bootstrap(
                 out.print(f"[yellow]recall:[/] {esc(w)}")
             out.print(recalled.context, markup=False)
         out.print("pin this agent and session in this shell (or eval these lines):")
-        for line in exports:
+        for line in exports(d):
             out.print(line, markup=False, highlight=False, soft_wrap=True)
         out.print('next: noetic preflight "describe the task"')
 
     answer(
-        {"session": session, "profile": chosen, "recall": recalled, "env": env, "exports": exports},
+        done,
         json,
         render,
-    )
+        lambda d: {"session": d.session, "profile": d.profile, "recall": d.recall,
+                   "env": env(d), "exports": exports(d)},
+    )  # fmt: skip
 
 
 def _assess(
@@ -114,7 +116,7 @@ def _assess(
     request_id: str | None = None,
 ) -> Any:
     """The phase's operation on the scores given (none read when a model is to answer); a
-    :class:`~noetic.store.requests.Replay` when ``request_id`` was applied before."""
+    :class:`~noetic.operations.once.Replayed` when ``request_id`` was applied before."""
     tracker = open_tracker(store)
     sid = current_session(tracker, session, ai_id)
     if provider:  # the model answers: nothing is read; scores given too are refused
@@ -123,22 +125,20 @@ def _assess(
     else:
         scores = read_json_input(vectors, vectors_file)
     stated = _probability(p_success)
-    asked = {"session": sid, "task": task, "scores": scores, "provider": provider,
-             "p_success": stated, "review": review, "abandon_open": abandon_open}  # fmt: skip
-    replay = requests.start(tracker.store, request_id, phase, asked)
-    if replay is not None:
-        return replay
     if phase == "preflight":
         result = ops.preflight(
             tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open,
-            p_success=stated,
+            p_success=stated, request_id=request_id,
         )  # fmt: skip
     elif phase == "check":
-        result = ops.check(tracker, sid, scores, provider=provider, p_success=stated)
+        result = ops.check(
+            tracker, sid, scores, provider=provider, p_success=stated, request_id=request_id
+        )
     else:
         result = ops.postflight(
-            tracker, sid, scores, provider=provider, p_success=stated, review=review
-        )
+            tracker, sid, scores, provider=provider, p_success=stated, review=review,
+            request_id=request_id,
+        )  # fmt: skip
     prompted = isinstance(result, ops.AssessmentPrompt)
     if prompted and not as_json and ops.default_provider_configured(tracker):
         stderr().print(
@@ -192,72 +192,53 @@ def _render_assessment(result: Any) -> None:
         out.print(calibration_line(result.calibration))
 
 
-def preflight(
-    task: str,
-    *,
-    vectors: str | None,
-    vectors_file: Path | None,
-    p_success: str | None,
-    abandon_open: bool,
-    provider: str | None,
-    session: str | None,
-    ai_id: str | None,
-    request_id: str | None,
-    store: Path | None,
-    json: bool,
-) -> None:
-    with handled(json):
+class Assessing(TypedDict):
+    """The options preflight, check and postflight share (declared once in
+    :mod:`noetic.cli.declared`)."""
+
+    vectors: str | None
+    vectors_file: Path | None
+    p_success: str | None
+    provider: str | None
+    session: str | None
+    ai_id: str | None
+    request_id: str | None
+    store: Path | None
+    json: bool
+
+
+def _phase(
+    phase: str,
+    o: Assessing,
+    task: str | None = None,
+    abandon_open: bool = False,
+    review: str | None = None,
+) -> Any:
+    with handled(o["json"]):
         result = _assess(
-            "preflight", session, ai_id, store, vectors, vectors_file, json, provider, task,
-            abandon_open, p_success, request_id=request_id,
+            phase, o["session"], o["ai_id"], o["store"], o["vectors"], o["vectors_file"],
+            o["json"], o["provider"], task, abandon_open, p_success=o["p_success"],
+            review=review, request_id=o["request_id"],
         )  # fmt: skip
-    answer(result, json, lambda: _render_assessment(result))
+    answer(result, o["json"], _render_assessment)
+    return result
 
 
-def check(
-    *,
-    vectors: str | None,
-    vectors_file: Path | None,
-    p_success: str | None,
-    provider: str | None,
-    session: str | None,
-    ai_id: str | None,
-    request_id: str | None,
-    store: Path | None,
-    json: bool,
-) -> None:
-    with handled(json):
-        result = _assess(
-            "check", session, ai_id, store, vectors, vectors_file, json, provider,
-            p_success=p_success, request_id=request_id,
-        )  # fmt: skip
-    answer(result, json, lambda: _render_assessment(result))
+def preflight(task: str, *, abandon_open: bool, **options: Unpack[Assessing]) -> None:
+    _phase("preflight", options, task, abandon_open)
 
 
-def postflight(
-    *,
-    vectors: str | None,
-    vectors_file: Path | None,
-    p_success: str | None,
-    review: str | None,
-    provider: str | None,
-    session: str | None,
-    ai_id: str | None,
-    request_id: str | None,
-    store: Path | None,
-    json: bool,
-) -> None:
-    with handled(json):
-        result = _assess(
-            "postflight", session, ai_id, store, vectors, vectors_file, json, provider,
-            p_success=p_success, review=review, request_id=request_id,
-        )  # fmt: skip
-    answer(result, json, lambda: _render_assessment(result))
-    if not isinstance(result, ops.AssessmentPrompt | requests.Replay):
+def check(**options: Unpack[Assessing]) -> None:
+    _phase("check", options)
+
+
+def postflight(*, review: str | None, **options: Unpack[Assessing]) -> None:
+    result = _phase("postflight", options, review=review)
+    if not isinstance(result, ops.AssessmentPrompt | Replayed):
         # a finished task: index it for recall, off this process
         from noetic.recall.background import spawn_indexer
 
-        spawn_indexer(open_tracker(store).store)
+        spawn_indexer(open_tracker(options["store"]).store)
 
 
 def investigate(
@@ -278,20 +259,16 @@ def investigate(
             check_score(vector, 0.0)  # before the store: a misspelt vector says so first
         tracker = open_tracker(store)
         sid = current_session(tracker, session, ai_id)
-        asked = {"session": sid, "note": note, "tool": tool, "vector": vector}
-        replay = requests.start(tracker.store, request_id, "investigate", asked)
-        if replay is None:
-            record = ops.investigate(tracker, sid, note, tool=tool, vector=vector)
-    if replay is not None:
-        answer(replay, json, None)
-        return
+        record = ops.investigate(
+            tracker, sid, note, tool=tool, vector=vector, request_id=request_id
+        )
     answer(
         record,
         json,
-        lambda: stdout().print(
-            f"investigation round {record.round} recorded"
-            + (f" (tool {esc(record.tool)})" if record.tool else "")
-            + f" in session {record.session_id} · next: noetic check"
+        lambda r: stdout().print(
+            f"investigation round {r.round} recorded"
+            + (f" (tool {esc(r.tool)})" if r.tool else "")
+            + f" in session {r.session_id} · next: noetic check"
         ),
     )
 

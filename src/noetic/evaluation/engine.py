@@ -39,7 +39,7 @@ from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.learning import record_outcome
 from noetic.calibration.outcomes import effective_profile
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
-from noetic.evaluation.judge import (
+from noetic.evaluation.grading import (
     MEMORY_MB,
     MIN_MEMORY_MB,
     Verdict,

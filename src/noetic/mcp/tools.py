@@ -63,7 +63,7 @@ from noetic.operations import calibrating
 from noetic.operations import workflow as phases
 from noetic.operations.goal_setting import generate_goals as add_threshold_goals
 from noetic.operations.goal_setting import list_goals
-from noetic.operations.once import once
+from noetic.operations.once import Replayed, answered
 from noetic.operations.session_summary import SessionSummary, session_summary
 from noetic.runtime.tracker import EpistemicState, Recorded
 
@@ -106,11 +106,12 @@ def _assessment(
     return Assessment.from_input(phase, data)
 
 
-def _recorded(result: R | phases.AssessmentPrompt) -> R:
-    """A phase given scores records them (only a phase without scores returns a prompt)."""
+def _recorded(result: R | phases.AssessmentPrompt | Replayed[R]) -> R:
+    """A phase given scores records them, or a call with the same request id did before
+    (only a phase without scores returns a prompt)."""
     if isinstance(result, phases.AssessmentPrompt):
         raise TypeError("an assessment with scores was not recorded")  # a bug, never the caller's
-    return result
+    return answered(result)
 
 
 async def bootstrap_session(
@@ -124,24 +125,19 @@ async def bootstrap_session(
     request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Bootstrapped:
-    def work() -> Bootstrapped:
-        done = phases.bootstrap(
+    done = answered(
+        phases.bootstrap(
             n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
-            project=project, session_type=session_type, remember=False,
-        )  # fmt: skip
-        return Bootstrapped(
-            session=done.session,
-            profile=done.profile,
-            next_step="call execute_preflight with the task you are about to attempt",
-            record=done.record,
+            project=project, session_type=session_type, remember=False, request_id=request_id,
         )
-
-    asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
-             "project": project,
-             **({"session_type": session_type} if session_type else {})}  # fmt: skip
-    out = once(n.store, request_id, "bootstrap", asked, Bootstrapped, work)
-    n.set_current(ctx, out.session.id)
-    return out
+    )  # fmt: skip
+    n.set_current(ctx, done.session.id)
+    return Bootstrapped(
+        session=done.session,
+        profile=done.profile,
+        next_step="call execute_preflight with the task you are about to attempt",
+        record=done.record,
+    )
 
 
 async def resume_previous_session(
@@ -231,13 +227,10 @@ async def submit_preflight_assessment(
             fix="pass task='…', or call execute_preflight with the task first",
         )
 
-    def work() -> Submitted:
-        done = phases.preflight(n.tracker, sid, the_task, a, abandon_open=abandon_open)
-        return Submitted.of(_recorded(done))
-
-    asked = {"session": sid, "task": the_task, "assessment": a.model_dump(mode="json"),
-             "abandon_open": abandon_open}  # fmt: skip
-    out = once(n.store, request_id, "submit_preflight_assessment", asked, Submitted, work)
+    done = phases.preflight(
+        n.tracker, sid, the_task, a, abandon_open=abandon_open, request_id=request_id
+    )
+    out = Submitted.of(_recorded(done))
     n.forget_task(sid)
     return out
 
@@ -271,11 +264,7 @@ async def submit_check_assessment(
 ) -> Submitted:
     a = _assessment(Phase.CHECK, vectors, recommended_action, note, p_success)
     sid = n.session_id(session_id, ctx)
-    asked = {"session": sid, "assessment": a.model_dump(mode="json")}
-    return once(
-        n.store, request_id, "submit_check_assessment", asked, Submitted,
-        lambda: Submitted.of(_recorded(phases.check(n.tracker, sid, a))),
-    )  # fmt: skip
+    return Submitted.of(_recorded(phases.check(n.tracker, sid, a, request_id=request_id)))
 
 
 async def execute_postflight(
@@ -300,13 +289,8 @@ async def submit_postflight_assessment(
 ) -> Finished:
     a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note, p_success, review)
     sid = n.session_id(session_id, ctx)
-
-    def work() -> Finished:
-        done = _recorded(phases.postflight(n.tracker, sid, a))
-        return Finished.of(done, calibration=done.calibration)
-
-    asked = {"session": sid, "assessment": a.model_dump(mode="json")}
-    return once(n.store, request_id, "submit_postflight_assessment", asked, Finished, work)
+    done = _recorded(phases.postflight(n.tracker, sid, a, request_id=request_id))
+    return Finished.of(done, calibration=done.calibration)
 
 
 async def get_calibration_report(
@@ -349,13 +333,11 @@ async def record_outcome(
     ctx: Context | None = None,
 ) -> RecordedOutcome:
     target = task_id or n.session_id(None, ctx)
-    asked = {"target": target, "score": score, "source": source, "evidence": evidence}
-    return once(
-        n.store, request_id, "record_outcome", asked, RecordedOutcome,
-        lambda: calibrating.outcome(
-            n.store, target, score=score, source=source, evidence=evidence
-        ),
-    )  # fmt: skip
+    return answered(
+        calibrating.outcome(
+            n.store, target, score=score, source=source, evidence=evidence, request_id=request_id
+        )
+    )
 
 
 async def query_bayesian_beliefs(n: ServerState, ai_id: str | None = None) -> BeliefsReport:

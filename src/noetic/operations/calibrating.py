@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from noetic.calibration import CalibrationReport, RecordedOutcome
+    from noetic.operations.once import Replayed
     from noetic.store.base import BaseStore
 
 
@@ -25,17 +26,20 @@ def outcome(
     evidence: str = "",
     source: str | None = None,
     current: Callable[[BaseStore], str | None] | None = None,
-) -> RecordedOutcome:
+    request_id: str | None = None,
+) -> RecordedOutcome | Replayed[RecordedOutcome]:
     """Record the verified outcome of a task (``target``: a cascade id, or a session id for
     its latest task), next to what the agent predicted. Exactly one of ``success``,
     ``failure``, ``score`` (in [0, 1]) or ``from_junit`` (a JUnit XML report: the share of
     tests passed) gives it; ``source`` defaults to ``human`` (``test`` from a report).
     ``store`` may be a function that opens it, called once the verdict is read (a wrong
     command line fails before a store is looked for); without a target, ``current`` gives the
-    caller's current session in it. Sync."""
-    from noetic.calibration import record_outcome
+    caller's current session in it. Applied once per ``request_id``
+    (:mod:`noetic.operations.once`): a request is the task and the verdict as read. Sync."""
+    from noetic.calibration import RecordedOutcome, record_outcome
     from noetic.calibration.outcomes import check_outcome_score
     from noetic.errors import InvalidValueError, NotFoundError
+    from noetic.operations.once import once
 
     given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
     if len(given) != 1:
@@ -60,7 +64,11 @@ def outcome(
             "no task given and no current session",
             fix="pass a task id, or name the agent with --ai-id",
         )
-    return record_outcome(opened, target, score=value, source=source, evidence=evidence)
+    asked = {"target": target, "score": value, "source": source, "evidence": evidence}
+    return once(
+        opened, request_id, "outcome", asked, RecordedOutcome.model_validate,
+        lambda: record_outcome(opened, target, score=value, source=source, evidence=evidence),
+    )  # fmt: skip
 
 
 def report(

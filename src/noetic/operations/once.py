@@ -1,19 +1,23 @@
-"""Applying a write once: a call given a ``request_id`` that was applied before is answered from
-what that call returned, and nothing is written again (:mod:`noetic.store.requests`). The MCP
-write tools use it.
+"""Applying a write once. Each write operation a client may retry (``bootstrap``,
+``preflight``, ``check``, ``postflight``, ``investigate``, ``outcome``) takes a ``request_id``
+and applies it here: a call whose request id was applied before writes nothing and returns
+:class:`Replayed`, the first call's result rebuilt from what was kept
+(:mod:`noetic.store.requests`). The CLI and the MCP tools pass the id through and render what
+comes back, so a request is one request whichever interface sent it: the operation's name and
+its arguments, as the operation sees them, are what it is recognised by.
 
-A retry with the same id and arguments gets the first call's result, rebuilt from what was
-recorded; the same id with other arguments is refused, and so is a retry of a call whose result
-was never kept (the write is applied: the error says so rather than applying it again). On a
-store that joins transactions (SQLite) the write, its request id and its answer are one
-transaction, so an answer is never missing there."""
+The same id with other arguments is refused. On a store that joins transactions (SQLite) the
+write, its request id and its answer are one transaction, so a retry always gets the answer;
+on PostgreSQL the request id commits with the write's first transaction and the answer in the
+next, so a process that ends between the two leaves a request applied without an answer:
+:class:`Replayed` then has no ``result``, and :meth:`Replayed.answer` says the write is
+applied rather than applying it again."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from pydantic import BaseModel
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from noetic.errors import StoreError
 from noetic.store import requests
@@ -21,7 +25,48 @@ from noetic.store import requests
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+@dataclass(frozen=True)
+class Replayed(Generic[T_co]):
+    """A request applied before: nothing was written again. ``result`` is that call's result
+    as it was kept (None when the call ended before it could be kept)."""
+
+    request: requests.Replay
+    result: T_co | None
+
+    def note(self) -> str:
+        """What happened, in a sentence: when the request was applied, that nothing was
+        written again."""
+        return self.request.note()
+
+    def answer(self) -> T_co:
+        """The first call's result, or an error saying the write is applied when it was not
+        kept (a retry must not apply it again)."""
+        if self.result is None:
+            raise StoreError(self.note(), fix="read the state to see what it wrote")
+        return self.result
+
+
+def answered(result: T | Replayed[T]) -> T:
+    """The result, whether this call wrote it or an earlier call with its request id did."""
+    return result.answer() if isinstance(result, Replayed) else result
+
+
+def earlier(
+    store: BaseStore,
+    request_id: str | None,
+    operation: str,
+    arguments: dict[str, Any],
+    load: Callable[[Any], T],
+) -> Replayed[T] | None:
+    """The earlier call's answer to ``request_id``, or None (a new request, or no id). Writes
+    and remembers nothing: an operation asks before slow work (a model's assessment, recall)
+    that a retry must not repeat, then applies its write with :func:`once`."""
+    replay = requests.lookup(store, request_id, operation, arguments)
+    return None if replay is None else _replayed(replay, load)
 
 
 def once(
@@ -29,20 +74,27 @@ def once(
     request_id: str | None,
     operation: str,
     arguments: dict[str, Any],
-    result_type: type[M],
-    work: Callable[[], M],
-) -> M:
-    """``work()``'s result, or the result of the call that first applied ``request_id``."""
+    load: Callable[[Any], T],
+    work: Callable[[], T],
+) -> T | Replayed[T]:
+    """``work()``'s result, its write, its request id and its answer stored together; or,
+    when ``request_id`` was applied before, :class:`Replayed` with that call's result
+    (``load`` rebuilds it from the JSON kept). Without a request id, ``work()`` as one
+    write."""
     replay = requests.start(store, request_id, operation, arguments)
     if replay is not None:
-        if replay.response is None:
-            raise StoreError(replay.note(), fix="read the state to see what it wrote")
-        return result_type.model_validate(replay.response)
+        return _replayed(replay, load)
+    from pydantic_core import to_jsonable_python
+
     try:
         with store.unit():  # the write, its request id and its answer: together or not at all
             result = work()
-            requests.finish(result.model_dump(mode="json"))
+            requests.finish(None if request_id is None else to_jsonable_python(result))
     except BaseException:
         requests.finish(None)
         raise
     return result
+
+
+def _replayed(replay: requests.Replay, load: Callable[[Any], T]) -> Replayed[T]:
+    return Replayed(replay, None if replay.response is None else load(replay.response))

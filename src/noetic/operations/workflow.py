@@ -4,14 +4,23 @@ Every function here is sync and quick (one store transaction or a few), so a com
 directly, the MCP server on a worker thread, and an async web server through
 ``asyncio.to_thread``. Only an assessment written by a model (``provider=``) calls one, and
 then runs its own event loop: from async code, call it on a thread.
+
+The writes take a ``request_id``: a call whose id was applied before writes nothing and
+returns :class:`~noetic.operations.once.Replayed`, the first call's result
+(:mod:`noetic.operations.once`). A request is recognised by the operation's name and its
+arguments as written (an assessment's scores as the assessment they make), so the same
+request sent through the CLI and through MCP is one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
+
+from noetic.operations.once import Replayed, earlier, once
 
 if TYPE_CHECKING:
     from noetic.assessment import Assessment, Phase, Review
@@ -31,6 +40,24 @@ class Bootstrapped:
     profile: Profile
     recall: RecallResult | None = None
     record: str | None = None  # the agent's record against its outcomes; None before any
+
+    @classmethod
+    def loaded(cls, data: Any) -> Bootstrapped:
+        """A bootstrap's result from the JSON kept for its request."""
+        from noetic.profiles import Profile
+        from noetic.store.records import SessionRecord
+
+        recalled = None
+        if data.get("recall") is not None:
+            from noetic.recall.selection import RecallResult
+
+            recalled = RecallResult.model_validate(data["recall"])
+        return cls(
+            session=SessionRecord.model_validate(data["session"]),
+            profile=Profile.model_validate(data["profile"]),
+            recall=recalled,
+            record=data.get("record"),
+        )
 
 
 class AssessmentPrompt(BaseModel):
@@ -56,7 +83,8 @@ def bootstrap(
     own: bool = False,
     session_type: str | None = None,
     remember: bool = True,
-) -> Bootstrapped:
+    request_id: str | None = None,
+) -> Bootstrapped | Replayed[Bootstrapped]:
     """Open a session and choose its profile (by name, else by model, else by domain).
 
     ``recall``: also recall earlier tasks relevant to this upcoming task, as much as the need
@@ -65,22 +93,38 @@ def bootstrap(
     :func:`noetic.operations.recalling.recall`. ``session_type``: the seed's label for the
     session (``development``, ``review``…), kept with it. ``remember``: make the
     session ``ai_id``'s current session in the store (the command line's; the MCP server keeps
-    one per client instead). Sync."""
+    one per client instead; a retry of a request applied before changes nothing). Sync."""
     from noetic.store.current import write_current_session
 
+    asked = {"ai_id": ai_id, "profile": profile, "ai_model": ai_model, "domain": domain,
+             "project": project, "recall": recall, "scores": scores if recall else None,
+             "own": own, "session_type": session_type}  # fmt: skip
     recalled = None
     if recall:
         from noetic.assessment import Assessment
         from noetic.recall.selection import recall_default
 
+        replay = earlier(tracker.store, request_id, "bootstrap", asked, Bootstrapped.loaded)
+        if replay is not None:  # before recall: a retry does not search again
+            return replay
         current = Assessment.from_input("preflight", scores).vectors if scores else None
         recalled = recall_default(
             tracker.store, recall, current=current, ai_id=ai_id if own else None, project=project
         )
-    session, chosen = tracker.bootstrap(
-        ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project,
-        session_type=session_type,
-    )  # fmt: skip
+
+    def work() -> Bootstrapped:
+        session, chosen = tracker.bootstrap(
+            ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain, project=project,
+            session_type=session_type,
+        )  # fmt: skip
+        return Bootstrapped(
+            session=session, profile=chosen, recall=recalled, record=tracker.record_for(session.id)
+        )
+
+    done = once(tracker.store, request_id, "bootstrap", asked, Bootstrapped.loaded, work)
+    if isinstance(done, Replayed):
+        return done
+    session = done.session
     if remember:
         try:
             write_current_session(tracker.store.home, session.id, ai_id)
@@ -94,9 +138,7 @@ def bootstrap(
                 fix=f"free some space, then pass --session {session.id} (or export "
                 f"NOETIC_SESSION={session.id}); bootstrapping again would open another session",
             ) from exc
-    return Bootstrapped(
-        session=session, profile=chosen, recall=recalled, record=tracker.record_for(session.id)
-    )
+    return done
 
 
 def prompt(
@@ -122,17 +164,21 @@ def preflight(
     provider: str | None = None,
     abandon_open: bool = False,
     p_success: float | None = None,
-) -> Recorded | AssessmentPrompt:
+    request_id: str | None = None,
+) -> Recorded | AssessmentPrompt | Replayed[Recorded]:
     """Record the PREFLIGHT of ``task`` (opening it): the given scores, or the model's when
-    ``provider`` is named (``"default"``: the configured one); with neither, the prompt.
-    ``abandon_open`` closes a task still open in the session as abandoned first. ``p_success``
-    adds the agent's probability of success to the scores given. Sync."""
-    given = _assessment(
-        tracker, "preflight", session_id, scores, provider, task, p_success=p_success
-    )
-    if isinstance(given, AssessmentPrompt):
-        return given
-    return tracker.preflight(session_id, task, given, abandon_open=abandon_open)
+    ``provider`` is named (``"default"``: the configured one); with neither, the prompt (and
+    no request recorded). ``abandon_open`` closes a task still open in the session as
+    abandoned first. ``p_success`` adds the agent's probability of success to the scores
+    given. Sync."""
+    from noetic.runtime.tracker import Recorded
+
+    return _recorded(
+        tracker, "preflight", session_id, scores, provider, p_success, None, request_id,
+        Recorded.model_validate,
+        lambda given: tracker.preflight(session_id, task, given, abandon_open=abandon_open),
+        task=task, abandon_open=abandon_open,
+    )  # fmt: skip
 
 
 def check(
@@ -142,12 +188,15 @@ def check(
     *,
     provider: str | None = None,
     p_success: float | None = None,
-) -> Recorded | AssessmentPrompt:
+    request_id: str | None = None,
+) -> Recorded | AssessmentPrompt | Replayed[Recorded]:
     """Record a CHECK of the open task (the vectors not given carry over) and decide. Sync."""
-    given = _assessment(tracker, "check", session_id, scores, provider, p_success=p_success)
-    if isinstance(given, AssessmentPrompt):
-        return given
-    return tracker.check(session_id, given)
+    from noetic.runtime.tracker import Recorded
+
+    return _recorded(
+        tracker, "check", session_id, scores, provider, p_success, None, request_id,
+        Recorded.model_validate, lambda given: tracker.check(session_id, given),
+    )  # fmt: skip
 
 
 def postflight(
@@ -158,18 +207,19 @@ def postflight(
     provider: str | None = None,
     p_success: float | None = None,
     review: str | None = None,
-) -> Postflight | AssessmentPrompt:
+    request_id: str | None = None,
+) -> Postflight | AssessmentPrompt | Replayed[Postflight]:
     """Record the POSTFLIGHT, closing the open task, with its deltas and calibration. Sync.
 
     ``review="adversarial"`` asks for an adversarial review: the model named by ``provider``
     looks for what is wrong with the work before it reassesses; without a provider the prompt
     is the adversarial one, and scores given are recorded as an adversarial review."""
-    given = _assessment(
-        tracker, "postflight", session_id, scores, provider, p_success=p_success, review=review
-    )
-    if isinstance(given, AssessmentPrompt):
-        return given
-    return tracker.postflight(session_id, given)
+    from noetic.runtime.tracker import Postflight
+
+    return _recorded(
+        tracker, "postflight", session_id, scores, provider, p_success, review, request_id,
+        Postflight.model_validate, lambda given: tracker.postflight(session_id, given),
+    )  # fmt: skip
 
 
 def investigate(
@@ -179,13 +229,19 @@ def investigate(
     *,
     tool: str | None = None,
     vector: str | None = None,
-) -> InvestigationRecord:
+    request_id: str | None = None,
+) -> InvestigationRecord | Replayed[InvestigationRecord]:
     """Record one investigation step of the open task (``vector``: the one it targets). Sync."""
+    from noetic.store.records import InvestigationRecord
     from noetic.vectors import check_score
 
     if vector is not None:
         check_score(vector, 0.0)
-    return tracker.investigate(session_id, note, tool=tool, target_vector=vector)
+    asked = {"session": session_id, "note": note, "tool": tool, "vector": vector}
+    return once(
+        tracker.store, request_id, "investigate", asked, InvestigationRecord.model_validate,
+        lambda: tracker.investigate(session_id, note, tool=tool, target_vector=vector),
+    )  # fmt: skip
 
 
 def state(tracker: Tracker, session_id: str) -> EpistemicState:
@@ -203,6 +259,43 @@ def default_provider_configured(tracker: Tracker) -> bool:
     except UsageError:
         return False
     return True
+
+
+R = TypeVar("R")
+
+
+def _recorded(
+    tracker: Tracker,
+    phase: str,
+    session_id: str,
+    scores: Any,
+    provider: str | None,
+    p_success: float | None,
+    review: str | None,
+    request_id: str | None,
+    load: Callable[[Any], R],
+    write: Callable[[Assessment], R],
+    *,
+    task: str | None = None,
+    abandon_open: bool = False,
+) -> R | AssessmentPrompt | Replayed[R]:
+    """A phase's assessment written once: the prompt when there is nothing to record; else
+    the request (the scores as the assessment they make, or the model named) looked up
+    before the model is asked, then the assessment written with it."""
+    asked: dict[str, Any] = {"session": session_id, "task": task, "abandon_open": abandon_open}
+    if provider and scores is None and p_success is None:  # the model answers, once
+        asked.update(provider=provider, review=review)
+        replay = earlier(tracker.store, request_id, phase, asked, load)
+        if replay is not None:
+            return replay
+    given = _assessment(
+        tracker, phase, session_id, scores, provider, task, p_success=p_success, review=review
+    )
+    if isinstance(given, AssessmentPrompt):
+        return given
+    if not provider:
+        asked["assessment"] = given.model_dump(mode="json")
+    return once(tracker.store, request_id, phase, asked, load, lambda: write(given))
 
 
 def _assessment(

@@ -2,12 +2,15 @@
 
 A caller that may retry (a client that timed out, a process killed before it printed) gives a
 request id (``--request-id`` on the CLI's writing commands, ``request_id`` on the MCP tools that
-write). :func:`start` looks it up: a request already applied is answered from what was recorded
-(:class:`Replay`), nothing written again. A new one is remembered for this call (a context
-variable, so concurrent MCP calls on one store never see each other's); the first write
-transaction that commits then records it in ``requests`` — in the same transaction as the write,
-so the write and the record of it are applied together or not at all. :func:`finish` keeps the
-response the caller was given, so the retry receives the same document.
+write), which the write operation applies through :mod:`noetic.operations.once` (the only
+caller of this module outside the store). :func:`start` looks it up: a request already
+applied is answered from what was recorded (:class:`Replay`), nothing written again. A new
+one is remembered for this call (a context variable, so concurrent MCP calls on one store never
+see each other's); the first write transaction that commits then records it in ``requests`` —
+in the same transaction as the write, so the write and the record of it are applied together or
+not at all. :func:`finish` keeps the response the caller was given (in the write's
+transaction, where the store joins them; compressed when long, :func:`packed`), so the retry
+receives the same document.
 
 The same id with other arguments or another operation is refused: it names a different request.
 Two calls with one id at the same moment: the record is one ``INSERT … ON CONFLICT DO
@@ -73,12 +76,53 @@ def fingerprint(operation: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_PACKED = "z:"  # no JSON document starts so
+
+
+def packed(response: Any) -> str:
+    """``response`` as kept: its JSON, or, when that is long, the JSON compressed (zlib, then
+    base64 behind ``z:``). An answer repeats what its write stored (a task's text, its
+    assessment), and it is written in the same transaction, so keeping it small keeps a write
+    that fits on a nearly full disk fitting."""
+    text = json.dumps(response, ensure_ascii=False, default=str)
+    if len(text) < 2048:
+        return text
+    import base64
+    import zlib
+
+    raw = zlib.compress(text.encode("utf-8", "surrogatepass"))
+    squeezed = _PACKED + base64.b64encode(raw).decode("ascii")
+    return squeezed if len(squeezed) < len(text) else text
+
+
+def unpacked(kept: str) -> Any:
+    """The response :func:`packed` kept."""
+    if not kept.startswith(_PACKED):
+        return json.loads(kept)
+    import base64
+    import zlib
+
+    data = zlib.decompress(base64.b64decode(kept[len(_PACKED) :]))
+    return json.loads(data.decode("utf-8", "surrogatepass"))
+
+
 def start(
     store: BaseStore, request_id: str | None, operation: str, arguments: dict[str, Any]
 ) -> Replay | None:
     """The earlier answer to ``request_id``, or None: a new request, which the next write
     records. Without a request id, None and nothing remembered."""
     _CURRENT.set(None)
+    replay = lookup(store, request_id, operation, arguments)
+    if replay is None and request_id is not None:
+        _CURRENT.set(_Pending(request_id, operation, fingerprint(operation, arguments), store))
+    return replay
+
+
+def lookup(
+    store: BaseStore, request_id: str | None, operation: str, arguments: dict[str, Any]
+) -> Replay | None:
+    """The earlier answer to ``request_id``, or None (a new request, or no id): nothing is
+    remembered for the next write. The same id with other arguments is refused."""
     if request_id is None:
         return None
     check_identifier(request_id, "request_id")
@@ -94,14 +138,13 @@ def start(
                 f"({row['operation']} at {row['created_at']}): one id names one request",
                 fix="give a new request id to a new request; repeat the same arguments to retry",
             )
-        response = json.loads(row["response"]) if row["response"] is not None else None
+        response = unpacked(row["response"]) if row["response"] is not None else None
         return Replay(
             request_id=request_id,
             operation=operation,
             created_at=row["created_at"],
             response=response,
         )
-    _CURRENT.set(_Pending(request_id, operation, digest, store))
     return None
 
 
@@ -168,7 +211,7 @@ def finish(response: Any) -> None:
         joined = pending.store.writing()
         if not (pending.recorded or joined):
             return
-        text = json.dumps(response, ensure_ascii=False, default=str)
+        text = packed(response)
         try:
             with pending.store.transaction() as c:
                 record(pending.store, c)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noetic.evaluation.judge import extract_code, program, run_tests
+from noetic.evaluation.grading import extract_code, program, run_tests
 from noetic.tools.sandbox import choose
 
 from .standin import ESCAPES, HUNGRY, LOOPS, WRONG
@@ -100,7 +100,7 @@ def test_a_program_that_allocates_without_end_is_stopped_at_the_memory_limit(pro
 
 
 def test_an_allocation_refused_by_the_system_is_told_from_other_failures():
-    from noetic.evaluation.judge import _out_of_memory
+    from noetic.evaluation.grading import _out_of_memory
 
     assert _out_of_memory(b"Traceback...\nMemoryError\n")
     assert _out_of_memory(b"OSError: [Errno 12] Cannot allocate memory\n")

@@ -1,4 +1,4 @@
-"""The judge: a problem's own tests run on the model's function, in the OS sandbox.
+"""Grading: a problem's own tests run on the model's function, in the OS sandbox.
 
 The model is asked for the whole function in a fenced ``python`` block (the convention
 HumanEval harnesses use); :func:`extract_code` takes it from the reply. The program the tests
