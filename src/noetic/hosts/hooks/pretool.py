@@ -239,7 +239,7 @@ def _protected(
     where it changes the protected set, as the file is named (a link's own entry) or where it
     leads."""
     from noetic.tools.shellgate.protected import RULE, entry_path
-    from noetic.tools.shellgate.writes import write_refusal
+    from noetic.tools.shellgate.write_rules import write_refusal
 
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:
