@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noetic.hosts.hooks.context import outside_project
+from noetic.hosts.hooks.shared import outside_project
 from noetic.tools.shellgate.protected import (
     builtin,
     entry_path,

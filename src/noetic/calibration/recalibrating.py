@@ -254,4 +254,3 @@ def for_decision(
             failures=gate.failures,
         ),
     )
-

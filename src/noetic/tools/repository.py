@@ -76,7 +76,7 @@ def control_files(workspace: str) -> Control:
     if os.path.lexists(dotgit):
         keep(dotgit)  # a symlink's target, when that is inside the workspace
         if not linked and os.path.isfile(dotgit):
-            pointed = _gitdir_of(dotgit)
+            pointed = gitdir_of(dotgit)
             if pointed is not None:
                 keep(pointed)
     if os.path.lexists(os.path.join(root, ".gitmodules")):
@@ -106,7 +106,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _gitdir_of(dotgit_file: str) -> str | None:
+def gitdir_of(dotgit_file: str) -> str | None:
     """The folder a ``.git`` file's ``gitdir:`` line names (relative to the file's folder)."""
     try:
         with open(dotgit_file, "rb") as fh:
@@ -274,7 +274,7 @@ def _read_by_git(root: str, git: str | None) -> list[str]:
         dotgit = os.path.join(folder, ".git")
         if os.path.lexists(dotgit):
             files.append(dotgit)  # a `gitdir:` file's bytes; a folder's identity
-            gitdir = dotgit if os.path.isdir(dotgit) else _gitdir_of(dotgit)
+            gitdir = dotgit if os.path.isdir(dotgit) else gitdir_of(dotgit)
             if gitdir is not None:
                 common = gitdir
                 try:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate.options import code_on_line
+from noetic.tools.shellgate.option_spelling import code_on_line
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:

@@ -26,7 +26,12 @@ from functools import lru_cache
 from noetic.tools.shellgate import find_actions, policy_lookups, program_capabilities, table_checks
 from noetic.tools.shellgate.effects_table import PROGRAMS
 from noetic.tools.shellgate.links import follow, resolve
-from noetic.tools.shellgate.options import abbreviates, option_is, option_values, split_string
+from noetic.tools.shellgate.option_spelling import (
+    abbreviates,
+    option_is,
+    option_values,
+    split_string,
+)
 from noetic.tools.shellgate.parsed_line import Command, Redirect, Script, Word
 from noetic.tools.shellgate.path_patterns import compile_all
 from noetic.tools.shellgate.policy import Match, Policy

@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
-from noetic.tools.shellgate.options import option_values
+from noetic.tools.shellgate.option_spelling import option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:

@@ -218,7 +218,9 @@ def hook_folders(root: str, control: Any) -> list[str]:
     one inside the workspace."""
     folders = []
     dotgit = os.path.join(root, ".git")
-    gitdir = dotgit if os.path.isdir(dotgit) else _gitdir_of(dotgit)
+    from noetic.tools.repository import gitdir_of
+
+    gitdir = dotgit if os.path.isdir(dotgit) else gitdir_of(dotgit)
     if gitdir is not None:
         common = gitdir
         try:
@@ -235,20 +237,6 @@ def hook_folders(root: str, control: Any) -> list[str]:
         if folder not in folders:
             folders.append(folder)
     return [f for f in folders if os.path.isdir(f)]
-
-
-def _gitdir_of(dotgit: str) -> str | None:
-    """The folder a ``.git`` file's ``gitdir:`` line names."""
-    try:
-        with open(dotgit, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return None
-    for line in head.splitlines():
-        if line.startswith("gitdir:"):
-            named = line[len("gitdir:") :].strip()
-            return os.path.join(os.path.dirname(dotgit), named) if named else None
-    return None
 
 
 def called_scripts(root: str, folders: list[str]) -> list[str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate import find_actions
 from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
-from noetic.tools.shellgate.options import option_values
+from noetic.tools.shellgate.option_spelling import option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
