@@ -88,6 +88,23 @@ def test_a_worktrees_hooks_are_those_of_its_common_git_folder(tmp_path):
     assert check in protected.named and protected.covers(check)
 
 
+def test_a_commondir_that_is_not_text_leaves_the_worktrees_own_hooks(tmp_path):
+    """A ``commondir`` the agent filled with bytes that are not UTF-8 is read as absent (the
+    worktree's own git folder holds the hooks), not an error that stops the set being built."""
+    wt = tmp_path / "wt"
+    gitdir = tmp_path / "gitdir"
+    (gitdir / "hooks").mkdir(parents=True)
+    (gitdir / "commondir").write_bytes(b"\xff\xfe../elsewhere\n")
+    (gitdir / "hooks" / "pre-commit").write_text("#!/bin/sh\n./ci/lint.sh\n")
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {gitdir}\n")
+    (wt / "ci").mkdir()
+    (wt / "ci" / "lint.sh").write_text("true\n")
+    protected = protected_set(str(wt), home=str(tmp_path))
+    lint = os.path.realpath(wt / "ci" / "lint.sh")
+    assert lint in protected.named and protected.covers(lint)
+
+
 def test_a_links_own_entry_is_what_ln_writes(tmp_path):
     (tmp_path / "hooks").mkdir()
     (tmp_path / "payload").write_text("x")

@@ -218,17 +218,11 @@ def hook_folders(root: str, control: Any) -> list[str]:
     one inside the workspace."""
     folders = []
     dotgit = os.path.join(root, ".git")
-    from noetic.tools.repository import gitdir_of
+    from noetic.tools.repository import git_folders
 
-    gitdir = dotgit if os.path.isdir(dotgit) else gitdir_of(dotgit)
-    if gitdir is not None:
-        common = gitdir
-        try:
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-                common = os.path.join(gitdir, fh.read().strip())
-        except OSError:
-            pass
-        folders.append(os.path.realpath(os.path.join(common, "hooks")))
+    found = git_folders(dotgit)
+    if found is not None:
+        folders.append(os.path.realpath(os.path.join(found[1], "hooks")))
     for path in control.read_only:
         if not os.path.isdir(path) or path == os.path.realpath(dotgit):
             continue
