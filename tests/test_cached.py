@@ -5,6 +5,7 @@ from __future__ import annotations
 import marshal
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import given
@@ -107,3 +108,22 @@ plain = st.recursive(
 @given(plain)
 def test_plain_data_comes_back_as_it_went(value: object) -> None:
     assert cached._decode(marshal.loads(marshal.dumps(cached._encode(value))), {}) == value
+
+
+class Branch(NamedTuple):
+    leaf: Leaf
+    names: tuple[str, ...] = ()
+    table: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
+
+
+def test_named_tuples_come_back_as_themselves(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("NOETIC_CACHE_DIR", str(tmp_path))
+    branch = Branch(Leaf("a", ("x",)), ("n",), {"k": ("v",)})
+    calls, build = counting((branch, Branch(Leaf("b"))))
+    first = cached.load("branch", [b"source"], build, (*TYPES, Branch))
+    again = cached.load("branch", [b"source"], build, (*TYPES, Branch))
+    assert first == again and calls == [1]
+    assert type(again[0]) is Branch and again[0].leaf == Leaf("a", ("x",))
+    assert again[0].table == {"k": ("v",)}

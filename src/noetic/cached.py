@@ -7,8 +7,8 @@ folder (:func:`cache_dir`: ``$NOETIC_CACHE_DIR``, else the platform's, ``~/.cach
 :mod:`marshal` form, named by a hash of everything the value is built from: the bytes of its
 source files and of the code that builds it. An edited file, or a new version of the code,
 is a new name, so a cached value is never stale; the next process reads it back in
-microseconds. The value is plain data and the caller's frozen dataclasses (``types``), which
-are rebuilt through their constructors.
+microseconds. The value is plain data and the caller's frozen dataclasses and named tuples
+(``types``), which are rebuilt through their constructors.
 
 Caching is best effort: a cache folder that cannot be written, or a cached file that cannot be
 read back, only means the value is built again. An error from ``build`` (a malformed file) is
@@ -86,7 +86,8 @@ def load(
     types: Iterable[type] = (),
 ) -> T:
     """The value ``build()`` returns for ``inputs``: read from the cache when it holds it, else
-    built and written there. ``types`` are the frozen dataclasses the value may contain."""
+    built and written there. ``types`` are the frozen dataclasses and named tuples the value may
+    contain."""
     found = read(kind, inputs, types)
     if found is not MISSING:
         return found  # type: ignore[no-any-return]
@@ -125,6 +126,8 @@ def write(kind: str, inputs: Sequence[bytes], value: Any) -> None:
 
 def _encode(value: Any) -> Any:
     fields = getattr(type(value), "__dataclass_fields__", None)
+    if fields is None and isinstance(value, tuple):
+        fields = getattr(type(value), "_fields", None)  # a named tuple
     if fields is not None:
         out = {name: _encode(getattr(value, name)) for name in fields}
         out[_TYPE] = type(value).__qualname__
@@ -140,8 +143,13 @@ def _encode(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+
+
 def _decode(value: Any, types: dict[str, type]) -> Any:
     if isinstance(value, tuple):
+        if _SCALARS.issuperset(map(type, value)):  # most of them: names, flags, patterns
+            return value
         return tuple(_decode(v, types) for v in value)
     if isinstance(value, list):
         return [_decode(v, types) for v in value]

@@ -162,10 +162,10 @@ _NAMES = st.text(alphabet="ab.-*?[]!^\\", max_size=5)
 def test_the_gate_matches_command_names_to_its_globs_as_fnmatch_does(
     name: str, patterns: list[str]
 ) -> None:
-    from noetic.tools.shellgate import catalog
+    from noetic.tools.shellgate import policy_lookups
 
     expected = any(fnmatch.fnmatchcase(name, p) for p in patterns)
-    assert catalog.names_fit(name, tuple(patterns)) == expected
+    assert policy_lookups.names_fit(name, tuple(patterns)) == expected
 
 
 @pytest.mark.subprocess
@@ -183,6 +183,38 @@ def test_a_write_is_judged_without_the_shell_parser(gated: Path) -> None:
         got = None if reply is None else reply["hookSpecificOutput"]["permissionDecision"]
         assert got == expected, (path, reply)
         assert report["loaded"] == [], path
+
+
+@pytest.mark.subprocess
+def test_a_command_loads_only_the_checks_its_programs_need(gated: Path) -> None:
+    # sed and awk programs, git aliases, code handed to an interpreter, one-line Python and the
+    # agent's irreversible effects are loaded for a line that names them, not for `ls -la`
+    checks = {
+        "sed_awk": "noetic.tools.shellgate.sed_awk",
+        "git_aliases": "noetic.tools.shellgate.git_aliases",
+        "interpreters": "noetic.tools.shellgate.interpreters",
+        "pycode": "noetic.tools.shellgate.pycode",
+        "effects": "noetic.tools.shellgate.irreversible_effects",
+    }
+    bash = {"hook_event_name": "PreToolUse", "tool_name": "Bash"}
+    hook("pre-tool-use", gated, **bash, tool_input={"command": "true"})  # builds the caches
+    for command, needed in [
+        ("ls -la", set()),
+        ("sed -n 1p notes.md", {"sed_awk"}),
+        ("git frobnicate", {"git_aliases"}),
+        ("python3 -c 'print(1)'", {"interpreters", "pycode"}),
+    ]:
+        body = {
+            "session_id": SESSION,
+            "cwd": str(gated),
+            **bash,
+            "tool_input": {"command": command},
+        }
+        report = modules_loaded(
+            ["hook", "pre-tool-use"], tuple(checks.values()), gated, stdin=json.dumps(body)
+        )
+        assert report["code"] == 0, report["output"]
+        assert set(report["loaded"]) == {checks[n] for n in needed}, (command, report["loaded"])
 
 
 VECTORS = {"engagement": 0.8, "know": 0.6, "do": 0.7, "context": 0.6, "clarity": 0.7,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from noetic.hosts.hooks.context import outside_project
+from noetic.hosts.hooks.shared import outside_project
 from noetic.tools.shellgate.protected import (
     builtin,
     entry_path,
@@ -86,6 +86,23 @@ def test_a_worktrees_hooks_are_those_of_its_common_git_folder(tmp_path):
     protected = protected_set(str(tmp_path / "wt"), home=str(tmp_path))
     check = os.path.realpath(tmp_path / "wt" / "ci" / "check.sh")
     assert check in protected.named and protected.covers(check)
+
+
+def test_a_commondir_that_is_not_text_leaves_the_worktrees_own_hooks(tmp_path):
+    """A ``commondir`` the agent filled with bytes that are not UTF-8 is read as absent (the
+    worktree's own git folder holds the hooks), not an error that stops the set being built."""
+    wt = tmp_path / "wt"
+    gitdir = tmp_path / "gitdir"
+    (gitdir / "hooks").mkdir(parents=True)
+    (gitdir / "commondir").write_bytes(b"\xff\xfe../elsewhere\n")
+    (gitdir / "hooks" / "pre-commit").write_text("#!/bin/sh\n./ci/lint.sh\n")
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {gitdir}\n")
+    (wt / "ci").mkdir()
+    (wt / "ci" / "lint.sh").write_text("true\n")
+    protected = protected_set(str(wt), home=str(tmp_path))
+    lint = os.path.realpath(wt / "ci" / "lint.sh")
+    assert lint in protected.named and protected.covers(lint)
 
 
 def test_a_links_own_entry_is_what_ln_writes(tmp_path):

@@ -2,7 +2,8 @@
 determine — a program it does not model, a tool's own shell escape, code on standard input, a
 write through an operand or option of a known program, a secret named by a glob or a variable.
 
-Each command here was allowed by the gate before its effects table (tools/shellgate/table.py).
+Each command here was allowed by the gate before its effects table
+(tools/shellgate/effects_table.py).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from noetic.tools.shellgate import aliases, check_command, load_policy
-from noetic.tools.shellgate.gate import effects
-from noetic.tools.shellgate.table import MODULES, PROGRAMS, Program
+from noetic.tools.shellgate import check_command, git_aliases, load_policy
+from noetic.tools.shellgate.effects_table import MODULES, PROGRAMS, Program
+from noetic.tools.shellgate.irreversible_effects import effects
 
 
 @pytest.fixture(scope="module")
@@ -315,10 +316,10 @@ def test_a_users_policy_can_declare_a_program_it_knows(
         ("[alias]\n\tlg = log\n[alias]\n\tlg = show\n", "show"),
         ('[alias "x"]\n\tlg = log\n', None),
         ("[alias]\n\tother = log\n", None),
-        ("[include]\n\tpath = more\n[alias]\n\tlg = log\n", aliases.UNKNOWN),
-        ('[includeIf "gitdir:~/x/"]\n\tpath = more\n', aliases.UNKNOWN),
-        ("[alias]\n\tlg = log \\\n\t--oneline\n", aliases.UNKNOWN),
-        ('[alias]\n\tlg = "log\n', aliases.UNKNOWN),
+        ("[include]\n\tpath = more\n[alias]\n\tlg = log\n", git_aliases.UNKNOWN),
+        ('[includeIf "gitdir:~/x/"]\n\tpath = more\n', git_aliases.UNKNOWN),
+        ("[alias]\n\tlg = log \\\n\t--oneline\n", git_aliases.UNKNOWN),
+        ('[alias]\n\tlg = "log\n', git_aliases.UNKNOWN),
     ],
 )
 def test_a_git_alias_is_read_as_git_reads_it_or_not_at_all(
@@ -327,5 +328,5 @@ def test_a_git_alias_is_read_as_git_reads_it_or_not_at_all(
     (tmp_path / "ws" / ".git").mkdir(parents=True)
     (tmp_path / "ws" / ".git" / "config").write_text(config)
     (tmp_path / "home").mkdir()
-    found = aliases.lookup("lg", str(tmp_path / "ws"), str(tmp_path / "home"))
+    found = git_aliases.lookup("lg", str(tmp_path / "ws"), str(tmp_path / "home"))
     assert found == expected if isinstance(expected, str | None) else found is expected

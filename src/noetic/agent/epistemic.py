@@ -28,7 +28,7 @@ from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import ToolCall
 from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.shellgate import Policy
-from noetic.tools.shellgate.gate import effects
+from noetic.tools.shellgate.irreversible_effects import effects
 
 Approve = Literal["ask", "never", "always"]
 Asker = Callable[[str], Awaitable[bool]]

@@ -36,7 +36,7 @@ from typing import Any, Final, Literal
 from noetic.assessment import Calibrated, Release
 from noetic.calibration.outcomes import Filters, phase_points
 from noetic.calibration.per_phase import PhasePoint
-from noetic.calibration.recalibration import Fitted, Gate, Map, recalibrate, release_gate, split
+from noetic.calibration.recalibration import Fitted, Gate, recalibrate, release_gate, split
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.store.reads import last_outcome
@@ -254,9 +254,3 @@ def for_decision(
             failures=gate.failures,
         ),
     )
-
-
-def map_of(body: dict[str, Any]) -> Map:
-    """The map a kept fit applies (the identity when none is in force)."""
-    fitted = Fitted.from_json(body["fitted"])
-    return fitted.map if fitted.in_force else Map()

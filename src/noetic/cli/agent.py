@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -104,7 +103,7 @@ def gate(
                 out.print(f"    {esc(v.detail)}")
             out.print(f"    [dim]at[/] {esc(v.part)}")
 
-    emit({**asdict(verdict), "rule": verdict.rule}, json, render)
+    emit({**verdict.as_dict(), "rule": verdict.rule}, json, render)
     if not verdict.allowed:
         raise typer.Exit(1)
 

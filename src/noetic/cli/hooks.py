@@ -26,7 +26,7 @@ def hook(event: str, store: Path | None = None) -> None:
         reply = run_hook(event, payload, store=store)
     except Exception as exc:  # a hook must never fail the agent: log, say where, exit 0
         from noetic.errors import error_name
-        from noetic.hosts.hooks.context import log_failure
+        from noetic.hosts.hooks.shared import log_failure
 
         where = log_failure(event, payload, store, exc)
         sys.stderr.write(

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
@@ -193,13 +193,6 @@ class Provider(Protocol):
 def complete_sync(provider: Provider, request: Request) -> Completion:
     """Run one completion from synchronous code (the CLI edge); not for use inside a loop."""
     return asyncio.run(provider.complete(request))
-
-
-@runtime_checkable
-class StreamingProvider(Provider, Protocol):
-    """A provider that can also stream: text deltas, then the :class:`Completion`."""
-
-    def stream(self, request: Request) -> AsyncIterator[str | Completion]: ...
 
 
 async def stream_completion(

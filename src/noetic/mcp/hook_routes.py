@@ -99,8 +99,8 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
             payload = _payload(await _body(request))
         except InvalidValueError as exc:
             if event == "pre-tool-use":  # an error must not open the gate
-                from noetic.hosts.hooks.context import log_failure
                 from noetic.hosts.hooks.pretool import failed
+                from noetic.hosts.hooks.shared import log_failure
 
                 log_failure(event, {}, home, exc, root)
                 return _json(failed(exc))
@@ -143,7 +143,7 @@ def _run(event: str, payload: dict[str, Any], home: Path, project: Path) -> dict
     and project. A PreToolUse hook that fails is denied (an error must not open the gate); any
     other failing hook answers nothing."""
     from noetic.hosts.hooks.answer import run_hook
-    from noetic.hosts.hooks.context import log_failure
+    from noetic.hosts.hooks.shared import log_failure
 
     try:
         return run_hook(event, payload, store=home, project=project)

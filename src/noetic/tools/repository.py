@@ -76,7 +76,7 @@ def control_files(workspace: str) -> Control:
     if os.path.lexists(dotgit):
         keep(dotgit)  # a symlink's target, when that is inside the workspace
         if not linked and os.path.isfile(dotgit):
-            pointed = _gitdir_of(dotgit)
+            pointed = gitdir_of(dotgit)
             if pointed is not None:
                 keep(pointed)
     if os.path.lexists(os.path.join(root, ".gitmodules")):
@@ -106,7 +106,22 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _gitdir_of(dotgit_file: str) -> str | None:
+def git_folders(dotgit: str) -> tuple[str, str] | None:
+    """The git folder a ``.git`` entry stands for (itself, or the folder its ``gitdir:`` line
+    names) and its common folder (a worktree's ``commondir``; else the same folder)."""
+    gitdir = dotgit if os.path.isdir(dotgit) else gitdir_of(dotgit)
+    if gitdir is None:
+        return None
+    common = gitdir
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.join(gitdir, fh.read().strip())
+    except (OSError, UnicodeDecodeError):
+        pass
+    return gitdir, common
+
+
+def gitdir_of(dotgit_file: str) -> str | None:
     """The folder a ``.git`` file's ``gitdir:`` line names (relative to the file's folder)."""
     try:
         with open(dotgit_file, "rb") as fh:
@@ -274,14 +289,9 @@ def _read_by_git(root: str, git: str | None) -> list[str]:
         dotgit = os.path.join(folder, ".git")
         if os.path.lexists(dotgit):
             files.append(dotgit)  # a `gitdir:` file's bytes; a folder's identity
-            gitdir = dotgit if os.path.isdir(dotgit) else _gitdir_of(dotgit)
-            if gitdir is not None:
-                common = gitdir
-                try:
-                    with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-                        common = os.path.join(gitdir, fh.read().strip())
-                except (OSError, UnicodeDecodeError):
-                    pass
+            found = git_folders(dotgit)
+            if found is not None:
+                gitdir, common = found
                 files += [os.path.join(gitdir, n) for n in ("commondir", "HEAD", "config.worktree")]
                 files += [os.path.join(common, n) for n in ("config", "objects", "refs")]
         parent = os.path.dirname(folder)

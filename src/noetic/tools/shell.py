@@ -5,7 +5,7 @@ when the OS sandbox will contain it — and a refusal names the rule and the par
 and nothing runs. A line that is one plain command runs as an argument vector — no shell
 interpreter, globs expanded here. A line that needs a shell (a pipe, a list, a redirection, an
 expansion: ``cd src && ls``) runs through the policy's ``shell`` (bash by default), handed the
-line as the gate parsed and approved it (:func:`noetic.tools.shellgate.render.render`), so the
+line as the gate parsed and approved it (:func:`noetic.tools.shellgate.rebuilt_line.render`), so the
 shell runs the words the gate judged; ``shell: null`` refuses such lines. The command runs in a
 folder of the workspace, inside the OS sandbox when there is one (:mod:`noetic.tools.sandbox`),
 with a timeout that kills it and everything it started, its output capped, and an environment
@@ -31,7 +31,7 @@ from noetic.tools.base import Tool, tool
 from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.sandbox import Sandbox, choose, wrap
 from noetic.tools.shellgate import Policy, Verdict, check_command, load_policy
-from noetic.tools.shellgate.render import render
+from noetic.tools.shellgate.rebuilt_line import render
 from noetic.tools.shellgate.syntax import Unparseable, parse
 
 MAX_OUTPUT_BYTES = 16_000

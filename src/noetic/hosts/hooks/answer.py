@@ -29,9 +29,9 @@ never act on each other's session; the sessions themselves are recorded as ``ai_
 =================  =============================================================================
 
 The store, the workspace and the gate's configuration come from the project root
-(:func:`~noetic.hosts.hooks.context.project_root`: the server's project,
+(:func:`~noetic.hosts.hooks.shared.project_root`: the server's project,
 ``$CLAUDE_PROJECT_DIR``), never from a ``.noetic`` below it, which the agent could make; the
-helpers every handler shares live in :mod:`~noetic.hosts.hooks.context`. These functions raise
+helpers every handler shares live in :mod:`~noetic.hosts.hooks.shared`. These functions raise
 on failure; the command around them (``noetic.cli.hooks``) logs to ``<store>/hooks.log`` and
 exits 0, so Noetic never stands in the agent's way — except ``pre-tool-use``, which answers
 ``deny`` naming what failed (:func:`noetic.hosts.hooks.pretool.guarded_pre_tool_use`): an error
@@ -47,7 +47,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from noetic.hosts.hooks.context import (
+from noetic.hosts.hooks.shared import (
     AI_ID,
     agent_key,
     current_session,

@@ -14,45 +14,40 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from noetic.errors import InvalidValueError
-from noetic.tools.shellgate.policy import regular_expressions
+from noetic.tools.shellgate.policy import mapping_of, regular_expressions
 from noetic.tools.shellgate.reduction import operands, reduce
 
 if TYPE_CHECKING:
     from typing import Annotated
 
-    from pydantic import AfterValidator, Field
+    from pydantic import AfterValidator, BeforeValidator, Field
 
 _PYTHON = re.compile(r"^(python|python3|python3\.\d+|py)$")
 DELETERS = frozenset({"rm", "rmdir", "unlink", "shred"})
 
 
-# Plain frozen dataclasses: pydantic reads their annotations only when rules are built from
-# their files (:func:`noetic.cached.validated`), and what is built is cached by content.
-_STRICT = {"extra": "forbid"}
+# Named tuples, defined in microseconds: pydantic reads their annotations only when rules are
+# built from their files (:func:`noetic.cached.validated`; an unknown key is refused, an entry
+# that is not a mapping too), and what is built is cached by content.
+_match = mapping_of("Match")
+_rule = mapping_of("Rule")
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
-    __pydantic_config__ = _STRICT
-
+class Match(NamedTuple):
     command: Annotated[tuple[str, ...], Field(min_length=1)]
     subcommand: tuple[str, ...] = ()
     arguments: Annotated[tuple[str, ...], AfterValidator(regular_expressions)] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
-    __pydantic_config__ = _STRICT
-
+class Rule(NamedTuple):
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     reason: str
-    match: Annotated[tuple[Match, ...], Field(min_length=1)]
+    match: Annotated[tuple[Annotated[Match, BeforeValidator(_match)], ...], Field(min_length=1)]
     always: bool = False  # held for the person whatever the task's CHECK says
 
 
@@ -69,11 +64,8 @@ class Effect(str):
         return effect
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
-    __pydantic_config__ = _STRICT
-
-    rules: tuple[Rule, ...] = ()
+class Rules(NamedTuple):
+    rules: tuple[Annotated[Rule, BeforeValidator(_rule)], ...] = ()
 
 
 BUILT_IN = Path(__file__).with_name("irreversible.yaml")
@@ -105,6 +97,12 @@ def _build(raw: bytes, path: Path | None) -> tuple[Rule, ...]:
         raise InvalidValueError(
             f"irreversible rules {path} cannot be read: {exc}", field="irreversible_rules"
         ) from None
+    if not isinstance(data or {}, dict):  # a named tuple would take a list as its fields
+        raise InvalidValueError(
+            f"irreversible rules {path}: (file): Input should be a valid dictionary or instance "
+            "of Rules",
+            field="irreversible_rules",
+        )
     try:
         return cached.validated(Rules, data or {}).rules
     except ValidationError as exc:

@@ -27,7 +27,7 @@ reads ``hookSpecificOutput.permissionDecision`` from the reply:
   would skip them).
 
 The store and its configuration are the project root's
-(:func:`noetic.hosts.hooks.context.project_root`), never a ``.noetic`` the agent made below it;
+(:func:`noetic.hosts.hooks.shared.project_root`), never a ``.noetic`` the agent made below it;
 anything that fails on the way — a ``config.toml`` or policy that cannot be read, a store that
 does not open — is answered ``deny`` naming it
 (:func:`guarded_pre_tool_use`).
@@ -49,7 +49,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from noetic.hosts.hooks.context import (
+from noetic.hosts.hooks.shared import (
     current_session,
     locate,
     log_failure,
@@ -239,7 +239,7 @@ def _protected(
     where it changes the protected set, as the file is named (a link's own entry) or where it
     leads."""
     from noetic.tools.shellgate.protected import RULE, entry_path
-    from noetic.tools.shellgate.writes import write_refusal
+    from noetic.tools.shellgate.write_rules import write_refusal
 
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:

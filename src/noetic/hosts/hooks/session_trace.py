@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from noetic.hosts.hooks.context import current_session, note
+from noetic.hosts.hooks.shared import current_session, note
 from noetic.runtime.telemetry import span_id, trace_id
 
 AGENT = "claude-code"

@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import cache
 
 MAX_WORDS = 256
 
 Chars = list[tuple[str, bool]]  # (character, quoted)
 
-_SEQUENCE = re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+
+@cache
+def _sequence_pattern() -> re.Pattern[str]:
+    return re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
 
 
 class TooMany(Exception):
@@ -84,7 +88,7 @@ def _sequence(inner: Chars) -> list[Chars] | None:
     """``1..5``, ``a..e``, ``10..1..3``: the terms, or None when ``inner`` is not a sequence."""
     if any(q for _, q in inner):
         return None
-    m = _SEQUENCE.match("".join(c for c, _ in inner))
+    m = _sequence_pattern().match("".join(c for c, _ in inner))
     if m is None:
         return None
     first, last, step_text = m.groups()
@@ -146,10 +150,14 @@ _ANSI_C_SIMPLE = {
     '"': '"',
     "?": "?",
 }
-_ANSI_C_ESCAPE = re.compile(
-    r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))",
-    re.DOTALL,
-)
+
+
+@cache
+def _ansi_c_escape() -> re.Pattern[str]:
+    return re.compile(
+        r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))",
+        re.DOTALL,
+    )
 
 
 def unescape_ansi_c(body: str) -> str | None:
@@ -173,5 +181,5 @@ def unescape_ansi_c(body: str) -> str | None:
             return ""
         return _ANSI_C_SIMPLE.get(other, "\\" + other)  # bash keeps an unknown escape
 
-    value = _ANSI_C_ESCAPE.sub(one, body)
+    value = _ansi_c_escape().sub(one, body)
     return None if unknown else value

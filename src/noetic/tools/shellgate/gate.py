@@ -22,18 +22,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from noetic.tools.shellgate.effects import effects
 from noetic.tools.shellgate.judge import MAX_COMMAND_CHARS, Judge
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.verdict import Verdict, Violation
-from noetic.tools.shellgate.writes import write_refusal
+from noetic.tools.shellgate.write_rules import write_refusal
 
 __all__ = [
     "MAX_COMMAND_CHARS",
     "Verdict",
     "Violation",
     "check_command",
-    "effects",
     "write_refusal",
 ]
 

@@ -13,22 +13,25 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
+from functools import cache
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate import pycode
-from noetic.tools.shellgate.options import code_on_line
-from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.option_spelling import code_on_line
+from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
-_STDIN = re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
+
+@cache
+def _stdin() -> re.Pattern[str]:
+    return re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
 
 
 def interpreted(
-    judge: Judge, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
+    judge: Judging, base: str, code_flags: tuple[str, ...], args: list[Word], cmd: Command
 ) -> list[Word] | None:
-    """Judge the code an interpreter is handed; returns the argument vector of the module
+    """Judging the code an interpreter is handed; returns the argument vector of the module
     ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
     allowed = any(fnmatch.fnmatchcase(base, p) for p in judge.policy.allow_interpreters)
     downloads = any(judge.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
@@ -48,7 +51,7 @@ def interpreted(
         None,
     )
     from_stdin = shell and _reads_stdin(args)  # `bash -s -- a b <<< CODE`: a, b are arguments
-    if from_stdin or operand is None or operand.value == "-" or _STDIN.match(operand.value or ""):
+    if from_stdin or operand is None or operand.value == "-" or _stdin().match(operand.value or ""):
         fed = cmd.stdin in ("pipe", "heredoc", "herestring")
         if (operand is None or from_stdin) and not fed:
             # an interactive session, or a script read from a file (`sh < f`): the
@@ -100,7 +103,7 @@ def _reads_stdin(args: list[Word]) -> bool:
     return False
 
 
-def run_written(judge: Judge, name: Word, content: str | None, cmd: Command) -> None:
+def run_written(judge: Judging, name: Word, content: str | None, cmd: Command) -> None:
     """``./run.sh`` run after the line wrote it: its code is judged by its ``#!`` line."""
     first = (content or "").split("\n", 1)[0]
     interpreter = first[2:].strip().split() if first.startswith("#!") else []
@@ -112,7 +115,7 @@ def run_written(judge: Judge, name: Word, content: str | None, cmd: Command) -> 
 
 
 def handed(
-    judge: Judge, base: str, shell: bool, code: str | None, word: Word, cmd: Command
+    judge: Judging, base: str, shell: bool, code: str | None, word: Word, cmd: Command
 ) -> None:
     """Code handed to an interpreter: shell code is judged as commands, Python that only
     computes is allowed, anything else the gate cannot bound."""
@@ -123,6 +126,8 @@ def handed(
     elif shell:
         judge.inline(code, word, cmd, f"the code {base} runs")
     elif _family(base, ("python*", "pypy*")):
+        from noetic.tools.shellgate import pycode  # for a line handing Python code over
+
         what = pycode.undetermined(code)
         if what is not None:
             judge.undetermined("interpreter-code", word, f"the {base} code {what}")

@@ -8,13 +8,12 @@ reads a secret, or sends data over the network. A string run as shell code is pa
 judged in its turn when the command spells it out; a capability whose effect the gate cannot
 determine (code computed at run time, a program it cannot read, Python that imports ``os``) is
 refused, saying what was undeterminable — unless the sandbox contains it (``sandbox_contains``).
-The capabilities of particular tools (git, package managers, network clients) are in
-:mod:`.tools`.
+The capabilities of particular programs (git, package managers, network clients) are in
+:mod:`.program_capabilities`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import glob
 import itertools
@@ -22,30 +21,22 @@ import os
 import re
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import lru_cache
 
-from noetic.tools.shellgate import actions, catalog, closed, interpreters, programs, tools
-from noetic.tools.shellgate.catalog import concerns
+from noetic.tools.shellgate import find_actions, policy_lookups, program_capabilities, table_checks
+from noetic.tools.shellgate.effects_table import PROGRAMS
 from noetic.tools.shellgate.links import follow, resolve
-from noetic.tools.shellgate.options import (
+from noetic.tools.shellgate.option_spelling import (
     abbreviates,
     option_is,
     option_values,
     split_string,
 )
-from noetic.tools.shellgate.paths import compile_all
+from noetic.tools.shellgate.parsed_line import Command, Redirect, Script, Word
+from noetic.tools.shellgate.path_patterns import compile_all
 from noetic.tools.shellgate.policy import Match, Policy
-from noetic.tools.shellgate.syntax import (
-    Command,
-    Redirect,
-    Script,
-    TooComplex,
-    Unparseable,
-    Word,
-    parse,
-)
-from noetic.tools.shellgate.table import PROGRAMS
+from noetic.tools.shellgate.policy_lookups import concerns
+from noetic.tools.shellgate.syntax import TooComplex, Unparseable, parse
 from noetic.tools.shellgate.verdict import Violation
 
 MAX_COMMAND_CHARS = 65_536
@@ -56,22 +47,41 @@ _VALUES = frozenset({".", ":", "[", "true", "false", "test"})  # as operands: pa
 _DECLARING = frozenset({"unset", "export", "declare", "typeset", "local", "readonly"})
 
 
-@dataclass
 class Judge:
-    policy: Policy
-    workspace: str
-    home: str
-    cwd: str
-    sandboxed: bool = False
-    cdpath: str | None = None
-    found: list[Violation] = field(default_factory=list)
-    downloaded: set[str] = field(default_factory=set)
-    tainted: set[str] = field(default_factory=set)  # files holding the environment's dump
-    links: dict[str, str | None] = field(default_factory=dict)
-    scripts: dict[str, str | None] = field(default_factory=dict)  # files written in the line
-    on_entry: bool = False  # the write acts on a path's own entry (rm, mv), not a link's target
-    functions: set[str] = field(default_factory=set)  # functions the line defines
-    inline_depth: int = 0
+    """Judges one line; an inner judge (:meth:`inline`) shares what the line has done so far:
+    files downloaded, files holding the environment's dump (``tainted``), links made, files
+    written (``scripts``) and functions defined."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        workspace: str,
+        home: str,
+        cwd: str,
+        sandboxed: bool = False,
+        cdpath: str | None = None,
+        *,
+        downloaded: set[str] | None = None,
+        tainted: set[str] | None = None,
+        links: dict[str, str | None] | None = None,
+        scripts: dict[str, str | None] | None = None,
+        functions: set[str] | None = None,
+        inline_depth: int = 0,
+    ) -> None:
+        self.policy = policy
+        self.workspace = workspace
+        self.home = home
+        self.cwd = cwd
+        self.sandboxed = sandboxed
+        self.cdpath = cdpath
+        self.found: list[Violation] = []
+        self.downloaded = set() if downloaded is None else downloaded
+        self.tainted = set() if tainted is None else tainted
+        self.links = {} if links is None else links
+        self.scripts = {} if scripts is None else scripts
+        self.on_entry = False  # the write acts on a path's own entry (rm, mv), not a link's target
+        self.functions = set() if functions is None else functions
+        self.inline_depth = inline_depth
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
         self.found.append(
@@ -160,8 +170,7 @@ class Judge:
         for v in inner.found:
             inside = v.part and v.part in word.text
             self.found.append(
-                dataclasses.replace(
-                    v,
+                v._replace(
                     part=v.part if inside else word.text,
                     start=word.start,
                     detail=f"{what}: {v.detail}" if v.detail else f"{what}: {v.part}",
@@ -182,12 +191,12 @@ class Judge:
 
     def command(self, cmd: Command) -> None:
         self.variables(cmd)
-        tools.record(self, cmd)
+        program_capabilities.record(self, cmd)
         if cmd.name is None or cmd.keyword is not None:
-            tools.capabilities(self, cmd.keyword or "", [], cmd, 0)
+            program_capabilities.capabilities(self, cmd.keyword or "", [], cmd, 0)
             return
         self.argv([cmd.name, *cmd.args], cmd, hidden_args=False)
-        tools.scripts_written(self, cmd)
+        program_capabilities.scripts_written(self, cmd)
 
     def variables(self, cmd: Command) -> None:
         names = [(n, cmd.text) for n, _ in cmd.assignments]
@@ -198,11 +207,11 @@ class Judge:
                 if not m.variables:
                     continue
                 for name, text in names:
-                    if catalog.fits_name(name, m.variables) and not catalog.fits_name(
+                    if policy_lookups.fits_name(name, m.variables) and not policy_lookups.fits_name(
                         name, m.unless
                     ):
                         self.refuse(rule.id, text, cmd.start, f"sets {name}")
-        tools.index_variables(self, cmd)
+        program_capabilities.index_variables(self, cmd)
 
     def argv(self, argv: list[Word], cmd: Command, *, hidden_args: bool, depth: int = 0) -> None:
         """Judge one argument vector; wrappers and ``find -exec`` recurse into what they run."""
@@ -222,17 +231,19 @@ class Judge:
             self.path_rules(args, cmd.cwds, write=False, part=cmd.text)
         flags = self.policy.recursive_readers.get(base)
         if flags is not None and (not flags or any(self.has_flag(a, flags) for a in args)):
-            actions.folders(self, args, cmd)
+            find_actions.folders(self, args, cmd)
         resolved = self.resolved(name.value, cmd.cwds) if "/" in name.value else set()
         if resolved & self.downloaded:
             self.refuse("download-execute", cmd.text, cmd.start)
         for place in resolved & set(self.scripts):  # `./run.sh` written earlier in the line
+            from noetic.tools.shellgate import interpreters
+
             interpreters.run_written(self, name, self.scripts[place or ""], cmd)
         if depth > 8:
             self.refuse("too-complex", cmd.text, cmd.start)
             return
         self.strings(base, args, cmd)
-        closed.opaque(self, base, args)
+        table_checks.opaque(self, base, args)
         wrapper = self.policy.wrappers.get(base)
         if wrapper is not None:
             inner = self.unwrap(base, args, wrapper, cmd)
@@ -240,7 +251,7 @@ class Judge:
                 own = args[: len(args) - len(inner)] if inner[0] in args else args
                 moved = self.chdir(base, own, cmd)
                 if base == "xargs":  # `xargs -I{} sh -c '{}'`: each input line goes where {} is
-                    inner = actions.placeholders(inner, actions.replace_string(own))
+                    inner = find_actions.placeholders(inner, find_actions.replace_string(own))
                 self.argv(inner, moved, hidden_args=hidden_args or base == "xargs", depth=depth + 1)
             return
         if base in self.policy.evaluators:
@@ -248,17 +259,21 @@ class Judge:
             return
         interpreter = self.interpreter(base)
         if interpreter is not None:
+            from noetic.tools.shellgate import interpreters
+
             module = interpreters.interpreted(self, base, interpreter, args, cmd)
-            if module and closed.module(self, module, cmd):
+            if module and table_checks.module(self, module, cmd):
                 self.argv(module, cmd, hidden_args=hidden_args, depth=depth + 1)
         if base in self.policy.programs:
-            programs.judge_program(self, base, args, cmd)
+            from noetic.tools.shellgate import sed_awk  # loaded for a line naming sed or awk
+
+            sed_awk.judge_program(self, base, args, cmd)
         if base == "find":
-            actions.find(self, args, cmd, depth)
+            find_actions.find(self, args, cmd, depth)
         writer = self.policy.writers.get(base)
         if writer is not None:
             if hidden_args and writer.paths != "none":
-                fed = tools.piped_paths(cmd)  # `find src -name '*.o' | xargs rm`
+                fed = program_capabilities.piped_paths(cmd)  # `find src -name '*.o' | xargs rm`
                 if fed is None:
                     self.refuse(
                         "dynamic-path", cmd.text, cmd.start, "its paths come from its input"
@@ -267,15 +282,15 @@ class Judge:
                     self.path_rules([word], cmd.cwds, write=True, part=cmd.text)
                     self.written(word, cmd.cwds, cmd.text, cmd.start)
             self.writes(base, args, cmd)
-        tools.capabilities(self, base, args, cmd, depth)
-        closed.program(self, base, name, args, cmd)
+        program_capabilities.capabilities(self, base, args, cmd, depth)
+        table_checks.program(self, base, name, args, cmd)
         runner = self.policy.runner_subcommands.get(base, ())
-        sub = tools.subcommand(base, args)
+        sub = program_capabilities.subcommand(base, args)
         ran: bool | None = None
         if sub is not None and sub in runner:  # `uv run …`, `npm exec …`, `poetry run …`
             after = args[[a.value for a in args].index(sub) + 1 :]
             ran = self.rest(base, after, cmd, hidden_args, depth)
-            ran = None if closed.runs_shell(base, args) else ran  # `npm exec -c CODE`, judged
+            ran = None if table_checks.runs_shell(base, args) else ran  # `npm exec -c CODE`, judged
         elif not self.known(base):
             ran = self.rest(base, args, cmd, hidden_args, depth)
             ran = ran if base in PROGRAMS else None  # an unknown program is refused already
@@ -323,7 +338,7 @@ class Judge:
                 continue
             named = value.rsplit("/", 1)[-1]
             if named in concerns(self.policy) or (self.known(named) and named not in _VALUES):
-                inner = actions.placeholders(args[i:], "{")
+                inner = find_actions.placeholders(args[i:], "{")
                 self.argv(inner, cmd, hidden_args=hidden, depth=depth + 1)
                 return True
         return False if any(w.value is None or not w.value.startswith("-") for w in args) else None
@@ -388,11 +403,11 @@ class Judge:
             return cmd
         _, folder = found[-1]
         if folder is None or (cmd.cwds is None and not folder.startswith("/")):
-            return dataclasses.replace(cmd, cwds=None)
+            return cmd.moved(None)
         places = {p for p in self.resolved(folder, cmd.cwds) if p is not None}
         if len(places) != len(self.resolved(folder, cmd.cwds)):
-            return dataclasses.replace(cmd, cwds=None)
-        return dataclasses.replace(cmd, cwds=frozenset(places))
+            return cmd.moved(None)
+        return cmd.moved(frozenset(places))
 
     def env_split(self, text: str | None, word: Word, cmd: Command) -> list[Word]:
         """The words ``env -S`` makes of its string, or a refusal when it cannot be known."""
@@ -422,6 +437,8 @@ class Judge:
                 self.refuse("download-execute", cmd.text, cmd.start)
             for place in self.resolved(script, cmd.cwds) & set(self.scripts):
                 # a file this line wrote: judged by what it holds, refused when that is unknown
+                from noetic.tools.shellgate import interpreters
+
                 interpreters.handed(self, base, True, self.scripts[place or ""], args[0], cmd)
             return  # running a script file of the workspace, as `bash file` would
         self.refuse("eval", cmd.text, cmd.start)
@@ -435,12 +452,12 @@ class Judge:
     # interpreters -------------------------------------------------------------------------------
 
     def interpreter(self, base: str) -> tuple[str, ...] | None:
-        return catalog.interpreter_flags(self.policy, base)
+        return policy_lookups.interpreter_flags(self.policy, base)
 
     def strings(self, base: str, args: list[Word], cmd: Command) -> None:
         """Options whose value a command runs as shell code (``flock -c``, tar's
         ``--to-command``, ``git rebase -x``)."""
-        sub = tools.subcommand(base, args)
+        sub = program_capabilities.subcommand(base, args)
         options = self.policy.runs.get(base, ()) + self.policy.runs.get(f"{base} {sub}", ())
         if not options:
             return
@@ -495,7 +512,7 @@ class Judge:
         try:
             for word in targets:
                 self.written(word, cmd.cwds, cmd.text, cmd.start)
-            tools.scripts_changed(self, base, targets, args, cmd)
+            program_capabilities.scripts_changed(self, base, targets, args, cmd)
         finally:
             self.on_entry = False
 
@@ -589,9 +606,9 @@ class Judge:
                     break
 
     def fits(self, m: Match, base: str, args: list[Word]) -> bool:
-        if not catalog.names_fit(base, m.command):
+        if not policy_lookups.names_fit(base, m.command):
             return False
-        if m.subcommand and tools.subcommand(base, args) not in m.subcommand:
+        if m.subcommand and program_capabilities.subcommand(base, args) not in m.subcommand:
             return False
         if m.flags and not any(self.has_flag(a, m.flags) for a in args):
             return False
@@ -633,7 +650,7 @@ class Judge:
         for word in words:
             if word.value is None or word.glob or word.value.startswith("/"):
                 # `/proc/$PPID/environ`, `/root/.ss?/id_*`, another user's `/home/u/.netrc`
-                for rule, named in catalog.may_name(
+                for rule, named in policy_lookups.may_name(
                     self.policy, word, self.home, self.workspace, write=write
                 ):
                     self.refuse(rule, word.text, word.start, f"it may name {named}")

@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.syntax import Command, Word
+    from noetic.tools.shellgate.parsed_line import Command, Word
 
 
 def record_links(

@@ -11,17 +11,17 @@ read is never silently replaced by a weaker one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from noetic.errors import InvalidValueError
 
 if TYPE_CHECKING:
     from typing import Annotated
 
-    from pydantic import AfterValidator, Field
+    from pydantic import AfterValidator, BeforeValidator, Field
 
 STRUCTURAL = (
     "unparseable",
@@ -54,17 +54,44 @@ def regular_expressions(patterns: tuple[str, ...]) -> tuple[str, ...]:
     return patterns
 
 
-# Plain frozen dataclasses, so a process that only applies the policy never imports pydantic:
-# their annotations are read (by pydantic, :func:`noetic.cached.validated`) only when a policy
-# is built from its files, and what is built is cached (:mod:`noetic.cached`).
-_STRICT = {"extra": "forbid"}
+def mapping_of(name: str) -> Callable[[Any], Any]:
+    """A check that an entry of the policy is a mapping of its keys (pydantic would take a list
+    as a named tuple's fields in order), refused as pydantic words it for a dataclass."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, dict) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+            return value
+        from pydantic_core import PydanticCustomError
+
+        raise PydanticCustomError(
+            "dataclass_type",
+            "Input should be a valid dictionary or instance of {class_name}",
+            {"class_name": name},
+        )
+
+    return check
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+def one_kind(m: Match) -> Match:
+    """A match names exactly one kind of thing (checked when a policy is built)."""
+    kinds = sum(bool(k) for k in (m.command, m.paths, m.variables))
+    if kinds != 1:
+        raise ValueError("a match names exactly one of command, paths or variables")
+    return m
+
+
+_match = mapping_of("Match")
+_rule = mapping_of("Rule")
+_writer = mapping_of("Writer")
+
+# Named tuples, so a process that only applies the policy never imports pydantic and defines
+# them in microseconds: their annotations are read (by pydantic, :func:`noetic.cached.validated`;
+# an unknown key is refused, as for a dataclass with ``extra="forbid"``) only when a policy is
+# built from its files, and what is built is cached (:mod:`noetic.cached`).
+
+
+class Match(NamedTuple):
     """One way a rule can fit a command (see the comment above ``rules`` in policy.yaml)."""
-
-    __pydantic_config__ = _STRICT
 
     command: tuple[str, ...] = ()
     subcommand: tuple[str, ...] = ()
@@ -75,35 +102,24 @@ class Match:
     variables: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        kinds = sum(bool(k) for k in (self.command, self.paths, self.variables))
-        if kinds != 1:
-            raise ValueError("a match names exactly one of command, paths or variables")
 
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    __pydantic_config__ = _STRICT
-
+class Rule(NamedTuple):
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     reason: str
-    match: Annotated[tuple[Match, ...], Field(min_length=1)]
+    match: Annotated[
+        tuple[Annotated[Match, BeforeValidator(_match), AfterValidator(one_kind)], ...],
+        Field(min_length=1),
+    ]
 
 
-@dataclass(frozen=True, slots=True)
-class Writer:
-    __pydantic_config__ = _STRICT
-
+class Writer(NamedTuple):
     paths: Literal["all", "last", "after-first", "none"] = "all"
     options: tuple[str, ...] = ()
     when: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Policy:
+class Policy(NamedTuple):
     """The whole policy the gate applies; build it with :func:`load_policy`."""
-
-    __pydantic_config__ = _STRICT
 
     version: int = 1
     network: bool = False
@@ -111,28 +127,28 @@ class Policy:
     environment: tuple[str, ...] = ()
     allow_interpreters: tuple[str, ...] = ()
     writable: tuple[str, ...] = ()
-    interpreters: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    interpreter_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    interpreters: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
+    interpreter_values: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
     shells: tuple[str, ...] = ()
     sandbox_contains: tuple[str, ...] = ()
-    runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    programs: dict[str, Literal["sed", "awk"]] = field(default_factory=dict)
+    runs: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
+    programs: dict[str, Literal["sed", "awk"]] = {}  # noqa: RUF012 (never changed)
     git_exec_keys: tuple[str, ...] = ()
     package_indexes: tuple[str, ...] = ()
-    index_options: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    index_options: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
     index_variables: tuple[str, ...] = ()
     network_clients: tuple[str, ...] = ()
     evaluators: tuple[str, ...] = ()
     inert: tuple[str, ...] = ()
     judged_alone: tuple[str, ...] = ()
-    runner_subcommands: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    recursive_readers: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    opaque_runs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    wrappers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    runner_subcommands: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
+    recursive_readers: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
+    opaque_runs: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
+    wrappers: dict[str, tuple[str, ...]] = {}  # noqa: RUF012 (never changed)
     downloaders: tuple[str, ...] = ()
-    writers: dict[str, Writer] = field(default_factory=dict)
-    structural: dict[str, str] = field(default_factory=dict)
-    rules: tuple[Rule, ...] = ()
+    writers: dict[str, Annotated[Writer, BeforeValidator(_writer)]] = {}  # noqa: RUF012
+    structural: dict[str, str] = {}  # noqa: RUF012 (never changed)
+    rules: tuple[Annotated[Rule, BeforeValidator(_rule)], ...] = ()
     disable: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
 

@@ -1,6 +1,6 @@
 """The protected set: the files a developer's own tools run later, outside any sandbox or gate.
 
-Three parts, each a list of path patterns (:mod:`.paths`):
+Three parts, each a list of path patterns (:mod:`.path_patterns`):
 
 - the built-in list, data in ``protected.txt`` beside this module (git's folder and hook
   managers, the host configurations of Claude Code, Cursor, Gemini, VS Code and JetBrains,
@@ -22,15 +22,13 @@ plain data, read when first asked for.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import glob
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 RULE = "runs-later"
 REASON = (
@@ -43,14 +41,23 @@ HOOK_CALLERS = (".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", ".hu
 MAX_CALL_DEPTH = 3
 MAX_SCRIPTS = 64
 MAX_SCRIPT_BYTES = 64 * 1024
-_WORD = re.compile(r"[A-Za-z0-9_./${}@%+-]+")
-_VARIABLE_PREFIX = re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/")
+
+
+@cache
+def _word() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_./${}@%+-]+")
+
+
+@cache
+def _variable_prefix() -> re.Pattern[str]:
+    return re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/")
+
+
 _SKIPPED_DIRS = frozenset({"node_modules"})
 _PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One built-in pattern and what runs the files it matches."""
 
     pattern: str
@@ -72,8 +79,7 @@ def builtin() -> tuple[Entry, ...]:
     return tuple(entries)
 
 
-@dataclass(frozen=True)
-class Protected:
+class Protected(NamedTuple):
     """The protected set of one workspace (a real path)."""
 
     workspace: str
@@ -89,13 +95,13 @@ class Protected:
 
     def covers(self, path: str) -> bool:
         """Whether the real path ``path`` is in the set."""
-        from noetic.tools.shellgate.paths import compile_all
+        from noetic.tools.shellgate.path_patterns import compile_all
 
         return bool(compile_all(self.all_patterns, self.home, self.workspace).match(path))
 
     def why(self, path: str) -> str:
         """What runs ``path`` later, as far as the set says."""
-        from noetic.tools.shellgate.paths import compile_all
+        from noetic.tools.shellgate.path_patterns import compile_all
 
         for entry in builtin():
             if compile_all((entry.pattern,), self.home, self.workspace).match(path):
@@ -143,7 +149,7 @@ class Protected:
         return full[len(self.workspace) + 1 :] if full.startswith(self.workspace + "/") else None
 
     def _walk(self, names: list[str], others: list[str]) -> list[str]:
-        from noetic.tools.shellgate.paths import compile_all
+        from noetic.tools.shellgate.path_patterns import compile_all
 
         by_name = re.compile("|".join(fnmatch.translate(n) for n in names)) if names else None
         by_path = compile_all(tuple(others), self.home, self.workspace) if others else None
@@ -212,15 +218,11 @@ def hook_folders(root: str, control: Any) -> list[str]:
     one inside the workspace."""
     folders = []
     dotgit = os.path.join(root, ".git")
-    gitdir = dotgit if os.path.isdir(dotgit) else _gitdir_of(dotgit)
-    if gitdir is not None:
-        common = gitdir
-        try:
-            with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
-                common = os.path.join(gitdir, fh.read().strip())
-        except OSError:
-            pass
-        folders.append(os.path.realpath(os.path.join(common, "hooks")))
+    from noetic.tools.repository import git_folders
+
+    found = git_folders(dotgit)
+    if found is not None:
+        folders.append(os.path.realpath(os.path.join(found[1], "hooks")))
     for path in control.read_only:
         if not os.path.isdir(path) or path == os.path.realpath(dotgit):
             continue
@@ -229,20 +231,6 @@ def hook_folders(root: str, control: Any) -> list[str]:
         if folder not in folders:
             folders.append(folder)
     return [f for f in folders if os.path.isdir(f)]
-
-
-def _gitdir_of(dotgit: str) -> str | None:
-    """The folder a ``.git`` file's ``gitdir:`` line names."""
-    try:
-        with open(dotgit, encoding="utf-8", errors="replace") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return None
-    for line in head.splitlines():
-        if line.startswith("gitdir:"):
-            named = line[len("gitdir:") :].strip()
-            return os.path.join(os.path.dirname(dotgit), named) if named else None
-    return None
 
 
 def called_scripts(root: str, folders: list[str]) -> list[str]:
@@ -295,8 +283,8 @@ def _named_files(caller: str, root: str) -> list[str]:
     except OSError:
         return []
     out = []
-    for word in set(_WORD.findall(text.replace("$(git rev-parse --show-toplevel)", "."))):
-        word = _VARIABLE_PREFIX.sub("", word)
+    for word in set(_word().findall(text.replace("$(git rev-parse --show-toplevel)", "."))):
+        word = _variable_prefix().sub("", word)
         for base in (root, os.path.dirname(caller)):
             path = os.path.realpath(os.path.join(base, word))
             if _inside(path, root) and path != root and os.path.isfile(path) and path not in out:
@@ -425,7 +413,7 @@ def with_rule(policy: Any, protected: Protected) -> Any:
         reason=REASON,
         match=(Match(paths=protected.all_patterns, access="write"),),
     )
-    return dataclasses.replace(policy, rules=(*policy.rules, rule))
+    return policy._replace(rules=(*policy.rules, rule))
 
 
 def _inside(path: str, root: str) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(python|python3|python3\.\d+|py|pypy3?)$")
@@ -84,8 +84,7 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
 MAX_UNWRAP = 8
 
 
-@dataclass(frozen=True)
-class Reduced:
+class Reduced(NamedTuple):
     """A command's words reduced to what runs (see the module docstring)."""
 
     words: tuple[str, ...]

@@ -18,7 +18,6 @@ once into flat records the policy can judge without knowing the grammar:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -31,6 +30,18 @@ from noetic.tools.shellgate.expand import (
     unescape_ansi_c,
 )
 from noetic.tools.shellgate.links import follow, record_links, resolve
+from noetic.tools.shellgate.parsed_line import Command, Function, Redirect, Script, Word
+
+__all__ = [
+    "Command",
+    "Function",
+    "Redirect",
+    "Script",
+    "TooComplex",
+    "Unparseable",
+    "Word",
+    "parse",
+]
 
 MAX_DEPTH = 80
 """Nesting beyond this (substitutions in substitutions…) is refused rather than analysed."""
@@ -62,85 +73,6 @@ class Unparseable(Exception):
 
 class TooComplex(Exception):
     """The command nests deeper than :data:`MAX_DEPTH`."""
-
-
-@dataclass(frozen=True)
-class Word:
-    """One word of a command. ``value`` is None when an expansion hides what it will be."""
-
-    text: str
-    value: str | None
-    glob: bool = False
-    start: int = 0
-
-
-@dataclass
-class Redirect:
-    operator: str
-    target: Word | None
-    text: str
-    start: int
-    cwds: frozenset[str] | None
-    descriptor: str | None = None
-
-    @property
-    def writes(self) -> bool:
-        return self.operator in {">", ">>", ">|", "&>", "&>>", ">&"} and not (
-            self.target is not None and (self.target.value or "").isdigit()
-        )
-
-
-@dataclass
-class Command:
-    """A simple command that could run: ``name`` (None for a bare assignment) and ``args``."""
-
-    name: Word | None
-    args: list[Word]
-    text: str
-    start: int
-    cwds: frozenset[str] | None
-    assignments: list[tuple[str, Word | None]] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
-    stdin: str | None = None  # "pipe", "heredoc", "herestring", "file"
-    stdin_text: str | None = None  # what a quoted here-document or a here-string feeds it
-    upstream: list[Command] = field(default_factory=list)
-    substitutions: list[Command] = field(default_factory=list)
-    keyword: str | None = None  # export, declare, unset…: the builtin this record stands for
-
-
-@dataclass
-class Function:
-    name: str
-    text: str
-    start: int
-    calls: list[Command]
-
-
-@dataclass
-class Script:
-    """Everything a command line would run."""
-
-    text: str
-    commands: list[Command]
-    redirects: list[Redirect]
-    functions: list[Function]
-    links: dict[str, str | None] = field(default_factory=dict)
-    evaluated: tuple[str, int] | None = None  # literal `$(…)` where bash evaluates text as code
-
-    def argv(self) -> list[Word] | None:
-        """The words of a line that is one plain command — no pipe, list, redirection,
-        assignment, substitution or unknown word — which can run without a shell; else None."""
-        if len(self.commands) != 1 or self.redirects or self.functions:
-            return None
-        cmd = self.commands[0]
-        if cmd.name is None or cmd.keyword or cmd.assignments or cmd.substitutions:
-            return None
-        if cmd.stdin is not None or cmd.text.strip() != self.text.strip():
-            return None
-        words = [cmd.name, *cmd.args]
-        if any(w.value is None or (w.glob and "{" in w.text) for w in words):
-            return None
-        return words
 
 
 # The grammar sees every byte of a non-ASCII character as the letter "a": tree-sitter-bash's
@@ -311,9 +243,11 @@ def _hidden_substitution(text: str) -> bool:
     return False
 
 
-@dataclass
 class _State:
-    cwds: frozenset[str] | None  # None: the gate no longer knows where the command runs
+    __slots__ = ("cwds",)
+
+    def __init__(self, cwds: frozenset[str] | None) -> None:
+        self.cwds = cwds  # None: the gate no longer knows where the command runs
 
     def copy(self) -> _State:
         return _State(self.cwds)
@@ -508,17 +442,9 @@ class _Walker:
             else:
                 subs += self._substitutions(child, st, depth)
                 args += self.words(child, st)
-        cmd = Command(
-            name=name,
-            args=args,
-            text=self.text(node),
-            start=self.pos(node),
-            cwds=st.cwds,
-            assignments=assignments,
-            substitutions=subs,
-            stdin="herestring" if herestring else None,
-            stdin_text=None if here is None else here + "\n",
-        )
+        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd.stdin = "herestring" if herestring else None
+        cmd.stdin_text = None if here is None else here + "\n"
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
         if any(n == "CDPATH" for n, _ in assignments):
@@ -548,20 +474,27 @@ class _Walker:
                         assignments.append((self.text(child), None))
                 else:
                     args += self.words(child, st)
-        cmd = Command(
-            name=Word(keyword, keyword, start=self.pos(node)) if keyword else None,
-            args=args,
-            text=self.text(node),
-            start=self.pos(node),
-            cwds=st.cwds,
-            assignments=assignments,
-            substitutions=subs,
-            keyword=keyword,
-        )
+        name = Word(keyword, keyword, start=self.pos(node)) if keyword else None
+        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd.keyword = keyword
         if any(n == "CDPATH" for n, _ in assignments):
             self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
         self.commands.append(cmd)
         return [cmd, *subs]
+
+    def _simple(
+        self,
+        node: Any,
+        st: _State,
+        name: Word | None,
+        args: list[Word],
+        assignments: list[tuple[str, Word | None]],
+        subs: list[Command],
+    ) -> Command:
+        """The record of the simple command ``node``, run from ``st``'s folders."""
+        return Command(
+            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
+        )
 
     def _assignment(self, node: Any, st: _State) -> tuple[str, Word | None]:
         name = node.child_by_field_name("name")

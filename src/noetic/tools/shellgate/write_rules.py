@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from noetic.tools.shellgate.paths import compile_all
+from noetic.tools.shellgate.path_patterns import compile_all
 from noetic.tools.shellgate.policy import Policy
 from noetic.tools.shellgate.verdict import Violation
 

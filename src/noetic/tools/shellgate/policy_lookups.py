@@ -10,24 +10,44 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
+from typing import TypeVar
 
-from noetic.tools.shellgate.paths import compile_all
+from noetic.tools.shellgate.effects_table import PROGRAMS
+from noetic.tools.shellgate.parsed_line import Word
+from noetic.tools.shellgate.path_patterns import PathPatterns, compile_all
 from noetic.tools.shellgate.policy import Policy
-from noetic.tools.shellgate.syntax import Word
-from noetic.tools.shellgate.table import PROGRAMS
 
 _CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
 _SECRET_FOLDERS: dict[tuple[int, str, str], tuple[Policy, list[tuple[str, str]]]] = {}
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _kept(store: dict[K, tuple[Policy, V]], key: K, policy: Policy, build: Callable[[], V]) -> V:
+    """``build()``, kept under ``key`` (which holds the policy's id) while that id is still
+    ``policy``'s: an id may be reused once its policy is gone."""
+    found = store.get(key)
+    if found is not None and found[0] is policy:
+        return found[1]
+    value = build()
+    if len(store) > 64:
+        store.clear()
+    store[key] = (policy, value)
+    return value
 
 
 def secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str, str]]:
     """(rule, folder) for each read rule's path pattern with a fixed folder (``~/.ssh/**`` is
     ``~/.ssh``; ``**/*.pem`` has none)."""
     key = (id(policy), home, workspace)
-    kept = _SECRET_FOLDERS.get(key)
-    if kept is not None and kept[0] is policy:
-        return kept[1]
+    return _kept(_SECRET_FOLDERS, key, policy, lambda: _secret_folders(policy, home, workspace))
+
+
+def _secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for rule in policy.rules:
         for m in rule.match:
@@ -40,17 +60,15 @@ def secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str,
                 entry = fixed.rstrip("/")  # a folder (`~/.ssh/`) or a file's name (`/etc/shadow`)
                 if entry.startswith("/") and entry.count("/") >= 2:
                     found.append((rule.id, entry))
-    if len(_SECRET_FOLDERS) > 64:
-        _SECRET_FOLDERS.clear()
-    _SECRET_FOLDERS[key] = (policy, found)
     return found
 
 
 def concerns(policy: Policy) -> frozenset[str]:
     """Every command name the policy has something to say about (kept per policy)."""
-    kept = _CONCERNS.get(id(policy))
-    if kept is not None and kept[0] is policy:
-        return kept[1]
+    return _kept(_CONCERNS, id(policy), policy, lambda: _concerns(policy))
+
+
+def _concerns(policy: Policy) -> frozenset[str]:
     names = {
         *policy.writers, *policy.shells, *policy.wrappers, *policy.evaluators,
         *policy.downloaders, *policy.network_clients, *policy.programs, "git",
@@ -61,10 +79,7 @@ def concerns(policy: Policy) -> frozenset[str]:
         for m in rule.match:
             names |= {n for n in m.command if not any(c in n for c in "*?[")}
     names -= {".", ":", "[", "true", "false"}  # as an operand these are paths and values
-    if len(_CONCERNS) > 64:
-        _CONCERNS.clear()
-    _CONCERNS[id(policy)] = (policy, frozenset(names))
-    return _CONCERNS[id(policy)][1]
+    return frozenset(names)
 
 
 _INTERPRETERS: dict[int, tuple[Policy, dict[str, tuple[str, ...] | None]]] = {}
@@ -73,12 +88,7 @@ _INTERPRETERS: dict[int, tuple[Policy, dict[str, tuple[str, ...] | None]]] = {}
 def interpreter_flags(policy: Policy, base: str) -> tuple[str, ...] | None:
     """The code options of the interpreter ``base`` is (``perl5.36.0`` is ``perl5*``), or
     None when it is none; kept per policy."""
-    kept = _INTERPRETERS.get(id(policy))
-    if kept is None or kept[0] is not policy:
-        if len(_INTERPRETERS) > 64:
-            _INTERPRETERS.clear()
-        kept = _INTERPRETERS[id(policy)] = (policy, {})
-    known = kept[1]
+    known = _kept(_INTERPRETERS, id(policy), policy, dict)
     if base in known:
         return known[base]
     found = policy.interpreters.get(base)
@@ -115,9 +125,11 @@ def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
-_UNKNOWN_PART = re.compile(
-    r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]"
-)
+@cache
+def _unknown_part() -> re.Pattern[str]:
+    return re.compile(r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]")
+
+
 _OTHER_HOMES = ("/root", "/home/*", "/Users/*")
 
 
@@ -188,25 +200,23 @@ def _protected(
     return found
 
 
-_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, re.Pattern[str]]]]] = {}
+_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, PathPatterns]]]] = {}
 
 
-def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, re.Pattern[str]]]:
+def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, PathPatterns]]:
     """(rule, regular expression) for the patterns under ``~`` of each path rule, in every
     other user's home folder (``/root``, ``/home/*``, ``/Users/*``)."""
     key = (id(policy), workspace, write)
-    kept = _HOMES_CHECKS.get(key)
-    if kept is not None and kept[0] is policy:
-        return kept[1]
-    found: list[tuple[str, re.Pattern[str]]] = []
+    return _kept(_HOMES_CHECKS, key, policy, lambda: _homes_checks(policy, workspace, write))
+
+
+def _homes_checks(policy: Policy, workspace: str, write: bool) -> list[tuple[str, PathPatterns]]:
+    found: list[tuple[str, PathPatterns]] = []
     for rule in policy.rules:
         for m in rule.match:
             tilde = tuple(p for p in m.paths if p.startswith("~"))
             if tilde and (m.access != "write" or write):
                 found += [(rule.id, compile_all(tilde, h, workspace)) for h in _OTHER_HOMES]
-    if len(_HOMES_CHECKS) > 64:
-        _HOMES_CHECKS.clear()
-    _HOMES_CHECKS[key] = (policy, found)
     return found
 
 
@@ -226,7 +236,7 @@ def may_name(
     if word.value is not None:
         text = word.value
     else:
-        text = _UNKNOWN_PART.sub("\0", word.text.replace("'", "").replace('"', ""))
+        text = _unknown_part().sub("\0", word.text.replace("'", "").replace('"', ""))
     if text.startswith("~"):
         text = home + text[1:]
     if not text.startswith(("/", "\0")):

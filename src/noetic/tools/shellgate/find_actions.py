@@ -2,23 +2,23 @@
 
 ``find`` deletes (``-delete``), writes (``-fprint FILE``) and runs (``-exec CMD {} ;``, judged as
 CMD on the folders it searches); a command that reads whole folders (``grep -r``, ``tar c``,
-``find … -exec``) reads every secret inside them. sed and awk are :mod:`.programs`.
+``find … -exec``) reads every secret inside them. sed and awk are :mod:`.sed_awk`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate.catalog import secret_folders
-from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.parsed_line import Command, Word
+from noetic.tools.shellgate.policy_lookups import secret_folders
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
 _EXEC_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir")
 
 
-def find(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
+def find(judge: Judging, args: list[Word], cmd: Command, depth: int) -> None:
     starts: list[Word] = []
     leading = 0  # `find -H`, `-L`, `-P`, `-D opts`, `-O3` come before the start folders
     while leading < len(args) and (args[leading].value or "")[:2] in ("-H", "-L", "-P", "-D", "-O"):
@@ -55,7 +55,7 @@ def find(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
         i += 1
 
 
-def folders(judge: Judge, words: list[Word], cmd: Command) -> None:
+def folders(judge: Judging, words: list[Word], cmd: Command) -> None:
     """A command that reads whole folders (``grep -r``, ``tar c``, ``cp -r``, ``find …
     -exec``) reads the secrets inside them: a folder holding one is a secret read."""
     for word in words:

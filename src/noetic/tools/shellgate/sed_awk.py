@@ -15,17 +15,16 @@ the reader cannot follow is one :class:`Effect` of kind ``unknown``: the gate ca
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from noetic.tools.shellgate.syntax import Command, Word
+from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
 
-@dataclass(frozen=True)
-class Effect:
+class Effect(NamedTuple):
     kind: Literal["exec", "write", "read", "unknown"]
     value: str | None
     what: str  # how the program does it, for the refusal
@@ -188,17 +187,22 @@ def _sed_substitute(s: str, i: int, c: str, found: list[Effect]) -> int | None:
 
 # awk ---------------------------------------------------------------------------------------
 
-_AWK_TOKEN = re.compile(
-    r"""
-    (?P<space>[ \t]+|\\\n)
-  | (?P<comment>\#[^\n]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<name>@?[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)
-  | (?P<op>\|\||\|&|\||>>|>=|>|<=|<|&&|\+\+|--|==|!=|[-+*/%^!~?:=,;(){}\[\]$\n])
-    """,
-    re.VERBOSE,
-)
+
+@cache
+def _awk_token() -> re.Pattern[str]:
+    return re.compile(
+        r"""
+        (?P<space>[ \t]+|\\\n)
+      | (?P<comment>\#[^\n]*)
+      | (?P<string>"(?:[^"\\\n]|\\.)*")
+      | (?P<name>@?[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<number>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+)
+      | (?P<op>\|\||\|&|\||>>|>=|>|<=|<|&&|\+\+|--|==|!=|[-+*/%^!~?:=,;(){}\[\]$\n])
+        """,
+        re.VERBOSE,
+    )
+
+
 _OPERAND_END = {"name", "number", "string", "regex", ")", "]", "$", "++", "--"}
 
 
@@ -261,7 +265,7 @@ def _awk_tokens(program: str) -> list[tuple[str, str]] | None:
             tokens.append(("regex", program[i : end + 1]))
             i = end + 1
             continue
-        m = _AWK_TOKEN.match(program, i)
+        m = _awk_token().match(program, i)
         if m is None:
             return None
         kind = m.lastgroup or ""
@@ -319,7 +323,7 @@ _SED_VALUES = ("-l", "--line-length")
 _AWK_VALUES = ("-v", "--assign", "-F", "--field-separator")
 
 
-def judge_program(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+def judge_program(judge: Judging, base: str, args: list[Word], cmd: Command) -> None:
     """A sed or awk command: what its programs run, write and read."""
     if base in judge.policy.allow_interpreters:
         return
@@ -339,7 +343,7 @@ def judge_program(judge: Judge, base: str, args: list[Word], cmd: Command) -> No
             effect(judge, found, where, cmd)
 
 
-def effect(judge: Judge, effect: Effect, where: Word, cmd: Command) -> None:
+def effect(judge: Judging, effect: Effect, where: Word, cmd: Command) -> None:
     if effect.kind == "unknown":
         judge.undetermined("program-exec", where, effect.what)
     elif effect.kind == "exec":

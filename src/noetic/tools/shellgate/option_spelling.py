@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from noetic.tools.shellgate.syntax import Word
+from noetic.tools.shellgate.parsed_line import Word
 
 
 def abbreviates(given: str, option: str) -> bool:

@@ -1,4 +1,4 @@
-"""Fail closed: a program is judged by its row of the effects table (:mod:`.table`), and a
+"""Fail closed: a program is judged by its row of the effects table (:mod:`.effects_table`), and a
 program with no row — nor any entry in the policy — is refused where there is no sandbox.
 
 The row says where the program writes (operands, options), what code it runs (shell code is
@@ -15,23 +15,33 @@ import fnmatch
 import os
 import re
 import shlex
+from functools import cache
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate import actions, aliases
-from noetic.tools.shellgate.options import option_values
-from noetic.tools.shellgate.syntax import Command, Word
-from noetic.tools.shellgate.table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
+from noetic.tools.shellgate import find_actions
+from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
+from noetic.tools.shellgate.option_spelling import option_values
+from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+
+@cache
+def _assignment() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+
+
 _STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-_TAR_OLD_STYLE = re.compile(r"^[A-Za-z]+$")
 
 
-def program(judge: Judge, base: str, name: Word, args: list[Word], cmd: Command) -> None:
-    """Judge ``base args`` by its row; refuse a program the gate does not know."""
+@cache
+def _tar_old_style() -> re.Pattern[str]:
+    return re.compile(r"^[A-Za-z]+$")
+
+
+def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Command) -> None:
+    """Judging ``base args`` by its row; refuse a program the gate does not know."""
     row = PROGRAMS.get(base)
     if row is None:
         if judge.known(base) or base in judge.functions or project_program(judge, name, cmd):
@@ -42,12 +52,12 @@ def program(judge: Judge, base: str, name: Word, args: list[Word], cmd: Command)
             f"the gate does not know what {base} does (no row in its effects table)",
         )
         return
-    if base == "tar" and args and _TAR_OLD_STYLE.match(args[0].value or "-"):
+    if base == "tar" and args and _tar_old_style().match(args[0].value or "-"):
         args = [Word(args[0].text, "-" + (args[0].value or ""), False, args[0].start), *args[1:]]
     apply(judge, base, row, args, cmd, name)
 
 
-def module(judge: Judge, argv: list[Word], cmd: Command) -> bool:
+def module(judge: Judging, argv: list[Word], cmd: Command) -> bool:
     """``python3 -m NAME …``: judged by the module's row; True when it is to be judged as the
     program of that name instead (``-m pip``, ``-m pytest``)."""
     name, args = argv[0], argv[1:]
@@ -82,7 +92,7 @@ def runs_shell(base: str, args: list[Word]) -> bool:
     return False
 
 
-def opaque(judge: Judge, base: str, args: list[Word]) -> None:
+def opaque(judge: Judging, base: str, args: list[Word]) -> None:
     """Options that make a program run commands in its own language (vim's ``-c``/``+``,
     emacs's ``--eval``): what they run is not shell, so the gate cannot read it."""
     options = judge.policy.opaque_runs.get(base)
@@ -96,14 +106,14 @@ def opaque(judge: Judge, base: str, args: list[Word]) -> None:
             return
 
 
-def project_program(judge: Judge, name: Word, cmd: Command) -> bool:
+def project_program(judge: Judging, name: Word, cmd: Command) -> bool:
     """``./build.sh``, ``.venv/bin/pytest``: a program of the workspace, the project's own."""
     value = name.value or ""
     return "/" in value and judge.inside_all(value, cmd.cwds)
 
 
 def apply(
-    judge: Judge, label: str, row: Program, args: list[Word], cmd: Command, where: Word
+    judge: Judging, label: str, row: Program, args: list[Word], cmd: Command, where: Word
 ) -> None:
     _writes(judge, row, args, cmd)
     _code(judge, label, row, args, cmd)
@@ -113,7 +123,7 @@ def apply(
     for i, word in enumerate(args):
         if word.value in row.exec_options and i + 1 < len(args):  # `fd -e py -x rm {}`
             inner = [w for w in args[i + 1 :] if w.value != ";"]
-            judge.argv(actions.placeholders(inner, "{"), cmd, hidden_args=True, depth=1)
+            judge.argv(find_actions.placeholders(inner, "{"), cmd, hidden_args=True, depth=1)
             break
     if row.assignments is not None:
         _assignments(judge, label, row.assignments, args)
@@ -160,9 +170,9 @@ def apply(
         )
 
 
-def _workspace_repository(judge: Judge, options: list[Word], cmd: Command) -> bool:
+def _workspace_repository(judge: Judging, options: list[Word], cmd: Command) -> bool:
     """Whether git will read the workspace's own repository (so its aliases are the ones
-    :mod:`.aliases` reads): no ``-C``/``--git-dir``/``--work-tree``, and from every folder the
+    :mod:`.git_aliases` reads): no ``-C``/``--git-dir``/``--work-tree``, and from every folder the
     command may run in, the first ``.git`` above it is the workspace's."""
     if any((w.value or "-C").startswith(("-C", "--git-dir", "--work-tree")) for w in options):
         return False
@@ -180,14 +190,16 @@ def _workspace_repository(judge: Judge, options: list[Word], cmd: Command) -> bo
     return cmd.cwds is not None
 
 
-def _git_alias(judge: Judge, name: str, word: Word, rest: list[Word], cmd: Command) -> bool:
+def _git_alias(judge: Judging, name: str, word: Word, rest: list[Word], cmd: Command) -> bool:
     """``git NAME`` where NAME is an alias git reads from its configuration: judged as the git
     command or the shell code it stands for. False when the gate cannot tell what it runs."""
     if any(w.value is None for w in rest):
         return False
     args = [w.value or "" for w in rest]
     seen = {name}
-    value = aliases.lookup(name, judge.workspace, judge.home)
+    from noetic.tools.shellgate import git_aliases  # for a line running git
+
+    value = git_aliases.lookup(name, judge.workspace, judge.home)
     expansion: list[str] = []
     for _ in range(8):  # an alias may name another alias
         if not isinstance(value, str):
@@ -210,7 +222,9 @@ def _git_alias(judge: Judge, name: str, word: Word, rest: list[Word], cmd: Comma
         if head in seen:
             return False
         seen.add(head)
-        value = aliases.lookup(head, judge.workspace, judge.home)
+        from noetic.tools.shellgate import git_aliases
+
+        value = git_aliases.lookup(head, judge.workspace, judge.home)
     return False
 
 
@@ -247,7 +261,7 @@ def _operands(args: list[Word]) -> list[Word]:
     return out
 
 
-def _writes(judge: Judge, row: Program, args: list[Word], cmd: Command) -> None:
+def _writes(judge: Judging, row: Program, args: list[Word], cmd: Command) -> None:
     if row.write_when and not any(judge.has_flag(a, row.write_when) for a in args):
         return
     if row.write_unless and any(judge.has_flag(a, row.write_unless) for a in args):
@@ -255,7 +269,9 @@ def _writes(judge: Judge, row: Program, args: list[Word], cmd: Command) -> None:
     targets = judge.option_values(args, row.write_options) if row.write_options else []
     values = {w.value for w in targets}
     operands = [
-        w for w in _operands(args) if w.value not in values and not _ASSIGNMENT.match(w.value or "")
+        w
+        for w in _operands(args)
+        if w.value not in values and not _assignment().match(w.value or "")
     ]
     if row.writes == "all":
         targets += operands
@@ -273,7 +289,7 @@ def _writes(judge: Judge, row: Program, args: list[Word], cmd: Command) -> None:
         judge.written(word, cmd.cwds, cmd.text, cmd.start)
 
 
-def _code(judge: Judge, label: str, row: Program, args: list[Word], cmd: Command) -> None:
+def _code(judge: Judging, label: str, row: Program, args: list[Word], cmd: Command) -> None:
     for word, code in option_values(args, row.shell_options) if row.shell_options else ():
         if code is None:
             judge.undetermined("program-exec", word, f"{label} runs a command named at run time")
@@ -313,7 +329,7 @@ def _code(judge: Judge, label: str, row: Program, args: list[Word], cmd: Command
 
 
 def _implicit(
-    judge: Judge, label: str, patterns: tuple[str, ...], cmd: Command, where: Word
+    judge: Judging, label: str, patterns: tuple[str, ...], cmd: Command, where: Word
 ) -> None:
     """A file the program runs unasked (``make`` and its ``Makefile``) that this line wrote."""
     for place in judge.scripts:
@@ -339,7 +355,7 @@ def where_of(cmd: Command) -> Word:
     return Word(cmd.text, None, False, cmd.start)
 
 
-def _escapes(judge: Judge, label: str, row: Program, args: list[Word], cmd: Command) -> None:
+def _escapes(judge: Judging, label: str, row: Program, args: list[Word], cmd: Command) -> None:
     if not row.escapes:
         return
     for word in args:
@@ -354,7 +370,7 @@ def _escapes(judge: Judge, label: str, row: Program, args: list[Word], cmd: Comm
         _search(judge, label, row, word, word.value)
 
 
-def _search(judge: Judge, label: str, row: Program, word: Word, what: str) -> None:
+def _search(judge: Judging, label: str, row: Program, word: Word, what: str) -> None:
     text = word.value or ""
     for pattern in row.escapes:
         found = re.search(pattern, text, re.MULTILINE)
@@ -369,9 +385,9 @@ def _search(judge: Judge, label: str, row: Program, word: Word, what: str) -> No
             return
 
 
-def _assignments(judge: Judge, label: str, safe: tuple[str, ...], args: list[Word]) -> None:
+def _assignments(judge: Judging, label: str, safe: tuple[str, ...], args: list[Word]) -> None:
     for word in _operands(args):
-        found = _ASSIGNMENT.match(word.value or "")
+        found = _assignment().match(word.value or "")
         if word.value is None and "=" in word.text:
             judge.undetermined("program-exec", word, f"{label} is given a setting made at run time")
         elif found is not None and found.group(1) not in safe:
@@ -383,7 +399,12 @@ def _assignments(judge: Judge, label: str, safe: tuple[str, ...], args: list[Wor
 
 
 def _served(
-    judge: Judge, label: str, options: tuple[str, ...], args: list[Word], cmd: Command, where: Word
+    judge: Judging,
+    label: str,
+    options: tuple[str, ...],
+    args: list[Word],
+    cmd: Command,
+    where: Word,
 ) -> None:
     """The folder a server serves (an option's value, else where it runs) is the workspace's."""
     given = option_values(args, options)
@@ -403,7 +424,7 @@ def _served(
         )
 
 
-def _mounts(judge: Judge, args: list[Word], cmd: Command) -> None:
+def _mounts(judge: Judging, args: list[Word], cmd: Command) -> None:
     sources: list[Word] = []
     for word, value in option_values(args, ("-v", "--volume", "--mount")):
         if value is None:

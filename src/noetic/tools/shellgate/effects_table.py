@@ -16,11 +16,10 @@ are only read. The table is plain literals — nothing is parsed or validated wh
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Program:
+class Program(NamedTuple):
     """What one program (or one subcommand of it) does with its arguments."""
 
     writes: str = "none"
@@ -67,7 +66,7 @@ class Program:
     network: bool = False
     """It sends what it reads to another host (a database server, GitHub): the environment
     must not reach it (as for the policy's ``network_clients``)."""
-    subcommands: dict[str, Program] = field(default_factory=dict)
+    subcommands: dict[str, Program] = {}  # noqa: RUF012 (never changed)
     """A row per subcommand (the first operand); with ``closed`` an unlisted one is unknown."""
     closed: bool = False
     note: str = ""

@@ -6,9 +6,9 @@ import os
 import re
 from pathlib import Path
 
+from noetic.tools.shellgate.effects_table import PROGRAMS, Program
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.syntax import TooComplex, Unparseable, parse
-from noetic.tools.shellgate.table import PROGRAMS, Program
 
 _DELETING = frozenset({"rm", "rmdir", "unlink", "shred", "truncate"})
 _GIT_REWRITES = {"reset": "--hard", "clean": None, "restore": None, "checkout": "--"}

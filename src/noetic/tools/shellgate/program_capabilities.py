@@ -1,4 +1,4 @@
-"""The capabilities of particular tools: git, package managers, network clients.
+"""The capabilities of particular programs: git, package managers, network clients.
 
 - git runs commands through its configuration (``-c alias.x='!…'``, ``core.pager``,
   ``core.sshCommand``; keys are case-insensitive) and through ``rebase -x``, ``submodule
@@ -16,21 +16,32 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TYPE_CHECKING
 
-from noetic.tools.shellgate.options import option_values
-from noetic.tools.shellgate.syntax import Command, Word
-from noetic.tools.shellgate.table import PROGRAMS
+from noetic.tools.shellgate.effects_table import PROGRAMS
+from noetic.tools.shellgate.option_spelling import option_values
+from noetic.tools.shellgate.parsed_line import Command, Word
 
 if TYPE_CHECKING:
-    from noetic.tools.shellgate.judge import Judge
+    from noetic.tools.shellgate.judging import Judging
 
 _GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
-_GIT_PATH_KEYS = re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
-_PACKAGE_URL = re.compile(
-    r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
-    r"|\s@\s*\S+://"
-)
+
+
+@cache
+def _git_path_keys() -> re.Pattern[str]:
+    return re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
+
+
+@cache
+def _package_url() -> re.Pattern[str]:
+    return re.compile(
+        r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
+        r"|\s@\s*\S+://"
+    )
+
+
 _GIT_CONFIG_SETS = frozenset(
     {"--add", "--replace-all", "--unset", "--unset-all", "-e", "--edit", "--rename-section",
      "--remove-section"}
@@ -55,7 +66,7 @@ def subcommand(base: str, args: list[Word]) -> str | None:
     return None
 
 
-def capabilities(judge: Judge, base: str, args: list[Word], cmd: Command, depth: int) -> None:
+def capabilities(judge: Judging, base: str, args: list[Word], cmd: Command, depth: int) -> None:
     if base == "git":
         _git(judge, args, cmd, depth)
     if base in judge.policy.index_options:
@@ -100,7 +111,7 @@ def _remote_names(base: str, args: list[Word]) -> list[str]:
     return [u.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "index.html" for u in urls]
 
 
-def scripts_written(judge: Judge, cmd: Command) -> None:
+def scripts_written(judge: Judging, cmd: Command) -> None:
     """What a redirection writes, when the line spells it out (``cat > run.sh <<'EOF'``,
     ``echo 'make test' > run.sh``), so running that file later in the line is judged by it."""
     name = cmd.name.value if cmd.name is not None else None
@@ -132,7 +143,7 @@ _CONTENT_KEPT = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl", "touc
 
 
 def scripts_changed(
-    judge: Judge, base: str, targets: list[Word], args: list[Word], cmd: Command
+    judge: Judging, base: str, targets: list[Word], args: list[Word], cmd: Command
 ) -> None:
     """A writer changes a file written earlier in the line: its content is no longer known,
     except that a copy carries its source's (``cp run.sh go.sh``) and a mode change keeps it."""
@@ -160,7 +171,7 @@ def scripts_changed(
                 judge.scripts[place] = None
 
 
-def record(judge: Judge, cmd: Command) -> None:
+def record(judge: Judging, cmd: Command) -> None:
     """Files a command fills with the environment, for a network client later in the line."""
     if _dumps_environment(cmd):
         for r in cmd.redirects:
@@ -168,7 +179,7 @@ def record(judge: Judge, cmd: Command) -> None:
                 judge.tainted |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
 
 
-def _writer_options(judge: Judge, base: str) -> tuple[str, ...]:
+def _writer_options(judge: Judging, base: str) -> tuple[str, ...]:
     writer = judge.policy.writers.get(base)
     return writer.options if writer is not None else ()
 
@@ -246,7 +257,7 @@ def _listed(base: str, args: list[Word], values: list[str], cmd: Command) -> lis
 # git ---------------------------------------------------------------------------------------
 
 
-def _git(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
+def _git(judge: Judging, args: list[Word], cmd: Command, depth: int) -> None:
     i = 0
     sub: str | None = None
     while i < len(args):
@@ -301,7 +312,7 @@ def _git(judge: Judge, args: list[Word], cmd: Command, depth: int) -> None:
 
 
 def _git_key(
-    judge: Judge, word: Word, setting: str | None, cmd: Command, *, persistent: bool
+    judge: Judging, word: Word, setting: str | None, cmd: Command, *, persistent: bool
 ) -> None:
     """``key=value`` given to git: a key that runs a command is judged or refused."""
     if setting is None:
@@ -321,13 +332,13 @@ def _git_key(
             )
             return
         value = value[1:]
-    if _GIT_PATH_KEYS.match(lowered) or not eq:
+    if _git_path_keys().match(lowered) or not eq:
         judge.undetermined("program-exec", word, f"{key} makes git run a program")
         return
     judge.inline(value, word, cmd, f"the command git's {key} runs")
 
 
-def _git_config(judge: Judge, rest: list[Word], cmd: Command) -> None:
+def _git_config(judge: Judging, rest: list[Word], cmd: Command) -> None:
     operands: list[Word] = []
     scope_file: Word | None = None
     setting = False
@@ -369,12 +380,12 @@ def _git_config(judge: Judge, rest: list[Word], cmd: Command) -> None:
 # package managers --------------------------------------------------------------------------
 
 
-def _allowed_index(judge: Judge, url: str) -> bool:
+def _allowed_index(judge: Judging, url: str) -> bool:
     url = url.strip().rstrip("/")
     return any(url.startswith(i.rstrip("/")) for i in judge.policy.package_indexes)
 
 
-def _index(judge: Judge, word: Word, value: str | None, how: str) -> None:
+def _index(judge: Judging, word: Word, value: str | None, how: str) -> None:
     if value is None:
         judge.refuse("package-index", word.text, word.start, f"{how} names an index at run time")
         return
@@ -384,7 +395,7 @@ def _index(judge: Judge, word: Word, value: str | None, how: str) -> None:
             return
 
 
-def _packages(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+def _packages(judge: Judging, base: str, args: list[Word], cmd: Command) -> None:
     for word, value in option_values(args, judge.policy.index_options[base]):
         _index(judge, word, value, base)
     operands = [w for w in args if not (w.value or "").startswith("-")]
@@ -403,11 +414,11 @@ def _packages(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
         return
     for word in operands:
         value = word.value
-        if value is not None and _PACKAGE_URL.search(value) and not _allowed_index(judge, value):
+        if value is not None and _package_url().search(value) and not _allowed_index(judge, value):
             judge.refuse("package-index", word.text, word.start, f"installs from {value}")
 
 
-def _go(judge: Judge, args: list[Word], cmd: Command) -> None:
+def _go(judge: Judging, args: list[Word], cmd: Command) -> None:
     values = [a.value for a in args]
     if values[:2] == ["env", "-w"]:
         for word in args[2:]:
@@ -416,7 +427,7 @@ def _go(judge: Judge, args: list[Word], cmd: Command) -> None:
                 _index(judge, word, value if word.value is not None else None, f"go env {name}")
 
 
-def index_variables(judge: Judge, cmd: Command) -> None:
+def index_variables(judge: Judging, cmd: Command) -> None:
     for name, word in cmd.assignments:
         if name in judge.policy.index_variables:
             value = None if word is None else word.value
@@ -446,7 +457,7 @@ def _dumps_environment(cmd: Command) -> bool:
     return False
 
 
-def _network(judge: Judge, base: str, args: list[Word], cmd: Command) -> None:
+def _network(judge: Judging, base: str, args: list[Word], cmd: Command) -> None:
     for source in cmd.upstream:
         if _dumps_environment(source):
             judge.refuse(
