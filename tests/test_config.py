@@ -283,3 +283,46 @@ def test_a_change_within_one_tick_of_the_clock_is_seen(tmp_path):
     path.write_text("[hooks]\ncontext_tokens = 300\n")  # same size, and the same time:
     os.utime(path, ns=(stamp, stamp))
     assert config.load(tmp_path).context_tokens == 300
+
+
+_READER = """
+import json, sys
+from noetic.config import load
+try:
+    out = {"commands": list(load(sys.argv[1]).test_commands)}
+except Exception as exc:
+    out = {"error": str(exc)}
+out["parser"] = "tomllib" in sys.modules
+print(json.dumps(out))
+"""
+
+
+def _read_in_a_new_process(home: Path) -> dict[str, Any]:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _READER, str(home)], capture_output=True,
+                          text=True, check=True, timeout=120)  # fmt: skip
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+@pytest.mark.subprocess
+def test_a_config_is_parsed_once_per_content_then_read_without_the_toml_parser(
+    tmp_path, monkeypatch
+):
+    # the hooks and commands read config.toml in every process: its parse is kept (by content)
+    # in noetic.cached's cache, so the next process reads it back without loading tomllib
+    monkeypatch.setenv("NOETIC_CACHE_DIR", str(tmp_path / "cache"))  # nothing kept before
+    path = tmp_path / "config.toml"
+    path.write_text('[outcomes]\ntest_commands = ["pytest"]\n')
+    assert _read_in_a_new_process(tmp_path) == {"commands": ["pytest"], "parser": True}
+    assert _read_in_a_new_process(tmp_path) == {"commands": ["pytest"], "parser": False}
+    path.write_text('[outcomes]\ntest_commands = ["make test"]\n')  # a new content: parsed
+    assert _read_in_a_new_process(tmp_path) == {"commands": ["make test"], "parser": True}
+    path.write_text("[outcomes\n")
+    for _ in range(2):  # an error is raised every time: nothing invalid was kept
+        broken = _read_in_a_new_process(tmp_path)
+        assert broken["parser"] is True
+        assert broken["error"].startswith(f"{path}: not valid TOML"), broken

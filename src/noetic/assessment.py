@@ -80,7 +80,7 @@ PARTIAL_ALLOWED: Final = frozenset({Phase.CHECK})
 class Assessment(BaseModel):
     """One self-assessment. PREFLIGHT and POSTFLIGHT need all 13 vectors; CHECK may be partial."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     phase: Phase
     vectors: dict[str, float]
@@ -312,7 +312,7 @@ def _text_map(raw: Any, label: str) -> dict[str, str]:
 class Thresholds(BaseModel):
     """What :func:`decide` needs from a profile (a :class:`noetic.profiles.Profile` provides it)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     confidence_threshold: float | None  # None = dynamic: the agent decides
     dynamic_fallback_threshold: float = 0.70
@@ -327,7 +327,7 @@ class Calibrated(BaseModel):
     success, by the map fitted on ``outcomes`` earlier outcomes (``method``; ``scope``: the
     agent's own, its model's, or the whole store's). See ``noetic.calibration.recalibration``."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     value: float
     stated: float
@@ -342,7 +342,7 @@ class Release(BaseModel):
     threshold on the calibrated value; at most ``max_failure_rate`` of released tasks fail, with
     ``confidence`` (``released`` past tasks above it, ``failures`` of them failed)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     stated: float
     calibrated: float
@@ -357,7 +357,7 @@ class Decision(BaseModel):
     when a recalibration map was in force, the calibrated value it compared (``calibrated``,
     left out of the JSON when there is none)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     action: Action
     confidence: float

@@ -28,6 +28,13 @@ try:  # hashlib's own BLAKE2: importing hashlib would load OpenSSL as well
     from _blake2 import blake2b as blake2b
 except ImportError:  # pragma: no cover (a Python built without it)
     from hashlib import blake2b as blake2b
+try:  # and its own SHA-256, for the same reason (the module's name since Python 3.12)
+    from _sha2 import sha256 as sha256
+except ImportError:
+    try:
+        from _sha256 import sha256 as sha256
+    except ImportError:  # pragma: no cover (a Python built without it)
+        from hashlib import sha256 as sha256
 
 T = TypeVar("T")
 # Raise it when the encoding below changes.

@@ -425,6 +425,19 @@ def _text(path: Path) -> str:
 
 
 def _parse(path: Path, text: str) -> dict[str, Any]:
+    """The file's TOML, parsed once per content (and Python) and kept in :mod:`noetic.cached`'s
+    cache, so a command reads its configuration without loading the TOML parser; an error is
+    raised every time, nothing invalid is kept."""
+    import sys
+
+    from noetic import cached
+
+    inputs = [sys.version.encode(), text.encode("utf-8", "surrogatepass")]
+    parsed: dict[str, Any] = cached.load("config-toml", inputs, lambda: _toml(path, text))
+    return parsed
+
+
+def _toml(path: Path, text: str) -> dict[str, Any]:
     import tomllib
 
     try:

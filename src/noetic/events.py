@@ -59,7 +59,7 @@ def utcnow() -> datetime:
 class Payload(BaseModel):
     """The base of every event's ``data``: frozen, and unknown fields are refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class SessionStarted(Payload):
@@ -179,7 +179,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
 class Event(BaseModel):
     """Something that happened: when, which engine, where (session / task), and the details."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: EventKind
     at: datetime = Field(default_factory=utcnow)

@@ -52,24 +52,16 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from noetic.errors import InvalidValueError
+from noetic.vector_names import META_VECTOR as META_VECTOR
+from noetic.vector_names import TIERS as TIERS
+from noetic.vector_names import VECTOR_NAMES as VECTOR_NAMES
 
-TIERS: Final[dict[str, tuple[str, ...]]] = {
-    "engagement": ("engagement",),
-    "foundation": ("know", "do", "context"),
-    "comprehension": ("clarity", "coherence", "signal", "density"),
-    "execution": ("state", "change", "completion", "impact"),
-}
 TIER_WEIGHTS: Final[dict[str, float]] = {
     "engagement": 0.15,
     "foundation": 0.35,
     "comprehension": 0.25,
     "execution": 0.25,
 }
-META_VECTOR: Final = "uncertainty"
-VECTOR_NAMES: Final[tuple[str, ...]] = (
-    *(name for names in TIERS.values() for name in names),
-    META_VECTOR,
-)
 INVERTED: Final[frozenset[str]] = frozenset({"density", "uncertainty"})
 UNCERTAINTY_DISCOUNT: Final = 0.25
 
@@ -102,7 +94,7 @@ class ConfidenceFormula(StrEnum):
 class Tuning(BaseModel):
     """A profile's multipliers on the formula. See the module docstring for where each enters."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     confidence_formula: ConfidenceFormula = ConfidenceFormula.NOETIC
 

@@ -215,3 +215,34 @@ def test_a_command_loads_only_the_checks_its_programs_need(gated: Path) -> None:
         )
         assert report["code"] == 0, report["output"]
         assert set(report["loaded"]) == {checks[n] for n in needed}, (command, report["loaded"])
+
+
+VECTORS = {"engagement": 0.8, "know": 0.6, "do": 0.7, "context": 0.6, "clarity": 0.7,
+           "coherence": 0.7, "signal": 0.6, "density": 0.4, "state": 0.6, "change": 0.6,
+           "completion": 0.5, "impact": 0.6, "uncertainty": 0.3}  # fmt: skip
+
+
+@pytest.mark.subprocess
+def test_stop_and_session_end_open_the_store_without_pydantic(gated: Path) -> None:
+    # Stop runs at the end of every turn: it reads the session and its open task from the store
+    # (records are plain dataclasses) and loads no model, profile or tracker; so does SessionEnd,
+    # which writes the session's end before it answers
+    start = hook("session-start", gated, hook_event_name="SessionStart", source="startup")
+    context = start["reply"]["hookSpecificOutput"]["additionalContext"]
+    sid = context.split("Noetic session ", 1)[1].split(" ", 1)[0]
+    opened = modules_loaded(
+        ["preflight", "fix the bug", "--session", sid, "--vectors", json.dumps(VECTORS),
+         "--json"], HEAVY, gated,
+    )  # fmt: skip
+    assert opened["code"] == 0, opened["output"]
+    stop = hook("stop", gated, hook_event_name="Stop", stop_hook_active=False)
+    assert stop["reply"]["decision"] == "block", stop["reply"]
+    assert "'fix the bug'" in stop["reply"]["reason"] and sid in stop["reply"]["reason"]
+    assert stop["loaded"] == []
+    again = hook("stop", gated, hook_event_name="Stop", stop_hook_active=False)
+    assert again["reply"] is None and again["loaded"] == []  # asked once per task
+    end = hook("session-end", gated, hook_event_name="SessionEnd", reason="exit")
+    assert end["loaded"] == []
+    shown = modules_loaded(["sessions", "show", sid, "--json"], (), gated)
+    assert shown["code"] == 0, shown["output"]
+    assert json.loads(shown["output"][0])["session"]["status"] == "ended"

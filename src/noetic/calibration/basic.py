@@ -39,7 +39,7 @@ class CalibrationClass(StrEnum):
 
 
 class BasicCalibration(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     delta: dict[str, float]
     confidence_pre: float

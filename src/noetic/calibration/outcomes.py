@@ -31,7 +31,7 @@ SOURCES = ("test", "human", "check")
 
 
 class OutcomeRecord(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     at: str
@@ -49,7 +49,7 @@ class OutcomeRecord(BaseModel):
 
 
 class Adjustment(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     id: int
     at: str
@@ -159,7 +159,7 @@ def effective_profile(store: Store, registry: ProfileRegistry, name: str) -> Pro
 class OutcomePoint(BaseModel):
     """One task's prediction against its observed outcome."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     cascade_id: str
     at: str
@@ -170,7 +170,7 @@ class OutcomePoint(BaseModel):
 
 
 class Filters(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     ai_id: str | None = None
     profile: str | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from noetic.cli.output import emit, stderr, stdout
+from noetic.cli.output import emit, stderr, stdout, to_jsonable
 
 if TYPE_CHECKING:
     from noetic.operations.once import Replayed
@@ -33,7 +33,7 @@ def answer(
             stderr().print(result.note(), markup=False)
             emit(shown(result.result) if shown else result.result, True)
         else:
-            emit({"replayed": result.request.model_dump(mode="json"), "note": result.note()}, True)
+            emit({"replayed": to_jsonable(result.request), "note": result.note()}, True)
         return
     done: T = result
     emit(shown(done) if shown else done, as_json, None if render is None else lambda: render(done))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from json import dumps
 from typing import Annotated
 
 import typer
@@ -99,4 +100,5 @@ def show(
     """One goal in full."""
     with handled(json):
         goal = get_goal(open_store(store), goal_id)
-    emit(goal, json, lambda: stdout().print(goal.model_dump_json(indent=2), markup=False))
+    shown = dumps(goal.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    emit(goal, json, lambda: stdout().print(shown, markup=False))

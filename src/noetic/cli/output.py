@@ -51,9 +51,8 @@ def esc(value: object) -> str:
 
 
 def to_jsonable(data: Any) -> Any:
-    from pydantic import BaseModel
-
-    if isinstance(data, BaseModel):
+    pydantic = sys.modules.get("pydantic")  # not loaded: nothing here is a model
+    if pydantic is not None and isinstance(data, pydantic.BaseModel):
         return data.model_dump(mode="json")
     if is_dataclass(data) and not isinstance(data, type):
         return {f.name: to_jsonable(getattr(data, f.name)) for f in fields(data)}

@@ -63,7 +63,7 @@ class Bootstrapped:
 class AssessmentPrompt(BaseModel):
     """Nothing recorded: the prompt the agent answers with its scores."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     session_id: str
     phase: str
     prompt: str

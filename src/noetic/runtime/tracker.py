@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from noetic.assessment import Action, Assessment, Decision, Phase, Review, decide
-from noetic.assessment_prompt import build_assessment_prompt
 from noetic.calibration.basic import BasicCalibration, basic_calibration
 from noetic.calibration.outcomes import active_overrides, effective_profile
 from noetic.errors import InvalidValueError, WorkflowError
@@ -47,14 +46,12 @@ from noetic.profiles import (
 )
 from noetic.runtime import telemetry
 from noetic.store.base import BaseStore as Store
-from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
     InvestigationRecord,
     SessionRecord,
 )
-from noetic.store.summaries import RecallSummary, save_summary
 
 if TYPE_CHECKING:
     from noetic.calibration.recalibrating import Settings
@@ -63,7 +60,7 @@ if TYPE_CHECKING:
 class Recorded(BaseModel):
     """An assessment as recorded, with the decision Noetic derived."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session_id: str
     cascade: CascadeRecord
@@ -78,7 +75,7 @@ class Postflight(Recorded):
 class EpistemicState(BaseModel):
     """Where a session stands: its open cascade and latest assessment, if any."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session: SessionRecord
     profile: str
@@ -202,6 +199,8 @@ class Tracker:
     ) -> str:
         """The canonical assessment prompt for the session's next assessment at ``phase``
         (an adversarial review's at POSTFLIGHT with ``review``)."""
+        from noetic.assessment_prompt import build_assessment_prompt
+
         the_task, profile, previous = self.context_for(session_id, phase, task)
         return build_assessment_prompt(
             the_task, Phase(phase), profile, previous, review, self.record_for(session_id)
@@ -303,6 +302,8 @@ class Tracker:
             for a in self.store.assessments(cascade_id=cascade.id)
             if a.assessment.phase == Phase.PREFLIGHT
         )
+        from noetic.store.summaries import RecallSummary, save_summary
+
         recorded = self._record(session, cascade, profile, assessment)
         calibration = basic_calibration(pre, assessment, profile.tuning)
         closed = self.store.finish_cascade(
@@ -357,6 +358,8 @@ class Tracker:
     def repo(self) -> Path | None:
         """The git repository holding the store, if any (checkpoints go to its notes)."""
         if self._repo is False:
+            from noetic.store.checkpoints import git_root
+
             self._repo = git_root(self.store.home) if self.checkpoints else None
         return self._repo  # type: ignore[return-value]
 
@@ -409,6 +412,8 @@ class Tracker:
             decision = _at_round_limit(decision, rounds, profile)
         record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
         if self.checkpoints:
+            from noetic.store.checkpoints import make_checkpoint, write_checkpoint
+
             write_checkpoint(
                 self.store,
                 make_checkpoint(

@@ -14,17 +14,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
-import logging
 import threading
 import weakref
 from collections import OrderedDict
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from noetic.assessment import Assessment, Decision
 from noetic.errors import InvalidValueError, NotFoundError, StoreError
-from noetic.events import Event
 from noetic.store import derived_files, session_files
 from noetic.store.document import Grown
 from noetic.store.mirror import Mirror, drain
@@ -55,9 +52,11 @@ from noetic.store.rows import (
 from noetic.store.writer import WRITER, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
-GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
+if TYPE_CHECKING:
+    from noetic.assessment import Assessment, Decision
+    from noetic.events import Event
 
-_log = logging.getLogger("noetic.store")
+GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
 
 
 class BaseStore:
@@ -170,7 +169,9 @@ class BaseStore:
                 try:
                     drain(self)
                 except Exception as exc:  # the rows are committed; only their copies lag
-                    _log.warning(
+                    import logging  # loaded only to warn
+
+                    logging.getLogger("noetic.store").warning(
                         "noetic: the session files in %s could not be written (%s); the "
                         "database holds every write, and the files catch up on the next write "
                         "or with `noetic rebuild`",
@@ -406,7 +407,7 @@ class BaseStore:
     ) -> InvestigationRecord:
         for field, text in (("note", note), ("information_gained", information_gained or "")):
             check_text_field(text, field)
-        row = {
+        row: dict[str, Any] = {
             "session_id": session_id,
             "cascade_id": cascade_id,
             "round": round,

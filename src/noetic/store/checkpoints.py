@@ -21,13 +21,13 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.store.base import BaseStore
 from noetic.store.rows import now
-from noetic.vectors import VECTOR_NAMES
+from noetic.vector_names import VECTOR_NAMES
 
 NOTES_REF = "refs/notes/noetic/checkpoints"
 
 
 class Checkpoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session: str
     cascade: str | None

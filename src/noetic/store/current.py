@@ -12,10 +12,10 @@ default agent still reads it when it has no file of its own.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
+from noetic.cached import sha256
 from noetic.errors import StoreError
 from noetic.store.derived_files import atomic_write_json, safe_name
 
@@ -25,7 +25,7 @@ _LEGACY = "current_session"
 
 def current_session_path(home: Path, ai_id: str) -> Path:
     # The hash keeps ids apart that ``safe_name`` would make equal ("a b" and "a_b").
-    digest = hashlib.sha256(ai_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    digest = sha256(ai_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return home / "current" / f"{safe_name(ai_id)[:64]}-{digest}.json"
 
 

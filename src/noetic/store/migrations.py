@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from noetic.errors import MigrationError
-from noetic.vectors import VECTOR_NAMES
+from noetic.vector_names import VECTOR_NAMES
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
@@ -373,15 +373,16 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
     )
     known = {fn.__name__ for fn in MIGRATIONS}
-    newer = sorted(_applied(conn) - known)
+    applied = _applied(conn)
+    newer = sorted(applied - known)
     if newer:
         raise MigrationError(
             f"this database has migrations this Noetic does not know: {', '.join(newer)}",
             fix="upgrade noetic, or point --store at another directory",
         )
     done: list[str] = []
-    for fn in MIGRATIONS:
-        if fn.__name__ in _applied(conn):
+    for fn in MIGRATIONS:  # a current database needs no more than the query above
+        if fn.__name__ in applied:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -1,4 +1,12 @@
-"""What the store returns: plain pydantic records, ready for ``model_dump(mode="json")``.
+"""What the store returns: frozen records (standard-library dataclasses), so opening a store and
+reading its sessions and tasks costs no pydantic.
+
+A record is built from a row the store wrote, so it is not validated again; what comes from
+outside (a session's export) is validated at the edge (:func:`validate`, as pydantic validates
+a model). A record answers the few questions code asks of a model: ``model_dump`` (the
+``mode="json"`` form is what a model's was: nested assessments and decisions as their own
+dumps), ``model_copy(update=…)``, ``model_validate``; pydantic models hold records as fields
+and dump them the same way.
 
 ``written_by`` is the name of the access token whose request created the row (None for every
 other write: see :mod:`noetic.store.writer`); a session's export carries it, and an import
@@ -6,17 +14,85 @@ keeps it."""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+# pydantic resolves an assessment record's fields here, by these dotted names, whenever a model
+# holds one: by then noetic.assessment is imported (whoever made the assessment imported it)
+import noetic
 
-from noetic.assessment import Assessment, Decision
+if TYPE_CHECKING:
+    import noetic.assessment
+
+R = TypeVar("R", bound="_Record")
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class _Record:
+    """What records share: a model's dump, copy and validation, and the ``repr``, equality and
+    hash ``dataclasses`` would generate (written once here, not compiled for each record when
+    the module loads)."""
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in self._items())
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def _items(self) -> list[tuple[str, Any]]:
+        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(value for _, value in self._items())
+
+    def model_dump(self, *, mode: str = "python", exclude: Iterable[str] = ()) -> dict[str, Any]:
+        """The record's fields as a dict, as pydantic dumps a model: a nested model (an
+        assessment, a decision) as its own dump, tuples as lists in ``mode="json"``."""
+        left_out = set(exclude)
+        return {
+            f.name: _dumped(getattr(self, f.name), mode)
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if f.name not in left_out
+        }
+
+    def model_copy(self: R, *, update: dict[str, Any] | None = None) -> R:
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+    @classmethod
+    def model_validate(cls: type[R], data: Any) -> R:
+        return validate(cls, data)
 
 
+def _dumped(value: Any, mode: str) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if dump is not None and not isinstance(value, type):
+        return dump(mode=mode)
+    if isinstance(value, dict):
+        return {k: _dumped(v, mode) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_dumped(v, mode) for v in value]
+        return items if mode == "json" or isinstance(value, list) else tuple(items)
+    return value
+
+
+def validate(cls: type[R], data: Any) -> R:
+    """``data`` validated as the record ``cls`` as pydantic validates a model (the same errors:
+    :class:`pydantic.ValidationError`); this imports pydantic."""
+    from pydantic import TypeAdapter
+
+    from noetic.assessment import Assessment, Decision  # noqa: F401 (pydantic reads them here)
+
+    return TypeAdapter(cls).validate_python(data)
+
+
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class SessionRecord(_Record):
     id: str
     ai_id: str
@@ -31,6 +107,7 @@ class SessionRecord(_Record):
     written_by: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class CascadeRecord(_Record):
     id: str
     session_id: str
@@ -40,21 +117,23 @@ class CascadeRecord(_Record):
     provider: str | None = None
     created_at: str
     ended_at: str | None = None
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = field(default_factory=dict)
     written_by: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class AssessmentRecord(_Record):
     id: int
     session_id: str
     cascade_id: str | None
     seq: int
-    assessment: Assessment
-    decision: Decision
+    assessment: noetic.assessment.Assessment
+    decision: noetic.assessment.Decision
     created_at: str
     written_by: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class InvestigationRecord(_Record):
     id: int
     session_id: str
@@ -70,6 +149,7 @@ class InvestigationRecord(_Record):
     written_by: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class GoalRecord(_Record):
     id: str
     session_id: str
@@ -85,6 +165,7 @@ class GoalRecord(_Record):
     written_by: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
 class EventRecord(_Record):
     id: int
     at: str
@@ -92,5 +173,5 @@ class EventRecord(_Record):
     engine: str | None = None
     session_id: str | None = None
     cascade_id: str | None = None
-    data: dict[str, Any] = {}
+    data: dict[str, Any] = field(default_factory=dict)
     written_by: str | None = None

@@ -24,13 +24,10 @@ recorded as applied without a response, and the retry says exactly that.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import StoreError, UsageError
 from noetic.untrusted import check_identifier
@@ -39,11 +36,10 @@ if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
 
-class Replay(BaseModel):
+@dataclass(frozen=True)
+class Replay:
     """A request applied before: when, and the response it was given (None when the process
     ended before it could be kept)."""
-
-    model_config = ConfigDict(frozen=True)
 
     request_id: str
     operation: str
@@ -72,6 +68,8 @@ _CURRENT: ContextVar[_Pending | None] = ContextVar("noetic_request", default=Non
 
 def fingerprint(operation: str, arguments: dict[str, Any]) -> str:
     """What identifies a request's content: the operation and its arguments, hashed."""
+    import hashlib  # OpenSSL's: loaded for a request id only
+
     text = json.dumps([operation, arguments], sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 

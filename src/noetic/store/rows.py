@@ -7,14 +7,13 @@ PostgreSQL store's rows), so the dialects differ only in how they read and write
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import uuid
+import os
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from noetic.assessment import Assessment, Decision
 from noetic.errors import InvalidValueError
-from noetic.events import EventKind
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
@@ -23,7 +22,10 @@ from noetic.store.records import (
     InvestigationRecord,
     SessionRecord,
 )
-from noetic.vectors import VECTOR_NAMES
+from noetic.vector_names import VECTOR_NAMES
+
+if TYPE_CHECKING:
+    from noetic.assessment import Assessment, Decision
 
 EXPORT_FORMAT: Final = "noetic.session"
 EXPORT_VERSION: Final = 1
@@ -35,7 +37,11 @@ def now() -> str:
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+    # the first half of a random UUID (version 4, so its 13th digit is 4), without the uuid
+    # module (which loads platform)
+    head = bytearray(os.urandom(8))
+    head[6] = (head[6] & 0x0F) | 0x40
+    return f"{prefix}_{head.hex()}"
 
 
 def compact_json(data: Any) -> str:
@@ -55,6 +61,8 @@ def investigation_record(row: Row) -> InvestigationRecord:
 
 
 def assessment_record(row: Row) -> AssessmentRecord:
+    from noetic.assessment import Assessment, Decision
+
     assessment = Assessment(
         phase=row["phase"],
         vectors={v: row[v] for v in VECTOR_NAMES if row[v] is not None},
@@ -87,7 +95,7 @@ def assessment_record(row: Row) -> AssessmentRecord:
     )
 
 
-_CASCADE_FIELDS: Final = tuple(CascadeRecord.model_fields)
+_CASCADE_FIELDS: Final = tuple(f.name for f in dataclasses.fields(CascadeRecord))
 
 
 def export_cascade(row: Row) -> dict[str, Any]:
@@ -165,6 +173,9 @@ def reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict
 def parse_export(doc: Any) -> dict[str, Any]:
     from pydantic import ValidationError
 
+    from noetic.cached import first_error
+    from noetic.events import EventKind
+
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
         raise InvalidValueError(
             f"not a Noetic session export (expected format {EXPORT_FORMAT!r})",
@@ -196,11 +207,9 @@ def parse_export(doc: Any) -> dict[str, Any]:
     except KeyError as exc:
         raise InvalidValueError(f"session export is missing {exc}", field=str(exc)) from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise InvalidValueError(
-            f"session export: field {field!r}: {err['msg']}", field=field
-        ) from None
+        field, message = first_error(exc)
+        text = f"session export: field {field!r}: {message}"
+        raise InvalidValueError(text, field=field) from None
     known = {k.value for k in EventKind}
     for i, e in enumerate(events):
         if e["kind"] not in known:

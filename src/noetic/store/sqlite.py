@@ -21,7 +21,6 @@ the SQLite dialect: opening (read-only when it must), the transaction, and the i
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import threading
 import time
@@ -321,6 +320,8 @@ def _disk_full(exc: sqlite3.OperationalError, home: Path) -> bool:
         return True
     if not name.startswith("SQLITE_IOERR"):
         return False
+    import shutil  # loaded on a failure only
+
     try:
         return shutil.disk_usage(home).free < _ROOM_BYTES
     except OSError:

@@ -14,11 +14,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from noetic.store.base import BaseStore
-from noetic.vectors import VECTOR_NAMES
+from noetic.vector_names import VECTOR_NAMES
 
 
 class RecallSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     cascade_id: str
     session_id: str

@@ -138,31 +138,33 @@ def _answer(
         return None
     if event == "stop" and payload.get("stop_hook_active") is True:
         return None  # Claude Code is already continuing because of a stop hook
-    from noetic.runtime.opening import open_tracker
+    from noetic.runtime.opening import remembered_session
+    from noetic.store import open_store
 
-    tracker = open_tracker(location.home, create=True)
+    # the store alone, without the tracker: no profiles, and models only for a checkpoint
+    store = open_store(location.home, create=True)
     try:
-        sid = current_session(tracker, payload)
+        sid = remembered_session(store, agent_key(payload))
         if sid is None:
             return None
         if event == "pre-compact":
-            pre_compact(tracker, sid, payload)
+            pre_compact(store, sid, payload)
             return None
         if event in ("stop", "task-completed"):
-            return stop(tracker, sid, payload)
+            return stop(store, sid, payload)
         if event == "subagent-start":
-            subagent_start(tracker.store, sid, payload)
+            subagent_start(store, sid, payload)
             return None
         if event == "subagent-stop":
-            subagent_stop(tracker.store, sid, payload)
+            subagent_stop(store, sid, payload)
             return None
         if event in ("permission-denied", "stop-failure"):
-            host_event(tracker.store, sid, event, payload)
+            host_event(store, sid, event, payload)
             return None
-        tracker.store.end_session(sid)
+        store.end_session(sid)
         return None
     finally:
-        tracker.store.close()
+        store.close()
 
 
 def user_prompt_submit(location: Any) -> dict[str, Any] | None:
@@ -342,14 +344,15 @@ def _one_line(text: str, limit: int) -> str:
 # pre-compact ---------------------------------------------------------------------------------
 
 
-def pre_compact(tracker: Any, sid: str, payload: dict[str, Any]) -> str | None:
-    """Checkpoint the open task before the host compacts the conversation; where it went."""
-    from noetic.store.checkpoints import make_checkpoint, write_checkpoint
+def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
+    """Checkpoint the open task before the host compacts the conversation; where it went (the
+    git notes of the repository holding the store, as the tracker's checkpoints, else SQLite)."""
+    from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
 
-    cascade = tracker.store.open_cascade_of(sid)
+    cascade = store.open_cascade_of(sid)
     if cascade is None:
         return None
-    history = tracker.store.assessments(cascade_id=cascade.id)
+    history = store.assessments(cascade_id=cascade.id)
     if not history:
         return None
     last = history[-1]
@@ -363,7 +366,7 @@ def pre_compact(tracker: Any, sid: str, payload: dict[str, Any]) -> str | None:
         None,
         f"before {trigger} compaction: {cascade.task}",
     )
-    return str(write_checkpoint(tracker.store, checkpoint, tracker.repo))
+    return str(write_checkpoint(store, checkpoint, git_root(store.home)))
 
 
 # stop ----------------------------------------------------------------------------------------
@@ -375,14 +378,14 @@ def _asked_path(home: Path, key: str) -> Path:
     return home / "hooks" / current_session_path(home, key).name
 
 
-def stop(tracker: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+def stop(store: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Ask for the POSTFLIGHT of a still-open task, once per task."""
     if payload.get("stop_hook_active") is True:
         return None
-    cascade = tracker.store.open_cascade_of(sid)
+    cascade = store.open_cascade_of(sid)
     if cascade is None:
         return None
-    path = _asked_path(tracker.store.home, agent_key(payload))
+    path = _asked_path(store.home, agent_key(payload))
     asked: list[str] = []
     with contextlib.suppress(FileNotFoundError, ValueError):
         loaded = json.loads(path.read_text(encoding="utf-8"))
