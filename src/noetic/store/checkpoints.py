@@ -14,20 +14,24 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
-from noetic.store.base import BaseStore
+from noetic.store.records import _Record
 from noetic.store.rows import now
 from noetic.vector_names import VECTOR_NAMES
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
 
 NOTES_REF = "refs/notes/noetic/checkpoints"
 
 
-class Checkpoint(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class Checkpoint(_Record):
+    """One checkpoint: a frozen record (a standard-library dataclass, as the store's are), so
+    writing one, as PreCompact does, builds no model. Its scores are floats as written."""
 
     session: str
     cascade: str | None
@@ -46,8 +50,10 @@ class Checkpoint(BaseModel):
     @classmethod
     def from_line(cls, line: str) -> Checkpoint:
         d = json.loads(line)
-        return cls(session=d["s"], cascade=d["c"], phase=d["p"], vectors=d["v"], action=d["a"],
-                   moves=d["d"], note=d.get("n", ""), at=d["t"])  # fmt: skip
+        return cls(session=d["s"], cascade=d["c"], phase=d["p"],
+                   vectors=[float(x) for x in d["v"]], action=d["a"],
+                   moves={k: float(x) for k, x in d["d"].items()}, note=d.get("n", ""),
+                   at=d["t"])  # fmt: skip
 
     def named_vectors(self) -> dict[str, float]:
         return dict(zip(VECTOR_NAMES, self.vectors, strict=True))
@@ -66,10 +72,10 @@ def make_checkpoint(
     if previous:
         changes = {k: vectors[k] - previous[k] for k in vectors if k in previous}
         top = sorted(changes.items(), key=lambda kv: -abs(kv[1]))[:3]
-        moves = {k: round(v, 2) for k, v in top if abs(v) >= 0.005}
+        moves = {k: float(round(v, 2)) for k, v in top if abs(v) >= 0.005}
     return Checkpoint(
         session=session, cascade=cascade, phase=phase,
-        vectors=[round(vectors.get(v, float("nan")), 2) for v in VECTOR_NAMES],
+        vectors=[float(round(vectors.get(v, float("nan")), 2)) for v in VECTOR_NAMES],
         action=action, moves=moves, note=note[:120], at=now()[:19],
     )  # fmt: skip
 
