@@ -87,10 +87,12 @@ def git_root(path: Path) -> Path | None:
     probe = path if path.is_dir() else path.parent
     while not probe.exists():
         probe = probe.parent
-    out = _git(probe, "rev-parse", "--show-toplevel")
-    if out is None or _git(probe, "rev-parse", "--verify", "HEAD") is None:
+    # one git process: the top level, then HEAD's commit (failing when there is none)
+    out = _git(probe, "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
+    if out is None:
         return None
-    return Path(out.strip())
+    top, _head = out.rstrip("\n").rsplit("\n", 1)
+    return Path(top.strip())
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
@@ -104,7 +106,9 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
 
 
 def write_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> str:
-    """Append to the git note on HEAD, or to SQLite; returns where it went."""
+    """Append to the git note on HEAD, or to SQLite; returns where it went. ``repo`` is the
+    repository (:func:`git_root`) or any folder in it: git finds the repository from it, and
+    a folder in none, or in one without a commit, falls back to SQLite as ``None`` does."""
     line = checkpoint.line()
     if repo is not None and _git(repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD",
                                  stdin=line) is not None:  # fmt: skip

@@ -367,7 +367,10 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
         None,
         f"before {trigger} compaction: {cascade.task}",
     )
-    return str(write_checkpoint(store, checkpoint, git_root(store.home)))
+    # git finds the repository from the store's folder as it appends: one git process (a
+    # PostgreSQL store's folder may not exist: then from the nearest folder that does)
+    repo = store.home if store.home.is_dir() else git_root(store.home)
+    return str(write_checkpoint(store, checkpoint, repo))
 
 
 # stop ----------------------------------------------------------------------------------------
