@@ -13,12 +13,13 @@ from noetic.cli import app
 from noetic.llm.tokens import count_tokens
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
-from noetic.store import Store, reads
+from noetic.store import Store
 from noetic.store.checkpoints import (
     NOTES_REF,
     Checkpoint,
     bootstrap_context,
     git_root,
+    last_assessment,
     list_checkpoints,
     make_checkpoint,
 )
@@ -134,12 +135,12 @@ def test_a_tasks_newest_assessment_reads_as_plain_values_as_its_models_give_it(c
         cascade = store.open_cascade_of(session.id)
         assert cascade is not None
         last = store.assessments(cascade_id=cascade.id)[-1]
-        read = reads.last_assessment(store, cascade.id)
+        read = last_assessment(store, cascade.id)
         assert read == (last.assessment.vectors, last.decision.action.value)
-        assert read is not None and all(type(x) is float for x in read.vectors.values())
+        assert read is not None and all(type(x) is float for x in read[0].values())
         args = (session.id, cascade.id, "compact")
-        plain = make_checkpoint(*args, read.vectors, read.action, None, "n")
-        models = make_checkpoint(*args, last.assessment.vectors, read.action, None, "n")
+        plain = make_checkpoint(*args, *read, None, "n")
+        models = make_checkpoint(*args, last.assessment.vectors, read[1], None, "n")
         assert plain.line() == models.line()
         assert Checkpoint.from_line(plain.line()) == plain
-        assert reads.last_assessment(store, "c_without_assessments") is None
+        assert last_assessment(store, "c_without_assessments") is None

@@ -313,8 +313,13 @@ def test_a_read_only_store_writes_nothing(postgres_url):
 def test_the_modules_beside_the_store_read_and_write_postgresql(pg):
     from noetic.calibration.outcomes import add_adjustment, adjustments, list_outcomes
     from noetic.llm.base import LLMCall
-    from noetic.store import agent_memory, llm_calls, nova, observations, reads, summaries
-    from noetic.store.checkpoints import list_checkpoints, make_checkpoint, write_checkpoint
+    from noetic.store import agent_memory, llm_calls, nova, observations, summaries
+    from noetic.store.checkpoints import (
+        last_assessment,
+        list_checkpoints,
+        make_checkpoint,
+        write_checkpoint,
+    )
 
     sid = pg.create_session(ai_id="a", profile="balanced", project="p").id
     c = pg.open_cascade(sid, "task", profile="balanced")
@@ -365,7 +370,7 @@ def test_the_modules_beside_the_store_read_and_write_postgresql(pg):
     assess(pg, sid, 0.6, cascade_id=c.id)
     assess(pg, sid, 0.9, cascade_id=c.id)
     last = pg.assessments(cascade_id=c.id)[-1]  # as models
-    assert reads.last_assessment(pg, c.id) == (last.assessment.vectors, last.decision.action.value)
+    assert last_assessment(pg, c.id) == (last.assessment.vectors, last.decision.action.value)
 
 
 def test_p_success_and_the_per_phase_report_on_postgresql(pg):

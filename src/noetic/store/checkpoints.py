@@ -12,7 +12,6 @@ to the store's ``checkpoints`` table instead. Either way the store can list them
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,8 +79,24 @@ def make_checkpoint(
     )  # fmt: skip
 
 
+def last_assessment(store: BaseStore, cascade_id: str) -> tuple[dict[str, float], str] | None:
+    """The scores and the action of the task's newest assessment (the last of
+    :meth:`BaseStore.assessments` for it), read as plain values: no model is built."""
+    columns = ", ".join(f'"{v}"' for v in VECTOR_NAMES)
+    row = store.conn.execute(
+        f"SELECT {columns}, action FROM assessments WHERE cascade_id = ? "
+        "ORDER BY session_id DESC, seq DESC LIMIT 1",
+        (cascade_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return {v: float(row[v]) for v in VECTOR_NAMES if row[v] is not None}, row["action"]
+
+
 def git_root(path: Path) -> Path | None:
     """The repository containing ``path`` if git is installed and it has a commit."""
+    import shutil  # only here: a checkpoint appended from a folder in the repository needs none
+
     if shutil.which("git") is None:
         return None
     probe = path if path.is_dir() else path.parent

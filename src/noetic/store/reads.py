@@ -116,30 +116,6 @@ def earlier_tasks(store: BaseStore, project: str | None, limit: int) -> list[Ear
     return [EarlierTask(*r) for r in rows]
 
 
-class LastAssessment(NamedTuple):
-    """A task's newest assessment as a checkpoint needs it: its scores and its action."""
-
-    vectors: dict[str, float]
-    action: str
-
-
-def last_assessment(store: BaseStore, cascade_id: str) -> LastAssessment | None:
-    """The task's newest assessment (the last of :meth:`BaseStore.assessments` for it), read
-    as plain values: no assessment or decision model is built."""
-    from noetic.vector_names import VECTOR_NAMES
-
-    columns = ", ".join(f'"{v}"' for v in VECTOR_NAMES)
-    row = store.conn.execute(
-        f"SELECT {columns}, action FROM assessments WHERE cascade_id = ? "
-        "ORDER BY session_id DESC, seq DESC LIMIT 1",
-        (cascade_id,),
-    ).fetchone()
-    if row is None:
-        return None
-    vectors = {v: float(row[v]) for v in VECTOR_NAMES if row[v] is not None}
-    return LastAssessment(vectors, row["action"])
-
-
 class Prediction(NamedTuple):
     cascade_id: str
     score: float

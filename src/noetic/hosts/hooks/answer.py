@@ -348,8 +348,12 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
     """Checkpoint the open task before the host compacts the conversation; where it went (the
     git notes of the repository holding the store, as the tracker's checkpoints, else SQLite).
     The task's newest assessment is read as plain values, so no model is built."""
-    from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
-    from noetic.store.reads import last_assessment
+    from noetic.store.checkpoints import (
+        git_root,
+        last_assessment,
+        make_checkpoint,
+        write_checkpoint,
+    )
 
     cascade = store.open_cascade_of(sid)
     if cascade is None:
@@ -357,13 +361,14 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
     last = last_assessment(store, cascade.id)
     if last is None:
         return None
+    vectors, action = last
     trigger = payload.get("trigger") if payload.get("trigger") in ("manual", "auto") else "auto"
     checkpoint = make_checkpoint(
         sid,
         cascade.id,
         "compact",
-        last.vectors,
-        last.action,
+        vectors,
+        action,
         None,
         f"before {trigger} compaction: {cascade.task}",
     )
