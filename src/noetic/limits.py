@@ -11,14 +11,12 @@ caller (or the model, in a repair round) knows exactly what to shorten.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from noetic.errors import LimitExceeded
 
 
-@dataclass(frozen=True)
-class InputLimit:
+class InputLimit(NamedTuple):
     """One bound: its ``name`` (as errors and docs spell it), the ``maximum``, the ``unit`` it
     is measured in and ``what`` it bounds."""
 

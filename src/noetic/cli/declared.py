@@ -13,13 +13,11 @@ declared here too, and :mod:`noetic.cli.options` gives typer's other commands th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Opt:
+class Opt(NamedTuple):
     """One option: the parameter it sets, its spellings, and how its value is read.
 
     ``kind`` is ``str``, ``float``, ``Path`` or ``bool`` (a flag, with ``off_flags`` its
@@ -37,8 +35,7 @@ class Opt:
     show_default: bool | None = None
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(NamedTuple):
     """A positional parameter (a text): required, or else None when left out (only the last
     ones may be optional)."""
 
@@ -48,8 +45,7 @@ class Arg:
     required: bool = True
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A command: its help (the first line is its summary in ``noetic --help``), its options,
     its positional arguments in order, and the module whose function of the command's name
     does the work (that module imports no typer)."""

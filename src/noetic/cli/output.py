@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -54,8 +53,9 @@ def to_jsonable(data: Any) -> Any:
     pydantic = sys.modules.get("pydantic")  # not loaded: nothing here is a model
     if pydantic is not None and isinstance(data, pydantic.BaseModel):
         return data.model_dump(mode="json")
-    if is_dataclass(data) and not isinstance(data, type):
-        return {f.name: to_jsonable(getattr(data, f.name)) for f in fields(data)}
+    dataclasses = sys.modules.get("dataclasses")  # not loaded: nothing here is a dataclass
+    if dataclasses is not None and dataclasses.is_dataclass(data) and not isinstance(data, type):
+        return {f.name: to_jsonable(getattr(data, f.name)) for f in dataclasses.fields(data)}
     if isinstance(data, dict):
         return {k: to_jsonable(v) for k, v in data.items()}
     if isinstance(data, list | tuple):

@@ -6,7 +6,6 @@ creates nothing, so it answers even where no store exists yet. Sync.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -65,7 +64,7 @@ def where(store: Path | None, session: str | None, ai_id: str | None) -> Whereab
             else f"[store] url in {location.home / 'config.toml'}"
         )
     return Whereabouts(
-        **(asdict(location) | {"url": safe_url(location.url) if location.url else None}),
+        **(location._asdict() | {"url": safe_url(location.url) if location.url else None}),
         url_from=url_from,
         exists=location.exists,
         ai_id=who,

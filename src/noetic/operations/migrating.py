@@ -5,7 +5,6 @@ A target that already holds other rows is refused before anything is written, un
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from noetic.errors import InvalidValueError, NotFoundError
@@ -23,7 +22,7 @@ def migrate_store(store: Path | None, to: str, *, merge: bool = False) -> CopyRe
 
     if database_url(store) is not None:
         raise InvalidValueError("--store names the SQLite store to copy from, not a URL")
-    home = require_store(replace(_locate(store, None), url=None))
+    home = require_store(_locate(store, None)._replace(url=None))
     url = database_url(to)
     if url is not None:
         from noetic.store.postgres import PostgresStore

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from noetic.errors import InvalidValueError, NotFoundError
 
@@ -32,10 +32,10 @@ STORE_DIRNAME = ".noetic"
 DB_NAME = "noetic.db"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoreLocation:
-    """Where the store is, which rule chose it, and every place that rule looked (a plain
-    dataclass: finding the store is on every hook's path, which never needs pydantic)."""
+class StoreLocation(NamedTuple):
+    """Where the store is, which rule chose it, and every place that rule looked (a named
+    tuple: finding the store is on every hook's path, which needs neither pydantic nor the
+    dataclasses module)."""
 
     home: Path
     rule: str
@@ -133,7 +133,7 @@ def locate_store(explicit: str | Path | None = None, *, cwd: Path | None = None)
         explicit = None
     location = _locate(explicit, cwd)
     found = store_url(location.home)
-    return replace(location, url=found) if found else location
+    return location._replace(url=found) if found else location
 
 
 def locate_home(explicit: str | Path | None = None, *, cwd: Path | None = None) -> Path:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 import threading
 import time
 import weakref
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
-from noetic.store import derived_files, requests
+from noetic.store import derived_files
 from noetic.store.base import GROWN_SESSIONS, BaseStore
 from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
@@ -175,7 +176,11 @@ class Store(BaseStore):
                     yield self.conn
                     if self._spoiled is not None:
                         raise self._spoiled
-                    requests.record(self, self.conn)  # a request id, in the write it names
+                    # a request id, in the write it names (none is current while the module
+                    # that starts requests was never loaded: a hook's write imports nothing)
+                    requests = sys.modules.get("noetic.store.requests")
+                    if requests is not None:
+                        requests.record(self, self.conn)
                 except BaseException:
                     if self.conn.in_transaction:  # SQLite may have rolled it back itself
                         self.conn.execute("ROLLBACK")

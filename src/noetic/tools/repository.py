@@ -27,8 +27,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # configuration keys whose value is (or starts with) a program git runs
 _PROGRAM_KEY = re.compile(
@@ -39,8 +38,7 @@ _PROGRAM_KEY = re.compile(
 _HOOKS_KEY = "core.hookspath"
 
 
-@dataclass(frozen=True)
-class Control:
+class Control(NamedTuple):
     """The control paths of one workspace, each real and inside it.
 
     ``read_only`` exist and are kept read-only; ``folders_to_create`` are folders the
