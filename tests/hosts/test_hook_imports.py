@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -251,3 +252,73 @@ def test_stop_and_session_end_open_the_store_without_pydantic(gated: Path) -> No
     shown = modules_loaded(["sessions", "show", sid, "--json"], (), gated)
     assert shown["code"] == 0, shown["output"]
     assert json.loads(shown["output"][0])["session"]["status"] == "ended"
+
+
+def _checkpoints_written(project: Path) -> list[tuple[str, str]]:
+    """Where each compaction checkpoint is kept (git, sqlite) and its line with its time left
+    out (it is the second it was written), in that order."""
+    from noetic.store import Store
+    from noetic.store.checkpoints import git_root, list_checkpoints
+
+    with Store(project / ".noetic") as store:
+        found = list_checkpoints(store, git_root(store.home))
+    return sorted(
+        (where.split(":")[0], cp.model_copy(update={"at": ""}).line())
+        for where, cp in found
+        if cp.phase == "compact"
+    )
+
+
+def _as_models_give_it(project: Path, sid: str, trigger: str) -> str:
+    """The checkpoint the task's newest assessment makes when it is read back as models (the
+    assessment and the decision, as :meth:`BaseStore.assessments` gives them)."""
+    from noetic.store import Store
+    from noetic.store.checkpoints import make_checkpoint
+
+    with Store(project / ".noetic") as store:
+        cascade = store.open_cascade_of(sid)
+        assert cascade is not None
+        last = store.assessments(cascade_id=cascade.id)[-1]
+        made = make_checkpoint(
+            sid, cascade.id, "compact", last.assessment.vectors, last.decision.action.value,
+            None, f"before {trigger} compaction: {cascade.task}",
+        )  # fmt: skip
+    return made.model_copy(update={"at": ""}).line()
+
+
+@pytest.mark.subprocess
+def test_pre_compact_checkpoints_the_open_task_without_pydantic(gated: Path) -> None:
+    # PreCompact reads the task's newest assessment as plain values and writes the checkpoint
+    # as a plain record: the same line the assessment and decision models give, to SQLite
+    # before the project's first commit and to the git notes after it
+    start = hook("session-start", gated, hook_event_name="SessionStart", source="startup")
+    context = start["reply"]["hookSpecificOutput"]["additionalContext"]
+    sid = context.split("Noetic session ", 1)[1].split(" ", 1)[0]
+    for args in (
+        ["preflight", "fix the bug", "--vectors", json.dumps(VECTORS)],
+        ["check", "--vectors", json.dumps({"know": 1, "context": 0.83, "uncertainty": 0.125})],
+    ):
+        done = modules_loaded([*args, "--session", sid, "--json"], (), gated)
+        assert done["code"] == 0, done["output"]
+    expected = _as_models_give_it(gated, sid, "auto")
+    assert '"v":[0.8,1.0,0.7,0.83,' in expected and ",0.12]" in expected  # the CHECK carried
+    compacted = hook("pre-compact", gated, hook_event_name="PreCompact", trigger="auto")
+    assert compacted["reply"] is None and compacted["loaded"] == []
+    assert _checkpoints_written(gated) == [("sqlite", expected)]
+    assert (gated / ".noetic" / "hooks.log").exists() is False
+    for git in (["config", "user.name", "t"], ["config", "user.email", "t@t"],
+                ["commit", "-q", "--allow-empty", "-m", "first"]):  # fmt: skip
+        subprocess.run(["git", *git], cwd=gated, check=True, capture_output=True)
+    manual = hook("pre-compact", gated, hook_event_name="PreCompact", trigger="manual")
+    assert manual["reply"] is None and manual["loaded"] == []
+    from noetic.store.checkpoints import NOTES_REF
+
+    notes = subprocess.run(
+        ["git", "notes", "--ref", NOTES_REF, "show", "HEAD"],
+        cwd=gated, check=True, capture_output=True, text=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert len(notes) == 1
+    assert _checkpoints_written(gated) == [
+        ("git", _as_models_give_it(gated, sid, "manual")),
+        ("sqlite", expected),
+    ]

@@ -1,7 +1,11 @@
 import json
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from noetic.assessment import Assessment
@@ -15,8 +19,11 @@ from noetic.store.checkpoints import (
     Checkpoint,
     bootstrap_context,
     git_root,
+    last_assessment,
     list_checkpoints,
+    make_checkpoint,
 )
+from noetic.vector_names import VECTOR_NAMES
 
 from ..conftest import uniform
 
@@ -106,3 +113,34 @@ def test_the_cli_lists_shows_and_loads(repo):
     assert shown[0]["named"]["know"] == 0.8
     loaded = json.loads(runner.invoke(app, ["checkpoint", "load", "--json", *store]).stdout)
     assert loaded["tokens"] > 0 and listed[0]["session"] in loaded["context"]
+
+
+_SCORES = st.dictionaries(
+    st.sampled_from(VECTOR_NAMES), st.integers(0, 1) | st.floats(0, 1), min_size=1
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(_SCORES, min_size=1, max_size=4))
+def test_a_tasks_newest_assessment_reads_as_plain_values_as_its_models_give_it(checks):
+    # PreCompact reads the newest assessment's scores and action without building the models;
+    # the checkpoint made from them is the one the models make, whatever the scores (integers
+    # included, partial CHECKs carried forward from the PREFLIGHT)
+    with tempfile.TemporaryDirectory() as home, Store(Path(home) / ".noetic") as store:
+        tracker = Tracker(store, ProfileRegistry())
+        session, _ = tracker.bootstrap(profile="balanced")
+        tracker.preflight(session.id, "t", Assessment.from_input("preflight", uniform(0.6)))
+        for scores in checks:
+            tracker.check(session.id, Assessment.from_input("check", scores))
+        cascade = store.open_cascade_of(session.id)
+        assert cascade is not None
+        last = store.assessments(cascade_id=cascade.id)[-1]
+        read = last_assessment(store, cascade.id)
+        assert read == (last.assessment.vectors, last.decision.action.value)
+        assert read is not None and all(type(x) is float for x in read[0].values())
+        args = (session.id, cascade.id, "compact")
+        plain = make_checkpoint(*args, *read, None, "n")
+        models = make_checkpoint(*args, last.assessment.vectors, read[1], None, "n")
+        assert plain.line() == models.line()
+        assert Checkpoint.from_line(plain.line()) == plain
+        assert last_assessment(store, "c_without_assessments") is None

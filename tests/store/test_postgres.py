@@ -314,7 +314,12 @@ def test_the_modules_beside_the_store_read_and_write_postgresql(pg):
     from noetic.calibration.outcomes import add_adjustment, adjustments, list_outcomes
     from noetic.llm.base import LLMCall
     from noetic.store import agent_memory, llm_calls, nova, observations, summaries
-    from noetic.store.checkpoints import list_checkpoints, make_checkpoint, write_checkpoint
+    from noetic.store.checkpoints import (
+        last_assessment,
+        list_checkpoints,
+        make_checkpoint,
+        write_checkpoint,
+    )
 
     sid = pg.create_session(ai_id="a", profile="balanced", project="p").id
     c = pg.open_cascade(sid, "task", profile="balanced")
@@ -362,6 +367,10 @@ def test_the_modules_beside_the_store_read_and_write_postgresql(pg):
     point = make_checkpoint(sid, c.id, "check", {"know": 0.5}, "proceed", None)
     assert write_checkpoint(pg, point, None) == "sqlite"
     assert [cp.line() for _, cp in list_checkpoints(pg, None)] == [point.line()]
+    assess(pg, sid, 0.6, cascade_id=c.id)
+    assess(pg, sid, 0.9, cascade_id=c.id)
+    last = pg.assessments(cascade_id=c.id)[-1]  # as models
+    assert last_assessment(pg, c.id) == (last.assessment.vectors, last.decision.action.value)
 
 
 def test_p_success_and_the_per_phase_report_on_postgresql(pg):

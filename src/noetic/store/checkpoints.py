@@ -12,22 +12,25 @@ to the store's ``checkpoints`` table instead. Either way the store can list them
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
-from noetic.store.base import BaseStore
+from noetic.store.records import _Record
 from noetic.store.rows import now
 from noetic.vector_names import VECTOR_NAMES
+
+if TYPE_CHECKING:
+    from noetic.store.base import BaseStore
 
 NOTES_REF = "refs/notes/noetic/checkpoints"
 
 
-class Checkpoint(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
+@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
+class Checkpoint(_Record):
+    """One checkpoint: a frozen record (a standard-library dataclass, as the store's are), so
+    writing one, as PreCompact does, builds no model. Its scores are floats as written."""
 
     session: str
     cascade: str | None
@@ -46,8 +49,10 @@ class Checkpoint(BaseModel):
     @classmethod
     def from_line(cls, line: str) -> Checkpoint:
         d = json.loads(line)
-        return cls(session=d["s"], cascade=d["c"], phase=d["p"], vectors=d["v"], action=d["a"],
-                   moves=d["d"], note=d.get("n", ""), at=d["t"])  # fmt: skip
+        return cls(session=d["s"], cascade=d["c"], phase=d["p"],
+                   vectors=[float(x) for x in d["v"]], action=d["a"],
+                   moves={k: float(x) for k, x in d["d"].items()}, note=d.get("n", ""),
+                   at=d["t"])  # fmt: skip
 
     def named_vectors(self) -> dict[str, float]:
         return dict(zip(VECTOR_NAMES, self.vectors, strict=True))
@@ -66,25 +71,43 @@ def make_checkpoint(
     if previous:
         changes = {k: vectors[k] - previous[k] for k in vectors if k in previous}
         top = sorted(changes.items(), key=lambda kv: -abs(kv[1]))[:3]
-        moves = {k: round(v, 2) for k, v in top if abs(v) >= 0.005}
+        moves = {k: float(round(v, 2)) for k, v in top if abs(v) >= 0.005}
     return Checkpoint(
         session=session, cascade=cascade, phase=phase,
-        vectors=[round(vectors.get(v, float("nan")), 2) for v in VECTOR_NAMES],
+        vectors=[float(round(vectors.get(v, float("nan")), 2)) for v in VECTOR_NAMES],
         action=action, moves=moves, note=note[:120], at=now()[:19],
     )  # fmt: skip
 
 
+def last_assessment(store: BaseStore, cascade_id: str) -> tuple[dict[str, float], str] | None:
+    """The scores and the action of the task's newest assessment (the last of
+    :meth:`BaseStore.assessments` for it), read as plain values: no model is built."""
+    columns = ", ".join(f'"{v}"' for v in VECTOR_NAMES)
+    row = store.conn.execute(
+        f"SELECT {columns}, action FROM assessments WHERE cascade_id = ? "
+        "ORDER BY session_id DESC, seq DESC LIMIT 1",
+        (cascade_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return {v: float(row[v]) for v in VECTOR_NAMES if row[v] is not None}, row["action"]
+
+
 def git_root(path: Path) -> Path | None:
     """The repository containing ``path`` if git is installed and it has a commit."""
+    import shutil  # only here: a checkpoint appended from a folder in the repository needs none
+
     if shutil.which("git") is None:
         return None
     probe = path if path.is_dir() else path.parent
     while not probe.exists():
         probe = probe.parent
-    out = _git(probe, "rev-parse", "--show-toplevel")
-    if out is None or _git(probe, "rev-parse", "--verify", "HEAD") is None:
+    # one git process: the top level, then HEAD's commit (failing when there is none)
+    out = _git(probe, "rev-parse", "--show-toplevel", "--verify", "-q", "HEAD")
+    if out is None:
         return None
-    return Path(out.strip())
+    top, _head = out.rstrip("\n").rsplit("\n", 1)
+    return Path(top.strip())
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
@@ -98,7 +121,9 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
 
 
 def write_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> str:
-    """Append to the git note on HEAD, or to SQLite; returns where it went."""
+    """Append to the git note on HEAD, or to SQLite; returns where it went. ``repo`` is the
+    repository (:func:`git_root`) or any folder in it: git finds the repository from it, and
+    a folder in none, or in one without a commit, falls back to SQLite as ``None`` does."""
     line = checkpoint.line()
     if repo is not None and _git(repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD",
                                  stdin=line) is not None:  # fmt: skip

@@ -141,7 +141,7 @@ def _answer(
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
-    # the store alone, without the tracker: no profiles, and models only for a checkpoint
+    # the store alone, without the tracker: no profiles and no models
     store = open_store(location.home, create=True)
     try:
         sid = remembered_session(store, agent_key(payload))
@@ -346,27 +346,36 @@ def _one_line(text: str, limit: int) -> str:
 
 def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
     """Checkpoint the open task before the host compacts the conversation; where it went (the
-    git notes of the repository holding the store, as the tracker's checkpoints, else SQLite)."""
-    from noetic.store.checkpoints import git_root, make_checkpoint, write_checkpoint
+    git notes of the repository holding the store, as the tracker's checkpoints, else SQLite).
+    The task's newest assessment is read as plain values, so no model is built."""
+    from noetic.store.checkpoints import (
+        git_root,
+        last_assessment,
+        make_checkpoint,
+        write_checkpoint,
+    )
 
     cascade = store.open_cascade_of(sid)
     if cascade is None:
         return None
-    history = store.assessments(cascade_id=cascade.id)
-    if not history:
+    last = last_assessment(store, cascade.id)
+    if last is None:
         return None
-    last = history[-1]
+    vectors, action = last
     trigger = payload.get("trigger") if payload.get("trigger") in ("manual", "auto") else "auto"
     checkpoint = make_checkpoint(
         sid,
         cascade.id,
         "compact",
-        last.assessment.vectors,
-        last.decision.action.value,
+        vectors,
+        action,
         None,
         f"before {trigger} compaction: {cascade.task}",
     )
-    return str(write_checkpoint(store, checkpoint, git_root(store.home)))
+    # git finds the repository from the store's folder as it appends: one git process (a
+    # PostgreSQL store's folder may not exist: then from the nearest folder that does)
+    repo = store.home if store.home.is_dir() else git_root(store.home)
+    return str(write_checkpoint(store, checkpoint, repo))
 
 
 # stop ----------------------------------------------------------------------------------------
