@@ -151,7 +151,7 @@ def test_pytests_own_report_of_a_passing_run_is_a_success(project, _isolated_hom
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / "test_x.py").write_text(
         "import pytest\n\ndef test_a():\n    assert True\n\n"
-        "@pytest.mark.skip\ndef test_b():\n    pass\n"
+        "def test_b():\n    pytest.skip('the suite under test skips one of its tests')\n"
     )
     report = tmp_path / "pytest.xml"
     subprocess.run(
