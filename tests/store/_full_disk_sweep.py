@@ -63,17 +63,17 @@ def fill(store: Path, free_kib: int) -> None:
     if left < len(block):
         return  # the store's own rows already took the room: the disk is as full as asked
     try:
-        f = open(store / "filler", "wb")  # noqa: SIM115 - closed below
+        # unbuffered: a write the full disk refuses leaves nothing for close() to flush again
+        f = open(store / "filler", "wb", buffering=0)  # noqa: SIM115 - closed below
     except OSError:
         return  # full already: not even a new file fits
     with f:
         while left >= len(block):
             try:
-                f.write(block)
-                f.flush()
+                written = f.write(block)
             except OSError:
                 break
-            left -= len(block)
+            left -= written or len(block)
 
 
 def empty(store: Path) -> None:
