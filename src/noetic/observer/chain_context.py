@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from noetic.observer.observation import Observation
 
 
@@ -32,12 +30,6 @@ class ChainContext:
             f"{','.join(o.layers) or 'none'}):\n{o.content}"
             for o in self.observations
         )
-
-    def aggregated_layers(self, top: int | None = None) -> list[str]:
-        """Layers by how many stages named them (most frequent first, ties by id)."""
-        counts = Counter(layer for o in self.observations for layer in o.layers)
-        ranked = sorted(counts, key=lambda layer: (-counts[layer], layer))
-        return ranked[:top] if top else ranked
 
     def average_confidence(self) -> float:
         if not self.observations:

@@ -467,23 +467,6 @@ class BaseStore:
         self._files_changed()
         return record
 
-    def set_goal_status(self, goal_id: str, status: str) -> GoalRecord:
-        with self.transaction() as c:
-            updated = c.execute(
-                "UPDATE goals SET status = ?, updated_at = ? WHERE id = ?",
-                (status, now(), goal_id),
-            ).rowcount
-            if updated and self.queues_files:
-                c.execute(
-                    "INSERT INTO file_backlog (session_id) SELECT session_id FROM goals "
-                    "WHERE id = ?",
-                    (goal_id,),
-                )
-        if not updated:
-            raise NotFoundError(f"unknown goal {goal_id!r}")
-        self._files_changed()
-        return self.get_goal(goal_id)
-
     def get_goal(self, goal_id: str) -> GoalRecord:
         row = self.conn.execute("SELECT * FROM goals WHERE id = ?", (goal_id,)).fetchone()
         if row is None:
