@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.calibration.drift import DriftReport
 from noetic.calibration.guardian import GuardianReport, run_guardian
 from noetic.calibration.metrics import ReliabilityBin
@@ -38,6 +36,7 @@ from noetic.calibration.outcomes import (
 from noetic.calibration.per_phase import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction
 from noetic.errors import NoeticError
+from noetic.frozen import Frozen
 from noetic.profiles import ProfileRegistry
 from noetic.store import reads
 from noetic.store.base import BaseStore
@@ -47,9 +46,7 @@ MIN_FOR_INTERVAL: Final = 5
 DRIFT_WINDOW: Final = 20
 
 
-class Interval(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Interval(Frozen):
     low: float
     high: float
 
@@ -61,9 +58,7 @@ class Bin(ReliabilityBin):
     interval: Interval
 
 
-class Gap(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Gap(Frozen):
     group: str
     n: int
     stated: float
@@ -73,26 +68,20 @@ class Gap(BaseModel):
     significant: bool = False
 
 
-class DriftPoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class DriftPoint(Frozen):
     index: int
     at: str
     gap: float
 
 
-class GuardianRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class GuardianRow(Frozen):
     profile: str
     auto_apply: bool
     report: GuardianReport | None
     note: str
 
 
-class CalibrationView(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CalibrationView(Frozen):
     filters: Filters
     prediction: Prediction
     report: CalibrationReport

@@ -12,25 +12,20 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.frozen import Frozen
 from noetic.store.location import StoreLocation
 
 Status = Literal["ok", "warn", "fail"]
 
 
-class Check(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Check(Frozen):
     name: str
     status: Status
     detail: str
     fix: str | None = None
 
 
-class Report(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Report(Frozen):
     store: str
     checks: list[Check]
 
