@@ -498,14 +498,10 @@ class BaseStore:
         session_id: str | None = None,
         cascade_id: str | None = None,
         kind: str | None = None,
-        after_id: int = 0,
         limit: int = 1000,
     ) -> list[EventRecord]:
         where, args = _where(session_id=session_id, cascade_id=cascade_id, kind=kind)
-        where += (" AND" if where else " WHERE") + " id > ?"
-        rows = self.conn.execute(
-            f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, after_id, limit]
-        )
+        rows = self.conn.execute(f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, limit])
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in rows]
 
     # export / import / rebuild ------------------------------------------------------------
