@@ -321,10 +321,6 @@ def _tokens(context: str, budget: int, count: Callable[[str], int]) -> int:
     return count(context) if context and bound > budget // 2 else bound
 
 
-def _code(codes: list[Any], value: Any) -> int:
-    return codes.index(value) if value in codes else -2
-
-
 def _top(values: Any, k: int) -> Any:
     """Positions of the ``k`` largest values (unordered): a partition, not a sort."""
     import numpy as np
