@@ -65,14 +65,12 @@ class ToolResult(Frozen):
         return f"error: {self.error}{hint}"
 
 
-class Tool(BaseModel):
+class Tool(Frozen, arbitrary_types_allowed=True):
     """A tool any engine may offer a model.
 
     ``improves_vectors`` and ``confidence_gain`` are optional hints for engines that reason
     about what a tool is likely to teach (CASCADE's guided tool mode); other engines ignore them.
     """
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     name: str = Field(pattern=NAME.pattern)
     description: str
