@@ -119,7 +119,7 @@ async def _chain(
                 f"{hit.query!r})",
             )
             return _finish(ctx, result, timer)
-    context = ChainContext.from_query(query)
+    context = ChainContext(query)
     budget = settings.max_stages
     calls = 0
     checks: list[CrystallizationCheck] = []

@@ -10,10 +10,6 @@ class ChainContext:
         self.query = query
         self.observations: list[Observation] = []
 
-    @classmethod
-    def from_query(cls, query: str) -> ChainContext:
-        return cls(query)
-
     def add(self, observation: Observation) -> None:
         self.observations.append(observation)
 
