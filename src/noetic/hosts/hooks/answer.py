@@ -50,7 +50,6 @@ from typing import Any
 from noetic.hosts.hooks.shared import (
     AI_ID,
     agent_key,
-    current_session,
     locate,
     log_failure,
     note,
@@ -207,34 +206,45 @@ def _project_name(location: Any, payload: dict[str, Any], project: Path | None) 
 def session_start(
     location: Any, payload: dict[str, Any], project: Path | None = None
 ) -> dict[str, Any]:
-    from noetic.runtime.opening import open_tracker
+    """Open (or keep) this Claude session's Noetic session and answer the context. The tracker
+    (profiles, models) is built only to open a new session: a resumed one is read from the
+    store alone."""
+    from noetic.runtime.opening import remembered_session
+    from noetic.store import open_store
     from noetic.store.current import write_current_session
 
-    tracker = open_tracker(location.home, create=True)
+    store = open_store(location.home, create=True)
     try:
         key = agent_key(payload)
-        sid = current_session(tracker, payload)
-        session = tracker.store.get_session(sid) if sid else None
+        sid = remembered_session(store, key)
+        session = store.get_session(sid) if sid else None
         if session is None or session.status != "active":
+            from noetic.runtime.opening import tracker_over
+
             model = payload.get("model")
-            session, _ = tracker.bootstrap(
+            session, _ = tracker_over(store).bootstrap(
                 ai_id=AI_ID,
                 ai_model=model if isinstance(model, str) and model.strip() else None,
                 project=_project_name(location, payload, project),
             )
-            write_current_session(tracker.store.home, session.id, key)
+            write_current_session(store.home, session.id, key)
         _export_env(session.id)
-        _find_test_commands(tracker.store.home, payload, project)
-        budget = _context_budget(tracker.store.home)
-        text = session_context(tracker, session, budget)
+        _find_test_commands(store.home, payload, project)
+        budget = _context_budget(store.home)
+        text = session_context(store, session, budget)
     finally:
-        tracker.store.close()
+        store.close()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def _find_test_commands(home: Path, payload: dict[str, Any], project: Path | None) -> None:
     """Outcomes by default: a store whose configuration does not mention ``test_commands``
-    (set up with ``--scope user``, or before setup looked) gets the project's, once found."""
+    (set up with ``--scope user``, or before setup looked) gets the project's, once found.
+    A configuration that mentions them is left as it is, without looking at the project."""
+    from noetic.config import load
+
+    if load(home).outcomes_mentioned:
+        return
     from noetic.hosts.testing.detect import test_setup, with_test_commands
 
     found = test_setup(workspace_of(payload, project), home)
@@ -269,7 +279,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text.encode("utf-8")) + 1) // 2
 
 
-def session_context(tracker: Any, session: Any, budget: int) -> str:
+def session_context(store: Any, session: Any, budget: int) -> str:
     """The SessionStart context: the session and how to use it, the open task, then the
     project's earlier tasks, newest first, as many as the budget holds."""
     head = [
@@ -283,12 +293,12 @@ def session_context(tracker: Any, session: Any, budget: int) -> str:
     ]
     from noetic.calibration.record import record_line
 
-    mine = record_line(tracker.store, session.ai_id)
+    mine = record_line(store, session.ai_id)
     if mine is not None:
         head.append(mine)
-    open_task = tracker.store.open_cascade_of(session.id)
+    open_task = store.open_cascade_of(session.id)
     if open_task is not None:
-        history = tracker.store.assessments(cascade_id=open_task.id)
+        history = store.assessments(cascade_id=open_task.id)
         line = f"Open task: {open_task.task}"
         if history:
             last = history[-1]
@@ -300,7 +310,7 @@ def session_context(tracker: Any, session: Any, budget: int) -> str:
     text = "\n".join(head)
     if estimate_tokens(text) > budget:
         return _cut(text, budget)
-    earlier = _earlier_tasks(tracker.store, session)
+    earlier = _earlier_tasks(store, session)
     if earlier:
         title = "## Earlier tasks" + (f" in {session.project}" if session.project else "")
         title += " (newest first: calibration, confidence before → after, outcome)"
@@ -566,20 +576,19 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
         note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
              f"run started (exit {code} is its status, not the tests')")  # fmt: skip
         return None
-    from noetic.runtime.opening import open_tracker
+    from noetic.runtime.opening import remembered_session
+    from noetic.store import open_store
 
-    tracker = open_tracker(home, create=True)
+    store = open_store(home, create=True)  # the store alone: the outcome needs no tracker
     try:
-        sid = current_session(tracker, payload)
+        sid = remembered_session(store, agent_key(payload))
         if sid is None:
             note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
                  "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
             return None
-        record = record_exit(
-            tracker.store, sid, command, code, status.score, via="Claude Code Bash"
-        )
+        record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
     finally:
-        tracker.store.close()
+        store.close()
     if record is None:
         note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
     return record

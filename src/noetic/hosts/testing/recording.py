@@ -36,11 +36,11 @@ def record_exit(
     """Record ``score`` (what :mod:`.testruns` read in ``exit_code``) as the outcome of the
     session's open task, the command line as evidence; None when the session has no open
     task (never an older one)."""
-    from noetic.calibration import record_outcome
-
     cascade = store.open_cascade_of(session_id)
     if cascade is None:
         return None
+    from noetic.calibration import record_outcome  # the calibration, for an outcome to record
+
     return record_outcome(
         store,
         cascade.id,
