@@ -58,14 +58,14 @@ class CommandNotRunnable(Exception):
         self.exit_code = exit_code
 
 
-def run_command(argv: list[str], *, stdout: Any = None) -> int:
+def run_command(argv: list[str], *, stdout: Any = None, env: dict[str, str] | None = None) -> int:
     """Run ``argv`` with this process's streams (``stdout`` to send its output elsewhere) and
-    return its exit status, a signal's death as 128 + the signal's number like a shell.
-    Ctrl-C reaches the command, which decides when it ends."""
+    environment (or ``env``) and return its exit status, a signal's death as 128 + the
+    signal's number like a shell. Ctrl-C reaches the command, which decides when it ends."""
     import subprocess
 
     try:
-        proc = subprocess.Popen(argv, stdout=stdout)
+        proc = subprocess.Popen(argv, stdout=stdout, env=env)
     except FileNotFoundError:
         raise CommandNotRunnable(f"command not found: {argv[0]}", 127) from None
     except PermissionError:
