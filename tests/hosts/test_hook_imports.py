@@ -358,9 +358,10 @@ def test_session_start_builds_the_tracker_only_to_open_a_session(gated: Path) ->
 
 @pytest.mark.subprocess
 def test_a_test_run_is_recorded_through_the_store_alone(gated: Path) -> None:
-    # PostToolUse after a configured test run opens the store, not the tracker: with no open
-    # task it writes why to hooks.log and loads nothing heavy; with one it records the outcome
-    # (the calibration, which builds its models, and nothing else heavy)
+    # PostToolUse after a configured test run: with no open task it reads so from the SQLite
+    # file (no store, no dataclasses) and writes why to hooks.log; with one it records the
+    # outcome through the store, not the tracker (the calibration, which builds its models,
+    # and nothing else heavy)
     _with_test_commands(gated)
     start = hook("session-start", gated, hook_event_name="SessionStart", source="startup")
     context = start["reply"]["hookSpecificOutput"]["additionalContext"]
@@ -369,10 +370,18 @@ def test_a_test_run_is_recorded_through_the_store_alone(gated: Path) -> None:
            "tool_input": {"command": "pytest -q"},
            "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False}}  # fmt: skip
     watched = (*HEAVY, "noetic.runtime.tracker", "noetic.calibration.learning")
-    idle = hook("post-tool-use", gated, watched, **ran)
+    light = (*PER_CALL, *watched, "noetic.store.base")
+    idle = hook("post-tool-use", gated, light, **ran)
     assert idle["reply"] is None and idle["loaded"] == []
     log = (gated / ".noetic" / "hooks.log").read_text()
     assert f"`pytest -q` not recorded: session {sid} has no open task" in log
+    stranger = hook("post-tool-use", gated, light, **ran, session_id="a-claude-session-not-seen")
+    assert stranger["reply"] is None and stranger["loaded"] == []
+    log = (gated / ".noetic" / "hooks.log").read_text().splitlines()
+    assert log[-1].endswith(
+        "`pytest -q` not recorded: no Noetic session for this Claude Code session "
+        "(did the SessionStart hook run?)"
+    )
     opened = modules_loaded(
         ["preflight", "fix the bug", "--session", sid, "--vectors", json.dumps(VECTORS),
          "--json"], (), gated,

@@ -202,6 +202,29 @@ def newest_map_body_in(home: Path, ai_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+_OPEN_TASK: Final = (
+    "SELECT (SELECT count(*) FROM sessions WHERE id = ?), "
+    "(SELECT count(*) FROM cascades WHERE session_id = ? AND status = 'open')"
+)
+
+
+def open_task_in(home: Path, session_id: str) -> tuple[bool, bool] | None:
+    """Whether the SQLite file under ``home`` holds session ``session_id``, and an open task of
+    it, read-only with the standard library alone (a test run with no task to record opens no
+    store); None when the file cannot be read so (the store, opened, says why)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{home / 'noetic.db'}?mode=ro", uri=True)
+        try:
+            row = conn.execute(_OPEN_TASK, (session_id, session_id)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return bool(row[0]), bool(row[1])
+
+
 def results_with(store: BaseStore, key: str, ai_id: str | None = None) -> list[Any]:
     """The results of the tasks whose result names ``key`` (``ai_id``: that agent's only)."""
     sql = (

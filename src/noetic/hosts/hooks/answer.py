@@ -133,7 +133,7 @@ def _answer(
     if event == "user-prompt-submit":
         return user_prompt_submit(location)
     if event == "post-tool-use":
-        post_tool_use(location.home, payload, project)
+        post_tool_use(location, payload, project)
         return None
     if event == "stop" and payload.get("stop_hook_active") is True:
         return None  # Claude Code is already continuing because of a stop hook
@@ -535,13 +535,17 @@ def _outputs(payload: dict[str, Any]) -> list[str]:
     return [p for p in parts if isinstance(p, str) and p]
 
 
-def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = None) -> Any | None:
+def post_tool_use(
+    location: Any, payload: dict[str, Any], project: Path | None = None
+) -> Any | None:
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
-    only for a test run (PostToolUse fires after every Bash call)."""
+    only for a test run (PostToolUse fires after every Bash call), and a SQLite store only when
+    the session has an open task to record it for."""
     from noetic.hosts.testing.commands import Hidden, recognise
     from noetic.hosts.testing.recording import record_exit, test_commands
 
+    home = location.home
     if payload.get("tool_name") != "Bash":
         return None
     tool_input = payload.get("tool_input")
@@ -576,6 +580,14 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
         note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
              f"run started (exit {code} is its status, not the tests')")  # fmt: skip
         return None
+    if location.url is None:
+        from noetic.store.current import read_current_session
+        from noetic.store.reads import open_task_in
+
+        sid = read_current_session(home, agent_key(payload))
+        found = open_task_in(home, sid) if sid else (False, False)
+        if found is not None and not all(found):
+            return _not_recorded(home, shown, sid if found[0] else None)
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
@@ -583,12 +595,17 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
     try:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
-            note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
-                 "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
-            return None
+            return _not_recorded(home, shown, None)
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
     finally:
         store.close()
-    if record is None:
+    return _not_recorded(home, shown, sid) if record is None else record
+
+
+def _not_recorded(home: Path, shown: str, sid: str | None) -> None:
+    """Say in ``hooks.log`` why a test run recorded nothing: no session, or no open task."""
+    if sid is None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
+             "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
+    else:
         note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
-    return record
