@@ -79,6 +79,7 @@ def commands(project: Path) -> list[tuple[str, list[str], str]]:
          ""),
         ("investigate", ["investigate", "--note", "read the code", "--json"], ""),
         ("check", ["check", "--vectors", VECTORS, "--json"], ""),
+        ("check (text)", ["check", "--vectors", VECTORS], ""),  # as an agent's shell reads it
         ("postflight", ["postflight", "--vectors", VECTORS, "--json"], ""),
         ("outcome", ["outcome", "--success", "--json"], ""),
         ("state", ["state", "--json"], ""),
