@@ -587,7 +587,8 @@ def post_tool_use(
         sid = read_current_session(home, agent_key(payload))
         found = open_task_in(home, sid) if sid else (False, False)
         if found is not None and not all(found):
-            return _not_recorded(home, shown, sid if found[0] else None)
+            _not_recorded(home, shown, sid if found[0] else None)
+            return None
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
@@ -595,11 +596,14 @@ def post_tool_use(
     try:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
-            return _not_recorded(home, shown, None)
+            _not_recorded(home, shown, None)
+            return None
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
     finally:
         store.close()
-    return _not_recorded(home, shown, sid) if record is None else record
+    if record is None:
+        _not_recorded(home, shown, sid)
+    return record
 
 
 def _not_recorded(home: Path, shown: str, sid: str | None) -> None:
