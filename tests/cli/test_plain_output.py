@@ -39,7 +39,7 @@ def printed(console: Any, *objects: Any, **options: Any) -> str:
 
 
 def by_rich(*objects: Any, **options: Any) -> str:
-    return printed(output._console(err=False), *objects, **options)
+    return printed(output.console(err=False), *objects, **options)
 
 
 def plain(*objects: Any, **options: Any) -> str:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 _UNBOUNDED_WIDTH = 1_000_000
 
 
-def _console(err: bool) -> Console:
+def console(err: bool) -> Console:
     """A terminal gets Rich's wrapping and colour; a pipe or a file gets every line whole.
 
     Text read by a program or pasted into an agent's context (JSON, prompts, checkpoints, error
@@ -102,7 +102,7 @@ class _Lines:
 
     def _console(self) -> Console:
         if self._rich is None:
-            self._rich = _console(self._err)
+            self._rich = console(self._err)
         return self._rich
 
     def __getattr__(self, name: str) -> Any:
@@ -110,11 +110,11 @@ class _Lines:
 
 
 def stdout() -> Console:
-    return cast("Console", _Lines(err=False)) if plain() else _console(err=False)
+    return cast("Console", _Lines(err=False)) if plain() else console(err=False)
 
 
 def stderr() -> Console:
-    return cast("Console", _Lines(err=True)) if plain(err=True) else _console(err=True)
+    return cast("Console", _Lines(err=True)) if plain(err=True) else console(err=True)
 
 
 def esc(value: object) -> str:
