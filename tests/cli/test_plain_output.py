@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
+import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -115,3 +117,21 @@ def test_the_workflow_commands_text_to_a_pipe_loads_no_rich(
     ]:
         report = modules_loaded(args, ("rich",), tmp_path)
         assert (report["code"], report["loaded"]) == (code, []), (args, report["output"])
+
+
+@pytest.mark.subprocess
+def test_stdout_and_stderr_interleave_in_a_shared_pipe_as_they_are_written() -> None:
+    # each line is flushed as Rich flushes it, so one pipe for both (`2>&1`) holds the lines
+    # in the order they were written
+    script = (
+        "from noetic.cli.output import stderr, stdout\n"
+        "stdout().print('[bold]one[/]'); stderr().print('two', markup=False)\n"
+        "stdout().print('three'); stderr().print('[dim]four[/]')\n"
+    )
+    unset = ("FORCE_COLOR", "TTY_COMPATIBLE", "PYTHONUNBUFFERED")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "one\ntwo\nthree\nfour\n")

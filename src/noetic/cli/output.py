@@ -96,7 +96,12 @@ class _Lines:
             and options.keys() <= {"highlight", "soft_wrap"}
             and all(line.isprintable() for line in text.split("\n"))
         ):
-            (sys.stderr if self._err else sys.stdout).write(text + "\n")
+            stream = sys.stderr if self._err else sys.stdout
+            try:
+                stream.write(text + "\n")
+            except UnicodeEncodeError:  # Rich's error says what to do about it
+                self._console().print(*objects, markup=markup, **options)
+            stream.flush()  # as Rich does: stdout and stderr interleave as they did
             return
         self._console().print(*objects, markup=markup, **options)
 
