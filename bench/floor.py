@@ -60,6 +60,7 @@ def commands(project: Path) -> list[tuple[str, list[str], str]]:
     rows = [
         ("--help", ["--help"], ""),
         ("hook session-start", *hook("session-start", project, source="startup")),
+        ("hook session-start (resume)", *hook("session-start", project, source="resume")),
         ("hook pre-tool-use (ls -la)",
          *hook("pre-tool-use", project, **bash, tool_input={"command": "ls -la"})),
         ("hook pre-tool-use (Write)",
