@@ -354,6 +354,28 @@ def test_session_start_builds_the_tracker_only_to_open_a_session(gated: Path) ->
         '[outcomes]\ntest_commands = ["pytest"]\n'
     )
     assert f"Noetic session {sid} " in context
+    # with an open task, its newest assessment is read as plain values, as the models give it
+    for args in (
+        ["preflight", "fix the bug", "--vectors", json.dumps(VECTORS)],
+        ["check", "--vectors", json.dumps({"know": 0.95, "uncertainty": 0.05})],
+    ):
+        done = modules_loaded([*args, "--session", sid, "--json"], (), gated)
+        assert done["code"] == 0, done["output"]
+    resumed = hook("session-start", gated, watched, **start, source="resume")
+    assert resumed["loaded"] == []
+    from noetic.store import Store
+
+    with Store(gated / ".noetic") as store:
+        task = store.open_cascade_of(sid)
+        assert task is not None
+        last = store.assessments(cascade_id=task.id)[-1]
+    line = (
+        f"Open task: fix the bug (last {last.assessment.phase.value.upper()}: "
+        f"{last.decision.action.value} at confidence {last.decision.confidence:.2f}); "
+        "finish it with a POSTFLIGHT."
+    )
+    assert line.startswith("Open task: fix the bug (last CHECK: ")
+    assert line in resumed["reply"]["hookSpecificOutput"]["additionalContext"].splitlines()
 
 
 @pytest.mark.subprocess

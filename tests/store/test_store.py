@@ -239,3 +239,17 @@ def test_an_open_task_is_read_from_the_sqlite_file_as_the_store_reads_it(tmp_pat
     assert open_task_in(tmp_path / "nowhere", s.id) is None  # no file
     (tmp_path / "noetic.db").write_bytes(b"not a database, " * 64)
     assert open_task_in(tmp_path, s.id) is None
+
+
+def test_the_newest_decision_is_read_as_plain_values_as_the_models_give_it(store):
+    from noetic.store.reads import newest_decision
+
+    s = store.create_session(ai_id="a", profile="balanced")
+    c = store.open_cascade(s.id, "task", profile="balanced")
+    assert newest_decision(store, c.id) is None
+    record(store, s.id, "preflight", 0.81, cascade_id=c.id)
+    record(store, s.id, "check", 0.42, cascade_id=c.id)
+    last = store.assessments(cascade_id=c.id)[-1]
+    expected = (last.assessment.phase.value, last.decision.action.value, last.decision.confidence)
+    assert newest_decision(store, c.id) == expected
+    assert expected[0] == "check"

@@ -202,6 +202,17 @@ def newest_map_body_in(home: Path, ai_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def newest_decision(store: BaseStore, cascade_id: str) -> tuple[str, str, float] | None:
+    """The phase, the action and the confidence of the task's newest assessment (the last of
+    :meth:`BaseStore.assessments` for it), read as plain values: no model is built."""
+    row = store.conn.execute(
+        "SELECT phase, action, confidence FROM assessments WHERE cascade_id = ? "
+        "ORDER BY session_id DESC, seq DESC LIMIT 1",
+        (cascade_id,),
+    ).fetchone()
+    return None if row is None else (row["phase"], row["action"], float(row["confidence"]))
+
+
 _OPEN_TASK: Final = (
     "SELECT (SELECT count(*) FROM sessions WHERE id = ?), "
     "(SELECT count(*) FROM cascades WHERE session_id = ? AND status = 'open')"

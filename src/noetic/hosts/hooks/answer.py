@@ -298,14 +298,13 @@ def session_context(store: Any, session: Any, budget: int) -> str:
         head.append(mine)
     open_task = store.open_cascade_of(session.id)
     if open_task is not None:
-        history = store.assessments(cascade_id=open_task.id)
+        from noetic.store.reads import newest_decision
+
+        last = newest_decision(store, open_task.id)  # plain values: no model is built
         line = f"Open task: {open_task.task}"
-        if history:
-            last = history[-1]
-            line += (
-                f" (last {last.assessment.phase.value.upper()}: {last.decision.action.value} "
-                f"at confidence {last.decision.confidence:.2f})"
-            )
+        if last is not None:
+            phase, action, confidence = last
+            line += f" (last {phase.upper()}: {action} at confidence {confidence:.2f})"
         head.append(line + "; finish it with a POSTFLIGHT.")
     text = "\n".join(head)
     if estimate_tokens(text) > budget:
