@@ -226,7 +226,7 @@ def test_an_open_task_is_read_from_the_sqlite_file_as_the_store_reads_it(tmp_pat
     # for; anything it cannot read so is left to the store
     from noetic.store.reads import open_task_in
 
-    with Store(tmp_path / "store") as store:
+    with Store(tmp_path / "a store?#%20") as store:
         s = store.create_session(ai_id="a", profile="balanced")
         assert open_task_in(store.home, s.id) == (True, False)
         assert open_task_in(store.home, "s_not_here") == (False, False)

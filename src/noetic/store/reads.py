@@ -225,8 +225,8 @@ def open_task_in(home: Path, session_id: str) -> tuple[bool, bool] | None:
     store); None when the file cannot be read so (the store, opened, says why)."""
     import sqlite3
 
-    try:
-        conn = sqlite3.connect(f"file:{home / 'noetic.db'}?mode=ro", uri=True)
+    try:  # the path as a URI, so a folder named with `?`, `#` or `%` is that folder
+        conn = sqlite3.connect(f"{(home / 'noetic.db').absolute().as_uri()}?mode=ro", uri=True)
         try:
             row = conn.execute(_OPEN_TASK, (session_id, session_id)).fetchone()
         finally:
