@@ -69,13 +69,6 @@ def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
     return _outcome(outcome_rows.insert_outcome(store, data))
 
 
-def get_outcome(store: Store, outcome_id: int) -> OutcomeRecord:
-    row = outcome_rows.outcome(store, outcome_id)
-    if row is None:
-        raise NotFoundError(f"unknown outcome {outcome_id}")
-    return _outcome(row)
-
-
 def list_outcomes(
     store: Store,
     *,

@@ -7,10 +7,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Self, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import ConfigDict, create_model
 
 from noetic.assessment import Action, Decision, Phase
 from noetic.calibration import BasicCalibration, BasicCalibrationReport, CalibrationReport
+from noetic.frozen import Frozen
 from noetic.plain import as_dataclass
 from noetic.profiles import Profile
 from noetic.recall.selection import RecallResult
@@ -33,11 +34,7 @@ def described(cls: type[Any]) -> Any:
     return model
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class Bootstrapped(_Frozen):
+class Bootstrapped(Frozen):
     session: SessionRecord
     profile: Profile
     next_step: str
@@ -45,33 +42,33 @@ class Bootstrapped(_Frozen):
     record: str | None = None
 
 
-class PromptOut(_Frozen):
+class PromptOut(Frozen):
     session_id: str
     phase: str
     prompt: str
     next_step: str
 
 
-class Resumed(_Frozen):
+class Resumed(Frozen):
     sessions: list[SessionRecord]
     recall: RecallResult | None
 
 
-class Goals(_Frozen):
+class Goals(Frozen):
     session_id: str
     goals: list[GoalRecord]
 
 
-class Text(_Frozen):
+class Text(Frozen):
     text: str
 
 
-class CalibrationOut(_Frozen):
+class CalibrationOut(Frozen):
     outcomes: CalibrationReport
     self_consistency: BasicCalibrationReport
 
 
-class Submitted(_Frozen):
+class Submitted(Frozen):
     """The receipt for a submitted assessment: the decision and what to do next.
 
     Leaner than the CLI's ``--json`` record (which echoes the whole assessment), because an
@@ -124,7 +121,7 @@ def _next_step(phase: Phase, decision: Decision) -> str:
     }[decision.action]
 
 
-class AiAnswer(_Frozen):
+class AiAnswer(Frozen):
     answer: str
     provider: str
     model: str
