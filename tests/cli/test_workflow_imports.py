@@ -3,11 +3,10 @@
 An agent runs ``bootstrap``, ``preflight``, ``investigate``, ``check``, ``postflight``,
 ``outcome`` and ``state`` several times a task, each a fresh process, so what they import is
 most of what they cost. Each runs here in a fresh interpreter, as a shell runs it, with
-``--json``, and must leave none of the heavy packages in ``sys.modules``: assessments,
-decisions, profiles, events and calibration results are plain data
+``--json`` and as text, and must leave none of the heavy packages in ``sys.modules``:
+assessments, decisions, profiles, events and calibration results are plain data
 (:mod:`noetic.plain`), the profiles' YAML is read from the cache once parsed. A refused input
-is refused the same way. No timing is asserted. (Rendering for a person, without ``--json``,
-still loads Rich.)
+is refused the same way. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -41,17 +40,18 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def run(home: Path, *args: str, code: int = 0) -> dict[str, Any]:
-    report = modules_loaded([*args, "--json"], HEAVY, home)
+def run(home: Path, *args: str, code: int = 0, text: bool = False) -> dict[str, Any]:
+    report = modules_loaded([*args] if text else [*args, "--json"], HEAVY, home)
     assert report["code"] == code, report["output"]
-    report["answer"] = json.loads(report["output"][0])
+    report["answer"] = report["output"][0] if text else json.loads(report["output"][0])
     return report
 
 
 @pytest.mark.subprocess
-def test_the_workflow_commands_load_no_heavy_module(home: Path) -> None:
+@pytest.mark.parametrize("text", [False, True], ids=["json", "text"])
+def test_the_workflow_commands_load_no_heavy_module(home: Path, text: bool) -> None:
     # the first bootstrap parses the profiles' YAML and keeps it; every command after reads it
-    first = run(home, "bootstrap", "--ai-model", "gpt-4o")
+    first = run(home, "bootstrap", "--ai-model", "gpt-4o", text=text)
     assert set(first["loaded"]) <= {"yaml"}
     steps: list[tuple[str, ...]] = [
         ("bootstrap", "--ai-model", "gpt-4o"),
@@ -65,11 +65,14 @@ def test_the_workflow_commands_load_no_heavy_module(home: Path) -> None:
         ("state",),
     ]
     for step in steps:
-        report = run(home, *step)
+        report = run(home, *step, text=text)
         assert report["loaded"] == [], (step, report["loaded"])
     # what they answered is the workflow's, not a shell of it
-    assert report["answer"]["open_cascade"] is None
-    assert report["answer"]["latest"]["assessment"]["review"] == "adversarial"
+    if text:
+        assert "latest: postflight" in report["answer"] and "next: start a task" in report["answer"]
+    else:
+        assert report["answer"]["open_cascade"] is None
+        assert report["answer"]["latest"]["assessment"]["review"] == "adversarial"
 
 
 @pytest.mark.subprocess
