@@ -1,0 +1,127 @@
+"""The points a recalibration map is fitted on, kept in step with the outcomes
+(:class:`noetic.calibration.recalibrating.Points`): after any sequence of tasks, outcomes
+(new ones, and further ones for a task already judged, from another source or the same) and
+assessments written after an outcome, the kept points are the points read afresh from the
+store, and the map (with its release gate) refitted on them is the map a full refit gives;
+on SQLite and on PostgreSQL."""
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from noetic.assessment import Assessment
+from noetic.calibration import record_outcome
+from noetic.calibration.outcomes import SOURCES, Filters, phase_points
+from noetic.calibration.recalibrating import Points, Settings, fit_for, fit_on, points_of
+from noetic.profiles import ProfileRegistry
+from noetic.runtime.tracker import Tracker
+from noetic.store import Store
+
+from ..conftest import uniform
+
+VECTORS = uniform(0.8, engagement=0.9, coherence=0.9, clarity=0.9, do=0.9)
+AGENTS = [("a", "m1"), ("b", "m1"), ("c", "m2"), ("d", None)]
+GATE = Settings(max_failure_rate=0.2)
+
+task = st.tuples(
+    st.just("task"),
+    st.integers(0, len(AGENTS) - 1),
+    st.sampled_from([None, 0.3, 0.6, 0.8, 0.95]),  # None: no p_success, the confidence counts
+    st.booleans(),  # a CHECK
+    st.booleans(),  # its POSTFLIGHT at once
+)
+outcome = st.tuples(
+    st.just("outcome"),
+    st.integers(0, 99),
+    st.sampled_from(SOURCES),
+    st.sampled_from([0, 0.5, 1]),
+    st.booleans(),  # refitted at once (else with the outcomes after it)
+)
+late = st.tuples(st.just("post"), st.integers(0, 99))  # a POSTFLIGHT after an outcome
+steps = st.lists(st.one_of(task, task, outcome, outcome, outcome, late), min_size=30, max_size=90)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def new_store(request):
+    def make(home: Path):
+        if request.param == "postgresql":
+            from noetic.store.postgres import PostgresStore
+
+            return PostgresStore(
+                request.getfixturevalue("postgres_server").new_schema(), home=home
+            )
+        return Store(home, write_files=False)
+
+    make.examples = 12 if request.param == "postgresql" else 60
+    return make
+
+
+def run(tracker: Tracker, plan) -> None:
+    store = tracker.store
+    mine = Points()
+    tasks: list[tuple[str, str, tuple[str, str | None]]] = []  # session, task, agent
+    for step in plan:
+        if step[0] == "task":
+            _, who, said, check, post = step
+            ai_id, model = AGENTS[who]
+            session, _ = tracker.bootstrap(ai_id=ai_id, ai_model=model)
+            env = {"vectors": VECTORS} | ({} if said is None else {"p_success": said})
+            r = tracker.preflight(session.id, "t", Assessment.from_input("preflight", env))
+            if check:
+                tracker.check(session.id, Assessment.from_input("check", env))
+            if post:
+                tracker.postflight(session.id, Assessment.from_input("postflight", env))
+            tasks.append((session.id, r.cascade.id, AGENTS[who]))
+            continue
+        if not tasks:
+            continue
+        session_id, cascade_id, (ai_id, model) = tasks[step[1] % len(tasks)]
+        if step[0] == "post":
+            if store.open_cascade_of(session_id) is not None:
+                tracker.postflight(
+                    session_id, Assessment.from_input("postflight", {"vectors": VECTORS})
+                )
+            continue
+        _, _, source, score, refit = step
+        record_outcome(store, cascade_id, score=score, source=source, refit=refit)
+        if not refit:
+            continue
+        full = phase_points(store, Filters())
+        assert mine.update(store).flat == full
+        assert fit_for(store, ai_id, model, GATE) == fit_on(full, ai_id, model, GATE)
+    full = phase_points(store, Filters())
+    assert points_of(store).flat == full
+    for ai_id, model in AGENTS:
+        assert fit_for(store, ai_id, model, GATE) == fit_on(full, ai_id, model, GATE)
+
+
+def test_kept_points_and_maps_are_those_a_full_refit_gives(new_store):
+    @settings(
+        max_examples=new_store.examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(steps)
+    def check(plan):
+        with tempfile.TemporaryDirectory() as home:
+            with new_store(Path(home)) as store:
+                run(Tracker(store, ProfileRegistry(Path(home) / "profiles"), checkpoints=False), plan)
+
+    check()
+
+
+def test_a_fit_over_enough_outcomes_matches_the_full_refit_in_every_scope(new_store, tmp_path):
+    """Enough outcomes that maps are fitted and proved in each scope (the agent's own, its
+    model's, the store's), each task judged twice, the second verdict reversing the first."""
+    with new_store(tmp_path) as store:
+        tracker = Tracker(store, ProfileRegistry(tmp_path / "profiles"), checkpoints=False)
+        plan = [("task", i % 3, 0.9, i % 2 == 0, True) for i in range(48)]
+        plan += [("outcome", i, "test", float(i % 4 == 0), i % 7 == 0) for i in range(48)]
+        plan += [("outcome", i, "test", float(i % 4 != 0), i % 2 == 0) for i in range(0, 48, 5)]
+        run(tracker, plan)
+        body = fit_for(store, "a", "m1", GATE)
+        assert body["scope"] == "agent" and body["fitted"]["outcomes"] == 16
+        assert fit_for(store, "d", None)["scope"] == "store"
