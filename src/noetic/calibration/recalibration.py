@@ -110,11 +110,16 @@ class Logistic:
 
 def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
     """The posterior mode and covariance (module docstring); the identity with no outcomes."""
-    groups: dict[float, list[float]] = {}
+    stated: dict[float, list[float]] = {}
     for pi, yi in zip(p, y, strict=True):
-        g = groups.setdefault(_logit(pi), [0.0, 0.0])
+        g = stated.setdefault(pi, [0.0, 0.0])
         g[0] += 1
         g[1] += yi
+    groups: dict[float, list[float]] = {}  # by logit: two stated values may share one (EDGE)
+    for pi, (w, s) in stated.items():
+        g = groups.setdefault(_logit(pi), [0.0, 0.0])
+        g[0] += w
+        g[1] += s
     pa, pb = 1 / PRIOR_SD_A**2, 1 / PRIOR_SD_B**2
     a, b = 0.0, 1.0
     h11 = h12 = h22 = 0.0
@@ -306,7 +311,8 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         mapped = []
         for lo, hi in folds:
             m = fit(p[:lo], y[:lo], method)
-            mapped += [(m(a) - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
+            q = {a: m(a) for a in set(p[lo:hi])}
+            mapped += [(q[a] - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
         score = sum(mapped) / len(mapped)
         tried[method] = round(score, 6)
         if best is None or score < best[0]:
