@@ -125,3 +125,20 @@ def test_a_fit_over_enough_outcomes_matches_the_full_refit_in_every_scope(new_st
         body = fit_for(store, "a", "m1", GATE)
         assert body["scope"] == "agent" and body["fitted"]["outcomes"] == 16
         assert fit_for(store, "d", None)["scope"] == "store"
+
+
+def test_an_outcome_rolled_back_leaves_no_point_behind(tmp_path):
+    """An outcome the kept points saw inside a write that was then rolled back (its id taken
+    again by the next outcome, as SQLite does) is not counted: the points start again."""
+    with Store(tmp_path, write_files=False) as store:
+        tracker = Tracker(store, ProfileRegistry(tmp_path / "profiles"), checkpoints=False)
+        run(tracker, [("task", 0, 0.8, False, True), ("task", 1, 0.3, False, True)])
+        first, second = [c.id for s in store.list_sessions() for c in store.cascades(s.id)]
+        record_outcome(store, first, score=1.0, source="test")
+        with pytest.raises(RuntimeError), store.unit():
+            record_outcome(store, second, score=0.0, source="test")
+            assert {p.cascade_id for p in points_of(store).flat} == {first, second}
+            raise RuntimeError("the step failed after its outcome")
+        record_outcome(store, first, score=0.0, source="human")
+        assert points_of(store).flat == phase_points(store, Filters())
+        assert {p.cascade_id for p in points_of(store).flat} == {first}

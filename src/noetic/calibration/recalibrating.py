@@ -12,7 +12,9 @@ statements stand is not corrected by other agents' maps.
 with the count and newest id of the store's outcomes it saw. A decision reads the row and the
 newest outcome's id; only when outcomes arrived since (a new ``noetic outcome`` refits at once,
 for its receipt) is it refitted. The release gate for the configured ``[gate]`` is kept in the
-same row.
+same row. A refit reads only what changed: the process keeps the store's points
+(:class:`Points`) and reads again only the tasks of the outcomes recorded since, so the map
+after each outcome is the one a fit from scratch gives, at the cost of the new outcomes.
 
 **Settings**, in the store's ``config.toml``::
 
