@@ -50,9 +50,7 @@ def new_store(request):
         if request.param == "postgresql":
             from noetic.store.postgres import PostgresStore
 
-            return PostgresStore(
-                request.getfixturevalue("postgres_server").new_schema(), home=home
-            )
+            return PostgresStore(request.getfixturevalue("postgres_server").new_schema(), home=home)
         return Store(home, write_files=False)
 
     make.examples = 12 if request.param == "postgresql" else 60
@@ -108,7 +106,10 @@ def test_kept_points_and_maps_are_those_a_full_refit_gives(new_store):
     def check(plan):
         with tempfile.TemporaryDirectory() as home:
             with new_store(Path(home)) as store:
-                run(Tracker(store, ProfileRegistry(Path(home) / "profiles"), checkpoints=False), plan)
+                run(
+                    Tracker(store, ProfileRegistry(Path(home) / "profiles"), checkpoints=False),
+                    plan,
+                )
 
     check()
 

@@ -64,6 +64,8 @@ def read_settings(home: Path) -> Settings:
     from noetic.config import load
 
     config = load(home)
+    if not config.data:  # no config.toml: the defaults, without building its sections
+        return Settings()
     gate = config.gate
     return Settings(
         decide_on=config.calibration.decide_on,
