@@ -104,12 +104,11 @@ def test_kept_points_and_maps_are_those_a_full_refit_gives(new_store):
     )
     @given(steps)
     def check(plan):
-        with tempfile.TemporaryDirectory() as home:
-            with new_store(Path(home)) as store:
-                run(
-                    Tracker(store, ProfileRegistry(Path(home) / "profiles"), checkpoints=False),
-                    plan,
-                )
+        with tempfile.TemporaryDirectory() as home, new_store(Path(home)) as store:
+            run(
+                Tracker(store, ProfileRegistry(Path(home) / "profiles"), checkpoints=False),
+                plan,
+            )
 
     check()
 
