@@ -19,6 +19,7 @@ from noetic.calibration.recalibrating import Points, Settings, fit_for, fit_on, 
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
+from noetic.store.rows import now
 
 from ..conftest import uniform
 
@@ -113,9 +114,15 @@ def test_kept_points_and_maps_are_those_a_full_refit_gives(new_store):
     check()
 
 
-def test_a_fit_over_enough_outcomes_matches_the_full_refit_in_every_scope(new_store, tmp_path):
+@pytest.mark.parametrize("every", [Points.EVERY, 3])
+def test_a_fit_over_enough_outcomes_matches_the_full_refit_in_every_scope(
+    new_store, tmp_path, monkeypatch, every
+):
     """Enough outcomes that maps are fitted and proved in each scope (the agent's own, its
-    model's, the store's), each task judged twice, the second verdict reversing the first."""
+    model's, the store's), some tasks judged twice, the second verdict reversing the first;
+    several outcomes between refits (with ``every`` 3, more new tasks than that are read in one
+    read of the whole store)."""
+    monkeypatch.setattr(Points, "EVERY", every)
     with new_store(tmp_path) as store:
         tracker = Tracker(store, ProfileRegistry(tmp_path / "profiles"), checkpoints=False)
         plan = [("task", i % 3, 0.9, i % 2 == 0, True) for i in range(48)]
@@ -142,3 +149,27 @@ def test_an_outcome_rolled_back_leaves_no_point_behind(tmp_path):
         record_outcome(store, first, score=0.0, source="human")
         assert points_of(store).flat == phase_points(store, Filters())
         assert {p.cascade_id for p in points_of(store).flat} == {first}
+
+
+def test_an_outcome_committed_below_the_newest_seen_is_not_missed(tmp_path):
+    """Another writer's outcome may commit after a later one (its id below the newest the
+    kept points saw): the count of outcomes says so and the points start again."""
+    with Store(tmp_path, write_files=False) as store:
+        tracker = Tracker(store, ProfileRegistry(tmp_path / "profiles"), checkpoints=False)
+        run(tracker, [("task", 0, 0.8, False, True), ("outcome", 0, "test", 1.0, True)])
+        (judged,) = store.conn.execute("SELECT id, cascade_id FROM outcomes").fetchall()
+
+        def outcome(outcome_id: int, source: str) -> None:
+            with store.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO outcomes (id, at, session_id, cascade_id, ai_id, profile, source, "
+                    "score) SELECT ?, ?, session_id, cascade_id, ai_id, profile, ?, 0 "
+                    "FROM outcomes WHERE id = ?",
+                    (outcome_id, now(), source, judged[0]),
+                )
+
+        outcome(judged[0] + 10, "human")
+        assert points_of(store).flat == phase_points(store, Filters())
+        outcome(judged[0] + 5, "check")  # committed late, below the newest seen
+        assert points_of(store).flat == phase_points(store, Filters())
+        assert points_of(store).flat[0].observed == pytest.approx(1 / 3)

@@ -110,11 +110,9 @@ class Points:
     def update(self, store: Store) -> Points:
         with self.lock:
             rows = outcome_rows.outcomes_from(store, self.last[0])
-            if self.last[0] and (not rows or rows[0][:2] != self.last):
-                self.clear()
-                rows = outcome_rows.outcomes_from(store, 0)
             new = rows[1:] if self.last[0] else rows
-            if new and self.seen + len(new) != outcome_rows.count_outcomes(store):
+            moved = self.last[0] and (not rows or rows[0][:2] != self.last)
+            if moved or self.seen + len(new) != outcome_rows.count_outcomes(store):
                 self.clear()
                 new = outcome_rows.outcomes_from(store, 0)
             if new:
