@@ -323,6 +323,7 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     gain = _mean_interval([r - m for r, m in zip(raw, mapped, strict=True)])
     whole = fit_logistic(p, y)
     departure = whole.departure()
+    final = Map("logistic", (whole.a, whole.b)) if method == "logistic" else fit(p, y, method)
     common = dict(
         outcomes=n,
         fitted_on=start,
@@ -335,7 +336,7 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     )
     if after[0] >= before[0]:
         return Fitted(
-            fit(p, y, method),
+            final,
             False,
             reason=f"a {method} map fitted on the outcomes before each did not lower the Brier "
             f"score on the last {n - start} ({before[0]:.4f} → {after[0]:.4f}): the stated "
@@ -344,14 +345,14 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         )
     if departure <= CHI2_2_975:
         return Fitted(
-            fit(p, y, method),
+            final,
             False,
             reason=f"the statements are consistent with what happened (the identity is inside "
             f"the map's 97.5% region: {departure:.2f} ≤ {CHI2_2_975:.2f}): the stated values stand",
             **common,  # type: ignore[arg-type]
         )
     return Fitted(
-        fit(p, y, method),
+        final,
         True,
         reason=f"a {method} map fitted on the outcomes before each lowered the Brier score on "
         f"the last {n - start} ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}",
