@@ -54,8 +54,7 @@ def new_store(request):
             return PostgresStore(request.getfixturevalue("postgres_server").new_schema(), home=home)
         return Store(home, write_files=False)
 
-    make.examples = 12 if request.param == "postgresql" else 60
-    return make
+    return make, 12 if request.param == "postgresql" else 60
 
 
 def run(tracker: Tracker, plan) -> None:
@@ -98,14 +97,16 @@ def run(tracker: Tracker, plan) -> None:
 
 
 def test_kept_points_and_maps_are_those_a_full_refit_gives(new_store):
+    make, examples = new_store
+
     @settings(
-        max_examples=new_store.examples,
+        max_examples=examples,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
     @given(steps)
     def check(plan):
-        with tempfile.TemporaryDirectory() as home, new_store(Path(home)) as store:
+        with tempfile.TemporaryDirectory() as home, make(Path(home)) as store:
             run(
                 Tracker(store, ProfileRegistry(Path(home) / "profiles"), checkpoints=False),
                 plan,
@@ -123,7 +124,7 @@ def test_a_fit_over_enough_outcomes_matches_the_full_refit_in_every_scope(
     several outcomes between refits (with ``every`` 3, more new tasks than that are read in one
     read of the whole store)."""
     monkeypatch.setattr(Points, "EVERY", every)
-    with new_store(tmp_path) as store:
+    with new_store[0](tmp_path) as store:
         tracker = Tracker(store, ProfileRegistry(tmp_path / "profiles"), checkpoints=False)
         plan = [("task", i % 3, 0.9, i % 2 == 0, True) for i in range(48)]
         plan += [("outcome", i, "test", float(i % 4 == 0), i % 7 == 0) for i in range(48)]
