@@ -60,6 +60,7 @@ def commands(project: Path) -> list[tuple[str, list[str], str]]:
     rows = [
         ("--help", ["--help"], ""),
         ("hook session-start", *hook("session-start", project, source="startup")),
+        ("hook session-start (resume)", *hook("session-start", project, source="resume")),
         ("hook pre-tool-use (ls -la)",
          *hook("pre-tool-use", project, **bash, tool_input={"command": "ls -la"})),
         ("hook pre-tool-use (Write)",
@@ -79,6 +80,7 @@ def commands(project: Path) -> list[tuple[str, list[str], str]]:
          ""),
         ("investigate", ["investigate", "--note", "read the code", "--json"], ""),
         ("check", ["check", "--vectors", VECTORS, "--json"], ""),
+        ("check (text)", ["check", "--vectors", VECTORS], ""),  # as an agent's shell reads it
         ("postflight", ["postflight", "--vectors", VECTORS, "--json"], ""),
         ("outcome", ["outcome", "--success", "--json"], ""),
         ("state", ["state", "--json"], ""),

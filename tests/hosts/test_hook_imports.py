@@ -5,7 +5,9 @@ every Bash, Write and Edit call, each a fresh process, so what they import is mo
 cost. Each runs here in a fresh interpreter with the JSON Claude Code sends, gives its answer,
 and must leave none of the heavy packages in ``sys.modules``: the shell gate's policy and the
 irreversible rules come from the cache (:mod:`noetic.cached`), the store's location is plain
-data, and the store itself is opened only when a command needs it. No timing is asserted.
+data, and the store itself is opened only when a command needs it. SessionStart and a test
+run's PostToolUse open the store without the tracker, building it only to open a new session
+or to record an outcome. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -322,3 +324,99 @@ def test_pre_compact_checkpoints_the_open_task_without_pydantic(gated: Path) -> 
         ("git", _as_models_give_it(gated, sid, "manual")),
         ("sqlite", expected),
     ]
+
+
+def _with_test_commands(project: Path) -> None:
+    store = project / ".noetic"
+    store.mkdir()
+    (store / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
+
+
+@pytest.mark.subprocess
+def test_session_start_builds_the_tracker_only_to_open_a_session(gated: Path) -> None:
+    # a configuration that names its test commands is not looked for again; a resumed or
+    # compacted Claude session keeps its Noetic session, read from the store alone; a new
+    # session is opened by the tracker, which loads nothing heavy but the models (pydantic)
+    _with_test_commands(gated)
+    watched = (*HEAVY, "noetic.hosts.testing.detect", "noetic.runtime.tracker")
+    start = {"hook_event_name": "SessionStart"}
+    hook("session-start", gated, watched, **start, source="startup")  # builds the caches
+    hook("session-end", gated, hook_event_name="SessionEnd", reason="exit")
+    opened = hook("session-start", gated, watched, **start, source="startup")
+    assert set(opened["loaded"]) <= {"pydantic", "pydantic_core", "noetic.runtime.tracker"}
+    context = opened["reply"]["hookSpecificOutput"]["additionalContext"]
+    sid = context.split("Noetic session ", 1)[1].split(" ", 1)[0]
+    for source in ("resume", "compact"):
+        kept = hook("session-start", gated, watched, **start, source=source)
+        assert kept["reply"] == opened["reply"], source
+        assert kept["loaded"] == [], source
+    assert (gated / ".noetic" / "config.toml").read_text() == (
+        '[outcomes]\ntest_commands = ["pytest"]\n'
+    )
+    assert f"Noetic session {sid} " in context
+    # with an open task, its newest assessment is read as plain values, as the models give it
+    for args in (
+        ["preflight", "fix the bug", "--vectors", json.dumps(VECTORS)],
+        ["check", "--vectors", json.dumps({"know": 0.95, "uncertainty": 0.05})],
+    ):
+        done = modules_loaded([*args, "--session", sid, "--json"], (), gated)
+        assert done["code"] == 0, done["output"]
+    resumed = hook("session-start", gated, watched, **start, source="resume")
+    assert resumed["loaded"] == []
+    from noetic.store import Store
+
+    with Store(gated / ".noetic") as store:
+        task = store.open_cascade_of(sid)
+        assert task is not None
+        last = store.assessments(cascade_id=task.id)[-1]
+    line = (
+        f"Open task: fix the bug (last {last.assessment.phase.value.upper()}: "
+        f"{last.decision.action.value} at confidence {last.decision.confidence:.2f}); "
+        "finish it with a POSTFLIGHT."
+    )
+    assert line.startswith("Open task: fix the bug (last CHECK: ")
+    assert line in resumed["reply"]["hookSpecificOutput"]["additionalContext"].splitlines()
+
+
+@pytest.mark.subprocess
+def test_a_test_run_is_recorded_through_the_store_alone(gated: Path) -> None:
+    # PostToolUse after a configured test run: with no open task it reads so from the SQLite
+    # file (no store, no dataclasses) and writes why to hooks.log; with one it records the
+    # outcome through the store, not the tracker (the calibration, which builds its models,
+    # and nothing else heavy)
+    _with_test_commands(gated)
+    start = hook("session-start", gated, hook_event_name="SessionStart", source="startup")
+    context = start["reply"]["hookSpecificOutput"]["additionalContext"]
+    sid = context.split("Noetic session ", 1)[1].split(" ", 1)[0]
+    ran = {"hook_event_name": "PostToolUse", "tool_name": "Bash",
+           "tool_input": {"command": "pytest -q"},
+           "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False}}  # fmt: skip
+    watched = (*HEAVY, "noetic.runtime.tracker", "noetic.calibration.learning")
+    light = (*PER_CALL, *watched, "noetic.store.base")
+    idle = hook("post-tool-use", gated, light, **ran)
+    assert idle["reply"] is None and idle["loaded"] == []
+    log = (gated / ".noetic" / "hooks.log").read_text()
+    assert f"`pytest -q` not recorded: session {sid} has no open task" in log
+    stranger = hook("post-tool-use", gated, light, **ran, session_id="a-claude-session-not-seen")
+    assert stranger["reply"] is None and stranger["loaded"] == []
+    log = (gated / ".noetic" / "hooks.log").read_text().splitlines()
+    assert log[-1].endswith(
+        "`pytest -q` not recorded: no Noetic session for this Claude Code session "
+        "(did the SessionStart hook run?)"
+    )
+    opened = modules_loaded(
+        ["preflight", "fix the bug", "--session", sid, "--vectors", json.dumps(VECTORS),
+         "--json"], (), gated,
+    )  # fmt: skip
+    assert opened["code"] == 0, opened["output"]
+    cascade = json.loads(opened["output"][0])["cascade"]["id"]
+    recorded = hook("post-tool-use", gated, watched, **ran)
+    assert recorded["reply"] is None
+    assert set(recorded["loaded"]) <= {"pydantic", "pydantic_core", "noetic.calibration.learning"}
+    from noetic.calibration import list_outcomes
+    from noetic.store import Store
+
+    with Store(gated / ".noetic") as store:
+        [outcome] = list_outcomes(store)
+    assert (outcome.cascade_id, outcome.score, outcome.source) == (cascade, 1.0, "test")
+    assert outcome.evidence == "`pytest -q` exited 0 (Claude Code Bash)"

@@ -61,6 +61,19 @@ def test_run_streams_output_records_success_and_exits_zero(project, _isolated_ho
 
 
 @pytest.mark.subprocess
+def test_run_gives_the_command_the_users_environment(project, _isolated_home, monkeypatch):
+    # Noetic tells pydantic it uses no plugin, for itself: the user's command is not told
+    # so, and a value the user set is theirs
+    show = [sys.executable, "-c", "import os; print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))"]
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    done = noetic("run", "--", *show, env_home=_isolated_home, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "logfire")
+    done = noetic("run", "--", *show, env_home=_isolated_home, cwd=project)
+    assert (done.returncode, done.stdout) == (0, "logfire\n"), done.stderr
+
+
+@pytest.mark.subprocess
 def test_run_records_a_failure_and_exits_with_the_commands_status(project, _isolated_home, task):
     done = noetic(
         "run", "--", sys.executable, "-c", "import sys; print('boom'); sys.exit(3)",

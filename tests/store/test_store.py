@@ -219,3 +219,37 @@ def test_the_fast_export_matches_the_validated_records(store):
         r.model_dump(mode="json", exclude={"id"}) for r in store.assessments(session_id=s.id)
     ]
     assert exported == validated
+
+
+def test_an_open_task_is_read_from_the_sqlite_file_as_the_store_reads_it(tmp_path):
+    # a test run's PostToolUse asks the SQLite file alone whether there is a task to record
+    # for; anything it cannot read so is left to the store
+    from noetic.store.reads import open_task_in
+
+    with Store(tmp_path / "a store?#%20") as store:
+        s = store.create_session(ai_id="a", profile="balanced")
+        assert open_task_in(store.home, s.id) == (True, False)
+        assert open_task_in(store.home, "s_not_here") == (False, False)
+        c = store.open_cascade(s.id, "task", profile="balanced")
+        assert open_task_in(store.home, s.id) == (True, True)
+        assert store.open_cascade_of(s.id) is not None
+        store.finish_cascade(c.id, "completed", {})
+        assert open_task_in(store.home, s.id) == (True, False)
+        assert store.open_cascade_of(s.id) is None
+    assert open_task_in(tmp_path / "nowhere", s.id) is None  # no file
+    (tmp_path / "noetic.db").write_bytes(b"not a database, " * 64)
+    assert open_task_in(tmp_path, s.id) is None
+
+
+def test_the_newest_decision_is_read_as_plain_values_as_the_models_give_it(store):
+    from noetic.store.reads import newest_decision
+
+    s = store.create_session(ai_id="a", profile="balanced")
+    c = store.open_cascade(s.id, "task", profile="balanced")
+    assert newest_decision(store, c.id) is None
+    record(store, s.id, "preflight", 0.81, cascade_id=c.id)
+    record(store, s.id, "check", 0.42, cascade_id=c.id)
+    last = store.assessments(cascade_id=c.id)[-1]
+    expected = (last.assessment.phase.value, last.decision.action.value, last.decision.confidence)
+    assert newest_decision(store, c.id) == expected
+    assert expected[0] == "check"

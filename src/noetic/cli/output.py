@@ -2,15 +2,19 @@
 
 A command hands its result to :func:`emit`, which prints one JSON document with ``--json`` or
 calls the command's renderer otherwise. Rich is imported only when something is rendered for a
-person, so a command run with ``--json`` never loads it.
+terminal, or when text off a terminal holds what Rich changes (control characters, a table
+other than the vectors'), so a command run with ``--json``, or whose text goes to a pipe or a
+file (an agent's shell), never loads it; the text is the same as Rich's either way.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,7 +23,7 @@ if TYPE_CHECKING:
 _UNBOUNDED_WIDTH = 1_000_000
 
 
-def _console(err: bool) -> Console:
+def console(err: bool) -> Console:
     """A terminal gets Rich's wrapping and colour; a pipe or a file gets every line whole.
 
     Text read by a program or pasted into an agent's context (JSON, prompts, checkpoints, error
@@ -34,19 +38,98 @@ def _console(err: bool) -> Console:
     return Console(stderr=err, highlight=False, emoji=False, soft_wrap=True, width=_UNBOUNDED_WIDTH)
 
 
+def plain(err: bool = False) -> bool:
+    """Whether Rich writes to the stream as plain text: not a terminal, and no variable says to
+    treat it as one (``FORCE_COLOR``, ``TTY_COMPATIBLE``)."""
+    stream = sys.stderr if err else sys.stdout
+    return not (stream.isatty() or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ)
+
+
+# Rich's console markup: a tag, and the backslashes escaping it (rich.markup.RE_TAGS)
+_TAG = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
+
+
+def unmarked(markup: str) -> str | None:
+    """``markup`` as Rich prints it to a pipe: its tags removed, its escaped brackets unescaped;
+    None for what only Rich knows how to print (a link or meta tag, a closing tag that closes
+    nothing)."""
+    out: list[str] = []
+    opened: list[str] = []
+    position = 0
+    for match in _TAG.finditer(markup):
+        whole, escapes, tag = match.groups()
+        out.append(markup[position : match.start()].replace("\\[", "["))
+        position = match.end()
+        backslashes, escaped = divmod(len(escapes), 2)
+        out.append("\\" * backslashes)
+        if escaped:
+            out.append(whole[len(escapes) :])
+        elif tag.startswith(("@", "/@")) or "=" in tag:
+            return None
+        elif tag == "/" and opened:
+            opened.pop()
+        elif tag.startswith("/"):
+            if tag[1:] not in opened:
+                return None
+            del opened[len(opened) - 1 - opened[::-1].index(tag[1:])]
+        else:
+            opened.append(tag)
+    out.append(markup[position:].replace("\\[", "["))
+    return "".join(out)
+
+
+class _Lines:
+    """The console for a pipe or a file: a line of text is written as Rich would write it
+    (:func:`unmarked`); anything else (a table, a tab, an option such as ``end``) goes to Rich,
+    loaded then."""
+
+    def __init__(self, err: bool) -> None:
+        self._err = err
+        self._rich: Console | None = None
+
+    def print(self, *objects: Any, markup: bool = True, **options: Any) -> None:
+        text = objects[0] if len(objects) == 1 and isinstance(objects[0], str) else None
+        if text is not None and markup:
+            text = unmarked(text)
+        if (
+            text is not None
+            and options.keys() <= {"highlight", "soft_wrap"}
+            and all(line.isprintable() for line in text.split("\n"))
+        ):
+            stream = sys.stderr if self._err else sys.stdout
+            try:
+                stream.write(text + "\n")
+            except UnicodeEncodeError:  # Rich's error says what to do about it
+                self._console().print(*objects, markup=markup, **options)
+            stream.flush()  # as Rich does: stdout and stderr interleave as they did
+            return
+        self._console().print(*objects, markup=markup, **options)
+
+    def _console(self) -> Console:
+        if self._rich is None:
+            self._rich = console(self._err)
+        return self._rich
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console(), name)
+
+
 def stdout() -> Console:
-    return _console(err=False)
+    return cast("Console", _Lines(err=False)) if plain() else console(err=False)
 
 
 def stderr() -> Console:
-    return _console(err=True)
+    return cast("Console", _Lines(err=True)) if plain(err=True) else console(err=True)
 
 
 def esc(value: object) -> str:
-    """``value`` as text Rich prints literally: ``noetic[openai]`` stays ``noetic[openai]``."""
-    from rich.markup import escape
+    """``value`` as text Rich prints literally: ``noetic[openai]`` stays ``noetic[openai]``
+    (Rich's own ``rich.markup.escape``, without loading Rich)."""
+    text = _ESCAPE.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", str(value))
+    return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
 
-    return escape(str(value))
+
+_ESCAPE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 def to_jsonable(data: Any) -> Any:

@@ -9,7 +9,7 @@ import typer
 
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
-from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.cli.output import emit, esc, stdout
 from noetic.runtime.opening import open_tracker, optional_current_session
 from noetic.store import open_store
 
@@ -105,7 +105,9 @@ def reindex(
         else:
             from rich.progress import Progress
 
-            with Progress(console=stderr(), transient=False) as bar:
+            from noetic.cli.output import console
+
+            with Progress(console=console(err=True), transient=False) as bar:
                 job = bar.add_task(f"embedding with {embedder.name}", total=todo)
                 done = embed_pending(
                     opened, embedder, progress=lambda n, total: bar.update(job, completed=n)

@@ -50,16 +50,12 @@ def table(*headers: str, title: str | None = None) -> Table:
 
 def vector_table(
     vectors: dict[str, float], title: str, before: dict[str, float] | None = None
-) -> Table:
-    out = table(title=title)
-    out.add_column("vector")
-    out.add_column("tier", style="dim")
-    if before is not None:
-        out.add_column("before", justify="right")
-    out.add_column("score", justify="right")
-    out.add_column("", no_wrap=True)
-    if before is not None:
-        out.add_column("Δ", justify="right")
+) -> Table | str:
+    """The scores, one vector a row: a Rich table for a terminal; for a pipe or a file the
+    same text as lines (the title's markup kept for the console), without loading Rich."""
+    headers = ["vector", "tier", *(["before"] if before is not None else []), "score", ""]
+    headers += ["Δ"] if before is not None else []
+    rows = []
     for name in VECTOR_NAMES:
         if name not in vectors:
             continue
@@ -73,19 +69,54 @@ def vector_table(
         if before is not None:
             delta = value - before[name] if name in before else 0.0
             row.append(f"{delta:+.2f}")
+        rows.append(row)
+    from noetic.cli.output import plain, unmarked
+
+    shown_title = unmarked(title) if plain() else None
+    if shown_title is not None and shown_title.isprintable():
+        return "\n".join([title, *_columns(headers, [list(map(_text, r)) for r in rows])])
+    out = table(title=title)
+    for header in headers:
+        right = header in ("before", "score", "Δ")
+        out.add_column(
+            header,
+            style="dim" if header == "tier" else None,
+            justify="right" if right else "left",
+            no_wrap=not header,
+        )
+    for row in rows:
         out.add_row(*row)
     return out
 
 
+def _text(markup: str) -> str:
+    return markup.split("]", 1)[1].removesuffix("[/]") if markup.startswith("[") else markup
+
+
+def _columns(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines Rich gives a table without a box: each column as wide as its widest cell, one
+    space each side of a column but at the table's edges; numbers on the right."""
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
+    last = len(widths) - 1
+    lines = []
+    for cells in [headers, *rows]:
+        parts = []
+        for i, (cell, width, header) in enumerate(zip(cells, widths, headers, strict=True)):
+            fitted = cell.rjust(width) if header in ("before", "score", "Δ") else cell.ljust(width)
+            parts.append(("" if i == 0 else " ") + fitted + ("" if i == last else " "))
+        lines.append("".join(parts))
+    return lines
+
+
 def decision_line(decision: Decision) -> str:
-    from rich.markup import escape
+    from noetic.cli.output import esc
 
     style = "green" if decision.action == "PROCEED" else "yellow"
     threshold = f" (threshold {decision.threshold:.2f})" if decision.threshold is not None else ""
     return (
         f"[bold {style}]{decision.action.value}[/] · confidence "
         f"[{colour(decision.confidence)}]{decision.confidence:.2f}[/]{threshold} — "
-        f"{escape(decision.reason)}"
+        f"{esc(decision.reason)}"
     )
 
 

@@ -29,10 +29,11 @@ def run(
     outcome of the open task when it means pass or fail (pytest 0/1; its 2-5, a signal or a
     command that could not run are not outcomes), the command line as evidence. Exits with
     the command's own status (127 when it cannot be found)."""
+    from noetic.cli import users_environment
     from noetic.hosts.testing.recording import CommandNotRunnable, run_command
 
     try:
-        code = run_command(command, stdout=sys.stderr if json else None)
+        code = run_command(command, stdout=sys.stderr if json else None, env=users_environment())
     except CommandNotRunnable as exc:
         if json:
             emit({"command": command, "exit_code": exc.exit_code, "error": str(exc)}, True)

@@ -202,6 +202,40 @@ def newest_map_body_in(home: Path, ai_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def newest_decision(store: BaseStore, cascade_id: str) -> tuple[str, str, float] | None:
+    """The phase, the action and the confidence of the task's newest assessment (the last of
+    :meth:`BaseStore.assessments` for it), read as plain values: no model is built."""
+    row = store.conn.execute(
+        "SELECT phase, action, confidence FROM assessments WHERE cascade_id = ? "
+        "ORDER BY session_id DESC, seq DESC LIMIT 1",
+        (cascade_id,),
+    ).fetchone()
+    return None if row is None else (row["phase"], row["action"], float(row["confidence"]))
+
+
+_OPEN_TASK: Final = (
+    "SELECT (SELECT count(*) FROM sessions WHERE id = ?), "
+    "(SELECT count(*) FROM cascades WHERE session_id = ? AND status = 'open')"
+)
+
+
+def open_task_in(home: Path, session_id: str) -> tuple[bool, bool] | None:
+    """Whether the SQLite file under ``home`` holds session ``session_id``, and an open task of
+    it, read-only with the standard library alone (a test run with no task to record opens no
+    store); None when the file cannot be read so (the store, opened, says why)."""
+    import sqlite3
+
+    try:  # the path as a URI, so a folder named with `?`, `#` or `%` is that folder
+        conn = sqlite3.connect(f"{(home / 'noetic.db').absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute(_OPEN_TASK, (session_id, session_id)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return bool(row[0]), bool(row[1])
+
+
 def results_with(store: BaseStore, key: str, ai_id: str | None = None) -> list[Any]:
     """The results of the tasks whose result names ``key`` (``ai_id``: that agent's only)."""
     sql = (

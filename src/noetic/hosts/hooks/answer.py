@@ -50,7 +50,6 @@ from typing import Any
 from noetic.hosts.hooks.shared import (
     AI_ID,
     agent_key,
-    current_session,
     locate,
     log_failure,
     note,
@@ -134,7 +133,7 @@ def _answer(
     if event == "user-prompt-submit":
         return user_prompt_submit(location)
     if event == "post-tool-use":
-        post_tool_use(location.home, payload, project)
+        post_tool_use(location, payload, project)
         return None
     if event == "stop" and payload.get("stop_hook_active") is True:
         return None  # Claude Code is already continuing because of a stop hook
@@ -207,34 +206,45 @@ def _project_name(location: Any, payload: dict[str, Any], project: Path | None) 
 def session_start(
     location: Any, payload: dict[str, Any], project: Path | None = None
 ) -> dict[str, Any]:
-    from noetic.runtime.opening import open_tracker
+    """Open (or keep) this Claude session's Noetic session and answer the context. The tracker
+    (profiles, models) is built only to open a new session: a resumed one is read from the
+    store alone."""
+    from noetic.runtime.opening import remembered_session
+    from noetic.store import open_store
     from noetic.store.current import write_current_session
 
-    tracker = open_tracker(location.home, create=True)
+    store = open_store(location.home, create=True)
     try:
         key = agent_key(payload)
-        sid = current_session(tracker, payload)
-        session = tracker.store.get_session(sid) if sid else None
+        sid = remembered_session(store, key)
+        session = store.get_session(sid) if sid else None
         if session is None or session.status != "active":
+            from noetic.runtime.opening import tracker_over
+
             model = payload.get("model")
-            session, _ = tracker.bootstrap(
+            session, _ = tracker_over(store).bootstrap(
                 ai_id=AI_ID,
                 ai_model=model if isinstance(model, str) and model.strip() else None,
                 project=_project_name(location, payload, project),
             )
-            write_current_session(tracker.store.home, session.id, key)
+            write_current_session(store.home, session.id, key)
         _export_env(session.id)
-        _find_test_commands(tracker.store.home, payload, project)
-        budget = _context_budget(tracker.store.home)
-        text = session_context(tracker, session, budget)
+        _find_test_commands(store.home, payload, project)
+        budget = _context_budget(store.home)
+        text = session_context(store, session, budget)
     finally:
-        tracker.store.close()
+        store.close()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
 def _find_test_commands(home: Path, payload: dict[str, Any], project: Path | None) -> None:
     """Outcomes by default: a store whose configuration does not mention ``test_commands``
-    (set up with ``--scope user``, or before setup looked) gets the project's, once found."""
+    (set up with ``--scope user``, or before setup looked) gets the project's, once found.
+    A configuration that mentions them is left as it is, without looking at the project."""
+    from noetic.config import load
+
+    if load(home).outcomes_mentioned:
+        return
     from noetic.hosts.testing.detect import test_setup, with_test_commands
 
     found = test_setup(workspace_of(payload, project), home)
@@ -269,7 +279,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text.encode("utf-8")) + 1) // 2
 
 
-def session_context(tracker: Any, session: Any, budget: int) -> str:
+def session_context(store: Any, session: Any, budget: int) -> str:
     """The SessionStart context: the session and how to use it, the open task, then the
     project's earlier tasks, newest first, as many as the budget holds."""
     head = [
@@ -283,24 +293,23 @@ def session_context(tracker: Any, session: Any, budget: int) -> str:
     ]
     from noetic.calibration.record import record_line
 
-    mine = record_line(tracker.store, session.ai_id)
+    mine = record_line(store, session.ai_id)
     if mine is not None:
         head.append(mine)
-    open_task = tracker.store.open_cascade_of(session.id)
+    open_task = store.open_cascade_of(session.id)
     if open_task is not None:
-        history = tracker.store.assessments(cascade_id=open_task.id)
+        from noetic.store.reads import newest_decision
+
+        last = newest_decision(store, open_task.id)  # plain values: no model is built
         line = f"Open task: {open_task.task}"
-        if history:
-            last = history[-1]
-            line += (
-                f" (last {last.assessment.phase.value.upper()}: {last.decision.action.value} "
-                f"at confidence {last.decision.confidence:.2f})"
-            )
+        if last is not None:
+            phase, action, confidence = last
+            line += f" (last {phase.upper()}: {action} at confidence {confidence:.2f})"
         head.append(line + "; finish it with a POSTFLIGHT.")
     text = "\n".join(head)
     if estimate_tokens(text) > budget:
         return _cut(text, budget)
-    earlier = _earlier_tasks(tracker.store, session)
+    earlier = _earlier_tasks(store, session)
     if earlier:
         title = "## Earlier tasks" + (f" in {session.project}" if session.project else "")
         title += " (newest first: calibration, confidence before → after, outcome)"
@@ -525,13 +534,17 @@ def _outputs(payload: dict[str, Any]) -> list[str]:
     return [p for p in parts if isinstance(p, str) and p]
 
 
-def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = None) -> Any | None:
+def post_tool_use(
+    location: Any, payload: dict[str, Any], project: Path | None = None
+) -> Any | None:
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
-    only for a test run (PostToolUse fires after every Bash call)."""
+    only for a test run (PostToolUse fires after every Bash call), and a SQLite store only when
+    the session has an open task to record it for."""
     from noetic.hosts.testing.commands import Hidden, recognise
     from noetic.hosts.testing.recording import record_exit, test_commands
 
+    home = location.home
     if payload.get("tool_name") != "Bash":
         return None
     tool_input = payload.get("tool_input")
@@ -566,20 +579,36 @@ def post_tool_use(home: Path, payload: dict[str, Any], project: Path | None = No
         note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
              f"run started (exit {code} is its status, not the tests')")  # fmt: skip
         return None
-    from noetic.runtime.opening import open_tracker
+    if location.url is None:
+        from noetic.store.current import read_current_session
+        from noetic.store.reads import open_task_in
 
-    tracker = open_tracker(home, create=True)
-    try:
-        sid = current_session(tracker, payload)
-        if sid is None:
-            note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
-                 "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
+        sid = read_current_session(home, agent_key(payload))
+        found = open_task_in(home, sid) if sid else (False, False)
+        if found is not None and not all(found):
+            _not_recorded(home, shown, sid if found[0] else None)
             return None
-        record = record_exit(
-            tracker.store, sid, command, code, status.score, via="Claude Code Bash"
-        )
+    from noetic.runtime.opening import remembered_session
+    from noetic.store import open_store
+
+    store = open_store(home, create=True)  # the store alone: the outcome needs no tracker
+    try:
+        sid = remembered_session(store, agent_key(payload))
+        if sid is None:
+            _not_recorded(home, shown, None)
+            return None
+        record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
     finally:
-        tracker.store.close()
+        store.close()
     if record is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
+        _not_recorded(home, shown, sid)
     return record
+
+
+def _not_recorded(home: Path, shown: str, sid: str | None) -> None:
+    """Say in ``hooks.log`` why a test run recorded nothing: no session, or no open task."""
+    if sid is None:
+        note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
+             "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
+    else:
+        note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")

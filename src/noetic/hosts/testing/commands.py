@@ -32,9 +32,8 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from noetic.tools.shellgate.reduction import (
     NPM_FAMILY,
@@ -45,8 +44,9 @@ from noetic.tools.shellgate.reduction import (
 )
 
 
-@dataclass(frozen=True)
-class Runner:
+# named tuples, not dataclasses: PostToolUse reads every test run with them, and a hook that
+# opens no store need not define dataclasses (nor import the inspect they bring)
+class Runner(NamedTuple):
     """How one test runner's exit statuses read: ``passed``/``failed`` are outcomes,
     ``meanings`` names the statuses that are not."""
 
@@ -97,8 +97,7 @@ RUNNERS: dict[str, Runner] = {
 }
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     """What an exit status says: ``score`` 1.0 passed, 0.0 failed, None not an outcome."""
 
     score: float | None
@@ -205,8 +204,7 @@ def make_targets(folder: Path) -> set[str]:
 # a Bash line: which configured test command it runs, and whether its status is the line's -----
 
 
-@dataclass(frozen=True)
-class Recognised:
+class Recognised(NamedTuple):
     """A command line whose exit status is that of a configured test command."""
 
     configured: str
@@ -234,8 +232,7 @@ class Recognised:
         return found.group("name") if found else None
 
 
-@dataclass(frozen=True)
-class Hidden:
+class Hidden(NamedTuple):
     """A line that runs a configured test command whose status the line's does not carry."""
 
     configured: str

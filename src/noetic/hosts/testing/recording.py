@@ -36,11 +36,11 @@ def record_exit(
     """Record ``score`` (what :mod:`.testruns` read in ``exit_code``) as the outcome of the
     session's open task, the command line as evidence; None when the session has no open
     task (never an older one)."""
-    from noetic.calibration import record_outcome
-
     cascade = store.open_cascade_of(session_id)
     if cascade is None:
         return None
+    from noetic.calibration import record_outcome  # the calibration, for an outcome to record
+
     return record_outcome(
         store,
         cascade.id,
@@ -58,14 +58,14 @@ class CommandNotRunnable(Exception):
         self.exit_code = exit_code
 
 
-def run_command(argv: list[str], *, stdout: Any = None) -> int:
+def run_command(argv: list[str], *, stdout: Any = None, env: dict[str, str] | None = None) -> int:
     """Run ``argv`` with this process's streams (``stdout`` to send its output elsewhere) and
-    return its exit status, a signal's death as 128 + the signal's number like a shell.
-    Ctrl-C reaches the command, which decides when it ends."""
+    environment (or ``env``) and return its exit status, a signal's death as 128 + the
+    signal's number like a shell. Ctrl-C reaches the command, which decides when it ends."""
     import subprocess
 
     try:
-        proc = subprocess.Popen(argv, stdout=stdout)
+        proc = subprocess.Popen(argv, stdout=stdout, env=env)
     except FileNotFoundError:
         raise CommandNotRunnable(f"command not found: {argv[0]}", 127) from None
     except PermissionError:
