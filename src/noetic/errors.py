@@ -14,8 +14,7 @@
         │   └── StoredIncomplete  stored, but a step after the write failed (exit 6)
         ├── ProviderError     a model call failed (provider, model, status, retryable)
         │   └── StreamInterrupted  a streamed reply broke after text arrived (carries it)
-        ├── ParseError        a model reply could not be understood (carries the raw text)
-        └── BudgetExceeded    a token, time or call budget ran out
+        └── ParseError        a model reply could not be understood (carries the raw text)
 
 Retry decisions look at types and status codes, never at message text. The CLI maps
 :class:`UsageError` to exit code 1 and renders ``{"error": ...}`` with ``--json``.
@@ -206,10 +205,6 @@ class ParseError(RuntimeFailure):
     def __init__(self, message: str, *, raw: str, fix: str | None = None) -> None:
         super().__init__(message, fix=fix)
         self.raw = raw
-
-
-class BudgetExceeded(RuntimeFailure):
-    """A token, time or call budget ran out."""
 
 
 def error_name(exc: BaseException) -> str:

@@ -49,9 +49,10 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from noetic.errors import InvalidValueError
+from noetic.frozen import Frozen
 from noetic.vector_names import META_VECTOR as META_VECTOR
 from noetic.vector_names import TIERS as TIERS
 from noetic.vector_names import VECTOR_NAMES as VECTOR_NAMES
@@ -91,10 +92,8 @@ class ConfidenceFormula(StrEnum):
     SEED = "seed"
 
 
-class Tuning(BaseModel):
+class Tuning(Frozen, extra="forbid", defer_build=True):
     """A profile's multipliers on the formula. See the module docstring for where each enters."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     confidence_formula: ConfidenceFormula = ConfidenceFormula.NOETIC
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from noetic.llm.base import Request
 from noetic.llm.openai_compat import response_format, strict_allowed
 from noetic.llm.resilience import ResilientProvider, RetryPolicy
-from noetic.llm.structured import complete_structured, schema_instruction
+from noetic.llm.structured import complete_structured, instruction_for
 from noetic.store.llm_calls import llm_calls, record_llm_call
 
 from .conftest import make_anthropic, make_openai
@@ -83,7 +83,7 @@ def test_a_refusing_endpoint_falls_back_once_per_process_and_it_is_recorded(wire
         assert len(bodies) == 3
         field = "tools" if wire == "anthropic" else "response_format"
         assert field in bodies[0] and all(field not in b for b in bodies[1:])
-        instruction = schema_instruction(Verdict)
+        instruction = instruction_for(Verdict.model_json_schema())
         for body in bodies[1:]:
             system = body["system"] if wire == "anthropic" else body["messages"][0]["content"]
             assert system == instruction
@@ -118,7 +118,7 @@ def test_a_server_ignoring_the_schema_is_repaired_with_it_and_remembered(first, 
         schema = json.dumps(Verdict.model_json_schema(), separators=(",", ":"))
         assert schema in repair["messages"][-1]["content"]
         assert "response_format" not in repair
-        assert repair["messages"][0]["content"] == schema_instruction(Verdict)
+        assert repair["messages"][0]["content"] == instruction_for(Verdict.model_json_schema())
         # Remembered for the life of the process: the next request goes the prompt's way at once.
         assert run(complete_structured(model, Request.of("q"), Verdict)).answer == "again"
         later = server.requests[2]
@@ -154,7 +154,7 @@ def test_a_provider_without_native_schema_gets_the_instruction():
 
     script = ScriptedProvider(['{"answer": "a", "confidence": 1}'])
     run(complete_structured(script, Request.of("q", system="sys"), Verdict))
-    assert script.calls[0].system == "sys\n\n" + schema_instruction(Verdict)
+    assert script.calls[0].system == "sys\n\n" + instruction_for(Verdict.model_json_schema())
     assert script.calls[0].json_schema == Verdict.model_json_schema()
 
 

@@ -21,12 +21,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.agent.loop import AgentResult, run_agent
 from noetic.agent.settings import AgentSettings
 from noetic.agent.state import Mode, State
 from noetic.events import Event
+from noetic.frozen import Frozen
 from noetic.llm.base import Provider
 from noetic.runtime.context import Limits, RunContext, build_context
 from noetic.tools.base import Tool
@@ -41,26 +40,23 @@ CHAT_TURNS = 8
 CHAT_CHARS = 12_000
 
 
-class StepEvent(BaseModel):
+class StepEvent(Frozen):
     """A typed event of the run (a node entered or completed, a tool call, a decision…)."""
 
-    model_config = ConfigDict(frozen=True)
     type: Literal["event"] = "event"
     event: Event
 
 
-class TextDelta(BaseModel):
+class TextDelta(Frozen):
     """A piece of the answer's text."""
 
-    model_config = ConfigDict(frozen=True)
     type: Literal["text"] = "text"
     text: str
 
 
-class Finished(BaseModel):
+class Finished(Frozen):
     """The run's result; always the last item of a stream."""
 
-    model_config = ConfigDict(frozen=True)
     type: Literal["finished"] = "finished"
     result: AgentResult
 

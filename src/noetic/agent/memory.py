@@ -53,7 +53,6 @@ class AgentMemory:
         self.profiles = profiles
         self.every = every
         self.background = background if background is not None else set()
-        self.syntheses = 0
 
     def profile(self, user_id: str) -> UserProfile:
         if not self.profiles:
@@ -141,7 +140,6 @@ class AgentMemory:
                     profile = profile.model_copy(
                         update={**update.model_dump(), "unconsolidated": []}
                     )
-                    self.syntheses += 1
                 else:
                     profile = merge(profile, update)
                     learned = update.named()

@@ -283,10 +283,8 @@ async def reason(run: Run) -> None:
         if said:
             run.say("\n")  # what the model said before its calls, kept apart from what follows
         set_tool_calls(run.state, list(reply.tool_calls))
-        ex.iterations_without_tools = 0
         return
     run.streamed = bool(said)
-    ex.iterations_without_tools += 1
     ex.response = reply.text or "(the model gave an empty answer)"
     ex.stop_reason = "max_tokens" if reply.stop_reason == "max_tokens" else "answered"
 

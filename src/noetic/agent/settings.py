@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from noetic.agent.state import Mode
+from noetic.frozen import Frozen
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(Frozen):
     """How one agent runs."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str = "assistant"
     workspace: Path = Path(".")

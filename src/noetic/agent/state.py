@@ -100,12 +100,8 @@ class ExecutionState:
     response: str | None = None
     pending_calls: list[ToolCall] = field(default_factory=list)
     completed_calls: list[dict[str, Any]] = field(default_factory=list)
-    iterations_without_tools: int = 0
-    tool_results: dict[str, Any] = field(default_factory=dict)
     tools: list[str] = field(default_factory=list)
     tokens: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
-    open_circuits: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -24,9 +24,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.assessment import Assessment
+from noetic.frozen import Frozen
 from noetic.vectors import Tuning, oriented, overall_confidence
 
 CALIBRATION_TOLERANCE: Final = 0.10
@@ -38,9 +37,7 @@ class CalibrationClass(StrEnum):
     UNDERCONFIDENT = "underconfident"
 
 
-class BasicCalibration(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
+class BasicCalibration(Frozen, defer_build=True):
     delta: dict[str, float]
     confidence_pre: float
     confidence_post: float

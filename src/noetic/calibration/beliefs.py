@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
+from noetic.frozen import Frozen
 
 PRIOR_MEAN: Final = 0.0
 PRIOR_VARIANCE: Final = 0.2**2
@@ -26,9 +26,7 @@ NOISE_VARIANCE: Final = 0.2
 Z95: Final = 1.959964
 
 
-class Belief(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Belief(Frozen):
     target: str
     mean: float
     variance: float

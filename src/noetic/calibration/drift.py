@@ -44,9 +44,8 @@ import random
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.calibration.per_phase import Basis, Stated, stated_basis
+from noetic.frozen import Frozen
 
 ALPHA: Final = 0.05
 STRENGTH: Final = 0.7
@@ -60,19 +59,15 @@ RECENT_WINDOW: Final = 20
 Direction = Literal["overconfident", "underconfident"]
 
 
-class DriftAlarm(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class DriftAlarm(Frozen):
     at: int
     since: int
     direction: Direction
     sycophancy: bool
 
 
-class DriftPath(BaseModel):
+class DriftPath(Frozen):
     """The monitor run over a stream: the alarms, and the capital of the current segment."""
-
-    model_config = ConfigDict(frozen=True)
 
     alarms: list[DriftAlarm]
     since: int
@@ -202,10 +197,8 @@ def _confidence_outran_outcomes(
     return rise_p > 0 and rise_p - rise_y > SYCOPHANCY_THRESHOLD
 
 
-class Detection(BaseModel):
+class Detection(Frozen):
     """How many outcomes after a shift the monitor takes to raise the alarm (simulated)."""
-
-    model_config = ConfigDict(frozen=True)
 
     shift: float
     alpha: float
@@ -216,9 +209,7 @@ class Detection(BaseModel):
     horizon: int
 
 
-class DriftReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class DriftReport(Frozen):
     # what was judged: each PREFLIGHT's p_success where given, the vectors' confidence otherwise
     stated: Stated | None
     stated_from: dict[str, int]

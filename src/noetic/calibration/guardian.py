@@ -38,8 +38,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.calibration.beliefs import Belief, update_belief
 from noetic.calibration.outcomes import (
     Adjustment,
@@ -55,15 +53,14 @@ from noetic.calibration.recalibration import FIT_SHARE as FIT_SHARE
 from noetic.calibration.recalibration import MIN_FIT as MIN_FIT
 from noetic.calibration.recalibration import MIN_HELD_OUT as MIN_HELD_OUT
 from noetic.calibration.recalibration import split
+from noetic.frozen import Frozen
 from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore as Store
 
 WEIGHT_BOUNDS: Final = (0.5, 1.5)
 
 
-class Proposal(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Proposal(Frozen):
     profile: str
     field: str
     old: float
@@ -123,10 +120,8 @@ def guardian_proposal(
     )
 
 
-class HeldOut(BaseModel):
+class HeldOut(Frozen):
     """The correction fitted on the earlier outcomes, scored on the later ones."""
-
-    model_config = ConfigDict(frozen=True)
 
     fitted_on: int
     held_out: int
@@ -136,9 +131,7 @@ class HeldOut(BaseModel):
     helps: bool
 
 
-class GuardianReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class GuardianReport(Frozen):
     stated: Stated | None  # what was judged (module docstring); None with no outcomes
     stated_from: dict[str, int]
     profile: str

@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from noetic.frozen import Frozen
 
 MIN_SAMPLES: Final = 20
 MIN_PER_CLASS: Final = 5
@@ -45,9 +45,7 @@ BOOTSTRAP_ROUNDS: Final = 1000
 TEST_ALPHA: Final = 0.05
 
 
-class Metric(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Metric(Frozen):
     value: float | None
     low: float | None = None
     high: float | None = None
@@ -55,9 +53,7 @@ class Metric(BaseModel):
     reason: str | None = None
 
 
-class ReliabilityBin(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ReliabilityBin(Frozen):
     low: float
     high: float
     count: int
@@ -69,10 +65,8 @@ class ReliabilityBin(BaseModel):
 Verdict = Literal["consistent with calibration", "miscalibrated", "insufficient data"]
 
 
-class CalibrationTest(BaseModel):
+class CalibrationTest(Frozen):
     """Spiegelhalter's Z and the calibration-in-the-large Z, and the verdict they give."""
-
-    model_config = ConfigDict(frozen=True)
 
     verdict: Verdict
     alpha: float
@@ -84,9 +78,7 @@ class CalibrationTest(BaseModel):
     reason: str
 
 
-class CalibrationMetrics(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CalibrationMetrics(Frozen):
     n: int
     brier: Metric
     ece: Metric

@@ -16,10 +16,11 @@ from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import field_validator
 
 from noetic.assessment import Phase
 from noetic.errors import InvalidValueError, NotFoundError
+from noetic.frozen import Frozen
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
@@ -31,9 +32,7 @@ if TYPE_CHECKING:
 SOURCES = ("test", "human", "check")
 
 
-class OutcomeRecord(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
+class OutcomeRecord(Frozen, defer_build=True):
     id: int
     at: str
     session_id: str
@@ -49,9 +48,7 @@ class OutcomeRecord(BaseModel):
     predicted_vectors: dict[str, float]
 
 
-class Adjustment(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
+class Adjustment(Frozen, defer_build=True):
     id: int
     at: str
     profile: str
@@ -73,13 +70,6 @@ def add_outcome(store: Store, **row: Any) -> OutcomeRecord:
         )
     data = {**row, "at": now(), "predicted_vectors": json.dumps(row["predicted_vectors"])}
     return _outcome(outcome_rows.insert_outcome(store, data))
-
-
-def get_outcome(store: Store, outcome_id: int) -> OutcomeRecord:
-    row = outcome_rows.outcome(store, outcome_id)
-    if row is None:
-        raise NotFoundError(f"unknown outcome {outcome_id}")
-    return _outcome(row)
 
 
 def list_outcomes(
@@ -157,10 +147,8 @@ def effective_profile(store: Store, registry: ProfileRegistry, name: str) -> Pro
     return with_overrides(registry.get(name), active_overrides(store, name))
 
 
-class OutcomePoint(BaseModel):
+class OutcomePoint(Frozen, defer_build=True):
     """One task's prediction against its observed outcome."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     cascade_id: str
     at: str
@@ -170,9 +158,7 @@ class OutcomePoint(BaseModel):
     observed: float
 
 
-class Filters(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
+class Filters(Frozen, defer_build=True):
     ai_id: str | None = None
     profile: str | None = None
     domain: str | None = None

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.calibration.metrics import MIN_PER_CLASS, MIN_SAMPLES, Metric, auroc, brier
 from noetic.calibration.rates import (
     BrierParts,
@@ -34,6 +32,7 @@ from noetic.calibration.rates import (
     significant,
     wilson,
 )
+from noetic.frozen import Frozen
 
 PHASES: Final = ("preflight", "check", "postflight", "adversarial_review")
 GROUPINGS: Final = ("phase", "agent", "model", "engine", "persona", "profile")
@@ -43,10 +42,8 @@ Stated = Literal["p_success", "confidence", "mixed"]
 Grouping = Literal["phase", "agent", "model", "engine", "persona", "profile"]
 
 
-class PhasePoint(BaseModel):
+class PhasePoint(Frozen):
     """One task's statement at one phase, beside its outcome and who made it."""
-
-    model_config = ConfigDict(frozen=True)
 
     cascade_id: str
     at: str
@@ -81,10 +78,8 @@ def stated_basis(bases: Sequence[Basis]) -> tuple[Stated | None, dict[str, int]]
     return ("p_success" if counts["p_success"] else "confidence"), counts
 
 
-class PhaseStats(BaseModel):
+class PhaseStats(Frozen):
     """One phase's calibration over its points (module docstring)."""
-
-    model_config = ConfigDict(frozen=True)
 
     phase: str
     n: int
@@ -106,12 +101,10 @@ class Summary(PhaseStats):
     more: list[str]
 
 
-class ReviewComparison(BaseModel):
+class ReviewComparison(Frozen):
     """Standard against adversarial POSTFLIGHT reviews of one agent. ``difference`` is the
     standard gap minus the adversarial one: positive when the adversarial review is less
     overconfident."""
-
-    model_config = ConfigDict(frozen=True)
 
     agent: str
     standard: PhaseStats
@@ -120,10 +113,8 @@ class ReviewComparison(BaseModel):
     significant: bool
 
 
-class Group(BaseModel):
+class Group(Frozen):
     """The per-phase report of the tasks that share one value of the grouping."""
-
-    model_config = ConfigDict(frozen=True)
 
     value: str
     tasks: int

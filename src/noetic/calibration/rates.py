@@ -40,26 +40,22 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
+from noetic.frozen import Frozen
 
 Z95: Final = 1.959964
 MAX_GROUPS: Final = 10
 
 
-class Interval(BaseModel):
+class Interval(Frozen):
     """A value with its 95% interval (``None`` throughout when there is nothing to measure)."""
-
-    model_config = ConfigDict(frozen=True)
 
     value: float | None
     low: float | None = None
     high: float | None = None
 
 
-class BrierParts(BaseModel):
+class BrierParts(Frozen):
     """The Brier score split as in the module docstring."""
-
-    model_config = ConfigDict(frozen=True)
 
     brier: float
     reliability: float

@@ -226,10 +226,6 @@ def fit(p: Sequence[float], y: Sequence[float], method: str) -> Map:
     return Map()
 
 
-def _brier(q: Sequence[float], y: Sequence[float]) -> float:
-    return sum((a - b) ** 2 for a, b in zip(q, y, strict=True)) / len(q)
-
-
 def _mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
     """The mean with its normal-approximation 95% interval."""
     n = len(values)

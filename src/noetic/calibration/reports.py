@@ -34,18 +34,17 @@ from noetic.calibration.per_phase import (
 from noetic.calibration.rates import Interval
 from noetic.calibration.recalibrating import Settings, decision_points, read_settings
 from noetic.calibration.recalibration import recalibrate, release_gate
+from noetic.frozen import Frozen
 from noetic.store.base import BaseStore as Store
 from noetic.vectors import VECTOR_NAMES, oriented
 
 Prediction = Literal["preflight", "check", "postflight", "adversarial_review"]
 
 
-class AgentMap(BaseModel):
+class AgentMap(Frozen):
     """One agent's recalibration map (:mod:`.recalibration`) over its PREFLIGHT statements:
     whether it is in force and why, its held-out Brier score before and after (each with its
     95% interval) and its curve, stated → calibrated, for drawing."""
-
-    model_config = ConfigDict(frozen=True)
 
     agent: str
     outcomes: int
@@ -60,13 +59,11 @@ class AgentMap(BaseModel):
     curve: list[tuple[float, float]]
 
 
-class GateReport(BaseModel):
+class GateReport(Frozen):
     """The release gate over the filtered outcomes (:func:`.recalibration.release_gate`), at the
     configured ``[gate] max_failure_rate`` (``configured``) or, when none is, at 0.10 to show
     what it would be. ``threshold`` is on the stated value; ``calibrated_threshold`` the same
     threshold on the calibrated value."""
-
-    model_config = ConfigDict(frozen=True)
 
     configured: bool
     max_failure_rate: float
@@ -103,10 +100,8 @@ class CalibrationReport(BaseModel):
     gate: GateReport | None = None
 
 
-class BeliefsReport(BaseModel):
+class BeliefsReport(Frozen):
     """Beliefs about the bias of the vectors' confidence (``stated``), overall and per vector."""
-
-    model_config = ConfigDict(frozen=True)
 
     stated: str = "confidence"
     ai_id: str | None
@@ -247,10 +242,8 @@ def check_drift_monitor(
     )
 
 
-class BasicCalibrationReport(BaseModel):
+class BasicCalibrationReport(Frozen):
     """Self-consistency calibration (POSTFLIGHT against PREFLIGHT) over completed tasks."""
-
-    model_config = ConfigDict(frozen=True)
 
     ai_id: str | None
     completed_tasks: int

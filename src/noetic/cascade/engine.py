@@ -30,12 +30,13 @@ from contextlib import AsyncExitStack
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from noetic.assessment import Action, Assessment, Phase
 from noetic.cascade.offer import Strategy, allowed, offer
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError
 from noetic.events import DecisionMade, EventKind, PhaseCompleted, PhaseEntered, Timer, ToolCalled
+from noetic.frozen import Frozen
 from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import (
     TOOL_NAME,
@@ -99,9 +100,7 @@ class Delegation(BaseModel):
     needs: list[str] = []
 
 
-class ToolUse(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ToolUse(Frozen):
     round: int
     tool: str
     purpose: str
@@ -110,12 +109,10 @@ class ToolUse(BaseModel):
     information: str
 
 
-class ToolGain(BaseModel):
+class ToolGain(Frozen):
     """What a tool declared it would add to confidence, beside what the next CHECK showed: the
     round's change in confidence, shared by every tool that succeeded in the round
     (``shared_by``)."""
-
-    model_config = ConfigDict(frozen=True)
 
     round: int
     tool: str
@@ -124,9 +121,7 @@ class ToolGain(BaseModel):
     shared_by: int
 
 
-class TrajectoryPoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class TrajectoryPoint(Frozen):
     phase: str
     seq: int
     vectors: dict[str, float]
@@ -134,10 +129,8 @@ class TrajectoryPoint(BaseModel):
     action: str
 
 
-class RunSettings(BaseModel):
+class RunSettings(Frozen):
     """CASCADE's own settings; time and tool limits come from the run context."""
-
-    model_config = ConfigDict(frozen=True)
 
     max_resets: int = Field(1, ge=0)
     max_tokens: int = Field(2048, gt=0)

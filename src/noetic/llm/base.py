@@ -32,9 +32,10 @@ import re
 from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import Field, computed_field, model_validator
 
 from noetic.errors import InvalidValueError
+from noetic.frozen import Frozen
 
 #: Tool names both wire formats accept (Anthropic and OpenAI share the rule).
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -42,22 +43,18 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 StopReason = Literal["end", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
 
 
-class ToolSpec(BaseModel):
+class ToolSpec(Frozen):
     """A tool offered to the model: its name, what it does, the JSON schema of its arguments."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str = Field(pattern=TOOL_NAME.pattern)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
 
 
-class ToolCall(BaseModel):
+class ToolCall(Frozen):
     """One tool call the model made. ``arguments`` is the parsed JSON object; when the model
     sent something that is not one (malformed JSON, a list, an unknown tool), ``arguments`` is
     empty and ``error`` says what was wrong, so an engine can send that back as the result."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
@@ -65,21 +62,17 @@ class ToolCall(BaseModel):
     error: str | None = None
 
 
-class ToolCallResult(BaseModel):
+class ToolCallResult(Frozen):
     """What a tool call produced, sent back to the model in a user message."""
-
-    model_config = ConfigDict(frozen=True)
 
     call_id: str
     content: str
     is_error: bool = False
 
 
-class Message(BaseModel):
+class Message(Frozen):
     """One turn. An assistant turn may carry the tool calls it made; a user turn may carry
     the results of those calls (before any text)."""
-
-    model_config = ConfigDict(frozen=True)
 
     role: Literal["user", "assistant"]
     content: str = ""
@@ -100,15 +93,13 @@ class Message(BaseModel):
         return cls(role="user", content=text, tool_results=results)
 
 
-class Request(BaseModel):
+class Request(Frozen):
     """What is asked of a model.
 
     ``json_schema`` asks for a reply that is one JSON object matching the schema (see
     :func:`noetic.llm.structured.complete_structured`); ``tools`` and ``tool_choice`` offer tools
     (``tool_choice``: ``"auto"``, ``"required"``, ``"none"`` or the name of one offered tool).
     """
-
-    model_config = ConfigDict(frozen=True)
 
     messages: tuple[Message, ...]
     system: str | None = None
@@ -140,12 +131,10 @@ class Request(BaseModel):
         return cls(messages=(Message(role="user", content=prompt),), **kwargs)
 
 
-class Usage(BaseModel):
+class Usage(Frozen):
     """Tokens as the provider reported them. ``input_tokens`` counts every prompt token,
     ``cached_tokens`` those of them read from the provider's prompt cache and
     ``cache_write_tokens`` those written to it."""
-
-    model_config = ConfigDict(frozen=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -153,7 +142,7 @@ class Usage(BaseModel):
     cache_write_tokens: int = 0
 
 
-class Completion(BaseModel):
+class Completion(Frozen):
     """A model's reply and what it cost.
 
     ``stop_reason`` is one vocabulary for every provider: ``end`` (the model finished),
@@ -162,8 +151,6 @@ class Completion(BaseModel):
     ``native`` (the provider's own mechanism) or ``instruction`` (a prompt instruction, after
     the endpoint refused the native one); ``note`` says why, when it fell back.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     text: str
     usage: Usage = Usage()
@@ -300,13 +287,11 @@ def _arguments(text: str, source: str) -> Any:
     return value
 
 
-class LLMCall(BaseModel):
+class LLMCall(Frozen):
     """One attempt at a model call, as recorded in ``llm_calls`` and emitted as an event.
 
     ``cost_usd`` is None when the model has no known price (see :mod:`noetic.llm.prices`): an
     unknown cost is never shown as 0."""
-
-    model_config = ConfigDict(frozen=True)
 
     provider: str
     model: str
@@ -327,12 +312,10 @@ class LLMCall(BaseModel):
     engine: str | None = None
 
 
-class UsageTotals(BaseModel):
+class UsageTotals(Frozen):
     """What model calls came to: attempts, failures, tokens and cost. ``cost_usd`` is None as
     soon as one answered call had no known price (``unpriced`` counts them): an unknown cost is
     never shown as 0, nor a partial sum as the whole."""
-
-    model_config = ConfigDict(frozen=True)
 
     calls: int = 0
     failed: int = 0

@@ -21,15 +21,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from noetic.frozen import Frozen
 from noetic.llm.base import Usage
 
 
-class Price(BaseModel):
+class Price(Frozen, extra="forbid"):
     """USD per million tokens."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)

@@ -20,10 +20,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, aclosing, nullcontext
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from noetic.errors import ProviderError, StreamInterrupted
 from noetic.events import EventBus, EventKind, LLMCalled, current_engine
+from noetic.frozen import Frozen
 from noetic.llm.base import (
     Completion,
     LLMCall,
@@ -35,9 +36,7 @@ from noetic.llm.base import (
 from noetic.llm.prices import PriceTable
 
 
-class RetryPolicy(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class RetryPolicy(Frozen):
     max_attempts: int = Field(4, ge=1, le=20)
     base_delay: float = Field(0.5, ge=0)
     max_delay: float = Field(30.0, ge=0)

@@ -199,10 +199,6 @@ def instruction_for(schema: dict[str, Any]) -> str:
     return f"Answer with one JSON object matching this JSON schema, and nothing else:\n{text}"
 
 
-def schema_instruction(model_cls: type[BaseModel]) -> str:
-    return instruction_for(model_cls.model_json_schema())
-
-
 def with_instruction(system: str | None, schema: dict[str, Any]) -> str:
     """``system`` with the schema instruction appended."""
     return "\n\n".join(p for p in (system, instruction_for(schema)) if p)

@@ -37,9 +37,8 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.errors import InvalidValueError
+from noetic.frozen import Frozen
 from noetic.limits import COMMAND_CHARS
 from noetic.store.writer import WRITER
 
@@ -74,9 +73,7 @@ ALLOWED: dict[str, frozenset[str] | None] = {
 BLOCKED_OPTIONS = ("--store", "--vectors-file", "--plot", "--qdrant", "--provider")
 
 
-class CliResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CliResult(Frozen):
     command: list[str]
     exit_code: int
     stdout: str

@@ -31,6 +31,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from noetic.errors import InvalidValueError
+
 
 def server_project(home: Path, cwd: Path | None = None) -> Path:
     """The project a server for the store ``home`` answers hooks for: the folder holding the
@@ -81,8 +83,6 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
 
     async def answer(request: Request) -> Response:
         from anyio import to_thread
-
-        from noetic.errors import InvalidValueError
 
         # Host and Origin only: a browser sends Origin with every cross-site POST, whatever
         # its content type, and Claude Code's own content type is not this check's business
@@ -157,7 +157,6 @@ def _run(event: str, payload: dict[str, Any], home: Path, project: Path) -> dict
 
 
 def _payload(body: bytes) -> dict[str, Any]:
-    from noetic.errors import InvalidValueError
     from noetic.limits import STDIN_BYTES
     from noetic.untrusted import decode_utf8, load_json
 

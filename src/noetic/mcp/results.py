@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.assessment import Action, Decision, Phase
 from noetic.calibration import BasicCalibration, BasicCalibrationReport, CalibrationReport
+from noetic.frozen import Frozen
 from noetic.profiles import Profile
 from noetic.recall.selection import RecallResult
 from noetic.runtime.tracker import Recorded
 from noetic.store.records import GoalRecord, SessionRecord
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class Bootstrapped(_Frozen):
+class Bootstrapped(Frozen):
     session: SessionRecord
     profile: Profile
     next_step: str
@@ -28,33 +23,33 @@ class Bootstrapped(_Frozen):
     record: str | None = None
 
 
-class PromptOut(_Frozen):
+class PromptOut(Frozen):
     session_id: str
     phase: str
     prompt: str
     next_step: str
 
 
-class Resumed(_Frozen):
+class Resumed(Frozen):
     sessions: list[SessionRecord]
     recall: RecallResult | None
 
 
-class Goals(_Frozen):
+class Goals(Frozen):
     session_id: str
     goals: list[GoalRecord]
 
 
-class Text(_Frozen):
+class Text(Frozen):
     text: str
 
 
-class CalibrationOut(_Frozen):
+class CalibrationOut(Frozen):
     outcomes: CalibrationReport
     self_consistency: BasicCalibrationReport
 
 
-class Submitted(_Frozen):
+class Submitted(Frozen):
     """The receipt for a submitted assessment: the decision and what to do next.
 
     Leaner than the CLI's ``--json`` record (which echoes the whole assessment), because an
@@ -107,7 +102,7 @@ def _next_step(phase: Phase, decision: Decision) -> str:
     }[decision.action]
 
 
-class AiAnswer(_Frozen):
+class AiAnswer(Frozen):
     answer: str
     provider: str
     model: str

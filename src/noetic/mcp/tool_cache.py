@@ -25,28 +25,19 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, cast
 
 from mcp.server.mcpserver.tools import Tool
 from pydantic import ConfigDict, PrivateAttr
 
+from noetic.cached import cache_dir, source_files
+
 FORMAT = 1
 FILE = "mcp-tools.json"
-CACHE_ENV = "NOETIC_CACHE_DIR"
-
-
-def cache_dir() -> Path:
-    """``$NOETIC_CACHE_DIR``, else the platform's user cache directory's ``noetic``."""
-    from noetic.cached import cache_dir as folder
-
-    return folder()
 
 
 def _sources(root: str, into: list[str]) -> None:
     """``relative path:size:mtime`` of every ``.py`` file under ``root``."""
-    from noetic.cached import source_files
-
     into += [
         f"{p[len(root) :]}:{st.st_size}:{st.st_mtime_ns}" for p, st in source_files(root, (".py",))
     ]

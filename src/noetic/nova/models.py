@@ -7,8 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, Field, computed_field
 
+from noetic.frozen import Frozen
 from noetic.nova.turns import Pick, Risk, Turn, highest_risk
 from noetic.runtime.context import RunContext
 
@@ -18,10 +19,8 @@ RunStatus = Literal["running", "completed", "escalated", "failed"]
 OnTurn = Callable[[Turn], None]
 
 
-class NovaSettings(BaseModel):
+class NovaSettings(Frozen, extra="forbid"):
     """How a deliberation is bounded and gated."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     max_rounds: int = Field(5, ge=1, le=20, description="Expert rounds before escalating.")
     gate: float | None = Field(

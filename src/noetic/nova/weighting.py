@@ -14,8 +14,7 @@ no persona on the panel has enough outcomes, the DCE's confidence stands and the
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.frozen import Frozen
 from noetic.nova.turns import Node, Turn
 from noetic.store import nova as records
 from noetic.store.base import BaseStore as Store
@@ -23,9 +22,7 @@ from noetic.store.base import BaseStore as Store
 FLOOR = 0.05
 
 
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Record(Frozen):
     persona: str
     outcomes: int
     brier: float

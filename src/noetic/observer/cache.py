@@ -26,9 +26,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.embeddings import Embedder, cosine_top_k
+from noetic.frozen import Frozen
 from noetic.observer.questions import same_question
 from noetic.store.base import BaseStore as Store
 from noetic.store.observations import (
@@ -50,9 +49,7 @@ def normalise(text: str) -> str:
 CANDIDATES = 5  # the most similar entries looked at for one that means the same
 
 
-class CachedAnswer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CachedAnswer(Frozen):
     id: int
     query: str
     answer: str

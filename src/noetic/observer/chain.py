@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import computed_field
 
 from noetic.errors import ParseError
 from noetic.events import EventKind, Observed, PhaseEntered, RunFinished, Timer
+from noetic.frozen import Frozen
 from noetic.llm.base import Completion, Provider, Request, UsageTotals
 from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
@@ -36,9 +37,7 @@ from noetic.store.base import BaseStore as Store
 from noetic.store.observations import runs, save_run
 
 
-class ChainResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ChainResult(Frozen):
     query: str
     answer: str
     confidence: float
@@ -120,7 +119,7 @@ async def _chain(
                 f"{hit.query!r})",
             )
             return _finish(ctx, result, timer)
-    context = ChainContext.from_query(query)
+    context = ChainContext(query)
     budget = settings.max_stages
     calls = 0
     checks: list[CrystallizationCheck] = []
@@ -213,9 +212,7 @@ def _finish(ctx: RunContext, result: ChainResult, timer: Timer) -> ChainResult:
     return result
 
 
-class ObserverStats(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ObserverStats(Frozen):
     runs: int
     chain_lengths: dict[int, int]
     reasons: dict[str, int]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from noetic.observer.observation import Observation
 
 
@@ -11,10 +9,6 @@ class ChainContext:
     def __init__(self, query: str) -> None:
         self.query = query
         self.observations: list[Observation] = []
-
-    @classmethod
-    def from_query(cls, query: str) -> ChainContext:
-        return cls(query)
 
     def add(self, observation: Observation) -> None:
         self.observations.append(observation)
@@ -32,12 +26,6 @@ class ChainContext:
             f"{','.join(o.layers) or 'none'}):\n{o.content}"
             for o in self.observations
         )
-
-    def aggregated_layers(self, top: int | None = None) -> list[str]:
-        """Layers by how many stages named them (most frequent first, ties by id)."""
-        counts = Counter(layer for o in self.observations for layer in o.layers)
-        ranked = sorted(counts, key=lambda layer: (-counts[layer], layer))
-        return ranked[:top] if top else ranked
 
     def average_confidence(self) -> float:
         if not self.observations:

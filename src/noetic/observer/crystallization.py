@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from noetic.frozen import Frozen
 from noetic.observer.observation import Observation
 
 
@@ -33,9 +34,7 @@ class Reason(StrEnum):
     MAX_STAGES_REACHED = "MaxStagesReached"
 
 
-class ObserverSettings(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ObserverSettings(Frozen):
     max_stages: int = Field(4, ge=1, le=10)
     high_confidence: float = Field(0.95, ge=0, le=1)
     consistency_delta: float = Field(0.05, ge=0, le=1)
@@ -46,9 +45,7 @@ class ObserverSettings(BaseModel):
     max_tokens: int = Field(1024, gt=0)
 
 
-class CrystallizationCheck(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CrystallizationCheck(Frozen):
     is_crystallized: bool
     reason: Reason | None
     confidence_delta: float

@@ -6,12 +6,11 @@ import functools
 from importlib import resources
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+
+from noetic.frozen import Frozen
 
 
-class Layer(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Layer(Frozen):
     id: str
     name: str
     description: str

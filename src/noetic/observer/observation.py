@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from noetic.errors import ParseError
+from noetic.frozen import Frozen
 from noetic.observer.layers import layers
 
 _MARK = r"^[\s>*_#-]*{name}[\s*_]*[:=\-][\s*_]*"
@@ -27,9 +28,7 @@ _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+)\s*(%?)")
 _LAYER_ID = re.compile(r"^c0?(\d{1,2})$", re.I)
 
 
-class Observation(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Observation(Frozen):
     stage: int = Field(ge=1)
     layers: tuple[str, ...]
     content: str

@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from noetic.errors import InvalidValueError, UsageError
+
 if TYPE_CHECKING:
     from noetic.agent import Agent
     from noetic.agent.api import StreamItem
@@ -44,7 +46,6 @@ def open_agent(
     CASCADE and holds irreversible actions until a CHECK clears them or ``ask`` says yes. Sync;
     one agent serves many runs (a chat keeps its conversation in it)."""
     from noetic.agent import Agent
-    from noetic.errors import InvalidValueError
     from noetic.store import locate_store
 
     if mode not in MODES:
@@ -111,8 +112,6 @@ async def resume_agent(
     """Resume an interrupted task (``task_id`` or a unique prefix) from its saved workspace;
     a task that is not running is refused, with its status. ``on_start`` gets the saved state
     before the run goes on. Async."""
-    from noetic.errors import UsageError
-
     state, status = agent.memory_for(agent.context().store).load_task(task_id)
     if status != "running":
         raise UsageError(

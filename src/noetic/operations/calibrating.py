@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from noetic.errors import InvalidValueError, NotFoundError
+
 if TYPE_CHECKING:
     from noetic.calibration import CalibrationReport, RecordedOutcome
     from noetic.operations.once import Replayed
@@ -38,7 +40,6 @@ def outcome(
     (:mod:`noetic.operations.once`): a request is the task and the verdict as read. Sync."""
     from noetic.calibration import RecordedOutcome, record_outcome
     from noetic.calibration.outcomes import check_outcome_score
-    from noetic.errors import InvalidValueError, NotFoundError
     from noetic.operations.once import once
 
     given = [v for v in (success, failure, score is not None, from_junit is not None) if v]
@@ -91,7 +92,6 @@ def report(
     arguments are checked. Sync."""
     from noetic.calibration import PHASES, Filters, calibration_report
     from noetic.calibration.per_phase import GROUPINGS
-    from noetic.errors import InvalidValueError
 
     if at not in PHASES:
         raise InvalidValueError(f"--at must be one of {', '.join(PHASES)}", field="at", value=at)

@@ -19,11 +19,9 @@ its own has already done so when its outcomes were recorded).
 
 from __future__ import annotations
 
-import math
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.calibration import rates
 from noetic.calibration.drift import DriftReport
 from noetic.calibration.guardian import GuardianReport, run_guardian
 from noetic.calibration.metrics import ReliabilityBin
@@ -38,18 +36,15 @@ from noetic.calibration.outcomes import (
 from noetic.calibration.per_phase import PHASES, PhasePoint, PhaseStats, groups
 from noetic.calibration.reports import CalibrationReport, Prediction
 from noetic.errors import NoeticError
+from noetic.frozen import Frozen
 from noetic.profiles import ProfileRegistry
 from noetic.store import reads
 from noetic.store.base import BaseStore
 
-Z95: Final = 1.959964
-MIN_FOR_INTERVAL: Final = 5
 DRIFT_WINDOW: Final = 20
 
 
-class Interval(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Interval(Frozen):
     low: float
     high: float
 
@@ -61,9 +56,7 @@ class Bin(ReliabilityBin):
     interval: Interval
 
 
-class Gap(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Gap(Frozen):
     group: str
     n: int
     stated: float
@@ -73,26 +66,20 @@ class Gap(BaseModel):
     significant: bool = False
 
 
-class DriftPoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class DriftPoint(Frozen):
     index: int
     at: str
     gap: float
 
 
-class GuardianRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class GuardianRow(Frozen):
     profile: str
     auto_apply: bool
     report: GuardianReport | None
     note: str
 
 
-class CalibrationView(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CalibrationView(Frozen):
     filters: Filters
     prediction: Prediction
     report: CalibrationReport
@@ -142,13 +129,12 @@ def calibration_view(
 
 
 def wilson(rate: float, n: int) -> Interval:
-    """The 95% Wilson score interval for a rate seen over ``n`` trials."""
-    if n <= 0:
+    """The 95% Wilson score interval (:func:`noetic.calibration.rates.wilson`) for a rate seen
+    over ``n`` trials."""
+    found = rates.wilson(min(float(n), rate * n), n)
+    if found.low is None or found.high is None:  # no trials
         return Interval(low=0.0, high=1.0)
-    z2 = Z95 * Z95
-    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return Interval(low=round(max(0.0, centre - half), 6), high=round(min(1.0, centre + half), 6))
+    return Interval(low=round(found.low, 6), high=round(found.high, 6))
 
 
 def drift_path(points: list[PhasePoint], window: int = DRIFT_WINDOW) -> list[DriftPoint]:

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.errors import NotFoundError
+from noetic.frozen import Frozen
 from noetic.operations.calibration_view import Gap, gap_from
 from noetic.operations.task_view import TaskView, task_view
 from noetic.store import reads
 from noetic.store.base import BaseStore
 
 
-class AgentSide(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class AgentSide(Frozen):
     name: str
     sessions: int
     tasks: int
@@ -38,18 +35,14 @@ class AgentSide(BaseModel):
     outcomes: int
 
 
-class Side(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Side(Frozen):
     key: str
     kind: Literal["task", "agent"]
     task: TaskView | None = None
     agent: AgentSide | None = None
 
 
-class Comparison(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Comparison(Frozen):
     a: Side
     b: Side
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from noetic.errors import InvalidValueError
+
 if TYPE_CHECKING:
     from noetic.evaluation.engine import EvalRun, EvalSettings, OnTask
     from noetic.evaluation.report import EvalComparison, EvalReport
@@ -46,7 +48,6 @@ async def start_eval(
     model: PREFLIGHT, the function, POSTFLIGHT (``review``: ``profile``, ``standard``,
     ``adversarial`` or ``split``), the tests in the sandbox. ``matching``, ``seed`` and
     ``limit`` choose the problems (in that order). Async."""
-    from noetic.errors import InvalidValueError
     from noetic.evaluation.engine import check_review, review_of, run_eval
     from noetic.evaluation.problems import built_in, choose, from_jsonl
     from noetic.operations.runs import _model
@@ -145,7 +146,6 @@ def _settings(**given: Any) -> EvalSettings:
     """The engine's settings, or a clear error naming the value out of bounds."""
     from pydantic import ValidationError
 
-    from noetic.errors import InvalidValueError
     from noetic.evaluation.engine import EvalSettings
 
     try:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from noetic.frozen import Frozen
 
 
-class Whereabouts(BaseModel):
+class Whereabouts(Frozen):
     """The store chosen (and the rule that chose it), the agent acting and its session."""
-
-    model_config = ConfigDict(frozen=True)
 
     home: Path
     rule: str

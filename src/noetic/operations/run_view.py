@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
 from noetic.events import PAYLOADS, EventKind
+from noetic.frozen import Frozen
 from noetic.store import views
 from noetic.store.base import BaseStore
 
@@ -31,9 +32,7 @@ MAX_EVENTS: Final = 5000
 AGENT_DRIVEN: Final = "workflow"
 
 
-class Item(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Item(Frozen):
     id: int
     at: str
     ms: float
@@ -44,9 +43,7 @@ class Item(BaseModel):
     data: dict[str, Any]
 
 
-class Span(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Span(Frozen):
     lane: str
     phase: str
     role: str | None
@@ -55,9 +52,7 @@ class Span(BaseModel):
     ms: float
 
 
-class NovaTurn(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class NovaTurn(Frozen):
     run_id: str
     seq: int
     round: int
@@ -74,9 +69,7 @@ class NovaTurn(BaseModel):
     error: str | None
 
 
-class ObserverStage(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ObserverStage(Frozen):
     stage: int
     layers: list[str]
     confidence: float

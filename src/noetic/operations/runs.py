@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from noetic.errors import InvalidValueError, UsageError
+
 if TYPE_CHECKING:
     from noetic.cascade.engine import CascadeRun
     from noetic.events import Event
@@ -87,7 +89,6 @@ async def start_cascade(
     model's current session in the store with ``remember``), with the workspace's tools and
     the configured MCP servers' tools. Async."""
     from noetic.cascade.engine import run_cascade
-    from noetic.errors import InvalidValueError
     from noetic.runtime.context import Limits, build_context
     from noetic.tools.discovery import discover
     from noetic.tools.mcp_servers import configured_servers
@@ -128,7 +129,6 @@ async def start_chain(
 ) -> ChainResult:
     """Run the observer chain on ``query``: stages that stop once the answer has
     crystallized; with ``cache``, a known answer comes from the pattern cache. Async."""
-    from noetic.errors import InvalidValueError, UsageError
     from noetic.observer.chain import run_chain
     from noetic.observer.crystallization import ObserverSettings
     from noetic.runtime.context import build_context
@@ -182,7 +182,6 @@ async def start_nova(
     ``nova``: the DCE unpacks it, experts (``experts``, else the DCE's choice) analyse, the CHECK
     gate and the CAE's critique decide whether to loop, the DCE recommends. The gate is
     ``gate``, else 1 − the named ``profile``'s threshold, else the seed's. Async."""
-    from noetic.errors import InvalidValueError
     from noetic.nova import NovaSettings, run_nova
     from noetic.runtime.context import Limits, build_context
 

@@ -18,6 +18,7 @@ from typing import Any, Final, Generic, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from noetic.errors import InvalidValueError
+from noetic.frozen import Frozen
 from noetic.store import listing, reads
 from noetic.store.base import BaseStore
 
@@ -29,10 +30,8 @@ STATUSES: Final = ("active", "ended")
 _NAME: Final = re.compile(r"^[\w.:@/+-]{1,200}$")
 
 
-class SessionFilters(BaseModel):
+class SessionFilters(Frozen):
     """What the list shows; every field is a URL query parameter of the same name."""
-
-    model_config = ConfigDict(frozen=True)
 
     agent: str | None = None
     profile: str | None = None
@@ -82,10 +81,8 @@ class SessionFilters(BaseModel):
         return {k: str(v) for k, v in data.items() if v is not None and v != defaults.get(k)}
 
 
-class Choices(BaseModel):
+class Choices(Frozen):
     """The values each filter can take in this store (for the filter form's menus)."""
-
-    model_config = ConfigDict(frozen=True)
 
     agents: list[str]
     profiles: list[str]

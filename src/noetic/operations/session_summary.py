@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.frozen import Frozen
 from noetic.store.base import BaseStore as Store
 from noetic.store.records import SessionRecord
 
 
-class TaskSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class TaskSummary(Frozen):
     cascade_id: str
     task: str
     status: str
@@ -21,9 +18,7 @@ class TaskSummary(BaseModel):
     calibration: str | None
 
 
-class SessionSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class SessionSummary(Frozen):
     session: SessionRecord
     tasks: list[TaskSummary]
 

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.frozen import Frozen
 from noetic.store import listing
 from noetic.store.base import BaseStore
 
 
-class SessionTotals(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class SessionTotals(Frozen):
     tasks: int = 0
     turns: int = 0
     average_confidence: float | None = None

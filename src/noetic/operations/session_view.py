@@ -7,17 +7,14 @@ writes.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.errors import NotFoundError
+from noetic.frozen import Frozen
 from noetic.operations.session_totals import SessionTotals, session_totals
 from noetic.store import listing
 from noetic.store.base import BaseStore
 
 
-class TaskRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class TaskRow(Frozen):
     id: str
     task: str
     status: str

@@ -15,6 +15,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
+from noetic.frozen import Frozen
 from noetic.store import views
 from noetic.store.base import BaseStore
 from noetic.vectors import VECTOR_NAMES
@@ -33,9 +34,7 @@ def level(oriented_score: float) -> str:
     return BELOW
 
 
-class AssessmentPoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class AssessmentPoint(Frozen):
     seq: int
     phase: str
     at: str
@@ -55,9 +54,7 @@ class AssessmentPoint(BaseModel):
     note: str
 
 
-class InvestigationRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class InvestigationRow(Frozen):
     round: int | None
     tool: str | None
     purpose: str | None
@@ -68,9 +65,7 @@ class InvestigationRow(BaseModel):
     at: str
 
 
-class OutcomeRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class OutcomeRow(Frozen):
     source: str
     score: float
     evidence: str
@@ -79,9 +74,7 @@ class OutcomeRow(BaseModel):
     predicted_check: float | None
 
 
-class ModelCall(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ModelCall(Frozen):
     at: str
     provider: str
     model: str
@@ -96,9 +89,7 @@ class ModelCall(BaseModel):
     error_class: str | None
 
 
-class CallTotals(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class CallTotals(Frozen):
     calls: int
     tokens_in: int
     tokens_out: int

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.frozen import Frozen
 from noetic.store import reads
 from noetic.store.base import BaseStore
 
 
-class ToolGainSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class ToolGainSummary(Frozen):
     tool: str
     rounds: int  # rounds it succeeded in
     declared: float  # the gain it declared (the mean, should it have changed)

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from noetic.embeddings import Embedder
+from noetic.errors import NoeticError
 from noetic.recall.verification import VERDICTS, last_outcome, outcome_verdicts
 from noetic.store import reads
 from noetic.store.base import BaseStore as Store
@@ -330,7 +331,6 @@ def index_new_tasks(store: Store, *, limit: int = 32) -> int:
     pending) with the configured embedder. Without an embedder installed nothing happens; the
     tasks stay pending for ``noetic reindex``."""
     from noetic.embeddings import recall_embedder
-    from noetic.errors import NoeticError
 
     failures = (NoeticError, ImportError, OSError, *reads.database_errors(store))
     with contextlib.suppress(*failures):

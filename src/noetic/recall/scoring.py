@@ -38,8 +38,9 @@ import math
 from collections.abc import Mapping
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from noetic.frozen import Frozen
 from noetic.vectors import VECTOR_NAMES, oriented
 
 
@@ -50,9 +51,7 @@ class Strategy(StrEnum):
     SUMMARY = "summary"
 
 
-class RecallConfig(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class RecallConfig(Frozen):
     # tuned on the relevance set (bench/recall_quality.py): only the state term is kept
     w_semantic: float = 1.0
     w_state: float = 0.1

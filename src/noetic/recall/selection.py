@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from noetic.embeddings import Embedder, embed_query, one_blas_thread
 from noetic.errors import NotFoundError
+from noetic.frozen import Frozen
 from noetic.recall.index import embed_pending, index_for
 from noetic.recall.scoring import NO_CHANGE, RecallConfig, Strategy, floors, need, strategy
 from noetic.recall.verification import CONFIRMED, UNVERIFIED, VERDICTS, outcome_drift
@@ -35,9 +36,7 @@ if TYPE_CHECKING:
 LEVELS = ("detailed", "compressed", "ultra_compressed")
 
 
-class Candidate(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Candidate(Frozen):
     cascade_id: str
     task: str
     project: str | None
@@ -54,10 +53,8 @@ class Candidate(BaseModel):
     why: str
 
 
-class Chosen(BaseModel):
+class Chosen(Frozen):
     """A loaded task, compactly: what the agent sees beside the context block."""
-
-    model_config = ConfigDict(frozen=True)
 
     cascade_id: str
     task: str
@@ -322,10 +319,6 @@ def _tokens(context: str, budget: int, count: Callable[[str], int]) -> int:
     (a cold CLI call then never loads the tokenizer for a block far under budget)."""
     bound = token_bound(context)
     return count(context) if context and bound > budget // 2 else bound
-
-
-def _code(codes: list[Any], value: Any) -> int:
-    return codes.index(value) if value in codes else -2
 
 
 def _top(values: Any, k: int) -> Any:

@@ -21,10 +21,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from noetic.errors import InvalidValueError, UsageError
 from noetic.events import Event, EventBus, EventKind, Payload, engine_scope
+from noetic.frozen import Frozen
 from noetic.llm.base import Provider, UsageTotals
 from noetic.profiles import Profile
 from noetic.runtime.opening import open_tracker
@@ -34,10 +35,8 @@ from noetic.store.base import BaseStore
 from noetic.tools.base import Tool
 
 
-class Limits(BaseModel):
+class Limits(Frozen):
     """What bounds one run: wall-clock time, tool calls, engine steps, model tokens."""
-
-    model_config = ConfigDict(frozen=True)
 
     timeout_s: float = Field(900.0, gt=0)
     max_tool_calls: int = Field(30, ge=0)

@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from noetic.errors import InvalidValueError, NotFoundError
+
 if TYPE_CHECKING:
     from noetic.runtime.tracker import Tracker
     from noetic.store.base import BaseStore
@@ -49,7 +51,6 @@ def open_tracker(
 
 def remembered_session(store: BaseStore, ai_id: str) -> str | None:
     """The agent's current session in this store, if it has one that still exists."""
-    from noetic.errors import NotFoundError
     from noetic.store.current import read_current_session
 
     sid = read_current_session(store.home, ai_id)
@@ -63,7 +64,6 @@ def remembered_session(store: BaseStore, ai_id: str) -> str | None:
 
 def agent_id(ai_id: str | None) -> str:
     """The agent acting: the one named (``--ai-id`` or ``$NOETIC_AI_ID``), else the default."""
-    from noetic.errors import InvalidValueError
     from noetic.store.current import DEFAULT_AI_ID
 
     if ai_id is None:
@@ -105,7 +105,6 @@ def optional_current_session(
 
 
 def _no_current_session(home: Path, who: str) -> Exception:
-    from noetic.errors import NotFoundError
     from noetic.store.current import agents_with_current_sessions
 
     others = sorted(agents_with_current_sessions(home))

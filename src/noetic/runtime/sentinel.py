@@ -16,17 +16,16 @@ import time
 from collections.abc import Callable
 from typing import NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from noetic.assessment import COHERENCE_MINIMUM, ENGAGEMENT_GATE, Decision
 from noetic.events import ConstraintEnforced, EventKind
+from noetic.frozen import Frozen
 
 Emit = Callable[..., object]
 
 
-class SentinelLimits(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class SentinelLimits(Frozen):
     timeout_s: float = Field(900.0, gt=0)
     max_tool_calls: int = Field(30, ge=0)
 

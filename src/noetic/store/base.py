@@ -118,6 +118,23 @@ class BaseStore:
         ).fetchall()
         return near
 
+    def _one(self, table: str, key: str, field: str, fix: str | None = None) -> Row:
+        """The row of ``table`` whose id is ``key``, else the only one whose id begins with it:
+        an empty key or one that begins two ids is refused, and so is one that finds nothing
+        (naming the ``field`` it was given as)."""
+        rows = self._by_id_or_prefix(table, key) if key else []
+        what = field.removesuffix("_id")
+        if len(rows) > 1:
+            raise InvalidValueError(
+                f"{what} id prefix {key!r} is ambiguous",
+                field=field,
+                value=key,
+                fix="give more characters of the id",
+            )
+        if not rows:
+            raise NotFoundError(f"unknown {what} {key!r}", fix=fix)
+        return rows[0]
+
     def _reader(self) -> BaseStore:
         """Another store on the same database that writes no files (the mirror's thread reads
         through it, so the files never wait for this store's connection)."""
@@ -239,22 +256,8 @@ class BaseStore:
 
     def get_session(self, session_id: str) -> SessionRecord:
         """A session by id or unique id prefix."""
-        rows = self._by_id_or_prefix("sessions", session_id)
-        exact = [r for r in rows if r["id"] == session_id]
-        if exact:
-            return SessionRecord(**dict(exact[0]))
-        if len(rows) == 1 and session_id:
-            return SessionRecord(**dict(rows[0]))
-        if len(rows) > 1:
-            raise InvalidValueError(
-                f"session id prefix {session_id!r} is ambiguous",
-                field="session_id",
-                value=session_id,
-                fix="give more characters of the id",
-            )
-        raise NotFoundError(
-            f"unknown session {session_id!r}", fix="`noetic sessions list` shows the sessions"
-        )
+        fix = "`noetic sessions list` shows the sessions"
+        return SessionRecord(**dict(self._one("sessions", session_id, "session_id", fix)))
 
     def end_session(self, session_id: str) -> SessionRecord:
         """Mark a session ended (its tasks stay as they are); ending it again changes nothing."""
@@ -310,14 +313,8 @@ class BaseStore:
         return record
 
     def get_cascade(self, cascade_id: str) -> CascadeRecord:
-        row = self._by_id_or_prefix("cascades", cascade_id)
-        if len(row) == 1 or (row and row[0]["id"] == cascade_id):
-            return cascade_record(row[0])
-        if len(row) > 1:
-            raise InvalidValueError(
-                f"cascade id prefix {cascade_id!r} is ambiguous", field="cascade_id"
-            )
-        raise NotFoundError(f"unknown cascade {cascade_id!r}")
+        """A task by id or unique id prefix."""
+        return cascade_record(self._one("cascades", cascade_id, "cascade_id"))
 
     def cascades(self, session_id: str) -> list[CascadeRecord]:
         rows = self.conn.execute(
@@ -467,23 +464,6 @@ class BaseStore:
         self._files_changed()
         return record
 
-    def set_goal_status(self, goal_id: str, status: str) -> GoalRecord:
-        with self.transaction() as c:
-            updated = c.execute(
-                "UPDATE goals SET status = ?, updated_at = ? WHERE id = ?",
-                (status, now(), goal_id),
-            ).rowcount
-            if updated and self.queues_files:
-                c.execute(
-                    "INSERT INTO file_backlog (session_id) SELECT session_id FROM goals "
-                    "WHERE id = ?",
-                    (goal_id,),
-                )
-        if not updated:
-            raise NotFoundError(f"unknown goal {goal_id!r}")
-        self._files_changed()
-        return self.get_goal(goal_id)
-
     def get_goal(self, goal_id: str) -> GoalRecord:
         row = self.conn.execute("SELECT * FROM goals WHERE id = ?", (goal_id,)).fetchone()
         if row is None:
@@ -515,14 +495,10 @@ class BaseStore:
         session_id: str | None = None,
         cascade_id: str | None = None,
         kind: str | None = None,
-        after_id: int = 0,
         limit: int = 1000,
     ) -> list[EventRecord]:
         where, args = _where(session_id=session_id, cascade_id=cascade_id, kind=kind)
-        where += (" AND" if where else " WHERE") + " id > ?"
-        rows = self.conn.execute(
-            f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, after_id, limit]
-        )
+        rows = self.conn.execute(f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, limit])
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in rows]
 
     # export / import / rebuild ------------------------------------------------------------

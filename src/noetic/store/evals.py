@@ -24,6 +24,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
+from noetic.frozen import Frozen
 from noetic.store import reads
 from noetic.store.base import BaseStore
 from noetic.store.rows import new_id, now
@@ -31,9 +32,7 @@ from noetic.store.rows import new_id, now
 STATES: Final = ("pending", "started", "answered", "done", "error")
 
 
-class EvalRunRecord(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class EvalRunRecord(Frozen):
     id: str
     task_set: str
     provider: str | None

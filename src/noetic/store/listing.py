@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from noetic.frozen import Frozen
 
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
@@ -38,11 +38,9 @@ class ListQuery:
     offset: int = 0
 
 
-class RowHead(BaseModel):
+class RowHead(Frozen):
     """What a session's or a task's row says first: its id, the agent (and model) that worked
     in it, its profile, its session's project, its status and when it was opened."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     agent: str

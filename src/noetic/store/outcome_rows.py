@@ -27,11 +27,6 @@ def insert_outcome(store: BaseStore, row: dict[str, Any]) -> dict[str, Any]:
         return dict(store.insert_returning(conn, "outcomes", row))
 
 
-def outcome(store: BaseStore, outcome_id: int) -> dict[str, Any] | None:
-    row = store.conn.execute("SELECT * FROM outcomes WHERE id = ?", (outcome_id,)).fetchone()
-    return None if row is None else dict(row)
-
-
 def _filtered(
     ai_id: str | None,
     profile: str | None,

@@ -11,15 +11,12 @@ import math
 import struct
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.frozen import Frozen
 from noetic.store.base import BaseStore
 from noetic.vector_names import VECTOR_NAMES
 
 
-class RecallSummary(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
+class RecallSummary(Frozen, defer_build=True):
     cascade_id: str
     session_id: str
     ai_id: str

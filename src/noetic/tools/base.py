@@ -24,6 +24,7 @@ from typing import Any, get_type_hints, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from noetic.errors import InvalidValueError, PolicyRefusal, error_name
+from noetic.frozen import Frozen
 
 MAX_OUTPUT = 4000
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
@@ -40,14 +41,12 @@ class ToolArgumentError(Exception):
         self.problem = problem
 
 
-class ToolResult(BaseModel):
+class ToolResult(Frozen):
     """What a call produced, shaped for the model: output on success, an error otherwise.
 
     ``retry`` says the model may call again with corrected arguments; it is false once the
     tool's retry allowance is spent, and for failures inside the tool itself.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     tool: str
     ok: bool
@@ -66,14 +65,12 @@ class ToolResult(BaseModel):
         return f"error: {self.error}{hint}"
 
 
-class Tool(BaseModel):
+class Tool(Frozen, arbitrary_types_allowed=True):
     """A tool any engine may offer a model.
 
     ``improves_vectors`` and ``confidence_gain`` are optional hints for engines that reason
     about what a tool is likely to teach (CASCADE's guided tool mode); other engines ignore them.
     """
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     name: str = Field(pattern=NAME.pattern)
     description: str

@@ -23,13 +23,11 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
 
 from noetic.errors import UsageError
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate.protected import configured, protected_set
 
-SandboxMode = Literal["required", "auto", "off"]
 SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
 
 

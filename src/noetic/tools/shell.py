@@ -24,9 +24,8 @@ import signal
 import time
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.errors import InvalidValueError, PolicyRefusal
+from noetic.frozen import Frozen
 from noetic.tools.base import Tool, tool
 from noetic.tools.file_tools import SandboxRoot
 from noetic.tools.sandbox import Sandbox, choose, wrap
@@ -47,10 +46,8 @@ _FIXED_ENV = {
 }
 
 
-class ShellResult(BaseModel):
+class ShellResult(Frozen):
     """What one command did. ``exit_code`` is None when it was killed at its timeout."""
-
-    model_config = ConfigDict(frozen=True)
 
     command: str
     argv: list[str]

@@ -12,25 +12,21 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from noetic.errors import NoeticError, StoreError, UsageError
+from noetic.frozen import Frozen
 from noetic.store.location import StoreLocation
 
 Status = Literal["ok", "warn", "fail"]
 
 
-class Check(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Check(Frozen):
     name: str
     status: Status
     detail: str
     fix: str | None = None
 
 
-class Report(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Report(Frozen):
     store: str
     checks: list[Check]
 
@@ -41,7 +37,6 @@ class Report(BaseModel):
 
 def diagnose(*, store: Path | None, project: Path, home: Path, call: bool = False) -> Report:
     """Run every check for the store and project (nothing written)."""
-    from noetic.errors import NoeticError
     from noetic.store.location import locate_home, locate_store, shown
 
     checks = config_checks(locate_home(store, cwd=project))
@@ -81,7 +76,6 @@ def config_checks(home: Path) -> list[Check]:
 
 
 def _store_checks(location: StoreLocation) -> list[Check]:
-    from noetic.errors import StoreError
     from noetic.store.health import sqlite_health
 
     if location.url:
@@ -125,7 +119,6 @@ def _store_checks(location: StoreLocation) -> list[Check]:
 def _postgres_checks(url: str) -> list[Check]:
     """The PostgreSQL store the rows live in (not the local directory): reachable, and its
     schema against this Noetic's migrations."""
-    from noetic.errors import StoreError
     from noetic.store.location import safe_url
 
     shown = safe_url(url)
@@ -185,7 +178,6 @@ def _schema(applied: set[str], todo: list[str] | None = None) -> Check:
 
 
 def _provider(home: Path, call: bool) -> Check:
-    from noetic.errors import NoeticError, UsageError
     from noetic.llm.registry import parse_provider, resolve_provider_spec
 
     try:
@@ -258,7 +250,6 @@ def _embedder() -> Check:
     import importlib.util
 
     from noetic.embeddings import embedder_name
-    from noetic.errors import NoeticError
 
     try:
         name = embedder_name()
@@ -304,7 +295,6 @@ def _git_notes(project: Path) -> Check:
 
 def host_checks(project: Path, home: Path) -> list[Check]:
     """Each installed host integration: complete, and its command still there."""
-    from noetic.errors import NoeticError
     from noetic.hosts import all_hosts
 
     found: list[Check] = []
@@ -386,7 +376,6 @@ def hook_url_checks(project: Path, home: Path, store_home: Path) -> list[Check]:
     """Every http hook URL in Claude Code's settings: an event Noetic knows, and a server that
     answers for this project's store (a ``noetic serve`` of another store would split the
     session's records across two stores)."""
-    from noetic.errors import NoeticError
     from noetic.hosts.hooks.answer import EVENTS
     from noetic.hosts.setup.claude_code import SCOPES, http_hook_urls
 

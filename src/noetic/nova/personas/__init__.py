@@ -30,9 +30,10 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from noetic.errors import InvalidValueError, NotFoundError
+from noetic.frozen import Frozen
 from noetic.limits import FILE_BYTES
 from noetic.untrusted import decode_utf8, read_file_bytes
 
@@ -46,10 +47,8 @@ class Pattern(StrEnum):
     DOMAIN_EXPERT = "domain_expert"
 
 
-class Persona(BaseModel):
+class Persona(Frozen, extra="forbid"):
     """One persona: the seed's front matter, its Markdown body, and where it came from."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     role: str = Field(min_length=1, max_length=100)
     short_name: str = Field(pattern=_NAME)

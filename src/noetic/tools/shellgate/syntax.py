@@ -46,7 +46,6 @@ __all__ = [
 MAX_DEPTH = 80
 """Nesting beyond this (substitutions in substitutions…) is refused rather than analysed."""
 
-_SEQUENTIAL = frozenset({"program", "compound_statement", "do_group", "list"})
 _BRANCHING = frozenset(
     {
         "if_statement",
