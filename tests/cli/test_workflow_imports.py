@@ -5,8 +5,9 @@ An agent runs ``bootstrap``, ``preflight``, ``investigate``, ``check``, ``postfl
 most of what they cost. Each runs here in a fresh interpreter, as a shell runs it, with
 ``--json`` and as text, and must leave none of the heavy packages in ``sys.modules``:
 assessments, decisions, profiles, events and calibration results are plain data
-(:mod:`noetic.plain`), the profiles' YAML is read from the cache once parsed. A refused input
-is refused the same way. No timing is asserted.
+(:mod:`noetic.plain`), and so are the store's records and the fitted maps (no class is
+compiled by ``dataclasses`` as its module loads); the profiles' YAML is read from the cache
+once parsed. A refused input is refused the same way. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def test_the_workflow_commands_load_no_heavy_module(home: Path, text: bool) -> N
     for step in steps:
         report = run(home, *step, text=text)
         assert report["loaded"] == [], (step, report["loaded"])
+        # records, fitted maps and replies are plain values: no class compiled as it loads
+        assert report["dataclasses"] == [], (step, report["dataclasses"])
     # what they answered is the workflow's, not a shell of it
     if text:
         assert "latest: postflight" in report["answer"] and "next: start a task" in report["answer"]
