@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from noetic.assessment import Decision
 from noetic.errors import ValidationError
 from noetic.events import PAYLOADS, EventKind
-from noetic.plain import Value, field_names
+from noetic.plain import Value, field, field_names
 from noetic.profiles import Profile, parse_profile
 from noetic.vectors import Tuning
 
@@ -254,7 +254,7 @@ def test_a_value_is_built_compared_copied_and_dumped_as_the_frozen_dataclass(fie
 def test_a_value_is_frozen_and_refuses_what_a_dataclass_refuses():
     point = Point(x=1)
     with pytest.raises(dataclasses.FrozenInstanceError):
-        point.x = 2  # type: ignore[misc]
+        point.x = 2
     with pytest.raises(dataclasses.FrozenInstanceError):
         del point.y
     with pytest.raises(TypeError, match="needs the field 'x'"):
@@ -262,14 +262,14 @@ def test_a_value_is_frozen_and_refuses_what_a_dataclass_refuses():
     with pytest.raises(TypeError, match="no field 'z'"):
         Point(x=1, z=2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="'x' twice"):
-        Point(1, x=2)  # type: ignore[misc]
+        Point(1, x=2)
     with pytest.raises(TypeError, match="takes 5 fields"):
         Point(1, 2.0, (), {}, None, 6)  # type: ignore[call-arg]
     # a keyword-only value (a store record) takes no positional field, and its fields may
     # follow one with a default
     assert Keyed(a=1, c=3) == Keyed(c=3, a=1, b="b")
     with pytest.raises(TypeError, match="by keyword"):
-        Keyed(1, "b", 3)  # type: ignore[misc]
+        Keyed(1, "b", 3)
 
 
 def test_pydantic_reads_a_value_as_the_dataclass_it_was():
@@ -285,3 +285,20 @@ def test_pydantic_reads_a_value_as_the_dataclass_it_was():
         SessionRecord.model_validate({**row, "ai_id": 3})
     assert dataclasses.is_dataclass(SessionRecord)
     assert TypeAdapter(Keyed).validate_python({"a": 1, "c": 2}) == Keyed(a=1, c=2)
+
+
+class Bag(Value):
+    name: str
+    items: list[int] = field(default_factory=list)
+
+
+def test_a_plain_field_factory_makes_a_fresh_default_and_survives_pydantic():
+    from pydantic import TypeAdapter
+
+    first, second = Bag(name="a"), Bag(name="a")
+    assert first.items == [] and first.items is not second.items and first == second
+    # pydantic reads the class as the dataclass it becomes, with the same default factory
+    made = TypeAdapter(Bag).validate_python({"name": "b"})
+    assert made == Bag(name="b") and made.items == []
+    assert [f.name for f in dataclasses.fields(Bag)] == ["name", "items"]
+    assert Bag(name="c").items == []

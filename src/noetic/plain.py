@@ -23,7 +23,6 @@ schema it makes says what the checks hold.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -34,6 +33,38 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 from noetic.errors import InvalidValueError
 
 P = TypeVar("P", bound="Plain")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # a field without a default
+
+
+class Factory:
+    """A field's default made anew for each value: what :func:`field` declares."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def field(*, default_factory: Callable[[], Any]) -> Any:
+    """``dataclasses.field(default_factory=…)`` for plain classes, without importing
+    ``dataclasses`` (and the ``inspect`` it brings): the class becomes a dataclass with the
+    same field when pydantic asks for its schema."""
+    return Factory(default_factory)
+
+
+def _frozen(message: str) -> Exception:
+    from dataclasses import FrozenInstanceError  # a frozen dataclass's error, loaded when raised
+
+    return FrozenInstanceError(message)
+
+
 Check = Callable[[Any, str], Any]
 _CHECKS: dict[type, dict[str, Check]] = {}
 _SPECS: dict[type, list[tuple[str, Any, Callable[[], Any] | None]]] = {}
@@ -61,7 +92,7 @@ class Plain:
                     value = values.pop(name)
                 elif factory is not None:
                     value = factory()
-                elif default is dataclasses.MISSING:
+                elif default is MISSING:
                     raise TypeError(f"{type(self).__name__} needs the field {name!r}")
                 else:
                     value = default
@@ -71,10 +102,10 @@ class Plain:
             self.__post_init__()
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise _frozen(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        raise _frozen(f"cannot delete field {name!r}")
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
@@ -199,7 +230,7 @@ class Value:
                     value = values.pop(name)
                 elif factory is not None:
                     value = factory()
-                elif default is dataclasses.MISSING:
+                elif default is MISSING:
                     raise TypeError(f"{type(self).__name__} needs the field {name!r}")
                 else:
                     value = default
@@ -208,10 +239,10 @@ class Value:
                 raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise _frozen(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        raise _frozen(f"cannot delete field {name!r}")
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
@@ -278,7 +309,7 @@ def validated(cls: type[P], data: Any, at: str) -> P:
         raise refuse(at + unknown[0], "unknown field: extra fields are not permitted",
                      data[unknown[0]], f"fields: {', '.join(sorted(names))}")  # fmt: skip
     missing = [n for n, default, factory in _spec(cls)
-               if n not in data and default is dataclasses.MISSING and factory is None]  # fmt: skip
+               if n not in data and default is MISSING and factory is None]  # fmt: skip
     if missing:
         raise refuse(at + missing[0], "field required", None)
     if not at:
@@ -326,15 +357,18 @@ def _spec(cls: type) -> list[tuple[str, Any, Callable[[], Any] | None]]:
             for name, kind in _annotations(klass).items():
                 if str(kind).startswith(("ClassVar", "typing.ClassVar")):
                     continue
-                default = vars(klass).get(name, dataclasses.MISSING)
+                default = vars(klass).get(name, MISSING)
                 # field(default_factory=…), or a field of a class made a dataclass already
                 declared = vars(klass).get("__dataclass_fields__", {}).get(name, default)
-                if isinstance(declared, dataclasses.Field):
-                    factory = declared.default_factory
+                known = sys.modules.get("dataclasses")  # a Field exists only once it is loaded
+                if isinstance(declared, Factory):
+                    fields[name] = (name, MISSING, declared.make)
+                elif known is not None and isinstance(declared, known.Field):
+                    given, factory = declared.default, declared.default_factory
                     fields[name] = (
                         name,
-                        declared.default,
-                        None if factory is dataclasses.MISSING else factory,
+                        MISSING if given is known.MISSING else given,
+                        None if factory is known.MISSING else factory,
                     )
                 else:
                     fields[name] = (name, default, None)
@@ -356,6 +390,11 @@ def as_dataclass(cls: type[Plain] | type[Value]) -> None:
         if klass in (Plain, Value) or not issubclass(klass, Plain | Value):
             continue
         if "__dataclass_fields__" not in vars(klass):
+            import dataclasses
+
+            for name, value in list(vars(klass).items()):
+                if isinstance(value, Factory):
+                    setattr(klass, name, dataclasses.field(default_factory=value.make))
             kw_only = issubclass(klass, Plain) or getattr(klass, "_kw_only", False)
             dataclasses.dataclass(kw_only=kw_only, init=False, repr=False, eq=False)(klass)
 

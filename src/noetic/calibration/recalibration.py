@@ -55,10 +55,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import field
 from typing import Any, Final
 
-from noetic.plain import Value
+from noetic.plain import Value, field
 
 FIT_SHARE: Final = 2 / 3
 MIN_FIT: Final = 10

@@ -16,13 +16,12 @@ keeps it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 # pydantic resolves an assessment record's fields here, by these dotted names, whenever a model
 # holds one: by then noetic.assessment is imported (whoever made the assessment imported it)
 import noetic
-from noetic.plain import Value, field_names
+from noetic.plain import Value, field, field_names
 
 if TYPE_CHECKING:
     import noetic.assessment
