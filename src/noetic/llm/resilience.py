@@ -253,13 +253,10 @@ class ResilientProvider:
                 if self._record is not None:
                     self._record(call)
                 if self._bus is not None:
-                    # the call was validated as an LLMCall: its event carries the same values
                     self._bus.emit(
                         EventKind.LLM_CALL,
                         engine=call.engine,
                         session_id=call.session_id,
                         cascade_id=call.cascade_id,
-                        data=LLMCalled.model_construct(
-                            **{f: getattr(call, f) for f in _EVENT_FIELDS}
-                        ),
+                        data=LLMCalled.model_validate({f: getattr(call, f) for f in _EVENT_FIELDS}),
                     )
