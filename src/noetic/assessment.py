@@ -32,19 +32,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import field
 from enum import StrEnum
-from typing import Any, Final
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from typing import Any, ClassVar, Final
 
 from noetic.errors import InvalidValueError
+from noetic.plain import Plain, text
 from noetic.untrusted import check_text_field
 from noetic.vectors import VECTOR_NAMES, check_score, oriented, overall_confidence
 
@@ -77,78 +70,66 @@ STOPPING_ACTIONS: Final = frozenset({Action.CLARIFY, Action.DELEGATE, Action.RES
 PARTIAL_ALLOWED: Final = frozenset({Phase.CHECK})
 
 
-class Assessment(BaseModel):
-    """One self-assessment. PREFLIGHT and POSTFLIGHT need all 13 vectors; CHECK may be partial."""
+def _check_vectors(value: Any, name: str) -> dict[str, float]:
+    if not isinstance(value, Mapping):
+        raise InvalidValueError(
+            f"vectors must be an object of name → score, got {type(value).__name__}",
+            field="vectors",
+            value=value,
+        )
+    return {str(k): check_score(str(k), v) for k, v in value.items()}
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+def _check_review(value: Any, name: str) -> Review | None:
+    if value is None or isinstance(value, Review):
+        return value
+    if not isinstance(value, str) or value.strip().lower() not in Review._value2member_map_:
+        raise InvalidValueError(
+            f"unknown review kind {value!r}",
+            field="review",
+            value=value,
+            fix=f"use one of: {', '.join(Review)}",
+        )
+    return Review(value.strip().lower())
+
+
+def _check_action(value: Any, name: str) -> Action | None:
+    if value is None or isinstance(value, Action):
+        return value
+    if not isinstance(value, str) or value.strip().upper() not in Action.__members__:
+        raise InvalidValueError(
+            f"unknown action {value!r}",
+            field="recommended_action",
+            value=value,
+            fix=f"use one of: {', '.join(Action)}",
+        )
+    return Action[value.strip().upper()]
+
+
+class Assessment(Plain):
+    """One self-assessment. PREFLIGHT and POSTFLIGHT need all 13 vectors; CHECK may be partial."""
 
     phase: Phase
     vectors: dict[str, float]
-    rationales: dict[str, str] = Field(default_factory=dict)
-    evidence: dict[str, str] = Field(default_factory=dict)
+    rationales: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, str] = field(default_factory=dict)
     recommended_action: Action | None = None
     note: str = ""
     carried: tuple[str, ...] = ()
     p_success: float | None = None
     review: Review | None = None
+    _custom: ClassVar = {
+        "vectors": _check_vectors,
+        "p_success": lambda value, name: check_probability(value),
+        "review": _check_review,
+        "note": lambda value, name: check_text_field(text(value, name), name),
+        "rationales": lambda value, name: _text_map(value, name),
+        "evidence": lambda value, name: _text_map(value, name),
+        "recommended_action": _check_action,
+    }
+    _closed: ClassVar = True
 
-    @field_validator("vectors", mode="before")
-    @classmethod
-    def _check_vectors(cls, value: Any) -> dict[str, float]:
-        if not isinstance(value, Mapping):
-            raise InvalidValueError(
-                f"vectors must be an object of name → score, got {type(value).__name__}",
-                field="vectors",
-                value=value,
-            )
-        return {str(k): check_score(str(k), v) for k, v in value.items()}
-
-    @field_validator("p_success", mode="before")
-    @classmethod
-    def _check_p_success(cls, value: Any) -> float | None:
-        return check_probability(value)
-
-    @field_validator("review", mode="before")
-    @classmethod
-    def _check_review(cls, value: Any) -> Any:
-        if value is None or isinstance(value, Review):
-            return value
-        if not isinstance(value, str) or value.strip().lower() not in Review._value2member_map_:
-            raise InvalidValueError(
-                f"unknown review kind {value!r}",
-                field="review",
-                value=value,
-                fix=f"use one of: {', '.join(Review)}",
-            )
-        return Review(value.strip().lower())
-
-    @field_validator("note")
-    @classmethod
-    def _check_note(cls, value: str) -> str:
-        return check_text_field(value, "note")
-
-    @field_validator("rationales", "evidence", mode="before")
-    @classmethod
-    def _check_texts(cls, value: Any, info: Any) -> dict[str, str]:
-        return _text_map(value, info.field_name)
-
-    @field_validator("recommended_action", mode="before")
-    @classmethod
-    def _upper_action(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            name = value.strip().upper()
-            if name not in Action.__members__:
-                raise InvalidValueError(
-                    f"unknown action {value!r}",
-                    field="recommended_action",
-                    value=value,
-                    fix=f"use one of: {', '.join(Action)}",
-                )
-            return Action[name]
-        return value
-
-    @model_validator(mode="after")
-    def _check_complete(self) -> Assessment:
+    def _check(self) -> None:
         if not self.vectors:
             raise InvalidValueError(
                 f"a {self.phase.value} assessment needs at least one vector",
@@ -177,7 +158,6 @@ class Assessment(BaseModel):
                     field=label,
                     value=unknown,
                 )
-        return self
 
     @property
     def missing(self) -> tuple[str, ...]:
@@ -298,21 +278,19 @@ def _text_map(raw: Any, label: str) -> dict[str, str]:
             fix=f'write {label} as {{"know": "why", ...}}',
         )
     out: dict[str, str] = {}
-    for name, text in raw.items():
-        if not isinstance(text, str):
+    for name, said in raw.items():
+        if not isinstance(said, str):
             raise InvalidValueError(
-                f"{label} for {name!r} must be text, got {type(text).__name__}",
+                f"{label} for {name!r} must be text, got {type(said).__name__}",
                 field=f"{label}.{name}",
-                value=text,
+                value=said,
             )
-        out[str(name)] = check_text_field(text, f"{label}.{name}")
+        out[str(name)] = check_text_field(said, f"{label}.{name}")
     return out
 
 
-class Thresholds(BaseModel):
+class Thresholds(Plain):
     """What :func:`decide` needs from a profile (a :class:`noetic.profiles.Profile` provides it)."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     confidence_threshold: float | None  # None = dynamic: the agent decides
     dynamic_fallback_threshold: float = 0.70
@@ -321,13 +299,11 @@ class Thresholds(BaseModel):
     delegate_below: float = 0.35
 
 
-class Calibrated(BaseModel):
+class Calibrated(Plain):
     """What the agent's statement has meant: ``stated`` (``p_success`` where given, the vectors'
     confidence otherwise: ``stated_from``) mapped to ``value``, a calibrated probability of
     success, by the map fitted on ``outcomes`` earlier outcomes (``method``; ``scope``: the
     agent's own, its model's, or the whole store's). See ``noetic.calibration.recalibration``."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     value: float
     stated: float
@@ -337,12 +313,10 @@ class Calibrated(BaseModel):
     scope: str | None = None
 
 
-class Release(BaseModel):
+class Release(Plain):
     """The release gate's threshold at CHECK: ``stated`` on the statement, ``calibrated`` the same
     threshold on the calibrated value; at most ``max_failure_rate`` of released tasks fail, with
     ``confidence`` (``released`` past tasks above it, ``failures`` of them failed)."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     stated: float
     calibrated: float
@@ -352,12 +326,12 @@ class Release(BaseModel):
     failures: int
 
 
-class Decision(BaseModel):
+class Decision(Plain):
     """The action Noetic derived, with the confidence, the gaps and the rule that fired; and,
     when a recalibration map was in force, the calibrated value it compared (``calibrated``,
     left out of the JSON when there is none)."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    _omit_none: ClassVar = ("calibrated",)
 
     action: Action
     confidence: float
@@ -366,13 +340,6 @@ class Decision(BaseModel):
     reason: str
     gaps: tuple[str, ...]
     calibrated: Calibrated | None = None
-
-    @model_serializer(mode="wrap")
-    def _without_empty_calibrated(self, handler: Any) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and data.get("calibrated", 0) is None:
-            del data["calibrated"]
-        return data
 
 
 def gaps(vectors: Mapping[str, float], gap_threshold: float) -> tuple[str, ...]:

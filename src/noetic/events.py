@@ -30,11 +30,12 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from noetic.plain import Plain
 
 
 class EventKind(StrEnum):
@@ -56,10 +57,10 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class Payload(BaseModel):
+class Payload(Plain):
     """The base of every event's ``data``: frozen, and unknown fields are refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    _closed: ClassVar = True
 
 
 class SessionStarted(Payload):
@@ -85,8 +86,8 @@ class AssessmentRecorded(Payload):
     phase: str
     seq: int
     confidence: float
-    missing: list[str] = []
-    carried: list[str] = []
+    missing: list[str] = field(default_factory=list)
+    carried: list[str] = field(default_factory=list)
     p_success: float | None = None
     review: str | None = None
 
@@ -146,7 +147,7 @@ class Observed(Payload):
 class RunFinished(Payload):
     status: str
     ms: float | None = None
-    summary: dict[str, Any] = {}
+    summary: dict[str, Any] = field(default_factory=dict)
 
 
 class HostReported(Payload):
@@ -176,17 +177,15 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
 }
 
 
-class Event(BaseModel):
+class Event(Plain):
     """Something that happened: when, which engine, where (session / task), and the details."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
-
     kind: EventKind
-    at: datetime = Field(default_factory=utcnow)
+    at: datetime = field(default_factory=utcnow)
     engine: str | None = None
     session_id: str | None = None
     cascade_id: str | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
 
     @property
     def payload(self) -> Payload:

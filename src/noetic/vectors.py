@@ -47,12 +47,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Final
-
-from pydantic import Field
+from typing import ClassVar, Final
 
 from noetic.errors import InvalidValueError
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 from noetic.vector_names import META_VECTOR as META_VECTOR
 from noetic.vector_names import TIERS as TIERS
 from noetic.vector_names import VECTOR_NAMES as VECTOR_NAMES
@@ -92,17 +90,22 @@ class ConfidenceFormula(StrEnum):
     SEED = "seed"
 
 
-class Tuning(Frozen, extra="forbid", defer_build=True):
+class Tuning(Plain):
     """A profile's multipliers on the formula. See the module docstring for where each enters."""
 
     confidence_formula: ConfidenceFormula = ConfidenceFormula.NOETIC
 
-    confidence_weight: float = Field(1.0, gt=0, le=3)
-    engagement_weight: float = Field(1.0, gt=0, le=3)
-    foundation_weight: float = Field(1.0, gt=0, le=3)
-    comprehension_weight: float = Field(1.0, gt=0, le=3)
-    execution_weight: float = Field(1.0, gt=0, le=3)
-    uncertainty_weight: float = Field(1.0, ge=0, le=3)
+    confidence_weight: float = 1.0
+    engagement_weight: float = 1.0
+    foundation_weight: float = 1.0
+    comprehension_weight: float = 1.0
+    execution_weight: float = 1.0
+    uncertainty_weight: float = 1.0
+    _bounds: ClassVar = {
+        **{f"{w}_weight": (0, 3, True) for w in ("confidence", *TIERS)},
+        "uncertainty_weight": (0, 3, False),
+    }
+    _closed: ClassVar = True
 
     def tier_multiplier(self, tier: str) -> float:
         return float(getattr(self, f"{tier}_weight"))

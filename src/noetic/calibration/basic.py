@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Final
 
 from noetic.assessment import Assessment
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 from noetic.vectors import Tuning, oriented, overall_confidence
 
 CALIBRATION_TOLERANCE: Final = 0.10
@@ -37,7 +37,7 @@ class CalibrationClass(StrEnum):
     UNDERCONFIDENT = "underconfident"
 
 
-class BasicCalibration(Frozen, defer_build=True):
+class BasicCalibration(Plain):
     delta: dict[str, float]
     confidence_pre: float
     confidence_post: float

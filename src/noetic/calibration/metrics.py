@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 
 MIN_SAMPLES: Final = 20
 MIN_PER_CLASS: Final = 5
@@ -45,7 +45,7 @@ BOOTSTRAP_ROUNDS: Final = 1000
 TEST_ALPHA: Final = 0.05
 
 
-class Metric(Frozen):
+class Metric(Plain):
     value: float | None
     low: float | None = None
     high: float | None = None
@@ -53,7 +53,7 @@ class Metric(Frozen):
     reason: str | None = None
 
 
-class ReliabilityBin(Frozen):
+class ReliabilityBin(Plain):
     low: float
     high: float
     count: int
@@ -65,7 +65,7 @@ class ReliabilityBin(Frozen):
 Verdict = Literal["consistent with calibration", "miscalibrated", "insufficient data"]
 
 
-class CalibrationTest(Frozen):
+class CalibrationTest(Plain):
     """Spiegelhalter's Z and the calibration-in-the-large Z, and the verdict they give."""
 
     verdict: Verdict
@@ -78,7 +78,7 @@ class CalibrationTest(Frozen):
     reason: str
 
 
-class CalibrationMetrics(Frozen):
+class CalibrationMetrics(Plain):
     n: int
     brier: Metric
     ece: Metric

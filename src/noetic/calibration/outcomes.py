@@ -16,11 +16,9 @@ from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import field_validator
-
 from noetic.assessment import Phase
 from noetic.errors import InvalidValueError, NotFoundError
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 from noetic.profiles import Profile, ProfileRegistry, with_overrides
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
 SOURCES = ("test", "human", "check")
 
 
-class OutcomeRecord(Frozen, defer_build=True):
+class OutcomeRecord(Plain):
     id: int
     at: str
     session_id: str
@@ -48,7 +46,7 @@ class OutcomeRecord(Frozen, defer_build=True):
     predicted_vectors: dict[str, float]
 
 
-class Adjustment(Frozen, defer_build=True):
+class Adjustment(Plain):
     id: int
     at: str
     profile: str
@@ -97,7 +95,7 @@ def count_outcomes(
 
 
 def _outcome(row: dict[str, Any]) -> OutcomeRecord:
-    return OutcomeRecord(**{**dict(row), "predicted_vectors": json.loads(row["predicted_vectors"])})
+    return OutcomeRecord.from_row(row, predicted_vectors=json.loads(row["predicted_vectors"]))
 
 
 def add_adjustment(
@@ -130,7 +128,7 @@ def adjustments(
     store: Store, *, profile: str | None = None, adjustment_id: int | None = None
 ) -> list[Adjustment]:
     rows = outcome_rows.adjustments(store, profile=profile, adjustment_id=adjustment_id)
-    return [Adjustment(**{**dict(r), "evidence": json.loads(r["evidence"])}) for r in rows]
+    return [Adjustment.from_row(r, evidence=json.loads(r["evidence"])) for r in rows]
 
 
 def active_overrides(store: Store, profile: str) -> dict[str, float]:
@@ -147,7 +145,7 @@ def effective_profile(store: Store, registry: ProfileRegistry, name: str) -> Pro
     return with_overrides(registry.get(name), active_overrides(store, name))
 
 
-class OutcomePoint(Frozen, defer_build=True):
+class OutcomePoint(Plain):
     """One task's prediction against its observed outcome."""
 
     cascade_id: str
@@ -158,16 +156,15 @@ class OutcomePoint(Frozen, defer_build=True):
     observed: float
 
 
-class Filters(Frozen, defer_build=True):
+class Filters(Plain):
     ai_id: str | None = None
     profile: str | None = None
     domain: str | None = None
     since_days: float | None = None
 
-    @field_validator("since_days")
-    @classmethod
-    def _positive_days(cls, value: float | None) -> float | None:
+    def _check(self) -> None:
         """A window is a positive, finite number of days (at most a century)."""
+        value = self.since_days
         if value is not None and not (math.isfinite(value) and 0 < value <= 36_500):
             raise InvalidValueError(
                 f"since_days must be a number of days above 0 (at most 36500), got {value!r}",
@@ -175,7 +172,6 @@ class Filters(Frozen, defer_build=True):
                 value=value,
                 fix="e.g. --since-days 30 for the last 30 days",
             )
-        return value
 
 
 def check_outcome_score(score: float) -> None:
@@ -216,7 +212,7 @@ def outcome_points(
     for cascade_id, by_source in newest.items():
         latest = max(by_source.values(), key=lambda r: (r["at"], r["id"]))
         points.append(
-            OutcomePoint.model_construct(  # values the store validated when it wrote them
+            OutcomePoint(
                 cascade_id=cascade_id,
                 at=latest["at"],
                 predicted_preflight=latest["predicted_preflight"],
@@ -275,7 +271,7 @@ def phase_points(
         phases = stated.get(task.cascade_id) or _recorded_beside(task)
         for phase, (value, basis) in phases.items():
             points.append(
-                PhasePoint.model_construct(  # values read from the store: no re-validation
+                PhasePoint(
                     cascade_id=task.cascade_id,
                     at=task.at,
                     phase=phase,

@@ -32,7 +32,7 @@ from noetic.calibration.rates import (
     significant,
     wilson,
 )
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 
 PHASES: Final = ("preflight", "check", "postflight", "adversarial_review")
 GROUPINGS: Final = ("phase", "agent", "model", "engine", "persona", "profile")
@@ -42,7 +42,7 @@ Stated = Literal["p_success", "confidence", "mixed"]
 Grouping = Literal["phase", "agent", "model", "engine", "persona", "profile"]
 
 
-class PhasePoint(Frozen):
+class PhasePoint(Plain):
     """One task's statement at one phase, beside its outcome and who made it."""
 
     cascade_id: str
@@ -78,7 +78,7 @@ def stated_basis(bases: Sequence[Basis]) -> tuple[Stated | None, dict[str, int]]
     return ("p_success" if counts["p_success"] else "confidence"), counts
 
 
-class PhaseStats(Frozen):
+class PhaseStats(Plain):
     """One phase's calibration over its points (module docstring)."""
 
     phase: str
@@ -101,7 +101,7 @@ class Summary(PhaseStats):
     more: list[str]
 
 
-class ReviewComparison(Frozen):
+class ReviewComparison(Plain):
     """Standard against adversarial POSTFLIGHT reviews of one agent. ``difference`` is the
     standard gap minus the adversarial one: positive when the adversarial review is less
     overconfident."""
@@ -113,7 +113,7 @@ class ReviewComparison(Frozen):
     significant: bool
 
 
-class Group(Frozen):
+class Group(Plain):
     """The per-phase report of the tasks that share one value of the grouping."""
 
     value: str

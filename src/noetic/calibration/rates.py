@@ -40,13 +40,13 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 
 Z95: Final = 1.959964
 MAX_GROUPS: Final = 10
 
 
-class Interval(Frozen):
+class Interval(Plain):
     """A value with its 95% interval (``None`` throughout when there is nothing to measure)."""
 
     value: float | None
@@ -54,7 +54,7 @@ class Interval(Frozen):
     high: float | None = None
 
 
-class BrierParts(Frozen):
+class BrierParts(Plain):
     """The Brier score split as in the module docstring."""
 
     brier: float

@@ -133,9 +133,9 @@ _ESCAPE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 def to_jsonable(data: Any) -> Any:
-    pydantic = sys.modules.get("pydantic")  # not loaded: nothing here is a model
-    if pydantic is not None and isinstance(data, pydantic.BaseModel):
-        return data.model_dump(mode="json")
+    dump = getattr(data, "model_dump", None)  # a model, a plain value or a store record
+    if dump is not None and not isinstance(data, type):
+        return dump(mode="json")
     dataclasses = sys.modules.get("dataclasses")  # not loaded: nothing here is a dataclass
     if dataclasses is not None and dataclasses.is_dataclass(data) and not isinstance(data, type):
         return {f.name: to_jsonable(getattr(data, f.name)) for f in dataclasses.fields(data)}

@@ -4,15 +4,34 @@ byte (a submitted assessment's receipt gives the vectors once, and what to do ne
 
 from __future__ import annotations
 
-from typing import Any, Self
+import dataclasses
+from typing import Any, Self, get_type_hints
+
+from pydantic import ConfigDict, create_model
 
 from noetic.assessment import Action, Decision, Phase
 from noetic.calibration import BasicCalibration, BasicCalibrationReport, CalibrationReport
 from noetic.frozen import Frozen
+from noetic.plain import as_dataclass
 from noetic.profiles import Profile
 from noetic.recall.selection import RecallResult
 from noetic.runtime.tracker import Recorded
 from noetic.store.records import GoalRecord, SessionRecord
+
+
+def described(cls: type[Any]) -> Any:
+    """The model the MCP SDK makes of a plain class a tool returns (its fields, read from the
+    value's attributes), with the class's docstring as its schema's description, as when the
+    class was a model itself."""
+    as_dataclass(cls)
+    hints = get_type_hints(cls)
+    fields: dict[str, Any] = {
+        f.name: (hints[f.name], ... if f.default is dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(cls)
+    }
+    config = ConfigDict(from_attributes=True)
+    model: Any = create_model(cls.__name__, __doc__=cls.__doc__, __config__=config, **fields)
+    return model
 
 
 class Bootstrapped(Frozen):

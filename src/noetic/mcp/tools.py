@@ -53,6 +53,7 @@ from noetic.mcp.results import (
     Resumed,
     Submitted,
     Text,
+    described,
 )
 from noetic.mcp.schemas import lean_schema
 from noetic.mcp.state import ServerState
@@ -176,11 +177,15 @@ async def get_session_summary(
     return session_summary(n.store, n.session_id(session_id, ctx))
 
 
+State = described(EpistemicState)
+Outcome = described(RecordedOutcome)
+
+
 async def get_epistemic_state(
     n: ServerState,
     session_id: SessionId = None,
     ctx: Context | None = None,
-) -> EpistemicState:
+) -> State:  # type: ignore[valid-type]
     return phases.state(n.tracker, n.session_id(session_id, ctx))
 
 
@@ -331,7 +336,7 @@ async def record_outcome(
     ] = None,
     request_id: RequestId = None,
     ctx: Context | None = None,
-) -> RecordedOutcome:
+) -> Outcome:  # type: ignore[valid-type]
     target = task_id or n.session_id(None, ctx)
     return answered(
         calibrating.outcome(

@@ -15,14 +15,15 @@ applied rather than applying it again."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from noetic.errors import StoreError
-from noetic.store import requests
 
 if TYPE_CHECKING:
+    from noetic.store import requests
     from noetic.store.base import BaseStore
 
 T = TypeVar("T")
@@ -65,6 +66,10 @@ def earlier(
     """The earlier call's answer to ``request_id``, or None (a new request, or no id). Writes
     and remembers nothing: an operation asks before slow work (a model's assessment, recall)
     that a retry must not repeat, then applies its write with :func:`once`."""
+    if request_id is None:
+        return None
+    from noetic.store import requests
+
     replay = requests.lookup(store, request_id, operation, arguments)
     return None if replay is None else _replayed(replay, load)
 
@@ -81,19 +86,32 @@ def once(
     when ``request_id`` was applied before, :class:`Replayed` with that call's result
     (``load`` rebuilds it from the JSON kept). Without a request id, ``work()`` as one
     write."""
+    if request_id is None and "noetic.store.requests" not in sys.modules:
+        with store.unit():  # no request can be current before the module that starts them loads
+            return work()
+    from noetic.store import requests
+
     replay = requests.start(store, request_id, operation, arguments)
     if replay is not None:
         return _replayed(replay, load)
-    from pydantic_core import to_jsonable_python
-
     try:
         with store.unit():  # the write, its request id and its answer: together or not at all
             result = work()
-            requests.finish(None if request_id is None else to_jsonable_python(result))
+            requests.finish(None if request_id is None else _answer(result))
     except BaseException:
         requests.finish(None)
         raise
     return result
+
+
+def _answer(result: Any) -> Any:
+    """The result as the JSON kept for its request: a model's, plain value's or record's dump."""
+    dump = getattr(result, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json")
+    from pydantic_core import to_jsonable_python
+
+    return to_jsonable_python(result)
 
 
 def _replayed(replay: requests.Replay, load: Callable[[Any], T]) -> Replayed[T]:

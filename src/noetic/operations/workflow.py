@@ -15,12 +15,10 @@ request sent through the CLI and through MCP is one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.operations.once import Replayed, earlier, once
+from noetic.plain import Plain
 
 if TYPE_CHECKING:
     from noetic.assessment import Assessment, Phase, Review
@@ -30,11 +28,9 @@ if TYPE_CHECKING:
     from noetic.store.records import InvestigationRecord, SessionRecord
 
 
-@dataclass(frozen=True)
-class Bootstrapped:
-    """A new session, its profile, and what recall brought for the upcoming task (if asked).
-    A dataclass, not a model: its parts are models already, and recall's types load only when
-    recall is asked for."""
+class Bootstrapped(Plain):
+    """A new session, its profile, and what recall brought for the upcoming task (if asked);
+    recall's types load only when recall is asked for."""
 
     session: SessionRecord
     profile: Profile
@@ -60,10 +56,9 @@ class Bootstrapped:
         )
 
 
-class AssessmentPrompt(BaseModel):
+class AssessmentPrompt(Plain):
     """Nothing recorded: the prompt the agent answers with its scores."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
     session_id: str
     phase: str
     prompt: str

@@ -21,14 +21,12 @@ import fnmatch
 import os
 import warnings
 from enum import StrEnum
-from importlib import resources
 from pathlib import Path
-from typing import Any, Final, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Any, ClassVar, Final, Literal
 
 from noetic.assessment import Assessment, Review, Thresholds
 from noetic.errors import InvalidValueError, NotFoundError
+from noetic.plain import Plain, refuse
 from noetic.vectors import Tuning
 
 DEFAULT_PROFILE: Final = "balanced"
@@ -51,52 +49,61 @@ class PostflightMode(StrEnum):
     REFLECTIVE = "reflective"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class Selection(_Strict):
+class Selection(Plain):
     ai_models: tuple[str, ...] = ()
     domains: tuple[str, ...] = ()
+    _closed: ClassVar = True
 
 
-class Investigation(_Strict):
-    max_rounds: int | None = Field(7, ge=1, le=1000)
+class Investigation(Plain):
+    max_rounds: int | None = 7
     confidence_threshold: float | Literal["dynamic"] = 0.65
-    dynamic_fallback_threshold: float = Field(0.70, ge=0, le=1)
-    gap_threshold: float = Field(0.60, ge=0, le=1)
+    dynamic_fallback_threshold: float = 0.70
+    gap_threshold: float = 0.60
     tool_mode: ToolMode = ToolMode.SUGGESTIVE
     approved_tools: tuple[str, ...] = ()
-
-    @field_validator("confidence_threshold")
-    @classmethod
-    def _threshold_range(cls, value: float | str) -> float | str:
-        if isinstance(value, float) and not 0.0 <= value <= 1.0:
-            raise ValueError("must be 'dynamic' or a number in [0, 1]")
-        return value
-
-
-class ActionThresholds(_Strict):
-    clarify_below: float = Field(0.50, ge=0, le=1)
-    delegate_below: float = Field(0.35, ge=0, le=1)
+    _bounds: ClassVar = {
+        "max_rounds": (1, 1000, False),
+        "dynamic_fallback_threshold": (0, 1, False),
+        "gap_threshold": (0, 1, False),
+    }
+    _custom: ClassVar = {"confidence_threshold": lambda value, name: _threshold(value, name)}
+    _closed: ClassVar = True
 
 
-class GuardianSettings(_Strict):
+class ActionThresholds(Plain):
+    clarify_below: float = 0.50
+    delegate_below: float = 0.35
+    _bounds: ClassVar = {"clarify_below": (0, 1, False), "delegate_below": (0, 1, False)}
+    _closed: ClassVar = True
+
+
+class GuardianSettings(Plain):
     """Whether the Bayesian guardian may apply its corrections to this profile by itself."""
 
     auto_apply: bool = False
+    _closed: ClassVar = True
 
 
-class CalibrationSettings(_Strict):
+class CalibrationSettings(Plain):
     """What decisions compare with the threshold: the calibrated value of the agent's statement
     when a recalibration map is in force (``calibrated``, the default), or the statement as the
     agent made it (``stated``)."""
 
     decide_on: Literal["calibrated", "stated"] = "calibrated"
+    _closed: ClassVar = True
 
 
-class Profile(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+def _threshold(value: Any, name: str) -> float | str:
+    if value == "dynamic":
+        return "dynamic"
+    if isinstance(value, bool | str) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise refuse(name, "must be 'dynamic' or a number in [0, 1]", value)
+    return float(value)
+
+
+class Profile(Plain):
+    name: str
     description: str = ""
     philosophy: str = ""
     selection: Selection = Selection()
@@ -109,6 +116,8 @@ class Profile(_Strict):
     tuning: Tuning = Tuning()
     guardian: GuardianSettings = GuardianSettings()
     calibration: CalibrationSettings = CalibrationSettings()
+    _patterns: ClassVar = {"name": r"^[A-Za-z0-9_.-]+$"}
+    _closed: ClassVar = True
 
     @property
     def dynamic(self) -> bool:
@@ -158,8 +167,10 @@ def parse_profile(data: Any, *, source: str = "<data>") -> Profile:
         )
     try:
         return Profile.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidValueError.first_of(exc, source, "profile") from None
+    except InvalidValueError as exc:
+        raise InvalidValueError(
+            f"{source}: {exc.message}", field=exc.field, value=exc.value, fix=exc.fix
+        ) from None
 
 
 _LOADED: dict[tuple[str, int, int], Profile] = {}
@@ -208,8 +219,8 @@ def _yaml(text: str, path: Path) -> Any:
 
 
 def _builtin_files() -> list[Path]:
-    root = resources.files("noetic.profiles") / "builtin"
-    return sorted(Path(str(p)) for p in root.iterdir() if str(p).endswith(".yaml"))
+    # beside this file (importlib.resources would cost a workflow command more than its work)
+    return sorted((Path(__file__).parent / "builtin").glob("*.yaml"))
 
 
 class ProfileRegistry:

@@ -23,8 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.assessment import Action, Assessment, Decision, Phase, Review, decide
 from noetic.calibration.basic import BasicCalibration, basic_calibration
 from noetic.calibration.outcomes import active_overrides, effective_profile
@@ -38,6 +36,7 @@ from noetic.events import (
     RunFinished,
     SessionStarted,
 )
+from noetic.plain import Plain
 from noetic.profiles import (
     Profile,
     ProfileRegistry,
@@ -57,10 +56,8 @@ if TYPE_CHECKING:
     from noetic.calibration.recalibrating import Settings
 
 
-class Recorded(BaseModel):
+class Recorded(Plain):
     """An assessment as recorded, with the decision Noetic derived."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session_id: str
     cascade: CascadeRecord
@@ -72,10 +69,8 @@ class Postflight(Recorded):
     calibration: BasicCalibration
 
 
-class EpistemicState(BaseModel):
+class EpistemicState(Plain):
     """Where a session stands: its open cascade and latest assessment, if any."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session: SessionRecord
     profile: str
@@ -240,9 +235,9 @@ class Tracker:
         _expect_phase(assessment, Phase.CHECK)
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "CHECK")
-        previous = self.store.assessments(cascade_id=cascade.id)[-1].assessment
-        completed = assessment.carry_forward(previous)
-        return self._record(session, cascade, self.profile_of(session), completed)
+        earlier = self.store.assessments(cascade_id=cascade.id)
+        completed = assessment.carry_forward(earlier[-1].assessment)
+        return self._record(session, cascade, self.profile_of(session), completed, earlier)
 
     @_one_write
     def investigate(
@@ -297,14 +292,11 @@ class Tracker:
         cascade = self._open_cascade(session, "POSTFLIGHT")
         profile = self.profile_of(session)
         check_postflight_mode(assessment, profile)
-        pre = next(
-            a.assessment
-            for a in self.store.assessments(cascade_id=cascade.id)
-            if a.assessment.phase == Phase.PREFLIGHT
-        )
+        earlier = self.store.assessments(cascade_id=cascade.id)
+        pre = next(a.assessment for a in earlier if a.assessment.phase == Phase.PREFLIGHT)
         from noetic.store.summaries import RecallSummary, save_summary
 
-        recorded = self._record(session, cascade, profile, assessment)
+        recorded = self._record(session, cascade, profile, assessment, earlier)
         calibration = basic_calibration(pre, assessment, profile.tuning)
         closed = self.store.finish_cascade(
             cascade.id,
@@ -338,7 +330,13 @@ class Tracker:
                 status="completed", summary={"classification": calibration.classification.value}
             ),
         )
-        return Postflight(**{**recorded.model_dump(), "cascade": closed}, calibration=calibration)
+        return Postflight(
+            session_id=session.id,
+            cascade=closed,
+            assessment=recorded.assessment,
+            decision=recorded.decision,
+            calibration=calibration,
+        )
 
     @_one_write
     def end_task(self, session_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
@@ -399,14 +397,18 @@ class Tracker:
         cascade: CascadeRecord,
         profile: Profile,
         assessment: Assessment,
+        earlier: list[AssessmentRecord] | None = None,
     ) -> Recorded:
+        """Decide on ``assessment`` and store both; ``earlier``: the task's assessments so far,
+        when the caller has read them already."""
         decision = decide(
             assessment,
             profile.thresholds,
             profile.tuning,
             **self._calibration(session, profile, assessment),
         )
-        earlier = self.store.assessments(cascade_id=cascade.id)
+        if earlier is None:
+            earlier = self.store.assessments(cascade_id=cascade.id)
         if assessment.phase == Phase.CHECK:
             rounds = 1 + sum(1 for a in earlier if a.assessment.phase == Phase.CHECK)
             decision = _at_round_limit(decision, rounds, profile)

@@ -11,12 +11,12 @@ import math
 import struct
 from typing import Any
 
-from noetic.frozen import Frozen
+from noetic.plain import Plain
 from noetic.store.base import BaseStore
 from noetic.vector_names import VECTOR_NAMES
 
 
-class RecallSummary(Frozen, defer_build=True):
+class RecallSummary(Plain):
     cascade_id: str
     session_id: str
     ai_id: str
@@ -70,10 +70,8 @@ def load_summaries(store: BaseStore, cascade_ids: list[str]) -> dict[str, Recall
             chunk,
         )
         for r in rows:
-            data = {k: r[k] for k in RecallSummary.model_fields}
-            for key in ("pre", "post", "delta"):
-                data[key] = json.loads(data[key])
-            out[r["cascade_id"]] = RecallSummary(**data)
+            vectors = {key: json.loads(r[key]) for key in ("pre", "post", "delta")}
+            out[r["cascade_id"]] = RecallSummary.from_row(r, **vectors)
     return out
 
 

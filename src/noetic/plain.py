@@ -1,0 +1,456 @@
+"""Plain data for the workflow commands: frozen dataclasses checked by their annotations, so a
+command that builds assessments, decisions, profiles and events imports no pydantic.
+
+A subclass of :class:`Plain` is a frozen, keyword-only dataclass. Building one checks each
+field against its annotation — ``str``, ``int``, ``float``, ``bool``, ``X | None``,
+``Literal[…]``, an enum, ``tuple[str, ...]``, ``list[X]``, ``dict[str, X]``, ``Any``, another
+:class:`Plain` class (itself or a mapping of its fields), any other class (an instance; a
+mapping where the class validates one, as a store record does) — or with the field's own check
+in ``_custom``; then the bounds in ``_bounds`` (``{"field": (minimum, maximum,
+minimum_excluded)}``) and the patterns in ``_patterns``, and last the class's ``_check`` for
+rules across fields. A number is a number (a bool or a string is refused), an enum or a literal
+takes its values, a mapping names only the class's fields and every required one. An error is
+an :class:`~noetic.errors.InvalidValueError` naming the field (dotted for a nested one:
+``investigation.max_rounds``), the problem and the value: ``field 'max_rounds': must be at least
+1 (got 0)``.
+
+A :class:`Plain` value answers what code asks of a model: ``model_dump`` (``mode="json"``:
+enums as their values, tuples as lists, datetimes as ISO text), ``model_copy(update=…)``
+(checked again), ``model_validate``, ``from_row``. Pydantic reads the classes as the standard
+dataclasses they are wherever a model (an MCP result, the dashboard) holds one; the JSON
+schema it makes says what the checks hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
+
+from noetic.errors import InvalidValueError
+
+P = TypeVar("P", bound="Plain")
+Check = Callable[[Any, str], Any]
+_CHECKS: dict[type, dict[str, Check]] = {}
+_SPECS: dict[type, list[tuple[str, Any, Callable[[], Any] | None]]] = {}
+
+
+def refuse(field: str, problem: str, value: Any, fix: str | None = None) -> InvalidValueError:
+    """The error for ``field``: ``field 'name': problem (got value)``."""
+    return InvalidValueError(f"field {field!r}: {problem} (got {value!r})", field=field,
+                             value=value, fix=fix)  # fmt: skip
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True)
+class Plain:
+    """What plain data classes share: checking on construction, a model's dump, copy and
+    validation. A subclass is a frozen, keyword-only dataclass, compared by value."""
+
+    # The fields are read from the annotations and __init__, repr, comparison and freezing
+    # are written once here: dataclasses would compile them for every class as its module
+    # loads. A class becomes a standard dataclass when pydantic asks for its schema.
+    if not TYPE_CHECKING:  # the type checker sees each class's own fields
+
+        def __init__(self, **values: Any) -> None:
+            for name, default, factory in _spec(type(self)):
+                if name in values:
+                    value = values.pop(name)
+                elif factory is not None:
+                    value = factory()
+                elif default is dataclasses.MISSING:
+                    raise TypeError(f"{type(self).__name__} needs the field {name!r}")
+                else:
+                    value = default
+                object.__setattr__(self, name, value)
+            if values:
+                raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
+            self.__post_init__()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n, _, _ in _spec(type(self)))
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name, _, _ in _spec(type(self))))
+
+    _bounds: ClassVar[dict[str, tuple[float | None, float | None, bool]]] = {}
+    _custom: ClassVar[dict[str, Check]] = {}  # a field's own check, instead of its type's
+    _patterns: ClassVar[dict[str, str]] = {}  # text fields' regular expressions (^…$)
+    _omit_none: ClassVar[tuple[str, ...]] = ()  # fields left out of a dump when None
+    _closed: ClassVar[bool] = False  # say in the JSON schema that no other field is allowed
+
+    def __post_init__(self) -> None:
+        for name, check in _checks(type(self)).items():
+            value = getattr(self, name)
+            checked = check(value, name)
+            if checked is not value:
+                object.__setattr__(self, name, checked)
+        self._check()
+
+    def _check(self) -> None:
+        """Rules across fields; a subclass overrides it."""
+
+    # pydantic reads these where a model holds a plain value (MCP's results): the schema says
+    # what the checks hold, and a dump leaves out what model_dump does
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        as_dataclass(cls)
+        schema = handler(source)
+        if cls._omit_none:
+            from pydantic_core import core_schema
+
+            schema["serialization"] = core_schema.wrap_serializer_function_ser_schema(
+                lambda value, _, info: value.model_dump(mode=info.mode), info_arg=True
+            )
+        return schema
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core: Any, handler: Any) -> Any:
+        ref = handler(core)
+        schema = handler.resolve_ref_schema(ref)
+        if cls._closed:
+            schema["additionalProperties"] = False
+        if cls.__doc__ and not cls.__doc__.startswith(f"{cls.__name__}("):
+            from inspect import cleandoc
+
+            schema.setdefault("description", cleandoc(cls.__doc__))
+        for name, (low, high, open_low) in cls._bounds.items():
+            prop = schema["properties"][name]
+            prop = next((p for p in prop.get("anyOf", ()) if p.get("type") != "null"), prop)
+            prop["exclusiveMinimum" if open_low else "minimum"] = low
+            prop["maximum"] = high
+        for name, pattern in cls._patterns.items():
+            schema["properties"][name]["pattern"] = pattern
+        return ref
+
+    def model_dump(self, *, mode: str = "python", exclude: Any = ()) -> dict[str, Any]:
+        return {
+            name: dumped(getattr(self, name), mode)
+            for name, _, _ in _spec(type(self))
+            if name not in exclude and not (name in self._omit_none and getattr(self, name) is None)
+        }
+
+    def model_copy(self: P, *, update: Mapping[str, Any] | None = None) -> P:
+        values = {name: getattr(self, name) for name, _, _ in _spec(type(self))}
+        return type(self)(**{**values, **(update or {})})
+
+    @classmethod
+    def model_validate(cls: type[P], data: Any) -> P:
+        return validated(cls, data, "")
+
+    @classmethod
+    def from_row(cls: type[P], row: Mapping[str, Any], **values: Any) -> P:
+        """``cls`` of a row's columns that are its fields (the rest left out), and ``values``."""
+        columns = set(row.keys())  # a sqlite3.Row's ``in`` looks at its values
+        return cls(**{**{n: row[n] for n, _, _ in _spec(cls) if n in columns}, **values})
+
+
+def validated(cls: type[P], data: Any, at: str) -> P:
+    """``data`` (an instance, or a mapping of its fields) as ``cls``; ``at`` prefixes the
+    fields named in an error (``investigation.``)."""
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, Mapping):
+        raise refuse(at.rstrip(".") or cls.__name__, f"must be an object of {cls.__name__}'s "
+                     f"fields, not {type(data).__name__}", data)  # fmt: skip
+    names = field_names(cls)
+    unknown = sorted(str(k) for k in data if k not in names)
+    if unknown:
+        raise refuse(at + unknown[0], "unknown field: extra fields are not permitted",
+                     data[unknown[0]], f"fields: {', '.join(sorted(names))}")  # fmt: skip
+    missing = [n for n, default, factory in _spec(cls)
+               if n not in data and default is dataclasses.MISSING and factory is None]  # fmt: skip
+    if missing:
+        raise refuse(at + missing[0], "field required", None)
+    if not at:
+        return cls(**data)
+    try:
+        return cls(**data)
+    except InvalidValueError as exc:
+        raise _under(exc, at) from None
+
+
+def _under(exc: InvalidValueError, at: str) -> InvalidValueError:
+    """``exc`` about a field of a nested value, named from the outer one."""
+    inner = exc.field or ""
+    outer = at + inner
+    message = exc.message.replace(f"field {inner!r}", f"field {outer!r}", 1)
+    return InvalidValueError(message, field=outer, value=exc.value, fix=exc.fix)
+
+
+def dumped(value: Any, mode: str) -> Any:
+    """``value`` as a model's dump holds it: nested plain values (and store records) dumped,
+    and in ``mode="json"`` enums as values, tuples as lists and datetimes as ISO text."""
+    dump = getattr(value, "model_dump", None)
+    if dump is not None and not isinstance(value, type):
+        return dump(mode=mode)
+    if isinstance(value, dict):
+        return {k: dumped(v, mode) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [dumped(v, mode) for v in value]
+        return items if mode == "json" or isinstance(value, list) else tuple(items)
+    if mode == "json":
+        if isinstance(value, Enum):
+            return value.value
+        if isinstance(value, datetime):
+            return value.isoformat().replace("+00:00", "Z")
+    return value
+
+
+def _spec(cls: type) -> list[tuple[str, Any, Callable[[], Any] | None]]:
+    """Each field's name, default (``MISSING``: none) and default factory (None: none), in the
+    order a dataclass gives them: the base classes' first."""
+    found = _SPECS.get(cls)
+    if found is None:
+        fields: dict[str, tuple[str, Any, Any]] = {}
+        for klass in reversed(cls.__mro__):
+            for name, kind in _annotations(klass).items():
+                if str(kind).startswith(("ClassVar", "typing.ClassVar")):
+                    continue
+                default = vars(klass).get(name, dataclasses.MISSING)
+                # field(default_factory=…), or a field of a class made a dataclass already
+                declared = vars(klass).get("__dataclass_fields__", {}).get(name, default)
+                if isinstance(declared, dataclasses.Field):
+                    factory = declared.default_factory
+                    fields[name] = (
+                        name,
+                        declared.default,
+                        None if factory is dataclasses.MISSING else factory,
+                    )
+                else:
+                    fields[name] = (name, default, None)
+        found = _SPECS[cls] = list(fields.values())
+    return found
+
+
+def _annotations(klass: type) -> dict[str, Any]:
+    return vars(klass).get("__annotations__", {})  # type: ignore[no-any-return]
+
+
+def field_names(cls: type[Plain]) -> tuple[str, ...]:
+    return tuple(name for name, _, _ in _spec(cls))
+
+
+def as_dataclass(cls: type[Plain]) -> None:
+    """``cls`` (and its plain bases) made a standard dataclass, for pydantic to read."""
+    for klass in reversed(cls.__mro__[:-2]):  # the last two: Plain and object
+        if "__dataclass_fields__" not in vars(klass):
+            dataclasses.dataclass(kw_only=True, init=False, repr=False, eq=False)(klass)
+
+
+def _checks(cls: type) -> dict[str, Check]:
+    """Each field's check, read from the class's annotations once."""
+    found = _CHECKS.get(cls)
+    if found is None:
+        spaces = [vars(sys.modules[k.__module__]) for k in cls.__mro__ if k is not object]
+        kinds = {n: k for c in reversed(cls.__mro__) for n, k in _annotations(c).items()}
+        found = {}
+        for name, _, _ in _spec(cls):
+            if name in cls._custom:  # type: ignore[attr-defined]
+                found[name] = cls._custom[name]  # type: ignore[attr-defined]
+                continue
+            kind = kinds[name]
+            check = _check_of(kind if isinstance(kind, str) else kind.__name__, spaces)
+            bounds = cls._bounds.get(name)  # type: ignore[attr-defined]
+            found[name] = check if bounds is None else _bounded(check, *bounds)
+            if name in cls._patterns:  # type: ignore[attr-defined]
+                found[name] = _matching(found[name], cls._patterns[name])  # type: ignore[attr-defined]
+        _CHECKS[cls] = found
+    return found
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char in "[(" and 1) or (char in "])" and -1) or 0
+        if depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i].strip())
+            start = i + len(sep)
+    return [*parts, text[start:].strip()]
+
+
+def _check_of(text: str, spaces: list[dict[str, Any]]) -> Check:
+    text = text.strip()
+    options = _split(text, "|")
+    if len(options) > 1:
+        return _union([_check_of(o, spaces) for o in options])
+    if text == "None":
+        return _none
+    if text in _SIMPLE:
+        return _SIMPLE[text]
+    head, _, inner = text.partition("[")
+    inner = inner[:-1]
+    if head == "Literal":
+        return _literal(tuple(v[1:-1] for v in _split(inner, ",")))  # quoted text only
+    if head in ("tuple", "list"):
+        item = _check_of(_split(inner, ",")[0], spaces)
+        return _sequence(tuple if head == "tuple" else list, item)
+    if head == "dict":
+        return _mapping(_check_of(_split(inner, ",")[1], spaces))
+    if head == "ClassVar":
+        return _anything
+    found = next((s[text] for s in spaces if text in s), None)
+    if found is None:  # a name only the type checker sees: taken as given
+        return _anything
+    if not isinstance(found, type):  # an alias: Verdict = Literal[…]
+        return _check_of(repr(found).replace("typing.", ""), spaces)
+    if issubclass(found, Enum):
+        return _enum(found)
+    if issubclass(found, Plain):
+        kind: type[Plain] = found
+        return lambda value, name: validated(kind, value, name + ".")
+    return _instance(found, getattr(found, "model_validate", None))
+
+
+def _anything(value: Any, name: str) -> Any:
+    return value
+
+
+def _none(value: Any, name: str) -> Any:
+    if value is not None:
+        raise refuse(name, "must be empty (None)", value)
+    return value
+
+
+def text(value: Any, name: str) -> Any:
+    if not isinstance(value, str):
+        raise refuse(name, "must be text", value)
+    return value
+
+
+def _boolean(value: Any, name: str) -> Any:
+    if not isinstance(value, bool):
+        raise refuse(name, "must be true or false", value)
+    return value
+
+
+def _integer(value: Any, name: str) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not hasattr(value, "__index__"):  # numpy's integers have it
+        raise refuse(name, "must be a whole number", value)
+    return value if type(value) is int else int(value)
+
+
+def _number(value: Any, name: str) -> Any:
+    if isinstance(value, bool | str) or not hasattr(value, "__float__"):
+        raise refuse(name, "must be a number", value)
+    return value if type(value) is float else float(value)
+
+
+_SIMPLE: dict[str, Check] = {"Any": _anything, "str": text, "bool": _boolean, "int": _integer,
+                             "float": _number, "object": _anything}  # fmt: skip
+
+
+def _union(checks: list[Check]) -> Check:
+    def check(value: Any, name: str) -> Any:
+        if value is None and _none in checks:
+            return None
+        first = None
+        for one in checks:
+            try:
+                return one(value, name)
+            except InvalidValueError as exc:
+                if one is not _none:
+                    first = first or exc
+        raise first or refuse(name, "has no allowed form", value)
+
+    return check
+
+
+def _literal(allowed: tuple[Any, ...]) -> Check:
+    def check(value: Any, name: str) -> Any:
+        if isinstance(value, bool) or value not in allowed:
+            raise refuse(name, f"must be one of: {', '.join(map(repr, allowed))}", value)
+        return value
+
+    return check
+
+
+def _enum(kind: type[Enum]) -> Check:
+    def check(value: Any, name: str) -> Any:
+        try:
+            return kind(value)
+        except ValueError:
+            shown = ", ".join(repr(m.value) for m in kind)
+            raise refuse(name, f"must be one of: {shown}", value) from None
+
+    return check
+
+
+def _sequence(kind: type, item: Check) -> Check:
+    def check(value: Any, name: str) -> Any:
+        if not isinstance(value, list | tuple):
+            raise refuse(name, "must be a list", value)
+        items = kind(item(v, f"{name}.{i}") for i, v in enumerate(value))
+        return value if items == value and type(value) is kind else items
+
+    return check
+
+
+def _mapping(item: Check) -> Check:
+    def check(value: Any, name: str) -> Any:
+        if not isinstance(value, Mapping):
+            raise refuse(name, "must be an object", value)
+        out = {}
+        for key, v in value.items():
+            if not isinstance(key, str):
+                raise refuse(name, "must name its entries with text", key)
+            out[key] = item(v, f"{name}.{key}")
+        return out
+
+    return check
+
+
+def _instance(kind: Any, load: Callable[[Any], Any] | None) -> Check:
+    """An instance of ``kind``; or, where it validates data (a store record), a mapping."""
+
+    def check(value: Any, name: str) -> Any:
+        if load is not None and isinstance(value, Mapping):
+            return load(value)
+        if not isinstance(value, kind):
+            raise refuse(name, f"must be a {getattr(kind, '__name__', kind)}", value)
+        return value
+
+    return check
+
+
+def _matching(check: Check, pattern: str) -> Check:
+    whole = re.compile(pattern.removeprefix("^").removesuffix("$"))
+
+    def matching(value: Any, name: str) -> Any:
+        value = check(value, name)
+        if not whole.fullmatch(value):
+            raise refuse(name, f"must match the pattern {pattern!r}", value)
+        return value
+
+    return matching
+
+
+def _bounded(check: Check, low: float | None, high: float | None, open_low: bool) -> Check:
+    def bounded(given: Any, name: str) -> Any:
+        value = check(given, name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if low is not None and (not value > low if open_low else not value >= low):
+                raise refuse(name, f"must be {'above' if open_low else 'at least'} {low}", given)
+            if high is not None and not value <= high:
+                raise refuse(name, f"must be at most {high}", given)
+        return value
+
+    return bounded

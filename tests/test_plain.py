@@ -1,0 +1,185 @@
+"""Plain data checked by its annotations (noetic.plain): what is refused, how it is named, and
+that a dump is read back as the same value."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from noetic.assessment import Decision
+from noetic.errors import ValidationError
+from noetic.events import PAYLOADS, EventKind
+from noetic.plain import field_names
+from noetic.profiles import Profile, parse_profile
+from noetic.vectors import Tuning
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+WEIGHTS = [f"{t}_weight" for t in ("confidence", "engagement", "foundation", "comprehension",
+                                   "execution", "uncertainty")]  # fmt: skip
+
+
+@given(st.sampled_from(WEIGHTS), json_values)
+def test_a_weight_is_a_number_within_its_bounds_or_refused_naming_it(name, value):
+    low_open = name != "uncertainty_weight"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    fits = number and (value > 0 if low_open else value >= 0) and value <= 3
+    try:
+        tuning = Tuning(**{name: value})
+    except ValidationError as exc:
+        assert not fits
+        assert exc.field == name and f"field {name!r}" in str(exc)
+    else:
+        assert fits and getattr(tuning, name) == float(value)
+        assert type(getattr(tuning, name)) is float
+
+
+@given(st.dictionaries(st.sampled_from(["max_rounds", "confidence_threshold", "gap_threshold",
+                                        "tool_mode", "approved_tools", "bogus"]),
+                       json_values, max_size=3))  # fmt: skip
+def test_a_profile_section_is_read_or_refused_naming_the_dotted_field(section):
+    try:
+        profile = parse_profile({"name": "p", "investigation": section}, source="p.yaml")
+    except ValidationError as exc:
+        assert exc.field is not None and exc.field.split(".")[0] == "investigation"
+        assert str(exc).startswith(f"p.yaml: field {exc.field!r}: ")
+        assert exc.field.split(".")[1] in section
+    else:
+        inv = profile.investigation
+        assert inv.max_rounds is None or 1 <= inv.max_rounds <= 1000
+        assert inv.confidence_threshold == "dynamic" or 0 <= inv.confidence_threshold <= 1
+        assert 0 <= inv.gap_threshold <= 1
+        assert all(isinstance(t, str) for t in inv.approved_tools)
+
+
+profiles = st.builds(
+    lambda name, rounds, threshold, weight, models: {
+        "name": name,
+        "investigation": {"max_rounds": rounds, "confidence_threshold": threshold},
+        "tuning": {"confidence_weight": weight},
+        "selection": {"ai_models": models},
+    },
+    st.from_regex(r"[A-Za-z0-9_.-]{1,12}", fullmatch=True),
+    st.none() | st.integers(1, 1000),
+    st.just("dynamic") | st.floats(0, 1),
+    st.floats(0.01, 3),
+    st.lists(st.text(max_size=6), max_size=3),
+)
+
+
+@given(profiles)
+def test_a_profiles_json_dump_reads_back_as_the_same_profile(data):
+    profile = parse_profile(data)
+    dumped = json.loads(json.dumps(profile.model_dump(mode="json")))
+    assert Profile.model_validate(dumped) == profile
+    assert profile.model_copy(update={}) == profile
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "problem"),
+    [
+        ({"name": "x", "investigation": {"max_rounds": 0}}, "investigation.max_rounds",
+         "must be at least 1 (got 0)"),
+        ({"name": "x", "investigation": {"max_rounds": True}}, "investigation.max_rounds",
+         "must be a whole number (got True)"),
+        ({"name": "x", "tuning": {"foundation_weight": "1"}}, "tuning.foundation_weight",
+         "must be a number (got '1')"),
+        ({"name": "x", "tuning": {"confidence_weight": 0}}, "tuning.confidence_weight",
+         "must be above 0 (got 0)"),
+        ({"name": "x", "selection": {"domains": "web"}}, "selection.domains",
+         "must be a list (got 'web')"),
+        ({"name": "x", "selection": {"domains": ["web", 3]}}, "selection.domains.1",
+         "must be text (got 3)"),
+        ({"name": "x", "guardian": {"auto_apply": "yes"}}, "guardian.auto_apply",
+         "must be true or false (got 'yes')"),
+        ({"name": "x", "calibration": {"decide_on": "both"}}, "calibration.decide_on",
+         "must be one of: 'calibrated', 'stated' (got 'both')"),
+        ({"name": "x", "actions": []}, "actions", "must be an object of ActionThresholds"),
+        ({"name": "a b"}, "name", "must match the pattern '^[A-Za-z0-9_.-]+$'"),
+        ({"description": "no name"}, "name", "field required"),
+    ],
+)  # fmt: skip
+def test_each_kind_of_wrong_value_is_named(data, field, problem):
+    with pytest.raises(ValidationError) as info:
+        parse_profile(data, source="mine.yaml")
+    assert info.value.field == field
+    assert str(info.value).startswith(f"mine.yaml: field {field!r}: {problem}")
+
+
+@given(st.sampled_from(list(EventKind)), st.dictionaries(st.text(max_size=8), json_values,
+                                                           max_size=4))  # fmt: skip
+def test_a_payload_from_arbitrary_data_is_built_or_refused_with_a_named_field(kind, data):
+    model = PAYLOADS[kind]
+    try:
+        payload = model.model_validate(data)
+    except ValidationError as exc:
+        assert exc.field is not None and str(exc).startswith(f"field {exc.field!r}: ")
+        assert exc.field in data or exc.field.split(".")[0] in field_names(model)
+    else:
+        assert set(data) <= set(payload.model_dump())
+        assert model.model_validate(payload.model_dump(mode="json")) == payload
+
+
+def test_a_decision_leaves_out_an_empty_calibrated_and_pydantic_reads_it_the_same():
+    from pydantic import BaseModel
+
+    decision = Decision(action="PROCEED", confidence=0.8, threshold=0.7, rule="threshold",
+                        reason="r", gaps=("know",))  # fmt: skip
+    assert "calibrated" not in decision.model_dump(mode="json")
+    assert decision.model_dump(mode="json")["gaps"] == ["know"]
+    assert decision.model_dump()["gaps"] == ("know",)
+
+    class Holder(BaseModel):
+        decision: Decision
+
+    held = Holder(decision=decision)
+    assert held.model_dump(mode="json")["decision"] == decision.model_dump(mode="json")
+    assert Holder.model_validate(held.model_dump(mode="json")).decision == decision
+    schema = Holder.model_json_schema()["$defs"]["Decision"]
+    assert schema["required"] == ["action", "confidence", "threshold", "rule", "reason", "gaps"]
+
+
+def test_the_json_schema_says_what_the_checks_hold():
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(Profile).json_schema()
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["name"]["pattern"] == "^[A-Za-z0-9_.-]+$"
+    rounds = schema["$defs"]["Investigation"]["properties"]["max_rounds"]["anyOf"][0]
+    assert (rounds["minimum"], rounds["maximum"]) == (1, 1000)
+    weight = schema["$defs"]["Tuning"]["properties"]["confidence_weight"]
+    assert (weight["exclusiveMinimum"], weight["maximum"]) == (0, 3)
+    assert not math.isnan(TypeAdapter(Tuning).validate_python({}).confidence_weight)
+
+
+def test_nan_is_outside_every_bound() -> None:
+    for value in (math.nan, math.inf, -math.inf):
+        with pytest.raises(ValidationError, match="confidence_weight"):
+            Tuning(confidence_weight=value)
+    values: dict[str, Any] = {"gap_threshold": math.nan}
+    with pytest.raises(ValidationError, match=r"investigation\.gap_threshold"):
+        parse_profile({"name": "x", "investigation": values})
+
+
+def test_a_class_pydantic_has_read_is_built_as_before():
+    from pydantic import BaseModel
+
+    from noetic.events import Event
+
+    class Holder(BaseModel):
+        event: Event
+
+    Holder.model_json_schema()  # Event is a standard dataclass from now on
+    event = Event(kind=EventKind.RUN_FINISHED)
+    assert event.data == {} and event.at.tzinfo is not None
+    assert Holder(event=event).event is event
