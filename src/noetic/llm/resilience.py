@@ -40,8 +40,6 @@ from noetic.llm.base import (
 )
 from noetic.llm.prices import PriceTable
 
-_EVENT_FIELDS = tuple(LLMCalled.model_fields)
-
 
 class RetryPolicy(Frozen):
     max_attempts: int = Field(4, ge=1, le=20)
@@ -258,5 +256,20 @@ class ResilientProvider:
                         engine=call.engine,
                         session_id=call.session_id,
                         cascade_id=call.cascade_id,
-                        data=LLMCalled.model_validate({f: getattr(call, f) for f in _EVENT_FIELDS}),
+                        data=LLMCalled(
+                            provider=call.provider,
+                            model=call.model,
+                            attempt=call.attempt,
+                            outcome=call.outcome,
+                            tokens_in=call.tokens_in,
+                            tokens_out=call.tokens_out,
+                            latency_ms=call.latency_ms,
+                            error_class=call.error_class,
+                            status=call.status,
+                            tokens_cached=call.tokens_cached,
+                            tokens_cache_write=call.tokens_cache_write,
+                            cost_usd=call.cost_usd,
+                            stop_reason=call.stop_reason,
+                            note=call.note,
+                        ),
                     )
