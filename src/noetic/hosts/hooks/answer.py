@@ -56,7 +56,6 @@ from noetic.hosts.hooks.shared import (
     outside_project,
     project_dir,
     project_root,
-    workspace_of,
 )
 
 EVENTS = (
@@ -247,7 +246,7 @@ def _find_test_commands(home: Path, payload: dict[str, Any], project: Path | Non
         return
     from noetic.hosts.testing.detect import test_setup, with_test_commands
 
-    found = test_setup(workspace_of(payload, project), home)
+    found = test_setup(project_root(payload, project), home)
     if found.kept is not None or not found.found:
         return
     path = home / "config.toml"
@@ -555,7 +554,7 @@ def post_tool_use(
     run = recognise(
         command,
         test_commands(home),
-        workspace=str(workspace_of(payload, project)),
+        workspace=str(project_root(payload, project)),
         cwd=str(folder),
         home=os.path.expanduser("~"),
     )
