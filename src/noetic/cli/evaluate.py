@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, StoreOpt, with_options
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker
 
@@ -22,23 +22,12 @@ if TYPE_CHECKING:
     from noetic.evaluation.report import EvalReport
 
 
-def _bare(ctx: typer.Context) -> None:
-    from noetic.cli.options import help_when_bare
-
-    help_when_bare(ctx)
-
-
-app = typer.Typer(
-    help="Measure a model's calibration offline: it states P(success), writes the function, "
+app = group(
+    "Measure a model's calibration offline: it states P(success), writes the function, "
     "reassesses, and the problem's own tests judge it.\n\n"
-    "noetic eval humaneval --provider anthropic:claude-haiku-4-5 --limit 20",
-    callback=_bare,
-    invoke_without_command=True,
+    "noetic eval humaneval --provider anthropic:claude-haiku-4-5 --limit 20"
 )
 
-ProviderOpt = Annotated[
-    str | None, typer.Option(help="anthropic:M, openai:M, ollama:M, openai-compatible:URL#M")
-]
 ProfileOpt = Annotated[str | None, typer.Option(help="Profile (default: chosen by the model).")]
 ReviewOpt = Annotated[
     str,
