@@ -140,29 +140,23 @@ def _answer(
     from noetic.store import open_store
 
     # the store alone, without the tracker: no profiles and no models
-    store = open_store(location.home, create=True)
-    try:
+    with open_store(location.home, create=True) as store:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
             return None
-        if event == "pre-compact":
-            pre_compact(store, sid, payload)
-            return None
         if event in ("stop", "task-completed"):
             return stop(store, sid, payload)
-        if event == "subagent-start":
+        if event == "pre-compact":
+            pre_compact(store, sid, payload)
+        elif event == "subagent-start":
             subagent_start(store, sid, payload)
-            return None
-        if event == "subagent-stop":
+        elif event == "subagent-stop":
             subagent_stop(store, sid, payload)
-            return None
-        if event in ("permission-denied", "stop-failure"):
+        elif event in ("permission-denied", "stop-failure"):
             host_event(store, sid, event, payload)
-            return None
-        store.end_session(sid)
+        else:
+            store.end_session(sid)
         return None
-    finally:
-        store.close()
 
 
 def user_prompt_submit(location: Any) -> dict[str, Any] | None:
@@ -177,11 +171,8 @@ def user_prompt_submit(location: Any) -> dict[str, Any] | None:
     else:
         from noetic.store import open_store
 
-        store = open_store(location.home, url=location.url)
-        try:
+        with open_store(location.home, url=location.url) as store:
             body = reads.newest_map_body(store, AI_ID)
-        finally:
-            store.close()
     line = line_from(body)
     if line is None:
         return None
@@ -208,12 +199,12 @@ def session_start(
     """Open (or keep) this Claude session's Noetic session and answer the context. The tracker
     (profiles, models) is built only to open a new session: a resumed one is read from the
     store alone."""
+    from noetic.config import load
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
     from noetic.store.current import write_current_session
 
-    store = open_store(location.home, create=True)
-    try:
+    with open_store(location.home, create=True) as store:
         key = agent_key(payload)
         sid = remembered_session(store, key)
         session = store.get_session(sid) if sid else None
@@ -229,10 +220,7 @@ def session_start(
             write_current_session(store.home, session.id, key)
         _export_env(session.id)
         _find_test_commands(store.home, payload, project)
-        budget = _context_budget(store.home)
-        text = session_context(store, session, budget)
-    finally:
-        store.close()
+        text = session_context(store, session, load(store.home).context_tokens)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -264,12 +252,6 @@ def _export_env(session_id: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"export NOETIC_SESSION={session_id}\n")
-
-
-def _context_budget(home: Path) -> int:
-    from noetic.config import load
-
-    return load(home).context_tokens
 
 
 def estimate_tokens(text: str) -> int:
@@ -590,15 +572,13 @@ def post_tool_use(
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
-    store = open_store(home, create=True)  # the store alone: the outcome needs no tracker
-    try:
+    # the store alone: the outcome needs no tracker
+    with open_store(home, create=True) as store:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
             _not_recorded(home, shown, None)
             return None
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
-    finally:
-        store.close()
     if record is None:
         _not_recorded(home, shown, sid)
     return record

@@ -204,10 +204,8 @@ def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | N
     if not location.exists:
         return hold(None, None, effects)
     tracker = open_tracker(location.home, create=True)
-    try:
+    with tracker.store:
         return hold(tracker, current_session(tracker, payload), effects)
-    finally:
-        tracker.store.close()
 
 
 def refusal(violations: Any) -> str:
