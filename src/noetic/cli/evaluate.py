@@ -110,28 +110,20 @@ def run_tasks(
 
 
 def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
-
     from noetic.operations.evaluating import start_eval
+    from noetic.store.evals import tasks
 
-    watch = _Watch(o["json"])
+    as_json, store, matching = o.pop("json"), o.pop("store"), o.pop("tasks_matching")
+    watch = _Watch(as_json)
 
     def started(record: Any, shown: str) -> None:
-        watch.begin(record.id, len(record_tasks(record)), shown)
+        watch.begin(record.id, len(tasks(tracker.store, record.id)), shown)
 
-    def record_tasks(record: Any) -> list[Any]:
-        from noetic.store.evals import tasks
-
-        return tasks(tracker.store, record.id)
-
-    with handled(o["json"]):
-        tracker = open_tracker(o["store"], create=True)
+    with handled(as_json):
+        tracker = open_tracker(store, create=True)
         result = watch.run(
-            start_eval(
-                tracker, task_set, tasks_file=tasks_file, provider=o["provider"],
-                profile=o["profile"], review=o["review"], limit=o["limit"],
-                matching=o["tasks_matching"], seed=o["seed"],
-                concurrency=o["concurrency"], test_timeout=o["test_timeout"],
-                test_memory=o["test_memory"], sandbox=o["sandbox"], ai_id=o["ai_id"],
+            start_eval(  # the other run options are named as start_eval names them
+                tracker, task_set, tasks_file=tasks_file, matching=matching, **o,
                 on_start=started, on_task=watch.task,
             )
         )  # fmt: skip
