@@ -47,11 +47,10 @@ def project_root(payload: dict[str, Any], project: Path | None = None) -> Path:
     env = os.environ.get("CLAUDE_PROJECT_DIR")
     if env and Path(env).is_dir():
         return Path(env).resolve()
+    from noetic.store.location import find_git_root
+
     folder = project_dir(payload).resolve()
-    for parent in (folder, *folder.parents):
-        if (parent / ".git").exists():
-            return parent
-    return folder
+    return find_git_root(folder) or folder
 
 
 def locate(payload: dict[str, Any], explicit: Path | None, project: Path | None = None) -> Any:
