@@ -123,18 +123,12 @@ def runner_of(words: tuple[str, ...]) -> Runner:
     head = words[0]
     found = [w for w, _ in operands(list(words))]
     verb = found[0] if found else None
-    if head == "pytest":
-        return RUNNERS["pytest"]
-    if head == "unittest":
-        return RUNNERS["unittest"]
+    if head in ("pytest", "unittest", "make", "gradle", "mvn"):
+        return RUNNERS[head]
     if head in NPM_FAMILY and verb == "test":
         return RUNNERS["npm test"]
-    if head == "cargo" and verb == "test":
-        return RUNNERS["cargo test"]
-    if head == "go" and verb == "test":
-        return RUNNERS["go test"]
-    if head in ("make", "gradle", "mvn"):
-        return RUNNERS[head]
+    if head in ("cargo", "go") and verb == "test":
+        return RUNNERS[f"{head} test"]
     return RUNNERS["command"]
 
 
@@ -170,12 +164,8 @@ def has_test_script(folder: Path) -> bool:
 
 def _package_json(folder: Path) -> Any:
     try:
-        text = (folder / "package.json").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
+        return json.loads((folder / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError too), not JSON
         return None
 
 
