@@ -53,6 +53,7 @@ from noetic.hosts.hooks.shared import (
     locate,
     log_failure,
     note,
+    one_line,
     outside_project,
     project_dir,
     project_root,
@@ -317,18 +318,13 @@ def _earlier_tasks(store: Any, session: Any) -> list[str]:
     for r in earlier_tasks(store, session.project, RECENT_TASKS):
         outcome = "no outcome" if r.outcome is None else f"outcome {r.outcome:.2f}"
         line = (
-            f"- {_one_line(r.task, 160)} [{r.calibration}; "
+            f"- {one_line(r.task, 160)} [{r.calibration}; "
             f"{r.confidence_pre:.2f} → {r.confidence_post:.2f}; {outcome}]"
         )
         if r.notes:
-            line += f" learned: {_one_line(r.notes, 200)}"
+            line += f" learned: {one_line(r.notes, 200)}"
         out.append(line)
     return out
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 # pre-compact ---------------------------------------------------------------------------------
@@ -418,7 +414,7 @@ def _subagent(payload: dict[str, Any]) -> tuple[str, str] | None:
     if not isinstance(agent, str) or not _AGENT_ID.match(agent):
         return None
     kind = payload.get("agent_type")
-    return agent, _one_line(kind, 80) if isinstance(kind, str) and kind.strip() else "subagent"
+    return agent, one_line(kind, 80) if isinstance(kind, str) and kind.strip() else "subagent"
 
 
 def subagent_start(store: Any, sid: str, payload: dict[str, Any]) -> None:
@@ -471,7 +467,7 @@ def host_event(store: Any, sid: str, event: str, payload: dict[str, Any]) -> Non
         host="Claude Code",
         event=name,
         tool=tool if isinstance(tool, str) else None,
-        detail=_one_line(detail, 500) if detail else "",
+        detail=one_line(detail, 500) if detail else "",
     )
     store.append_event(
         Event(
@@ -542,7 +538,7 @@ def post_tool_use(
     )
     if run is None:
         return None
-    shown = _one_line(command, 120)
+    shown = one_line(command, 120)
     if isinstance(run, Hidden):
         note(home, "post-tool-use", f"`{shown}` not recorded: {run.reason}")
         return None

@@ -83,6 +83,12 @@ def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
     return remembered_session(tracker.store, agent_key(payload))
 
 
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (its white space folded), cut to ``limit`` characters with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 # hooks.log -----------------------------------------------------------------------------------
 
 

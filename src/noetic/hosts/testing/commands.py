@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from noetic.hosts.hooks.shared import one_line
 from noetic.tools.shellgate.reduction import (
     NPM_FAMILY,
     PROGRAM_ALIASES,
@@ -326,7 +327,7 @@ def recognise(
     if top[-1] is not test:
         return Hidden(
             configured_name,
-            f"`{_short(top[-1].text)}` runs after the test run, so the line's exit status is "
+            f"`{one_line(top[-1].text, 80)}` runs after the test run, so the line's exit status is "
             "not the test's",
         )
     reason = _chain(command, script, top, runs)
@@ -417,10 +418,10 @@ def _chain(command: str, script: Any, top: list[Any], runs: dict[int, Any]) -> s
     for cmd, gap in zip(top, gaps[:-1], strict=False):
         chained = "&&" in (_tokens(gap) or [])
         if id(cmd) in runs and not chained:
-            return f"a later command runs whatever `{_short(cmd.text)}` gives"
+            return f"a later command runs whatever `{one_line(cmd.text, 80)}` gives"
         if chained and id(cmd) not in runs and not _preparing(cmd):
             return (
-                f"`{_short(cmd.text)}` runs before the test run with `&&`, so its own "
+                f"`{one_line(cmd.text, 80)}` runs before the test run with `&&`, so its own "
                 "failure would be the line's exit status"
             )
     return None
@@ -446,11 +447,6 @@ def _preparing(cmd: Any) -> bool:
     if cmd.name is None:
         return True  # a bare NAME=value
     return cmd.name.value is not None and os.path.basename(cmd.name.value) in PREPARING
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def run_status(argv: list[str], code: int, cwd: Path) -> Status:
