@@ -11,7 +11,11 @@ workspace, the file written, the sandbox, the verdict).
 Targets: bookkeeping ≤ 10% of the sandboxed test's own time; all 164 in ≤ 3 minutes on the
 2-core machine at concurrency 4.
 
-    python bench/eval_overhead.py [--limit N] [--concurrency 1 4]
+    python bench/eval_overhead.py [--limit N] [--concurrency 1 4] [--baseline TREE] [--repeat R]
+
+``--baseline TREE`` runs the same problems with the code of another checkout (its own
+``.venv``; e.g. a worktree of the commit before a change) turn about with this one, each in a
+process of its own, and ends with the medians of both side by side.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -65,7 +70,7 @@ def floor(problems: list[Problem]) -> tuple[float, float]:
     return statistics.median(bare), statistics.median(judged)
 
 
-def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> None:
+def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="noetic-eval-bench-") as home:
         tracker = open_tracker(Path(home), create=True)
         start = time.perf_counter()
@@ -99,6 +104,41 @@ def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> 
         f"  bookkeeping / sandboxed test: {other / test:6.1%}   (target ≤ 10%; report mean "
         f"{report.timing.other_ms or 0:.1f} ms)"
     )
+    return {"wall": wall, "model": model, "test": test, "other": other}
+
+
+FIGURES = re.compile(
+    r"in\s+([\d.]+) s wall.*?model\s+([\d.]+) \+ sandboxed tests\s+([\d.]+) \+ "
+    r"bookkeeping\s+([\d.]+)",
+    re.DOTALL,
+)
+
+
+def baseline_run(tree: Path, concurrency: int, limit: int) -> dict[str, float]:
+    """The same run by the code in ``tree`` (another checkout with its own ``.venv``), in a
+    process of its own; its figures as it prints them."""
+    out = subprocess.run(
+        [str(tree / ".venv/bin/python"), str(tree / "bench/eval_overhead.py"), "--limit",
+         str(limit), "--concurrency", str(concurrency), "--floor", "1"],
+        cwd=tree, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    found = FIGURES.search(out)
+    if found is None:
+        raise SystemExit(f"no figures in the baseline's output:\n{out}")
+    print("  baseline: " + out.split("\n", 2)[-1].strip().replace("\n", "\n  baseline: "))
+    return dict(zip(("wall", "model", "test", "other"), map(float, found.groups()), strict=True))
+
+
+def summary(runs: dict[tuple[str, int], list[dict[str, float]]]) -> None:
+    """Medians over the repeats, the baseline beside this tree."""
+    print("\nmedians over the repeats (ms a problem; wall in s):")
+    print(f"{'':14}{'wall':>8}{'model':>8}{'tests':>8}{'bookkeeping':>13}{'ratio':>8}")
+    for (who, k), figures in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        m = {key: statistics.median(f[key] for f in figures) for key in figures[0]}
+        print(
+            f"{who + ', c=' + str(k):14}{m['wall']:8.1f}{m['model']:8.1f}{m['test']:8.1f}"
+            f"{m['other']:13.1f}{m['other'] / m['test']:8.1%}"
+        )
 
 
 def main() -> None:
@@ -106,6 +146,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=164)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--floor", type=int, default=40, help="problems timed for the floor")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout (with its .venv) whose code runs the same, turn about, beside "
+        "this one: the figures before a change, in the same session",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each (turn about)")
     args = parser.parse_args()
     problems = humaneval()
     print(f"{os.cpu_count()} cores; {args.limit} problems; stand-in model on loopback HTTP")
@@ -114,10 +161,19 @@ def main() -> None:
         f"floor ({args.floor} problems, median): bare `python -c` in bubblewrap {bare:6.1f} ms, "
         f"the judge's sandboxed run {judged:6.1f} ms ({judged / bare:4.2f}×)"
     )
+    runs: dict[tuple[str, int], list[dict[str, float]]] = {}
     with running() as server:
         server.responder = StandIn(problems, right_unless_three)
         for k in args.concurrency:
-            one_run(server.url, problems, k, args.limit)
+            for _ in range(args.repeat):
+                if args.baseline is not None:
+                    figures = baseline_run(args.baseline.resolve(), k, args.limit)
+                    runs.setdefault(("baseline", k), []).append(figures)
+                runs.setdefault(("this", k), []).append(
+                    one_run(server.url, problems, k, args.limit)
+                )
+    if args.baseline is not None or args.repeat > 1:
+        summary(runs)
 
 
 if __name__ == "__main__":

@@ -44,11 +44,13 @@ def record_outcome(
     source: str,
     evidence: str = "",
     refit: bool = True,
+    registry: ProfileRegistry | None = None,
 ) -> RecordedOutcome:
     """Record an outcome for a cascade, or for a session's latest task; the receipt quotes
     what the agent stated at PREFLIGHT, as the per-phase report scores it, and what it means
     calibrated now (the agent's map refitted with this outcome and kept, unless ``refit`` is
-    false: then the next decision refits it)."""
+    false: then the next decision refits it). ``registry``: the profiles (default: the
+    store's)."""
     from noetic.calibration.per_phase import stated_value
 
     check_outcome_score(score)
@@ -76,7 +78,7 @@ def record_outcome(
         predicted_check=checks[-1].decision.confidence if checks else None,
         predicted_vectors=pre.assessment.vectors,
     )
-    registry = ProfileRegistry(store.home / "profiles")
+    registry = registry or ProfileRegistry(store.home / "profiles")
     if effective_profile(store, registry, cascade.profile).guardian.auto_apply:
         from noetic.calibration.guardian import run_guardian
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -186,9 +187,14 @@ def check_outcome_score(score: float) -> None:
 
 
 def outcome_points(
-    store: Store, filters: Filters, *, after: str | None = None
+    store: Store,
+    filters: Filters,
+    *,
+    after: str | None = None,
+    tasks: Collection[str] | None = None,
 ) -> list[OutcomePoint]:
-    """One point per task: newest outcome per source, averaged over sources; oldest first."""
+    """One point per task (of ``tasks`` only, when given): newest outcome per source, averaged
+    over sources; oldest first."""
     since = None
     if filters.since_days is not None:
         since = (datetime.now(UTC) - timedelta(days=filters.since_days)).isoformat()
@@ -200,6 +206,7 @@ def outcome_points(
         profile=filters.profile,
         domain=filters.domain,
         since=since,
+        tasks=tasks,
         columns=outcome_rows.PREDICTION_COLUMNS,
     )
     newest: dict[str, dict[str, Any]] = {}
@@ -221,26 +228,33 @@ def outcome_points(
     return sorted(points, key=lambda p: p.at)
 
 
-def phase_points(store: Store, filters: Filters, *, after: str | None = None) -> list[PhasePoint]:
+def phase_points(
+    store: Store,
+    filters: Filters,
+    *,
+    after: str | None = None,
+    tasks: Collection[str] | None = None,
+) -> list[PhasePoint]:
     """Every task with an outcome, one point per phase it reached (:mod:`.phases`): its first
     PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
     as the vectors' confidence otherwise (:func:`~.phases.stated_value`); oldest task first.
     A task whose assessments are not in the store (outcomes written without them) falls back
     to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. An assessment
     written after the outcome it would be scored against is no prediction and is left out.
-    ``after``: only outcomes recorded since then (as :func:`outcome_points`)."""
+    ``after``: only outcomes recorded since then (as :func:`outcome_points`); ``tasks``: only
+    these tasks' points."""
     from noetic.calibration.per_phase import PhasePoint, stated_value
 
-    tasks = outcome_points(store, filters, after=after)
-    if not tasks:
+    judged = outcome_points(store, filters, after=after, tasks=tasks)
+    if not judged:
         return []
-    wanted = {t.cascade_id for t in tasks}
-    scored = outcome_rows.scored_tasks(store)
+    wanted = {t.cascade_id for t in judged}
+    scored = outcome_rows.scored_tasks(store, tasks)
     who = {k: v for k, v in scored.who.items() if k in wanted}
     engines, models = scored.engines, scored.models
-    personas = _personas(store)
+    personas = _personas(store, tasks)
     stated: dict[str, dict[str, tuple[float, Basis]]] = {}
-    judged_at = {t.cascade_id: t.at for t in tasks}
+    judged_at = {t.cascade_id: t.at for t in judged}
     for row in scored.assessments:
         if row["cascade_id"] not in wanted:
             continue
@@ -254,7 +268,7 @@ def phase_points(store: Store, filters: Filters, *, after: str | None = None) ->
             continue  # the first PREFLIGHT is the prediction; the last of any other phase
         mine[phase] = stated_value(row["p_success"], row["confidence"])
     points = []
-    for task in tasks:
+    for task in judged:
         meta = who.get(task.cascade_id)
         if meta is None:
             continue
@@ -297,10 +311,10 @@ def preflight_points(
     return [p for p in phase_points(store, filters, after=after) if p.phase == "preflight"]
 
 
-def _personas(store: Store) -> dict[str, str]:
+def _personas(store: Store, tasks: Collection[str] | None) -> dict[str, str]:
     """The persona that wrote a Nova task's assessments (turn keys are ``round:node:persona``)."""
     found: dict[str, str] = {}
-    for cascade_id, key in outcome_rows.nova_turn_keys(store):
+    for cascade_id, key in outcome_rows.nova_turn_keys(store, tasks):
         _, node, persona = [*key.split(":", 2), "", ""][:3]
         if node in ("preflight", "check", "postflight") and persona:
             found.setdefault(cascade_id, persona)

@@ -12,7 +12,9 @@ statements stand is not corrected by other agents' maps.
 with the count and newest id of the store's outcomes it saw. A decision reads the row and the
 newest outcome's id; only when outcomes arrived since (a new ``noetic outcome`` refits at once,
 for its receipt) is it refitted. The release gate for the configured ``[gate]`` is kept in the
-same row.
+same row. A refit reads only what changed: the process keeps the store's points
+(:class:`Points`) and reads again only the tasks of the outcomes recorded since, so the map
+after each outcome is the one a fit from scratch gives, at the cost of the new outcomes.
 
 **Settings**, in the store's ``config.toml``::
 
@@ -29,9 +31,11 @@ and per profile ``calibration: {decide_on: stated}``. Either saying ``stated`` t
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
+from weakref import WeakKeyDictionary
 
 from noetic.assessment import Calibrated, Release
 from noetic.calibration.outcomes import Filters, phase_points
@@ -60,6 +64,8 @@ def read_settings(home: Path) -> Settings:
     from noetic.config import load
 
     config = load(home)
+    if not config.data:  # no config.toml: the defaults, without building its sections
+        return Settings()
     gate = config.gate
     return Settings(
         decide_on=config.calibration.decide_on,
@@ -77,8 +83,70 @@ def _newest(store: Store) -> int:
     return last_outcome(store)
 
 
-def _stamp(store: Store) -> tuple[int, int]:
-    return outcome_rows.outcome_stamp(store)
+class Points:
+    """The store's points (:func:`~.outcomes.phase_points` with no filter), kept in step with
+    its outcomes: each update reads only the outcomes after the newest it has seen and
+    recomputes the points of their tasks alone (a task's new outcome changes its observed
+    score, its time and which of its assessments came before it), so a fit costs the new
+    outcomes' reads, not every task's. It starts again from every outcome when the store does
+    not hold what it saw: fewer or more outcomes than it counted (one rolled back, or committed
+    below the newest by another writer), or its newest one changed."""
+
+    EVERY: Final = 500  # more new tasks than this: one read of everything is cheaper
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        self.seen = 0  # the outcomes they cover
+        self.last: tuple[int, str] = (0, "")  # the newest of them: id, time
+        # per task: (its newest outcome's time, its first outcome's time and id), which is
+        # phase_points' order (by the newest time, ties by the first outcome), and its points
+        self.order: dict[str, tuple[str, str, int]] = {}
+        self.points: dict[str, list[PhasePoint]] = {}
+        self.flat: list[PhasePoint] = []
+
+    def update(self, store: Store) -> Points:
+        with self.lock:
+            rows = outcome_rows.outcomes_from(store, self.last[0])
+            new = rows[1:] if self.last[0] else rows
+            moved = self.last[0] and (not rows or rows[0][:2] != self.last)
+            if moved or self.seen + len(new) != outcome_rows.count_outcomes(store):
+                self.clear()
+                new = outcome_rows.outcomes_from(store, 0)
+            if new:
+                self._add(store, new)
+        return self
+
+    def _add(self, store: Store, new: list[tuple[int, str, str]]) -> None:
+        for outcome_id, at, task in new:
+            was = self.order.get(task)
+            first = (at, outcome_id) if was is None else min(was[1:], (at, outcome_id))
+            self.order[task] = (at if was is None else max(was[0], at), *first)
+        tasks = {task for _, _, task in new}
+        every = len(tasks) > self.EVERY
+        if every:
+            self.points = {}
+        for task in () if every else tasks:
+            self.points.pop(task, None)
+        for p in phase_points(store, Filters(), tasks=None if every else tasks):
+            self.points.setdefault(p.cascade_id, []).append(p)
+        self.seen += len(new)
+        self.last = new[-1][:2]
+        ordered = sorted(self.points, key=self.order.__getitem__)  # nearly sorted: linear
+        self.flat = [p for task in ordered for p in self.points[task]]
+
+
+_KEPT: WeakKeyDictionary[Store, Points] = WeakKeyDictionary()
+
+
+def points_of(store: Store) -> Points:
+    """The points this process keeps for ``store``, brought up to date (:class:`Points`)."""
+    kept_points = _KEPT.get(store)
+    if kept_points is None:
+        kept_points = _KEPT[store] = Points()
+    return kept_points.update(store)
 
 
 def _key(ai_id: str, ai_model: str | None) -> str:
@@ -100,15 +168,6 @@ def _scoped(
     return None, []
 
 
-def _points(store: Store, ai_id: str) -> list[PhasePoint]:
-    """The agent's own points when they are enough to decide on (the usual case, and the
-    cheaper read), else every point of the store, for the fallbacks."""
-    own = phase_points(store, Filters(ai_id=ai_id))
-    if split(sum(1 for p in own if p.phase == "preflight")) is not None:
-        return own
-    return phase_points(store, Filters())
-
-
 def decision_points(points: list[PhasePoint], tasks: set[str]) -> list[tuple[float, float]]:
     """Each task's statement where it decided to act: its last CHECK, else its PREFLIGHT."""
     pre: dict[str, PhasePoint] = {}
@@ -128,8 +187,17 @@ def fit_for(
 ) -> dict[str, Any]:
     """Fit ``(ai_id, ai_model)``'s map (and the configured gate) on the store's outcomes as
     they are now, keep it, and return it."""
-    stamp = _stamp(store)
-    points = _points(store, ai_id)
+    kept_points = points_of(store)
+    body = fit_on(kept_points.flat, ai_id, ai_model, settings)
+    _keep(store, _key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body)
+    return body
+
+
+def fit_on(
+    points: list[PhasePoint], ai_id: str, ai_model: str | None, settings: Settings | None = None
+) -> dict[str, Any]:
+    """``(ai_id, ai_model)``'s map (and the configured gate) fitted on the store's ``points``
+    (oldest task first)."""
     scope, mine = _scoped(points, ai_id, ai_model)
     fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
     own = [p for p in points if p.phase == "preflight" and p.agent == ai_id][-RECORD_TASKS:]
@@ -144,7 +212,6 @@ def fit_for(
     if settings is not None and settings.max_failure_rate is not None:
         gate = _gate(points, mine, settings)
         body["gates"][_gate_key(settings)] = gate.to_json()
-    _keep(store, _key(ai_id, ai_model), stamp, body)
     return body
 
 
@@ -189,7 +256,7 @@ def kept(
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
         assert settings is not None
-        points = _points(store, ai_id)
+        points = points_of(store).flat
         _, mine = _scoped(points, ai_id, ai_model)
         body["gates"][_gate_key(settings)] = _gate(points, mine, settings).to_json()
         _keep(store, _key(ai_id, ai_model), (int(row[0]), int(row[1])), body)

@@ -110,11 +110,16 @@ class Logistic:
 
 def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
     """The posterior mode and covariance (module docstring); the identity with no outcomes."""
-    groups: dict[float, list[float]] = {}
+    stated: dict[float, list[float]] = {}
     for pi, yi in zip(p, y, strict=True):
-        g = groups.setdefault(_logit(pi), [0.0, 0.0])
+        g = stated.setdefault(pi, [0.0, 0.0])
         g[0] += 1
         g[1] += yi
+    groups: dict[float, list[float]] = {}  # by logit: two stated values may share one (EDGE)
+    for pi, (w, s) in stated.items():
+        g = groups.setdefault(_logit(pi), [0.0, 0.0])
+        g[0] += w
+        g[1] += s
     pa, pb = 1 / PRIOR_SD_A**2, 1 / PRIOR_SD_B**2
     a, b = 0.0, 1.0
     h11 = h12 = h22 = 0.0
@@ -302,7 +307,8 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         mapped = []
         for lo, hi in folds:
             m = fit(p[:lo], y[:lo], method)
-            mapped += [(m(a) - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
+            q = {a: m(a) for a in set(p[lo:hi])}
+            mapped += [(q[a] - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
         score = sum(mapped) / len(mapped)
         tried[method] = round(score, 6)
         if best is None or score < best[0]:
@@ -313,6 +319,7 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     gain = _mean_interval([r - m for r, m in zip(raw, mapped, strict=True)])
     whole = fit_logistic(p, y)
     departure = whole.departure()
+    final = Map("logistic", (whole.a, whole.b)) if method == "logistic" else fit(p, y, method)
     common = dict(
         outcomes=n,
         fitted_on=start,
@@ -325,7 +332,7 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     )
     if after[0] >= before[0]:
         return Fitted(
-            fit(p, y, method),
+            final,
             False,
             reason=f"a {method} map fitted on the outcomes before each did not lower the Brier "
             f"score on the last {n - start} ({before[0]:.4f} → {after[0]:.4f}): the stated "
@@ -334,14 +341,14 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         )
     if departure <= CHI2_2_975:
         return Fitted(
-            fit(p, y, method),
+            final,
             False,
             reason=f"the statements are consistent with what happened (the identity is inside "
             f"the map's 97.5% region: {departure:.2f} ≤ {CHI2_2_975:.2f}): the stated values stand",
             **common,  # type: ignore[arg-type]
         )
     return Fitted(
-        fit(p, y, method),
+        final,
         True,
         reason=f"a {method} map fitted on the outcomes before each lowered the Brier score on "
         f"the last {n - start} ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}",

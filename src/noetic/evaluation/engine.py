@@ -368,6 +368,7 @@ class _Runner:
                     score=1.0 if verdict.passed else 0.0,
                     source="test",
                     evidence=f"{problem.task_id}: {verdict.reason}",
+                    registry=self.ctx.tracker.registry,
                 )
             elapsed = (time.perf_counter() - start) * 1000
             earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0

@@ -26,7 +26,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from noetic.tools.sandbox import Sandbox, wrap
@@ -113,23 +113,26 @@ async def run_tests(
 ) -> Verdict:
     """Run ``source`` (a whole test program) in a fresh workspace under ``sandbox`` and judge
     it by its exit status within ``timeout_s`` seconds and ``memory_mb`` MiB of address
-    space."""
+    space. Its time (``ms``) is the whole run's: the workspace made and removed too."""
+    if memory_mb < MIN_MEMORY_MB:
+        raise ValueError(f"the tests' memory limit must be at least {MIN_MEMORY_MB} MiB")
+    start = time.perf_counter()
     workspace = tempfile.mkdtemp(prefix="noetic-eval-")
     try:
         path = os.path.join(workspace, "program.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source)
-        if memory_mb < MIN_MEMORY_MB:
-            raise ValueError(f"the tests' memory limit must be at least {MIN_MEMORY_MB} MiB")
         launch = _LAUNCH.format(limit=memory_mb * 1024 * 1024)
         argv = sandboxed([sys.executable, "-I", "-B", "-c", launch], sandbox, workspace)
-        return await _judge(argv, workspace, timeout_s, memory_mb)
+        verdict = await _judge(argv, workspace, timeout_s, memory_mb)
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
+    return replace(verdict, ms=round((time.perf_counter() - start) * 1000, 3))
 
 
 async def _judge(argv: list[str], cwd: str, timeout_s: float, memory_mb: int) -> Verdict:
-    start = time.perf_counter()
+    """The verdict on the program ``argv`` runs (its ``ms`` left for :func:`run_tests`)."""
+    ms = 0.0
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
@@ -163,7 +166,6 @@ async def _judge(argv: list[str], cwd: str, timeout_s: float, memory_mb: int) ->
     finally:
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(reader, 5)
-    ms = round((time.perf_counter() - start) * 1000, 3)
     if timed_out:
         return Verdict(
             False,

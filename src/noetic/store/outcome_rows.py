@@ -7,6 +7,7 @@ store's, written once for SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from noetic.store.rows import now
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
 PREDICTION_COLUMNS: Final = (
     "id, at, cascade_id, source, score, predicted_preflight, predicted_check, predicted_vectors"
 )
-# the tasks that have an outcome (a subquery: no parameter-count limit)
-_SCOPED = "cascade_id IN (SELECT cascade_id FROM outcomes)"
 
 
 def insert_outcome(store: BaseStore, row: dict[str, Any]) -> dict[str, Any]:
@@ -29,9 +28,13 @@ def insert_outcome(store: BaseStore, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _filtered(
-    ai_id: str | None, profile: str | None, domain: str | None, since: str | None = None
+    ai_id: str | None,
+    profile: str | None,
+    domain: str | None,
+    since: str | None = None,
+    tasks: Collection[str] | None = None,
 ) -> tuple[str, list[Any]]:
-    clauses, args = [], []
+    clauses, args = [], list[Any]()
     for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
         if value is not None:
             clauses.append(f"{col} = ?")
@@ -39,7 +42,17 @@ def _filtered(
     if since is not None:
         clauses.append("at >= ?")
         args.append(since)
+    if tasks is not None:
+        clauses.append(_among(tasks))
+        args += tasks
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def _among(tasks: Collection[str] | None, column: str = "cascade_id") -> str:
+    """The rows of ``tasks`` (None: of every task that has an outcome)."""
+    if tasks is None:
+        return f"{column} IN (SELECT cascade_id FROM outcomes)"
+    return f"{column} IN ({', '.join('?' * len(tasks))})" if tasks else "1 = 0"
 
 
 def outcomes(
@@ -49,11 +62,12 @@ def outcomes(
     profile: str | None = None,
     domain: str | None = None,
     since: str | None = None,
+    tasks: Collection[str] | None = None,
     columns: str = "*",
 ) -> list[dict[str, Any]]:
     """Every outcome matching the filters (None: any), oldest first: its ``columns`` (all, or
     :data:`PREDICTION_COLUMNS`)."""
-    where, args = _filtered(ai_id, profile, domain, since)
+    where, args = _filtered(ai_id, profile, domain, since, tasks)
     rows = store.conn.execute(f"SELECT {columns} FROM outcomes{where} ORDER BY at, id", args)
     return [dict(r) for r in rows]
 
@@ -116,53 +130,52 @@ class Scored(NamedTuple):
     assessments: list[dict[str, Any]]
 
 
-def scored_tasks(store: BaseStore) -> Scored:
-    conn = store.conn
+def scored_tasks(store: BaseStore, tasks: Collection[str] | None = None) -> Scored:
+    """:class:`Scored` for every task that has an outcome, or for ``tasks`` only."""
+    conn, among, args = store.conn, _among(tasks), list(tasks or ())
     who = {
         r["id"]: Who(r["profile"], r["ai_id"], r["ai_model"])
         for r in conn.execute(
             "SELECT c.id, c.profile, s.ai_id, s.ai_model FROM cascades c "
-            "JOIN sessions s ON s.id = c.session_id "
-            "WHERE c.id IN (SELECT cascade_id FROM outcomes)"
+            f"JOIN sessions s ON s.id = c.session_id WHERE {_among(tasks, 'c.id')}",
+            args,
         )
     }
     engines = dict(
         conn.execute(
             "SELECT cascade_id, MIN(engine) FROM events WHERE engine IS NOT NULL "
-            f"AND {_SCOPED} GROUP BY cascade_id"
+            f"AND {among} GROUP BY cascade_id",
+            args,
         ).fetchall()
     )
     models = dict(
         conn.execute(
-            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE {_SCOPED} GROUP BY cascade_id"
+            f"SELECT cascade_id, MIN(model) FROM llm_calls WHERE {among} GROUP BY cascade_id", args
         ).fetchall()
     )
     assessments = [
         dict(r)
         for r in conn.execute(
             "SELECT cascade_id, phase, confidence, p_success, review, created_at FROM assessments "
-            f"WHERE {_SCOPED} ORDER BY cascade_id, seq"
+            f"WHERE {among} ORDER BY cascade_id, seq",
+            args,
         )
     ]
     return Scored(who, engines, models, assessments)
 
 
-def nova_turn_keys(store: BaseStore) -> list[tuple[str, str]]:
-    """``(task, turn key)`` of the Nova turns of every task with an outcome, by turn."""
+def nova_turn_keys(store: BaseStore, tasks: Collection[str] | None = None) -> list[tuple[str, str]]:
+    """``(task, turn key)`` of the Nova turns of every task with an outcome (or of ``tasks``),
+    by turn."""
     rows = store.conn.execute(
         "SELECT r.cascade_id, t.key FROM nova_runs r JOIN nova_turns t ON t.run_id = r.id "
-        "WHERE r.cascade_id IN (SELECT cascade_id FROM outcomes) ORDER BY t.seq"
+        f"WHERE {_among(tasks, 'r.cascade_id')} ORDER BY t.seq",
+        list(tasks or ()),
     )
     return [(r[0], r[1]) for r in rows]
 
 
 # recalibration maps ----------------------------------------------------------------------------
-
-
-def outcome_stamp(store: BaseStore) -> tuple[int, int]:
-    """How many outcomes there are and the newest one's id (0 for none)."""
-    row = store.conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM outcomes").fetchone()
-    return int(row[0]), int(row[1])
 
 
 def keep_map(store: BaseStore, scope: str, stamp: tuple[int, int], body: str) -> None:
@@ -188,3 +201,11 @@ def kept_map(store: BaseStore, scope: str) -> KeptMap | None:
         "SELECT outcomes, last_id, body FROM calibration_maps WHERE scope = ?", (scope,)
     ).fetchone()
     return None if row is None else KeptMap(int(row[0]), int(row[1]), str(row[2]))
+
+
+def outcomes_from(store: BaseStore, first_id: int) -> list[tuple[int, str, str]]:
+    """``(id, at, task)`` of the outcomes from ``first_id`` on, by id."""
+    rows = store.conn.execute(
+        "SELECT id, at, cascade_id FROM outcomes WHERE id >= ? ORDER BY id", (first_id,)
+    )
+    return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
