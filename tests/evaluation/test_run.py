@@ -39,8 +39,11 @@ def run(tracker, server, problems, code, **options) -> tuple[EvalRun, StandIn]:
 
 
 def test_every_outcome_is_the_tests_verdict_task_by_task(tracker, model_server, problems):
+    heard = []
     result, standin = run(tracker, model_server, problems, right_unless_three,
-                          matching="HumanEval/1?")  # fmt: skip
+                          matching="HumanEval/1?",
+                          on_task=lambda t, _: heard.append(t))  # fmt: skip
+    assert sorted(heard, key=lambda t: t.seq) == result.tasks  # as told, so stored
     assert result.status == "completed" and (result.total, result.done) == (10, 10)
     chosen = {p.task_id: p for p in problems if 10 <= number(p) <= 19}
     assert sorted(t.task_id for t in result.tasks) == sorted(chosen)
@@ -138,9 +141,9 @@ def test_a_function_that_allocates_without_end_fails_at_the_memory_limit(tracker
 @pytest.mark.parametrize(
     ("state", "left"),
     [
-        ("started", {"cascades": 0, "assessments": 0, "outcomes": 0, "tests": 0}),
-        ("answered", {"cascades": 1, "assessments": 1, "outcomes": 0, "tests": 0}),
-        ("done", {"cascades": 1, "assessments": 2, "outcomes": 0, "tests": 0}),
+        ("started", {"cascades": 0, "assessments": 0, "outcomes": 0, "tests": 0, "calls": 1}),
+        ("answered", {"cascades": 1, "assessments": 1, "outcomes": 0, "tests": 0, "calls": 3}),
+        ("done", {"cascades": 1, "assessments": 2, "outcomes": 0, "tests": 0, "calls": 3}),
     ],
 )
 def test_each_step_and_the_problems_state_are_one_write(state, left, model_server, problems,
@@ -164,19 +167,57 @@ def test_each_step_and_the_problems_state_are_one_write(state, left, model_serve
     def count(sql: str) -> int:
         return int(store.conn.execute(sql).fetchone()[0])
 
-    # the step's records went with the state that failed: nothing is left half-written
+    # the step's records went with the state that failed: nothing is left half-written; the
+    # model calls made are all kept, each with its event
     assert {
         "cascades": count("SELECT COUNT(*) FROM cascades"),
         "assessments": count("SELECT COUNT(*) FROM assessments"),
         "outcomes": count("SELECT COUNT(*) FROM outcomes"),
         "tests": count("SELECT COUNT(*) FROM events WHERE data LIKE '%\"TEST\"%'"),
+        "calls": count("SELECT COUNT(*) FROM llm_calls"),
     } == left
+    assert count("SELECT COUNT(*) FROM events WHERE kind = 'llm_call'") == left["calls"]
     store.conn.execute("DROP TRIGGER refuse")
     resumed = asyncio.run(resume_eval(tracker, stopped.id))
     assert resumed.status == "completed" and resumed.done == 1
     assert (count("SELECT COUNT(*) FROM outcomes"), count(
         "SELECT COUNT(*) FROM events WHERE data LIKE '%\"TEST\"%'")) == (1, 1)  # fmt: skip
     assert count("SELECT COUNT(*) FROM cascades WHERE status = 'completed'") == 1
+    store.close()
+
+
+def test_each_model_call_is_written_with_the_step_that_follows_it(model_server, problems,
+                                                                   _isolated_home):  # fmt: skip
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    store = Store(_isolated_home)  # SQLite joins the writes of one step into one transaction
+    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    result, _ = run(tracker, model_server, problems, right_unless_three, matching="HumanEval/12",
+                    limit=1, concurrency=1)  # fmt: skip
+    store.conn.set_trace_callback(None)
+    assert result.done == 1
+    writes: list[list[str]] = []
+    for sql in statements:
+        if sql.startswith("BEGIN"):
+            writes.append([])
+        elif writes and not sql.startswith(("COMMIT", "ROLLBACK")):
+            writes[-1].append(sql)
+    with_calls = [w for w in writes if any(s.startswith("INSERT INTO llm_calls") for s in w)]
+    # the PREFLIGHT call with the task opened, the code's with the ACT event, the POSTFLIGHT
+    # call with the task closed: three writes, not six
+    assert len(with_calls) == 3
+    pre, act, post = with_calls
+    assert any(s.startswith("INSERT INTO assessments") and "'preflight'" in s for s in pre)
+    assert any(s.startswith("INSERT INTO cascades") for s in pre)
+    assert any(s.startswith("INSERT INTO events") and '"ACT"' in s for s in act)
+    assert any(s.startswith("INSERT INTO assessments") and "'postflight'" in s for s in post)
+    for w in with_calls:  # each row before its event, and both before the step's own writes
+        first = next(i for i, s in enumerate(w) if s.startswith("INSERT INTO llm_calls"))
+        assert "'llm_call'" in w[first + 1]
     store.close()
 
 

@@ -240,3 +240,48 @@ def test_the_anthropic_route_to_another_server_is_anthropic_base_url(monkeypatch
         done = asyncio.run(provider.complete(Request.of("hello")))
     assert done.text == "from the local server" and provider.endpoint == server.url  # type: ignore[attr-defined]
     assert server.requests[0]["model"] == "my-model"
+
+
+@pytest.mark.slow
+def test_held_calls_wait_for_the_callers_write_but_never_for_a_model(
+    openai_provider, model_server, store
+):
+    model_server.enqueue(reply("one"), error(500), reply("two"))
+    bus = EventBus()
+    seen = []
+    bus.subscribe(seen.append)
+    stored_at_pause = []
+
+    async def pause(seconds):
+        stored_at_pause.append([r.outcome for r in llm_calls(store)])
+
+    wrapped = ResilientProvider(
+        openai_provider,
+        RetryPolicy(max_attempts=3, timeout=5),
+        record=lambda call: record_llm_call(store, call),
+        bus=bus,
+        session_id="s_test",
+        sleep=pause,
+        hold=True,
+    )
+    run(wrapped.complete(Request.of("x")))
+    assert llm_calls(store) == [] and seen == []  # held for the caller's next write
+    assert wrapped.totals.calls == 1  # counted at once
+    run(wrapped.complete(Request.of("y")))
+    # the held call was written before the next one was sent, and the failed attempt before
+    # the pause: only the answered call is held now
+    assert stored_at_pause == [["ok", "error"]]
+    assert [r.outcome for r in llm_calls(store)] == ["ok", "error"]
+    wrapped.flush()
+    rows = llm_calls(store)
+    assert [(r.attempt, r.outcome) for r in rows] == [(1, "ok"), (1, "error"), (2, "ok")]
+    assert [e.kind for e in seen] == [EventKind.LLM_CALL] * 3
+    assert [e.data["outcome"] for e in seen] == ["ok", "error", "ok"]
+    assert seen[0].data == {
+        "provider": "openai", "model": rows[0].model, "attempt": 1, "outcome": "ok",
+        "tokens_in": rows[0].tokens_in, "tokens_out": rows[0].tokens_out,
+        "latency_ms": rows[0].latency_ms, "error_class": None, "status": None,
+        "tokens_cached": 0, "tokens_cache_write": 0, "cost_usd": None,
+        "stop_reason": rows[0].stop_reason, "note": None,
+    }  # fmt: skip
+    assert seen[0].session_id == "s_test" and rows[0].session_id == "s_test"

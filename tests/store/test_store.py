@@ -88,6 +88,33 @@ def test_every_assessment_lands_in_sqlite_json_and_a_reflex_log(store):
     assert log.parent.parent.name == "claude_opus" and log.parent.name == rec.created_at[:10]
 
 
+def test_a_write_marks_a_sessions_files_behind_once(tmp_path):
+    store = Store(tmp_path)  # (PostgreSQL keeps no session files)
+    s = store.create_session(ai_id="claude/opus", profile="balanced")
+    c = store.open_cascade(s.id, "task", profile="balanced")
+    store.flush_files()
+
+    def event(phase):
+        return Event(kind=EventKind.PHASE_COMPLETED, session_id=s.id, cascade_id=c.id,
+                     data={"phase": phase, "ms": 1.0})  # fmt: skip
+
+    def backlog():
+        rows = store.conn.execute("SELECT session_id, assessment_id FROM file_backlog ORDER BY id")
+        return [tuple(r) for r in rows]
+
+    with store.unit():  # one write: five events and an assessment of one session
+        for phase in ("ACT", "TEST", "ACT", "TEST", "ACT"):
+            store.append_event(event(phase))
+        rec = record(store, s.id, cascade_id=c.id)
+    assert backlog() == [(s.id, None), (s.id, rec.id)]
+    store.append_event(event("TEST"))  # a write of its own marks them again
+    assert backlog() == [(s.id, None), (s.id, rec.id), (s.id, None)]
+    store.flush_files()
+    assert json.loads(session_json_path(store.home, s.id).read_text()) == store.export_session(s.id)
+    assert backlog() == []
+    store.close()
+
+
 def test_export_import_round_trips_exactly(store, open_store, tmp_path):
     s = store.create_session(ai_id="a", profile="balanced", domain="code", project="p")
     c = store.open_cascade(s.id, "task", profile="balanced")

@@ -69,7 +69,6 @@ def builtin_tools(
     *,
     sandbox: str = "auto",
     policy_files: tuple[Path, ...] = (),
-    shell_timeout_s: float = 60.0,
     home: Path | None = None,
 ) -> tuple[list[Tool], str]:
     """The agent's built-ins and the auto-registered tools, and the sandbox notice: files,
@@ -86,7 +85,7 @@ def builtin_tools(
     for named in policy_files:  # a FIFO or a device would hang the policy's read
         check_regular_file(named, f"the shell policy {named}")
     policy = load_policy(*policy_files)
-    runner = ShellRunner(workspace, policy=policy, sandbox=sandbox, timeout_s=shell_timeout_s)
+    runner = ShellRunner(workspace, policy=policy, sandbox=sandbox)
     config = agent_config(home) if home is not None else {}
     tools = [
         *file_tools(workspace, policy),

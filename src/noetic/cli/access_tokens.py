@@ -74,8 +74,4 @@ def revoke(name: NameArg, store: StoreOpt = None, json: JsonOpt = False) -> None
 
     with handled(json):
         revoked = revoke_token(open_store(store), name)
-
-    def render() -> None:
-        stdout().print(f"revoked {esc(name)}")
-
-    emit(revoked, json, render)
+    emit(revoked, json, lambda: stdout().print(f"revoked {esc(name)}"))

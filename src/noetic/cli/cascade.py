@@ -170,12 +170,9 @@ def tools(
 
 def _phases(trajectory: Any) -> str:
     """``PREFLIGHT → CHECK ×2 → POSTFLIGHT``: every phase the run went through, in order."""
-    runs: list[list[Any]] = []
-    for point in trajectory:
-        if runs and runs[-1][0] == point.phase:
-            runs[-1][1] += 1
-        else:
-            runs.append([point.phase, 1])
+    from itertools import groupby
+
+    runs = [(phase, len(list(same))) for phase, same in groupby(p.phase for p in trajectory)]
     return " → ".join(f"{phase} ×{n}" if n > 1 else phase for phase, n in runs)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, StoreOpt, with_options
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker
 
@@ -22,23 +22,12 @@ if TYPE_CHECKING:
     from noetic.evaluation.report import EvalReport
 
 
-def _bare(ctx: typer.Context) -> None:
-    from noetic.cli.options import help_when_bare
-
-    help_when_bare(ctx)
-
-
-app = typer.Typer(
-    help="Measure a model's calibration offline: it states P(success), writes the function, "
+app = group(
+    "Measure a model's calibration offline: it states P(success), writes the function, "
     "reassesses, and the problem's own tests judge it.\n\n"
-    "noetic eval humaneval --provider anthropic:claude-haiku-4-5 --limit 20",
-    callback=_bare,
-    invoke_without_command=True,
+    "noetic eval humaneval --provider anthropic:claude-haiku-4-5 --limit 20"
 )
 
-ProviderOpt = Annotated[
-    str | None, typer.Option(help="anthropic:M, openai:M, ollama:M, openai-compatible:URL#M")
-]
 ProfileOpt = Annotated[str | None, typer.Option(help="Profile (default: chosen by the model).")]
 ReviewOpt = Annotated[
     str,
@@ -121,28 +110,20 @@ def run_tasks(
 
 
 def _start(task_set: str | None, tasks_file: Path | None, **o: Any) -> None:
-
     from noetic.operations.evaluating import start_eval
+    from noetic.store.evals import tasks
 
-    watch = _Watch(o["json"])
+    as_json, store, matching = o.pop("json"), o.pop("store"), o.pop("tasks_matching")
+    watch = _Watch(as_json)
 
     def started(record: Any, shown: str) -> None:
-        watch.begin(record.id, len(record_tasks(record)), shown)
+        watch.begin(record.id, len(tasks(tracker.store, record.id)), shown)
 
-    def record_tasks(record: Any) -> list[Any]:
-        from noetic.store.evals import tasks
-
-        return tasks(tracker.store, record.id)
-
-    with handled(o["json"]):
-        tracker = open_tracker(o["store"], create=True)
+    with handled(as_json):
+        tracker = open_tracker(store, create=True)
         result = watch.run(
-            start_eval(
-                tracker, task_set, tasks_file=tasks_file, provider=o["provider"],
-                profile=o["profile"], review=o["review"], limit=o["limit"],
-                matching=o["tasks_matching"], seed=o["seed"],
-                concurrency=o["concurrency"], test_timeout=o["test_timeout"],
-                test_memory=o["test_memory"], sandbox=o["sandbox"], ai_id=o["ai_id"],
+            start_eval(  # the other run options are named as start_eval names them
+                tracker, task_set, tasks_file=tasks_file, matching=matching, **o,
                 on_start=started, on_task=watch.task,
             )
         )  # fmt: skip

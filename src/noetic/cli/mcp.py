@@ -72,13 +72,12 @@ def serve(
 def _has_tokens(home: Path) -> bool:
     """Whether the store holds live tokens (`noetic token create`), which the server then
     requires (opening it makes a new store, as serving would)."""
+    from contextlib import closing
+
     from noetic.operations.access_tokens import Access
 
-    access = Access(home, None)
-    try:
+    with closing(Access(home, None)) as access:
         return access.required
-    finally:
-        access.close()
 
 
 def _leave(code: int) -> None:

@@ -10,7 +10,7 @@ import typer
 
 from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
-from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt
+from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
 from noetic.runtime.opening import open_tracker
 
@@ -23,21 +23,12 @@ class _QuestionFirst(DefaultCommandGroup):
     aliases = frozenset({"ask", "process"})
 
 
-def _bare(ctx: typer.Context) -> None:
-    from noetic.cli.options import help_when_bare
-
-    help_when_bare(ctx)
-
-
-app = typer.Typer(
-    cls=_QuestionFirst,
-    help="NovaProcess: a panel of personas deliberates on a question.\n\n"
+app = group(
+    "NovaProcess: a panel of personas deliberates on a question.\n\n"
     'noetic nova "Should we use OAuth2 or custom JWT?" --provider ollama:llama3.2',
-    callback=_bare,
-    invoke_without_command=True,
+    cls=_QuestionFirst,
 )
-personas_app = typer.Typer(help="The personas a panel is drawn from.", callback=_bare,
-                           invoke_without_command=True)  # fmt: skip
+personas_app = group("The personas a panel is drawn from.")
 app.add_typer(personas_app, name="personas")
 
 PersonasOpt = Annotated[

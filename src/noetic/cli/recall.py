@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -120,21 +120,15 @@ def reindex(
 checkpoint_app = group("Compact per-phase checkpoints (git notes, or SQLite).")
 
 
-def _where(store: Any) -> Any:
-    from noetic.store.checkpoints import git_root
-
-    return git_root(store.home)
-
-
 def _checkpoints(
     store: Path | None, session: str | None, json: bool
 ) -> list[tuple[str, Checkpoint]]:
     """The checkpoints (``session``'s, when given), oldest first, each with where it is kept."""
-    from noetic.store.checkpoints import list_checkpoints
+    from noetic.store.checkpoints import git_root, list_checkpoints
 
     with handled(json):
         opened = open_tracker(store).store
-        found = list_checkpoints(opened, _where(opened), session=session)
+        found = list_checkpoints(opened, git_root(opened.home), session=session)
     return found
 
 
@@ -178,10 +172,10 @@ def checkpoint_load(
 ) -> None:
     """The compact context a new session starts from: the latest checkpoint of recent tasks."""
     from noetic.llm.tokens import count_tokens
-    from noetic.store.checkpoints import bootstrap_context
+    from noetic.store.checkpoints import bootstrap_context, git_root
 
     with handled(json):
         opened = open_tracker(store).store
-        block = bootstrap_context(opened, _where(opened), tasks=tasks)
+        block = bootstrap_context(opened, git_root(opened.home), tasks=tasks)
     data = {"context": block, "tokens": count_tokens(block)}
     emit(data, json, lambda: stdout().print(block or "no checkpoints yet", markup=False))

@@ -100,55 +100,6 @@ def bootstrap(
     )  # fmt: skip
 
 
-def _assess(
-    phase: str,
-    session: str | None,
-    ai_id: str | None,
-    store: Path | None,
-    vectors: str | None,
-    vectors_file: Path | None,
-    as_json: bool,
-    provider: str | None,
-    task: str | None = None,
-    abandon_open: bool = False,
-    p_success: str | None = None,
-    review: str | None = None,
-    request_id: str | None = None,
-) -> Any:
-    """The phase's operation on the scores given (none read when a model is to answer); a
-    :class:`~noetic.operations.once.Replayed` when ``request_id`` was applied before."""
-    tracker = open_tracker(store)
-    sid = current_session(tracker, session, ai_id)
-    if provider:  # the model answers: nothing is read; scores given too are refused
-        given = vectors is not None or vectors_file is not None
-        scores: Any = {} if given else None
-    else:
-        scores = read_json_input(vectors, vectors_file)
-    stated = _probability(p_success)
-    if phase == "preflight":
-        result = ops.preflight(
-            tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open,
-            p_success=stated, request_id=request_id,
-        )  # fmt: skip
-    elif phase == "check":
-        result = ops.check(
-            tracker, sid, scores, provider=provider, p_success=stated, request_id=request_id
-        )
-    else:
-        result = ops.postflight(
-            tracker, sid, scores, provider=provider, p_success=stated, review=review,
-            request_id=request_id,
-        )  # fmt: skip
-    prompted = isinstance(result, ops.AssessmentPrompt)
-    if prompted and not as_json and ops.default_provider_configured(tracker):
-        stderr().print(
-            "a default provider is configured, but assessments are the caller's own unless "
-            "asked: add --provider default to have that model answer",
-            markup=False,
-        )
-    return result
-
-
 def _probability(text: str | None) -> float | None:
     """``--p-success``: a number (its range is checked with the assessment)."""
     if text is None:
@@ -214,12 +165,40 @@ def _phase(
     abandon_open: bool = False,
     review: str | None = None,
 ) -> Any:
+    """The phase's operation on the scores given (none read when a model is to answer),
+    answered; a :class:`~noetic.operations.once.Replayed` when ``request_id`` was applied
+    before."""
     with handled(o["json"]):
-        result = _assess(
-            phase, o["session"], o["ai_id"], o["store"], o["vectors"], o["vectors_file"],
-            o["json"], o["provider"], task, abandon_open, p_success=o["p_success"],
-            review=review, request_id=o["request_id"],
-        )  # fmt: skip
+        tracker = open_tracker(o["store"])
+        sid = current_session(tracker, o["session"], o["ai_id"])
+        provider, request_id = o["provider"], o["request_id"]
+        if provider:  # the model answers: nothing is read; scores given too are refused
+            given = o["vectors"] is not None or o["vectors_file"] is not None
+            scores: Any = {} if given else None
+        else:
+            scores = read_json_input(o["vectors"], o["vectors_file"])
+        stated = _probability(o["p_success"])
+        if phase == "preflight":
+            result = ops.preflight(
+                tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open,
+                p_success=stated, request_id=request_id,
+            )  # fmt: skip
+        elif phase == "check":
+            result = ops.check(
+                tracker, sid, scores, provider=provider, p_success=stated, request_id=request_id
+            )
+        else:
+            result = ops.postflight(
+                tracker, sid, scores, provider=provider, p_success=stated, review=review,
+                request_id=request_id,
+            )  # fmt: skip
+        prompted = isinstance(result, ops.AssessmentPrompt)
+        if prompted and not o["json"] and ops.default_provider_configured(tracker):
+            stderr().print(
+                "a default provider is configured, but assessments are the caller's own unless "
+                "asked: add --provider default to have that model answer",
+                markup=False,
+            )
     answer(result, o["json"], _render_assessment)
     return result
 

@@ -28,6 +28,7 @@ from noetic.errors import InvalidValueError, NotFoundError
 from noetic.store import open_store
 
 if TYPE_CHECKING:
+    from noetic.dashboard.pages import Pages
     from noetic.operations.access_tokens import Access, Identity
     from noetic.store.base import BaseStore
 
@@ -153,14 +154,13 @@ def _public(scope: dict[str, Any]) -> bool:
     return path == "/login" or path.startswith("/static/")
 
 
-def _login_form(pages: Any) -> Callable[[Request], Any]:
+def _login_form(pages: Pages) -> Callable[[Request], Any]:
     def login_form(request: Request) -> Response:
-        page: Response = pages.render(
+        return pages.render(
             request,
             "login.html",
             {"next": auth.safe_next(request.query_params.get("next")), "failed": False},
         )
-        return page
 
     return login_form
 
@@ -174,11 +174,10 @@ def _login(access: Access) -> Callable[[Request], Any]:
         given = (form.get("token") or [""])[0]
         who = access.token(given) if given else None
         if who is None:
-            pages = request.app.state.pages
-            refused: Response = pages.render(
+            pages: Pages = request.app.state.pages
+            return pages.render(
                 request, "login.html", {"next": target, "failed": True}, status_code=401
             )
-            return refused
         response = RedirectResponse(target, status_code=303)
         previous = request.cookies.get(auth.COOKIE)
         if previous:

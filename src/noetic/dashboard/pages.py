@@ -98,13 +98,12 @@ def _usd(value: float | None) -> str:
 
 
 class Pages:
-    def __init__(self, stores: Any) -> None:
+    def __init__(self, stores: Callable[[], BaseStore]) -> None:
         self.stores = stores
         self.env = environment()
 
     def store(self) -> BaseStore:
-        store: BaseStore = self.stores()
-        return store
+        return self.stores()
 
     def render(
         self, request: Request, template: str, context: dict[str, Any], status_code: int = 200

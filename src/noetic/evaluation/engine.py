@@ -30,7 +30,7 @@ import dataclasses
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,6 +51,7 @@ from noetic.evaluation.problems import Problem
 from noetic.events import EventKind, PhaseCompleted
 from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import Provider, Request, UsageTotals
+from noetic.llm.resilience import ResilientProvider
 from noetic.profiles import Profile
 from noetic.runtime.context import RunContext, recorded_provider
 from noetic.store import evals
@@ -250,6 +251,7 @@ class _Runner:
         self.inner = getattr(ctx.model, "inner", ctx.model)
         self.tasks = evals.tasks(ctx.store, record.id)
         self.workers: list[_Worker] = []
+        self.written: dict[int, dict[str, Any]] = {}  # by seq: what this run wrote to each problem
         self.counts = {
             "done": sum(1 for t in self.tasks if t.state == "done"),
             "passed": sum(1 for t in self.tasks if t.state == "done" and t.passed),
@@ -286,13 +288,19 @@ class _Runner:
             ai_id=self.record.ai_id, profile=self.profile.name, ai_model=self.record.model
         )
         provider = recorded_provider(self.inner, self.ctx.tracker, session_id=session.id)
+        if isinstance(provider, ResilientProvider):
+            provider.hold = True  # each call recorded in the step's write that follows it
         worker = _Worker(session.id, provider)
         self.workers.append(worker)
         return worker
 
     def close(self) -> None:
-        """End the workers' sessions (a resumed run opens its own)."""
+        """Record any model call still held, and end the workers' sessions (a resumed run
+        opens its own)."""
         for w in self.workers:
+            if isinstance(w.provider, ResilientProvider):
+                with contextlib.suppress(NoeticError):
+                    w.provider.flush()
             with contextlib.suppress(NoeticError):
                 self.ctx.store.end_session(w.session_id)
 
@@ -348,10 +356,10 @@ class _Runner:
             return None
         except ParseError as exc:
             reason = f"the model's assessment could not be read: {exc.message}"
-            with store.unit():  # the task closed and the problem's state: one write
+            with _step(ctx):  # the task closed and the problem's state: one write
                 _close(ctx, "parse_failure", reason)
-                evals.update_task(store, task.run_id, task.seq, state="error", reason=reason)
-            return self.result(task.seq)
+                self.update(task, state="error", reason=reason)
+            return self.result(task)
         if "usage" in result:  # answered before: its model calls are counted there
             spent = UsageTotals(**result["usage"])
         else:
@@ -379,39 +387,37 @@ class _Runner:
                 ms_model=spent.latency_ms,
             )
             ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
-            evals.update_task(
-                store, task.run_id, task.seq, state="done", passed=verdict.passed,
-                reason=verdict.reason, result=result,
-            )  # fmt: skip
-        return self.result(task.seq)
+            self.update(
+                task, state="done", passed=verdict.passed, reason=verdict.reason, result=result
+            )
+        return self.result(task)
 
     async def answer(
         self, ctx: RunContext, task: EvalTaskRecord, problem: Problem, before: UsageTotals
     ) -> tuple[str, str | None, dict[str, Any]]:
         """PREFLIGHT, the function, POSTFLIGHT: the task, the code (None: no code in the
         reply) and what to keep, each step written before the next."""
-        store = self.ctx.store
         tracker = self.ctx.tracker
         text = task_text(problem)
         timer = time.perf_counter()
         pre = await assess_with_model(ctx.model, text, Phase.PREFLIGHT, self.profile)
-        with store.unit():  # the task opened and the problem's state: one write
+        with _step(ctx):  # the task opened and the problem's state: one write
             opened = tracker.preflight(ctx.session_id or "", text, pre)
             ctx.start_task(opened.cascade.id)
-            evals.update_task(
-                store, task.run_id, task.seq, state="started", session_id=ctx.session_id,
-                cascade_id=opened.cascade.id,
-            )  # fmt: skip
+            self.update(
+                task, state="started", session_id=ctx.session_id, cascade_id=opened.cascade.id
+            )
         act = time.perf_counter()
         request = Request.of(
             code_prompt(problem), system=SYSTEM, max_tokens=self.settings.max_tokens
         )
         reply = await ctx.model.complete(request)
         code = extract_code(reply.text, problem.entry_point)
-        ctx.emit(
-            EventKind.PHASE_COMPLETED,
-            PhaseCompleted(phase="ACT", ms=round((time.perf_counter() - act) * 1000, 3)),
-        )
+        with _step(ctx):  # the call and the ACT event: one write
+            ctx.emit(
+                EventKind.PHASE_COMPLETED,
+                PhaseCompleted(phase="ACT", ms=round((time.perf_counter() - act) * 1000, 3)),
+            )
         if code is not None:
             findings = f"The function you wrote:\n```python\n{code.rstrip()}\n```"
         else:
@@ -420,7 +426,7 @@ class _Runner:
             ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
             review=task.review,
         )  # fmt: skip
-        with store.unit():  # the task closed and the problem's state: one write
+        with _step(ctx):  # the task closed and the problem's state: one write
             tracker.postflight(
                 ctx.session_id or "", post,
                 extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
@@ -433,9 +439,7 @@ class _Runner:
                 if hasattr(ctx.model, "totals")
                 else UsageTotals().model_dump(exclude={"cost_usd"}),
             }
-            evals.update_task(
-                store, task.run_id, task.seq, state="answered", code=code, result=kept
-            )
+            self.update(task, state="answered", code=code, result=kept)
         return opened.cascade.id, code, kept
 
     async def judge(self, problem: Problem, code: str | None) -> Verdict:
@@ -449,8 +453,15 @@ class _Runner:
             memory_mb=self.settings.test_memory_mb,
         )
 
-    def result(self, seq: int) -> TaskResult:
-        result = task_result(evals.get_task(self.ctx.store, self.record.id, seq))
+    def update(self, task: EvalTaskRecord, **fields: Any) -> None:
+        """Write the problem's new state (in the step's transaction) and keep what was written,
+        for :meth:`result`."""
+        evals.update_task(self.ctx.store, task.run_id, task.seq, **fields)
+        self.written.setdefault(task.seq, {}).update(fields)
+
+    def result(self, task: EvalTaskRecord) -> TaskResult:
+        """The problem as it now stands: as read at the start, with what this run wrote."""
+        result = task_result(task.model_copy(update=self.written.pop(task.seq, {})))
         if result.state == "error":
             self.counts["error"] += 1
         elif result.state == "done":
@@ -512,6 +523,29 @@ def _plus(a: UsageTotals, b: UsageTotals) -> UsageTotals:
         unpriced=a.unpriced + b.unpriced,
         latency_ms=round(a.latency_ms + b.latency_ms, 3),
     )
+
+
+@contextlib.contextmanager
+def _step(ctx: RunContext) -> Iterator[None]:
+    """One step's write: the model calls made since the last one (the worker's provider holds
+    them), each row with its event, then the step's own rows and events, in one transaction
+    where the backend joins them. A step that fails still leaves its calls recorded."""
+    provider = ctx.provider
+    held = provider.take() if isinstance(provider, ResilientProvider) else []
+    joined = False
+    try:
+        with ctx.store.unit():
+            if held:
+                assert isinstance(provider, ResilientProvider)
+                joined = ctx.store.writing()  # else written (and kept) on their own
+                provider.write(held)
+            yield
+    except BaseException:
+        if joined:  # rolled back with the step: written again, on their own
+            assert isinstance(provider, ResilientProvider)
+            with contextlib.suppress(NoeticError):
+                provider.write(held)
+        raise
 
 
 def _abandon(ctx: RunContext, task: EvalTaskRecord) -> None:

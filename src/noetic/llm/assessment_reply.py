@@ -22,6 +22,7 @@ prompt describes; the parser above reads the reply either way.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -44,7 +45,13 @@ _PERCENT = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*%\s*$")
 
 
 def _name(key: Any) -> str:
-    return re.sub(r"[\s\-]+", "_", str(key).strip().lower())
+    return _spelled(str(key))
+
+
+@functools.lru_cache(maxsize=1024)
+def _spelled(key: str) -> str:
+    """A name in the tolerant spelling (the same few names come in every reply)."""
+    return re.sub(r"[\s\-]+", "_", key.strip().lower())
 
 
 def _score(name: str, value: Any) -> Any:

@@ -9,6 +9,11 @@ Every attempt, failed ones included, becomes an :class:`LLMCall` handed to ``rec
 store's ``record_llm_call``) and an ``llm_call`` event on the bus, priced from ``prices`` (a
 :class:`~noetic.llm.prices.PriceTable`; without one, or for a model it does not know, the cost
 is unknown). :attr:`ResilientProvider.totals` adds them up for the run's summary.
+
+Each attempt's row and its event are one write. A caller whose next step is a write of its own
+(the eval engine: each step one transaction) may ``hold`` the answered calls and have them
+written at the start of that write (:meth:`ResilientProvider.flush`), which saves a commit a
+call; they are never held across a wait (the next call, a retry's pause) nor past a failure.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ class ResilientProvider:
         prices: PriceTable | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rand: Callable[[], float] = random.random,
+        hold: bool = False,
     ) -> None:
         self.inner = inner
         self.name = inner.name
@@ -78,6 +84,8 @@ class ResilientProvider:
         self._rand = rand
         self.prices = prices
         self.totals = UsageTotals()
+        self.hold = hold  # answered calls wait for :meth:`flush` (module docstring)
+        self._held: list[LLMCall] = []
 
     @property
     def native_tools(self) -> bool:
@@ -88,6 +96,7 @@ class ResilientProvider:
         return bool(getattr(self.inner, "native_schema", False))
 
     async def complete(self, request: Request) -> Completion:
+        self.flush()  # nothing held waits on a model
         policy = self.policy
         for attempt in range(1, policy.max_attempts + 1):
             start = time.perf_counter()
@@ -107,6 +116,7 @@ class ResilientProvider:
         The policy's ``timeout`` bounds the wait for each piece, not the whole reply. A stream
         that breaks before any text arrived is retried like a failed call; one that breaks
         after raises :class:`StreamInterrupted` carrying the text that did arrive."""
+        self.flush()
         policy = self.policy
         for attempt in range(1, policy.max_attempts + 1):
             start = time.perf_counter()
@@ -218,15 +228,48 @@ class ResilientProvider:
             ),
         )
         self.totals = self.totals.add(call)
+        self._held.append(call)
+        if not (self.hold and result is not None):
+            self.flush()
+
+    def take(self) -> list[LLMCall]:
+        """The calls held for the caller's next write, no longer held: it writes them
+        (:meth:`write`)."""
+        held, self._held = self._held, []
+        return held
+
+    def flush(self) -> None:
+        """Write the calls held (see ``hold``), each row with its event, in one write (joining
+        the caller's, when it has one open)."""
+        if self._held:
+            self.write(self.take())
+
+    def write(self, calls: list[LLMCall]) -> None:
+        """Record ``calls``, each row with its ``llm_call`` event, in one write."""
         with self._unit():
-            if self._record is not None:
-                self._record(call)
-            if self._bus is not None:
-                self._bus.emit(
-                    EventKind.LLM_CALL,
-                    session_id=self.session_id,
-                    cascade_id=self.cascade_id,
-                    data=LLMCalled.model_validate(
-                        call.model_dump(mode="json", exclude={"session_id", "cascade_id", "engine"})
-                    ),
-                )
+            for call in calls:
+                if self._record is not None:
+                    self._record(call)
+                if self._bus is not None:
+                    self._bus.emit(
+                        EventKind.LLM_CALL,
+                        engine=call.engine,
+                        session_id=call.session_id,
+                        cascade_id=call.cascade_id,
+                        data=LLMCalled(
+                            provider=call.provider,
+                            model=call.model,
+                            attempt=call.attempt,
+                            outcome=call.outcome,
+                            tokens_in=call.tokens_in,
+                            tokens_out=call.tokens_out,
+                            latency_ms=call.latency_ms,
+                            error_class=call.error_class,
+                            status=call.status,
+                            tokens_cached=call.tokens_cached,
+                            tokens_cache_write=call.tokens_cache_write,
+                            cost_usd=call.cost_usd,
+                            stop_reason=call.stop_reason,
+                            note=call.note,
+                        ),
+                    )

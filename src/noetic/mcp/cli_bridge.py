@@ -90,23 +90,20 @@ def describe_allowed() -> str:
 
 
 def _split(command: str) -> list[str]:
-    """The command line split as a shell would, once it is within ``command_chars`` (``shlex``
-    is slow on long input: the limit keeps one call from costing seconds)."""
+    """The command line split as a shell would, without a leading ``noetic``, once it is within
+    ``command_chars`` (``shlex`` is slow on long input: the limit keeps one call from costing
+    seconds)."""
     COMMAND_CHARS.check(len(command), "the command")
     try:
-        return shlex.split(command)
+        args = shlex.split(command)
     except ValueError as exc:
         raise InvalidValueError(f"cannot parse the command: {exc}", field="command") from None
+    return args[1:] if args[:1] == ["noetic"] else args
 
 
 def parse_command(command: str) -> list[str]:
     """Split and check a command line against the allow-list; return the arguments."""
-    try:
-        args = _split(command)
-    except ValueError as exc:
-        raise InvalidValueError(f"cannot parse the command: {exc}", field="command") from None
-    if args and args[0] == "noetic":
-        args = args[1:]
+    args = _split(command)
     if not args:
         raise InvalidValueError(
             "empty command", field="command", fix=f"allowed: {describe_allowed()}"
@@ -238,8 +235,6 @@ def _names_session(args: list[str]) -> bool:
 def cli_help(command: str | None = None) -> str:
     """``noetic [command] --help``, as text (from a child: the CLI is not imported here)."""
     args = _split(command) if command else []
-    if args and args[0] == "noetic":
-        args = args[1:]
     code, text = _help(args)
     if code != 0:
         raise InvalidValueError(f"no help for {command!r}: {text.strip()}", field="command")

@@ -38,15 +38,12 @@ def server_project(home: Path, cwd: Path | None = None) -> Path:
     """The project a server for the store ``home`` answers hooks for: the folder holding the
     store when it is a project's ``.noetic``, else the git repository around ``cwd`` (where
     the server was started), else ``cwd``."""
-    from noetic.store.location import STORE_DIRNAME
+    from noetic.store.location import STORE_DIRNAME, find_git_root
 
     if home.name == STORE_DIRNAME:
         return home.resolve().parent
     folder = (cwd or Path.cwd()).resolve()
-    for parent in (folder, *folder.parents):
-        if (parent / ".git").exists():
-            return parent
-    return folder
+    return find_git_root(folder) or folder
 
 
 def _security(host: str) -> Any:

@@ -13,7 +13,7 @@ from noetic.operations.access_tokens import LOOPBACK, Access
 from noetic.store.writer import writing_as
 
 
-def check_token(token: str) -> str:
+def check_token(token: str) -> None:
     """A bearer token: one or more visible ASCII characters, no spaces (a blank or padded token
     would be accepted by mistake, or could not be sent in a header at all)."""
     if not token.strip():
@@ -28,7 +28,6 @@ def check_token(token: str) -> str:
                 field="token",
                 fix="generate one with: python -c 'import secrets; print(secrets.token_urlsafe())'",
             )
-    return token
 
 
 class BearerAuth:
@@ -45,12 +44,10 @@ class BearerAuth:
     token is refused from its next request on. A request let in without a token (none is
     required) goes on as it would with no middleware at all."""
 
-    def __init__(
-        self, app: Any, access: Access, exempt: Callable[[str], bool] | None = None
-    ) -> None:
+    def __init__(self, app: Any, access: Access, exempt: Callable[[str], bool]) -> None:
         self.app = app
         self._access = access
-        self._exempt = exempt or (lambda path: False)
+        self._exempt = exempt
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or self._exempt(scope["path"]):

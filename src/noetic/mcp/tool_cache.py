@@ -107,15 +107,12 @@ def load(key: dict[str, Any], names: list[str] | None = None) -> list[dict[str, 
 def save(key: dict[str, Any], tools: list[dict[str, Any]]) -> bool:
     """Write the tool list under ``key`` (atomically: a reader sees the old file or the new
     one); False if the cache directory cannot be written."""
-    folder = cache_dir()
-    temporary = folder / f".{FILE}.{os.getpid()}.tmp"
+    from noetic.store.derived_files import atomic_write_bytes
+
+    data = json.dumps({"key": key, "tools": tools}, separators=(",", ":")).encode()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps({"key": key, "tools": tools}, separators=(",", ":")))
-        os.replace(temporary, folder / FILE)
+        atomic_write_bytes(cache_dir() / FILE, data, sync=False)
     except OSError:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         return False
     return True
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from noetic.errors import InvalidValueError
+from noetic.frozen import Frozen
 from noetic.llm.structured import extract_json
 
 Unit = Field(ge=0.0, le=1.0, allow_inf_nan=False)
@@ -92,9 +93,7 @@ class Block(State):
         return None
 
 
-class Pick(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Pick(Frozen):
     name: str = Field(min_length=1, max_length=40)
     reason: str = Field(min_length=1, max_length=1000)
 

@@ -71,6 +71,7 @@ class BaseStore:
     _grown: OrderedDict[str, Grown]
     _writing: threading.RLock
     queues_files: bool = True  # writes mark the session files behind (file_backlog)
+    _marked: set[tuple[str, int | None, bool]] | None = None  # by the open write, if it keeps them
     dialect: str = "sqlite"
 
     @property
@@ -161,6 +162,12 @@ class BaseStore:
         backend keeps no session files marks nothing)."""
         if not self.queues_files:
             return
+        marked = self._marked  # a mark the same write made already says it all
+        if marked is not None:
+            key = (session_id, assessment_id, all_reflex)
+            if key in marked:
+                return
+            marked.add(key)
         c.execute(
             "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
             (session_id, assessment_id, int(all_reflex)),

@@ -18,8 +18,7 @@ class LoggedCall(LLMCall):
 
 
 def record_llm_call(store: BaseStore, call: LLMCall) -> None:
-    data = call.model_dump()
-    row = {"at": now(), **{f: data[f] for f in _FIELDS}}
+    row = {"at": now(), **{f: getattr(call, f) for f in _FIELDS}}
     with store.transaction() as conn:
         store.insert(conn, "llm_calls", row)
 

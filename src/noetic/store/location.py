@@ -154,7 +154,7 @@ def _locate(explicit: str | Path | None, cwd: Path | None) -> StoreLocation:
             home=home, rule="NOETIC_HOME", reason="set by $NOETIC_HOME", looked_in=[home]
         )
     here = (cwd or Path.cwd()).resolve()
-    root = _git_root(here)
+    root = find_git_root(here)
     if root is None:
         home = here / STORE_DIRNAME
         return StoreLocation(
@@ -198,7 +198,8 @@ def require_store(location: StoreLocation) -> Path:
     )
 
 
-def _git_root(here: Path) -> Path | None:
+def find_git_root(here: Path) -> Path | None:
+    """The nearest folder from ``here`` up that holds ``.git``; None when none does."""
     for folder in (here, *here.parents):
         if (folder / ".git").exists():
             return folder

@@ -357,7 +357,6 @@ class PostgresStore(BaseStore):
         home: Path | str | None = None,
         pool_size: int = 4,
         read_only: bool = False,
-        migrate_schema: bool = True,
         write_files: bool = False,
         hnsw: bool = False,
     ) -> None:
@@ -399,13 +398,12 @@ class PostgresStore(BaseStore):
             self.pool.close()
             raise self._unreachable(exc) from exc
         self.conn = Reader(self)
-        if migrate_schema:
-            try:
-                with self._connection() as conn:
-                    migrate(conn, self.where)
-            except BaseException:
-                self.pool.close()
-                raise
+        try:
+            with self._connection() as conn:
+                migrate(conn, self.where)
+        except BaseException:
+            self.pool.close()
+            raise
         self._opened()
 
     def _queue(

@@ -170,6 +170,7 @@ class Store(BaseStore):
                 yield from self._joined()
                 return
             self._depth, self._spoiled, self._writer = 1, None, threading.get_ident()
+            self._marked = set()  # the files it marks behind (BaseStore._queue): each once
             try:
                 self._begin()
                 try:
@@ -200,7 +201,7 @@ class Store(BaseStore):
                 self.read_only = True
                 raise self._read_only() from exc
             finally:
-                self._depth, self._spoiled = 0, None
+                self._depth, self._spoiled, self._marked = 0, None, None
 
     def _joined(self) -> Iterator[sqlite3.Connection]:
         """The body of a transaction inside this thread's open one (see :meth:`transaction`):

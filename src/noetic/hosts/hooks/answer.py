@@ -53,10 +53,10 @@ from noetic.hosts.hooks.shared import (
     locate,
     log_failure,
     note,
+    one_line,
     outside_project,
     project_dir,
     project_root,
-    workspace_of,
 )
 
 EVENTS = (
@@ -141,29 +141,23 @@ def _answer(
     from noetic.store import open_store
 
     # the store alone, without the tracker: no profiles and no models
-    store = open_store(location.home, create=True)
-    try:
+    with open_store(location.home, create=True) as store:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
             return None
-        if event == "pre-compact":
-            pre_compact(store, sid, payload)
-            return None
         if event in ("stop", "task-completed"):
             return stop(store, sid, payload)
-        if event == "subagent-start":
+        if event == "pre-compact":
+            pre_compact(store, sid, payload)
+        elif event == "subagent-start":
             subagent_start(store, sid, payload)
-            return None
-        if event == "subagent-stop":
+        elif event == "subagent-stop":
             subagent_stop(store, sid, payload)
-            return None
-        if event in ("permission-denied", "stop-failure"):
+        elif event in ("permission-denied", "stop-failure"):
             host_event(store, sid, event, payload)
-            return None
-        store.end_session(sid)
+        else:
+            store.end_session(sid)
         return None
-    finally:
-        store.close()
 
 
 def user_prompt_submit(location: Any) -> dict[str, Any] | None:
@@ -178,11 +172,8 @@ def user_prompt_submit(location: Any) -> dict[str, Any] | None:
     else:
         from noetic.store import open_store
 
-        store = open_store(location.home, url=location.url)
-        try:
+        with open_store(location.home, url=location.url) as store:
             body = reads.newest_map_body(store, AI_ID)
-        finally:
-            store.close()
     line = line_from(body)
     if line is None:
         return None
@@ -209,12 +200,12 @@ def session_start(
     """Open (or keep) this Claude session's Noetic session and answer the context. The tracker
     (profiles, models) is built only to open a new session: a resumed one is read from the
     store alone."""
+    from noetic.config import load
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
     from noetic.store.current import write_current_session
 
-    store = open_store(location.home, create=True)
-    try:
+    with open_store(location.home, create=True) as store:
         key = agent_key(payload)
         sid = remembered_session(store, key)
         session = store.get_session(sid) if sid else None
@@ -230,10 +221,7 @@ def session_start(
             write_current_session(store.home, session.id, key)
         _export_env(session.id)
         _find_test_commands(store.home, payload, project)
-        budget = _context_budget(store.home)
-        text = session_context(store, session, budget)
-    finally:
-        store.close()
+        text = session_context(store, session, load(store.home).context_tokens)
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
 
 
@@ -247,7 +235,7 @@ def _find_test_commands(home: Path, payload: dict[str, Any], project: Path | Non
         return
     from noetic.hosts.testing.detect import test_setup, with_test_commands
 
-    found = test_setup(workspace_of(payload, project), home)
+    found = test_setup(project_root(payload, project), home)
     if found.kept is not None or not found.found:
         return
     path = home / "config.toml"
@@ -265,12 +253,6 @@ def _export_env(session_id: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"export NOETIC_SESSION={session_id}\n")
-
-
-def _context_budget(home: Path) -> int:
-    from noetic.config import load
-
-    return load(home).context_tokens
 
 
 def estimate_tokens(text: str) -> int:
@@ -336,18 +318,13 @@ def _earlier_tasks(store: Any, session: Any) -> list[str]:
     for r in earlier_tasks(store, session.project, RECENT_TASKS):
         outcome = "no outcome" if r.outcome is None else f"outcome {r.outcome:.2f}"
         line = (
-            f"- {_one_line(r.task, 160)} [{r.calibration}; "
+            f"- {one_line(r.task, 160)} [{r.calibration}; "
             f"{r.confidence_pre:.2f} → {r.confidence_post:.2f}; {outcome}]"
         )
         if r.notes:
-            line += f" learned: {_one_line(r.notes, 200)}"
+            line += f" learned: {one_line(r.notes, 200)}"
         out.append(line)
     return out
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 # pre-compact ---------------------------------------------------------------------------------
@@ -437,7 +414,7 @@ def _subagent(payload: dict[str, Any]) -> tuple[str, str] | None:
     if not isinstance(agent, str) or not _AGENT_ID.match(agent):
         return None
     kind = payload.get("agent_type")
-    return agent, _one_line(kind, 80) if isinstance(kind, str) and kind.strip() else "subagent"
+    return agent, one_line(kind, 80) if isinstance(kind, str) and kind.strip() else "subagent"
 
 
 def subagent_start(store: Any, sid: str, payload: dict[str, Any]) -> None:
@@ -490,7 +467,7 @@ def host_event(store: Any, sid: str, event: str, payload: dict[str, Any]) -> Non
         host="Claude Code",
         event=name,
         tool=tool if isinstance(tool, str) else None,
-        detail=_one_line(detail, 500) if detail else "",
+        detail=one_line(detail, 500) if detail else "",
     )
     store.append_event(
         Event(
@@ -555,13 +532,13 @@ def post_tool_use(
     run = recognise(
         command,
         test_commands(home),
-        workspace=str(workspace_of(payload, project)),
+        workspace=str(project_root(payload, project)),
         cwd=str(folder),
         home=os.path.expanduser("~"),
     )
     if run is None:
         return None
-    shown = _one_line(command, 120)
+    shown = one_line(command, 120)
     if isinstance(run, Hidden):
         note(home, "post-tool-use", f"`{shown}` not recorded: {run.reason}")
         return None
@@ -591,15 +568,13 @@ def post_tool_use(
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
-    store = open_store(home, create=True)  # the store alone: the outcome needs no tracker
-    try:
+    # the store alone: the outcome needs no tracker
+    with open_store(home, create=True) as store:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
             _not_recorded(home, shown, None)
             return None
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
-    finally:
-        store.close()
     if record is None:
         _not_recorded(home, shown, sid)
     return record

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from noetic.hosts.hooks.shared import (
     current_session,
@@ -55,8 +55,11 @@ from noetic.hosts.hooks.shared import (
     log_failure,
     outside_project,
     project_dir,
-    workspace_of,
+    project_root,
 )
+
+if TYPE_CHECKING:
+    from noetic.config import GateConfig
 
 WRITERS = ("Write", "Edit", "MultiEdit")
 GATED = ("Bash", *WRITERS)
@@ -86,17 +89,10 @@ def failed(error: BaseException) -> dict[str, Any]:
     )
 
 
-def gate_settings(home: Path) -> dict[str, Any]:
-    """``[gate]`` from the store's configuration, checked (:mod:`noetic.config`)."""
-    from noetic.config import load
-
-    gate = load(home).gate
-    return {
-        "irreversible": gate.irreversible,
-        "policy": list(gate.policy),
-        "irreversible_rules": list(gate.irreversible_rules),
-        "protected": gate.protected,
-    }
+def policy_files(gate: GateConfig) -> list[Path]:
+    """The shell gate's policy files: ``[gate] policy``, then ``$NOETIC_SHELL_POLICY``."""
+    env = os.environ.get("NOETIC_SHELL_POLICY")
+    return [*gate.policy, *([Path(env)] if env else [])]
 
 
 def guarded_pre_tool_use(
@@ -132,24 +128,24 @@ def pre_tool_use(
     tool_input = payload.get("tool_input")
     if tool not in GATED or not isinstance(tool_input, dict):
         return None
+    from noetic.config import load
+
     home = location.home
-    settings = gate_settings(home)
-    extra = settings["policy"]
-    env = os.environ.get("NOETIC_SHELL_POLICY")
-    policy_files = [*extra, *([Path(env)] if env else [])]
-    policy = load_policy(*policy_files)
-    workspace = str(workspace_of(payload, project))
+    settings = load(home).gate
+    files = policy_files(settings)
+    policy = load_policy(*files)
+    workspace = str(project_root(payload, project))
     user_home = os.path.realpath(os.path.expanduser("~"))
     # the gate's own files are protected wherever they are: the store's folder, the policy
     # and rules files it names, and the cache the built policy and git's answers are kept in
     from noetic.cached import cache_dir
 
-    own = [str(home), *map(str, policy_files), *map(str, settings["irreversible_rules"])]
+    own = [str(home), *map(str, files), *map(str, settings.irreversible_rules)]
     own.append(str(cache_dir()))
     protected = protected_set(
         workspace,
         home=user_home,
-        extra=(*settings["protected"], *(f"{os.path.realpath(f)}/**" for f in own)),
+        extra=(*settings.protected, *(f"{os.path.realpath(f)}/**" for f in own)),
     )
     policy = with_rule(policy, protected)
     cwd = project_dir(payload)
@@ -170,25 +166,25 @@ def pre_tool_use(
         return decision("deny", refusal(refused))
     from noetic.hosts.hooks.irreversible import irreversible, load_rules
 
-    rules = load_rules(*settings["irreversible_rules"])
+    rules = load_rules(*settings.irreversible_rules)
     found = irreversible(command, workspace=workspace, cwd=str(cwd), home=user_home, rules=rules)
     written = [v.detail.removeprefix("it names ") for v in verdict.violations if v.rule == RULE]
     written += [p for p in planted(command, protected, policy, cwd=str(cwd)) if p not in written]
     always = [e for e in found if e.always]
     if written or always:
         return decision(_held_mode(settings), plants(written, always, protected))
-    if settings["irreversible"] == "allow" or not found:
+    if settings.irreversible == "allow" or not found:
         return None
     held = _held(location, payload, [str(e) for e in found])
     if held is None:
         return None
-    return decision(settings["irreversible"], held)
+    return decision(settings.irreversible, held)
 
 
-def _held_mode(settings: dict[str, Any]) -> str:
+def _held_mode(settings: GateConfig) -> str:
     """A write to the protected set waits for the person (``ask``), or is refused when
     ``[gate] irreversible = "deny"``; ``allow`` does not let it through silently."""
-    return "deny" if settings["irreversible"] == "deny" else "ask"
+    return "deny" if settings.irreversible == "deny" else "ask"
 
 
 def plants(written: list[str], always: list[Any], protected: Any) -> str:
@@ -208,10 +204,8 @@ def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | N
     if not location.exists:
         return hold(None, None, effects)
     tracker = open_tracker(location.home, create=True)
-    try:
+    with tracker.store:
         return hold(tracker, current_session(tracker, payload), effects)
-    finally:
-        tracker.store.close()
 
 
 def refusal(violations: Any) -> str:
@@ -231,7 +225,7 @@ def refusal(violations: Any) -> str:
 def _protected(
     tool_input: dict[str, Any],
     policy: Any,
-    settings: dict[str, Any],
+    settings: GateConfig,
     protected: Any,
     cwd: Path,
 ) -> dict[str, Any] | None:

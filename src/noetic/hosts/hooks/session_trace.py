@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import time
 from datetime import datetime
 from pathlib import Path
@@ -102,10 +101,9 @@ class _Writer:
         return data if isinstance(data, dict) else {"tasks": [], "outcomes": []}
 
     def _save(self, state: dict[str, list[Any]]) -> None:
-        self.folder.mkdir(exist_ok=True)
-        temporary = self._state_path().with_suffix(".tmp")
-        temporary.write_text(json.dumps(state), encoding="utf-8")
-        os.replace(temporary, self._state_path())
+        from noetic.store.derived_files import atomic_write_json
+
+        atomic_write_json(self._state_path(), state, sync=False)
 
     def _pending(self) -> Path | None:
         call = self.payload.get("tool_use_id")

@@ -10,7 +10,6 @@ hooks run in a fresh process on every tool call.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,16 +47,10 @@ def project_root(payload: dict[str, Any], project: Path | None = None) -> Path:
     env = os.environ.get("CLAUDE_PROJECT_DIR")
     if env and Path(env).is_dir():
         return Path(env).resolve()
+    from noetic.store.location import find_git_root
+
     folder = project_dir(payload).resolve()
-    for parent in (folder, *folder.parents):
-        if (parent / ".git").exists():
-            return parent
-    return folder
-
-
-def workspace_of(payload: dict[str, Any], project: Path | None = None) -> Path:
-    """The folder the agent works in: the project root (:func:`project_root`)."""
-    return project_root(payload, project)
+    return find_git_root(folder) or folder
 
 
 def locate(payload: dict[str, Any], explicit: Path | None, project: Path | None = None) -> Any:
@@ -90,16 +83,28 @@ def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
     return remembered_session(tracker.store, agent_key(payload))
 
 
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (its white space folded), cut to ``limit`` characters with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 # hooks.log -----------------------------------------------------------------------------------
 
 
-def note(home: Path, event: str, text: str) -> None:
-    """Append one line to ``<store>/hooks.log`` (best effort: a hook never fails for its log)."""
+def note(home: Path, event: str, text: str) -> Path | None:
+    """Append one line to ``<store>/hooks.log``; where it went (None: it could not be written,
+    and a hook never fails for its log)."""
     from datetime import UTC, datetime
 
+    path = home / "hooks.log"
     line = f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} {' '.join(text.split())}\n"
-    with contextlib.suppress(OSError), (home / "hooks.log").open("a", encoding="utf-8") as fh:
-        fh.write(line)
+    try:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError:
+        return None
+    return path
 
 
 # failures ------------------------------------------------------------------------------------
@@ -113,8 +118,6 @@ def log_failure(
     project: Path | None = None,
 ) -> Path | None:
     """Append the failure to ``<store>/hooks.log``; where it went (None: nowhere to write)."""
-    from datetime import UTC, datetime
-
     from noetic.errors import error_name
     from noetic.store.location import locate_home
 
@@ -124,14 +127,4 @@ def log_failure(
         return None
     if not home.is_dir():
         return None
-    path = home / "hooks.log"
-    line = (
-        f"{datetime.now(UTC).isoformat(timespec='seconds')} {event} "
-        f"{error_name(error)}: {' '.join(str(error).split())}\n"
-    )
-    try:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-    except OSError:
-        return None
-    return path
+    return note(home, event, f"{error_name(error)}: {error}")

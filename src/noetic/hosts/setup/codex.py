@@ -21,7 +21,6 @@ from noetic.hosts.setup.config_edits import (
     read_bytes,
 )
 
-NAME = "codex"
 SCOPES = ("user",)
 DEFAULT_SCOPE = "user"
 KEY = "mcp_servers"

@@ -225,11 +225,11 @@ def json_change(
 
 
 def text_change(
-    path: Path, edit: Callable[[str], str], *, uninstall: bool, root: Path, created_if: str = ""
+    path: Path, edit: Callable[[str], str], *, uninstall: bool, root: Path
 ) -> FileChange:
     """The change ``edit`` makes to a text file; on uninstall, text equal to the backup's (but
-    for trailing blank lines) restores the backup, and text equal to ``created_if`` (what the
-    edit leaves of a file Noetic created) deletes the file."""
+    for trailing blank lines) restores the backup, and blank text (what the edit leaves of a
+    file Noetic created) deletes the file."""
     confine(path, root)
     confine(backup_path(path), root)
     before = read_bytes(path)
@@ -241,7 +241,7 @@ def text_change(
         backup = read_bytes(backup_path(path))
         if backup is not None and new.rstrip("\n") == decode(backup, path).rstrip("\n"):
             return FileChange(path, before, backup, restores_backup=True, root=root)
-        if backup is None and new.strip() == created_if.strip() and new != text:
+        if backup is None and not new.strip() and new != text:
             return FileChange(path, before, None, root=root)
     if new == text:
         return FileChange(path, before, before, root=root)

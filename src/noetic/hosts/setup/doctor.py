@@ -217,18 +217,16 @@ def _provider(home: Path, call: bool) -> Check:
 def _gate(home: Path) -> Check:
     """Whether Claude Code's PreToolUse gate reads its configuration: while it cannot, the hook
     denies every call it judges."""
-    import os
-
+    from noetic.config import load
     from noetic.hosts.hooks.irreversible import load_rules
-    from noetic.hosts.hooks.pretool import gate_settings
+    from noetic.hosts.hooks.pretool import policy_files
     from noetic.tools.shellgate import load_policy
 
     try:
-        settings = gate_settings(home)
-        env = os.environ.get("NOETIC_SHELL_POLICY")
-        files = [*settings["policy"], *([Path(env)] if env else [])]
+        settings = load(home).gate
+        files = policy_files(settings)
         load_policy(*files)
-        load_rules(*settings["irreversible_rules"])
+        load_rules(*settings.irreversible_rules)
     except Exception as exc:
         return Check(
             name="gate",
@@ -241,8 +239,8 @@ def _gate(home: Path) -> Check:
         name="gate",
         status="ok",
         detail=f"the PreToolUse gate reads its configuration (irreversible = "
-        f"{settings['irreversible']}, {len(files)} policy file(s), "
-        f"{len(settings['protected'])} protected pattern(s) of your own)",
+        f"{settings.irreversible}, {len(files)} policy file(s), "
+        f"{len(settings.protected)} protected pattern(s) of your own)",
     )
 
 

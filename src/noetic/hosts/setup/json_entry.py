@@ -8,7 +8,6 @@ from pathlib import Path
 
 from noetic.hosts.setup.config_edits import FileChange
 
-NAME = "json"
 SCOPES = ("project", "user")
 DEFAULT_SCOPE = "project"
 

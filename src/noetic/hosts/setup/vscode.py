@@ -16,7 +16,6 @@ from noetic.errors import InvalidValueError
 from noetic.hosts.setup.config_edits import FileChange
 from noetic.hosts.setup.servers import server_change, server_command
 
-NAME = "vscode"
 SCOPES = ("project", "user")
 DEFAULT_SCOPE = "project"
 KEY = "servers"

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from noetic.hosts.hooks.shared import one_line
 from noetic.tools.shellgate.reduction import (
     NPM_FAMILY,
     PROGRAM_ALIASES,
@@ -123,18 +124,12 @@ def runner_of(words: tuple[str, ...]) -> Runner:
     head = words[0]
     found = [w for w, _ in operands(list(words))]
     verb = found[0] if found else None
-    if head == "pytest":
-        return RUNNERS["pytest"]
-    if head == "unittest":
-        return RUNNERS["unittest"]
+    if head in ("pytest", "unittest", "make", "gradle", "mvn"):
+        return RUNNERS[head]
     if head in NPM_FAMILY and verb == "test":
         return RUNNERS["npm test"]
-    if head == "cargo" and verb == "test":
-        return RUNNERS["cargo test"]
-    if head == "go" and verb == "test":
-        return RUNNERS["go test"]
-    if head in ("make", "gradle", "mvn"):
-        return RUNNERS[head]
+    if head in ("cargo", "go") and verb == "test":
+        return RUNNERS[f"{head} test"]
     return RUNNERS["command"]
 
 
@@ -170,12 +165,8 @@ def has_test_script(folder: Path) -> bool:
 
 def _package_json(folder: Path) -> Any:
     try:
-        text = (folder / "package.json").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
+        return json.loads((folder / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError too), not JSON
         return None
 
 
@@ -336,7 +327,7 @@ def recognise(
     if top[-1] is not test:
         return Hidden(
             configured_name,
-            f"`{_short(top[-1].text)}` runs after the test run, so the line's exit status is "
+            f"`{one_line(top[-1].text, 80)}` runs after the test run, so the line's exit status is "
             "not the test's",
         )
     reason = _chain(command, script, top, runs)
@@ -427,10 +418,10 @@ def _chain(command: str, script: Any, top: list[Any], runs: dict[int, Any]) -> s
     for cmd, gap in zip(top, gaps[:-1], strict=False):
         chained = "&&" in (_tokens(gap) or [])
         if id(cmd) in runs and not chained:
-            return f"a later command runs whatever `{_short(cmd.text)}` gives"
+            return f"a later command runs whatever `{one_line(cmd.text, 80)}` gives"
         if chained and id(cmd) not in runs and not _preparing(cmd):
             return (
-                f"`{_short(cmd.text)}` runs before the test run with `&&`, so its own "
+                f"`{one_line(cmd.text, 80)}` runs before the test run with `&&`, so its own "
                 "failure would be the line's exit status"
             )
     return None
@@ -456,11 +447,6 @@ def _preparing(cmd: Any) -> bool:
     if cmd.name is None:
         return True  # a bare NAME=value
     return cmd.name.value is not None and os.path.basename(cmd.name.value) in PREPARING
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def run_status(argv: list[str], code: int, cwd: Path) -> Status:

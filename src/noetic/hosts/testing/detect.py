@@ -124,18 +124,12 @@ def _toml(path: Path) -> dict[str, Any] | None:
 def _dependencies(pyproject: dict[str, Any]) -> list[str]:
     """Every dependency string pyproject.toml names: the project's, its extras', its
     dependency groups' (PEP 735) and Poetry's."""
-    out: list[str] = []
-    project = pyproject.get("project", {})
-    if isinstance(project, dict):
-        out += [d for d in project.get("dependencies", []) if isinstance(d, str)]
-        extras = project.get("optional-dependencies", {})
-        if isinstance(extras, dict):
-            for deps in extras.values():
-                out += [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
-    groups = pyproject.get("dependency-groups", {})
-    if isinstance(groups, dict):
-        for deps in groups.values():
-            out += [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
+    project = pyproject.get("project")
+    project = project if isinstance(project, dict) else {}
+    lists = [project.get("dependencies")]
+    for table in (project.get("optional-dependencies"), pyproject.get("dependency-groups")):
+        lists += table.values() if isinstance(table, dict) else []
+    out = [d for deps in lists if isinstance(deps, list) for d in deps if isinstance(d, str)]
     poetry = pyproject.get("tool", {}).get("poetry", {})
     if isinstance(poetry, dict):
         for key in ("dependencies", "dev-dependencies"):

@@ -15,9 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from noetic.errors import InvalidValueError
+from noetic.frozen import Frozen
 
 _DECLARATION = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 
@@ -50,9 +49,7 @@ def _declares_entities(data: bytes) -> bool:
 NAMED = 5  # failing tests named in the evidence
 
 
-class JUnitSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class JUnitSummary(Frozen):
     file: str
     tests: int
     passed: int
