@@ -3,6 +3,7 @@ that a dump is read back as the same value."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from typing import Any
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from noetic.assessment import Decision
 from noetic.errors import ValidationError
 from noetic.events import PAYLOADS, EventKind
-from noetic.plain import field_names
+from noetic.plain import Value, field, field_names
 from noetic.profiles import Profile, parse_profile
 from noetic.vectors import Tuning
 
@@ -183,3 +184,121 @@ def test_a_class_pydantic_has_read_is_built_as_before():
     event = Event(kind=EventKind.RUN_FINISHED)
     assert event.data == {} and event.at.tzinfo is not None
     assert Holder(event=event).event is event
+
+
+# Value: a frozen dataclass's behaviour without the compile -----------------------------------
+
+
+class Point(Value):
+    x: int
+    y: float = 0.5
+    tags: tuple[str, ...] = ()
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    inner: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PointDC:
+    x: int
+    y: float = 0.5
+    tags: tuple[str, ...] = ()
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+    inner: Any = None
+
+
+class Keyed(Value, kw_only=True):
+    a: int
+    b: str = "b"
+    c: int
+
+
+simple = st.integers() | st.floats(allow_nan=False) | st.text(max_size=4) | st.none()
+point_fields = st.fixed_dictionaries(
+    {"x": st.integers()},
+    optional={"y": st.floats(allow_nan=False), "tags": st.tuples(st.text(max_size=3)),
+              "extra": st.dictionaries(st.text(max_size=3), simple, max_size=3),
+              "inner": simple | st.lists(simple, max_size=3)},
+)  # fmt: skip
+
+
+@given(point_fields, st.integers(0, 5), point_fields)
+def test_a_value_is_built_compared_copied_and_dumped_as_the_frozen_dataclass(fields, n, other):
+    names = ["x", "y", "tags", "extra", "inner"]
+    given_names = [name for name in names if name in fields]
+    # positionally up to the first field not given, the rest by keyword, as a dataclass takes
+    cut = next((i for i, name in enumerate(names) if name not in fields), len(names))
+    cut = min(cut, n)
+    args = [fields[name] for name in names[:cut]]
+    kwargs = {name: fields[name] for name in given_names if names.index(name) >= cut}
+    value, reference = Point(*args, **kwargs), PointDC(*args, **kwargs)
+    assert [getattr(value, name) for name in names] == [getattr(reference, n) for n in names]
+    assert repr(value) == repr(reference).replace("PointDC", "Point", 1)
+    assert value.as_dict() == dataclasses.asdict(reference)
+    changed = {k: v for k, v in other.items() if k != "x"}
+    assert value.replaced(**changed).as_dict() == dataclasses.asdict(
+        dataclasses.replace(reference, **changed)
+    )
+    twin, twin_reference = Point(**other), PointDC(**other)
+    assert (value == twin) == (reference == twin_reference)
+    try:
+        expected: int | type[TypeError] = hash(reference)
+    except TypeError:
+        expected = TypeError
+    try:
+        assert hash(value) == expected
+    except TypeError:
+        assert expected is TypeError
+    assert value != reference and Point(x=1).extra is not Point(x=1).extra
+
+
+def test_a_value_is_frozen_and_refuses_what_a_dataclass_refuses():
+    point = Point(x=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 2
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del point.y
+    with pytest.raises(TypeError, match="needs the field 'x'"):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="no field 'z'"):
+        Point(x=1, z=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="'x' twice"):
+        Point(1, x=2)
+    with pytest.raises(TypeError, match="takes 5 fields"):
+        Point(1, 2.0, (), {}, None, 6)  # type: ignore[call-arg]
+    # a keyword-only value (a store record) takes no positional field, and its fields may
+    # follow one with a default
+    assert Keyed(a=1, c=3) == Keyed(c=3, a=1, b="b")
+    with pytest.raises(TypeError, match="by keyword"):
+        Keyed(1, "b", 3)
+
+
+def test_pydantic_reads_a_value_as_the_dataclass_it_was():
+    from pydantic import TypeAdapter
+
+    from noetic.store.records import SessionRecord
+
+    row = {"id": "s_1", "ai_id": "agent", "profile": "balanced", "created_at": "now"}
+    record = SessionRecord.model_validate(row)
+    assert record == SessionRecord(**row) and record.status == "active"
+    assert TypeAdapter(SessionRecord).dump_python(record) == record.model_dump()
+    with pytest.raises(Exception, match="ai_id"):
+        SessionRecord.model_validate({**row, "ai_id": 3})
+    assert dataclasses.is_dataclass(SessionRecord)
+    assert TypeAdapter(Keyed).validate_python({"a": 1, "c": 2}) == Keyed(a=1, c=2)
+
+
+class Bag(Value):
+    name: str
+    items: list[int] = field(default_factory=list)
+
+
+def test_a_plain_field_factory_makes_a_fresh_default_and_survives_pydantic():
+    from pydantic import TypeAdapter
+
+    first, second = Bag(name="a"), Bag(name="a")
+    assert first.items == [] and first.items is not second.items and first == second
+    # pydantic reads the class as the dataclass it becomes, with the same default factory
+    made = TypeAdapter(Bag).validate_python({"name": "b"})
+    assert made == Bag(name="b") and made.items == []
+    assert [f.name for f in dataclasses.fields(Bag)] == ["name", "items"]
+    assert Bag(name="c").items == []

@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import field
 from enum import StrEnum
 from typing import Any, ClassVar, Final
 
 from noetic.errors import InvalidValueError
-from noetic.plain import Plain, text
+from noetic.plain import Plain, field, text
 from noetic.untrusted import check_text_field
 from noetic.vectors import VECTOR_NAMES, check_score, oriented, overall_confidence
 

@@ -30,12 +30,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
-from noetic.plain import Plain
+from noetic.plain import Plain, field
 
 
 class EventKind(StrEnum):

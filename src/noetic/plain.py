@@ -23,7 +23,6 @@ schema it makes says what the checks hold.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -34,6 +33,38 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 from noetic.errors import InvalidValueError
 
 P = TypeVar("P", bound="Plain")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # a field without a default
+
+
+class Factory:
+    """A field's default made anew for each value: what :func:`field` declares."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def field(*, default_factory: Callable[[], Any]) -> Any:
+    """``dataclasses.field(default_factory=…)`` for plain classes, without importing
+    ``dataclasses`` (and the ``inspect`` it brings): the class becomes a dataclass with the
+    same field when pydantic asks for its schema."""
+    return Factory(default_factory)
+
+
+def _frozen(message: str) -> Exception:
+    from dataclasses import FrozenInstanceError  # a frozen dataclass's error, loaded when raised
+
+    return FrozenInstanceError(message)
+
+
 Check = Callable[[Any, str], Any]
 _CHECKS: dict[type, dict[str, Check]] = {}
 _SPECS: dict[type, list[tuple[str, Any, Callable[[], Any] | None]]] = {}
@@ -61,7 +92,7 @@ class Plain:
                     value = values.pop(name)
                 elif factory is not None:
                     value = factory()
-                elif default is dataclasses.MISSING:
+                elif default is MISSING:
                     raise TypeError(f"{type(self).__name__} needs the field {name!r}")
                 else:
                     value = default
@@ -71,10 +102,10 @@ class Plain:
             self.__post_init__()
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        raise _frozen(f"cannot assign to field {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        raise _frozen(f"cannot delete field {name!r}")
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
@@ -160,6 +191,110 @@ class Plain:
         return cls(**{**{n: row[n] for n, _, _ in _spec(cls) if n in columns}, **values})
 
 
+V = TypeVar("V", bound="Value")
+
+
+@dataclass_transform(frozen_default=True)
+class Value:
+    """A frozen value with the fields its annotations name, built as a frozen dataclass is
+    (positionally in field order, or by keyword; by keyword only for ``class R(Value,
+    kw_only=True)``) and compared, hashed and shown as one, with nothing checked: for what the
+    code builds itself (a store's rows, a fitted map). ``dataclasses`` would compile
+    ``__init__``, ``repr``, comparison and freezing for every class as its module loads; these
+    are written once here. ``as_dict`` is ``dataclasses.asdict``, ``replaced`` is
+    ``dataclasses.replace``; a subclass becomes a standard dataclass when pydantic asks for
+    its schema."""
+
+    _kw_only: ClassVar[bool] = False
+
+    def __init_subclass__(cls, *, kw_only: bool = False, **rest: Any) -> None:
+        super().__init_subclass__(**rest)
+        cls._kw_only = kw_only or cls._kw_only
+
+    if not TYPE_CHECKING:  # the type checker sees each class's own fields
+
+        def __init__(self, *args: Any, **values: Any) -> None:
+            spec = _spec(type(self))
+            if args:
+                if self._kw_only:
+                    raise TypeError(f"{type(self).__name__} takes its fields by keyword")
+                if len(args) > len(spec):
+                    raise TypeError(f"{type(self).__name__} takes {len(spec)} fields "
+                                    f"({len(args)} given)")  # fmt: skip
+                for (name, _, _), value in zip(spec, args, strict=False):
+                    if name in values:
+                        raise TypeError(f"{type(self).__name__} got {name!r} twice")
+                    values[name] = value
+            for name, default, factory in spec:
+                if name in values:
+                    value = values.pop(name)
+                elif factory is not None:
+                    value = factory()
+                elif default is MISSING:
+                    raise TypeError(f"{type(self).__name__} needs the field {name!r}")
+                else:
+                    value = default
+                object.__setattr__(self, name, value)
+            if values:
+                raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise _frozen(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise _frozen(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n, _, _ in _spec(type(self)))
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name, _, _ in _spec(type(self))))
+
+    def _values(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name, _, _ in _spec(type(self))}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as ``dataclasses.asdict`` gives them: nested values as dicts, lists,
+        tuples and dicts rebuilt, anything else copied deeply."""
+        return {name: _as_dict(value) for name, value in self._values().items()}
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict, nested values dumped (in ``mode="json"``: enums as values,
+        tuples as lists, datetimes as ISO text): what prints a value as JSON."""
+        return {name: dumped(value, mode) for name, value in self._values().items()}
+
+    def replaced(self: V, **update: Any) -> V:
+        """A copy with ``update``'s fields changed, as ``dataclasses.replace`` makes one."""
+        return type(self)(**{**self._values(), **update})
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        as_dataclass(cls)
+        return handler(source)
+
+
+def _as_dict(value: Any) -> Any:
+    if isinstance(value, Value):
+        return value.as_dict()
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*[_as_dict(v) for v in value])
+    if isinstance(value, list | tuple):
+        return type(value)(_as_dict(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((_as_dict(k), _as_dict(v)) for k, v in value.items())
+    if isinstance(value, str | int | float | bool | type(None)):
+        return value
+    import copy
+
+    return copy.deepcopy(value)
+
+
 def validated(cls: type[P], data: Any, at: str) -> P:
     """``data`` (an instance, or a mapping of its fields) as ``cls``; ``at`` prefixes the
     fields named in an error (``investigation.``)."""
@@ -174,7 +309,7 @@ def validated(cls: type[P], data: Any, at: str) -> P:
         raise refuse(at + unknown[0], "unknown field: extra fields are not permitted",
                      data[unknown[0]], f"fields: {', '.join(sorted(names))}")  # fmt: skip
     missing = [n for n, default, factory in _spec(cls)
-               if n not in data and default is dataclasses.MISSING and factory is None]  # fmt: skip
+               if n not in data and default is MISSING and factory is None]  # fmt: skip
     if missing:
         raise refuse(at + missing[0], "field required", None)
     if not at:
@@ -222,15 +357,18 @@ def _spec(cls: type) -> list[tuple[str, Any, Callable[[], Any] | None]]:
             for name, kind in _annotations(klass).items():
                 if str(kind).startswith(("ClassVar", "typing.ClassVar")):
                     continue
-                default = vars(klass).get(name, dataclasses.MISSING)
+                default = vars(klass).get(name, MISSING)
                 # field(default_factory=…), or a field of a class made a dataclass already
                 declared = vars(klass).get("__dataclass_fields__", {}).get(name, default)
-                if isinstance(declared, dataclasses.Field):
-                    factory = declared.default_factory
+                known = sys.modules.get("dataclasses")  # a Field exists only once it is loaded
+                if isinstance(declared, Factory):
+                    fields[name] = (name, MISSING, declared.make)
+                elif known is not None and isinstance(declared, known.Field):
+                    given, factory = declared.default, declared.default_factory
                     fields[name] = (
                         name,
-                        declared.default,
-                        None if factory is dataclasses.MISSING else factory,
+                        MISSING if given is known.MISSING else given,
+                        None if factory is known.MISSING else factory,
                     )
                 else:
                     fields[name] = (name, default, None)
@@ -242,15 +380,23 @@ def _annotations(klass: type) -> dict[str, Any]:
     return vars(klass).get("__annotations__", {})  # type: ignore[no-any-return]
 
 
-def field_names(cls: type[Plain]) -> tuple[str, ...]:
+def field_names(cls: type[Plain] | type[Value]) -> tuple[str, ...]:
     return tuple(name for name, _, _ in _spec(cls))
 
 
-def as_dataclass(cls: type[Plain]) -> None:
+def as_dataclass(cls: type[Plain] | type[Value]) -> None:
     """``cls`` (and its plain bases) made a standard dataclass, for pydantic to read."""
-    for klass in reversed(cls.__mro__[:-2]):  # the last two: Plain and object
+    for klass in reversed(cls.__mro__):
+        if klass in (Plain, Value) or not issubclass(klass, Plain | Value):
+            continue
         if "__dataclass_fields__" not in vars(klass):
-            dataclasses.dataclass(kw_only=True, init=False, repr=False, eq=False)(klass)
+            import dataclasses
+
+            for name, value in list(vars(klass).items()):
+                if isinstance(value, Factory):
+                    setattr(klass, name, dataclasses.field(default_factory=value.make))
+            kw_only = issubclass(klass, Plain) or getattr(klass, "_kw_only", False)
+            dataclasses.dataclass(kw_only=kw_only, init=False, repr=False, eq=False)(klass)
 
 
 def _checks(cls: type) -> dict[str, Check]:

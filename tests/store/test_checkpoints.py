@@ -86,6 +86,45 @@ def test_a_repository_without_commits_falls_back_too(tmp_path):
     assert git_root(root) is None
 
 
+def logged_git(folder: Path) -> Path:
+    """A ``git`` on PATH that writes each call's arguments to ``folder/calls`` and runs the
+    real git."""
+    import shutil
+
+    real = shutil.which("git")
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(f'#!/bin/sh\necho "$*" >> {folder / "calls"}\nexec {real} "$@"\n')
+    script.chmod(0o755)
+    return folder
+
+
+@pytest.mark.subprocess
+def test_an_assessment_asks_git_once_to_append_its_checkpoint(repo, tmp_path, monkeypatch):
+    bin_dir = logged_git(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    with Store(repo / ".noetic") as store:
+        work(store)
+        found = list_checkpoints(store, repo)
+    calls = (bin_dir / "calls").read_text().splitlines()
+    # the three assessments' appends, then the listing: no separate search for the repository
+    assert calls[:3] == [f"notes --ref {NOTES_REF} append -F - HEAD"] * 3
+    assert [w.startswith("git:") for w, _ in found] == [True, True, True]
+
+
+@pytest.mark.subprocess
+def test_a_repository_without_commits_keeps_a_tasks_checkpoints_in_sqlite(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q")
+    with Store(root / ".noetic") as store:
+        tracker, _ = work(store)
+        found = list_checkpoints(store, None)
+        assert [w for w, _ in found] == ["sqlite"] * 3
+        assert [cp.phase for _, cp in found] == ["preflight", "check", "postflight"]
+        assert tracker.repo is None
+
+
 @pytest.mark.subprocess
 def test_bootstrap_context_is_compact_against_the_session_json(repo):
     with Store(repo / ".noetic") as store:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 from weakref import WeakKeyDictionary
@@ -41,6 +40,7 @@ from noetic.assessment import Calibrated, Release
 from noetic.calibration.outcomes import Filters, phase_points
 from noetic.calibration.per_phase import PhasePoint
 from noetic.calibration.recalibration import Fitted, Gate, recalibrate, release_gate, split
+from noetic.plain import Value
 from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.store.reads import last_outcome
@@ -49,8 +49,7 @@ RECORD_TASKS: Final = 40
 Scope = Literal["agent", "model", "store"]
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Value):
     """``[calibration]`` and the release gate's part of ``[gate]``."""
 
     decide_on: str = "calibrated"
@@ -266,8 +265,7 @@ def kept(
 # deciding -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ForDecision:
+class ForDecision(Value):
     """What a decision needs: the calibrated value (``None``: no map in force, or turned off),
     and at CHECK the release gate's threshold or why there is none."""
 

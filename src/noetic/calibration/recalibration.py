@@ -55,8 +55,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any, Final
+
+from noetic.plain import Value, field
 
 FIT_SHARE: Final = 2 / 3
 MIN_FIT: Final = 10
@@ -89,8 +90,7 @@ def _sigmoid(x: float) -> float:
     return e / (1 + e)
 
 
-@dataclass(frozen=True)
-class Logistic:
+class Logistic(Value):
     """``σ(a + b·logit p)`` with its posterior covariance ``((va, cab), (cab, vb))``."""
 
     a: float
@@ -181,8 +181,7 @@ def fit_isotonic(p: Sequence[float], y: Sequence[float]) -> tuple[list[float], l
     return xs, ys
 
 
-@dataclass(frozen=True)
-class Map:
+class Map(Value):
     """A fitted map as plain numbers (stored as JSON beside the outcomes it was fitted on).
 
     ``method``: ``identity``, ``logistic`` (``params`` = ``[a, b]``) or ``isotonic``
@@ -235,8 +234,7 @@ def _mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-@dataclass(frozen=True)
-class Fitted:
+class Fitted(Value):
     """A map and the evidence for it: whether it is in force and why (module docstring).
 
     ``brier_before``/``brier_after`` are the held-out Brier scores of the stated and the mapped
@@ -262,7 +260,7 @@ class Fitted:
         return self.map(p) if self.in_force else p
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.as_dict()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Fitted:
@@ -420,8 +418,7 @@ def scan_start(n: int, max_failure_rate: float, confidence: float) -> int:
 GRID: Final = tuple(round(0.99 - i / 100, 2) for i in range(99))
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(Value):
     """The release gate chosen from past outcomes (module docstring); ``threshold`` is on the
     stated value, ``None`` when the outcomes support none."""
 
@@ -437,7 +434,7 @@ class Gate:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.as_dict()
 
 
 def release_gate(

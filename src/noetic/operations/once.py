@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from noetic.errors import StoreError
+from noetic.plain import Value
 
 if TYPE_CHECKING:
     from noetic.store import requests
@@ -30,8 +30,7 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
-@dataclass(frozen=True)
-class Replayed(Generic[T_co]):
+class Replayed(Value, Generic[T_co]):
     """A request applied before: nothing was written again. ``result`` is that call's result
     as it was kept (None when the call ended before it could be kept)."""
 

@@ -361,6 +361,15 @@ class Tracker:
             self._repo = git_root(self.store.home) if self.checkpoints else None
         return self._repo  # type: ignore[return-value]
 
+    def _checkpoint_folder(self) -> Path | None:
+        """Where a checkpoint is appended from: the repository when it is known, else the
+        store's folder. git finds the repository from the folder as ``git rev-parse`` would,
+        and a folder in none, or in one without a commit, falls back to SQLite, so a write
+        asks git once, not first for the repository and then to append."""
+        if self._repo is False and self.store.home.is_dir():
+            return self.store.home
+        return self.repo
+
     def open_task(self, session_id: str, what: str) -> CascadeRecord:
         """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""
         return self._open_cascade(self.store.get_session(session_id), what)
@@ -427,7 +436,7 @@ class Tracker:
                     earlier[-1].assessment.vectors if earlier else None,
                     assessment.note,
                 ),
-                self.repo,
+                self._checkpoint_folder(),
             )
         self.bus.emit(
             EventKind.ASSESSMENT_RECORDED,

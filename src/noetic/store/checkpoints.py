@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +26,8 @@ if TYPE_CHECKING:
 NOTES_REF = "refs/notes/noetic/checkpoints"
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class Checkpoint(_Record):
-    """One checkpoint: a frozen record (a standard-library dataclass, as the store's are), so
+class Checkpoint(_Record, kw_only=True):
+    """One checkpoint: a frozen record (a :class:`~noetic.plain.Value`, as the store's are), so
     writing one, as PreCompact does, builds no model. Its scores are floats as written."""
 
     session: str

@@ -7,25 +7,23 @@ its recent sessions and reads only the rows added since (see
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from typing import Any
 
 from noetic.store.rows import compact_json, export_assessment, export_event
 
 
-@dataclass
 class Grown:
     """The parts of one session's document that only grow, each row encoded once: its
     assessments up to ``seq`` (``count`` rows, the largest id ``max_id``) and its events up to
-    id ``event_id``."""
+    id ``event_id``. (A plain class: a dataclass would be compiled as the store loads.)"""
 
-    seq: int = 0
-    count: int = 0
-    max_id: int | None = None
-    assessments: list[str] = dataclass_field(default_factory=list)
-    event_id: int = 0
-    events: list[str] = dataclass_field(default_factory=list)
+    def __init__(self) -> None:
+        self.seq = 0
+        self.count = 0
+        self.max_id: int | None = None
+        self.assessments: list[str] = []
+        self.event_id = 0
+        self.events: list[str] = []
 
     def intact(self, conn: Any, sid: str) -> bool:
         """Whether SQLite still holds exactly the assessments encoded here. Rows are never

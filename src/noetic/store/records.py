@@ -1,5 +1,6 @@
-"""What the store returns: frozen records (standard-library dataclasses), so opening a store and
-reading its sessions and tasks costs no pydantic.
+"""What the store returns: frozen records (:class:`noetic.plain.Value`s: built, compared and
+shown as frozen dataclasses are, without compiling each class as the module loads), so opening
+a store and reading its sessions and tasks costs no pydantic.
 
 A record is built from a row the store wrote, so it is not validated again; what comes from
 outside (a session's export) is validated at the edge (:func:`validate`, as pydantic validates
@@ -14,14 +15,13 @@ keeps it."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 # pydantic resolves an assessment record's fields here, by these dotted names, whenever a model
 # holds one: by then noetic.assessment is imported (whoever made the assessment imported it)
 import noetic
+from noetic.plain import Value, field, field_names
 
 if TYPE_CHECKING:
     import noetic.assessment
@@ -29,41 +29,22 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound="_Record")
 
 
-class _Record:
-    """What records share: a model's dump, copy and validation, and the ``repr``, equality and
-    hash ``dataclasses`` would generate (written once here, not compiled for each record when
-    the module loads)."""
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={value!r}" for name, value in self._items())
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def _items(self) -> list[tuple[str, Any]]:
-        return [(f.name, getattr(self, f.name)) for f in dataclasses.fields(self)]  # type: ignore[arg-type]
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(value for _, value in self._items())
+class _Record(Value):
+    """What records share: a model's dump, copy and validation (``repr``, equality and hash are
+    a :class:`~noetic.plain.Value`'s, as ``dataclasses`` would generate them)."""
 
     def model_dump(self, *, mode: str = "python", exclude: Iterable[str] = ()) -> dict[str, Any]:
         """The record's fields as a dict, as pydantic dumps a model: a nested model (an
         assessment, a decision) as its own dump, tuples as lists in ``mode="json"``."""
         left_out = set(exclude)
         return {
-            f.name: _dumped(getattr(self, f.name), mode)
-            for f in dataclasses.fields(self)  # type: ignore[arg-type]
-            if f.name not in left_out
+            name: _dumped(getattr(self, name), mode)
+            for name in field_names(type(self))
+            if name not in left_out
         }
 
     def model_copy(self: R, *, update: dict[str, Any] | None = None) -> R:
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+        return self.replaced(**(update or {}))
 
     @classmethod
     def model_validate(cls: type[R], data: Any) -> R:
@@ -92,8 +73,7 @@ def validate(cls: type[R], data: Any) -> R:
     return TypeAdapter(cls).validate_python(data)
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class SessionRecord(_Record):
+class SessionRecord(_Record, kw_only=True):
     id: str
     ai_id: str
     ai_model: str | None = None
@@ -107,8 +87,7 @@ class SessionRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class CascadeRecord(_Record):
+class CascadeRecord(_Record, kw_only=True):
     id: str
     session_id: str
     task: str
@@ -121,8 +100,7 @@ class CascadeRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class AssessmentRecord(_Record):
+class AssessmentRecord(_Record, kw_only=True):
     id: int
     session_id: str
     cascade_id: str | None
@@ -133,8 +111,7 @@ class AssessmentRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class InvestigationRecord(_Record):
+class InvestigationRecord(_Record, kw_only=True):
     id: int
     session_id: str
     cascade_id: str | None
@@ -149,8 +126,7 @@ class InvestigationRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class GoalRecord(_Record):
+class GoalRecord(_Record, kw_only=True):
     id: str
     session_id: str
     cascade_id: str | None = None
@@ -165,8 +141,7 @@ class GoalRecord(_Record):
     written_by: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, repr=False, eq=False)
-class EventRecord(_Record):
+class EventRecord(_Record, kw_only=True):
     id: int
     at: str
     kind: str

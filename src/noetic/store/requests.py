@@ -26,18 +26,17 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from noetic.errors import StoreError, UsageError
+from noetic.plain import Value
 from noetic.untrusted import check_identifier
 
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
 
-@dataclass(frozen=True)
-class Replay:
+class Replay(Value):
     """A request applied before: when, and the response it was given (None when the process
     ended before it could be kept)."""
 
@@ -54,13 +53,13 @@ class Replay:
         )
 
 
-@dataclass
 class _Pending:
-    key: str
-    operation: str
-    fingerprint: str
-    store: BaseStore
-    recorded: bool = False
+    """The request this call is applying (a plain class: a dataclass is compiled as its module
+    loads)."""
+
+    def __init__(self, key: str, operation: str, fingerprint: str, store: BaseStore) -> None:
+        self.key, self.operation, self.fingerprint, self.store = key, operation, fingerprint, store
+        self.recorded = False
 
 
 _CURRENT: ContextVar[_Pending | None] = ContextVar("noetic_request", default=None)

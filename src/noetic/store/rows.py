@@ -7,13 +7,13 @@ PostgreSQL store's rows), so the dialects differ only in how they read and write
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from noetic.errors import InvalidValueError
+from noetic.plain import field_names
 from noetic.store.records import (
     AssessmentRecord,
     CascadeRecord,
@@ -95,7 +95,7 @@ def assessment_record(row: Row) -> AssessmentRecord:
     )
 
 
-_CASCADE_FIELDS: Final = tuple(f.name for f in dataclasses.fields(CascadeRecord))
+_CASCADE_FIELDS: Final = field_names(CascadeRecord)
 
 
 def export_cascade(row: Row) -> dict[str, Any]:
