@@ -76,8 +76,31 @@ def refuse(field: str, problem: str, value: Any, fix: str | None = None) -> Inva
                              value=value, fix=fix)  # fmt: skip
 
 
+class _Fields:
+    """What :class:`Plain` and :class:`Value` share: frozen fields, shown, compared and hashed as
+    a dataclass's are."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise _frozen(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise _frozen(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n, _, _ in _spec(type(self)))
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name, _, _ in _spec(type(self))))
+
+
 @dataclass_transform(kw_only_default=True, frozen_default=True)
-class Plain:
+class Plain(_Fields):
     """What plain data classes share: checking on construction, a model's dump, copy and
     validation. A subclass is a frozen, keyword-only dataclass, compared by value."""
 
@@ -100,24 +123,6 @@ class Plain:
             if values:
                 raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
             self.__post_init__()
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise _frozen(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise _frozen(f"cannot delete field {name!r}")
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n, _, _ in _spec(type(self)))
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, name) for name, _, _ in _spec(type(self))))
 
     _bounds: ClassVar[dict[str, tuple[float | None, float | None, bool]]] = {}
     _custom: ClassVar[dict[str, Check]] = {}  # a field's own check, instead of its type's
@@ -195,7 +200,7 @@ V = TypeVar("V", bound="Value")
 
 
 @dataclass_transform(frozen_default=True)
-class Value:
+class Value(_Fields):
     """A frozen value with the fields its annotations name, built as a frozen dataclass is
     (positionally in field order, or by keyword; by keyword only for ``class R(Value,
     kw_only=True)``) and compared, hashed and shown as one, with nothing checked: for what the
@@ -237,24 +242,6 @@ class Value:
                 object.__setattr__(self, name, value)
             if values:
                 raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise _frozen(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise _frozen(f"cannot delete field {name!r}")
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name, _, _ in _spec(type(self)))
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n, _, _ in _spec(type(self)))
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, name) for name, _, _ in _spec(type(self))))
 
     def _values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name, _, _ in _spec(type(self))}
