@@ -248,18 +248,44 @@ def kept(
 ) -> dict[str, Any]:
     """``(ai_id, ai_model)``'s map as kept, refitted first only when outcomes arrived since (or
     the configured gate was never worked out)."""
+    return _kept(store, ai_id, ai_model, settings)[0]
+
+
+def _kept(
+    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None
+) -> tuple[dict[str, Any], Fitted]:
+    """:func:`kept`, with its map read (a body read before is not read again)."""
     row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
     if row is None or row.last_id != _newest(store):
-        return fit_for(store, ai_id, ai_model, settings)
-    body: dict[str, Any] = json.loads(row.body)
+        body = fit_for(store, ai_id, ai_model, settings)
+        return body, Fitted.from_json(body["fitted"])
+    body, fitted = _parsed(row.body)
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
         assert settings is not None
         points = points_of(store).flat
         _, mine = _scoped(points, ai_id, ai_model)
-        body["gates"][_gate_key(settings)] = _gate(points, mine, settings).to_json()
+        gate = _gate(points, mine, settings).to_json()
+        body = {**body, "gates": {**body["gates"], _gate_key(settings): gate}}
         _keep(store, _key(ai_id, ai_model), (int(row[0]), int(row[1])), body)
-    return body
+    return body, fitted
+
+
+_PARSED: dict[str, tuple[dict[str, Any], Fitted]] = {}
+_PARSED_MOST: Final = 64
+
+
+def _parsed(text: str) -> tuple[dict[str, Any], Fitted]:
+    """A kept map's body and its map, read once per text (each decision reads the row; the
+    body changes only when it is refitted). A body is never changed in place."""
+    found = _PARSED.get(text)
+    if found is None:
+        body = json.loads(text)
+        found = (body, Fitted.from_json(body["fitted"]))
+        if len(_PARSED) >= _PARSED_MOST:  # bodies of maps since refitted
+            _PARSED.clear()
+        _PARSED[text] = found
+    return found
 
 
 # deciding -----------------------------------------------------------------------------------
@@ -290,8 +316,7 @@ def for_decision(
         return ForDecision(None)
     if settings.max_failure_rate is None:
         check = False  # no gate configured
-    body = kept(store, ai_id, ai_model, settings if check else None)
-    fitted = Fitted.from_json(body["fitted"])
+    body, fitted = _kept(store, ai_id, ai_model, settings if check else None)
     calibrated = None
     if fitted.in_force:
         calibrated = Calibrated(

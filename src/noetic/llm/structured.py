@@ -112,6 +112,15 @@ def extract_json(text: str) -> dict[str, Any]:
         REPLY_CHARS.check(len(text), "the reply")
     except LimitExceeded as exc:
         raise ParseError(exc.message, raw=text) from None
+    whole = text.strip()
+    if whole.startswith("{") and whole.endswith("}"):  # a bare object: the first one, if valid
+        try:
+            value = parse_json(whole, "the reply's JSON object")
+        except (json.JSONDecodeError, InvalidValueError):
+            pass  # the scan below finds the first object and says what is wrong
+        else:
+            if isinstance(value, dict):
+                return value
     spans, unclosed = _object_spans(text)
     problem: str | None = None
     for start, end in spans:

@@ -228,7 +228,7 @@ class Tracker:
                 )
             self.store.finish_cascade(open_cascade.id, "abandoned", open_cascade.result)
         cascade = self.store.open_cascade(session.id, task, profile=profile.name)
-        return self._record(session, cascade, profile, assessment)
+        return self._record(session, cascade, profile, assessment, [])  # a new task: none yet
 
     @_one_write
     def check(self, session_id: str, assessment: Assessment) -> Recorded:

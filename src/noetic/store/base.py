@@ -376,7 +376,9 @@ class BaseStore:
             ).fetchall()[0]
             self._queue(c, session_id, assessment_id=new_row["id"])
         self._files_changed()
-        return assessment_record(new_row)
+        from noetic.store.rows import recorded_assessment
+
+        return recorded_assessment(new_row, assessment, decision)
 
     def assessments(
         self, *, session_id: str | None = None, cascade_id: str | None = None
@@ -488,8 +490,22 @@ class BaseStore:
 
     def append_event(self, event: Event) -> None:
         """Persist one event (an :class:`noetic.events.EventBus` subscriber)."""
-        data = event.model_dump(mode="json")
-        row = {**data, "data": json.dumps(data["data"])}
+        # the event's JSON dump, built from its fields: its data is a payload's JSON dump
+        # already (EventBus.emit), dumped again only when it holds what JSON cannot
+        try:
+            data = json.dumps(event.data)
+        except TypeError:
+            from noetic.plain import dumped
+
+            data = json.dumps(dumped(event.data, "json"))
+        row = {
+            "kind": getattr(event.kind, "value", event.kind),
+            "at": event.at.isoformat().replace("+00:00", "Z"),
+            "engine": event.engine,
+            "session_id": event.session_id,
+            "cascade_id": event.cascade_id,
+            "data": data,
+        }
         with self.transaction() as c:
             self.order_appends(c, "events")
             self.insert(c, "events", row)
