@@ -111,3 +111,18 @@ def test_state_says_what_to_do_next(tracker):
     assert "INVESTIGATE" in tracker.state(session.id).next_step
     tracker.check(session.id, a("check", 0.9))
     assert "postflight" in tracker.state(session.id).next_step
+
+
+@pytest.mark.sqlite_only
+def test_a_preflight_reads_no_assessments_of_the_task_it_opens(tracker, store):
+    """The task a PREFLIGHT opens has none before it: nothing is read back to find them."""
+    session, _ = tracker.bootstrap(ai_id="a")
+    statements = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        recorded = tracker.preflight(session.id, "t", a("preflight"))
+    finally:
+        store.conn.set_trace_callback(None)
+    assert not [s for s in statements if s.startswith("SELECT") and "FROM assessments" in s]
+    assert [r.id for r in store.assessments(session_id=session.id)] == [recorded.assessment.id]
+    assert recorded.assessment.seq == 1

@@ -88,11 +88,9 @@ def record_outcome(
     value, basis = stated_value(pre.p_success, pre.confidence)
     calibrated = None
     if refit:
-        from noetic.calibration.recalibrating import fit_for
-        from noetic.calibration.recalibration import Fitted
+        from noetic.calibration.recalibrating import fitted_for
 
-        body = fit_for(store, session.ai_id, session.ai_model)
-        fitted = Fitted.from_json(body["fitted"])
+        body, fitted = fitted_for(store, session.ai_id, session.ai_model)
         if fitted.in_force:
             calibrated = Calibrated(
                 value=round(fitted(value), 6),

@@ -42,6 +42,7 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 _INSIDE = re.compile(r'["{}]')
+_WHOLE_BRACES = 64
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
@@ -112,8 +113,11 @@ def extract_json(text: str) -> dict[str, Any]:
         REPLY_CHARS.check(len(text), "the reply")
     except LimitExceeded as exc:
         raise ParseError(exc.message, raw=text) from None
+    # a bare object (as a reply held to the schema is) is the first one when it is valid: read
+    # at once, without the scan; only when it has few brackets, so a long run of candidates is
+    # still decoded once in all (the scan below)
     whole = text.strip()
-    if whole.startswith("{") and whole.endswith("}"):  # a bare object: the first one, if valid
+    if whole[:1] == "{" and whole[-1:] == "}" and whole.count("{") <= _WHOLE_BRACES:
         try:
             value = parse_json(whole, "the reply's JSON object")
         except (json.JSONDecodeError, InvalidValueError):
