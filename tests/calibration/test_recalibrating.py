@@ -215,7 +215,12 @@ def test_decisions_on_a_kept_map_read_its_body_once_and_a_refit_is_read_as_fitte
     expected = preflight(tracker, session)  # the refit, then the map read from its body
     reads = []
     real = Fitted.from_json
-    monkeypatch.setattr(Fitted, "from_json", lambda data: reads.append(data) or real(data))
+
+    def from_json(data):
+        reads.append(data)
+        return real(data)
+
+    monkeypatch.setattr(Fitted, "from_json", from_json)
     assert preflight(tracker, session) == expected  # the same body: read once before
     done = tracker.store.open_cascade_of(session.id)
     receipt = record_outcome(tracker.store, done.id, score=0.0, source="test")

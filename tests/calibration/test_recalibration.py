@@ -175,11 +175,11 @@ def test_bad_gate_settings_are_refused():
 def from_scratch(p, y):
     """``recalibrate`` with nothing kept from an earlier fit: every sum from the first outcome."""
     kept = recalibration.PREFIXES
-    recalibration.PREFIXES = Prefixes()  # type: ignore[misc]
+    recalibration.PREFIXES = Prefixes()
     try:
         return recalibrate(p, y)
     finally:
-        recalibration.PREFIXES = kept  # type: ignore[misc]
+        recalibration.PREFIXES = kept
 
 
 stated_values = st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.9, 0.95]) | probabilities

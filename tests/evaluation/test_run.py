@@ -284,8 +284,13 @@ def test_a_run_reads_its_calibration_settings_once(tracker, model_server, proble
 
     reads = []
     real = recalibrating.read_settings
+
+    def read_settings(home):
+        reads.append(home)
+        return real(home)
+
     for module in (recalibrating, engine):
-        monkeypatch.setattr(module, "read_settings", lambda home: reads.append(home) or real(home))
+        monkeypatch.setattr(module, "read_settings", read_settings)
     result, _ = run(tracker, model_server, problems, right_unless_three,
                     matching="HumanEval/1?", concurrency=2)  # fmt: skip
     assert result.done == 10 and reads == [tracker.store.home]

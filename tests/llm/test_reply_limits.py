@@ -105,7 +105,7 @@ def test_a_bare_object_is_read_at_once_as_the_scan_reads_it(value, space):
     text = space + json.dumps(value, ensure_ascii=False) + space
     scanned = extract_json("Here it is: " + text)
     real = structured._object_spans
-    structured._object_spans = None  # type: ignore[assignment]
+    structured._object_spans = None
     try:
         assert extract_json(text) == scanned == value
     finally:
@@ -124,7 +124,12 @@ def test_only_json_with_an_escape_or_beyond_ascii_is_looked_at_again_for_surroga
 
     encoded = []
     real = json.dumps
-    fake = {**vars(json), "dumps": lambda *a, **k: encoded.append(a) or real(*a, **k)}
+
+    def dumps(*a, **k):
+        encoded.append(a)
+        return real(*a, **k)
+
+    fake = {**vars(json), "dumps": dumps}
     monkeypatch.setattr(untrusted, "json", SimpleNamespace(**fake))
     assert extract_json(FULL) == json.loads(FULL)
     assert extract_json('{"a": "line\\nnext \\"q\\""}') == {"a": 'line\nnext "q"'}
@@ -148,9 +153,12 @@ def test_nesting_is_refused_past_the_limit_and_brackets_in_strings_do_not_count(
 
     scans = []
     real = untrusted._BRACKET_OR_QUOTE
-    untrusted._BRACKET_OR_QUOTE = SimpleNamespace(  # type: ignore[assignment]
-        search=lambda *a: scans.append(1) or real.search(*a)
-    )
+
+    def search(*a):
+        scans.append(1)
+        return real.search(*a)
+
+    untrusted._BRACKET_OR_QUOTE = SimpleNamespace(search=search)
     try:
         text = "[" * depth + json.dumps("[" * quoted + "{" * quoted) + "]" * depth
         if depth > 64:
