@@ -68,3 +68,22 @@ def test_an_assessments_record_is_the_one_read_back(store, given):
     assert json.dumps(recorded.model_dump(mode="json")) == json.dumps(read.model_dump(mode="json"))
     # in the canonical order (whole numbers are floats once checked): not checked again
     assert (recorded.assessment is a) == (list(given) == [v for v in VECTOR_NAMES if v in given])
+
+
+def test_a_finished_task_is_handed_back_as_written_without_reading_it_again(store, backend):
+    session = store.create_session(ai_id="a", profile="balanced")
+    opened = store.open_cascade(session.id, "t", profile="balanced")
+    statements = []
+    if backend == "sqlite":
+        store.conn.set_trace_callback(statements.append)
+    result = {"eval": {"run": "e_1", "ids": (1, 2)}, "n": 1.5, "é": None}
+    try:
+        closed = store.finish_cascade(opened.id[:10], "completed", result)
+    finally:
+        if backend == "sqlite":
+            store.conn.set_trace_callback(None)
+    assert closed == store.get_cascade(opened.id)
+    assert closed.status == "completed" and closed.result["eval"]["ids"] == [1, 2]
+    if backend == "sqlite":
+        after = statements[next(i for i, s in enumerate(statements) if s.startswith("UPDATE")) :]
+        assert not [s for s in after if s.startswith("SELECT")]

@@ -340,14 +340,18 @@ class BaseStore:
 
     def finish_cascade(self, cascade_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         cascade = self.get_cascade(cascade_id)
+        ended, text = now(), json.dumps(result)
         with self.transaction() as c:
             c.execute(
                 "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
-                (status, now(), json.dumps(result), cascade.id),
+                (status, ended, text, cascade.id),
             )
             self._queue(c, cascade.session_id)
         self._files_changed()
-        return self.get_cascade(cascade.id)
+        # the row as written, not read back: its result as a read gives it
+        return cascade.model_copy(
+            update={"status": status, "ended_at": ended, "result": json.loads(text)}
+        )
 
     # assessments --------------------------------------------------------------------------
 
