@@ -113,19 +113,22 @@ def extract_json(text: str) -> dict[str, Any]:
         REPLY_CHARS.check(len(text), "the reply")
     except LimitExceeded as exc:
         raise ParseError(exc.message, raw=text) from None
-    # a bare object (as a reply held to the schema is) is the first one when it is valid: read
-    # at once, without the scan; only when it has few brackets, so a long run of candidates is
-    # still decoded once in all (the scan below)
+    # a reply that is one JSON object (as a reply held to the schema is) is the scan's one
+    # candidate: found without the scan (only with few braces: a long run of candidates is
+    # scanned, each decoded once)
+    spans: list[tuple[int, int]] | None = None
+    unclosed: int | None = None
     whole = text.strip()
     if whole[:1] == "{" and whole[-1:] == "}" and whole.count("{") <= _WHOLE_BRACES:
         try:
-            value = parse_json(whole, "the reply's JSON object")
-        except (json.JSONDecodeError, InvalidValueError):
-            pass  # the scan below finds the first object and says what is wrong
+            json.loads(whole)
+        except (ValueError, RecursionError):
+            pass
         else:
-            if isinstance(value, dict):
-                return value
-    spans, unclosed = _object_spans(text)
+            first = text.index("{")
+            spans = [(first, first + len(whole))]
+    if spans is None:
+        spans, unclosed = _object_spans(text)
     problem: str | None = None
     for start, end in spans:
         try:
