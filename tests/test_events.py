@@ -79,7 +79,7 @@ def test_an_emitted_event_is_the_event_its_checked_fields_make():
     )  # fmt: skip
     assert event.at.tzinfo is not None and isinstance(event.kind, EventKind)
     with pytest.raises(ValidationError, match="field 'session_id': must be text"):
-        bus.emit(EventKind.PHASE_COMPLETED, session_id=7, data=payload)  # type: ignore[arg-type]
+        bus.emit(EventKind.PHASE_COMPLETED, session_id=7, data=payload)
 
 
 def test_a_payload_of_another_kind_is_refused():

@@ -243,7 +243,7 @@ class EventBus:
                 f"a {kind.value} event carries {model.__name__}, not {type(data).__name__}"
             )
         payload = data if isinstance(data, model) else model.model_validate(data or {})
-        fields = {
+        fields: dict[str, Any] = {
             "kind": kind,
             "engine": engine or _engine.get(),
             "session_id": session_id,
