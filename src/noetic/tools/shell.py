@@ -227,18 +227,14 @@ class ShellRunner:
             await asyncio.wait_for(proc.wait(), timeout_s)
         except TimeoutError:
             timed_out = True
-            _kill(proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
         try:
             await asyncio.wait_for(reader, 2.0)
         except TimeoutError:  # a child that escaped the group still holds the pipe
             reader.cancel()
         return result(None if timed_out else proc.returncode, bytes(kept), total, timed_out)
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def shell_tool(runner: ShellRunner) -> Tool:

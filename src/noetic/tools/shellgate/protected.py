@@ -309,11 +309,10 @@ def planted(command: str, protected: Protected, policy: Any, *, cwd: str) -> lis
     def check(value: str | None, cwds: frozenset[str] | None) -> None:
         if not value:
             return
-        for candidate in (value,):
-            for folder in cwds or {cwd}:
-                path = entry_path(candidate, folder)
-                if path not in hits and protected.covers(path):
-                    hits.append(path)
+        for folder in cwds or {cwd}:
+            path = entry_path(value, folder)
+            if path not in hits and protected.covers(path):
+                hits.append(path)
 
     for cmd in script.commands:
         if cmd.name is None or cmd.keyword is not None:

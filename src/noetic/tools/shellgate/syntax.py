@@ -441,7 +441,9 @@ class _Walker:
             else:
                 subs += self._substitutions(child, st, depth)
                 args += self.words(child, st)
-        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd = Command(
+            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
+        )
         cmd.stdin = "herestring" if herestring else None
         cmd.stdin_text = None if here is None else here + "\n"
         for child in redirects:  # `ls > out` is one command node holding its redirection
@@ -474,26 +476,14 @@ class _Walker:
                 else:
                     args += self.words(child, st)
         name = Word(keyword, keyword, start=self.pos(node)) if keyword else None
-        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd = Command(
+            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
+        )
         cmd.keyword = keyword
         if any(n == "CDPATH" for n, _ in assignments):
             self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
         self.commands.append(cmd)
         return [cmd, *subs]
-
-    def _simple(
-        self,
-        node: Any,
-        st: _State,
-        name: Word | None,
-        args: list[Word],
-        assignments: list[tuple[str, Word | None]],
-        subs: list[Command],
-    ) -> Command:
-        """The record of the simple command ``node``, run from ``st``'s folders."""
-        return Command(
-            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
-        )
 
     def _assignment(self, node: Any, st: _State) -> tuple[str, Word | None]:
         name = node.child_by_field_name("name")
