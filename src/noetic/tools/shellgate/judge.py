@@ -60,13 +60,6 @@ class Judge:
         cwd: str,
         sandboxed: bool = False,
         cdpath: str | None = None,
-        *,
-        downloaded: set[str] | None = None,
-        tainted: set[str] | None = None,
-        links: dict[str, str | None] | None = None,
-        scripts: dict[str, str | None] | None = None,
-        functions: set[str] | None = None,
-        inline_depth: int = 0,
     ) -> None:
         self.policy = policy
         self.workspace = workspace
@@ -75,13 +68,13 @@ class Judge:
         self.sandboxed = sandboxed
         self.cdpath = cdpath
         self.found: list[Violation] = []
-        self.downloaded = set() if downloaded is None else downloaded
-        self.tainted = set() if tainted is None else tainted
-        self.links = {} if links is None else links
-        self.scripts = {} if scripts is None else scripts
+        self.downloaded: set[str] = set()
+        self.tainted: set[str] = set()
+        self.links: dict[str, str | None] = {}
+        self.scripts: dict[str, str | None] = {}
         self.on_entry = False  # the write acts on a path's own entry (rm, mv), not a link's target
-        self.functions = set() if functions is None else functions
-        self.inline_depth = inline_depth
+        self.functions: set[str] = set()
+        self.inline_depth = 0
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
         self.found.append(
@@ -148,20 +141,10 @@ class Judge:
         if self.inline_depth >= MAX_INLINE_DEPTH:
             self.refuse("too-complex", word.text, word.start, f"{what} nests too deeply")
             return
-        inner = Judge(
-            self.policy,
-            self.workspace,
-            self.home,
-            self.cwd,
-            self.sandboxed,
-            self.cdpath,
-            downloaded=self.downloaded,
-            tainted=self.tainted,
-            links=self.links,
-            scripts=self.scripts,
-            functions=self.functions,
-            inline_depth=self.inline_depth + 1,
-        )
+        inner = Judge(self.policy, self.workspace, self.home, self.cwd, self.sandboxed, self.cdpath)
+        inner.downloaded, inner.tainted, inner.links = self.downloaded, self.tainted, self.links
+        inner.scripts, inner.functions = self.scripts, self.functions
+        inner.inline_depth = self.inline_depth + 1
         if not code.strip():
             return
         script = inner.parsed(code, cmd.cwds)
@@ -257,7 +240,7 @@ class Judge:
         if base in self.policy.evaluators:
             self.evaluator(base, args, cmd)
             return
-        interpreter = self.interpreter(base)
+        interpreter = policy_lookups.interpreter_flags(self.policy, base)
         if interpreter is not None:
             from noetic.tools.shellgate import interpreters
 
@@ -316,7 +299,7 @@ class Judge:
             or base in ("git", "find", "go")
             or base in p.wrappers
             or base in p.evaluators
-            or self.interpreter(base) is not None
+            or policy_lookups.interpreter_flags(self.policy, base) is not None
             or any(key.split(" ")[0] == base for key in p.runs)
         )
 
@@ -448,11 +431,6 @@ class Judge:
         if self.sandboxed and rule in self.policy.sandbox_contains:
             return
         self.refuse(rule, word.text, word.start, detail)
-
-    # interpreters -------------------------------------------------------------------------------
-
-    def interpreter(self, base: str) -> tuple[str, ...] | None:
-        return policy_lookups.interpreter_flags(self.policy, base)
 
     def strings(self, base: str, args: list[Word], cmd: Command) -> None:
         """Options whose value a command runs as shell code (``flock -c``, tar's
