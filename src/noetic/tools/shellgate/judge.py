@@ -196,6 +196,11 @@ class Judge:
                         self.refuse(rule.id, text, cmd.start, f"sets {name}")
         program_capabilities.index_variables(self, cmd)
 
+    def sets(self, assignments: list[tuple[str, Word | None]], cmd: Command) -> None:
+        """Settings ``cmd`` makes other than by assignment words (``env -u NAME``, ``env
+        NAME=value``, ``'unset' NAME``), judged as assignments."""
+        self.variables(Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments))
+
     def argv(self, argv: list[Word], cmd: Command, *, hidden_args: bool, depth: int = 0) -> None:
         """Judge one argument vector; wrappers and ``find -exec`` recurse into what they run."""
         name = argv[0]
@@ -207,9 +212,7 @@ class Judge:
         self.command_rules(base, args, cmd)
         if base in _DECLARING:  # `'unset' HISTFILE` is the builtin, however it is quoted
             names = [a.value.split("=", 1)[0] for a in args if a.value and a.value[0] != "-"]
-            self.variables(
-                Command(None, [], cmd.text, cmd.start, cmd.cwds, [(n, None) for n in names])
-            )
+            self.sets([(n, None) for n in names], cmd)
         if base not in self.policy.inert:
             self.path_rules(args, cmd.cwds, write=False, part=cmd.text)
         flags = self.policy.recursive_readers.get(base)
@@ -346,18 +349,12 @@ class Judge:
                 return self.env_split(text, word, cmd) + args[i + used :]
             if value.startswith("-") and len(value) > 1:
                 if base == "env" and value in ("-u", "--unset") and i + 1 < len(args):
-                    var = args[i + 1].value or ""
-                    self.variables(
-                        Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments=[(var, None)])
-                    )
+                    self.sets([(args[i + 1].value or "", None)], cmd)
                 i += 2 if value in takes else 1
                 continue
             if base == "env" and "=" in value and not value.startswith("="):
                 var, _, given = value.partition("=")
-                assigned = Word(word.text, given, False, word.start)
-                self.variables(
-                    Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments=[(var, assigned)])
-                )
+                self.sets([(var, Word(word.text, given, False, word.start))], cmd)
                 i += 1
                 continue
             if base == "timeout" and not positional_skipped:
@@ -405,8 +402,7 @@ class Judge:
             return []
         while parts and "=" in parts[0] and not parts[0].startswith(("-", "=")):
             var, _, value = parts.pop(0).partition("=")
-            given = Word(word.text, value, False, word.start)
-            self.variables(Command(None, [], cmd.text, cmd.start, cmd.cwds, [(var, given)]))
+            self.sets([(var, Word(word.text, value, False, word.start))], cmd)
         return [Word(word.text, p, False, word.start) for p in parts]
 
     def evaluator(self, base: str, args: list[Word], cmd: Command) -> None:
