@@ -14,7 +14,6 @@ The capabilities of particular programs (git, package managers, network clients)
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import itertools
 import os
@@ -543,7 +542,7 @@ class Judge:
     def landing(self, place: str, word: Word) -> None:
         if self.inside(place):
             return
-        if any(fnmatch.fnmatchcase(place, p) for p in self.policy.writable):
+        if policy_lookups.fits_name(place, self.policy.writable):
             return
         if place.startswith(("/dev/", "/proc/", "/sys/")) or place in ("/dev", "/proc", "/sys"):
             self.refuse("device-write", word.text, word.start)

@@ -320,7 +320,7 @@ def _code(judge: Judging, label: str, row: Program, args: list[Word], cmd: Comma
         if text is None or not row.escapes:
             judge.undetermined(
                 "program-exec",
-                cmd.name or where_of(cmd),
+                cmd.name or Word(cmd.text, None, False, cmd.start),
                 f"{label} runs the commands on its standard input, which the gate "
                 + ("does not see" if text is None else "does not read"),
             )
@@ -349,10 +349,6 @@ def _implicit(
                     f"{label} runs {rel}, which this line wrote: code the gate does not read",
                 )
                 return
-
-
-def where_of(cmd: Command) -> Word:
-    return Word(cmd.text, None, False, cmd.start)
 
 
 def _escapes(judge: Judging, label: str, row: Program, args: list[Word], cmd: Command) -> None:
