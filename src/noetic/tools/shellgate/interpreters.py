@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.option_spelling import code_on_line
 from noetic.tools.shellgate.parsed_line import Command, Word
-from noetic.tools.shellgate.policy_lookups import fits_name
+from noetic.tools.shellgate.policy_lookups import names_fit
 
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
@@ -32,9 +32,9 @@ def interpreted(
 ) -> list[Word] | None:
     """Judging the code an interpreter is handed; returns the argument vector of the module
     ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
-    allowed = fits_name(base, judge.policy.allow_interpreters)
+    allowed = names_fit(base, judge.policy.allow_interpreters)
     downloads = any(judge.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
-    shell = fits_name(base, judge.policy.shells)
+    shell = names_fit(base, judge.policy.shells)
     found = code_on_line(args, code_flags, judge.policy.interpreter_values.get(_family_key(base)))
     if found is not None:
         kind, code, word, rest = found
@@ -109,7 +109,7 @@ def run_written(judge: Judging, name: Word, content: str | None, cmd: Command) -
     if interpreter and interpreter[0].endswith("/env"):
         interpreter = interpreter[1:]
     base = interpreter[0].rsplit("/", 1)[-1] if interpreter else "sh"
-    shell = fits_name(base, judge.policy.shells)
+    shell = names_fit(base, judge.policy.shells)
     handed(judge, base, shell, content, name, cmd)
 
 
@@ -124,7 +124,7 @@ def handed(
         )
     elif shell:
         judge.inline(code, word, cmd, f"the code {base} runs")
-    elif fits_name(base, ("python*", "pypy*")):
+    elif names_fit(base, ("python*", "pypy*")):
         from noetic.tools.shellgate import pycode  # for a line handing Python code over
 
         what = pycode.undetermined(code)

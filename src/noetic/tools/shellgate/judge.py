@@ -189,7 +189,7 @@ class Judge:
                 if not m.variables:
                     continue
                 for name, text in names:
-                    if policy_lookups.fits_name(name, m.variables) and not policy_lookups.fits_name(
+                    if policy_lookups.names_fit(name, m.variables) and not policy_lookups.names_fit(
                         name, m.unless
                     ):
                         self.refuse(rule.id, text, cmd.start, f"sets {name}")
@@ -542,7 +542,7 @@ class Judge:
     def landing(self, place: str, word: Word) -> None:
         if self.inside(place):
             return
-        if policy_lookups.fits_name(place, self.policy.writable):
+        if policy_lookups.names_fit(place, self.policy.writable):
             return
         if place.startswith(("/dev/", "/proc/", "/sys/")) or place in ("/dev", "/proc", "/sys"):
             self.refuse("device-write", word.text, word.start)

@@ -99,10 +99,6 @@ def interpreter_flags(policy: Policy, base: str) -> tuple[str, ...] | None:
     return found
 
 
-def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
 def names_fit(name: str, patterns: tuple[str, ...]) -> bool:
     """Whether ``name`` matches one of the shell-style name globs ``patterns``: a name spelled
     out is compared, only the globs are compiled."""
