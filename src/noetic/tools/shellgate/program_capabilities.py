@@ -77,7 +77,9 @@ def capabilities(judge: Judging, base: str, args: list[Word], cmd: Command, dept
     if base in judge.policy.network_clients or (row is not None and row.network):
         _network(judge, base, args, cmd)
     if base in judge.policy.downloaders:
-        saved = [w.value or "" for w in judge.option_values(args, _writer_options(judge, base))]
+        writer = judge.policy.writers.get(base)
+        options = writer.options if writer is not None else ()
+        saved = [w.value or "" for w in judge.option_values(args, options)]
         saved += _remote_names(base, args)
         for r in cmd.redirects:
             if r.writes and r.target is not None and r.target.value:
@@ -177,11 +179,6 @@ def record(judge: Judging, cmd: Command) -> None:
         for r in cmd.redirects:
             if r.writes and r.target is not None and r.target.value:
                 judge.tainted |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
-
-
-def _writer_options(judge: Judging, base: str) -> tuple[str, ...]:
-    writer = judge.policy.writers.get(base)
-    return writer.options if writer is not None else ()
 
 
 # paths piped to xargs ----------------------------------------------------------------------
