@@ -12,21 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-from functools import cache
 
 UNKNOWN = object()
 
 
-@cache
-def _section() -> re.Pattern[str]:
-    return re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$')
-
-
-@cache
-def _entry() -> re.Pattern[str]:
-    return re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
-
-
+_SECTION = r'^\s*\[\s*([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$'
+_ENTRY = r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$"
 _ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
 
 
@@ -62,7 +53,7 @@ def _alias(text: str, name: str) -> str | object | None:
         stripped = line.strip()
         if not stripped or stripped[0] in "#;":
             continue
-        head = _section().match(line)
+        head = re.match(_SECTION, line)
         if head is not None:
             section = head.group(1).lower() + (" sub" if head.group(2) else "")
             if section.startswith("include"):
@@ -72,7 +63,7 @@ def _alias(text: str, name: str) -> str | object | None:
                 continue
         if section != "alias":
             continue
-        entry = _entry().match(line)
+        entry = re.match(_ENTRY, line)
         if entry is None:
             return UNKNOWN
         if entry.group(1).lower() != name:

@@ -11,7 +11,6 @@ sandbox, with what could not be determined, and left to the sandbox where there 
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.option_spelling import code_on_line
@@ -22,9 +21,7 @@ if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 
 
-@cache
-def _stdin() -> re.Pattern[str]:
-    return re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
+_STDIN = r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$"
 
 
 def interpreted(
@@ -50,7 +47,12 @@ def interpreted(
         None,
     )
     from_stdin = shell and _reads_stdin(args)  # `bash -s -- a b <<< CODE`: a, b are arguments
-    if from_stdin or operand is None or operand.value == "-" or _stdin().match(operand.value or ""):
+    if (
+        from_stdin
+        or operand is None
+        or operand.value == "-"
+        or re.match(_STDIN, operand.value or "")
+    ):
         fed = cmd.stdin in ("pipe", "heredoc", "herestring")
         if (operand is None or from_stdin) and not fed:
             # an interactive session, or a script read from a file (`sh < f`): the

@@ -11,7 +11,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable
-from functools import cache, lru_cache, wraps
+from functools import lru_cache, wraps
 from typing import Any, TypeVar
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
@@ -118,11 +118,7 @@ def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
-@cache
-def _unknown_part() -> re.Pattern[str]:
-    return re.compile(r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]")
-
-
+_UNKNOWN_PART = r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]"
 _OTHER_HOMES = ("/root", "/home/*", "/Users/*")
 
 
@@ -213,7 +209,7 @@ def may_name(
     if word.value is not None:
         text = word.value
     else:
-        text = _unknown_part().sub("\0", word.text.replace("'", "").replace('"', ""))
+        text = re.sub(_UNKNOWN_PART, "\0", word.text.replace("'", "").replace('"', ""))
     if text.startswith("~"):
         text = home + text[1:]
     if not text.startswith(("/", "\0")):

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
@@ -29,17 +28,11 @@ if TYPE_CHECKING:
 _GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
 
 
-@cache
-def _git_path_keys() -> re.Pattern[str]:
-    return re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
-
-
-@cache
-def _package_url() -> re.Pattern[str]:
-    return re.compile(
-        r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
-        r"|\s@\s*\S+://"
-    )
+_GIT_PATH_KEYS = r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$"
+_PACKAGE_URL = (
+    r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
+    r"|\s@\s*\S+://"
+)
 
 
 _GIT_CONFIG_SETS = frozenset(
@@ -329,7 +322,7 @@ def _git_key(
             )
             return
         value = value[1:]
-    if _git_path_keys().match(lowered) or not eq:
+    if re.match(_GIT_PATH_KEYS, lowered) or not eq:
         judge.undetermined("program-exec", word, f"{key} makes git run a program")
         return
     judge.inline(value, word, cmd, f"the command git's {key} runs")
@@ -411,7 +404,11 @@ def _packages(judge: Judging, base: str, args: list[Word], cmd: Command) -> None
         return
     for word in operands:
         value = word.value
-        if value is not None and _package_url().search(value) and not _allowed_index(judge, value):
+        if (
+            value is not None
+            and re.search(_PACKAGE_URL, value)
+            and not _allowed_index(judge, value)
+        ):
             judge.refuse("package-index", word.text, word.start, f"installs from {value}")
 
 

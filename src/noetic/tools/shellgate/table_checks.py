@@ -15,7 +15,6 @@ import fnmatch
 import os
 import re
 import shlex
-from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate import find_actions
@@ -27,17 +26,9 @@ if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 
 
-@cache
-def _assignment() -> re.Pattern[str]:
-    return re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-
-
+_ASSIGNMENT = r"^([A-Za-z_][A-Za-z0-9_]*)="
 _STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-
-
-@cache
-def _tar_old_style() -> re.Pattern[str]:
-    return re.compile(r"^[A-Za-z]+$")
+_TAR_OLD_STYLE = r"^[A-Za-z]+$"
 
 
 def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Command) -> None:
@@ -52,7 +43,7 @@ def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Comman
             f"the gate does not know what {base} does (no row in its effects table)",
         )
         return
-    if base == "tar" and args and _tar_old_style().match(args[0].value or "-"):
+    if base == "tar" and args and re.match(_TAR_OLD_STYLE, args[0].value or "-"):
         args = [Word(args[0].text, "-" + (args[0].value or ""), False, args[0].start), *args[1:]]
     apply(judge, base, row, args, cmd, name)
 
@@ -271,7 +262,7 @@ def _writes(judge: Judging, row: Program, args: list[Word], cmd: Command) -> Non
     operands = [
         w
         for w in _operands(args)
-        if w.value not in values and not _assignment().match(w.value or "")
+        if w.value not in values and not re.match(_ASSIGNMENT, w.value or "")
     ]
     if row.writes == "all":
         targets += operands
@@ -383,7 +374,7 @@ def _search(judge: Judging, label: str, row: Program, word: Word, what: str) -> 
 
 def _assignments(judge: Judging, label: str, safe: tuple[str, ...], args: list[Word]) -> None:
     for word in _operands(args):
-        found = _assignment().match(word.value or "")
+        found = re.match(_ASSIGNMENT, word.value or "")
         if word.value is None and "=" in word.text:
             judge.undetermined("program-exec", word, f"{label} is given a setting made at run time")
         elif found is not None and found.group(1) not in safe:
