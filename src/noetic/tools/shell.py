@@ -156,10 +156,8 @@ class ShellRunner:
         verdict = self.judge(command, cwd)
         if not verdict.allowed:
             first = verdict.violations[0]
-            detail = f" — {first.detail}" if first.detail else ""
             raise PolicyRefusal(
-                f"refused by the shell gate, rule {first.rule}: {first.reason}{detail} "
-                f"(at {first.part!r})",
+                f"refused by the shell gate, rule {first.explain()}",
                 rule=first.rule,
                 field="command",
                 value=command,
