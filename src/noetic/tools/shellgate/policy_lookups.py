@@ -11,29 +11,29 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable
-from functools import lru_cache, wraps
-from typing import Any, TypeVar
+from functools import lru_cache
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
 from noetic.tools.shellgate.parsed_line import Word
 from noetic.tools.shellgate.path_patterns import PathPatterns, compile_all
 from noetic.tools.shellgate.policy import Policy
 
+P = ParamSpec("P")
 V = TypeVar("V")
 
 
-def _per_policy(build: Callable[..., V]) -> Callable[..., V]:
-    """``build(policy, *args)``, kept under the policy's id and ``args`` while that id is still
-    the policy's: an id may be reused once its policy is gone."""
+def _per_policy(build: Callable[Concatenate[Policy, P], V]) -> Callable[Concatenate[Policy, P], V]:
+    """``build(policy, …)``, kept under the policy's id and the other arguments while that id is
+    still the policy's: an id may be reused once its policy is gone."""
     store: dict[tuple[Any, ...], tuple[Policy, V]] = {}
 
-    @wraps(build)
-    def kept(policy: Policy, *args: Any) -> V:
-        key = (id(policy), *args)
+    def kept(policy: Policy, /, *args: P.args, **kwargs: P.kwargs) -> V:
+        key = (id(policy), *args, *sorted(kwargs.items()))
         found = store.get(key)
         if found is not None and found[0] is policy:
             return found[1]
-        value = build(policy, *args)
+        value = build(policy, *args, **kwargs)
         if len(store) > 64:
             store.clear()
         store[key] = (policy, value)
