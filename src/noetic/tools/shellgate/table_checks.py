@@ -213,8 +213,6 @@ def _git_alias(judge: Judging, name: str, word: Word, rest: list[Word], cmd: Com
         if head in seen:
             return False
         seen.add(head)
-        from noetic.tools.shellgate import git_aliases
-
         value = git_aliases.lookup(head, judge.workspace, judge.home)
     return False
 
