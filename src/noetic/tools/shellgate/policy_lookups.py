@@ -78,24 +78,15 @@ def concerns(policy: Policy) -> frozenset[str]:
 
 
 @_per_policy
-def _interpreters_seen(policy: Policy) -> dict[str, tuple[str, ...] | None]:
-    return {}
-
-
 def interpreter_flags(policy: Policy, base: str) -> tuple[str, ...] | None:
     """The code options of the interpreter ``base`` is (``perl5.36.0`` is ``perl5*``), or
     None when it is none; kept per policy."""
-    known = _interpreters_seen(policy)
-    if base in known:
-        return known[base]
     found = policy.interpreters.get(base)
     if found is None:
         for pattern, flags in policy.interpreters.items():
             if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
                 found = flags
                 break
-    if len(known) < 4096:
-        known[base] = found
     return found
 
 
