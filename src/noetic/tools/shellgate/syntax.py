@@ -18,6 +18,7 @@ once into flat records the policy can judge without knowing the grammar:
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
@@ -600,15 +601,6 @@ def _bare(text: str) -> Chars:
 
 
 def _unescape_double(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+    """Text between double quotes as bash reads it: a backslash quotes ``$``, a backtick, ``"``
+    and itself, and drops a newline after it (a line continuation); any other stays."""
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
