@@ -305,6 +305,8 @@ def _awk_string(token: str) -> str | None:
     if len(token) < 2 or token[0] != '"':
         return None
     body = token[1:-1]
+    if "\\" not in body:
+        return body
     if not re.fullmatch(r'(?:[^\\]|\\[nt"\\/])*', body):
         return None
     return re.sub(r"\\(.)", lambda m: _AWK_ESCAPES[m.group(1)], body)

@@ -231,16 +231,9 @@ def _evaluated_literal(root: Any, source: bytes) -> tuple[str, int] | None:
 
 
 def _hidden_substitution(text: str) -> bool:
-    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run."""
-    escaped = False
-    for i, c in enumerate(text):
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif c == "`" or (c == "$" and text[i + 1 : i + 2] == "("):
-            return True
-    return False
+    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run:
+    one after an even run of backslashes (each pair is an escaped backslash)."""
+    return re.search(r"(?<!\\)(?:\\\\)*(?:`|\$\()", text) is not None
 
 
 class _State:
