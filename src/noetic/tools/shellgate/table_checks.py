@@ -395,17 +395,12 @@ def _served(
     given = option_values(args, options)
     folders = [value for _, value in given] or ["."]
     if any(f is None or not judge.inside_all(f, cmd.cwds) for f in folders):
+        what = (folders[0] or "a folder named at run time") if given else "the folder it runs in"
         judge.refuse(
             "credential-read",
             where.text,
             where.start,
-            f"{label} serves "
-            + (
-                f"{folders[0] or 'a folder named at run time'}"
-                if given
-                else "the folder it runs in"
-            )
-            + ", outside the workspace",
+            f"{label} serves {what}, outside the workspace",
         )
 
 
