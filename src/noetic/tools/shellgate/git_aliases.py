@@ -80,25 +80,17 @@ def _value(raw: str) -> str | None:
     for what this reader does not follow (a line continued with a trailing backslash)."""
     out: list[str] = []
     quoted = False
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\":
-            if i + 1 >= len(raw):
-                return None  # continued on the next line
-            nxt = raw[i + 1]
-            if nxt not in _ESCAPES:
+    for escaped, c in re.findall(r"\\(.?)|(.)", raw, re.DOTALL):  # an escape, or a character
+        if not c:
+            if escaped not in _ESCAPES:  # an unknown one, or none: continued on the next line
                 return None
-            out.append(_ESCAPES[nxt])
-            i += 2
-            continue
-        if c == '"':
+            out.append(_ESCAPES[escaped])
+        elif c == '"':
             quoted = not quoted
         elif c in "#;" and not quoted:
             break
         else:
             out.append(c)
-        i += 1
     if quoted:
         return None
     return "".join(out).strip()
