@@ -1,8 +1,10 @@
 """The MCP server entry most hosts keep in a JSON file (``mcpServers``, VS Code's
-``servers``): add it, take it out, find which command it runs."""
+``servers``): add it, take it out, find which command it runs; and the hosts whose whole
+integration is that entry (:data:`CURSOR`, :data:`GEMINI`, :data:`PRINTED`)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,7 @@ class McpServersFile:
     CLI. Its methods are the host module's functions."""
 
     SCOPES = ("project", "user")
+    DEFAULT_SCOPE = "project"
     KEY = "mcpServers"
 
     def __init__(self, folder: str, name: str) -> None:
@@ -95,3 +98,29 @@ class McpServersFile:
     def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
         found = server_command(self.path(scope, project, home), self.KEY)
         return None if found is None else [found]
+
+
+class PrintedEntry(McpServersFile):
+    """Any other MCP host: the generic ``mcpServers`` entry, printed to paste where the host
+    reads it (nothing is written)."""
+
+    def __init__(self) -> None:
+        super().__init__("", "")
+
+    def plan(
+        self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
+    ) -> list[FileChange]:
+        return []
+
+    @staticmethod
+    def manual(scope: str, command: list[str]) -> str | None:
+        entry = {"mcpServers": {NAME: McpServersFile.entry(command)}}
+        return json.dumps(entry, indent=2) + "\n"
+
+    def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
+        return None
+
+
+CURSOR = McpServersFile(".cursor", "mcp.json")  # <project>/.cursor/mcp.json, ~/.cursor/mcp.json
+GEMINI = McpServersFile(".gemini", "settings.json")  # .gemini/settings.json, the same two places
+PRINTED = PrintedEntry()
