@@ -192,6 +192,7 @@ class Agent:
             ctx.tools = list(self._tools)
             return ctx
         from noetic.runtime.opening import open_tracker
+        from noetic.tools.mcp_servers import configured_servers
 
         home = self.home
         if self._tracker is None:  # one store for all of this agent's runs
@@ -205,7 +206,7 @@ class Agent:
             provider=self._provider,
             limits=self._limits,
             tools=tools,
-            mcp_servers=_servers(home),
+            mcp_servers=configured_servers(home),
             needs_model=True,
         )
 
@@ -345,12 +346,6 @@ class Agent:
         from noetic.agent.logs import render_logs
 
         return render_logs(self.events, mode)
-
-
-def _servers(home: Path) -> dict[str, list[str]]:
-    from noetic.tools.mcp_servers import configured_servers
-
-    return configured_servers(home)
 
 
 __all__ = ["Agent", "Finished", "StepEvent", "StreamItem", "TextDelta", "builtin_tools"]
