@@ -33,16 +33,6 @@ from noetic.cascade.engine import CascadeRun
 from noetic.errors import InvalidValueError
 from noetic.evaluation.engine import EvalRun
 from noetic.mcp import cli_bridge, guidance
-from noetic.mcp.fields import (
-    ProviderSpec,
-    PSuccess,
-    RequestId,
-    ReviewKind,
-    Scores,
-    SessionId,
-    TaskText,
-    YourAction,
-)
 from noetic.mcp.progress import reporting
 from noetic.mcp.results import (
     AiAnswer,
@@ -56,7 +46,17 @@ from noetic.mcp.results import (
     Text,
     described,
 )
-from noetic.mcp.schemas import lean_schema
+from noetic.mcp.schemas import (
+    ProviderSpec,
+    PSuccess,
+    RequestId,
+    ReviewKind,
+    Scores,
+    SessionId,
+    TaskText,
+    YourAction,
+    lean_schema,
+)
 from noetic.mcp.state import ServerState
 from noetic.mcp.tool_calls import ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
@@ -66,7 +66,7 @@ from noetic.operations import workflow as phases
 from noetic.operations.goal_setting import generate_goals as add_threshold_goals
 from noetic.operations.goal_setting import list_goals
 from noetic.operations.once import Replayed, answered
-from noetic.operations.session_summary import SessionSummary, session_summary
+from noetic.operations.session_view import SessionSummary, session_summary
 from noetic.runtime.tracker import EpistemicState, Recorded
 
 R = TypeVar("R", bound=Recorded)
