@@ -22,11 +22,11 @@ recall                      :mod:`~noetic.operations.recalling`: ``recall``
 calibration                 :mod:`~noetic.operations.calibrating`: ``outcome``,
                             ``report``
 a session's summary         :mod:`~noetic.operations.session_view`: ``session_summary``
-moving a store              :mod:`~noetic.operations.migrating`: ``migrate_store``
 goals                       :mod:`~noetic.operations.goal_setting`: ``list_goals``,
                             ``generate_goals``, ``get_goal``
 where a command acts        :mod:`~noetic.operations.locating`: ``where``
-keeping a store whole       :mod:`~noetic.operations.maintenance`: ``rebuild``
+keeping a store whole,      :mod:`~noetic.operations.maintenance`: ``rebuild``,
+moving it                   ``migrate_store``
 an eval of a model          :mod:`~noetic.operations.evaluating`: ``start_eval``,
                             ``resume_eval``, ``eval_report``, ``compare_evals``,
                             ``list_evals``
@@ -65,7 +65,7 @@ _OPERATIONS = {
     "recall": "recalling",
     "outcome": "calibrating",
     "report": "calibrating",
-    "migrate_store": "migrating",
+    "migrate_store": "maintenance",
     "list_goals": "goal_setting",
     "generate_goals": "goal_setting",
     "get_goal": "goal_setting",
