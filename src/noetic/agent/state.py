@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from noetic.events import utcnow
 from noetic.frozen import Frozen
 from noetic.llm.base import Message, ToolCall
 
@@ -48,10 +49,6 @@ class AgentSettings(Frozen):
     policy_files: tuple[Path, ...] = ()
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class UserProfile(BaseModel):
     """Horizon 1: persistent user context across sessions."""
 
@@ -65,8 +62,8 @@ class UserProfile(BaseModel):
     last_session: str | None = None
     # the interactions since the model last consolidated the profile, each given to it then
     unconsolidated: list[str] = Field(default_factory=list)
-    created_at: datetime = Field(default_factory=_now)
-    last_updated: datetime = Field(default_factory=_now)
+    created_at: datetime = Field(default_factory=utcnow)
+    last_updated: datetime = Field(default_factory=utcnow)
 
     def summary(self) -> str:
         """What the model is told about the user; empty when nothing is known."""
