@@ -19,7 +19,7 @@ from typing import Any
 HOST_MODULES = {
     "claude-code": "noetic.hosts.setup.claude_code",
     "cursor": "noetic.hosts.setup.servers:CURSOR",
-    "vscode": "noetic.hosts.setup.vscode",
+    "vscode": "noetic.hosts.setup.servers:VSCODE",
     "gemini": "noetic.hosts.setup.servers:GEMINI",
     "codex": "noetic.hosts.setup.codex",
     "json": "noetic.hosts.setup.servers:PRINTED",
