@@ -25,9 +25,9 @@ def colour(value: float) -> str:
     return "red"
 
 
-def bar(value: float, width: int = 20) -> str:
+def bar(value: float, width: int = 20, empty: str = "░") -> str:
     filled = round(max(0.0, min(1.0, value)) * width)
-    return "█" * filled + "░" * (width - filled)
+    return "█" * filled + empty * (width - filled)
 
 
 def table(*headers: str, title: str | None = None) -> Table:
