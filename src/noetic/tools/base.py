@@ -19,7 +19,7 @@ import inspect
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -120,6 +120,7 @@ class Tool(Frozen, arbitrary_types_allowed=True):
         return result(ok=True, output=text)
 
 
+@overload
 def tool(
     fn: Callable[..., Any],
     *,
@@ -127,24 +128,48 @@ def tool(
     description: str | None = None,
     improves_vectors: Iterable[str] = (),
     confidence_gain: float = 0.1,
-) -> Tool:
-    """Make a :class:`Tool` from a typed function: ``@tool`` on it, or ``tool(fn, …)`` with
-    options."""
-    summary, arg_docs = _parse_docstring(inspect.getdoc(fn) or "")
-    args_model = _arguments_model(fn, arg_docs)
-    schema = args_model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return Tool(
-        name=name or fn.__name__,
-        description=description or summary or fn.__name__,
-        parameters=schema,
-        function=fn,
-        validate_arguments=_pydantic_validator(args_model),
-        improves_vectors=tuple(improves_vectors),
-        confidence_gain=confidence_gain,
-    )
+) -> Tool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    improves_vectors: Iterable[str] = (),
+    confidence_gain: float = 0.1,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    improves_vectors: Iterable[str] = (),
+    confidence_gain: float = 0.1,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a :class:`Tool` from a typed function (usable bare, ``@tool``, or with options)."""
+
+    def build(function: Callable[..., Any]) -> Tool:
+        summary, arg_docs = _parse_docstring(inspect.getdoc(function) or "")
+        args_model = _arguments_model(function, arg_docs)
+        schema = args_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return Tool(
+            name=name or function.__name__,
+            description=description or summary or function.__name__,
+            parameters=schema,
+            function=function,
+            validate_arguments=_pydantic_validator(args_model),
+            improves_vectors=tuple(improves_vectors),
+            confidence_gain=confidence_gain,
+        )
+
+    return build(fn) if fn is not None else build
 
 
 def schema_validator(schema: dict[str, Any]) -> Validator:
