@@ -66,6 +66,22 @@ def test_the_store_keeps_the_envelope(store):
     assert stored.data == {"action": "PROCEED", "reason": "", "rule": None}
 
 
+def test_an_emitted_event_is_the_event_its_checked_fields_make():
+    """An event around a typed payload is built without checking its fields again, and is the
+    event construction makes of them; a field of the wrong type is still refused."""
+    bus = EventBus()
+    payload = PhaseCompleted(phase="CHECK", ms=1.5)
+    with engine_scope("eval"):
+        event = bus.emit(EventKind.PHASE_COMPLETED, session_id="s1", cascade_id=None, data=payload)
+    assert event == Event(
+        kind=EventKind.PHASE_COMPLETED, at=event.at, engine="eval", session_id="s1",
+        cascade_id=None, data={"phase": "CHECK", "stage": None, "role": None, "ms": 1.5},
+    )  # fmt: skip
+    assert event.at.tzinfo is not None and isinstance(event.kind, EventKind)
+    with pytest.raises(ValidationError, match="field 'session_id': must be text"):
+        bus.emit(EventKind.PHASE_COMPLETED, session_id=7, data=payload)
+
+
 def test_a_payload_of_another_kind_is_refused():
     bus = EventBus()
     with pytest.raises(TypeError, match="phase_entered event carries PhaseEntered"):

@@ -131,6 +131,58 @@ def test_a_payload_from_arbitrary_data_is_built_or_refused_with_a_named_field(ki
         assert model.model_validate(payload.model_dump(mode="json")) == payload
 
 
+@pytest.mark.parametrize(
+    ("kind", "data"),
+    [
+        (EventKind.PHASE_COMPLETED, {"phase": "CHECK", "ms": 1.5}),
+        (EventKind.PHASE_COMPLETED, {"phase": "TEST", "stage": 2, "role": "judge", "ms": 2}),
+        (EventKind.DECISION, {"action": "PROCEED"}),
+        (
+            EventKind.ASSESSMENT_RECORDED,
+            {
+                "phase": "preflight",
+                "seq": 1,
+                "confidence": 0.7,
+                "missing": ["know"],
+                "p_success": 0.8,
+            },
+        ),
+        (EventKind.RUN_FINISHED, {"status": "completed", "summary": {"classification": "good"}}),
+        (
+            EventKind.LLM_CALL,
+            {
+                "provider": "openai",
+                "model": "m",
+                "attempt": 1,
+                "outcome": "ok",
+                "tokens_in": 3,
+                "tokens_out": 4,
+                "latency_ms": 1.0,
+            },
+        ),
+    ],
+)
+def test_a_trusted_value_is_the_checked_one_its_fields_make(kind, data):
+    """``trusted`` builds, without the checks, what construction builds from values that pass
+    them: the same value, defaults and factories filled, its dump the same; an unknown or a
+    missing field is refused as construction refuses it."""
+    model = PAYLOADS[kind]
+    payload = model.model_validate(data)
+    fields = {name: getattr(payload, name) for name in data}
+    trusted = model.trusted(**fields)
+    assert trusted == payload and type(trusted) is model
+    assert trusted.model_dump(mode="json") == payload.model_dump(mode="json")
+    with pytest.raises(TypeError, match="has no field 'no_such_field'"):
+        model.trusted(**fields, no_such_field=1)
+    for name in fields:
+        rest = {k: v for k, v in fields.items() if k != name}
+        try:
+            model(**rest)
+        except TypeError:
+            with pytest.raises(TypeError, match=f"needs the field {name!r}"):
+                model.trusted(**rest)
+
+
 def test_a_decision_leaves_out_an_empty_calibrated_and_pydantic_reads_it_the_same():
     from pydantic import BaseModel
 

@@ -186,6 +186,8 @@ def check_identifier(value: str, field: str) -> str:
 
 def check_depth(text: str, source: str) -> None:
     """Refuse JSON nested deeper than :data:`JSON_DEPTH`, in one linear pass over ``text``."""
+    if text.count("{") + text.count("[") <= JSON_DEPTH.maximum:
+        return  # not as many brackets in all, strings included
     depth = 0
     pos = 0
     search, string_rest = _BRACKET_OR_QUOTE.search, _STRING_REST.match
@@ -240,6 +242,8 @@ def parse_json(text: str, source: str) -> Any:
         parse_float=_number(float),
         object_pairs_hook=_unique_keys,
     )
+    if text.isascii() and "\\u" not in text:
+        return value  # no escape, no other character: no surrogate either
     try:  # an escape such as "\ud800" decodes to a lone surrogate, which is not text
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:

@@ -200,3 +200,59 @@ def test_the_agent_sees_its_record_in_prompts_and_at_bootstrap_once_it_has_outco
     )
     assert again.record in tracker.prompt(again.session.id, Phase.PREFLIGHT, "t")
     assert bootstrap(tracker, ai_id="someone else", remember=False).record is None
+
+
+def test_decisions_on_a_kept_map_read_its_body_once_and_a_refit_is_read_as_fitted(
+    tracker, monkeypatch
+):
+    """Each decision reads the kept row (outcomes from elsewhere refit it), but a body read
+    before, or just fitted and kept by an outcome, is not read into a map again; the decisions
+    are those the map read afresh gives."""
+    from noetic.calibration import recalibrating
+    from noetic.calibration.recalibration import Fitted
+
+    session = tasks(tracker, "over", 0.8, 14, 40)
+    expected = preflight(tracker, session)  # the refit, then the map read from its body
+    reads = []
+    real = Fitted.from_json
+
+    def from_json(data):
+        reads.append(data)
+        return real(data)
+
+    monkeypatch.setattr(Fitted, "from_json", from_json)
+    assert preflight(tracker, session) == expected  # the same body: read once before
+    done = tracker.store.open_cascade_of(session.id)
+    receipt = record_outcome(tracker.store, done.id, score=0.0, source="test")
+    after = preflight(tracker, session)
+    assert reads == []
+    assert after.calibrated == receipt.calibrated and after.calibrated.outcomes == 41
+    recalibrating._PARSED.clear()  # read afresh: the same decision
+    assert preflight(tracker, session) == after
+    assert len(reads) == 1
+
+
+def test_an_outcome_records_the_statements_without_building_the_assessments_again(
+    tracker, monkeypatch
+):
+    """The outcome keeps what the task's PREFLIGHT and last CHECK predicted, read as columns
+    (the records built from them are not needed); the same values as the records hold."""
+    from noetic.store import base
+
+    session, _ = tracker.bootstrap(ai_id="a")
+    env = {"vectors": VECTORS, "p_success": 0.7}
+    r = tracker.preflight(session.id, "t", Assessment.from_input("preflight", env))
+    tracker.check(session.id, Assessment.from_input("check", {"vectors": {"know": 0.6}}))
+    tracker.postflight(session.id, Assessment.from_input("postflight", {"vectors": VECTORS}))
+    history = tracker.store.assessments(cascade_id=r.cascade.id)
+
+    def refused(row):
+        raise AssertionError("an assessment record was built")
+
+    monkeypatch.setattr(base, "assessment_record", refused)
+    receipt = record_outcome(tracker.store, r.cascade.id, score=1.0, source="test")
+    assert receipt.predicted_preflight == history[0].decision.confidence
+    assert receipt.predicted_check == history[1].decision.confidence
+    assert receipt.predicted_vectors == history[0].assessment.vectors
+    assert list(receipt.predicted_vectors) == list(history[0].assessment.vectors)
+    assert receipt.stated_preflight == 0.7 and receipt.stated == "p_success"

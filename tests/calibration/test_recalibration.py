@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from noetic.calibration import recalibration
 from noetic.calibration.recalibration import (
     GRID,
     Fitted,
     Map,
+    Prefixes,
     binom_cdf,
     clopper_pearson,
     fit,
@@ -22,6 +24,7 @@ from noetic.calibration.recalibration import (
     recalibrate,
     release_gate,
     scan_start,
+    sums_of,
 )
 
 probabilities = st.floats(0.0, 1.0, allow_nan=False)
@@ -167,3 +170,56 @@ def test_bad_gate_settings_are_refused():
     with pytest.raises(ValueError, match="in \\(0, 1\\)"):
         release_gate([0.9], [1.0], 0.1, confidence=1.0)
     assert math.isclose(release_gate([], [], 0.1).held, 0)
+
+
+def from_scratch(p, y):
+    """``recalibrate`` with nothing kept from an earlier fit: every sum from the first outcome."""
+    kept = recalibration.PREFIXES
+    recalibration.PREFIXES = Prefixes()
+    try:
+        return recalibrate(p, y)
+    finally:
+        recalibration.PREFIXES = kept
+
+
+stated_values = st.sampled_from([0.3, 0.5, 0.7, 0.8, 0.9, 0.95]) | probabilities
+outcomes = st.lists(
+    st.tuples(stated_values, st.sampled_from([0.0, 0.5, 1.0])), min_size=15, max_size=120
+)
+
+
+@given(outcomes, outcomes, st.lists(st.tuples(st.booleans(), st.integers(0, 120)), max_size=25))
+def test_a_refit_on_more_outcomes_is_exactly_the_fit_from_scratch(data, other, steps):
+    """Refits carry the group sums on from the fit before (as the map is refitted after each
+    outcome); whatever came before (fewer outcomes, more, another agent's), each is the fit a
+    pass from the first outcome gives, to the last bit."""
+    p, y = split(data)
+    q, z = split(other)
+    for mine, n in steps:
+        a, b = (p, y) if mine else (q, z)
+        n = min(n, len(a))
+        assert recalibrate(a[:n], b[:n]) == from_scratch(a[:n], b[:n])
+        assert recalibrate(a, b) == from_scratch(a, b)
+
+
+def test_a_refit_after_each_outcome_of_an_agent_is_the_fit_from_scratch_isotonic_included():
+    rng = random.Random(7)
+    p = [rng.choice([0.6, 0.7, 0.8, 0.9]) for _ in range(170)]
+    y = [float(rng.random() < 0.55) for _ in p]
+    seen = set()
+    for n in range(171):
+        fitted = recalibrate(p[:n], y[:n])
+        assert fitted == from_scratch(p[:n], y[:n])
+        seen.update(fitted.tried)
+    assert seen == {"logistic", "isotonic"}
+
+
+@given(outcomes)
+def test_group_sums_are_a_pass_in_order(data):
+    p, y = split(data)
+    sums = sums_of(p, y)
+    assert list(sums) == list(dict.fromkeys(p))
+    for key, (w, sp, sy) in sums.items():
+        mine = [i for i, pi in enumerate(p) if pi == key]
+        assert w == len(mine)
+        assert sp == sum(p[i] for i in mine) and sy == sum(y[i] for i in mine)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 
 import pytest
 from hypothesis import given
@@ -108,3 +109,25 @@ def test_an_allocation_refused_by_the_system_is_told_from_other_failures():
     assert not _out_of_memory(b"AssertionError: MemoryError expected\n")
     assert not _out_of_memory(b"ValueError: not written\n")
     assert not _out_of_memory(b"")
+
+
+names = st.sampled_from(["add", "add_two", "_add", "f1", "Add", "add2", "x"])
+indents = st.sampled_from(["", "    ", "\n "])
+spaces = st.sampled_from([" ", "  ", "\t"])
+lines = st.one_of(
+    st.builds(lambda i, a, n, s: f"{i}{a}def{s}{n}{s[:1]}(x):", indents,
+              st.sampled_from(["", "async ", "async  "]), names, spaces),
+    st.sampled_from(["x = 1", "# def add(x):", "return add(x)", "class add:", "def add", ""]),
+)  # fmt: skip
+
+
+@given(st.lists(lines, max_size=6), names)
+def test_a_function_is_found_by_its_name_as_a_pattern_made_for_it_finds_it(code_lines, name):
+    """The problem's function is looked for among the names defined, with one pattern for
+    every problem: it finds what a pattern compiled for the name finds."""
+    from noetic.evaluation.grading import _defines
+
+    code = "\n".join(code_lines)
+    own = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", re.MULTILINE)
+    assert _defines(code, name) is (own.search(code) is not None)
+    assert _defines("def a.b(x):\n", "a.b") and not _defines("def a_b(x):\n", "a.b")

@@ -275,3 +275,22 @@ def test_bad_arguments_are_refused_before_anything_is_recorded(tracker, options,
         asyncio.run(start_eval(tracker, provider="openai-compatible:http://127.0.0.1:9#m",
                                **options))  # fmt: skip
     assert evals.runs(tracker.store) == []
+
+
+def test_a_run_reads_its_calibration_settings_once(tracker, model_server, problems, monkeypatch):
+    """[calibration] and [gate] are read as the run starts, not for every decision."""
+    from noetic.calibration import recalibrating
+    from noetic.evaluation import engine
+
+    reads = []
+    real = recalibrating.read_settings
+
+    def read_settings(home):
+        reads.append(home)
+        return real(home)
+
+    for module in (recalibrating, engine):
+        monkeypatch.setattr(module, "read_settings", read_settings)
+    result, _ = run(tracker, model_server, problems, right_unless_three,
+                    matching="HumanEval/1?", concurrency=2)  # fmt: skip
+    assert result.done == 10 and reads == [tracker.store.home]

@@ -238,3 +238,22 @@ def test_the_schema_and_prompt_ask_for_p_success_and_an_adversarial_review_says_
     assert "find bugs" not in standard.calls[0].messages[0].content
     with pytest.raises(Exception, match="adversarial review is a POSTFLIGHT"):
         asyncio.run(assess_with_model(standard, "t", Phase.PREFLIGHT, review="adversarial"))
+
+
+@pytest.mark.parametrize("review", [None, "standard", "adversarial"])
+def test_a_postflight_is_built_once_with_the_review_asked_for(review, monkeypatch):
+    """The review the request asked for is recorded with the parsed assessment (the reply's
+    own word on it is not taken), without building the assessment a second time."""
+    from noetic.assessment import Assessment
+
+    provider = ScriptedProvider([dumps({"vectors": FULL, "p_success": 0.4, "review": "x"})])
+
+    def refused(self, **kw):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(Assessment, "model_copy", refused)
+    result = asyncio.run(assess_with_model(provider, "t", Phase.POSTFLIGHT, review=review))
+    assert result.review == (review or "standard") and result.p_success == 0.4
+    assert result == parse_assessment_reply(
+        dumps({"vectors": FULL, "p_success": 0.4}), Phase.POSTFLIGHT, review=result.review
+    )

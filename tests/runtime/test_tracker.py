@@ -111,3 +111,48 @@ def test_state_says_what_to_do_next(tracker):
     assert "INVESTIGATE" in tracker.state(session.id).next_step
     tracker.check(session.id, a("check", 0.9))
     assert "postflight" in tracker.state(session.id).next_step
+
+
+@pytest.mark.sqlite_only
+def test_a_preflight_reads_no_assessments_of_the_task_it_opens(tracker, store):
+    """The task a PREFLIGHT opens has none before it: nothing is read back to find them."""
+    session, _ = tracker.bootstrap(ai_id="a")
+    statements = []
+    store.conn.set_trace_callback(statements.append)
+    try:
+        recorded = tracker.preflight(session.id, "t", a("preflight"))
+    finally:
+        store.conn.set_trace_callback(None)
+    assert not [s for s in statements if s.startswith("SELECT") and "FROM assessments" in s]
+    assert [r.id for r in store.assessments(session_id=session.id)] == [recorded.assessment.id]
+    assert recorded.assessment.seq == 1
+
+
+def test_each_recorded_event_is_what_its_checked_payload_dumps(tracker, store):
+    """The tracker's payloads, built from values checked already, hold what a payload checked
+    from the same fields would: each stored event's data reads back as its kind's payload and
+    dumps as stored (numbers as numbers of the field's type, lists as lists)."""
+    from noetic.events import PAYLOADS, Event
+
+    session, _ = tracker.bootstrap(ai_id="a")
+    emitted: list[Event] = []
+    tracker.bus.subscribe(emitted.append)
+    tracker.preflight(
+        session.id, "t", Assessment.from_input("preflight", {**uniform(1), "p_success": 1})
+    )
+    tracker.check(session.id, Assessment.from_input("check", {"know": 1}))
+    tracker.postflight(session.id, a("postflight", 0.8))
+    stored = store.events(session_id=session.id)[1:]
+    assert [e.kind for e in stored] == [e.kind for e in emitted]
+    for event, record in zip(emitted, stored, strict=True):
+        payload = PAYLOADS[event.kind].model_validate(record.data)
+        assert payload.model_dump(mode="json") == record.data == event.data
+        assert event == Event(
+            **{
+                n: getattr(event, n)
+                for n in ("kind", "at", "engine", "session_id", "cascade_id", "data")
+            }
+        )
+    recorded = [e.data for e in stored if e.kind == EventKind.ASSESSMENT_RECORDED]
+    assert [type(d["confidence"]) for d in recorded] == [float] * 3
+    assert recorded[0]["p_success"] == 1.0 and recorded[1]["carried"]

@@ -56,14 +56,16 @@ def record_outcome(
     check_outcome_score(score)
     cascade = _resolve_task(store, target)
     session = store.get_session(cascade.session_id)
-    history = store.assessments(cascade_id=cascade.id)
-    pre = next((a for a in history if a.assessment.phase == Phase.PREFLIGHT), None)
+    from noetic.store.outcome_rows import statements
+
+    history = statements(store, cascade.id)
+    pre = next((a for a in history if a.phase == Phase.PREFLIGHT.value), None)
     if pre is None:
         raise WorkflowError(
             f"task {cascade.id} has no PREFLIGHT, so there is no prediction to score",
             fix="record outcomes for tasks that began with a PREFLIGHT",
         )
-    checks = [a for a in history if a.assessment.phase == Phase.CHECK]
+    checks = [a for a in history if a.phase == Phase.CHECK.value]
     record = add_outcome(
         store,
         session_id=session.id,
@@ -74,23 +76,21 @@ def record_outcome(
         source=source,
         score=float(score),
         evidence=evidence,
-        predicted_preflight=pre.decision.confidence,
-        predicted_check=checks[-1].decision.confidence if checks else None,
-        predicted_vectors=pre.assessment.vectors,
+        predicted_preflight=pre.confidence,
+        predicted_check=checks[-1].confidence if checks else None,
+        predicted_vectors=pre.vectors,
     )
     registry = registry or ProfileRegistry(store.home / "profiles")
     if effective_profile(store, registry, cascade.profile).guardian.auto_apply:
         from noetic.calibration.guardian import run_guardian
 
         run_guardian(store, registry, cascade.profile, ai_id=session.ai_id)
-    value, basis = stated_value(pre.assessment.p_success, pre.decision.confidence)
+    value, basis = stated_value(pre.p_success, pre.confidence)
     calibrated = None
     if refit:
-        from noetic.calibration.recalibrating import fit_for
-        from noetic.calibration.recalibration import Fitted
+        from noetic.calibration.recalibrating import fitted_for
 
-        body = fit_for(store, session.ai_id, session.ai_model)
-        fitted = Fitted.from_json(body["fitted"])
+        body, fitted = fitted_for(store, session.ai_id, session.ai_model)
         if fitted.in_force:
             calibrated = Calibrated(
                 value=round(fitted(value), 6),

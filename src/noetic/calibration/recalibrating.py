@@ -186,10 +186,19 @@ def fit_for(
 ) -> dict[str, Any]:
     """Fit ``(ai_id, ai_model)``'s map (and the configured gate) on the store's outcomes as
     they are now, keep it, and return it."""
+    return fitted_for(store, ai_id, ai_model, settings)[0]
+
+
+def fitted_for(
+    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
+) -> tuple[dict[str, Any], Fitted]:
+    """:func:`fit_for`, with the map fitted; the next decision reads the kept body as this
+    (:func:`_parsed`)."""
     kept_points = points_of(store)
-    body = fit_on(kept_points.flat, ai_id, ai_model, settings)
-    _keep(store, _key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body)
-    return body
+    body, fitted = _fit_on(kept_points.flat, ai_id, ai_model, settings)
+    text = _keep(store, _key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body)
+    _remember(text, (json.loads(text), fitted))
+    return body, fitted
 
 
 def fit_on(
@@ -197,6 +206,12 @@ def fit_on(
 ) -> dict[str, Any]:
     """``(ai_id, ai_model)``'s map (and the configured gate) fitted on the store's ``points``
     (oldest task first)."""
+    return _fit_on(points, ai_id, ai_model, settings)[0]
+
+
+def _fit_on(
+    points: list[PhasePoint], ai_id: str, ai_model: str | None, settings: Settings | None
+) -> tuple[dict[str, Any], Fitted]:
     scope, mine = _scoped(points, ai_id, ai_model)
     fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
     own = [p for p in points if p.phase == "preflight" and p.agent == ai_id][-RECORD_TASKS:]
@@ -211,7 +226,7 @@ def fit_on(
     if settings is not None and settings.max_failure_rate is not None:
         gate = _gate(points, mine, settings)
         body["gates"][_gate_key(settings)] = gate.to_json()
-    return body
+    return body, fitted
 
 
 def _gate(points: list[PhasePoint], mine: list[PhasePoint], settings: Settings) -> Gate:
@@ -239,8 +254,11 @@ def _record(own: list[PhasePoint], fitted: Fitted | None) -> dict[str, Any] | No
     }
 
 
-def _keep(store: Store, key: str, stamp: tuple[int, int], body: dict[str, Any]) -> None:
-    outcome_rows.keep_map(store, key, stamp, json.dumps(body))
+def _keep(store: Store, key: str, stamp: tuple[int, int], body: dict[str, Any]) -> str:
+    """Keep ``body`` as ``key``'s map; the text kept."""
+    text = json.dumps(body)
+    outcome_rows.keep_map(store, key, stamp, text)
+    return text
 
 
 def kept(
@@ -248,18 +266,48 @@ def kept(
 ) -> dict[str, Any]:
     """``(ai_id, ai_model)``'s map as kept, refitted first only when outcomes arrived since (or
     the configured gate was never worked out)."""
+    return _kept(store, ai_id, ai_model, settings)[0]
+
+
+def _kept(
+    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None
+) -> tuple[dict[str, Any], Fitted]:
+    """:func:`kept`, with its map read (a body read before is not read again)."""
     row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
     if row is None or row.last_id != _newest(store):
-        return fit_for(store, ai_id, ai_model, settings)
-    body: dict[str, Any] = json.loads(row.body)
+        body = fit_for(store, ai_id, ai_model, settings)
+        return body, Fitted.from_json(body["fitted"])
+    body, fitted = _parsed(row.body)
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
         assert settings is not None
         points = points_of(store).flat
         _, mine = _scoped(points, ai_id, ai_model)
-        body["gates"][_gate_key(settings)] = _gate(points, mine, settings).to_json()
+        gate = _gate(points, mine, settings).to_json()
+        body = {**body, "gates": {**body["gates"], _gate_key(settings): gate}}
         _keep(store, _key(ai_id, ai_model), (int(row[0]), int(row[1])), body)
-    return body
+    return body, fitted
+
+
+_PARSED: dict[str, tuple[dict[str, Any], Fitted]] = {}
+_PARSED_MOST: Final = 64
+
+
+def _parsed(text: str) -> tuple[dict[str, Any], Fitted]:
+    """A kept map's body and its map, read once per text (each decision reads the row; the
+    body changes only when it is refitted). A body is never changed in place."""
+    found = _PARSED.get(text)
+    if found is None:
+        body = json.loads(text)
+        found = _remember(text, (body, Fitted.from_json(body["fitted"])))
+    return found
+
+
+def _remember(text: str, parsed: tuple[dict[str, Any], Fitted]) -> tuple[dict[str, Any], Fitted]:
+    if len(_PARSED) >= _PARSED_MOST:  # bodies of maps since refitted
+        _PARSED.clear()
+    _PARSED[text] = parsed
+    return parsed
 
 
 # deciding -----------------------------------------------------------------------------------
@@ -290,8 +338,7 @@ def for_decision(
         return ForDecision(None)
     if settings.max_failure_rate is None:
         check = False  # no gate configured
-    body = kept(store, ai_id, ai_model, settings if check else None)
-    fitted = Fitted.from_json(body["fitted"])
+    body, fitted = _kept(store, ai_id, ai_model, settings if check else None)
     calibrated = None
     if fitted.in_force:
         calibrated = Calibrated(

@@ -54,6 +54,7 @@ When no ``λ`` can be rejected, there is no gate and the profile's threshold app
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -108,15 +109,40 @@ class Logistic(Value):
         return (self.vb * da * da - 2 * self.cab * da * db + self.va * db * db) / det
 
 
+Sums = dict[float, list[float]]
+"""Per distinct stated value, in order of first appearance: the count, the sum of the stated
+values and the sum of the outcomes, each added up in the outcomes' order."""
+
+
+def _add(sums: Sums, p: Sequence[float], y: Sequence[float], lo: int, hi: int) -> Sums:
+    """``sums`` with the outcomes ``lo:hi`` added (in place)."""
+    for i in range(lo, hi):
+        pi = p[i]
+        g = sums.get(pi)
+        if g is None:
+            g = sums[pi] = [0.0, 0.0, 0.0]
+        g[0] += 1
+        g[1] += pi
+        g[2] += y[i]
+    return sums
+
+
+def sums_of(p: Sequence[float], y: Sequence[float]) -> Sums:
+    """The group sums of ``(p, y)`` (:data:`Sums`)."""
+    if len(p) != len(y):
+        raise ValueError("stated values and outcomes must be equal-length sequences")
+    return _add({}, p, y, 0, len(p))
+
+
 def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
     """The posterior mode and covariance (module docstring); the identity with no outcomes."""
-    stated: dict[float, list[float]] = {}
-    for pi, yi in zip(p, y, strict=True):
-        g = stated.setdefault(pi, [0.0, 0.0])
-        g[0] += 1
-        g[1] += yi
+    return _logistic(sums_of(p, y))
+
+
+def _logistic(sums: Sums) -> Logistic:
+    """:func:`fit_logistic` on the outcomes' group sums."""
     groups: dict[float, list[float]] = {}  # by logit: two stated values may share one (EDGE)
-    for pi, (w, s) in stated.items():
+    for pi, (w, _, s) in sums.items():
         g = groups.setdefault(_logit(pi), [0.0, 0.0])
         g[0] += w
         g[1] += s
@@ -161,12 +187,11 @@ def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
 
 def fit_isotonic(p: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:
     """Pool-adjacent-violators: the knots ``(xs, ys)`` (mean stated, pooled rate per block)."""
-    grouped: dict[float, list[float]] = {}
-    for pi, yi in zip(p, y, strict=True):
-        g = grouped.setdefault(pi, [0.0, 0.0, 0.0])
-        g[0] += 1
-        g[1] += pi
-        g[2] += yi
+    return _isotonic(sums_of(p, y))
+
+
+def _isotonic(grouped: Sums) -> tuple[list[float], list[float]]:
+    """:func:`fit_isotonic` on the outcomes' group sums."""
     blocks: list[list[float]] = []  # [weight, sum p, sum y], one per distinct stated value
     for key in sorted(grouped):
         blocks.append(list(grouped[key]))
@@ -216,13 +241,61 @@ class Map(Value):
 
 def fit(p: Sequence[float], y: Sequence[float], method: str) -> Map:
     """The ``method`` map fitted on ``(p, y)``."""
+    return _fit(sums_of(p, y), method)
+
+
+def _fit(sums: Sums, method: str) -> Map:
     if method == "logistic":
-        m = fit_logistic(p, y)
+        m = _logistic(sums)
         return Map("logistic", (m.a, m.b))
     if method == "isotonic":
-        xs, ys = fit_isotonic(p, y)
+        xs, ys = _isotonic(sums)
         return Map("isotonic", (*xs, *ys))
     return Map()
+
+
+class Prefixes:
+    """The group sums of prefixes of the last outcomes fitted, kept from one fit to the next.
+
+    A refit after each new outcome fits on the same outcomes and one more, at cut points that
+    move forward with them; the sums at a cut are those kept at the cut before, with the
+    outcomes since added in the same order, so every sum is the one a pass from the first
+    outcome gives, bit for bit, at the cost of the new outcomes. Outcomes that do not begin
+    with those kept (another agent's, or reordered) start again from the first."""
+
+    KEEP: Final = 8  # prefixes kept: a fit asks for three
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        self.p: list[float] = []
+        self.y: list[float] = []
+        self.at: dict[int, Sums] = {0: {}}
+
+    def sums(self, p: Sequence[float], y: Sequence[float], cuts: Sequence[int]) -> list[Sums]:
+        """The sums of ``p[:k]``, ``y[:k]`` for each ``k`` in ``cuts`` (ascending); not to be
+        changed."""
+        with self.lock:
+            n = len(self.p)
+            if n > len(p) or list(p[:n]) != self.p or list(y[:n]) != self.y:
+                self.clear()
+            self.p, self.y = list(p), list(y)
+            out = []
+            for k in cuts:
+                start = max(i for i in self.at if i <= k)
+                if start != k:
+                    copied = {key: list(g) for key, g in self.at[start].items()}
+                    self.at[k] = _add(copied, p, y, start, k)
+                out.append(self.at[k])
+            for old in sorted(self.at)[: max(0, len(self.at) - self.KEEP)]:
+                if old:
+                    del self.at[old]
+            return out
+
+
+PREFIXES: Final = Prefixes()
 
 
 def _mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
@@ -297,14 +370,16 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         )
     folds = _folds(n, cut)
     start = folds[0][0]
+    # the sums before each held-out block and of all n, carried on from the fit before
+    *before_fold, whole_sums = PREFIXES.sums(p, y, [lo for lo, _ in folds] + [n])
     methods = ["logistic", "isotonic"] if cut >= ISOTONIC_MIN else ["logistic"]
     raw = [(a - b) ** 2 for a, b in zip(p[start:], y[start:], strict=True)]
     tried: dict[str, float] = {}
     best: tuple[float, str, list[float]] | None = None
     for method in methods:
         mapped = []
-        for lo, hi in folds:
-            m = fit(p[:lo], y[:lo], method)
+        for (lo, hi), sums in zip(folds, before_fold, strict=True):
+            m = _fit(sums, method)
             q = {a: m(a) for a in set(p[lo:hi])}
             mapped += [(q[a] - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
         score = sum(mapped) / len(mapped)
@@ -315,9 +390,11 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     _, method, mapped = best
     before, after = _mean_interval(raw), _mean_interval(mapped)
     gain = _mean_interval([r - m for r, m in zip(raw, mapped, strict=True)])
-    whole = fit_logistic(p, y)
+    whole = _logistic(whole_sums)
     departure = whole.departure()
-    final = Map("logistic", (whole.a, whole.b)) if method == "logistic" else fit(p, y, method)
+    final = (
+        Map("logistic", (whole.a, whole.b)) if method == "logistic" else _fit(whole_sums, method)
+    )
     common = dict(
         outcomes=n,
         fitted_on=start,

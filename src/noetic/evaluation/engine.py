@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.learning import record_outcome
 from noetic.calibration.outcomes import effective_profile
+from noetic.calibration.recalibrating import read_settings
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.grading import (
     MEMORY_MB,
@@ -186,6 +187,9 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     # session; an eval run resumes from its own rows, so its tasks write none
     tracker = copy.copy(ctx.tracker)  # the same store, bus and profiles; nothing subscribed again
     tracker.checkpoints = False
+    # [calibration] and [gate] as the run starts, for all its decisions (read per decision
+    # otherwise); a resumed run reads them again
+    tracker.settings = tracker.settings or read_settings(ctx.store.home)
     ctx = dataclasses.replace(ctx, tracker=tracker)
     runner = _Runner(ctx, record, settings, sandbox, profile, on_task)
     evals.update_run(

@@ -68,16 +68,28 @@ def extract_code(text: str, entry_point: str) -> str | None:
     ``python`` block first), else the first ``python`` (or unlabelled) block, else the whole
     reply when it defines the function itself; None when there is no code."""
     blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
-    defines = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.MULTILINE)
     python = [b for lang, b in blocks if lang in ("python", "py", "python3", "")]
     for block in [*python, *(b for _, b in blocks)]:
-        if defines.search(block):
+        if _defines(block, entry_point):
             return block.strip("\n") + "\n"
     if python:
         return python[0].strip("\n") + "\n"
-    if defines.search(text):
+    if _defines(text, entry_point):
         return text.strip("\n") + "\n"
     return None
+
+
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
+
+
+def _defines(code: str, entry_point: str) -> bool:
+    """Whether ``code`` has a line defining ``entry_point``: each problem's name is looked for
+    among the functions defined, without a pattern compiled for it (a name that is no word
+    has one)."""
+    if not re.fullmatch(r"\w+", entry_point):
+        pattern = rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\("
+        return re.search(pattern, code, re.MULTILINE) is not None
+    return any(m.group(1) == entry_point for m in _DEF.finditer(code))
 
 
 def program(prompt: str, code: str, test: str, entry_point: str) -> str:

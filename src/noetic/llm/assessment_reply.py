@@ -119,8 +119,11 @@ def _texts(raw: Any, field: str) -> Any:
     return {_name(k): v for k, v in raw.items()}
 
 
-def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
-    """Parse a model's reply into an :class:`Assessment` (rules in the module docstring)."""
+def parse_assessment_reply(
+    text: str, phase: Phase | str, *, review: Review | None = None
+) -> Assessment:
+    """Parse a model's reply into an :class:`Assessment` (rules in the module docstring);
+    ``review``: the POSTFLIGHT review it answers, recorded with it (never the reply's own)."""
     phase = Phase(phase)
     try:
         data = extract_json(text)
@@ -137,6 +140,8 @@ def parse_assessment_reply(text: str, phase: Phase | str) -> Assessment:
                 envelope[field] = _texts(envelope[field], field)
         if "p_success" in envelope:
             envelope["p_success"] = _score("p_success", envelope["p_success"])
+        if review is not None:
+            envelope["review"] = review
         return Assessment.from_input(phase, envelope)
     except ParseError:
         raise
@@ -204,14 +209,14 @@ async def assess_with_model(
         prompt, system=SYSTEM, max_tokens=max_tokens, json_schema=reply_schema(phase)
     )
 
+    kind = None
+    if phase == Phase.POSTFLIGHT:
+        kind = Review(review) if review is not None else Review.STANDARD
+
     def parse(text: str) -> Assessment:
-        parsed = parse_assessment_reply(text, phase)
+        parsed = parse_assessment_reply(text, phase, review=kind)
         if phase == Phase.POSTFLIGHT and profile is not None:
             check_postflight_mode(parsed, profile)  # evidence the profile wants: ask again
         return parsed
 
-    assessment = await complete_parsed(provider, request, parse)
-    if phase == Phase.POSTFLIGHT:
-        kind = Review(review) if review is not None else Review.STANDARD
-        assessment = assessment.model_copy(update={"review": kind})
-    return assessment
+    return await complete_parsed(provider, request, parse)

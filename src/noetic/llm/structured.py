@@ -42,6 +42,7 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 _INSIDE = re.compile(r'["{}]')
+_WHOLE_BRACES = 64
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
@@ -112,7 +113,22 @@ def extract_json(text: str) -> dict[str, Any]:
         REPLY_CHARS.check(len(text), "the reply")
     except LimitExceeded as exc:
         raise ParseError(exc.message, raw=text) from None
-    spans, unclosed = _object_spans(text)
+    # a reply that is one JSON object (as a reply held to the schema is) is the scan's one
+    # candidate: found without the scan (only with few braces: a long run of candidates is
+    # scanned, each decoded once)
+    spans: list[tuple[int, int]] | None = None
+    unclosed: int | None = None
+    whole = text.strip()
+    if whole[:1] == "{" and whole[-1:] == "}" and whole.count("{") <= _WHOLE_BRACES:
+        try:
+            json.loads(whole)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            first = text.index("{")
+            spans = [(first, first + len(whole))]
+    if spans is None:
+        spans, unclosed = _object_spans(text)
     problem: str | None = None
     for start, end in spans:
         try:

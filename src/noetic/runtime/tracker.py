@@ -228,7 +228,7 @@ class Tracker:
                 )
             self.store.finish_cascade(open_cascade.id, "abandoned", open_cascade.result)
         cascade = self.store.open_cascade(session.id, task, profile=profile.name)
-        return self._record(session, cascade, profile, assessment)
+        return self._record(session, cascade, profile, assessment, [])  # a new task: none yet
 
     @_one_write
     def check(self, session_id: str, assessment: Assessment) -> Recorded:
@@ -442,10 +442,11 @@ class Tracker:
             EventKind.ASSESSMENT_RECORDED,
             session_id=session.id,
             cascade_id=cascade.id,
-            data=AssessmentRecorded(
+            # the payloads of values checked as they were built: not checked again
+            data=AssessmentRecorded.trusted(
                 phase=assessment.phase.value,
-                seq=record.seq,
-                confidence=decision.confidence,
+                seq=int(record.seq),
+                confidence=float(decision.confidence),
                 missing=list(assessment.missing),
                 carried=list(assessment.carried),
                 p_success=assessment.p_success,
@@ -456,7 +457,7 @@ class Tracker:
             EventKind.DECISION,
             session_id=session.id,
             cascade_id=cascade.id,
-            data=DecisionMade(
+            data=DecisionMade.trusted(
                 action=decision.action.value, rule=decision.rule, reason=decision.reason
             ),
         )

@@ -340,14 +340,18 @@ class BaseStore:
 
     def finish_cascade(self, cascade_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         cascade = self.get_cascade(cascade_id)
+        ended, text = now(), json.dumps(result)
         with self.transaction() as c:
             c.execute(
                 "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
-                (status, now(), json.dumps(result), cascade.id),
+                (status, ended, text, cascade.id),
             )
             self._queue(c, cascade.session_id)
         self._files_changed()
-        return self.get_cascade(cascade.id)
+        # the row as written, not read back: its result as a read gives it
+        return cascade.model_copy(
+            update={"status": status, "ended_at": ended, "result": json.loads(text)}
+        )
 
     # assessments --------------------------------------------------------------------------
 
@@ -376,7 +380,9 @@ class BaseStore:
             ).fetchall()[0]
             self._queue(c, session_id, assessment_id=new_row["id"])
         self._files_changed()
-        return assessment_record(new_row)
+        from noetic.store.rows import recorded_assessment
+
+        return recorded_assessment(new_row, assessment, decision)
 
     def assessments(
         self, *, session_id: str | None = None, cascade_id: str | None = None
@@ -488,8 +494,22 @@ class BaseStore:
 
     def append_event(self, event: Event) -> None:
         """Persist one event (an :class:`noetic.events.EventBus` subscriber)."""
-        data = event.model_dump(mode="json")
-        row = {**data, "data": json.dumps(data["data"])}
+        # the event's JSON dump, built from its fields: its data is a payload's JSON dump
+        # already (EventBus.emit), dumped again only when it holds what JSON cannot
+        try:
+            data = json.dumps(event.data)
+        except TypeError:
+            from noetic.plain import dumped
+
+            data = json.dumps(dumped(event.data, "json"))
+        row = {
+            "kind": getattr(event.kind, "value", event.kind),
+            "at": event.at.isoformat().replace("+00:00", "Z"),
+            "engine": event.engine,
+            "session_id": event.session_id,
+            "cascade_id": event.cascade_id,
+            "data": data,
+        }
         with self.transaction() as c:
             self.order_appends(c, "events")
             self.insert(c, "events", row)

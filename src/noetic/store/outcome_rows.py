@@ -209,3 +209,35 @@ def outcomes_from(store: BaseStore, first_id: int) -> list[tuple[int, str, str]]
         "SELECT id, at, cascade_id FROM outcomes WHERE id >= ? ORDER BY id", (first_id,)
     )
     return [(int(r[0]), str(r[1]), str(r[2])) for r in rows]
+
+
+class Stated(NamedTuple):
+    """What one of a task's assessments predicted: its phase, the decision's confidence, the
+    stated ``p_success`` and the vectors given (as the assessment's record holds them)."""
+
+    phase: str
+    confidence: float
+    p_success: float | None
+    vectors: dict[str, float]
+
+
+def statements(store: BaseStore, cascade_id: str) -> list[Stated]:
+    """A task's assessments, in order, as much of them as an outcome records beside it: read
+    without building each assessment again."""
+    from noetic.vector_names import VECTOR_NAMES
+
+    columns = ", ".join(f'"{v}"' for v in VECTOR_NAMES)
+    rows = store.conn.execute(
+        f"SELECT phase, confidence, p_success, {columns} FROM assessments "
+        "WHERE cascade_id = ? ORDER BY session_id, seq",
+        (cascade_id,),
+    )
+    return [
+        Stated(
+            r["phase"],
+            r["confidence"],
+            r["p_success"],
+            {v: r[v] for v in VECTOR_NAMES if r[v] is not None},
+        )
+        for r in rows
+    ]

@@ -95,6 +95,28 @@ def assessment_record(row: Row) -> AssessmentRecord:
     )
 
 
+def recorded_assessment(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
+    """The record of an assessment just inserted as ``row``: built from the values given, which
+    were checked when they were made, when reading the row back would give them again (the
+    vectors in their canonical order, every number a float); else read from ``row``."""
+    vectors = assessment.vectors
+    numbers = (*vectors.values(), assessment.p_success, decision.confidence, decision.threshold)
+    if list(vectors) != [v for v in VECTOR_NAMES if v in vectors] or any(
+        type(n) is not float for n in numbers if n is not None
+    ):
+        return assessment_record(row)
+    return AssessmentRecord(
+        id=row["id"],
+        session_id=row["session_id"],
+        cascade_id=row["cascade_id"],
+        seq=row["seq"],
+        assessment=assessment,
+        decision=decision,
+        created_at=row["created_at"],
+        written_by=row["written_by"],
+    )
+
+
 _CASCADE_FIELDS: Final = field_names(CascadeRecord)
 
 
