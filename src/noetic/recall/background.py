@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,16 +44,10 @@ def spawn_indexer(store: Store) -> None:
     home = str(Path(store.home).resolve())
     command = shlex.join([sys.executable, "-m", "noetic.recall.background", home])
     # If the shell cannot start, the tasks stay pending and recall catches up on them.
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(
-            ["/bin/sh", "-c", f"{command} </dev/null >/dev/null 2>&1 &"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            check=False,
-            timeout=10,
-        )
+    from noetic.spawning import Expired, detached
+
+    with contextlib.suppress(OSError, Expired):
+        detached(["/bin/sh", "-c", f"{command} </dev/null >/dev/null 2>&1 &"], timeout=10)
 
 
 def main(argv: list[str]) -> int:

@@ -18,11 +18,11 @@ repairs. Before this layout, each assessment's reflex log was its own file,
 
 from __future__ import annotations
 
+import _thread
 import fcntl
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +50,7 @@ def atomic_write_json(path: Path, data: Any, *, sync: bool = True) -> None:
 
 def atomic_write_bytes(path: Path, text: bytes, *, sync: bool = True) -> None:
     """Replace ``path`` with ``text`` by rename; ``sync`` also waits for the disk."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     except FileNotFoundError:
