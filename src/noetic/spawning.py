@@ -20,6 +20,10 @@ import os
 import select
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 _FALLBACK = not (hasattr(os, "pidfd_open") and hasattr(os, "posix_spawnp"))
 
@@ -55,7 +59,7 @@ def _inherited() -> list[int]:
     return found
 
 
-def _spawn(argv: list[str], stdio: list[tuple[int, ...]], *, setsid: bool = False) -> int:
+def _spawn(argv: list[str], stdio: Sequence[tuple[object, ...]], *, setsid: bool = False) -> int:
     import _signal
 
     actions = [*stdio, *((os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited())]
