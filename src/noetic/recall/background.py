@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,12 +41,14 @@ def spawn_indexer(store: Store) -> None:
         index_new_tasks(store)
         return
     home = str(Path(store.home).resolve())
-    command = shlex.join([sys.executable, "-m", "noetic.recall.background", home])
     # If the shell cannot start, the tasks stay pending and recall catches up on them.
     from noetic.spawning import Expired, detached
 
     with contextlib.suppress(OSError, Expired):
-        detached(["/bin/sh", "-c", f"{command} </dev/null >/dev/null 2>&1 &"], timeout=10)
+        # the command's words are the shell's arguments ("$@"), not text it parses: no quoting
+        # (nor shlex) needed
+        detached(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", sys.executable,
+                  "-m", "noetic.recall.background", home], timeout=10)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:

@@ -158,7 +158,7 @@ def reflex_path(home: Path, ai_id: str, created_at: str, session_id: str) -> Pat
     return home / "reflex_logs" / safe_name(ai_id) / day / f"{safe_name(session_id)}.jsonl"
 
 
-_LEGACY_REFLEX = re.compile(r"-\d{4,}-[A-Za-z0-9_.-]+\.json$")
+_LEGACY_REFLEX = r"-\d{4,}-[A-Za-z0-9_.-]+\.json$"  # compiled at its first use
 
 
 def legacy_reflex_files(home: Path) -> list[Path]:
@@ -170,7 +170,7 @@ def legacy_reflex_files(home: Path) -> list[Path]:
     return [
         p
         for p in folder.glob("*/*/*.json")
-        if not p.name.startswith(".") and _LEGACY_REFLEX.search(p.name)
+        if not p.name.startswith(".") and re.search(_LEGACY_REFLEX, p.name)
     ]
 
 
