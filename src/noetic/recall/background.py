@@ -16,10 +16,6 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from noetic.store.base import BaseStore as Store
 
 MODES = ("background", "inline", "off")
 
@@ -30,17 +26,22 @@ def mode() -> str:
     return value if value in MODES else "background"
 
 
-def spawn_indexer(store: Store) -> None:
-    """Index ``store``'s pending tasks the way :func:`mode` says, never raising."""
+def spawn_indexer(where: str | Path | None) -> None:
+    """Index the pending tasks of the store at ``where`` (found as
+    :func:`noetic.store.open_store` finds it) the way :func:`mode` says, never raising. In the
+    background the store is not opened here: the indexer opens it."""
     how = mode()
     if how == "off":
         return
     if how == "inline":
         from noetic.recall.index import index_new_tasks
+        from noetic.store import open_store
 
-        index_new_tasks(store)
+        index_new_tasks(open_store(where))  # closed with the command's stores
         return
-    home = str(Path(store.home).resolve())
+    from noetic.store.location import locate_store, require_store
+
+    home = str(require_store(locate_store(where)).resolve())
     # If the shell cannot start, the tasks stay pending and recall catches up on them.
     from noetic.spawning import Expired, detached
 
