@@ -92,8 +92,10 @@ def _kill(pid: int) -> None:
 def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int, str]:
     """``(exit code, stdout)`` of ``argv`` with ``stdin`` as its input (text in the locale's
     encoding, newlines translated, stderr read and dropped), as ``subprocess.run(argv,
-    capture_output=True, text=True, input=stdin, timeout=timeout)`` gives them. Raises
-    :class:`OSError` when it cannot start and :class:`Expired` when it outlives ``timeout``."""
+    capture_output=True, text=True, input=stdin, timeout=timeout)`` gives them; with ``stdin``
+    None the child's input is at its end at once (rather than this process's own input, which
+    a hook's host is writing to). Raises :class:`OSError` when it cannot start and
+    :class:`Expired` when it outlives ``timeout``."""
     if _FALLBACK:
         import subprocess
 
