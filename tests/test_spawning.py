@@ -105,3 +105,15 @@ def test_a_detached_child_past_its_timeout_is_killed() -> None:
     with pytest.raises(spawning.Expired):
         spawning.detached([sys.executable, "-c", "import time; time.sleep(30)"], timeout=1.0)
     assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("stdin", [None, "a\r\nb\n", "é" * 70_000])
+def test_where_pidfds_are_missing_subprocess_answers_the_same(
+    stdin: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = "import sys; d = sys.stdin.read(); print(len(d), d[:5], end=''); sys.exit(3)"
+    ours = spawning.run_text([sys.executable, "-c", script], stdin=stdin, timeout=20)
+    monkeypatch.setattr(spawning, "_FALLBACK", True)
+    assert spawning.run_text([sys.executable, "-c", script], stdin=stdin, timeout=20) == ours
+    with pytest.raises(spawning.Expired):
+        spawning.detached([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)

@@ -20,7 +20,7 @@ import os
 import select
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -100,8 +100,9 @@ def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int
         import subprocess
 
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, input=stdin,
-                                  timeout=timeout)  # fmt: skip
+            given: dict[str, Any] = {"input": stdin} if stdin is not None else {
+                "stdin": subprocess.DEVNULL}  # fmt: skip
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **given)
         except subprocess.TimeoutExpired:
             raise Expired from None
         return done.returncode, done.stdout
