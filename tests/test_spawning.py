@@ -117,3 +117,30 @@ def test_where_pidfds_are_missing_subprocess_answers_the_same(
     assert spawning.run_text([sys.executable, "-c", script], stdin=stdin, timeout=20) == ours
     with pytest.raises(spawning.Expired):
         spawning.detached([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+
+
+def test_a_child_whose_wait_is_interrupted_is_killed_and_reaped(tmp_path: Path) -> None:
+    # as subprocess.run does when Ctrl-C (or any error) ends the wait
+    import signal
+
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise Interrupted
+
+    pid_file = tmp_path / "pid"
+    script = (
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+    )
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(Interrupted):
+            spawning.run_text([sys.executable, "-c", script], stdin=None, timeout=20)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

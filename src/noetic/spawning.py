@@ -70,12 +70,11 @@ def _spawn(argv: list[str], stdio: Sequence[tuple[object, ...]], *, setsid: bool
 
 
 def _reap(pid: int, pidfd: int, deadline: float) -> int:
-    """The child's exit code, waiting until ``deadline``; killed and reaped after it."""
+    """The child's exit code, waiting until ``deadline`` (:class:`Expired` after it)."""
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     left = deadline - time.monotonic()
     if left <= 0 or not poller.poll(left * 1000):
-        _kill(pid)
         raise Expired
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status)
@@ -86,7 +85,8 @@ def _kill(pid: int) -> None:
 
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, _signal.SIGKILL)
-    os.waitpid(pid, 0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int, str]:
@@ -131,6 +131,7 @@ def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int
             os.close(fd)
         raise
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    reaped = False
     try:
         poller = select.poll()
         if data:
@@ -146,7 +147,6 @@ def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int
             left = deadline - time.monotonic()
             ready = poller.poll(left * 1000) if left > 0 else []
             if not ready:
-                _kill(pid)
                 raise Expired
             for fd, event in ready:
                 if fd == in_w:
@@ -167,7 +167,10 @@ def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int
                     poller.unregister(fd)
                     open_fds.discard(fd)
         code = _reap(pid, pidfd, deadline)
+        reaped = True
     finally:
+        if not reaped:  # run out of time, or interrupted: as subprocess.run, kill it first
+            _kill(pid)
         os.close(pidfd)
         for fd in ours:
             os.close(fd)
@@ -202,7 +205,11 @@ def detached(argv: list[str], *, timeout: float) -> None:
     except OSError:
         _kill(pid)
         raise
+    reaped = False
     try:
         _reap(pid, pidfd, deadline)
+        reaped = True
     finally:
+        if not reaped:
+            _kill(pid)
         os.close(pidfd)
