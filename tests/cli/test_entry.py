@@ -101,3 +101,18 @@ def test_the_program_answers_as_main_does(tmp_path: Path, monkeypatch: pytest.Mo
     assert json.loads(refused.stdout)["error"]["type"] == "ValidationError"
     # what the store's close wrote (the session's document) is there once the program ended
     assert (tmp_path / "store" / "sessions" / f"{sid}.json").is_file()
+
+
+def test_a_fast_path_command_runs_without_the_cyclic_collector_and_typers_with_it(
+    tmp_path: Path,
+) -> None:
+    done, _, _ = run(tmp_path, "import gc\nprint(gc.isenabled())")
+    assert done.stdout == "False\n"
+    # typer's commands (servers, long runs among them) have it back
+    body = (
+        "import gc, noetic.cli.application as a\n"
+        "a.build = lambda command=None: (lambda: print(gc.isenabled()))\n"
+        "noetic.cli._typer('serve')"
+    )
+    done, _, _ = run(tmp_path, body)
+    assert done.stdout == "True\n"

@@ -50,12 +50,21 @@ def entry() -> None:
     have run, stdout and stderr are flushed, and no descriptor the command opened is still
     open. Otherwise (or where ``/proc/self/fd`` cannot be read) the interpreter ends as usual.
     Whoever calls :func:`main` in a process of its own (a test, an embedding) keeps it."""
+    import gc
+
+    # a command the fast path runs (a workflow command, a hook) is short and builds little that
+    # refers to itself in a circle: the cyclic collector, about 25 passes and 2 ms of each as
+    # its modules load, is turned back on only for what runs on (typer's commands, the MCP
+    # server; see noetic.cli.fast)
+    gc.disable()
     opened = _descriptors()
     try:
         main()
     except SystemExit as exc:
         _end(exc.code, opened)
         raise
+    finally:
+        gc.enable()  # not ended here: the interpreter ends as it always has, collector on
     _end(0, opened)
 
 
@@ -95,6 +104,9 @@ def users_environment() -> dict[str, str]:
 
 
 def _typer(command: str | None = None) -> None:
+    import gc
+
+    gc.enable()  # typer's commands include servers and long runs (see entry)
     from noetic.cli.application import build
 
     build(command)()

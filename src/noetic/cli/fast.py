@@ -97,6 +97,10 @@ def run(args: list[str]) -> bool:
     if parsed is None:
         return False
     name, kwargs = parsed
+    if name == "mcp":
+        import gc
+
+        gc.enable()  # a server runs on: its cyclic garbage is collected (see noetic.cli.entry)
     from noetic.store import close_stores, command_stores
 
     command_stores()
