@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from noetic.agent import Agent
-from noetic.agent.recall_tool import recall_tool
+from noetic.agent.api import recall_tool
 from noetic.errors import ValidationError
 from noetic.llm.base import Request
 from noetic.llm.scripted import ScriptedProvider, calling

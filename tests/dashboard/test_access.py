@@ -121,3 +121,15 @@ def test_safe_next_only_returns_local_paths(target):
 def test_the_dashboard_owns_its_pages_and_not_the_mcp_endpoint():
     assert owns("/") and owns("/tasks/c_1") and owns("/calibration") and owns("/static/x.css")
     assert not owns("/mcp") and not owns("/hooks/pre-tool-use") and not owns("/nowhere")
+
+
+def test_every_dashboard_route_is_one_the_dashboard_owns(tmp_path):
+    """The server's bearer check leaves the dashboard's paths to it (they also take the login
+    cookie): a page missing from that list would refuse a logged-in browser."""
+    from starlette.routing import Mount, Route
+
+    from noetic.dashboard.app import dashboard_app
+
+    for route in dashboard_app(tmp_path / "store").routes:
+        assert isinstance(route, Route | Mount)
+        assert owns(route.path.replace("{id}", "x") or "/"), route.path

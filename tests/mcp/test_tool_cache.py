@@ -58,7 +58,7 @@ def test_the_first_server_generates_and_caches_the_list_the_next_lists_from_it(c
     second = build_server(tmp_path / "store")
     assert all(isinstance(t, DeferredTool) for t in second._tool_manager.list_tools())
     assert listing(second) == listing(first)
-    assert [t["name"] for t in listing(second)] == [fn.__name__ for fn, _ in TOOLS]
+    assert [t["name"] for t in listing(second)] == [fn.__name__ for fn in TOOLS]
     assert all(t["outputSchema"] for t in listing(second))  # clients use them: kept
 
 
@@ -131,7 +131,7 @@ def test_a_corrupt_cache_file_is_ignored_without_a_crash(cache, tmp_path, conten
     cache.mkdir()
     (cache / tool_cache.FILE).write_bytes(content)
     server = build_server(tmp_path / "store")
-    assert [t["name"] for t in listing(server)] == [fn.__name__ for fn, _ in TOOLS]
+    assert [t["name"] for t in listing(server)] == [fn.__name__ for fn in TOOLS]
     assert cached_document(cache)["key"] == tool_cache.cache_key()  # rewritten
 
 
@@ -175,7 +175,7 @@ def test_an_unwritable_cache_directory_leaves_the_server_working(tmp_path, monke
     monkeypatch.setenv("NOETIC_CACHE_DIR", str(blocker / "cache"))
     assert not tool_cache.save({"format": 1}, [])
     server = build_server(tmp_path / "store")
-    assert [t["name"] for t in listing(server)] == [fn.__name__ for fn, _ in TOOLS]
+    assert [t["name"] for t in listing(server)] == [fn.__name__ for fn in TOOLS]
     assert ok(call(server, ("get_empirica_introduction", {}))[0])["text"]
 
 

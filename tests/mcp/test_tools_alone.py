@@ -38,7 +38,7 @@ def test_tool_checks_hold_without_the_server(tmp_path):
 
 
 def test_the_table_names_every_tool_once_and_binding_hides_the_server_argument(tmp_path):
-    names = [fn.__name__ for fn, _ in tools.TOOLS]
+    names = [fn.__name__ for fn in tools.TOOLS]
     assert len(names) == len(set(names)) == 25
     bound = bind(tools.get_workflow_guidance, ServerState(tmp_path / "s", workspace=tmp_path))
     assert list(inspect.signature(bound).parameters) == ["phase"]

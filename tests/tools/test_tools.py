@@ -44,6 +44,18 @@ def test_schema_comes_from_hints_and_docstring():
     assert t.spec()["parameters"] is t.parameters
 
 
+def test_the_decorator_takes_options_on_the_function_itself():
+    @tool(name="forecast", improves_vectors=("know",), confidence_gain=0.3)
+    def weather(city: str) -> str:
+        """Today's weather."""
+        return city
+
+    assert isinstance(weather, Tool)
+    assert (weather.name, weather.description) == ("forecast", "Today's weather.")
+    assert (weather.improves_vectors, weather.confidence_gain) == (("know",), 0.3)
+    assert run(weather.call({"city": "Oslo"})).output == "Oslo"
+
+
 def test_a_good_call_runs_and_coerces_like_pydantic():
     result = run(tool(lookup).call({"city": "Oslo", "days": "2"}))
     assert result.ok and result.output == "Oslo 2 metric" and result.error is None

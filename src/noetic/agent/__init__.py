@@ -6,7 +6,7 @@ query, settings)`` (:mod:`noetic.agent.loop`) is the engine, on a run context li
 
 from noetic.agent.api import Agent, Finished, StepEvent, TextDelta
 from noetic.agent.loop import EDGES, AgentResult, mermaid, run_agent
-from noetic.agent.settings import AgentSettings
+from noetic.agent.state import AgentSettings
 
 __all__ = [
     "EDGES",

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from noetic.agent.loop import AgentResult, run_agent
-from noetic.agent.settings import AgentSettings
-from noetic.agent.state import Mode, State
+from noetic.agent.state import AgentSettings, Mode, State
 from noetic.events import Event
 from noetic.frozen import Frozen
 from noetic.llm.base import Provider
@@ -99,6 +98,33 @@ def builtin_tools(
     return tools, runner.notice
 
 
+def recall_tool(store: BaseStore) -> Tool:
+    """The ``recall`` tool over ``store``'s completed tasks, every project: the agent's past
+    tasks, through Noetic's recall (semantic and epistemic)."""
+    from noetic.errors import InvalidValueError
+    from noetic.recall.selection import recall_default
+    from noetic.tools.base import tool
+
+    def recall(query: str) -> str:
+        """Recall past tasks like this one: what was done, how confident it was, what was
+        learned.
+
+        Args:
+            query: the task or question to find earlier work for
+        """
+        if not query.strip():
+            raise InvalidValueError("the query is empty", field="query")
+        found = recall_default(store, query, all_projects=True)
+        if not found.context.strip():
+            left = ", ".join(f"{k}: {v}" for k, v in found.left_out.items() if v)
+            return (
+                f"no past task matches ({found.considered} considered{'; ' + left if left else ''})"
+            )
+        return found.context
+
+    return tool(recall, improves_vectors=("know", "context"), confidence_gain=0.1)
+
+
 class Agent:
     """A tool-using agent: triage → reason → act → synthesize on a run context."""
 
@@ -166,14 +192,13 @@ class Agent:
             ctx.tools = list(self._tools)
             return ctx
         from noetic.runtime.opening import open_tracker
+        from noetic.tools.mcp_servers import configured_servers
 
         home = self.home
         if self._tracker is None:  # one store for all of this agent's runs
             self._tracker = open_tracker(home, create=True)
         tools = list(self._tools)
         if self._builtins:
-            from noetic.agent.recall_tool import recall_tool
-
             tools.append(recall_tool(self._tracker.store))
         return build_context(
             "agent",
@@ -181,7 +206,7 @@ class Agent:
             provider=self._provider,
             limits=self._limits,
             tools=tools,
-            mcp_servers=_servers(home),
+            mcp_servers=configured_servers(home),
             needs_model=True,
         )
 
@@ -321,12 +346,6 @@ class Agent:
         from noetic.agent.logs import render_logs
 
         return render_logs(self.events, mode)
-
-
-def _servers(home: Path) -> dict[str, list[str]]:
-    from noetic.tools.mcp_servers import configured_servers
-
-    return configured_servers(home)
 
 
 __all__ = ["Agent", "Finished", "StepEvent", "StreamItem", "TextDelta", "builtin_tools"]

@@ -26,8 +26,7 @@ from noetic.agent import nodes
 from noetic.agent.epistemic import Asker, EpistemicGate
 from noetic.agent.memory import AgentMemory
 from noetic.agent.nodes import Run
-from noetic.agent.settings import AgentSettings
-from noetic.agent.state import State, add_message
+from noetic.agent.state import AgentSettings, State, add_message
 from noetic.agent.toolbox import Toolbox
 from noetic.errors import InvalidValueError, ProviderError
 from noetic.events import EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer

@@ -54,7 +54,7 @@ from noetic.tools.base import ToolResult
 if TYPE_CHECKING:  # loop.py imports this module; memory and the gate are built by it
     from noetic.agent.epistemic import EpistemicGate
     from noetic.agent.memory import AgentMemory
-    from noetic.agent.settings import AgentSettings
+    from noetic.agent.state import AgentSettings
     from noetic.tools.file_tools import SandboxRoot
     from noetic.tools.shellgate import Policy
 

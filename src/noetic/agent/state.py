@@ -1,4 +1,5 @@
-"""The agent's state in three horizons, as the seed draws them.
+"""How one agent runs (:class:`AgentSettings`), and its state in three horizons, as the seed
+draws them.
 
 * :class:`UserProfile` — who the user is, kept across sessions (``user_profiles``);
 * :class:`Workspace` — what one task has learned so far, saved after every step so the task
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from noetic.events import utcnow
+from noetic.frozen import Frozen
 from noetic.llm.base import Message, ToolCall
 
 Mode = Literal["fast", "adapt", "deep"]
@@ -28,8 +32,21 @@ MAX_OBSERVATIONS = 200
 MAX_TEXT = 4000
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+class AgentSettings(Frozen):
+    """How one agent runs."""
+
+    name: str = "assistant"
+    workspace: Path = Path(".")
+    mode: Mode = "adapt"
+    max_iterations: int = Field(10, ge=1, le=100)
+    max_tokens: int | None = Field(None, gt=0, description="token budget of the whole run")
+    breaker_threshold: int = Field(3, ge=1)
+    tools_fixed: bool = False  # the caller listed the tools: triage does not narrow them
+    user_id: str = "default"
+    epistemic: bool = False  # wrap the run in CASCADE and hold irreversible actions
+    approve: Literal["ask", "never", "always"] = "never"
+    scratch: str | None = None  # a folder of the workspace whose writes count as reversible
+    policy_files: tuple[Path, ...] = ()
 
 
 class UserProfile(BaseModel):
@@ -45,8 +62,8 @@ class UserProfile(BaseModel):
     last_session: str | None = None
     # the interactions since the model last consolidated the profile, each given to it then
     unconsolidated: list[str] = Field(default_factory=list)
-    created_at: datetime = Field(default_factory=_now)
-    last_updated: datetime = Field(default_factory=_now)
+    created_at: datetime = Field(default_factory=utcnow)
+    last_updated: datetime = Field(default_factory=utcnow)
 
     def summary(self) -> str:
         """What the model is told about the user; empty when nothing is known."""

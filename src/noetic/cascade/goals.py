@@ -52,37 +52,20 @@ def threshold_goals(store: Store, session_id: str, profile: Profile) -> list[Goa
         for g in store.goals(session_id=session_id)
         if g.status == "open" and g.cascade_id == latest.cascade_id
     }
-    created = []
     with store.unit():  # the goals of one assessment are stored together or not at all
-        created += _gap_goals(store, session_id, latest.cascade_id, vectors, target, existing)
-    return created
-
-
-def _gap_goals(
-    store: Store,
-    session_id: str,
-    cascade_id: str | None,
-    vectors: dict[str, float],
-    target: float,
-    existing: set[str | None],
-) -> list[GoalRecord]:
-    created = []
-    for name in gaps(vectors, target):
-        if name in existing:
-            continue
-        score = oriented(name, vectors[name])
-        created.append(
+        return [
             store.add_goal(
                 session_id,
                 f"{_move(name, vectors[name], target)} "
                 f"({DESCRIPTIONS[name].split(':')[0].lower()})",
                 source="threshold",
-                cascade_id=cascade_id,
+                cascade_id=latest.cascade_id,
                 target_vector=name,
-                priority=round(target - score, 6),
+                priority=round(target - oriented(name, vectors[name]), 6),
             )
-        )
-    return created
+            for name in gaps(vectors, target)
+            if name not in existing
+        ]
 
 
 class ProposedGoal(BaseModel):

@@ -20,11 +20,6 @@ EXIT_DRIFT = 4
 AiOpt = Annotated[str | None, typer.Option("--ai-id", help="Only this AI's outcomes.")]
 
 
-def _bar(value: float, width: int = 24) -> str:
-    filled = round(max(0.0, min(1.0, value)) * width)
-    return "█" * filled + "·" * (width - filled)
-
-
 def _fmt(metric: Any) -> str:
     if metric.value is None:
         return f"— ({metric.reason})"
@@ -71,7 +66,7 @@ def report(
             _plot(result, plot)
 
     def render() -> None:
-        from noetic.cli.render import phase_lines
+        from noetic.cli.render import bar, phase_lines
 
         out = stdout()
         m = result.metrics
@@ -102,7 +97,8 @@ def report(
             for b in m.reliability:
                 out.print(
                     f"  {b.low:.2f}–{b.high:.2f}  {b.count:>5}   {b.mean_confidence:.2f} "
-                    f"{_bar(b.mean_confidence, 12)}   {b.observed:.2f} {_bar(b.observed, 12)}"
+                    f"{bar(b.mean_confidence, 12, '·')}   {b.observed:.2f} "
+                    f"{bar(b.observed, 12, '·')}"
                 )
         for line in _recalibration_lines(result):
             out.print(line, markup=False, highlight=False)

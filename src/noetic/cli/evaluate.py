@@ -13,6 +13,7 @@ import typer
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.cli.render import interval
 from noetic.runtime.opening import open_tracker
 
 if TYPE_CHECKING:
@@ -203,9 +204,9 @@ def compare(
         for d in result.differences:
             x, y = result.first.by_phase[d.phase], result.second.by_phase[d.phase]
             t.add_row(
-                d.phase, _stated_rate(x), _interval(x.gap, True), _stated_rate(y),
-                _interval(y.gap, True),
-                _interval(d.gap_difference, True) + (" *" if d.significant else ""),
+                d.phase, _stated_rate(x), interval(x.gap, True), _stated_rate(y),
+                interval(y.gap, True),
+                interval(d.gap_difference, True) + (" *" if d.significant else ""),
                 "—" if d.brier_difference is None else f"{d.brier_difference:+.3f}",
             )  # fmt: skip
         out.print(t)
@@ -351,15 +352,6 @@ def _render_run(run: EvalRun, hint: bool = True) -> None:
         out.print(f"[dim]the calibration: noetic eval report {run.run_id}[/]")
 
 
-def _interval(i: Any, signed: bool = False, digits: int = 2) -> str:
-    if i.value is None:
-        return "—"
-    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
-    if i.low is None or i.high is None:
-        return f.format(i.value)
-    return f"{f.format(i.value)} [{f.format(i.low)}, {f.format(i.high)}]"
-
-
 def _stated_rate(ph: Any) -> str:
     if not ph.n:
         return "—"
@@ -379,12 +371,12 @@ def _render_report(report: EvalReport) -> None:
             continue
         parts = ph.decomposition
         t.add_row(
-            name, str(ph.n), f"{ph.mean_stated:.2f}", _interval(ph.success_rate),
-            _interval(ph.gap, True) + (" *" if ph.significant else ""),
-            _interval(ph.brier, digits=3),
+            name, str(ph.n), f"{ph.mean_stated:.2f}", interval(ph.success_rate),
+            interval(ph.gap, True) + (" *" if ph.significant else ""),
+            interval(ph.brier, digits=3),
             "—" if parts is None else f"{parts.reliability:.3f}",
             "—" if parts is None else f"{parts.resolution:.3f}",
-            _interval(ph.auroc),
+            interval(ph.auroc),
         )  # fmt: skip
     out.print(t)
     out.print("[dim]gap = mean stated P(success) − success rate (> 0: overconfident); "
@@ -392,9 +384,9 @@ def _render_report(report: EvalReport) -> None:
     r = report.reviews
     if r is not None:
         out.print(
-            f"standard review gap {_interval(r.standard.gap, True)} (n {r.standard.n}), "
-            f"adversarial {_interval(r.adversarial.gap, True)} (n {r.adversarial.n}); "
-            f"difference {_interval(r.difference, True)}"
+            f"standard review gap {interval(r.standard.gap, True)} (n {r.standard.n}), "
+            f"adversarial {interval(r.adversarial.gap, True)} (n {r.adversarial.n}); "
+            f"difference {interval(r.difference, True)}"
             + (" (significant)" if r.significant else "")
         )
     tm = report.timing

@@ -12,6 +12,7 @@ typer would print now. ``NOETIC_CLI_FAST=0`` skips the cache, as it skips the fa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -98,10 +99,7 @@ def show(args: list[str], run: Any) -> None:
 
 
 def _save(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError:
-        pass
+    from noetic.store.derived_files import atomic_write_bytes
+
+    with contextlib.suppress(OSError):  # no cache folder: the next --help renders again
+        atomic_write_bytes(path, text.encode("utf-8"), sync=False)

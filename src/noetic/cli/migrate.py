@@ -35,7 +35,7 @@ def migrate(
     """Copy every table of this SQLite store into another store in one transaction, then verify
     each table's rows. Running it again copies only what is new. A target that already holds
     other rows is refused, with nothing written, unless --merge."""
-    from noetic.operations.migrating import migrate_store
+    from noetic.operations.maintenance import migrate_store
 
     with handled(json):
         report = migrate_store(store, to, merge=merge)

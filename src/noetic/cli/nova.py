@@ -332,13 +332,9 @@ def _announce(event: Any) -> None:
         stderr().print(f"\n[dim]── {esc(event.data['role'])} · {phase[5:].lower()} ──[/]")
 
 
-def _state(know: float | None, uncertainty: float | None) -> str:
-    if know is None or uncertainty is None:
-        return "state unknown"
-    return f"know {know:.2f} · uncertainty {uncertainty:.2f}"
-
-
 def _show_turn(turn: Any, err: Any = None) -> None:
+    from noetic.nova.decision_log import state_line
+
     err = err or stderr()
     if _STREAMED["open"]:
         err.print()
@@ -346,7 +342,7 @@ def _show_turn(turn: Any, err: Any = None) -> None:
     status = "" if turn.status == "ok" else f" [red]{turn.status}[/]"
     err.print(
         f"[bold]{turn.seq:>3} {turn.node.value:<10}[/] {esc(turn.persona):<12} "
-        f"round {turn.round} · {_state(turn.know, turn.uncertainty)} · {turn.ms:7.0f} ms{status}"
+        f"round {turn.round} · {state_line(turn)} · {turn.ms:7.0f} ms{status}"
         + (f" · risk {turn.block['risk_level']}" if turn.block.get("risk_level") else "")
     )
     headline = (

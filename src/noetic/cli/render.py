@@ -25,9 +25,9 @@ def colour(value: float) -> str:
     return "red"
 
 
-def bar(value: float, width: int = 20) -> str:
+def bar(value: float, width: int = 20, empty: str = "░") -> str:
     filled = round(max(0.0, min(1.0, value)) * width)
-    return "█" * filled + "░" * (width - filled)
+    return "█" * filled + empty * (width - filled)
 
 
 def table(*headers: str, title: str | None = None) -> Table:
@@ -147,10 +147,13 @@ def recall_accounting(result: RecallResult) -> str:
     )
 
 
-def _interval(i: Any, signed: bool = False) -> str:
+def interval(i: Any, signed: bool = False, digits: int = 2) -> str:
+    """A value with its interval, ``0.12 [0.05, 0.20]`` (the value alone when it has none)."""
     if i.value is None:
         return "—"
-    f = "{:+.2f}" if signed else "{:.2f}"
+    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    if i.low is None or i.high is None:
+        return f.format(i.value)
     return f"{f.format(i.value)} [{f.format(i.low)}, {f.format(i.high)}]"
 
 
@@ -175,9 +178,9 @@ def phase_lines(report: Any) -> list[str]:
     s = report.summary
     lines = [
         f"  summary ({s.phase}, stated as {s.stated or '—'}): {s.n} tasks, "
-        f"{s.successes:g} successes, rate {_interval(s.success_rate)}, "
+        f"{s.successes:g} successes, rate {interval(s.success_rate)}, "
         + (f"stated {s.mean_stated:.2f}, " if s.mean_stated is not None else "")
-        + f"gap {_interval(s.gap, True)}"
+        + f"gap {interval(s.gap, True)}"
         + (" (significant)" if s.significant else ""),
         *(f"    {line}" for line in s.more),
     ]
@@ -194,7 +197,7 @@ def phase_lines(report: Any) -> list[str]:
             )
             rows.append(
                 f"{indent}{name:<19}{ph.n:>4}  {ph.mean_stated:>6.2f}  "
-                f"{ph.success_rate.value:>5.2f}  {_interval(ph.gap, True):<22} "
+                f"{ph.success_rate.value:>5.2f}  {interval(ph.gap, True):<22} "
                 f"{ph.brier.value:.3f}{_caveat(ph.brier):<2} {auroc}"
             )
         return rows
@@ -212,9 +215,9 @@ def phase_lines(report: Any) -> list[str]:
         lines += table(group.by_phase, "    ")
     for r in report.reviews:
         lines.append(
-            f"\n  {r.agent}: standard review gap {_interval(r.standard.gap, True)} "
-            f"(n {r.standard.n}), adversarial {_interval(r.adversarial.gap, True)} "
-            f"(n {r.adversarial.n}); difference {_interval(r.difference, True)}"
+            f"\n  {r.agent}: standard review gap {interval(r.standard.gap, True)} "
+            f"(n {r.standard.n}), adversarial {interval(r.adversarial.gap, True)} "
+            f"(n {r.adversarial.n}); difference {interval(r.difference, True)}"
             + (" (significant)" if r.significant else "")
         )
     return lines

@@ -60,7 +60,6 @@ class _Store:
 def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
     """The dashboard over the store at ``home``; ``access``: who may read it, as for ``noetic
     serve`` (default: the admin token none, the store's tokens)."""
-    from noetic.dashboard.eval_pages import eval_routes
     from noetic.dashboard.pages import Pages
     from noetic.operations.access_tokens import Access
 
@@ -76,7 +75,8 @@ def dashboard_app(home: Path, *, access: Access | None = None) -> Starlette:
         Route("/runs/{id}", pages.run),
         Route("/calibration", pages.calibration),
         Route("/compare", pages.compare),
-        *eval_routes(pages),
+        Route("/evals", pages.evals),
+        Route("/evals/{id}", pages.eval_run),
         Route("/live", live_endpoint(stores)),
         Route("/login", _login_form(pages), methods=["GET"]),
         Route("/login", _login(access), methods=["POST"]),

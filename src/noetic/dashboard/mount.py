@@ -22,6 +22,7 @@ PAGES: Final = (
     "/runs",
     "/calibration",
     "/compare",
+    "/evals",
     "/live",
     "/login",
     "/logout",

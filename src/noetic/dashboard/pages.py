@@ -244,6 +244,26 @@ class Pages:
             title="Compare",
         )
 
+    def evals(self, request: Request) -> Response:
+        """Every run of ``noetic eval``, newest first."""
+        from noetic.operations.eval_view import eval_runs
+
+        store = self.store()
+        cursor = live.cursor(store)
+        return self._page(
+            request, "evals.html", runs=eval_runs(store), cursor=cursor, title="Evals"
+        )
+
+    def eval_run(self, request: Request) -> Response:
+        """One eval run's calibration per phase, and its problems."""
+        from noetic.operations.eval_view import eval_view
+
+        store = self.store()
+        cursor = live.cursor(store)
+        report = eval_view(store, request.path_params["id"])
+        title = f"Eval {report.run.run_id}"
+        return self._page(request, "eval.html", r=report, cursor=cursor, title=title)
+
     # errors -------------------------------------------------------------------------------
 
     def not_found(self, request: Request, exc: Exception) -> Response:

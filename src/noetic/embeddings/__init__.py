@@ -30,7 +30,6 @@ import itertools
 import os
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -140,59 +139,55 @@ class CacheInfo(NamedTuple):
     maxsize: int
 
 
-class _QueryCache:
-    """Query vectors by (embedder, exact text), least recently used evicted first. An embedder
-    is identified by its name and by the object itself (a serial number given to it on first
-    use, never reused, held through a weak reference): two embedders with the same name, such
-    as a test's stand-in, never share vectors. Thread-safe; the embedding runs outside the lock.
-    """
+# A query vector is keyed by its text and its embedder's serial, given on first use and never
+# reused, so two embedders with the same name (a test's stand-in) never share vectors; the
+# embedder itself is held through weak references only.
+_SERIALS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_EMBEDDERS: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+_NEXT = itertools.count()
+_LOCK = threading.Lock()
 
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self._vectors: OrderedDict[tuple[str, int, str], Any] = OrderedDict()
-        self._serials: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-        self._next = itertools.count()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
 
-    def _serial(self, embedder: Embedder) -> int | None:
+def _serial(embedder: Embedder) -> int | None:
+    with _LOCK:
         try:
-            serial = self._serials.get(embedder)
+            serial = _SERIALS.get(embedder)
             if serial is None:
-                serial = self._serials[embedder] = next(self._next)
+                serial = _SERIALS[embedder] = next(_NEXT)
+                _EMBEDDERS[serial] = embedder
         except TypeError:  # not hashable or not weakly referenceable: not cached
             return None
-        return serial
+    return serial
+
+
+def _embed(embedder: Embedder, text: str) -> Any:
+    import numpy as np
+
+    vector = np.asarray(embedder.embed([text]))[0]
+    vector.flags.writeable = False  # shared by every later caller of the same text
+    return vector
+
+
+class _QueryCache:
+    """Query vectors by (embedder, exact text), least recently used evicted first: the
+    standard library's LRU cache, keyed by the embedder's serial. Thread-safe; the embedding
+    runs outside any lock."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._cached = functools.lru_cache(maxsize)(
+            lambda serial, text: _embed(_EMBEDDERS[serial], text)
+        )
 
     def embed(self, embedder: Embedder, text: str) -> Any:
-        import numpy as np
-
-        with self._lock:
-            serial = self._serial(embedder)
-            key = (embedder.name, serial, text) if serial is not None else None
-            if key is not None and key in self._vectors:
-                self._vectors.move_to_end(key)
-                self.hits += 1
-                return self._vectors[key]
-            self.misses += 1
-        vector = np.asarray(embedder.embed([text]))[0]
-        vector.flags.writeable = False  # shared by every later caller of the same text
-        if key is not None and self.maxsize > 0:
-            with self._lock:
-                self._vectors[key] = vector
-                self._vectors.move_to_end(key)
-                while len(self._vectors) > self.maxsize:
-                    self._vectors.popitem(last=False)
-        return vector
+        serial = _serial(embedder)
+        return _embed(embedder, text) if serial is None else self._cached(serial, text)
 
     def info(self) -> CacheInfo:
-        with self._lock:
-            return CacheInfo(self.hits, self.misses, len(self._vectors), self.maxsize)
+        info = self._cached.cache_info()
+        return CacheInfo(info.hits, info.misses, info.currsize, info.maxsize or 0)
 
     def clear(self) -> None:
-        with self._lock:
-            self._vectors.clear()
-            self.hits = self.misses = 0
+        self._cached.cache_clear()
 
 
 _QUERIES = _QueryCache(QUERY_CACHE_SIZE)
@@ -205,7 +200,7 @@ def embed_query(embedder: Embedder, text: str) -> Any:
 
 
 def query_cache_info() -> CacheInfo:
-    """Hits and misses of :func:`embed_query` since the process started (or the last
+    """Hits and misses of :func:`embed_query`'s cache since the process started (or the last
     :func:`clear_query_cache`), and how many vectors it holds."""
     return _QUERIES.info()
 

@@ -13,26 +13,28 @@ runtime (the tracker, the store, the outcome recording of calibration) on behalf
 no model and no engine, and the CLI calls it.
 """
 
-from types import ModuleType
+from typing import Any
 
-# `noetic setup NAME` → the module that knows that host.
+# `noetic setup NAME` → the module (or ``module:object``) that knows that host.
 HOST_MODULES = {
     "claude-code": "noetic.hosts.setup.claude_code",
-    "cursor": "noetic.hosts.setup.cursor",
-    "vscode": "noetic.hosts.setup.vscode",
-    "gemini": "noetic.hosts.setup.gemini",
+    "cursor": "noetic.hosts.setup.servers:CURSOR",
+    "vscode": "noetic.hosts.setup.servers:VSCODE",
+    "gemini": "noetic.hosts.setup.servers:GEMINI",
     "codex": "noetic.hosts.setup.codex",
-    "json": "noetic.hosts.setup.json_entry",
+    "json": "noetic.hosts.setup.servers:PRINTED",
 }
 
 
-def host(name: str) -> ModuleType:
-    """The module for host ``name``: ``plan``, ``manual``, ``installed_commands``, ``SCOPES``,
-    ``DEFAULT_SCOPE``."""
+def host(name: str) -> Any:
+    """The module or object for host ``name``: ``plan``, ``manual``, ``installed_commands``,
+    ``SCOPES``, ``DEFAULT_SCOPE``."""
     import importlib
 
-    return importlib.import_module(HOST_MODULES[name])
+    module, _, attribute = HOST_MODULES[name].partition(":")
+    found = importlib.import_module(module)
+    return getattr(found, attribute) if attribute else found
 
 
-def all_hosts() -> dict[str, ModuleType]:
+def all_hosts() -> dict[str, Any]:
     return {name: host(name) for name in HOST_MODULES}

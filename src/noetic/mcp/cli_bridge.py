@@ -20,7 +20,8 @@ Each command runs in a child process of its own (this interpreter running ``noet
 empty stdin and its output captured, so it can neither read the protocol's stdin nor write onto
 its stdout; one client's command cannot hold up another's, and at :data:`BRIDGE_TIMEOUT_S` the
 child and everything it started are killed — the work really ends, rather than a thread being
-abandoned with a lock held. ``cli_help`` only renders help text, in-process.
+abandoned with a lock held. ``cli_help`` reads ``noetic [command] --help`` from such a child
+too: the CLI is never imported into the server.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,10 +41,6 @@ from noetic.errors import InvalidValueError
 from noetic.frozen import Frozen
 from noetic.limits import COMMAND_CHARS
 from noetic.store.writer import WRITER
-
-_HELP = threading.Lock()
-"""``CliRunner`` swaps the process's stdin, stdout and stderr while help is rendered, so help is
-rendered one at a time."""
 
 BRIDGE_TIMEOUT_S = 100.0
 """How long one bridged command may run before it is killed (under the MCP server's own
@@ -233,7 +229,7 @@ def _names_session(args: list[str]) -> bool:
 
 
 def cli_help(command: str | None = None) -> str:
-    """``noetic [command] --help``, as text (from a child: the CLI is not imported here)."""
+    """``noetic [command] --help``, as text."""
     args = _split(command) if command else []
     code, text = _help(args)
     if code != 0:
@@ -244,6 +240,5 @@ def cli_help(command: str | None = None) -> str:
 def _help(args: list[str]) -> tuple[int, str]:
     """The exit code and text of ``noetic ARGS --help`` (what failed, on stderr, when it did)."""
     words = list(itertools.takewhile(lambda a: not a.startswith("-"), args))[:2]
-    with _HELP:
-        code, out, err = _run_child([*words, "--help"], BRIDGE_TIMEOUT_S)
+    code, out, err = _run_child([*words, "--help"], BRIDGE_TIMEOUT_S)
     return code, out if code == 0 else (err or out)

@@ -6,8 +6,9 @@ server's tools are built from (:func:`build_tool`), binding that argument, so a 
 tool alone. The server imports this module only to build a tool: it lists them from the cached
 tool list (:mod:`noetic.mcp.tool_cache`), so the types the tools return load on the first call.
 Each is a few lines that call the runtime or engine function the matching CLI command calls and
-return a pydantic model, so clients get ``structuredContent`` and a schema for it. Descriptions
-are written for the agent reading the tool list: what the tool does, and what to call next.
+return a pydantic model, so clients get ``structuredContent`` and a schema for it. A tool's
+docstring is its description, written for the agent reading the tool list: what the tool does,
+and what to call next.
 """
 
 from __future__ import annotations
@@ -32,16 +33,6 @@ from noetic.cascade.engine import CascadeRun
 from noetic.errors import InvalidValueError
 from noetic.evaluation.engine import EvalRun
 from noetic.mcp import cli_bridge, guidance
-from noetic.mcp.fields import (
-    ProviderSpec,
-    PSuccess,
-    RequestId,
-    ReviewKind,
-    Scores,
-    SessionId,
-    TaskText,
-    YourAction,
-)
 from noetic.mcp.progress import reporting
 from noetic.mcp.results import (
     AiAnswer,
@@ -55,7 +46,17 @@ from noetic.mcp.results import (
     Text,
     described,
 )
-from noetic.mcp.schemas import lean_schema
+from noetic.mcp.schemas import (
+    ProviderSpec,
+    PSuccess,
+    RequestId,
+    ReviewKind,
+    Scores,
+    SessionId,
+    TaskText,
+    YourAction,
+    lean_schema,
+)
 from noetic.mcp.state import ServerState
 from noetic.mcp.tool_calls import ToolFunction, bind, tool_errors
 from noetic.nova.models import NovaRun
@@ -65,7 +66,7 @@ from noetic.operations import workflow as phases
 from noetic.operations.goal_setting import generate_goals as add_threshold_goals
 from noetic.operations.goal_setting import list_goals
 from noetic.operations.once import Replayed, answered
-from noetic.operations.session_summary import SessionSummary, session_summary
+from noetic.operations.session_view import SessionSummary, session_summary
 from noetic.runtime.tracker import EpistemicState, Recorded
 
 R = TypeVar("R", bound=Recorded)
@@ -126,6 +127,8 @@ async def bootstrap_session(
     request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Bootstrapped:
+    """Open a Noetic session and choose its profile (explicit name, else by ai_model, else by
+    domain). Call once per working session; keep the returned session id."""
     done = answered(
         phases.bootstrap(
             n.tracker, ai_id=ai_id, profile=profile, ai_model=ai_model, domain=domain,
@@ -155,6 +158,10 @@ async def resume_previous_session(
     ] = False,
     ctx: Context | None = None,
 ) -> Resumed:
+    """Pick up where you left off: given the task you are about to start, recall the most relevant
+    earlier tasks of this project (semantic match, well-calibrated only, within a token budget;
+    nothing when none is close) as a context block with what was chosen and why; without a task,
+    list your recent sessions."""
     if limit is not None and not 1 <= limit <= 100:
         raise InvalidValueError("limit must be between 1 and 100", field="limit", value=limit)
     recalled = None
@@ -174,6 +181,8 @@ async def get_session_summary(
     session_id: SessionId = None,
     ctx: Context | None = None,
 ) -> SessionSummary:
+    """Summarise a session: its tasks, how many assessments and investigations each had, the last
+    decision and the calibration of finished tasks."""
     return session_summary(n.store, n.session_id(session_id, ctx))
 
 
@@ -186,6 +195,8 @@ async def get_epistemic_state(
     session_id: SessionId = None,
     ctx: Context | None = None,
 ) -> State:  # type: ignore[valid-type]
+    """Where a session stands: the open task, the latest assessment and decision, and what to do
+    next."""
     return phases.state(n.tracker, n.session_id(session_id, ctx))
 
 
@@ -196,6 +207,8 @@ async def execute_preflight(
     task: Annotated[str | None, Field(description="The same as prompt.")] = None,
     ctx: Context | None = None,
 ) -> PromptOut:
+    """Get the PREFLIGHT self-assessment prompt for a task (give it as prompt or task). Records
+    nothing; answer it and call submit_preflight_assessment, which takes the task from here."""
     the_task = _one_task(prompt, task)
     if the_task is None:
         raise InvalidValueError(
@@ -222,6 +235,8 @@ async def submit_preflight_assessment(
     request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Submitted:
+    """Record your PREFLIGHT (all 13 vectors) for a task; opens the task and returns the decision:
+    INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET."""
     a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note, p_success)
     sid = n.session_id(session_id, ctx)
     the_task = task if task is not None else n.pending_task(sid)
@@ -254,6 +269,7 @@ def _one_task(prompt: str | None, task: str | None) -> str | None:
 async def execute_check(
     n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> PromptOut:
+    """Get the CHECK prompt for the open task (after investigating). Records nothing."""
     return _prompt_for(n, ctx, Phase.CHECK, session_id, None)
 
 
@@ -267,6 +283,8 @@ async def submit_check_assessment(
     request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Submitted:
+    """Record a CHECK: only the vectors that changed are needed; the rest carry over. Returns the
+    decision."""
     a = _assessment(Phase.CHECK, vectors, recommended_action, note, p_success)
     sid = n.session_id(session_id, ctx)
     return Submitted.of(_recorded(phases.check(n.tracker, sid, a, request_id=request_id)))
@@ -278,6 +296,7 @@ async def execute_postflight(
     review: ReviewKind = None,
     ctx: Context | None = None,
 ) -> PromptOut:
+    """Get the POSTFLIGHT prompt for the open task (review='adversarial': look for bugs first)."""
     return _prompt_for(n, ctx, Phase.POSTFLIGHT, session_id, None, review)
 
 
@@ -292,6 +311,9 @@ async def submit_postflight_assessment(
     request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Finished:
+    """Record your POSTFLIGHT (all 13 vectors, a genuine reassessment); closes the task and returns
+    the deltas and the calibration. Then call record_outcome once you know whether the work really
+    succeeded."""
     a = _assessment(Phase.POSTFLIGHT, vectors, recommended_action, note, p_success, review)
     sid = n.session_id(session_id, ctx)
     done = _recorded(phases.postflight(n.tracker, sid, a, request_id=request_id))
@@ -311,6 +333,9 @@ async def get_calibration_report(
     bins: Annotated[int, Field(ge=1, le=50, description="Equal-mass reliability bins.")] = 10,
     by: Literal["phase", "agent", "model", "engine", "persona", "profile"] = "phase",
 ) -> CalibrationOut:
+    """Your calibration: outcome-based metrics (Brier score, ECE, reliability, signed bias, AUROC,
+    with 95% intervals) over tasks with recorded outcomes, and how POSTFLIGHT confidence moved
+    against PREFLIGHT over finished tasks."""
     return CalibrationOut(
         outcomes=calibrating.report(
             n.store,
@@ -337,6 +362,9 @@ async def record_outcome(
     request_id: RequestId = None,
     ctx: Context | None = None,
 ) -> Outcome:  # type: ignore[valid-type]
+    """Record the verified outcome of a task (a test run, a human verdict, a checked answer): score
+    1.0 success, 0.0 failure, or in between. Default task: the current session's latest. This is
+    what makes calibration real."""
     target = task_id or n.session_id(None, ctx)
     return answered(
         calibrating.outcome(
@@ -346,6 +374,8 @@ async def record_outcome(
 
 
 async def query_bayesian_beliefs(n: ServerState, ai_id: str | None = None) -> BeliefsReport:
+    """Bayesian beliefs about your calibration bias (overall and per vector), learned from recorded
+    outcomes, each with mean, variance, evidence count and whether it is credible."""
     return beliefs_report(n.store, ai_id)
 
 
@@ -354,6 +384,8 @@ async def check_drift_monitor(
     ai_id: str | None = None,
     window: Annotated[int, Field(description="Recent outcomes to compare (5-1000).")] = 20,
 ) -> DriftReport:
+    """Check for calibration drift (a sequential test whose false-alarm rate, 5%, holds however
+    often it is checked) and sycophancy-style drift (confidence rising while outcomes do not)."""
     if not 5 <= window <= 1000:
         raise InvalidValueError("window must be between 5 and 1000", field="window", value=window)
     return drift_report(n.store, ai_id, window=window)
@@ -362,19 +394,24 @@ async def check_drift_monitor(
 async def query_goal_orchestrator(
     n: ServerState, session_id: SessionId = None, ctx: Context | None = None
 ) -> Goals:
+    """List the goals of a session (from generate_goals), with status and priority."""
     sid = n.session_id(session_id, ctx)
     return Goals(session_id=sid, goals=list_goals(n.store, sid))
 
 
 async def get_empirica_introduction(n: ServerState) -> Text:
+    """What Noetic is and how to use it well. Read this first."""
     return Text(text=guidance.INTRODUCTION)
 
 
 async def get_workflow_guidance(n: ServerState, phase: str | None = None) -> Text:
+    """Step-by-step guidance for the workflow, or for one phase (bootstrap, preflight, investigate,
+    check, act, postflight, outcome)."""
     return Text(text=guidance.workflow_guidance(phase))
 
 
 async def cli_help(n: ServerState, command: str | None = None) -> Text:
+    """Help text of the noetic CLI, or of one command (e.g. 'preflight')."""
     return Text(text=cli_bridge.cli_help(command))
 
 
@@ -387,6 +424,9 @@ async def execute_cli_command(
     ] = "json",
     ctx: Context | None = None,
 ) -> cli_bridge.CliResult:
+    """Run one allow-listed noetic CLI command in-process (no shell; --store is pinned to this
+    server's store), e.g. 'sessions list'. By default it runs with --json and the parsed document is
+    in 'data'; output='text' gives the plain text instead."""
     _ = n.store  # opened (created if new) on first use: the command finds it, as it would
     return cli_bridge.run_cli(command, n.home, output, session_id=n.current(ctx))
 
@@ -399,6 +439,8 @@ async def query_ai(
     system: Annotated[str | None, Field(description="A system prompt.")] = None,
     max_tokens: Annotated[int, Field(ge=1, le=32000)] = 1024,
 ) -> AiAnswer:
+    """Ask a model a question: a configured provider (e.g. 'ollama:llama3.2'), or, when none is
+    given or configured, your own model through MCP sampling."""
     from noetic.llm.base import Request
 
     if not question.strip():
@@ -416,6 +458,8 @@ async def generate_goals(
     provider: str | None = None,
     ctx: Context | None = None,
 ) -> Goals:
+    """Turn the gaps in the session's latest assessment into goals: threshold mode (one per vector
+    under the gap threshold) or llm mode."""
     sid = n.session_id(session_id, ctx)
     if mode == "llm" or provider:
         from noetic.operations.goal_setting import generate_model_goals
@@ -438,6 +482,10 @@ async def create_cascade(
     timeout: Annotated[float, Field(gt=0, le=3600, description="Seconds.")] = 900,
     max_tool_calls: Annotated[int, Field(ge=0, le=200)] = 30,
 ) -> CascadeRun:
+    """Run a whole CASCADE autonomously on a model (PREFLIGHT, THINK, PLAN, INVESTIGATE and CHECK
+    with workspace tools, ACT, POSTFLIGHT) in a new session; returns the output, the 13-vector
+    trajectory and the calibration. Uses the given provider, else the configured one, else your own
+    model through MCP sampling."""
     from noetic.operations.runs import start_cascade
 
     return await reporting(ctx, lambda progress: start_cascade(
@@ -456,6 +504,9 @@ async def observe(
         bool, Field(description="Let stage 1's predicted confidence set the stage budget.")
     ] = False,
 ) -> ChainResult:
+    """Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as soon as
+    the answer has crystallized; known answers come from the pattern cache with no model call. Uses
+    the given provider, else the configured one, else your own model through MCP sampling."""
     from noetic.operations.runs import start_chain
 
     return await reporting(ctx, lambda progress: start_chain(
@@ -483,6 +534,11 @@ async def nova_process(
         str | None, Field(description="With run_id: a person's decision or guidance.")
     ] = None,
 ) -> NovaRun:
+    """Deliberate on a question with a panel of personas (NovaProcess): the DCE unpacks it and picks
+    experts, they analyse concurrently, the DCE synthesises, a CHECK gate on uncertainty and the
+    CAE's critique loop back when needed, and the DCE recommends, with confidence, trade-offs and
+    dissent. An escalated run waits for a person: call again with run_id and input. Runs on the
+    given provider, else the configured one, else your model by MCP sampling."""
     from noetic.operations.runs import resume_nova, start_nova
 
     model = lambda: n.provider(provider, ctx)  # noqa: E731 (resolved once the input is checked)
@@ -505,6 +561,8 @@ async def evaluate(
     review: Literal["profile", "standard", "adversarial", "split"] = "profile",
     run_id: Annotated[str | None, Field(description="Resume this run")] = None,
 ) -> EvalRun:
+    """Calibration offline: per problem the model states P(success), writes the function and
+    reassesses; the tests judge it. Report: execute_cli_command 'eval report RUN'."""
     from noetic.operations.evaluating import resume_eval, start_eval
 
     model = lambda: n.provider(provider, ctx)  # noqa: E731 (resolved once the input is checked)
@@ -521,156 +579,55 @@ async def evaluate(
     ))  # fmt: skip
 
 
-# the table the server registers, in the order clients list them --------------------------
+# the table the server registers, in the order clients list them; each tool's description, for
+# the agent reading the tool list, is its docstring ------------------------------------------
 
-TOOLS: list[tuple[ToolFunction, str]] = [
-    (
-        bootstrap_session,
-        "Open a Noetic session and choose its profile (explicit name, else by ai_model, else "
-        "by domain). Call once per working session; keep the returned session id.",
-    ),
-    (
-        resume_previous_session,
-        "Pick up where you left off: given the task you are about to start, recall the most "
-        "relevant earlier tasks of this project (semantic match, well-calibrated only, within a "
-        "token budget; nothing when none is close) as a context block with what was chosen and "
-        "why; without a task, list your recent sessions.",
-    ),
-    (
-        get_session_summary,
-        "Summarise a session: its tasks, how many assessments and investigations each had, "
-        "the last decision and the calibration of finished tasks.",
-    ),
-    (
-        get_epistemic_state,
-        "Where a session stands: the open task, the latest assessment and decision, and what "
-        "to do next.",
-    ),
-    (
-        execute_preflight,
-        "Get the PREFLIGHT self-assessment prompt for a task (give it as prompt or task). "
-        "Records nothing; answer it and call submit_preflight_assessment, which takes the task "
-        "from here.",
-    ),
-    (
-        submit_preflight_assessment,
-        "Record your PREFLIGHT (all 13 vectors) for a task; opens the task and returns the "
-        "decision: INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET.",
-    ),
-    (
-        execute_check,
-        "Get the CHECK prompt for the open task (after investigating). Records nothing.",
-    ),
-    (
-        submit_check_assessment,
-        "Record a CHECK: only the vectors that changed are needed; the rest carry over. "
-        "Returns the decision.",
-    ),
-    (
-        execute_postflight,
-        "Get the POSTFLIGHT prompt for the open task (review='adversarial': look for bugs first).",
-    ),
-    (
-        submit_postflight_assessment,
-        "Record your POSTFLIGHT (all 13 vectors, a genuine reassessment); closes the task and "
-        "returns the deltas and the calibration. Then call record_outcome once you know "
-        "whether the work really succeeded.",
-    ),
-    (
-        get_calibration_report,
-        "Your calibration: outcome-based metrics (Brier score, ECE, reliability, signed bias, "
-        "AUROC, with 95% intervals) over tasks with recorded outcomes, and how POSTFLIGHT "
-        "confidence moved against PREFLIGHT over finished tasks.",
-    ),
-    (
-        record_outcome,
-        "Record the verified outcome of a task (a test run, a human verdict, a checked answer): "
-        "score 1.0 success, 0.0 failure, or in between. Default task: the current session's "
-        "latest. This is what makes calibration real.",
-    ),
-    (
-        query_bayesian_beliefs,
-        "Bayesian beliefs about your calibration bias (overall and per vector), learned from "
-        "recorded outcomes, each with mean, variance, evidence count and whether it is credible.",
-    ),
-    (
-        check_drift_monitor,
-        "Check for calibration drift (a sequential test whose false-alarm rate, 5%, holds however "
-        "often it is checked) and sycophancy-style drift (confidence rising while outcomes do "
-        "not).",
-    ),
-    (
-        query_goal_orchestrator,
-        "List the goals of a session (from generate_goals), with status and priority.",
-    ),
-    (
-        get_empirica_introduction,
-        "What Noetic is and how to use it well. Read this first.",
-    ),
-    (
-        get_workflow_guidance,
-        "Step-by-step guidance for the workflow, or for one phase (bootstrap, preflight, "
-        "investigate, check, act, postflight, outcome).",
-    ),
-    (
-        cli_help,
-        "Help text of the noetic CLI, or of one command (e.g. 'preflight').",
-    ),
-    (
-        execute_cli_command,
-        "Run one allow-listed noetic CLI command in-process (no shell; --store is pinned to "
-        "this server's store), e.g. 'sessions list'. By default it runs with --json and the "
-        "parsed document is in 'data'; output='text' gives the plain text instead. Allowed: "
-        + cli_bridge.describe_allowed()
-        + ".",
-    ),
-    (
-        query_ai,
-        "Ask a model a question: a configured provider (e.g. 'ollama:llama3.2'), or, when "
-        "none is given or configured, your own model through MCP sampling.",
-    ),
-    (
-        generate_goals,
-        "Turn the gaps in the session's latest assessment into goals: threshold mode (one "
-        "per vector under the gap threshold) or llm mode.",
-    ),
-    (
-        create_cascade,
-        "Run a whole CASCADE autonomously on a model (PREFLIGHT, THINK, PLAN, INVESTIGATE and "
-        "CHECK with workspace tools, ACT, POSTFLIGHT) in a new session; returns the output, the "
-        "13-vector trajectory and the calibration. Uses the given provider, else the "
-        "configured one, else your own model through MCP sampling.",
-    ),
-    (
-        observe,
-        "Reason about a query in stages (Explore, Refine, Integrate, Crystallize) that stop as "
-        "soon as the answer has crystallized; known answers come from the pattern cache with no "
-        "model call. Uses the given provider, else the configured one, else your own model "
-        "through MCP sampling.",
-    ),
-    (
-        nova_process,
-        "Deliberate on a question with a panel of personas (NovaProcess): the DCE unpacks it "
-        "and picks experts, they analyse concurrently, the DCE synthesises, a CHECK gate on "
-        "uncertainty and the CAE's critique loop back when needed, and the DCE recommends, "
-        "with confidence, trade-offs and dissent. An escalated run waits for a person: call "
-        "again with run_id and input. Runs on the given provider, else the configured one, "
-        "else your model by MCP sampling.",
-    ),
-    (
-        evaluate,
-        "Calibration offline: per problem the model states P(success), writes the function "
-        "and reassesses; the tests judge it. Report: execute_cli_command 'eval report RUN'.",
-    ),
+TOOLS: list[ToolFunction] = [
+    bootstrap_session,
+    resume_previous_session,
+    get_session_summary,
+    get_epistemic_state,
+    execute_preflight,
+    submit_preflight_assessment,
+    execute_check,
+    submit_check_assessment,
+    execute_postflight,
+    submit_postflight_assessment,
+    get_calibration_report,
+    record_outcome,
+    query_bayesian_beliefs,
+    check_drift_monitor,
+    query_goal_orchestrator,
+    get_empirica_introduction,
+    get_workflow_guidance,
+    cli_help,
+    execute_cli_command,
+    query_ai,
+    generate_goals,
+    create_cascade,
+    observe,
+    nova_process,
+    evaluate,
 ]
+
+execute_cli_command.__doc__ = (
+    f"{execute_cli_command.__doc__} Allowed: {cli_bridge.describe_allowed()}."
+)
+
+
+def description(fn: ToolFunction) -> str:
+    """The tool's description: its docstring as one paragraph."""
+    return " ".join((fn.__doc__ or "").split())
 
 
 def build_tool(n: ServerState, name: str) -> Tool:
     """The SDK's tool for the function called ``name`` in :data:`TOOLS`, acting on ``n``'s
     store: its input and output schemas generated from the signature and return type."""
-    for fn, description in TOOLS:
+    for fn in TOOLS:
         if fn.__name__ == name:
-            tool = Tool.from_function(tool_errors(bind(fn, n)), name=name, description=description)
+            tool = Tool.from_function(
+                tool_errors(bind(fn, n)), name=name, description=description(fn)
+            )
             tool.parameters = lean_schema(tool.parameters)
             return tool
     raise ToolError(f"unknown tool {name!r}")
@@ -678,4 +635,4 @@ def build_tool(n: ServerState, name: str) -> Tool:
 
 def build_tools(n: ServerState) -> list[Tool]:
     """Every tool in :data:`TOOLS`, in order, built the SDK's way."""
-    return [build_tool(n, fn.__name__) for fn, _ in TOOLS]
+    return [build_tool(n, fn.__name__) for fn in TOOLS]

@@ -28,7 +28,8 @@ def slug(question: str, limit: int = 60) -> str:
     return words[:limit].rstrip("-") or "question"
 
 
-def _state(turn: Turn) -> str:
+def state_line(turn: Turn) -> str:
+    """A turn's epistemic state in a few words (the decision log's and ``noetic nova``'s)."""
     if turn.know is None or turn.uncertainty is None:
         return "state unknown"
     return f"know {turn.know:.2f} · uncertainty {turn.uncertainty:.2f}"
@@ -71,7 +72,7 @@ def decision_log(run: Any) -> str:
             "",
             f"### {turn.seq} · {turn.role} · {turn.node.value} · round {turn.round}{status}",
             "",
-            f"_{_state(turn)}{_risk(turn)} · {turn.ms / 1000:.1f} s_",
+            f"_{state_line(turn)}{_risk(turn)} · {turn.ms / 1000:.1f} s_",
             "",
             turn.content.strip() or f"(no reply: {turn.error})",
         ]

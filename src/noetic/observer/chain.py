@@ -22,7 +22,6 @@ from noetic.frozen import Frozen
 from noetic.llm.base import Completion, Provider, Request, UsageTotals
 from noetic.llm.structured import complete_parsed
 from noetic.observer.cache import PatternCache
-from noetic.observer.chain_context import ChainContext
 from noetic.observer.crystallization import (
     CrystallizationCheck,
     ObserverSettings,
@@ -31,7 +30,7 @@ from noetic.observer.crystallization import (
     stage_budget,
 )
 from noetic.observer.observation import Observation, parse_observation
-from noetic.observer.prompts import ROLES, stage_prompt
+from noetic.observer.prompts import ROLES, stage_prompt, summary
 from noetic.runtime.context import RunContext
 from noetic.store.base import BaseStore as Store
 from noetic.store.observations import runs, save_run
@@ -119,7 +118,7 @@ async def _chain(
                 f"{hit.query!r})",
             )
             return _finish(ctx, result, timer)
-    context = ChainContext(query)
+    observations: list[Observation] = []
     budget = settings.max_stages
     calls = 0
     checks: list[CrystallizationCheck] = []
@@ -128,18 +127,17 @@ async def _chain(
         role = ROLES[min(stage, 4)][0]
         ctx.emit(EventKind.PHASE_ENTERED, PhaseEntered(phase="OBSERVE", stage=stage, role=role))
         prompt = stage_prompt(
-            stage, query, context.summary(), predict=settings.adaptive and stage == 1
+            stage, query, summary(observations), predict=settings.adaptive and stage == 1
         )
         observation, used, problem = await _observe(provider, stage, prompt, settings)
         calls += used
         if observation is None:
-            last = context.latest()
-            if last is None:
+            if not observations:
                 raise ParseError(f"the observer chain produced no usable observation: {problem}",
                                  raw="")  # fmt: skip
-            note = f"{problem}; ended with the stage {last.stage} observation"
+            note = f"{problem}; ended with the stage {observations[-1].stage} observation"
             break
-        context.add(observation)
+        observations.append(observation)
         ctx.emit(
             EventKind.OBSERVATION,
             Observed(
@@ -155,7 +153,7 @@ async def _chain(
         known = cache is not None and cache.crystallized_meanwhile(query)
         verdict = check(
             observation,
-            context.previous(),
+            observations[-2] if len(observations) > 1 else None,
             pattern_match=known,
             stage_budget=budget,
             settings=settings,
@@ -163,16 +161,16 @@ async def _chain(
         checks.append(verdict)
         if verdict.is_crystallized:
             break
-    final = context.observations[-1]  # stage 1 either added one or raised
+    final = observations[-1]  # stage 1 either added one or raised
     result = ChainResult(
         query=query,
         answer=final.content,
         confidence=final.confidence,
         layers=final.layers,
-        stages=len(context.observations),
+        stages=len(observations),
         reason=checks[-1].reason if checks and not note else None,
         checks=checks,
-        observations=context.observations,
+        observations=observations,
         model_calls=calls,
         cache_hit=False,
         stage_budget=budget,

@@ -1,4 +1,5 @@
-"""An observation and its parser for the ``CONFIDENCE: / LAYERS: / CONTENT:`` format.
+"""An observation, the 15 cognitive layers (C01–C15, from ``layers.yaml`` beside this file) it
+names, and its parser for the ``CONFIDENCE: / LAYERS: / CONTENT:`` format.
 
 Tolerated, because the meaning is clear: any case, extra spaces, Markdown emphasis around the
 markers (``**CONFIDENCE:**``), ``=`` or ``-`` instead of ``:``, a percentage confidence
@@ -10,14 +11,16 @@ missing confidence, one outside [0, 1], an unknown layer, no ``LAYERS`` line, em
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
+from importlib import resources
 
+import yaml
 from pydantic import Field
 
 from noetic.errors import ParseError
 from noetic.frozen import Frozen
-from noetic.observer.layers import layers
 
 _MARK = r"^[\s>*_#-]*{name}[\s*_]*[:=\-][\s*_]*"
 _CONF = re.compile(_MARK.format(name="confidence") + r"(.*)$", re.I | re.M)
@@ -26,6 +29,23 @@ _PRED = re.compile(_MARK.format(name="predicted[_ ]confidence") + r"(.*)$", re.I
 _CONTENT = re.compile(_MARK.format(name="content") + r"(.*)", re.I | re.M | re.S)
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+)\s*(%?)")
 _LAYER_ID = re.compile(r"^c0?(\d{1,2})$", re.I)
+
+
+class Layer(Frozen):
+    id: str
+    name: str
+    description: str
+
+
+@functools.cache
+def layers() -> dict[str, Layer]:
+    text = (resources.files("noetic.observer") / "layers.yaml").read_text(encoding="utf-8")
+    return {key: Layer(id=key, **value) for key, value in yaml.safe_load(text).items()}
+
+
+def layer_list() -> str:
+    """One line per layer, for prompts."""
+    return "\n".join(f"- {x.id}: {x.name} - {x.description}" for x in layers().values())
 
 
 class Observation(Frozen):

@@ -1,8 +1,11 @@
-"""The four stage roles and their prompts. Each stage is a fresh model call."""
+"""The four stage roles and their prompts. Each stage is a fresh model call, told what the
+stages before it observed (:func:`summary`)."""
 
 from __future__ import annotations
 
-from noetic.observer.layers import layer_list
+from collections.abc import Sequence
+
+from noetic.observer.observation import Observation, layer_list
 
 ROLES = {
     1: ("Explorer", "Initial Analysis"),
@@ -47,3 +50,12 @@ def stage_prompt(stage: int, query: str, summary: str, *, predict: bool = False)
         )
     parts.append(fmt)
     return "\n\n".join(parts)
+
+
+def summary(observations: Sequence[Observation]) -> str:
+    """The previous stages, for the next stage's prompt."""
+    return "\n\n".join(
+        f"Stage {o.stage} (confidence {o.confidence:.2f}, layers "
+        f"{','.join(o.layers) or 'none'}):\n{o.content}"
+        for o in observations
+    )

@@ -21,18 +21,18 @@ the agent                   :mod:`~noetic.operations.agent_runs`: ``open_agent``
 recall                      :mod:`~noetic.operations.recalling`: ``recall``
 calibration                 :mod:`~noetic.operations.calibrating`: ``outcome``,
                             ``report``
-a session's summary         :mod:`~noetic.operations.session_summary`
-moving a store              :mod:`~noetic.operations.migrating`: ``migrate_store``
+a session's summary         :mod:`~noetic.operations.session_view`: ``session_summary``
 goals                       :mod:`~noetic.operations.goal_setting`: ``list_goals``,
                             ``generate_goals``, ``get_goal``
 where a command acts        :mod:`~noetic.operations.locating`: ``where``
-keeping a store whole       :mod:`~noetic.operations.maintenance`: ``rebuild``
+keeping a store whole,      :mod:`~noetic.operations.maintenance`: ``rebuild``,
+moving it                   ``migrate_store``
 an eval of a model          :mod:`~noetic.operations.evaluating`: ``start_eval``,
                             ``resume_eval``, ``eval_report``, ``compare_evals``,
                             ``list_evals``
-what the dashboard reads    ``browse``, ``task_view``, ``run_view``,
-                            ``calibration_view``, ``compare``, ``live``, ``eval_view``: read models
-                            over an open store
+what the dashboard reads    ``session_list``, ``session_view``, ``task_list``,
+                            ``task_view``, ``run_view``, ``calibration_view``, ``compare``,
+                            ``live``, ``eval_view``: read models over an open store
 ==========================  ==========================================================
 
 Importing this package loads none of them: each name loads its module on first use, so a
@@ -65,7 +65,7 @@ _OPERATIONS = {
     "recall": "recalling",
     "outcome": "calibrating",
     "report": "calibrating",
-    "migrate_store": "migrating",
+    "migrate_store": "maintenance",
     "list_goals": "goal_setting",
     "generate_goals": "goal_setting",
     "get_goal": "goal_setting",

@@ -149,8 +149,7 @@ class Access:
         :data:`ANYONE` when no token is required now, else None (refuse it). A header with a
         live token costs its one lookup; any other request costs one query more (is there a
         live token at all?), and none when a token is always required."""
-        given = header[len("Bearer ") :] if header and header.startswith("Bearer ") else None
-        who = self.token(given) if given is not None else None
+        who = self.bearer(header)
         if who is not None or self.admin is not None or not self.loopback:
             return who
         return None if self._any_live() else ANYONE

@@ -108,7 +108,7 @@ def run_timeline(store: BaseStore, run_id: str) -> Timeline:
     for r in rows:
         data = json.loads(r["data"])
         lane = r["engine"] or AGENT_DRIVEN
-        ms = round((_time(r["at"]) - start).total_seconds() * 1000, 3) if start else 0.0
+        ms = round((instant(r["at"]) - start).total_seconds() * 1000, 3) if start else 0.0
         kind = r["kind"]
         label, flag = describe(kind, data)
         items.append(
@@ -186,7 +186,7 @@ def _wall(
     (its ``ms`` back from when it completed), to its end or its last event."""
     starts, ends = [], []
     for r in rows:
-        at = _time(r["at"])
+        at = instant(r["at"])
         starts.append(at)
         ends.append(at)
         if r["kind"] in (EventKind.PHASE_COMPLETED, EventKind.RUN_FINISHED):
@@ -199,9 +199,9 @@ def _wall(
     if table is not None:
         row = views.span(store, table, key)
         if row is not None:
-            starts.append(_time(row.created_at))
+            starts.append(instant(row.created_at))
             if row.ended_at:
-                ends.append(_time(row.ended_at))
+                ends.append(instant(row.ended_at))
     return (min(starts) if starts else None), (max(ends) if ends else None)
 
 
@@ -332,11 +332,12 @@ def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
     return f"run finished: {p.status}{took}" + (f" ({summary})" if summary else ""), flag
 
 
-def _time(at: str) -> datetime:
-    moment = datetime.fromisoformat(at)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _lane_order(lane: str) -> tuple[int, str]:
     order = ("cascade", "observer", "nova", "agent", AGENT_DRIVEN)
     return (order.index(lane) if lane in order else len(order), lane)
+
+
+def instant(at: str) -> datetime:
+    """A stored timestamp as an aware instant (one without a zone is UTC)."""
+    moment = datetime.fromisoformat(at)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

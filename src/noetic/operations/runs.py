@@ -16,10 +16,11 @@ event bus), ``on_text`` (model text as it streams, where a person waits on it) a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from noetic.errors import InvalidValueError, UsageError
 
@@ -247,17 +248,12 @@ async def resume_nova(
         return await resume(ctx, row["id"], input=input, on_turn=on_turn, experts=experts)
 
 
-class _watching:
+@contextmanager
+def _watching(tracker: Tracker, on_event: OnEvent | None) -> Iterator[None]:
     """``on_event`` subscribed to the tracker's bus for the length of a run."""
-
-    def __init__(self, tracker: Tracker, on_event: OnEvent | None) -> None:
-        self._tracker, self._on_event = tracker, on_event
-        self._unsubscribe: Callable[[], Any] | None = None
-
-    def __enter__(self) -> None:
-        if self._on_event is not None:
-            self._unsubscribe = self._tracker.bus.subscribe(self._on_event)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
+    unsubscribe = None if on_event is None else tracker.bus.subscribe(on_event)
+    try:
+        yield
+    finally:
+        if unsubscribe is not None:
+            unsubscribe()

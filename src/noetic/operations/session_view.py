@@ -1,5 +1,6 @@
 """One session with its tasks, each with its confidence path and outcome: the read model of the
-dashboard's session page (the list of sessions is :mod:`noetic.operations.session_list`).
+dashboard's session page (the list of sessions is :mod:`noetic.operations.session_list`); and
+its summary, which the MCP server gives (:func:`session_summary`).
 
 Takes an open store (SQLite or PostgreSQL) and returns a frozen pydantic model; nothing here
 writes.
@@ -12,6 +13,7 @@ from noetic.frozen import Frozen
 from noetic.operations.session_totals import SessionTotals, session_totals
 from noetic.store import listing
 from noetic.store.base import BaseStore
+from noetic.store.records import SessionRecord
 
 
 class TaskRow(Frozen):
@@ -70,3 +72,43 @@ def session_view(store: BaseStore, session_id: str) -> SessionView:
         session_type=row.session_type,
         totals=session_totals(store, [row.id])[row.id],
     )
+
+
+class TaskSummary(Frozen):
+    cascade_id: str
+    task: str
+    status: str
+    assessments: int
+    investigations: int
+    last_action: str | None
+    last_confidence: float | None
+    calibration: str | None
+
+
+class SessionSummary(Frozen):
+    session: SessionRecord
+    tasks: list[TaskSummary]
+
+
+def session_summary(store: BaseStore, session_id: str) -> SessionSummary:
+    session = store.get_session(session_id)
+    assessments = store.assessments(session_id=session.id)
+    investigations = store.investigations(session_id=session.id)
+    tasks = []
+    for cascade in store.cascades(session.id):
+        mine = [a for a in assessments if a.cascade_id == cascade.id]
+        last = mine[-1] if mine else None
+        cal = cascade.result.get("calibration") or {}
+        tasks.append(
+            TaskSummary(
+                cascade_id=cascade.id,
+                task=cascade.task,
+                status=cascade.status,
+                assessments=len(mine),
+                investigations=sum(1 for i in investigations if i.cascade_id == cascade.id),
+                last_action=last.decision.action.value if last else None,
+                last_confidence=last.decision.confidence if last else None,
+                calibration=cal.get("classification"),
+            )
+        )
+    return SessionSummary(session=session, tasks=tasks)

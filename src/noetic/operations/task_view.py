@@ -9,13 +9,13 @@ validated when they were written); the models returned are frozen and typed.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
 from noetic.errors import NotFoundError
 from noetic.frozen import Frozen
+from noetic.operations.run_view import instant
 from noetic.store import views
 from noetic.store.base import BaseStore
 from noetic.vectors import VECTOR_NAMES
@@ -132,8 +132,8 @@ class TaskView(BaseModel):
         """What the task stated before ``outcome`` was recorded, at the phases calibration
         scores: the first PREFLIGHT, the last CHECK and the last POSTFLIGHT written before it
         (each quoted as its P(success) where it gave one, else its confidence)."""
-        when = _instant(outcome.at)
-        earlier = [a for a in self.assessments if _instant(a.at) <= when]
+        when = instant(outcome.at)
+        earlier = [a for a in self.assessments if instant(a.at) <= when]
         pre = next((a for a in earlier if a.phase == "preflight"), None)
         check = next((a for a in reversed(earlier) if a.phase == "check"), None)
         post = next((a for a in reversed(earlier) if a.phase == "postflight"), None)
@@ -235,9 +235,3 @@ def _totals(calls: list[ModelCall]) -> CallTotals:
         cost_usd=round(sum(priced), 6) if priced else None,
         unpriced=len(calls) - len(priced),
     )
-
-
-def _instant(at: str) -> datetime:
-    """A stored timestamp as an aware instant (one without a zone is UTC)."""
-    moment = datetime.fromisoformat(at)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

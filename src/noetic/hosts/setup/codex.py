@@ -20,11 +20,12 @@ from noetic.hosts.setup.config_edits import (
     prune,
     read_bytes,
 )
+from noetic.hosts.setup.servers import NAME as SERVER
+from noetic.hosts.setup.servers import McpServersFile, remove_server
 
 SCOPES = ("user",)
 DEFAULT_SCOPE = "user"
 KEY = "mcp_servers"
-SERVER = "noetic"
 
 
 def path(scope: str, home: Path) -> Path:
@@ -36,10 +37,6 @@ def path(scope: str, home: Path) -> Path:
         )
     codex_home = os.environ.get("CODEX_HOME")
     return (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
-
-
-def entry(command: list[str]) -> dict[str, Any]:
-    return {"command": command[0], "args": command[1:]}
 
 
 def _parse(data: bytes | None, where: Path) -> Any:
@@ -82,19 +79,13 @@ def plan(
             return [FileChange(where, before, before, root=root)]
         backup = read_bytes(backup_path(where))
         original = _parse(backup, backup_path(where)).unwrap() if backup is not None else None
-        kept = (original or {}).get(KEY, {})
-        if isinstance(kept, dict) and SERVER in kept:
-            servers[SERVER] = kept[SERVER]
-        else:
-            del servers[SERVER]
-            if not servers:
-                del doc[KEY]
+        remove_server(doc, original, where, KEY)  # the entry it had before Noetic comes back
         if backup is not None and prune(doc.unwrap()) == prune(original):
             return [FileChange(where, before, backup, restores_backup=True, root=root)]
         if backup is None and prune(doc.unwrap()) == {}:
             return [FileChange(where, before, None, root=root)]
         return [FileChange(where, before, tomlkit.dumps(doc).encode("utf-8"), root=root)]
-    wanted = entry(command)
+    wanted = McpServersFile.entry(command)
     if servers is not None and SERVER in servers and servers[SERVER].unwrap() == wanted:
         return [FileChange(where, before, before, root=root)]
     table = tomlkit.table()

@@ -423,17 +423,18 @@ def _same_store(served: str, store_home: Path) -> bool:
 def served_store(base: str, timeout: float = 2.0) -> str | None:
     """The store the ``noetic serve`` at ``base`` serves (``GET <base>/hooks``); None when it
     does not answer (:func:`server_answers` says why)."""
-    request = _hooks_request(base)
     try:
-        data = _hooks_listing(request, timeout)
+        data = _hooks_listing(base, timeout)
     except (OSError, ValueError):
         return None
     store = data.get("store") if isinstance(data, dict) else None
     return store if isinstance(store, str) else None
 
 
-def _hooks_request(base: str) -> Any:
-    """``GET <base>/hooks``, with ``$NOETIC_TOKEN`` when there is one."""
+def _hooks_listing(base: str, timeout: float) -> Any:
+    """``GET <base>/hooks`` (with ``$NOETIC_TOKEN`` when there is one), parsed: urllib's and
+    the JSON parser's errors are the caller's."""
+    import json
     import os
     import urllib.request
 
@@ -441,15 +442,6 @@ def _hooks_request(base: str) -> Any:
     token = os.environ.get("NOETIC_TOKEN")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
-    return request
-
-
-def _hooks_listing(request: Any, timeout: float) -> Any:
-    """The answer to ``request``, parsed: urllib's and the JSON parser's errors are the
-    caller's."""
-    import json
-    import urllib.request
-
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read(65536))
 
@@ -458,14 +450,12 @@ def server_answers(base: str, timeout: float = 2.0) -> str | None:
     """None when ``noetic serve`` answers ``GET <base>/hooks``; else what went wrong."""
     import urllib.error
 
-    request = _hooks_request(base)
     try:
-        data = _hooks_listing(request, timeout)
+        data = _hooks_listing(base, timeout)
     except urllib.error.HTTPError as exc:
         return f"HTTP {exc.code}"
     except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return str(reason)
+        return str(getattr(exc, "reason", exc))
     except ValueError:
         return "not Noetic's answer"
     if not isinstance(data, dict) or "events" not in data:

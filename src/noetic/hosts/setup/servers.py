@@ -1,8 +1,11 @@
 """The MCP server entry most hosts keep in a JSON file (``mcpServers``, VS Code's
-``servers``): add it, take it out, find which command it runs."""
+``servers``): add it, take it out, find which command it runs; and the hosts whose whole
+integration is that entry (:data:`CURSOR`, :data:`GEMINI`, :data:`VSCODE`, :data:`PRINTED`)."""
 
 from __future__ import annotations
 
+import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -64,16 +67,20 @@ class McpServersFile:
     CLI. Its methods are the host module's functions."""
 
     SCOPES = ("project", "user")
+    DEFAULT_SCOPE = "project"
     KEY = "mcpServers"
 
     def __init__(self, folder: str, name: str) -> None:
         self.folder, self.name = folder, name
 
-    def path(self, scope: str, project: Path, home: Path) -> Path:
+    def check_scope(self, scope: str) -> None:
         if scope not in self.SCOPES:
             raise InvalidValueError(
                 f"unknown scope {scope!r}", field="scope", fix="project or user"
             )
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        self.check_scope(scope)
         return (project if scope == "project" else home) / self.folder / self.name
 
     @staticmethod
@@ -88,10 +95,79 @@ class McpServersFile:
         entry = self.entry(command)
         return [server_change(target, self.KEY, entry, uninstall=uninstall, root=root)]
 
-    @staticmethod
-    def manual(scope: str, command: list[str]) -> str | None:
+    def manual(self, scope: str, command: list[str]) -> str | None:
         return None
 
     def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
         found = server_command(self.path(scope, project, home), self.KEY)
         return None if found is None else [found]
+
+
+class VsCodeFile(McpServersFile):
+    """VS Code: ``servers.noetic`` in ``<project>/.vscode/mcp.json``.
+
+    A user's own ``mcp.json`` lives in the VS Code profile, whose place depends on the system,
+    the edition and the profile, so for ``--scope user`` Noetic prints the entry and the ``code
+    --add-mcp`` command that adds it instead of guessing a path."""
+
+    KEY = "servers"
+
+    def __init__(self) -> None:
+        super().__init__(".vscode", "mcp.json")
+
+    @staticmethod
+    def entry(command: list[str]) -> dict[str, Any]:
+        return {"type": "stdio", **McpServersFile.entry(command)}
+
+    def plan(
+        self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
+    ) -> list[FileChange]:
+        self.check_scope(scope)
+        if scope == "user":
+            return []
+        return super().plan(
+            scope=scope, project=project, home=home, command=command, uninstall=uninstall
+        )
+
+    def manual(self, scope: str, command: list[str]) -> str | None:
+        self.check_scope(scope)
+        if scope != "user":
+            return None
+        spec = json.dumps({"name": NAME, **self.entry(command)})
+        return (
+            "VS Code keeps your own MCP servers in its profile; add Noetic there with\n"
+            f"  code --add-mcp {shlex.quote(spec)}\n"
+            "or, in VS Code, run 'MCP: Open User Configuration' and add under \"servers\":\n"
+            f'  "noetic": {json.dumps(self.entry(command))}\n'
+        )
+
+    def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
+        if scope == "user":
+            return None
+        return super().installed_commands(scope, project, home)
+
+
+class PrintedEntry(McpServersFile):
+    """Any other MCP host: the generic ``mcpServers`` entry, printed to paste where the host
+    reads it (nothing is written)."""
+
+    def __init__(self) -> None:
+        super().__init__("", "")
+
+    def plan(
+        self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
+    ) -> list[FileChange]:
+        return []
+
+    def manual(self, scope: str, command: list[str]) -> str | None:
+        entry = {"mcpServers": {NAME: McpServersFile.entry(command)}}
+        return json.dumps(entry, indent=2) + "\n"
+
+    def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
+        return None
+
+
+CURSOR = McpServersFile(".cursor", "mcp.json")  # <project>/.cursor/mcp.json, ~/.cursor/mcp.json
+GEMINI = McpServersFile(".gemini", "settings.json")  # .gemini/settings.json, the same two places
+PRINTED = PrintedEntry()
+VSCODE = VsCodeFile()
