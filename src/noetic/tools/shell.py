@@ -156,10 +156,8 @@ class ShellRunner:
         verdict = self.judge(command, cwd)
         if not verdict.allowed:
             first = verdict.violations[0]
-            detail = f" — {first.detail}" if first.detail else ""
             raise PolicyRefusal(
-                f"refused by the shell gate, rule {first.rule}: {first.reason}{detail} "
-                f"(at {first.part!r})",
+                f"refused by the shell gate, rule {first.explain()}",
                 rule=first.rule,
                 field="command",
                 value=command,
@@ -227,18 +225,14 @@ class ShellRunner:
             await asyncio.wait_for(proc.wait(), timeout_s)
         except TimeoutError:
             timed_out = True
-            _kill(proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
         try:
             await asyncio.wait_for(reader, 2.0)
         except TimeoutError:  # a child that escaped the group still holds the pipe
             reader.cancel()
         return result(None if timed_out else proc.returncode, bytes(kept), total, timed_out)
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def shell_tool(runner: ShellRunner) -> Tool:

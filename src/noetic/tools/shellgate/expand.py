@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from functools import cache
 
 MAX_WORDS = 256
 
 Chars = list[tuple[str, bool]]  # (character, quoted)
 
 
-@cache
-def _sequence_pattern() -> re.Pattern[str]:
-    return re.compile(r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$")
+_SEQUENCE = r"^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$"
 
 
 class TooMany(Exception):
@@ -88,7 +85,7 @@ def _sequence(inner: Chars) -> list[Chars] | None:
     """``1..5``, ``a..e``, ``10..1..3``: the terms, or None when ``inner`` is not a sequence."""
     if any(q for _, q in inner):
         return None
-    m = _sequence_pattern().match("".join(c for c, _ in inner))
+    m = re.match(_SEQUENCE, "".join(c for c, _ in inner))
     if m is None:
         return None
     first, last, step_text = m.groups()
@@ -152,12 +149,9 @@ _ANSI_C_SIMPLE = {
 }
 
 
-@cache
-def _ansi_c_escape() -> re.Pattern[str]:
-    return re.compile(
-        r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))",
-        re.DOTALL,
-    )
+_ANSI_C_ESCAPE = (
+    r"\\(?:([0-7]{1,3})|x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|(c)|(.?))"
+)
 
 
 def unescape_ansi_c(body: str) -> str | None:
@@ -181,5 +175,5 @@ def unescape_ansi_c(body: str) -> str | None:
             return ""
         return _ANSI_C_SIMPLE.get(other, "\\" + other)  # bash keeps an unknown escape
 
-    value = _ansi_c_escape().sub(one, body)
+    value = re.sub(_ANSI_C_ESCAPE, one, body, flags=re.DOTALL)
     return None if unknown else value

@@ -12,21 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-from functools import cache
 
 UNKNOWN = object()
 
 
-@cache
-def _section() -> re.Pattern[str]:
-    return re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$')
-
-
-@cache
-def _entry() -> re.Pattern[str]:
-    return re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
-
-
+_SECTION = r'^\s*\[\s*([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\s*\]\s*(.*)$'
+_ENTRY = r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$"
 _ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
 
 
@@ -62,7 +53,7 @@ def _alias(text: str, name: str) -> str | object | None:
         stripped = line.strip()
         if not stripped or stripped[0] in "#;":
             continue
-        head = _section().match(line)
+        head = re.match(_SECTION, line)
         if head is not None:
             section = head.group(1).lower() + (" sub" if head.group(2) else "")
             if section.startswith("include"):
@@ -72,7 +63,7 @@ def _alias(text: str, name: str) -> str | object | None:
                 continue
         if section != "alias":
             continue
-        entry = _entry().match(line)
+        entry = re.match(_ENTRY, line)
         if entry is None:
             return UNKNOWN
         if entry.group(1).lower() != name:
@@ -89,25 +80,17 @@ def _value(raw: str) -> str | None:
     for what this reader does not follow (a line continued with a trailing backslash)."""
     out: list[str] = []
     quoted = False
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\":
-            if i + 1 >= len(raw):
-                return None  # continued on the next line
-            nxt = raw[i + 1]
-            if nxt not in _ESCAPES:
+    for escaped, c in re.findall(r"\\(.?)|(.)", raw, re.DOTALL):  # an escape, or a character
+        if not c:
+            if escaped not in _ESCAPES:  # an unknown one, or none: continued on the next line
                 return None
-            out.append(_ESCAPES[nxt])
-            i += 2
-            continue
-        if c == '"':
+            out.append(_ESCAPES[escaped])
+        elif c == '"':
             quoted = not quoted
         elif c in "#;" and not quoted:
             break
         else:
             out.append(c)
-        i += 1
     if quoted:
         return None
     return "".join(out).strip()

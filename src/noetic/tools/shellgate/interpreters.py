@@ -10,22 +10,18 @@ sandbox, with what could not be determined, and left to the sandbox where there 
 
 from __future__ import annotations
 
-import fnmatch
 import re
-from collections.abc import Iterable
-from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.option_spelling import code_on_line
 from noetic.tools.shellgate.parsed_line import Command, Word
+from noetic.tools.shellgate.policy_lookups import names_fit
 
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 
 
-@cache
-def _stdin() -> re.Pattern[str]:
-    return re.compile(r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$")
+_STDIN = r"^/(dev/stdin|dev/fd/0|proc/(self|thread-self|\d+)/fd/0)$"
 
 
 def interpreted(
@@ -33,9 +29,9 @@ def interpreted(
 ) -> list[Word] | None:
     """Judging the code an interpreter is handed; returns the argument vector of the module
     ``python3 -m MODULE …`` runs, which is judged as that command (``-m pip``)."""
-    allowed = any(fnmatch.fnmatchcase(base, p) for p in judge.policy.allow_interpreters)
+    allowed = names_fit(base, judge.policy.allow_interpreters)
     downloads = any(judge.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
-    shell = _family(base, judge.policy.shells)
+    shell = names_fit(base, judge.policy.shells)
     found = code_on_line(args, code_flags, judge.policy.interpreter_values.get(_family_key(base)))
     if found is not None:
         kind, code, word, rest = found
@@ -51,7 +47,12 @@ def interpreted(
         None,
     )
     from_stdin = shell and _reads_stdin(args)  # `bash -s -- a b <<< CODE`: a, b are arguments
-    if from_stdin or operand is None or operand.value == "-" or _stdin().match(operand.value or ""):
+    if (
+        from_stdin
+        or operand is None
+        or operand.value == "-"
+        or re.match(_STDIN, operand.value or "")
+    ):
         fed = cmd.stdin in ("pipe", "heredoc", "herestring")
         if (operand is None or from_stdin) and not fed:
             # an interactive session, or a script read from a file (`sh < f`): the
@@ -110,7 +111,7 @@ def run_written(judge: Judging, name: Word, content: str | None, cmd: Command) -
     if interpreter and interpreter[0].endswith("/env"):
         interpreter = interpreter[1:]
     base = interpreter[0].rsplit("/", 1)[-1] if interpreter else "sh"
-    shell = _family(base, judge.policy.shells)
+    shell = names_fit(base, judge.policy.shells)
     handed(judge, base, shell, content, name, cmd)
 
 
@@ -125,7 +126,7 @@ def handed(
         )
     elif shell:
         judge.inline(code, word, cmd, f"the code {base} runs")
-    elif _family(base, ("python*", "pypy*")):
+    elif names_fit(base, ("python*", "pypy*")):
         from noetic.tools.shellgate import pycode  # for a line handing Python code over
 
         what = pycode.undetermined(code)
@@ -133,10 +134,6 @@ def handed(
             judge.undetermined("interpreter-code", word, f"the {base} code {what}")
     else:
         judge.undetermined("interpreter-code", word, f"the gate does not read {base} code")
-
-
-def _family(base: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(base, p) for p in patterns)
 
 
 def _family_key(base: str) -> str:

@@ -14,7 +14,6 @@ The capabilities of particular programs (git, package managers, network clients)
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import itertools
 import os
@@ -60,13 +59,6 @@ class Judge:
         cwd: str,
         sandboxed: bool = False,
         cdpath: str | None = None,
-        *,
-        downloaded: set[str] | None = None,
-        tainted: set[str] | None = None,
-        links: dict[str, str | None] | None = None,
-        scripts: dict[str, str | None] | None = None,
-        functions: set[str] | None = None,
-        inline_depth: int = 0,
     ) -> None:
         self.policy = policy
         self.workspace = workspace
@@ -75,13 +67,13 @@ class Judge:
         self.sandboxed = sandboxed
         self.cdpath = cdpath
         self.found: list[Violation] = []
-        self.downloaded = set() if downloaded is None else downloaded
-        self.tainted = set() if tainted is None else tainted
-        self.links = {} if links is None else links
-        self.scripts = {} if scripts is None else scripts
+        self.downloaded: set[str] = set()
+        self.tainted: set[str] = set()
+        self.links: dict[str, str | None] = {}
+        self.scripts: dict[str, str | None] = {}
         self.on_entry = False  # the write acts on a path's own entry (rm, mv), not a link's target
-        self.functions = set() if functions is None else functions
-        self.inline_depth = inline_depth
+        self.functions: set[str] = set()
+        self.inline_depth = 0
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None:
         self.found.append(
@@ -148,20 +140,10 @@ class Judge:
         if self.inline_depth >= MAX_INLINE_DEPTH:
             self.refuse("too-complex", word.text, word.start, f"{what} nests too deeply")
             return
-        inner = Judge(
-            self.policy,
-            self.workspace,
-            self.home,
-            self.cwd,
-            self.sandboxed,
-            self.cdpath,
-            downloaded=self.downloaded,
-            tainted=self.tainted,
-            links=self.links,
-            scripts=self.scripts,
-            functions=self.functions,
-            inline_depth=self.inline_depth + 1,
-        )
+        inner = Judge(self.policy, self.workspace, self.home, self.cwd, self.sandboxed, self.cdpath)
+        inner.downloaded, inner.tainted, inner.links = self.downloaded, self.tainted, self.links
+        inner.scripts, inner.functions = self.scripts, self.functions
+        inner.inline_depth = self.inline_depth + 1
         if not code.strip():
             return
         script = inner.parsed(code, cmd.cwds)
@@ -207,11 +189,16 @@ class Judge:
                 if not m.variables:
                     continue
                 for name, text in names:
-                    if policy_lookups.fits_name(name, m.variables) and not policy_lookups.fits_name(
+                    if policy_lookups.names_fit(name, m.variables) and not policy_lookups.names_fit(
                         name, m.unless
                     ):
                         self.refuse(rule.id, text, cmd.start, f"sets {name}")
         program_capabilities.index_variables(self, cmd)
+
+    def sets(self, assignments: list[tuple[str, Word | None]], cmd: Command) -> None:
+        """Settings ``cmd`` makes other than by assignment words (``env -u NAME``, ``env
+        NAME=value``, ``'unset' NAME``), judged as assignments."""
+        self.variables(Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments))
 
     def argv(self, argv: list[Word], cmd: Command, *, hidden_args: bool, depth: int = 0) -> None:
         """Judge one argument vector; wrappers and ``find -exec`` recurse into what they run."""
@@ -224,9 +211,7 @@ class Judge:
         self.command_rules(base, args, cmd)
         if base in _DECLARING:  # `'unset' HISTFILE` is the builtin, however it is quoted
             names = [a.value.split("=", 1)[0] for a in args if a.value and a.value[0] != "-"]
-            self.variables(
-                Command(None, [], cmd.text, cmd.start, cmd.cwds, [(n, None) for n in names])
-            )
+            self.sets([(n, None) for n in names], cmd)
         if base not in self.policy.inert:
             self.path_rules(args, cmd.cwds, write=False, part=cmd.text)
         flags = self.policy.recursive_readers.get(base)
@@ -257,7 +242,7 @@ class Judge:
         if base in self.policy.evaluators:
             self.evaluator(base, args, cmd)
             return
-        interpreter = self.interpreter(base)
+        interpreter = policy_lookups.interpreter_flags(self.policy, base)
         if interpreter is not None:
             from noetic.tools.shellgate import interpreters
 
@@ -316,7 +301,7 @@ class Judge:
             or base in ("git", "find", "go")
             or base in p.wrappers
             or base in p.evaluators
-            or self.interpreter(base) is not None
+            or policy_lookups.interpreter_flags(self.policy, base) is not None
             or any(key.split(" ")[0] == base for key in p.runs)
         )
 
@@ -363,18 +348,12 @@ class Judge:
                 return self.env_split(text, word, cmd) + args[i + used :]
             if value.startswith("-") and len(value) > 1:
                 if base == "env" and value in ("-u", "--unset") and i + 1 < len(args):
-                    var = args[i + 1].value or ""
-                    self.variables(
-                        Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments=[(var, None)])
-                    )
+                    self.sets([(args[i + 1].value or "", None)], cmd)
                 i += 2 if value in takes else 1
                 continue
             if base == "env" and "=" in value and not value.startswith("="):
                 var, _, given = value.partition("=")
-                assigned = Word(word.text, given, False, word.start)
-                self.variables(
-                    Command(None, [], cmd.text, cmd.start, cmd.cwds, assignments=[(var, assigned)])
-                )
+                self.sets([(var, Word(word.text, given, False, word.start))], cmd)
                 i += 1
                 continue
             if base == "timeout" and not positional_skipped:
@@ -422,8 +401,7 @@ class Judge:
             return []
         while parts and "=" in parts[0] and not parts[0].startswith(("-", "=")):
             var, _, value = parts.pop(0).partition("=")
-            given = Word(word.text, value, False, word.start)
-            self.variables(Command(None, [], cmd.text, cmd.start, cmd.cwds, [(var, given)]))
+            self.sets([(var, Word(word.text, value, False, word.start))], cmd)
         return [Word(word.text, p, False, word.start) for p in parts]
 
     def evaluator(self, base: str, args: list[Word], cmd: Command) -> None:
@@ -448,11 +426,6 @@ class Judge:
         if self.sandboxed and rule in self.policy.sandbox_contains:
             return
         self.refuse(rule, word.text, word.start, detail)
-
-    # interpreters -------------------------------------------------------------------------------
-
-    def interpreter(self, base: str) -> tuple[str, ...] | None:
-        return policy_lookups.interpreter_flags(self.policy, base)
 
     def strings(self, base: str, args: list[Word], cmd: Command) -> None:
         """Options whose value a command runs as shell code (``flock -c``, tar's
@@ -569,7 +542,7 @@ class Judge:
     def landing(self, place: str, word: Word) -> None:
         if self.inside(place):
             return
-        if any(fnmatch.fnmatchcase(place, p) for p in self.policy.writable):
+        if policy_lookups.names_fit(place, self.policy.writable):
             return
         if place.startswith(("/dev/", "/proc/", "/sys/")) or place in ("/dev", "/proc", "/sys"):
             self.refuse("device-write", word.text, word.start)

@@ -11,43 +11,41 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable
-from functools import cache, lru_cache
-from typing import TypeVar
+from functools import lru_cache
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
 from noetic.tools.shellgate.parsed_line import Word
 from noetic.tools.shellgate.path_patterns import PathPatterns, compile_all
 from noetic.tools.shellgate.policy import Policy
 
-_CONCERNS: dict[int, tuple[Policy, frozenset[str]]] = {}
-_SECRET_FOLDERS: dict[tuple[int, str, str], tuple[Policy, list[tuple[str, str]]]] = {}
-
-
-K = TypeVar("K")
+P = ParamSpec("P")
 V = TypeVar("V")
 
 
-def _kept(store: dict[K, tuple[Policy, V]], key: K, policy: Policy, build: Callable[[], V]) -> V:
-    """``build()``, kept under ``key`` (which holds the policy's id) while that id is still
-    ``policy``'s: an id may be reused once its policy is gone."""
-    found = store.get(key)
-    if found is not None and found[0] is policy:
-        return found[1]
-    value = build()
-    if len(store) > 64:
-        store.clear()
-    store[key] = (policy, value)
-    return value
+def _per_policy(build: Callable[Concatenate[Policy, P], V]) -> Callable[Concatenate[Policy, P], V]:
+    """``build(policy, …)``, kept under the policy's id and the other arguments while that id is
+    still the policy's: an id may be reused once its policy is gone."""
+    store: dict[tuple[Any, ...], tuple[Policy, V]] = {}
+
+    def kept(policy: Policy, /, *args: P.args, **kwargs: P.kwargs) -> V:
+        key = (id(policy), *args, *sorted(kwargs.items()))
+        found = store.get(key)
+        if found is not None and found[0] is policy:
+            return found[1]
+        value = build(policy, *args, **kwargs)
+        if len(store) > 64:
+            store.clear()
+        store[key] = (policy, value)
+        return value
+
+    return kept
 
 
+@_per_policy
 def secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str, str]]:
     """(rule, folder) for each read rule's path pattern with a fixed folder (``~/.ssh/**`` is
     ``~/.ssh``; ``**/*.pem`` has none)."""
-    key = (id(policy), home, workspace)
-    return _kept(_SECRET_FOLDERS, key, policy, lambda: _secret_folders(policy, home, workspace))
-
-
-def _secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for rule in policy.rules:
         for m in rule.match:
@@ -63,12 +61,9 @@ def _secret_folders(policy: Policy, home: str, workspace: str) -> list[tuple[str
     return found
 
 
+@_per_policy
 def concerns(policy: Policy) -> frozenset[str]:
     """Every command name the policy has something to say about (kept per policy)."""
-    return _kept(_CONCERNS, id(policy), policy, lambda: _concerns(policy))
-
-
-def _concerns(policy: Policy) -> frozenset[str]:
     names = {
         *policy.writers, *policy.shells, *policy.wrappers, *policy.evaluators,
         *policy.downloaders, *policy.network_clients, *policy.programs, "git",
@@ -82,28 +77,17 @@ def _concerns(policy: Policy) -> frozenset[str]:
     return frozenset(names)
 
 
-_INTERPRETERS: dict[int, tuple[Policy, dict[str, tuple[str, ...] | None]]] = {}
-
-
+@_per_policy
 def interpreter_flags(policy: Policy, base: str) -> tuple[str, ...] | None:
     """The code options of the interpreter ``base`` is (``perl5.36.0`` is ``perl5*``), or
     None when it is none; kept per policy."""
-    known = _kept(_INTERPRETERS, id(policy), policy, dict)
-    if base in known:
-        return known[base]
     found = policy.interpreters.get(base)
     if found is None:
         for pattern, flags in policy.interpreters.items():
             if any(c in pattern for c in "*?[") and fnmatch.fnmatchcase(base, pattern):
                 found = flags
                 break
-    if len(known) < 4096:
-        known[base] = found
     return found
-
-
-def fits_name(name: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 def names_fit(name: str, patterns: tuple[str, ...]) -> bool:
@@ -125,11 +109,7 @@ def name_globs(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
-@cache
-def _unknown_part() -> re.Pattern[str]:
-    return re.compile(r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]")
-
-
+_UNKNOWN_PART = r"\$\([^)]*\)|`[^`]*`|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9$!?#*@-]"
 _OTHER_HOMES = ("/root", "/home/*", "/Users/*")
 
 
@@ -168,18 +148,12 @@ def _meets(a: list[str], b: list[str]) -> bool:
     return _segment_meets(a[0], b[0]) and _meets(a[1:], b[1:])
 
 
-_PATTERNS: dict[tuple[int, str, str, bool], tuple[Policy, list[tuple[str, list[str]]]]] = {}
-
-
+@_per_policy
 def _protected(
-    policy: Policy, home: str, workspace: str, *, write: bool
+    policy: Policy, home: str, workspace: str, write: bool
 ) -> list[tuple[str, list[str]]]:
     """(rule, segments) for every path pattern of ``policy``; a pattern under ``~`` also for
     other users' home folders."""
-    key = (id(policy), home, workspace, write)
-    kept = _PATTERNS.get(key)
-    if kept is not None and kept[0] is policy:
-        return kept[1]
     found: list[tuple[str, list[str]]] = []
     for rule in policy.rules:
         for m in rule.match:
@@ -194,23 +168,13 @@ def _protected(
                     if not path.startswith("/"):
                         segments = ["**", *segments]
                     found.append((rule.id, segments))
-    if len(_PATTERNS) > 64:
-        _PATTERNS.clear()
-    _PATTERNS[key] = (policy, found)
     return found
 
 
-_HOMES_CHECKS: dict[tuple[int, str, bool], tuple[Policy, list[tuple[str, PathPatterns]]]] = {}
-
-
+@_per_policy
 def _other_homes(policy: Policy, workspace: str, write: bool) -> list[tuple[str, PathPatterns]]:
     """(rule, regular expression) for the patterns under ``~`` of each path rule, in every
     other user's home folder (``/root``, ``/home/*``, ``/Users/*``)."""
-    key = (id(policy), workspace, write)
-    return _kept(_HOMES_CHECKS, key, policy, lambda: _homes_checks(policy, workspace, write))
-
-
-def _homes_checks(policy: Policy, workspace: str, write: bool) -> list[tuple[str, PathPatterns]]:
     found: list[tuple[str, PathPatterns]] = []
     for rule in policy.rules:
         for m in rule.match:
@@ -236,7 +200,7 @@ def may_name(
     if word.value is not None:
         text = word.value
     else:
-        text = _unknown_part().sub("\0", word.text.replace("'", "").replace('"', ""))
+        text = re.sub(_UNKNOWN_PART, "\0", word.text.replace("'", "").replace('"', ""))
     if text.startswith("~"):
         text = home + text[1:]
     if not text.startswith(("/", "\0")):
@@ -245,7 +209,7 @@ def may_name(
     if all(s in ("*", "**") for s in segments):
         return []  # `/*`, `$X/*`: says nothing about what it names
     hits: list[tuple[str, str]] = []
-    for rule, pattern in _protected(policy, home, workspace, write=write):
+    for rule, pattern in _protected(policy, home, workspace, write):
         if rule not in (r for r, _ in hits) and _meets(segments, pattern):
             hits.append((rule, "/" + "/".join(pattern)))
     return hits

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
@@ -29,17 +28,11 @@ if TYPE_CHECKING:
 _GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
 
 
-@cache
-def _git_path_keys() -> re.Pattern[str]:
-    return re.compile(r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$")
-
-
-@cache
-def _package_url() -> re.Pattern[str]:
-    return re.compile(
-        r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
-        r"|\s@\s*\S+://"
-    )
+_GIT_PATH_KEYS = r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$"
+_PACKAGE_URL = (
+    r"^(git\+|hg\+|svn\+|bzr\+|https?://|ftp://|git://|ssh://|github:|gitlab:|bitbucket:|git@)"
+    r"|\s@\s*\S+://"
+)
 
 
 _GIT_CONFIG_SETS = frozenset(
@@ -77,7 +70,9 @@ def capabilities(judge: Judging, base: str, args: list[Word], cmd: Command, dept
     if base in judge.policy.network_clients or (row is not None and row.network):
         _network(judge, base, args, cmd)
     if base in judge.policy.downloaders:
-        saved = [w.value or "" for w in judge.option_values(args, _writer_options(judge, base))]
+        writer = judge.policy.writers.get(base)
+        options = writer.options if writer is not None else ()
+        saved = [w.value or "" for w in judge.option_values(args, options)]
         saved += _remote_names(base, args)
         for r in cmd.redirects:
             if r.writes and r.target is not None and r.target.value:
@@ -177,11 +172,6 @@ def record(judge: Judging, cmd: Command) -> None:
         for r in cmd.redirects:
             if r.writes and r.target is not None and r.target.value:
                 judge.tainted |= {p for p in judge.resolved(r.target.value, r.cwds) if p}
-
-
-def _writer_options(judge: Judging, base: str) -> tuple[str, ...]:
-    writer = judge.policy.writers.get(base)
-    return writer.options if writer is not None else ()
 
 
 # paths piped to xargs ----------------------------------------------------------------------
@@ -332,7 +322,7 @@ def _git_key(
             )
             return
         value = value[1:]
-    if _git_path_keys().match(lowered) or not eq:
+    if re.match(_GIT_PATH_KEYS, lowered) or not eq:
         judge.undetermined("program-exec", word, f"{key} makes git run a program")
         return
     judge.inline(value, word, cmd, f"the command git's {key} runs")
@@ -414,7 +404,11 @@ def _packages(judge: Judging, base: str, args: list[Word], cmd: Command) -> None
         return
     for word in operands:
         value = word.value
-        if value is not None and _package_url().search(value) and not _allowed_index(judge, value):
+        if (
+            value is not None
+            and re.search(_PACKAGE_URL, value)
+            and not _allowed_index(judge, value)
+        ):
             judge.refuse("package-index", word.text, word.start, f"installs from {value}")
 
 

@@ -43,16 +43,8 @@ MAX_SCRIPTS = 64
 MAX_SCRIPT_BYTES = 64 * 1024
 
 
-@cache
-def _word() -> re.Pattern[str]:
-    return re.compile(r"[A-Za-z0-9_./${}@%+-]+")
-
-
-@cache
-def _variable_prefix() -> re.Pattern[str]:
-    return re.compile(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/")
-
-
+_WORD = r"[A-Za-z0-9_./${}@%+-]+"
+_VARIABLE_PREFIX = r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?/"
 _SKIPPED_DIRS = frozenset({"node_modules"})
 _PACKAGE_DIRS = frozenset({"site-packages", "dist-packages"})
 
@@ -283,8 +275,8 @@ def _named_files(caller: str, root: str) -> list[str]:
     except OSError:
         return []
     out = []
-    for word in set(_word().findall(text.replace("$(git rev-parse --show-toplevel)", "."))):
-        word = _variable_prefix().sub("", word)
+    for word in set(re.findall(_WORD, text.replace("$(git rev-parse --show-toplevel)", "."))):
+        word = re.sub(_VARIABLE_PREFIX, "", word)
         for base in (root, os.path.dirname(caller)):
             path = os.path.realpath(os.path.join(base, word))
             if _inside(path, root) and path != root and os.path.isfile(path) and path not in out:
@@ -309,11 +301,10 @@ def planted(command: str, protected: Protected, policy: Any, *, cwd: str) -> lis
     def check(value: str | None, cwds: frozenset[str] | None) -> None:
         if not value:
             return
-        for candidate in (value,):
-            for folder in cwds or {cwd}:
-                path = entry_path(candidate, folder)
-                if path not in hits and protected.covers(path):
-                    hits.append(path)
+        for folder in cwds or {cwd}:
+            path = entry_path(value, folder)
+            if path not in hits and protected.covers(path):
+                hits.append(path)
 
     for cmd in script.commands:
         if cmd.name is None or cmd.keyword is not None:

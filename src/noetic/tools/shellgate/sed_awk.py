@@ -297,24 +297,19 @@ def _awk_regex_end(program: str, i: int) -> int | None:
     return None
 
 
+_AWK_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+
+
 def _awk_string(token: str) -> str | None:
+    """An awk string literal's value; None for an escape outside :data:`_AWK_ESCAPES`."""
     if len(token) < 2 or token[0] != '"':
         return None
     body = token[1:-1]
-    if "\\" in body:
-        escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
-        out: list[str] = []
-        chars = iter(body)
-        for c in chars:
-            if c == "\\":
-                nxt = next(chars, "")
-                if nxt not in escapes:
-                    return None
-                out.append(escapes[nxt])
-            else:
-                out.append(c)
-        return "".join(out)
-    return body
+    if "\\" not in body:
+        return body
+    if not re.fullmatch(r'(?:[^\\]|\\[nt"\\/])*', body):
+        return None
+    return re.sub(r"\\(.)", lambda m: _AWK_ESCAPES[m.group(1)], body)
 
 
 # the command line --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ once into flat records the policy can judge without knowing the grammar:
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
@@ -230,16 +231,9 @@ def _evaluated_literal(root: Any, source: bytes) -> tuple[str, int] | None:
 
 
 def _hidden_substitution(text: str) -> bool:
-    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run."""
-    escaped = False
-    for i, c in enumerate(text):
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif c == "`" or (c == "$" and text[i + 1 : i + 2] == "("):
-            return True
-    return False
+    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run:
+    one after an even run of backslashes (each pair is an escaped backslash)."""
+    return re.search(r"(?<!\\)(?:\\\\)*(?:`|\$\()", text) is not None
 
 
 class _State:
@@ -441,7 +435,9 @@ class _Walker:
             else:
                 subs += self._substitutions(child, st, depth)
                 args += self.words(child, st)
-        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd = Command(
+            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
+        )
         cmd.stdin = "herestring" if herestring else None
         cmd.stdin_text = None if here is None else here + "\n"
         for child in redirects:  # `ls > out` is one command node holding its redirection
@@ -474,26 +470,14 @@ class _Walker:
                 else:
                     args += self.words(child, st)
         name = Word(keyword, keyword, start=self.pos(node)) if keyword else None
-        cmd = self._simple(node, st, name, args, assignments, subs)
+        cmd = Command(
+            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
+        )
         cmd.keyword = keyword
         if any(n == "CDPATH" for n, _ in assignments):
             self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
         self.commands.append(cmd)
         return [cmd, *subs]
-
-    def _simple(
-        self,
-        node: Any,
-        st: _State,
-        name: Word | None,
-        args: list[Word],
-        assignments: list[tuple[str, Word | None]],
-        subs: list[Command],
-    ) -> Command:
-        """The record of the simple command ``node``, run from ``st``'s folders."""
-        return Command(
-            name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
-        )
 
     def _assignment(self, node: Any, st: _State) -> tuple[str, Word | None]:
         name = node.child_by_field_name("name")
@@ -610,15 +594,6 @@ def _bare(text: str) -> Chars:
 
 
 def _unescape_double(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+    """Text between double quotes as bash reads it: a backslash quotes ``$``, a backtick, ``"``
+    and itself, and drops a newline after it (a line continuation); any other stays."""
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)

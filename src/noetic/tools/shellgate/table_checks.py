@@ -15,7 +15,6 @@ import fnmatch
 import os
 import re
 import shlex
-from functools import cache
 from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate import find_actions
@@ -27,17 +26,9 @@ if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 
 
-@cache
-def _assignment() -> re.Pattern[str]:
-    return re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
-
-
+_ASSIGNMENT = r"^([A-Za-z_][A-Za-z0-9_]*)="
 _STDIN = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
-
-
-@cache
-def _tar_old_style() -> re.Pattern[str]:
-    return re.compile(r"^[A-Za-z]+$")
+_TAR_OLD_STYLE = r"^[A-Za-z]+$"
 
 
 def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Command) -> None:
@@ -52,7 +43,7 @@ def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Comman
             f"the gate does not know what {base} does (no row in its effects table)",
         )
         return
-    if base == "tar" and args and _tar_old_style().match(args[0].value or "-"):
+    if base == "tar" and args and re.match(_TAR_OLD_STYLE, args[0].value or "-"):
         args = [Word(args[0].text, "-" + (args[0].value or ""), False, args[0].start), *args[1:]]
     apply(judge, base, row, args, cmd, name)
 
@@ -222,8 +213,6 @@ def _git_alias(judge: Judging, name: str, word: Word, rest: list[Word], cmd: Com
         if head in seen:
             return False
         seen.add(head)
-        from noetic.tools.shellgate import git_aliases
-
         value = git_aliases.lookup(head, judge.workspace, judge.home)
     return False
 
@@ -271,7 +260,7 @@ def _writes(judge: Judging, row: Program, args: list[Word], cmd: Command) -> Non
     operands = [
         w
         for w in _operands(args)
-        if w.value not in values and not _assignment().match(w.value or "")
+        if w.value not in values and not re.match(_ASSIGNMENT, w.value or "")
     ]
     if row.writes == "all":
         targets += operands
@@ -320,7 +309,7 @@ def _code(judge: Judging, label: str, row: Program, args: list[Word], cmd: Comma
         if text is None or not row.escapes:
             judge.undetermined(
                 "program-exec",
-                cmd.name or where_of(cmd),
+                cmd.name or Word(cmd.text, None, False, cmd.start),
                 f"{label} runs the commands on its standard input, which the gate "
                 + ("does not see" if text is None else "does not read"),
             )
@@ -349,10 +338,6 @@ def _implicit(
                     f"{label} runs {rel}, which this line wrote: code the gate does not read",
                 )
                 return
-
-
-def where_of(cmd: Command) -> Word:
-    return Word(cmd.text, None, False, cmd.start)
 
 
 def _escapes(judge: Judging, label: str, row: Program, args: list[Word], cmd: Command) -> None:
@@ -387,7 +372,7 @@ def _search(judge: Judging, label: str, row: Program, word: Word, what: str) -> 
 
 def _assignments(judge: Judging, label: str, safe: tuple[str, ...], args: list[Word]) -> None:
     for word in _operands(args):
-        found = _assignment().match(word.value or "")
+        found = re.match(_ASSIGNMENT, word.value or "")
         if word.value is None and "=" in word.text:
             judge.undetermined("program-exec", word, f"{label} is given a setting made at run time")
         elif found is not None and found.group(1) not in safe:
@@ -410,17 +395,12 @@ def _served(
     given = option_values(args, options)
     folders = [value for _, value in given] or ["."]
     if any(f is None or not judge.inside_all(f, cmd.cwds) for f in folders):
+        what = (folders[0] or "a folder named at run time") if given else "the folder it runs in"
         judge.refuse(
             "credential-read",
             where.text,
             where.start,
-            f"{label} serves "
-            + (
-                f"{folders[0] or 'a folder named at run time'}"
-                if given
-                else "the folder it runs in"
-            )
-            + ", outside the workspace",
+            f"{label} serves {what}, outside the workspace",
         )
 
 
