@@ -18,7 +18,10 @@ PATH (only `--help`, its one command whose meaning is the same); otherwise a not
 Each variant gets its own temporary project, store and home folder (caches included), and
 keeps Python's compiled bytecode in a folder of its own (``PYTHONPYCACHEPREFIX``: an installed
 package has it; a checkout run with ``PYTHONDONTWRITEBYTECODE`` would compile every module on
-every run); one warm-up round runs first and is not counted.
+every run); one warm-up round runs first and is not counted. What a command leaves running
+after it answers (the recall indexer a POSTFLIGHT starts, detached) is waited for, untimed,
+before the next command, as an agent's next command comes seconds later: the command that
+starts it is timed until it exits, the next one is not timed sharing the CPU with it.
 """
 
 from __future__ import annotations
@@ -124,7 +127,32 @@ class Variant:
             raise SystemExit(
                 f"{self.label}: {' '.join(args)} failed ({done.returncode}): {done.stderr[-600:]}"
             )
+        self.settle()
         return elapsed, cpu
+
+    def settle(self) -> None:
+        """Wait (untimed) for what a command left running after it answered: the recall
+        indexer a finished task starts, detached, in its own session (``noetic.recall.background``
+        with this variant's store), so the next command is not measured sharing the CPU with it.
+        An agent runs its next command seconds later, when the indexer is long done."""
+        store = os.path.realpath(self.project / ".noetic").encode()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            running = False
+            for pid in os.listdir("/proc") if os.path.isdir("/proc") else ():
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        argv = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if b"noetic.recall.background" in argv and any(store in a for a in argv):
+                    running = True
+                    break
+            if not running:
+                return
+            time.sleep(0.01)
 
 
 def interpreter_of(noetic: str) -> str:

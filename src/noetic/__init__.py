@@ -15,7 +15,7 @@ workflow's phases, under :mod:`noetic.operations`).
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
 from typing import Any
 
 __version__ = "0.1.0"
@@ -56,8 +56,11 @@ __all__ = sorted([*_PUBLIC, "operations"])
 
 
 def __getattr__(name: str) -> Any:
+    # __import__, not importlib's import_module (importlib and the warnings it loads)
     if name == "operations":
-        return import_module("noetic.operations")
+        __import__("noetic.operations")
+        return sys.modules["noetic.operations"]
     if name in _PUBLIC:
-        return getattr(import_module(_PUBLIC[name]), name)
+        __import__(_PUBLIC[name])
+        return getattr(sys.modules[_PUBLIC[name]], name)
     raise AttributeError(f"module 'noetic' has no attribute {name!r}")

@@ -35,9 +35,10 @@ import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from noetic.errors import InvalidValueError
+from noetic.named import NamedTuple
 
 FILE_NAME: Final = "config.toml"
 GATE_MODES: Final = ("ask", "deny", "allow")

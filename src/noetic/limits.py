@@ -11,9 +11,10 @@ caller (or the model, in a repair round) knows exactly what to shorten.
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+from typing import Final
 
 from noetic.errors import LimitExceeded
+from noetic.named import NamedTuple
 
 
 class InputLimit(NamedTuple):

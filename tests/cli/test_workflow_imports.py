@@ -13,6 +13,7 @@ once parsed. A refused input is refused the same way. No timing is asserted.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,10 @@ HEAVY = ("pydantic", "pydantic_core", "yaml", "rich", "httpx", "psycopg", "mcp",
          "opentelemetry", "typer", "click", "jinja2", "numpy")  # fmt: skip
 # nor the standard library's dataclasses and the inspect it loads (≈6 ms of every command):
 # plain values are built without them
-WATCHED = (*HEAVY, "dataclasses", "inspect")
+# and no subprocess (a checkpoint's git, the recall indexer's start are spawned without it: it
+# loads threading, signal, selectors and locale, ≈3 ms), nor threading (the store's locks are
+# _thread's) or importlib (a command's module is imported by name)
+WATCHED = (*HEAVY, "dataclasses", "inspect", "subprocess", "threading", "importlib")
 VECTORS = {"engagement": 0.8, "know": 0.6, "do": 0.7, "context": 0.6, "clarity": 0.7,
            "coherence": 0.7, "signal": 0.6, "density": 0.4, "state": 0.6, "change": 0.6,
            "completion": 0.5, "impact": 0.6, "uncertainty": 0.3}  # fmt: skip
@@ -56,7 +60,7 @@ def run(home: Path, *args: str, code: int = 0, text: bool = False) -> dict[str, 
 def test_the_workflow_commands_load_no_heavy_module(home: Path, text: bool) -> None:
     # the first bootstrap parses the profiles' YAML and keeps it; every command after reads it
     first = run(home, "bootstrap", "--ai-model", "gpt-4o", text=text)
-    assert set(first["loaded"]) <= {"yaml"}
+    assert set(first["loaded"]) - {"importlib"} <= {"yaml"}  # yaml's own import
     steps: list[tuple[str, ...]] = [
         ("bootstrap", "--ai-model", "gpt-4o"),
         ("preflight", "fix the bug", "--vectors", json.dumps(VECTORS), "--p-success", "0.7"),
@@ -95,3 +99,32 @@ def test_refused_input_is_refused_without_heavy_modules(home: Path) -> None:
     assert "unknown assessment fields: mood" in extra["answer"]["error"]["message"]
     for report in (out_of_range, unknown, extra):
         assert report["loaded"] == [] and report["answer"]["error"]["type"] == "ValidationError"
+
+
+@pytest.mark.subprocess
+def test_a_finished_task_starts_its_indexer_without_subprocess(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # POSTFLIGHT starts the recall indexer in the background (the default) through a shell,
+    # spawned without subprocess; the indexer, in its own process, indexes the task
+    run(home, "bootstrap")
+    run(home, "preflight", "fix the bug", "--vectors", json.dumps(VECTORS))
+    monkeypatch.setenv("NOETIC_INDEX", "background")
+    # nor shlex: the indexer's command is the shell's arguments, not text to quote
+    done = modules_loaded(["postflight", "--vectors", json.dumps(VECTORS), "--json"],
+                          (*WATCHED, "shlex"), home)  # fmt: skip
+    assert done["code"] == 0, done["output"]
+    assert done["loaded"] == []
+    assert json.loads(done["output"][0])["cascade"]["status"] == "completed"
+    from noetic.embeddings import recall_embedder
+    from noetic.recall.index import pending_count
+    from noetic.store import Store
+
+    def waiting() -> int:
+        with Store(home / "store") as store:
+            return pending_count(store, recall_embedder().name)
+
+    deadline = time.monotonic() + 120
+    while waiting() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert waiting() == 0, "the background indexer never embedded the finished task"

@@ -42,7 +42,7 @@ HEAVY = (
 )
 # what the two hooks on every tool call leave out besides: the standard library's dataclasses
 # (and the inspect it brings) cost about 6 ms of a start that is 50 ms in all
-PER_CALL = (*HEAVY, "dataclasses", "inspect")
+PER_CALL = (*HEAVY, "dataclasses", "inspect", "threading")
 SESSION = "0b7a2f4e-0000-4000-8000-0000000e1a01"
 
 
@@ -304,14 +304,16 @@ def test_pre_compact_checkpoints_the_open_task_without_pydantic(gated: Path) -> 
         assert done["code"] == 0, done["output"]
     expected = _as_models_give_it(gated, sid, "auto")
     assert '"v":[0.8,1.0,0.7,0.83,' in expected and ",0.12]" in expected  # the CHECK carried
-    compacted = hook("pre-compact", gated, hook_event_name="PreCompact", trigger="auto")
+    # the checkpoint's git is spawned without subprocess (nor the threading it loads)
+    spawned = (*HEAVY, "subprocess", "threading")
+    compacted = hook("pre-compact", gated, spawned, hook_event_name="PreCompact", trigger="auto")
     assert compacted["reply"] is None and compacted["loaded"] == []
     assert _checkpoints_written(gated) == [("sqlite", expected)]
     assert (gated / ".noetic" / "hooks.log").exists() is False
     for git in (["config", "user.name", "t"], ["config", "user.email", "t@t"],
                 ["commit", "-q", "--allow-empty", "-m", "first"]):  # fmt: skip
         subprocess.run(["git", *git], cwd=gated, check=True, capture_output=True)
-    manual = hook("pre-compact", gated, hook_event_name="PreCompact", trigger="manual")
+    manual = hook("pre-compact", gated, spawned, hook_event_name="PreCompact", trigger="manual")
     assert manual["reply"] is None and manual["loaded"] == []
     from noetic.store.checkpoints import NOTES_REF
 

@@ -107,8 +107,11 @@ def test_an_assessment_asks_git_once_to_append_its_checkpoint(repo, tmp_path, mo
         work(store)
         found = list_checkpoints(store, repo)
     calls = (bin_dir / "calls").read_text().splitlines()
-    # the three assessments' appends, then the listing: no separate search for the repository
-    assert calls[:3] == [f"notes --ref {NOTES_REF} append -F - HEAD"] * 3
+    # the three assessments' appends, started in the store's folder (git's -C: spawned without
+    # subprocess, which has no working folder), then the listing: no separate search for the
+    # repository
+    appended = f"-C {repo / '.noetic'} notes --ref {NOTES_REF} append -F - HEAD"
+    assert calls[:3] == [appended] * 3
     assert [w.startswith("git:") for w, _ in found] == [True, True, True]
 
 

@@ -28,7 +28,7 @@ needs ``basic_calibration`` does not pay for the reports, the guardian and the d
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -162,7 +162,9 @@ _WHERE = {
 
 def __getattr__(name: str) -> Any:
     if name in _WHERE:
-        value = getattr(import_module(_WHERE[name]), name)
+        # __import__, not importlib's import_module (importlib and the warnings it loads)
+        __import__(_WHERE[name])
+        value = getattr(sys.modules[_WHERE[name]], name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'noetic.calibration' has no attribute {name!r}")

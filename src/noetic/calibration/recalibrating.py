@@ -30,8 +30,8 @@ and per profile ``calibration: {decide_on: stated}``. Either saying ``stated`` t
 
 from __future__ import annotations
 
+import _thread
 import json
-import threading
 from pathlib import Path
 from typing import Any, Final, Literal
 from weakref import WeakKeyDictionary
@@ -94,7 +94,7 @@ class Points:
     EVERY: Final = 500  # more new tasks than this: one read of everything is cheaper
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()  # threading.Lock, without loading threading
         self.clear()
 
     def clear(self) -> None:

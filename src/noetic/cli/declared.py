@@ -14,7 +14,9 @@ declared here too, and :mod:`noetic.cli.options` gives typer's other commands th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+
+from noetic.named import NamedTuple
 
 
 class Opt(NamedTuple):

@@ -24,7 +24,8 @@ from typing import Any
 
 from noetic.cli.declared import COMMANDS, Opt
 
-_NUMBER = re.compile(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# compiled by re at its first use (an option that takes a number), not as the module loads
+_NUMBER = r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"
 
 
 def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
@@ -71,7 +72,7 @@ def parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
             values[opt.dest] = Path(values[opt.dest])
         if opt.kind is float and opt.dest in values:
             # a plain decimal number only; anything else (inf, 1_000, a space) is typer's
-            if not _NUMBER.fullmatch(values[opt.dest]):
+            if not re.fullmatch(_NUMBER, values[opt.dest]):
                 return None
             values[opt.dest] = float(values[opt.dest])
     return name, values
@@ -81,11 +82,12 @@ def invoke(name: str, *arguments: str, **values: Any) -> None:
     """Run a command with ``values`` (the positional arguments by position or by name): every
     option not given takes its declared default; environment variables are not read here (the
     fast path's parser has read them). ``noetic demo`` walks the workflow this way."""
-    from importlib import import_module
-
     command = COMMANDS[name]
     given = dict(zip((a.dest for a in command.arguments), arguments, strict=False))
-    getattr(import_module(command.module), name)(**{**command.defaults(), **given, **values})
+    # __import__ rather than importlib.import_module: importlib (and the warnings it loads) is
+    # not needed for a module named in full
+    __import__(command.module)
+    getattr(sys.modules[command.module], name)(**{**command.defaults(), **given, **values})
 
 
 def run(args: list[str]) -> bool:
@@ -95,6 +97,10 @@ def run(args: list[str]) -> bool:
     if parsed is None:
         return False
     name, kwargs = parsed
+    if name == "mcp":
+        import gc
+
+        gc.enable()  # a server runs on: its cyclic garbage is collected (see noetic.cli.entry)
     from noetic.store import close_stores, command_stores
 
     command_stores()

@@ -46,7 +46,7 @@ def plain(err: bool = False) -> bool:
 
 
 # Rich's console markup: a tag, and the backslashes escaping it (rich.markup.RE_TAGS)
-_TAG = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
+_TAG = r"((\\*)\[([a-z#/@][^[]*?)])"  # compiled by re at its first use: text only
 
 
 def unmarked(markup: str) -> str | None:
@@ -56,7 +56,7 @@ def unmarked(markup: str) -> str | None:
     out: list[str] = []
     opened: list[str] = []
     position = 0
-    for match in _TAG.finditer(markup):
+    for match in re.finditer(_TAG, markup):
         whole, escapes, tag = match.groups()
         out.append(markup[position : match.start()].replace("\\[", "["))
         position = match.end()
@@ -125,11 +125,11 @@ def stderr() -> Console:
 def esc(value: object) -> str:
     """``value`` as text Rich prints literally: ``noetic[openai]`` stays ``noetic[openai]``
     (Rich's own ``rich.markup.escape``, without loading Rich)."""
-    text = _ESCAPE.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", str(value))
+    text = re.sub(_ESCAPE, lambda m: f"{m[1]}{m[1]}\\{m[2]}", str(value))
     return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
 
 
-_ESCAPE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_ESCAPE = r"(\\*)(\[[a-z#/@][^[]*?])"
 
 
 def to_jsonable(data: Any) -> Any:

@@ -214,10 +214,14 @@ def check(**options: Unpack[Assessing]) -> None:
 def postflight(*, review: str | None, **options: Unpack[Assessing]) -> None:
     result = _phase("postflight", options, review=review)
     if not isinstance(result, ops.AssessmentPrompt | Replayed):
-        # a finished task: index it for recall, off this process
+        # a finished task: index it for recall, off this process, once the command's store is
+        # closed (its files written), so the indexer neither opens it beside this process's
+        # last writes nor competes with them; its location is enough to start it
         from noetic.recall.background import spawn_indexer
+        from noetic.store import close_stores
 
-        spawn_indexer(open_tracker(options["store"]).store)
+        close_stores(done=False)
+        spawn_indexer(options["store"])
 
 
 def investigate(

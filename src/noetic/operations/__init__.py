@@ -41,7 +41,7 @@ command that needs one operation pays for that one.
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
 from typing import Any
 
 _OPERATIONS = {
@@ -83,5 +83,8 @@ __all__ = sorted(_OPERATIONS)
 
 def __getattr__(name: str) -> Any:
     if name in _OPERATIONS:
-        return getattr(import_module(f"noetic.operations.{_OPERATIONS[name]}"), name)
+        # __import__, not importlib's import_module (importlib and the warnings it loads)
+        module = f"noetic.operations.{_OPERATIONS[name]}"
+        __import__(module)
+        return getattr(sys.modules[module], name)
     raise AttributeError(f"module 'noetic.operations' has no attribute {name!r}")

@@ -14,14 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from noetic.store.base import BaseStore as Store
 
 MODES = ("background", "inline", "off")
 
@@ -32,29 +26,30 @@ def mode() -> str:
     return value if value in MODES else "background"
 
 
-def spawn_indexer(store: Store) -> None:
-    """Index ``store``'s pending tasks the way :func:`mode` says, never raising."""
+def spawn_indexer(where: str | Path | None) -> None:
+    """Index the pending tasks of the store at ``where`` (found as
+    :func:`noetic.store.open_store` finds it) the way :func:`mode` says, never raising. In the
+    background the store is not opened here: the indexer opens it."""
     how = mode()
     if how == "off":
         return
     if how == "inline":
         from noetic.recall.index import index_new_tasks
+        from noetic.store import open_store
 
-        index_new_tasks(store)
+        index_new_tasks(open_store(where))  # closed with the command's stores
         return
-    home = str(Path(store.home).resolve())
-    command = shlex.join([sys.executable, "-m", "noetic.recall.background", home])
+    from noetic.store.location import locate_store, require_store
+
+    home = str(require_store(locate_store(where)).resolve())
     # If the shell cannot start, the tasks stay pending and recall catches up on them.
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(
-            ["/bin/sh", "-c", f"{command} </dev/null >/dev/null 2>&1 &"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            check=False,
-            timeout=10,
-        )
+    from noetic.spawning import Expired, detached
+
+    with contextlib.suppress(OSError, Expired):
+        # the command's words are the shell's arguments ("$@"), not text it parses: no quoting
+        # (nor shlex) needed
+        detached(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", sys.executable,
+                  "-m", "noetic.recall.background", home], timeout=10)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:

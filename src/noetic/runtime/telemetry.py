@@ -30,18 +30,20 @@ stderr.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import threading
+
     from noetic.events import Event, EventBus
 
 _PROVIDER: Any = None
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()  # threading.Lock, without loading threading
 
 
 def enabled() -> bool:
@@ -92,7 +94,7 @@ def tracer() -> Any:
 #: How long one export may take when ``OTEL_EXPORTER_OTLP_TIMEOUT`` does not say: a collector
 #: that is down costs a run this at most, not the exporter's default ten seconds of retries.
 EXPORT_TIMEOUT_S = 0.5
-_CHOSEN: threading.local = threading.local()
+_CHOSEN: threading.local = _thread._local()
 
 
 def trace_id(session_id: str) -> int:
@@ -220,7 +222,7 @@ class SpanWriter:
         self._runs: dict[tuple[str, str], Any] = {}
         self._tasks: set[tuple[str, str]] = set()
         self._phases: dict[tuple[str, str], list[tuple[tuple[Any, ...], Any]]] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def __call__(self, event: Event) -> None:
         from noetic.events import EventKind

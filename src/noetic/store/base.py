@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
-import threading
 import weakref
 from collections import OrderedDict
 from contextlib import AbstractContextManager, nullcontext
@@ -53,6 +52,8 @@ from noetic.store.writer import WRITER, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
 if TYPE_CHECKING:
+    import threading
+
     from noetic.assessment import Assessment, Decision
     from noetic.events import Event
 

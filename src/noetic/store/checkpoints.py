@@ -12,10 +12,10 @@ to the store's ``checkpoints`` table instead. Either way the store can list them
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from noetic.spawning import Expired, run_text
 from noetic.store.records import _Record
 from noetic.store.rows import now
 from noetic.vector_names import VECTOR_NAMES
@@ -109,13 +109,13 @@ def git_root(path: Path) -> Path | None:
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
+    # git's -C starts it in ``cwd`` (a folder that is not there fails as a missing cwd did);
+    # spawned without subprocess, which a checkpoint on every assessment would load for this
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, input=stdin, timeout=20
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        code, out = run_text(["git", "-C", str(cwd), *args], stdin=stdin, timeout=20)
+    except (OSError, Expired):
         return None
-    return done.stdout if done.returncode == 0 else None
+    return out if code == 0 else None
 
 
 def write_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> str:

@@ -18,11 +18,11 @@ repairs. Before this layout, each assessment's reflex log was its own file,
 
 from __future__ import annotations
 
+import _thread
 import fcntl
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +50,7 @@ def atomic_write_json(path: Path, data: Any, *, sync: bool = True) -> None:
 
 def atomic_write_bytes(path: Path, text: bytes, *, sync: bool = True) -> None:
     """Replace ``path`` with ``text`` by rename; ``sync`` also waits for the disk."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     except FileNotFoundError:
@@ -158,7 +158,7 @@ def reflex_path(home: Path, ai_id: str, created_at: str, session_id: str) -> Pat
     return home / "reflex_logs" / safe_name(ai_id) / day / f"{safe_name(session_id)}.jsonl"
 
 
-_LEGACY_REFLEX = re.compile(r"-\d{4,}-[A-Za-z0-9_.-]+\.json$")
+_LEGACY_REFLEX = r"-\d{4,}-[A-Za-z0-9_.-]+\.json$"  # compiled at its first use
 
 
 def legacy_reflex_files(home: Path) -> list[Path]:
@@ -170,7 +170,7 @@ def legacy_reflex_files(home: Path) -> list[Path]:
     return [
         p
         for p in folder.glob("*/*/*.json")
-        if not p.name.startswith(".") and _LEGACY_REFLEX.search(p.name)
+        if not p.name.startswith(".") and re.search(_LEGACY_REFLEX, p.name)
     ]
 
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 from noetic.errors import InvalidValueError, NotFoundError
+from noetic.named import NamedTuple
 
 STORE_DIRNAME = ".noetic"
 DB_NAME = "noetic.db"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import struct
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -275,6 +274,8 @@ def m006_checkpoints(conn: sqlite3.Connection) -> None:
 def m007_summary_vectors(conn: sqlite3.Connection) -> None:
     """Pre-state and delta as packed float32 (13 each, NaN where absent), so recall scores
     every past task with array arithmetic instead of parsing JSON row by row."""
+    import struct  # here: a store opened after this migration ran does not need it
+
     conn.execute("ALTER TABLE session_summaries ADD COLUMN pre_vec BLOB")
     conn.execute("ALTER TABLE session_summaries ADD COLUMN delta_vec BLOB")
     nan = float("nan")

@@ -25,13 +25,16 @@ rewrites them all.
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections import defaultdict
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from noetic.store import derived_files
+
+if TYPE_CHECKING:
+    import threading
 
 DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite
 
@@ -88,14 +91,20 @@ class Mirror:
     def __init__(self, store: Mirrored, delay: float = DELAY) -> None:
         self.store = store
         self.delay = delay
-        self._wake = threading.Event()
-        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._started = False  # _wake and _stop are made with the first thread
+        self._wake: threading.Event
+        self._stop: threading.Event
+        self._lock = _thread.allocate_lock()  # threading.Lock: threading loads with the thread
 
     def wake(self) -> None:
         with self._lock:
             if self._thread is None:
+                import threading
+
+                if not self._started:  # the events outlive a stopped thread, as its stop reads
+                    self._wake, self._stop = threading.Event(), threading.Event()
+                    self._started = True
                 self._thread = threading.Thread(target=self._run, name="noetic-files", daemon=True)
                 self._thread.start()
         self._wake.set()

@@ -8,8 +8,9 @@ store's, written once for SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
+from noetic.named import NamedTuple
 from noetic.store.rows import now
 
 if TYPE_CHECKING:

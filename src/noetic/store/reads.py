@@ -8,9 +8,10 @@ rows; the statements are the store's, written once for both backends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from noetic.errors import InvalidValueError, NotFoundError
+from noetic.named import NamedTuple
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,17 +20,17 @@ the SQLite dialect: opening (read-only when it must), the transaction, and the i
 
 from __future__ import annotations
 
+import _thread
 import os
 import sqlite3
 import sys
-import threading
 import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
 from noetic.store import derived_files
@@ -39,6 +39,9 @@ from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
 from noetic.store.rows import EXPORT_FORMAT, EXPORT_VERSION, new_id, now
 from noetic.store.writer import stamped
+
+if TYPE_CHECKING:
+    from threading import Thread
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -81,13 +84,14 @@ class Store(BaseStore):
         self.read_only = False
         self.full = False  # opened read-only because the disk is full
         self.db_path = self.home / "noetic.db"
-        self._writing = threading.RLock()
+        self._writing = _thread.RLock()
         self._depth = 0  # transactions open on the writing thread: 1, or more when joined
         self._writer = 0  # that thread
         self._spoiled: BaseException | None = None  # what failed inside the open one
-        self._owner = threading.get_ident()
-        self._local = threading.local()
-        self._others: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
+        # _thread's lock, ident and local are threading's own: without loading threading
+        self._owner = _thread.get_ident()
+        self._local = _thread._local()
+        self._others: list[tuple[weakref.ref[Thread], sqlite3.Connection]] = []
         self._grown = OrderedDict()
         if not recovering:
             derived_files.refuse_lost_database(self.home, self.db_path, "missing or empty")
@@ -126,7 +130,7 @@ class Store(BaseStore):
     @property
     def conn(self) -> sqlite3.Connection:
         """This thread's connection (see the module's docstring)."""
-        if threading.get_ident() == self._owner:
+        if _thread.get_ident() == self._owner:
             return self._main
         mine: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if mine is None:
@@ -136,6 +140,8 @@ class Store(BaseStore):
 
     def _another(self) -> sqlite3.Connection:
         """A connection for the calling thread; those of threads that have ended are closed."""
+        import threading  # a thread other than the opener's: threading is loaded already
+
         opened = _connect_read_only(self.db_path) if self.read_only else _connect(self.db_path)
         with self._writing:
             ended = [c for t, c in self._others if (thread := t()) is None or not thread.is_alive()]
@@ -169,7 +175,7 @@ class Store(BaseStore):
             if self._depth:
                 yield from self._joined()
                 return
-            self._depth, self._spoiled, self._writer = 1, None, threading.get_ident()
+            self._depth, self._spoiled, self._writer = 1, None, _thread.get_ident()
             self._marked = set()  # the files it marks behind (BaseStore._queue): each once
             try:
                 self._begin()
@@ -220,7 +226,7 @@ class Store(BaseStore):
             self._depth -= 1
 
     def writing(self) -> bool:
-        return self._depth > 0 and self._writer == threading.get_ident()
+        return self._depth > 0 and self._writer == _thread.get_ident()
 
     def unit(self) -> AbstractContextManager[Any]:
         """One transaction for every write inside (see :meth:`transaction`)."""

@@ -16,9 +16,10 @@ import os
 import re
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from noetic.errors import InvalidValueError
+from noetic.named import NamedTuple
 from noetic.tools.shellgate.policy import mapping_of, regular_expressions
 from noetic.tools.shellgate.reduction import operands, reduce
 
