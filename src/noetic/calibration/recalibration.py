@@ -53,8 +53,8 @@ When no ``λ`` can be rejected, there is no gate and the profile's threshold app
 
 from __future__ import annotations
 
+import _thread  # a lock without threading, which a workflow command does not load
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -266,7 +266,7 @@ class Prefixes:
     KEEP: Final = 8  # prefixes kept: a fit asks for three
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = _thread.allocate_lock()
         self.clear()
 
     def clear(self) -> None:
