@@ -100,6 +100,25 @@ def test_a_detached_child_has_its_own_session_and_no_output(tmp_path: Path) -> N
     assert out.read_text() == "True ''"
 
 
+def test_a_started_child_runs_on_in_its_own_session_while_the_caller_goes_on(
+    tmp_path: Path,
+) -> None:
+    # for a command that ends as it answers: the call does not wait for the child
+    gate, out = tmp_path / "go", tmp_path / "seen"
+    script = (
+        "import os, sys, time\n"
+        f"while not os.path.exists({str(gate)!r}): time.sleep(0.01)\n"
+        f"open({str(out)!r}, 'w').write(f'{{os.getsid(0) == os.getpid()}} {{sys.stdin.read()!r}}')"
+    )
+    pid = spawning.started([sys.executable, "-c", script])
+    assert pid is not None
+    assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # still running: the call did not wait
+    gate.touch()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert out.read_text() == "True ''"
+
+
 def test_a_detached_child_past_its_timeout_is_killed() -> None:
     started = time.monotonic()
     with pytest.raises(spawning.Expired):

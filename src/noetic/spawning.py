@@ -213,3 +213,18 @@ def detached(argv: list[str], *, timeout: float) -> None:
         if not reaped:
             _kill(pid)
         os.close(pidfd)
+
+
+def started(argv: list[str]) -> int | None:
+    """Start ``argv`` in a session of its own with no input or output (``/dev/null``) and
+    return its pid at once, not waiting for it: for a command that ends as soon as it answers,
+    whose child the system then adopts (and reaps). A process that lives on would keep each
+    such child as a zombie until it waits for it, so it uses :func:`detached` with a shell
+    instead. ``None`` where ``posix_spawnp`` is missing (the caller falls back to
+    :func:`detached`); :class:`OSError` when it cannot start."""
+    if not hasattr(os, "posix_spawnp"):
+        return None
+    null = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]  # fmt: skip
+    return _spawn(argv, null, setsid=True)

@@ -105,12 +105,13 @@ def test_refused_input_is_refused_without_heavy_modules(home: Path) -> None:
 def test_a_finished_task_starts_its_indexer_without_subprocess(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # POSTFLIGHT starts the recall indexer in the background (the default) through a shell,
-    # spawned without subprocess; the indexer, in its own process, indexes the task
+    # POSTFLIGHT starts the recall indexer in the background (the default), spawned without
+    # subprocess and left to the system as the command ends; the indexer, in its own process,
+    # indexes the task
     run(home, "bootstrap")
     run(home, "preflight", "fix the bug", "--vectors", json.dumps(VECTORS))
     monkeypatch.setenv("NOETIC_INDEX", "background")
-    # nor shlex: the indexer's command is the shell's arguments, not text to quote
+    # nor shlex: the indexer's command is a list of arguments, not text to quote
     done = modules_loaded(["postflight", "--vectors", json.dumps(VECTORS), "--json"],
                           (*WATCHED, "shlex"), home)  # fmt: skip
     assert done["code"] == 0, done["output"]

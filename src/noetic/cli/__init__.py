@@ -41,6 +41,11 @@ def main() -> None:
     _typer(args[0] if args else None)
 
 
+program = False
+"""True in ``noetic`` run as a program (:func:`entry`): the process ends as its command answers,
+so what it starts in the background is left to the system rather than waited for."""
+
+
 def entry() -> None:
     """``noetic`` as a program (the console script, ``python -m noetic``): :func:`main`, and
     then the process ends as the interpreter would end it, without tearing the interpreter down
@@ -52,6 +57,8 @@ def entry() -> None:
     Whoever calls :func:`main` in a process of its own (a test, an embedding) keeps it."""
     import gc
 
+    global program
+    program = True
     # a command the fast path runs (a workflow command, a hook) is short and builds little that
     # refers to itself in a circle: the cyclic collector, about 25 passes and 2 ms of each as
     # its modules load, is turned back on only for what runs on (typer's commands, the MCP

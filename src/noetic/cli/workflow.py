@@ -217,11 +217,13 @@ def postflight(*, review: str | None, **options: Unpack[Assessing]) -> None:
         # a finished task: index it for recall, off this process, once the command's store is
         # closed (its files written), so the indexer neither opens it beside this process's
         # last writes nor competes with them; its location is enough to start it
+        from noetic import cli
         from noetic.recall.background import spawn_indexer
         from noetic.store import close_stores
 
         close_stores(done=False)
-        spawn_indexer(options["store"])
+        # run as a program the command ends as it answers: the indexer is left to the system
+        spawn_indexer(options["store"], ends_soon=cli.program)
 
 
 def investigate(

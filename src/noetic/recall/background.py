@@ -3,7 +3,8 @@ postflight``) never waits for the embedder to load.
 
 ``spawn_indexer(store)`` starts ``python -m noetic.recall.background HOME`` in its own session,
 with no terminal and no output, and returns at once (a few milliseconds: a shell starts the
-indexer in the background and exits, so no zombie is left behind for the caller to reap). The
+indexer in the background and exits, so no zombie is left behind for the caller to reap; a CLI
+command, which ends as it answers, starts the indexer directly and leaves it to the system). The
 indexer embeds the store's pending tasks (at most ``limit``) and exits. If it never runs or is
 killed, nothing is lost: the tasks stay pending, ``recall`` catches up on them before it ranks,
 and ``noetic reindex`` embeds them all. ``NOETIC_INDEX=inline`` indexes in the calling process
@@ -26,10 +27,13 @@ def mode() -> str:
     return value if value in MODES else "background"
 
 
-def spawn_indexer(where: str | Path | None) -> None:
+def spawn_indexer(where: str | Path | None, *, ends_soon: bool = False) -> None:
     """Index the pending tasks of the store at ``where`` (found as
     :func:`noetic.store.open_store` finds it) the way :func:`mode` says, never raising. In the
-    background the store is not opened here: the indexer opens it."""
+    background the store is not opened here: the indexer opens it. ``ends_soon``: the calling
+    process ends as soon as it answers (a CLI command), so the indexer is started directly and
+    left to the system, which adopts and reaps it; otherwise a shell starts it and exits, so a
+    process that lives on is left no zombie."""
     how = mode()
     if how == "off":
         return
@@ -43,13 +47,18 @@ def spawn_indexer(where: str | Path | None) -> None:
 
     home = str(require_store(locate_store(where)).resolve())
     # If the shell cannot start, the tasks stay pending and recall catches up on them.
-    from noetic.spawning import Expired, detached
+    from noetic.spawning import Expired, detached, started
 
+    indexer = [sys.executable, "-m", "noetic.recall.background", home]
+    if ends_soon:
+        with contextlib.suppress(OSError):
+            if started(indexer) is not None:
+                return
     with contextlib.suppress(OSError, Expired):
         # the command's words are the shell's arguments ("$@"), not text it parses: no quoting
         # (nor shlex) needed
-        detached(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", sys.executable,
-                  "-m", "noetic.recall.background", home], timeout=10)  # fmt: skip
+        detached(["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", *indexer],
+                 timeout=10)  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
