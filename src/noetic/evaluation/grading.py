@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Final
 
-from noetic.tools.sandbox import Sandbox, wrap
+from noetic.tools.sandbox import Sandbox, wait_or_kill, wrap
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 TAIL_BYTES: Final = 4000
@@ -163,18 +163,8 @@ async def _judge(argv: list[str], cwd: str, timeout_s: float, memory_mb: int) ->
             del tail[:-TAIL_BYTES]
 
     reader = asyncio.ensure_future(drain())
-    timed_out = False
     try:
-        await asyncio.wait_for(proc.wait(), timeout_s)
-    except TimeoutError:
-        timed_out = True
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-    except BaseException:  # cancelled: leave nothing running
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        raise
+        timed_out = await wait_or_kill(proc, timeout_s)  # cancelled: nothing left running
     finally:
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(reader, 5)

@@ -83,6 +83,10 @@ def assessment_record(row: Row) -> AssessmentRecord:
         gaps=tuple(json.loads(row["gaps"])),
         calibrated=json.loads(row["calibrated"]) if row["calibrated"] else None,
     )
+    return _record(row, assessment, decision)
+
+
+def _record(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
     return AssessmentRecord(
         id=row["id"],
         session_id=row["session_id"],
@@ -105,16 +109,7 @@ def recorded_assessment(row: Row, assessment: Assessment, decision: Decision) ->
         type(n) is not float for n in numbers if n is not None
     ):
         return assessment_record(row)
-    return AssessmentRecord(
-        id=row["id"],
-        session_id=row["session_id"],
-        cascade_id=row["cascade_id"],
-        seq=row["seq"],
-        assessment=assessment,
-        decision=decision,
-        created_at=row["created_at"],
-        written_by=row["written_by"],
-    )
+    return _record(row, assessment, decision)
 
 
 _CASCADE_FIELDS: Final = field_names(CascadeRecord)

@@ -17,16 +17,21 @@ decides); ``required`` refuses to run without it; ``off`` never uses it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from noetic.errors import UsageError
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate.protected import configured, protected_set
+
+if TYPE_CHECKING:
+    from asyncio.subprocess import Process
 
 SANDBOX_MODES: tuple[str, ...] = ("required", "auto", "off")
 
@@ -174,3 +179,22 @@ def wrap(
         args += _read_only(workspace, home)
     args += ["--cap-drop", "ALL", "--chdir", cwd, "--", *argv]
     return args
+
+
+async def wait_or_kill(proc: Process, timeout_s: float) -> bool:
+    """Wait for ``proc`` (started in a session of its own) at most ``timeout_s`` seconds; past
+    it, kill its whole process group and reap it. True when it ran out of time. Cancelled, the
+    group is killed before the cancellation goes on, so nothing is left running."""
+    import asyncio
+    import signal
+
+    try:
+        await asyncio.wait_for(proc.wait(), timeout_s)
+    except BaseException as exc:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if not isinstance(exc, TimeoutError):
+            raise
+        await proc.wait()
+        return True
+    return False

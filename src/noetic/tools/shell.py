@@ -15,12 +15,10 @@ holding only the policy's ``environment`` variables minus anything that looks li
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import glob
 import os
 import re
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from noetic.errors import InvalidValueError, PolicyRefusal
 from noetic.frozen import Frozen
 from noetic.tools.base import Tool, tool
 from noetic.tools.file_tools import SandboxRoot
-from noetic.tools.sandbox import Sandbox, choose, wrap
+from noetic.tools.sandbox import Sandbox, choose, wait_or_kill, wrap
 from noetic.tools.shellgate import Policy, Verdict, check_command, load_policy
 from noetic.tools.shellgate.rebuilt_line import render
 from noetic.tools.shellgate.syntax import Unparseable, parse
@@ -220,14 +218,7 @@ class ShellRunner:
                     kept.extend(chunk[:room])
 
         reader = asyncio.create_task(drain())
-        timed_out = False
-        try:
-            await asyncio.wait_for(proc.wait(), timeout_s)
-        except TimeoutError:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+        timed_out = await wait_or_kill(proc, timeout_s)
         try:
             await asyncio.wait_for(reader, 2.0)
         except TimeoutError:  # a child that escaped the group still holds the pipe
