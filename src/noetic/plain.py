@@ -229,18 +229,7 @@ class Value(_Fields):
                     if name in values:
                         raise TypeError(f"{type(self).__name__} got {name!r} twice")
                     values[name] = value
-            for name, default, factory in spec:
-                if name in values:
-                    value = values.pop(name)
-                elif factory is not None:
-                    value = factory()
-                elif default is MISSING:
-                    raise TypeError(f"{type(self).__name__} needs the field {name!r}")
-                else:
-                    value = default
-                object.__setattr__(self, name, value)
-            if values:
-                raise TypeError(f"{type(self).__name__} has no field {next(iter(values))!r}")
+            _fill(self, values)
 
     def _values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name, _, _ in _spec(type(self))}

@@ -69,6 +69,12 @@ def _spawn(argv: list[str], stdio: Sequence[tuple[object, ...]], *, setsid: bool
     )  # fmt: skip
 
 
+def _null() -> list[tuple[object, ...]]:
+    """A child's fds 0-2 on ``/dev/null``: no input, its output dropped."""
+    return [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY, 0)
+            for fd in (0, 1, 2)]  # fmt: skip
+
+
 def _reap(pid: int, pidfd: int, deadline: float) -> int:
     """The child's exit code, waiting until ``deadline`` (:class:`Expired` after it)."""
     poller = select.poll()
@@ -196,10 +202,7 @@ def detached(argv: list[str], *, timeout: float) -> None:
             raise Expired from None
         return
     deadline = time.monotonic() + timeout
-    null = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]  # fmt: skip
-    pid = _spawn(argv, null, setsid=True)
+    pid = _spawn(argv, _null(), setsid=True)
     try:
         pidfd = os.pidfd_open(pid)
     except OSError:
@@ -224,7 +227,4 @@ def started(argv: list[str]) -> int | None:
     :func:`detached`); :class:`OSError` when it cannot start."""
     if not hasattr(os, "posix_spawnp"):
         return None
-    null = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)]  # fmt: skip
-    return _spawn(argv, null, setsid=True)
+    return _spawn(argv, _null(), setsid=True)

@@ -275,8 +275,7 @@ def _kept(
     """:func:`kept`, with its map read (a body read before is not read again)."""
     row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
     if row is None or row.last_id != _newest(store):
-        body = fit_for(store, ai_id, ai_model, settings)
-        return body, Fitted.from_json(body["fitted"])
+        return fitted_for(store, ai_id, ai_model, settings)
     body, fitted = _parsed(row.body)
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from noetic.errors import InvalidValueError, NotFoundError, StoreError
+from noetic.plain import dumped
 from noetic.store import derived_files, session_files
 from noetic.store.document import Grown
 from noetic.store.mirror import Mirror, drain
@@ -500,12 +501,10 @@ class BaseStore:
         try:
             data = json.dumps(event.data)
         except TypeError:
-            from noetic.plain import dumped
-
             data = json.dumps(dumped(event.data, "json"))
         row = {
-            "kind": getattr(event.kind, "value", event.kind),
-            "at": event.at.isoformat().replace("+00:00", "Z"),
+            "kind": dumped(event.kind, "json"),
+            "at": dumped(event.at, "json"),
             "engine": event.engine,
             "session_id": event.session_id,
             "cascade_id": event.cascade_id,
