@@ -245,3 +245,73 @@ def test_threads_sharing_one_store_read_while_others_write(tmp_path):
         assert all(n % 2 == 0 for n in seen), "a read saw half of a write"
         count = store.conn.execute("SELECT COUNT(*) FROM events WHERE kind = 'note'").fetchone()
         assert count[0] == 4 * 60 * 2
+
+
+_CLOSE_UNDER_READS = """
+import sys, threading, time
+from pathlib import Path
+from noetic.errors import StoreError
+from noetic.store import Store
+
+COUNT = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) "
+COUNT += "SELECT SUM(x) FROM c"
+base = Path(sys.argv[1])
+for round in range(int(sys.argv[2])):
+    store = Store(base / str(round))
+    sid = store.create_session(ai_id="closing", profile="balanced").id
+    said, started = [], threading.Barrier(4)
+
+    def read():
+        started.wait()
+        try:
+            while True:
+                store.conn.execute(COUNT).fetchone()
+        except StoreError as exc:
+            said.append(str(exc))
+
+    def write():
+        started.wait()
+        try:
+            while True:
+                with store.transaction() as c:
+                    c.execute(
+                        "INSERT INTO events (at, kind, engine, session_id, data) "
+                        "VALUES ('t', 'note', 'test', ?, 'a')", (sid,))
+                    time.sleep(0.001)
+                    c.execute(
+                        "INSERT INTO events (at, kind, engine, session_id, data) "
+                        "VALUES ('t', 'note', 'test', ?, 'b')", (sid,))
+        except StoreError as exc:
+            said.append(str(exc))
+
+    threads = [threading.Thread(target=read) for _ in range(2)] + [threading.Thread(target=write)]
+    for t in threads:
+        t.start()
+    started.wait()
+    time.sleep(0.003 * (round % 4))
+    store.close()
+    for t in threads:
+        t.join(10)
+        assert not t.is_alive(), "a thread kept using a closed store"
+    assert len(said) == 3 and all("is closed" in s for s in said), said
+    with Store(base / str(round)) as again:
+        halves = again.conn.execute(
+            "SELECT data, COUNT(*) FROM events WHERE kind = 'note' GROUP BY data").fetchall()
+        assert len({n for _, n in halves}) <= 1, halves
+print("closed", sys.argv[2], "times")
+"""
+
+
+def test_closing_a_store_while_other_threads_use_it_neither_crashes_nor_loses_a_write(tmp_path):
+    """A store closed on one thread while others read and write on their own connections (an
+    MCP server's embedding thread, at exit): closing a connection under another thread's
+    statement crashed the interpreter. Each thread now finishes the statement or the
+    transaction it is in and is told the store is closed; a write is stored whole or not."""
+    done = subprocess.run(
+        [sys.executable, "-X", "faulthandler", "-c", _CLOSE_UNDER_READS, str(tmp_path), "40"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "closed 40 times" in done.stdout

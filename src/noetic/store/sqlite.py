@@ -91,6 +91,7 @@ class Store(BaseStore):
         # _thread's lock, ident and local are threading's own: without loading threading
         self._owner = _thread.get_ident()
         self._local = _thread._local()
+        self._shut = False  # closed by _disconnect: see _left
         self._others: list[tuple[weakref.ref[Thread], sqlite3.Connection]] = []
         self._grown = OrderedDict()
         if not recovering:
@@ -130,13 +131,29 @@ class Store(BaseStore):
     @property
     def conn(self) -> sqlite3.Connection:
         """This thread's connection (see the module's docstring)."""
-        if _thread.get_ident() == self._owner:
+        if _thread.get_ident() == self._owner and not self._shut:
             return self._main
         mine: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if self._shut:
+            return self._left(mine)
         if mine is None:
             mine = self._another()
             self._local.conn = mine
         return mine
+
+    def _left(self, mine: sqlite3.Connection | None) -> sqlite3.Connection:
+        """A thread's use of a store another thread closed: a transaction it has open ends on
+        its connection; otherwise the connection closes here, on its own thread, and the
+        use fails with an error that says so."""
+        if _thread.get_ident() == self._owner:
+            mine = self._main
+        if mine is not None and mine.in_transaction:
+            return mine
+        if mine is not None:
+            self._local.conn = None
+            with suppress(sqlite3.Error):
+                mine.close()
+        raise StoreError(f"the store at {self.home} is closed", fix="open it again")
 
     def _another(self) -> sqlite3.Connection:
         """A connection for the calling thread; those of threads that have ended are closed."""
@@ -153,12 +170,21 @@ class Store(BaseStore):
         return opened
 
     def _disconnect(self) -> None:
-        with self._writing:
+        """Close the connections no other thread can be using. A connection closed while
+        another thread runs a statement on it crashes the interpreter, so that of a thread
+        still alive (the MCP server's embedding thread, a worker) is closed by the thread
+        itself on its next use (:meth:`_left`), or as the thread ends."""
+        me = _thread.get_ident()
+        alive = set(sys._current_frames()) - {me}  # the live threads, without threading
+        with self._writing:  # a transaction open on another thread ends first
+            self._shut = True
             others, self._others = self._others, []
-        for _, conn in others:
-            with suppress(sqlite3.Error):
-                conn.close()
-        self._main.close()
+        for thread, conn in others:
+            if (t := thread()) is None or t.ident not in alive:
+                with suppress(sqlite3.Error):
+                    conn.close()
+        if self._owner not in alive:
+            self._main.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
