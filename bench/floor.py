@@ -103,6 +103,10 @@ class Variant:
         subprocess.run([*git, "init", "-q"], cwd=self.project, check=True)
         subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=self.project,
                        check=True)  # fmt: skip
+        # a user's repository has an identity, so a checkpoint's note is written to git (without
+        # one git refuses it and the checkpoint goes to SQLite: not the path users run)
+        for key, value in (("user.name", "b"), ("user.email", "b@b")):
+            subprocess.run(["git", "config", key, value], cwd=self.project, check=True)
         store = self.project / ".noetic"
         store.mkdir()
         (store / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')

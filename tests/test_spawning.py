@@ -163,3 +163,33 @@ def test_a_child_whose_wait_is_interrupted_is_killed_and_reaped(tmp_path: Path) 
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_running_child_answers_when_asked_as_run_text_does_after_the_caller_went_on() -> None:
+    # the input beyond what the pipe takes at once is written while the result is awaited
+    big = "y" * 200_000 + "\n"
+    script = "import sys; d = sys.stdin.read(); sys.stdout.write(d[::-1]); sys.exit(2)"
+    child = spawning.Running([sys.executable, "-c", script], stdin=big, timeout=20)
+    time.sleep(0.2)  # the caller's own work
+    assert child.result() == spawning.run_text([sys.executable, "-c", script], stdin=big,
+                                               timeout=20)  # fmt: skip
+    assert child.result() == (2, big[::-1].replace("\r", "\n"))  # asked again: the same answer
+
+
+def test_an_abandoned_child_is_killed_and_reaped(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    script = (
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(30)"
+    )
+    child = spawning.Running([sys.executable, "-c", script], stdin="x", timeout=20)
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text():
+            break
+        time.sleep(0.05)
+    child.abandon()
+    pid = int(pid_file.read_text())
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    child.abandon()  # twice: nothing left to do

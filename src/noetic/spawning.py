@@ -102,87 +102,129 @@ def run_text(argv: list[str], *, stdin: str | None, timeout: float) -> tuple[int
     None the child's input is at its end at once (rather than this process's own input, which
     a hook's host is writing to). Raises :class:`OSError` when it cannot start and
     :class:`Expired` when it outlives ``timeout``."""
-    if _FALLBACK:
-        import subprocess
+    return Running(argv, stdin=stdin, timeout=timeout).result()
 
+
+class Running:
+    """A child started as :func:`run_text` starts it, whose result is collected later, so the
+    caller's own work runs while the child does (a checkpoint's ``git`` beside the rest of a
+    command's writes). The input is written as far as the pipe takes it at once, the rest
+    while :meth:`result` waits; the timeout counts from the start. A child whose result is
+    never asked for is killed and reaped by :meth:`abandon`."""
+
+    def __init__(self, argv: list[str], *, stdin: str | None, timeout: float) -> None:
+        self._done: tuple[int, str] | None = None
+        if _FALLBACK:
+            import subprocess
+
+            try:
+                given: dict[str, Any] = {"input": stdin} if stdin is not None else {
+                    "stdin": subprocess.DEVNULL}  # fmt: skip
+                ran = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                     **given)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                raise Expired from None
+            self._done = ran.returncode, ran.stdout
+            return
+        self._deadline = time.monotonic() + timeout
+        self._encoding = _encoding()
+        data = b"" if stdin is None else stdin.encode(self._encoding)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        ours = [in_w, out_r, err_r]
         try:
-            given: dict[str, Any] = {"input": stdin} if stdin is not None else {
-                "stdin": subprocess.DEVNULL}  # fmt: skip
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **given)
-        except subprocess.TimeoutExpired:
-            raise Expired from None
-        return done.returncode, done.stdout
-    deadline = time.monotonic() + timeout
-    encoding = _encoding()
-    data = b"" if stdin is None else stdin.encode(encoding)
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    ours = [in_w, out_r, err_r]
-    try:
-        stdio = [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
-                 (os.POSIX_SPAWN_DUP2, err_w, 2)]  # fmt: skip
-        pid = _spawn(argv, stdio)
-    except BaseException:
-        for fd in (*ours, in_r, out_w, err_w):
+            stdio = [(os.POSIX_SPAWN_DUP2, in_r, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
+                     (os.POSIX_SPAWN_DUP2, err_w, 2)]  # fmt: skip
+            pid = _spawn(argv, stdio)
+        except BaseException:
+            for fd in (*ours, in_r, out_w, err_w):
+                os.close(fd)
+            raise
+        for fd in (in_r, out_w, err_w):
             os.close(fd)
-        raise
-    for fd in (in_r, out_w, err_w):
-        os.close(fd)
-    try:
-        pidfd = os.pidfd_open(pid)
-    except OSError:
-        _kill(pid)
-        for fd in ours:
-            os.close(fd)
-        raise
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    reaped = False
-    try:
-        poller = select.poll()
-        if data:
-            os.set_blocking(in_w, False)
-            poller.register(in_w, select.POLLOUT)
-        else:
-            os.close(in_w)
-            ours.remove(in_w)
-        for fd in (out_r, err_r):
-            poller.register(fd, select.POLLIN)
-        open_fds = {out_r, err_r} | ({in_w} if data else set())
-        while open_fds:
-            left = deadline - time.monotonic()
-            ready = poller.poll(left * 1000) if left > 0 else []
-            if not ready:
-                raise Expired
-            for fd, event in ready:
-                if fd == in_w:
-                    try:
-                        data = data[os.write(in_w, data[:65536]) :]
-                    except BrokenPipeError:
-                        data = b""
-                    if not data:
-                        poller.unregister(in_w)
-                        open_fds.discard(in_w)
-                        os.close(in_w)
-                        ours.remove(in_w)
-                    continue
-                chunk = os.read(fd, 65536) if event & (select.POLLIN | select.POLLHUP) else b""
-                if chunk:
-                    chunks[fd].append(chunk)
-                else:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
-        code = _reap(pid, pidfd, deadline)
-        reaped = True
-    finally:
-        if not reaped:  # run out of time, or interrupted: as subprocess.run, kill it first
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
             _kill(pid)
-        os.close(pidfd)
-        for fd in ours:
+            for fd in ours:
+                os.close(fd)
+            raise
+        self._pid, self._pidfd, self._ours = pid, pidfd, ours
+        self._out, self._err, self._in = out_r, err_r, in_w
+        os.set_blocking(in_w, False)
+        try:
+            self._data = data[os.write(in_w, data[:65536]) :] if data else b""
+        except BrokenPipeError:
+            self._data = b""
+        if not self._data:
+            self._close_input()
+
+    def _close_input(self) -> None:
+        if self._in in self._ours:
+            os.close(self._in)
+            self._ours.remove(self._in)
+
+    def result(self) -> tuple[int, str]:
+        """``(exit code, stdout)``, once the child has ended; :class:`Expired` past the time
+        (the child killed and reaped)."""
+        if self._done is not None:
+            return self._done
+        out_r, err_r, in_w = self._out, self._err, self._in
+        chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+        reaped = False
+        try:
+            poller = select.poll()
+            open_fds = {out_r, err_r}
+            if in_w in self._ours:
+                poller.register(in_w, select.POLLOUT)
+                open_fds.add(in_w)
+            for fd in (out_r, err_r):
+                poller.register(fd, select.POLLIN)
+            while open_fds:
+                left = self._deadline - time.monotonic()
+                ready = poller.poll(left * 1000) if left > 0 else []
+                if not ready:
+                    raise Expired
+                for fd, event in ready:
+                    if fd == in_w:
+                        try:
+                            self._data = self._data[os.write(in_w, self._data[:65536]) :]
+                        except BrokenPipeError:
+                            self._data = b""
+                        if not self._data:
+                            poller.unregister(in_w)
+                            open_fds.discard(in_w)
+                            self._close_input()
+                        continue
+                    chunk = os.read(fd, 65536) if event & (select.POLLIN | select.POLLHUP) else b""
+                    if chunk:
+                        chunks[fd].append(chunk)
+                    else:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+            code = _reap(self._pid, self._pidfd, self._deadline)
+            reaped = True
+        finally:
+            self._end(reaped)
+        out = b"".join(chunks[out_r]).decode(self._encoding)
+        b"".join(chunks[err_r]).decode(self._encoding)  # as text=True does: undecodable raises
+        self._done = code, out.replace("\r\n", "\n").replace("\r", "\n")
+        return self._done
+
+    def abandon(self) -> None:
+        """Kill and reap the child if its result was never collected."""
+        if self._done is None and not _FALLBACK and self._pidfd >= 0:
+            self._end(False)
+
+    def _end(self, reaped: bool) -> None:
+        if not reaped:  # run out of time, interrupted or abandoned: as subprocess.run, kill it
+            _kill(self._pid)
+        os.close(self._pidfd)
+        self._pidfd = -1
+        for fd in self._ours:
             os.close(fd)
-    out = b"".join(chunks[out_r]).decode(encoding)
-    b"".join(chunks[err_r]).decode(encoding)  # as text=True does: undecodable output raises
-    return code, out.replace("\r\n", "\n").replace("\r", "\n")
+        self._ours = []
 
 
 def detached(argv: list[str], *, timeout: float) -> None:

@@ -186,3 +186,68 @@ def test_a_tasks_newest_assessment_reads_as_plain_values_as_its_models_give_it(c
         assert plain.line() == models.line()
         assert Checkpoint.from_line(plain.line()) == plain
         assert last_assessment(store, "c_without_assessments") is None
+
+
+def scripted_git(folder: Path, body: str) -> Path:
+    """A ``git`` on PATH that writes its pid to ``folder/pid`` and runs ``body`` (shell)."""
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(f"#!/bin/sh\necho $$ > {folder / 'pid'}\n{body}\n")
+    script.chmod(0o755)
+    return folder
+
+
+@pytest.mark.subprocess
+def test_a_checkpoint_git_could_not_take_goes_to_sqlite_in_the_same_write(
+    repo, tmp_path, monkeypatch
+):
+    # git runs beside the rest of the write and is waited for before the write ends: when it
+    # fails, the checkpoint is inserted into SQLite inside the write, so a write that then
+    # fails leaves neither the assessment nor its checkpoint
+    bin_dir = scripted_git(tmp_path / "bin", "cat > /dev/null; exit 1")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    with Store(repo / ".noetic") as store:
+        tracker, session = work(store)
+        assert [w for w, _ in list_checkpoints(store, None)] == ["sqlite"] * 3
+        tracker.preflight(session.id, "second", Assessment.from_input("preflight", uniform(0.6)))
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the disk went away")
+
+        monkeypatch.setattr(store, "finish_cascade", broken)
+        with pytest.raises(RuntimeError, match="the disk went away"):
+            tracker.postflight(session.id, Assessment.from_input("postflight", uniform(0.7)))
+        phases = [cp.phase for _, cp in list_checkpoints(store, None)]
+        assert phases == ["preflight", "check", "postflight", "preflight"]
+        stored = store.conn.execute("SELECT COUNT(*) FROM assessments").fetchone()[0]
+        assert stored == 4
+
+
+@pytest.mark.subprocess
+def test_a_write_that_fails_while_its_checkpoint_git_runs_stops_git(repo, tmp_path, monkeypatch):
+    import os
+    import time
+
+    # git takes the checkpoints at once, but hangs on the POSTFLIGHT's
+    hang = """line=$(cat); case "$line" in *'"p":"postflight"'*) sleep 30;; esac; exit 1"""
+    bin_dir = scripted_git(tmp_path / "bin", hang)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    with Store(repo / ".noetic") as store:
+        tracker = Tracker(store, ProfileRegistry())
+        session, _ = tracker.bootstrap(profile="balanced")
+        tracker.preflight(session.id, "t", Assessment.from_input("preflight", uniform(0.6)))
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the disk went away")
+
+        monkeypatch.setattr(store, "finish_cascade", broken)
+        started = time.monotonic()
+        with pytest.raises(RuntimeError, match="the disk went away"):
+            tracker.postflight(session.id, Assessment.from_input("postflight", uniform(0.7)))
+        assert time.monotonic() - started < 10  # not waiting out git's 30 s
+        pid = int((bin_dir / "pid").read_text())
+        with pytest.raises(ChildProcessError):  # reaped: no zombie left
+            os.waitpid(pid, os.WNOHANG)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        assert store.conn.execute("SELECT COUNT(*) FROM assessments").fetchone()[0] == 1

@@ -18,6 +18,7 @@ and an investigation past the limit is refused with an error naming the limit an
 
 from __future__ import annotations
 
+import _thread
 import functools
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,7 @@ from noetic.store.records import (
 
 if TYPE_CHECKING:
     from noetic.calibration.recalibrating import Settings
+    from noetic.store.checkpoints import Appending
 
 
 class Recorded(Plain):
@@ -89,8 +91,25 @@ def _one_write(method: M) -> M:
 
     @functools.wraps(method)
     def wrapper(self: Tracker, *args: Any, **kwargs: Any) -> Any:
-        with self.store.unit():
+        me = _thread.get_ident()
+        if me in self._appending:  # inside another one: its write, its checkpoints
             return method(self, *args, **kwargs)
+        # a checkpoint's git runs while the rest of the write does, and is waited for before
+        # the write ends: where git fails, the checkpoint goes to SQLite in the same write
+        appending = self._appending[me] = []
+        try:
+            with self.store.unit():
+                try:
+                    result = method(self, *args, **kwargs)
+                except BaseException:
+                    for checkpoint in appending:
+                        checkpoint.abandon()
+                    raise
+                for checkpoint in appending:
+                    checkpoint.finish()
+                return result
+        finally:
+            del self._appending[me]
 
     return wrapper  # type: ignore[return-value]
 
@@ -116,6 +135,8 @@ class Tracker:
         # unless given (noetic.calibration.recalibrating)
         self.settings: Settings | None = None
         self._repo: Path | bool | None = False  # found on first use: it spawns git
+        # the checkpoints started by each thread's write in progress (see _one_write)
+        self._appending: dict[int, list[Appending]] = {}
 
     # sessions -----------------------------------------------------------------------------
 
@@ -421,11 +442,10 @@ class Tracker:
         if assessment.phase == Phase.CHECK:
             rounds = 1 + sum(1 for a in earlier if a.assessment.phase == Phase.CHECK)
             decision = _at_round_limit(decision, rounds, profile)
-        record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
         if self.checkpoints:
-            from noetic.store.checkpoints import make_checkpoint, write_checkpoint
+            from noetic.store.checkpoints import make_checkpoint, start_checkpoint
 
-            write_checkpoint(
+            appending = start_checkpoint(
                 self.store,
                 make_checkpoint(
                     session.id,
@@ -438,6 +458,12 @@ class Tracker:
                 ),
                 self._checkpoint_folder(),
             )
+            pending = self._appending.get(_thread.get_ident())
+            if pending is None:
+                appending.finish()
+            else:
+                pending.append(appending)
+        record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
         self.bus.emit(
             EventKind.ASSESSMENT_RECORDED,
             session_id=session.id,

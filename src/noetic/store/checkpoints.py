@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from noetic.spawning import Expired, run_text
+from noetic.spawning import Expired, Running
 from noetic.store.records import _Record
 from noetic.store.rows import now
 from noetic.vector_names import VECTOR_NAMES
@@ -109,28 +109,73 @@ def git_root(path: Path) -> Path | None:
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str | None:
+    """git's output, or None where it failed or could not start."""
+    git = _started(cwd, *args, stdin=stdin)
+    return None if git is None else _result(git)
+
+
+def _started(cwd: Path, *args: str, stdin: str | None = None) -> Running | None:
     # git's -C starts it in ``cwd`` (a folder that is not there fails as a missing cwd did);
     # spawned without subprocess, which a checkpoint on every assessment would load for this
     try:
-        code, out = run_text(["git", "-C", str(cwd), *args], stdin=stdin, timeout=20)
+        return Running(["git", "-C", str(cwd), *args], stdin=stdin, timeout=20)
     except (OSError, Expired):
         return None
-    return out if code == 0 else None
 
 
 def write_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> str:
     """Append to the git note on HEAD, or to SQLite; returns where it went. ``repo`` is the
     repository (:func:`git_root`) or any folder in it: git finds the repository from it, and
     a folder in none, or in one without a commit, falls back to SQLite as ``None`` does."""
-    line = checkpoint.line()
-    if repo is not None and _git(repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD",
-                                 stdin=line) is not None:  # fmt: skip
-        return "git"
-    row = {"session_id": checkpoint.session, "cascade_id": checkpoint.cascade,
-           "at": checkpoint.at, "line": line}  # fmt: skip
-    with store.transaction() as conn:
-        store.insert(conn, "checkpoints", row)
-    return "sqlite"
+    return start_checkpoint(store, checkpoint, repo).finish()
+
+
+class Appending:
+    """A checkpoint whose ``git notes append`` runs while the caller goes on with the rest of
+    its write (:func:`start_checkpoint`); :meth:`finish` waits for git and, where git could
+    not take it, inserts the checkpoint into SQLite, inside the caller's transaction when it
+    has one open, so it is stored with the assessment or not at all."""
+
+    def __init__(self, store: BaseStore, checkpoint: Checkpoint, git: Running | None) -> None:
+        self.store, self.checkpoint, self._git = store, checkpoint, git
+
+    def finish(self) -> str:
+        """Where the checkpoint went: ``"git"`` or ``"sqlite"``."""
+        if self._git is not None and _result(self._git) is not None:
+            return "git"
+        cp = self.checkpoint
+        row = {"session_id": cp.session, "cascade_id": cp.cascade, "at": cp.at,
+               "line": cp.line()}  # fmt: skip
+        with self.store.transaction() as conn:
+            self.store.insert(conn, "checkpoints", row)
+        return "sqlite"
+
+    def abandon(self) -> None:
+        """Stop waiting: the write this checkpoint belongs to failed (git is stopped if it
+        still runs; a note it wrote stays, as a note of a failed write did before)."""
+        if self._git is not None:
+            self._git.abandon()
+
+
+def start_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> Appending:
+    """Start appending ``checkpoint`` (see :func:`write_checkpoint`); :meth:`Appending.finish`
+    completes it."""
+    git = (
+        None
+        if repo is None
+        else _started(
+            repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD", stdin=checkpoint.line()
+        )
+    )
+    return Appending(store, checkpoint, git)
+
+
+def _result(git: Running) -> str | None:
+    try:
+        code, out = git.result()
+    except (OSError, Expired):
+        return None
+    return out if code == 0 else None
 
 
 def list_checkpoints(
