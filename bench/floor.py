@@ -49,9 +49,12 @@ EMPIRICA = {"--help": ["--help"]}
 
 
 def hook(event: str, project: Path, **extra: object) -> tuple[list[str], str]:
-    name = {"session-start": "SessionStart", "pre-tool-use": "PreToolUse",
-            "post-tool-use": "PostToolUse", "pre-compact": "PreCompact", "stop": "Stop",
-            "session-end": "SessionEnd"}[event]  # fmt: skip
+    name = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
+            "pre-tool-use": "PreToolUse", "post-tool-use": "PostToolUse",
+            "pre-compact": "PreCompact", "stop": "Stop", "session-end": "SessionEnd",
+            "subagent-start": "SubagentStart", "subagent-stop": "SubagentStop",
+            "task-completed": "TaskCompleted", "permission-denied": "PermissionDenied",
+            "stop-failure": "StopFailure"}[event]  # fmt: skip
     body = {"session_id": CLAUDE_SESSION, "cwd": str(project), "hook_event_name": name, **extra}
     return ["hook", event], json.dumps(body)
 
@@ -75,7 +78,18 @@ def commands(project: Path) -> list[tuple[str, list[str], str]]:
         ("hook post-tool-use (pytest)",
          *hook("post-tool-use", project, **bash, tool_input={"command": "pytest -q"},
                tool_response={"stdout": "1 passed", "stderr": "", "interrupted": False})),
+        ("hook user-prompt-submit", *hook("user-prompt-submit", project, prompt="go on")),
+        ("hook subagent-start",
+         *hook("subagent-start", project, agent_id="a-1", agent_type="reviewer")),
+        ("hook subagent-stop",
+         *hook("subagent-stop", project, agent_id="a-1", agent_type="reviewer",
+               stop_hook_active=False, last_assistant_message="done")),
+        ("hook permission-denied",
+         *hook("permission-denied", project, tool_name="Bash", reason="denied by the user")),
+        ("hook stop-failure", *hook("stop-failure", project, error="overloaded_error")),
         ("hook pre-compact", *hook("pre-compact", project, trigger="auto")),
+        ("hook task-completed",
+         *hook("task-completed", project, task_id="1", task_subject="x")),
         ("hook stop", *hook("stop", project, stop_hook_active=False)),
         ("hook session-end", *hook("session-end", project, reason="exit")),
         ("bootstrap", ["bootstrap", "--json"], ""),

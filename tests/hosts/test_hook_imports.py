@@ -422,3 +422,33 @@ def test_a_test_run_is_recorded_through_the_store_alone(gated: Path) -> None:
         [outcome] = list_outcomes(store)
     assert (outcome.cascade_id, outcome.score, outcome.source) == (cascade, 1.0, "test")
     assert outcome.evidence == "`pytest -q` exited 0 (Claude Code Bash)"
+
+
+@pytest.mark.subprocess
+def test_the_hooks_on_prompts_subagents_and_host_events_load_no_heavy_module(gated: Path) -> None:
+    # UserPromptSubmit runs before every prompt, the subagent hooks around every subagent, and
+    # the host's reports (a permission denied, a failed turn, a task completed) as they come:
+    # each is a fresh process that reads or writes the store alone
+    start = hook("session-start", gated, hook_event_name="SessionStart", source="startup")
+    sid = start["reply"]["hookSpecificOutput"]["additionalContext"].split("Noetic session ")[1]
+    opened = modules_loaded(
+        ["preflight", "fix the bug", "--session", sid.split(" ", 1)[0], "--vectors",
+         json.dumps(VECTORS), "--json"], HEAVY, gated,
+    )  # fmt: skip
+    assert opened["code"] == 0, opened["output"]
+    runs = [
+        hook("user-prompt-submit", gated, PER_CALL, hook_event_name="UserPromptSubmit",
+             prompt="go on"),
+        hook("subagent-start", gated, PER_CALL, hook_event_name="SubagentStart", agent_id="a-1",
+             agent_type="reviewer"),
+        hook("subagent-stop", gated, PER_CALL, hook_event_name="SubagentStop", agent_id="a-1",
+             agent_type="reviewer", stop_hook_active=False, last_assistant_message="done"),
+        hook("permission-denied", gated, PER_CALL, hook_event_name="PermissionDenied",
+             tool_name="Bash", reason="denied by the user"),
+        hook("stop-failure", gated, PER_CALL, hook_event_name="StopFailure",
+             error="overloaded_error"),
+        hook("task-completed", gated, PER_CALL, hook_event_name="TaskCompleted", task_id="1",
+             task_subject="x"),
+    ]  # fmt: skip
+    assert [r["loaded"] for r in runs] == [[]] * len(runs)
+    assert runs[-1]["reply"]["decision"] == "block"  # the open task asks for its POSTFLIGHT
