@@ -354,3 +354,96 @@ def test_a_plain_field_factory_makes_a_fresh_default_and_survives_pydantic():
     assert made == Bag(name="b") and made.items == []
     assert [f.name for f in dataclasses.fields(Bag)] == ["name", "items"]
     assert Bag(name="c").items == []
+
+
+# A module as the hooks and workflow commands load them: typing's names imported for the type
+# checker only, an alias a field check reads written as text, a pydantic model elsewhere naming it
+_LIGHT = """
+from __future__ import annotations
+
+from noetic.plain import Plain, Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Literal, TypeAlias
+
+Mood: TypeAlias = 'Literal["calm", "busy"]'
+
+
+class Reading(Plain):
+    mood: Mood
+    note: Any = None
+    limit: ClassVar[int] = 3
+
+
+class Pair(Value):
+    mood: Mood | None
+    count: int = 0
+"""
+_MODEL = """
+from __future__ import annotations
+
+from noetic.frozen import Frozen
+from {light} import Mood, Reading
+
+
+class Report(Frozen):
+    mood: Mood | None
+    reading: Reading
+"""
+
+
+def _module(name: str, text: str, folder: Any, monkeypatch: Any) -> Any:
+    import importlib.util
+    import sys
+
+    (folder / f"{name}.py").write_text(text)
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_alias_written_as_text_is_checked_and_pydantic_reads_typing_names_it_was_not_given(
+    tmp_path, monkeypatch
+):
+    from pydantic import TypeAdapter
+
+    light = _module("noetic_light_module", _LIGHT, tmp_path, monkeypatch)
+    assert "Literal" not in vars(light) and isinstance(light.Mood, str)
+    # the field check reads the text: a value outside it is refused, naming what is allowed
+    with pytest.raises(ValidationError, match="field 'mood': must be one of: 'calm', 'busy'"):
+        light.Reading(mood="angry")
+    assert light.Reading(mood="calm").mood == "calm"
+    # a pydantic model in another module that imports the alias as text reads it as its type
+    model = _module("noetic_light_model", _MODEL.format(light="noetic_light_module"), tmp_path,
+                    monkeypatch)  # fmt: skip
+    report = model.Report(mood="busy", reading={"mood": "calm"})
+    assert report.reading == light.Reading(mood="calm")
+    with pytest.raises(Exception, match="'calm' or 'busy'"):
+        model.Report(mood="angry", reading={"mood": "calm"})
+    # pydantic evaluates the annotations in the module: it is given the names first
+    schema = TypeAdapter(light.Reading).json_schema()
+    assert schema["properties"]["mood"]["enum"] == ["calm", "busy"]
+    assert "limit" not in schema["properties"]  # a ClassVar, not a field
+    assert TypeAdapter(light.Pair).validate_python({"mood": "busy"}) == light.Pair("busy")
+    with pytest.raises(Exception, match="'calm' or 'busy'"):
+        TypeAdapter(light.Pair).validate_python({"mood": "angry"})
+    # the alias is now the type it names: the checks read it the same
+    assert not isinstance(light.Mood, str)
+    with pytest.raises(ValidationError, match="field 'mood': must be one of: 'calm', 'busy'"):
+        light.Reading(mood="angry")
+
+
+def test_the_aliases_of_calibration_results_are_checked():
+    from noetic.calibration.metrics import CalibrationTest
+    from noetic.calibration.per_phase import PhasePoint
+
+    with pytest.raises(ValidationError, match="field 'verdict': must be one of"):
+        CalibrationTest(verdict="fine", alpha=0.05, n=1, reason="r")
+    with pytest.raises(ValidationError, match="field 'basis': must be one of"):
+        PhasePoint(cascade_id="c", at="now", phase="check", stated=0.5, basis="guess",
+                   observed=1.0, agent="a", model="m", engine="e", persona="p",
+                   profile="balanced")  # fmt: skip

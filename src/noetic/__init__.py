@@ -16,7 +16,11 @@ workflow's phases, under :mod:`noetic.operations`).
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 __version__ = "0.1.0"
 

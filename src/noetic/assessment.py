@@ -33,12 +33,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, ClassVar, Final
 
 from noetic.errors import InvalidValueError
 from noetic.plain import Plain, field, text
 from noetic.untrusted import check_text_field
 from noetic.vectors import VECTOR_NAMES, check_score, oriented, overall_confidence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final
+
 
 ENGAGEMENT_GATE: Final = 0.60
 COHERENCE_MINIMUM: Final = 0.50

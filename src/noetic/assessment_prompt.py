@@ -15,11 +15,11 @@ toward the true rate (Kaddour et al. 2026 report up to 15 points less overconfid
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from noetic.assessment import Action, Phase, Review
 from noetic.vectors import DESCRIPTIONS, INVERTED, TIERS, VECTOR_NAMES
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.assessment import Assessment
     from noetic.profiles import Profile

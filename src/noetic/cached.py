@@ -22,7 +22,6 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 try:  # hashlib's own BLAKE2: importing hashlib would load OpenSSL as well
     from _blake2 import blake2b as blake2b
@@ -36,7 +35,13 @@ except ImportError:
     except ImportError:  # pragma: no cover (a Python built without it)
         from hashlib import sha256 as sha256
 
-T = TypeVar("T")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
+
+
 # Raise it when the encoding below changes.
 FORMAT = 1
 _TYPE = "\x00type"
@@ -165,7 +170,9 @@ def validated(cls: type[T], data: Any) -> T:
     its annotations (written with ``Annotated``, ``Field``, ``AfterValidator``, ``BeforeValidator``
     imported for type checking only); raises :class:`pydantic.ValidationError`. This imports
     pydantic: call it to build a value that :func:`load` then caches."""
-    from typing import Annotated  # noqa: F401 (pydantic reads the caller's names from here)
+    # pydantic reads the caller's names from here, and the module's: the class's module
+    # imports these for the type checker only
+    from typing import Annotated, Any, Literal  # noqa: F401
 
     from pydantic import AfterValidator, BeforeValidator, Field, TypeAdapter  # noqa: F401
 

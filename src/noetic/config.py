@@ -35,10 +35,14 @@ import os
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Final
 
 from noetic.errors import InvalidValueError
 from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
 
 FILE_NAME: Final = "config.toml"
 GATE_MODES: Final = ("ask", "deny", "allow")

@@ -32,9 +32,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, ClassVar
 
 from noetic.plain import Plain, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 class EventKind(StrEnum):

@@ -11,10 +11,12 @@ caller (or the model, in a repair round) knows exactly what to shorten.
 
 from __future__ import annotations
 
-from typing import Final
-
 from noetic.errors import LimitExceeded
 from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 
 class InputLimit(NamedTuple):

@@ -22,7 +22,7 @@ What it does not do is what no class here needs: generic named tuples, and the f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False
 
 __all__ = ["NamedTuple"]
 

@@ -28,11 +28,21 @@ import sys
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, dataclass_transform
 
 from noetic.errors import InvalidValueError
 
-P = TypeVar("P", bound="Plain")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeAlias, TypeVar, dataclass_transform
+
+    P = TypeVar("P", bound="Plain")
+    V = TypeVar("V", bound="Value")
+else:
+
+    def dataclass_transform(**_: object) -> Callable[[type], type]:
+        """What a type checker reads of a class (its fields make ``__init__``): nothing at run
+        time."""
+        return lambda cls: cls
 
 
 class _Missing:
@@ -65,7 +75,7 @@ def _frozen(message: str) -> Exception:
     return FrozenInstanceError(message)
 
 
-Check = Callable[[Any, str], Any]
+Check: TypeAlias = "Callable[[Any, str], Any]"
 _CHECKS: dict[type, dict[str, Check]] = {}
 _SPECS: dict[type, list[tuple[str, Any, Callable[[], Any] | None]]] = {}
 
@@ -193,9 +203,6 @@ class Plain(_Fields):
         """``cls`` of a row's columns that are its fields (the rest left out), and ``values``."""
         columns = set(row.keys())  # a sqlite3.Row's ``in`` looks at its values
         return cls(**{**{n: row[n] for n, _, _ in _spec(cls) if n in columns}, **values})
-
-
-V = TypeVar("V", bound="Value")
 
 
 @dataclass_transform(frozen_default=True)
@@ -382,9 +389,13 @@ def field_names(cls: type[Plain] | type[Value]) -> tuple[str, ...]:
 
 
 def as_dataclass(cls: type[Plain] | type[Value]) -> None:
-    """``cls`` (and its plain bases) made a standard dataclass, for pydantic to read."""
+    """``cls`` (and its plain bases) made a standard dataclass, for pydantic to read, each
+    class's annotations made evaluable in its module first (:func:`evaluable`)."""
     for klass in reversed(cls.__mro__):
-        if klass in (Plain, Value) or not issubclass(klass, Plain | Value):
+        if not issubclass(klass, Plain | Value):
+            continue
+        evaluable(klass)
+        if klass in (Plain, Value):
             continue
         if "__dataclass_fields__" not in vars(klass):
             import dataclasses
@@ -394,6 +405,33 @@ def as_dataclass(cls: type[Plain] | type[Value]) -> None:
                     setattr(klass, name, dataclasses.field(default_factory=value.make))
             kw_only = issubclass(klass, Plain) or getattr(klass, "_kw_only", False)
             dataclasses.dataclass(kw_only=kw_only, init=False, repr=False, eq=False)(klass)
+
+
+_QUOTED = r"'[^']*'|\"[^\"]*\""  # compiled by re at its first use
+
+
+def evaluable(klass: type) -> None:
+    """Make ``klass``'s annotations evaluable in its module's namespace, where pydantic
+    evaluates them: the names of :mod:`typing` they use (``Any``, ``Literal``, ``ClassVar``…),
+    which the modules the hooks and workflow commands load import for the type checker only,
+    are given to the module, and an alias written as text (``Basis: TypeAlias =
+    'Literal[…]'``) becomes the type it names (the checks read either). Nothing that loads
+    pydantic avoids typing: it is loaded here, not on the hot paths."""
+    import typing
+
+    namespace = vars(sys.modules[klass.__module__])
+    texts = [kind for kind in _annotations(klass).values() if isinstance(kind, str)]
+    aliases: list[str] = []
+    while texts:
+        for name in re.findall(r"[A-Za-z_]\w*", re.sub(_QUOTED, "", texts.pop())):
+            found = namespace.get(name, MISSING)
+            if found is MISSING and name in typing.__all__:
+                namespace[name] = getattr(typing, name)
+            elif isinstance(found, str) and name not in aliases:  # an alias written as text
+                aliases.append(name)
+                texts.append(found)
+    for name in reversed(aliases):  # an alias named inside another is evaluated first
+        namespace[name] = eval(namespace[name], namespace)  # the module's own text
 
 
 def _checks(cls: type) -> dict[str, Check]:
@@ -451,6 +489,8 @@ def _check_of(text: str, spaces: list[dict[str, Any]]) -> Check:
     found = next((s[text] for s in spaces if text in s), None)
     if found is None:  # a name only the type checker sees: taken as given
         return _anything
+    if isinstance(found, str):  # an alias written as text: Verdict: TypeAlias = "Literal[…]"
+        return _check_of(found, spaces)
     if not isinstance(found, type):  # an alias: Verdict = Literal[…]
         return _check_of(repr(found).replace("typing.", ""), spaces)
     if issubclass(found, Enum):

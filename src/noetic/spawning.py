@@ -20,10 +20,11 @@ import os
 import select
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
 _FALLBACK = not (hasattr(os, "pidfd_open") and hasattr(os, "posix_spawnp"))
 

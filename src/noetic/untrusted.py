@@ -33,7 +33,6 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from noetic.errors import InvalidValueError, NotFoundError
 from noetic.limits import (
@@ -44,6 +43,11 @@ from noetic.limits import (
     TEXT_CHARS,
     InputLimit,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 _BRACKET_OR_QUOTE = re.compile(r'["\[\]{}]')
 _STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)

@@ -4,7 +4,10 @@ which re-exports them."""
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
 
 TIERS: Final[dict[str, tuple[str, ...]]] = {
     "engagement": ("engagement",),

@@ -47,13 +47,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import ClassVar, Final
 
 from noetic.errors import InvalidValueError
 from noetic.plain import Plain
 from noetic.vector_names import META_VECTOR as META_VECTOR
 from noetic.vector_names import TIERS as TIERS
 from noetic.vector_names import VECTOR_NAMES as VECTOR_NAMES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar, Final
+
 
 TIER_WEIGHTS: Final[dict[str, float]] = {
     "engagement": 0.15,

@@ -40,14 +40,17 @@ HEAVY = (
     "jinja2",
     "numpy",
 )
+# nor typing, in any hook (≈2 ms of every start): Noetic imports its names for the type checker
+# only, and tree-sitter's compiled module is loaded without the package's __init__, which does
+LIGHT = (*HEAVY, "typing")
 # what the two hooks on every tool call leave out besides: the standard library's dataclasses
 # (and the inspect it brings) cost about 6 ms of a start that is 50 ms in all
-PER_CALL = (*HEAVY, "dataclasses", "inspect", "threading")
+PER_CALL = (*LIGHT, "dataclasses", "inspect", "threading")
 SESSION = "0b7a2f4e-0000-4000-8000-0000000e1a01"
 
 
 def hook(
-    event: str, project: Path, watched: tuple[str, ...] = HEAVY, **extra: Any
+    event: str, project: Path, watched: tuple[str, ...] = LIGHT, **extra: Any
 ) -> dict[str, Any]:
     """Run ``noetic hook EVENT`` in ``project`` the way Claude Code does; its exit code, its
     reply (None when it printed nothing) and the heavy modules it loaded."""
@@ -305,7 +308,7 @@ def test_pre_compact_checkpoints_the_open_task_without_pydantic(gated: Path) -> 
     expected = _as_models_give_it(gated, sid, "auto")
     assert '"v":[0.8,1.0,0.7,0.83,' in expected and ",0.12]" in expected  # the CHECK carried
     # the checkpoint's git is spawned without subprocess (nor the threading it loads)
-    spawned = (*HEAVY, "subprocess", "threading")
+    spawned = (*LIGHT, "subprocess", "threading")
     compacted = hook("pre-compact", gated, spawned, hook_event_name="PreCompact", trigger="auto")
     assert compacted["reply"] is None and compacted["loaded"] == []
     assert _checkpoints_written(gated) == [("sqlite", expected)]
@@ -340,7 +343,7 @@ def test_session_start_builds_the_tracker_only_to_open_a_session(gated: Path) ->
     # compacted Claude session keeps its Noetic session, read from the store alone; a new
     # session is opened by the tracker, which loads nothing heavy: its models are plain data
     _with_test_commands(gated)
-    watched = (*HEAVY, "noetic.hosts.testing.detect", "noetic.runtime.tracker")
+    watched = (*LIGHT, "noetic.hosts.testing.detect", "noetic.runtime.tracker")
     start = {"hook_event_name": "SessionStart"}
     hook("session-start", gated, watched, **start, source="startup")  # builds the caches
     hook("session-end", gated, hook_event_name="SessionEnd", reason="exit")
@@ -393,7 +396,7 @@ def test_a_test_run_is_recorded_through_the_store_alone(gated: Path) -> None:
     ran = {"hook_event_name": "PostToolUse", "tool_name": "Bash",
            "tool_input": {"command": "pytest -q"},
            "tool_response": {"stdout": "1 passed", "stderr": "", "interrupted": False}}  # fmt: skip
-    watched = (*HEAVY, "noetic.runtime.tracker", "noetic.calibration.learning")
+    watched = (*LIGHT, "noetic.runtime.tracker", "noetic.calibration.learning")
     light = (*PER_CALL, *watched, "noetic.store.base")
     idle = hook("post-tool-use", gated, light, **ran)
     assert idle["reply"] is None and idle["loaded"] == []

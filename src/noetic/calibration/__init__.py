@@ -29,9 +29,11 @@ needs ``basic_calibration`` does not pay for the reports, the guardian and the d
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.calibration.basic import (
         CALIBRATION_TOLERANCE,
         BasicCalibration,

@@ -22,11 +22,15 @@ tells whether the agent was right.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
 
 from noetic.assessment import Assessment
 from noetic.plain import Plain
 from noetic.vectors import Tuning, oriented, overall_confidence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
 
 CALIBRATION_TOLERANCE: Final = 0.10
 

@@ -9,8 +9,6 @@ recording of an outcome and what follows from it is in one place.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from noetic.assessment import Calibrated, Phase
 from noetic.calibration.outcomes import (
     OutcomeRecord,
@@ -22,6 +20,10 @@ from noetic.errors import NotFoundError, WorkflowError
 from noetic.profiles import ProfileRegistry
 from noetic.store.base import BaseStore as Store
 from noetic.store.records import CascadeRecord
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
 
 
 class RecordedOutcome(OutcomeRecord):

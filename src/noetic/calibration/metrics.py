@@ -35,9 +35,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Final, Literal
 
 from noetic.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, TypeAlias
+
 
 MIN_SAMPLES: Final = 20
 MIN_PER_CLASS: Final = 5
@@ -62,7 +66,7 @@ class ReliabilityBin(Plain):
     gap: float
 
 
-Verdict = Literal["consistent with calibration", "miscalibrated", "insufficient data"]
+Verdict: TypeAlias = 'Literal["consistent with calibration", "miscalibrated", "insufficient data"]'
 
 
 class CalibrationTest(Plain):

@@ -14,7 +14,6 @@ import json
 import math
 from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
 
 from noetic.assessment import Phase
 from noetic.errors import InvalidValueError, NotFoundError
@@ -24,7 +23,10 @@ from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.store.rows import now
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.calibration.per_phase import Basis, PhasePoint
 
 SOURCES = ("test", "human", "check")

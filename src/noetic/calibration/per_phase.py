@@ -19,7 +19,6 @@ each). What needs more outcomes says so.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
 
 from noetic.calibration.metrics import MIN_PER_CLASS, MIN_SAMPLES, Metric, auroc, brier
 from noetic.calibration.rates import (
@@ -34,12 +33,17 @@ from noetic.calibration.rates import (
 )
 from noetic.plain import Plain
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal, TypeAlias
+
+
 PHASES: Final = ("preflight", "check", "postflight", "adversarial_review")
 GROUPINGS: Final = ("phase", "agent", "model", "engine", "persona", "profile")
 MIN_INTERVAL: Final = 5
-Basis = Literal["p_success", "confidence"]
-Stated = Literal["p_success", "confidence", "mixed"]
-Grouping = Literal["phase", "agent", "model", "engine", "persona", "profile"]
+Basis: TypeAlias = 'Literal["p_success", "confidence"]'
+Stated: TypeAlias = 'Literal["p_success", "confidence", "mixed"]'
+Grouping: TypeAlias = 'Literal["phase", "agent", "model", "engine", "persona", "profile"]'
 
 
 class PhasePoint(Plain):

@@ -38,9 +38,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
 
 from noetic.plain import Plain
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
+
 
 Z95: Final = 1.959964
 MAX_GROUPS: Final = 10

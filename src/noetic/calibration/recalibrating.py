@@ -33,7 +33,6 @@ from __future__ import annotations
 import _thread
 import json
 from pathlib import Path
-from typing import Any, Final, Literal
 from weakref import WeakKeyDictionary
 
 from noetic.assessment import Calibrated, Release
@@ -45,8 +44,14 @@ from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.store.reads import last_outcome
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal
+
+    Scope = Literal["agent", "model", "store"]
+
+
 RECORD_TASKS: Final = 40
-Scope = Literal["agent", "model", "store"]
 
 
 class Settings(Value):

@@ -56,9 +56,13 @@ from __future__ import annotations
 import _thread  # a lock without threading, which a workflow command does not load
 import math
 from collections.abc import Sequence
-from typing import Any, Final
 
 from noetic.plain import Value, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
 
 FIT_SHARE: Final = 2 / 3
 MIN_FIT: Final = 10

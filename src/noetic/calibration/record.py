@@ -11,8 +11,8 @@ outcomes.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 

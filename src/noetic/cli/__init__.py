@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # Noetic uses no pydantic plugin: unless the user says otherwise, pydantic is told so, which
 # spares the scan of every installed package's entry points at the first model a command

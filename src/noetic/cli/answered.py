@@ -6,14 +6,16 @@ without ``--json`` the note alone."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from noetic.cli.output import emit, stderr, stdout, to_jsonable
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from noetic.operations.once import Replayed
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 
 def answer(

@@ -14,9 +14,12 @@ declared here too, and :mod:`noetic.cli.options` gives typer's other commands th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Opt(NamedTuple):

@@ -17,10 +17,10 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from noetic.cli.output import esc, stderr
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.errors import NoeticError
 

@@ -20,9 +20,13 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 from noetic.cli.declared import COMMANDS, Opt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # compiled by re at its first use (an option that takes a number), not as the module loads
 _NUMBER = r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?"

@@ -16,7 +16,11 @@ import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 FORMAT = 1
 # what typer, click and rich read from the environment to decide how help looks

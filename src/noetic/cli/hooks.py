@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def hook(event: str, store: Path | None = None) -> None:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # How long a pipe may take to deliver its first byte (`echo … | noetic check` starts both at once).
 _STDIN_GRACE_S = 0.2

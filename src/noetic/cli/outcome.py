@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from noetic.cli.exits import handled
 from noetic.cli.output import stdout
 from noetic.runtime.opening import open_tracker, optional_current_session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def outcome(

@@ -14,9 +14,11 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rich.console import Console
 
 # Wide enough that nothing written to a pipe or a file is ever wrapped or truncated.
@@ -115,11 +117,18 @@ class _Lines:
 
 
 def stdout() -> Console:
-    return cast("Console", _Lines(err=False)) if plain() else console(err=False)
+    return _lines(err=False) if plain() else console(err=False)
 
 
 def stderr() -> Console:
-    return cast("Console", _Lines(err=True)) if plain(err=True) else console(err=True)
+    return _lines(err=True) if plain(err=True) else console(err=True)
+
+
+def _lines(err: bool) -> Console:
+    """A :class:`_Lines`, which answers what the commands ask of Rich's console."""
+    made: Any = _Lines(err=err)
+    lines: Console = made
+    return lines
 
 
 def esc(value: object) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from noetic.vectors import TIER_OF, VECTOR_NAMES, oriented
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rich.table import Table
 
     from noetic.assessment import Decision

@@ -8,7 +8,6 @@ module imports neither typer nor anything a command does not use."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
 
 from noetic.cli.answered import answer
 from noetic.cli.exits import handled
@@ -18,8 +17,28 @@ from noetic.operations import workflow as ops
 from noetic.operations.once import Replayed
 from noetic.runtime.opening import current_session, open_tracker
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypedDict
+
     from typing_extensions import Unpack
+else:  # at run time, a class that carries the options' annotations
+    TypedDict = dict
+
+
+class Assessing(TypedDict):
+    """The options preflight, check and postflight share (declared once in
+    :mod:`noetic.cli.declared`)."""
+
+    vectors: str | None
+    vectors_file: Path | None
+    p_success: str | None
+    provider: str | None
+    session: str | None
+    ai_id: str | None
+    request_id: str | None
+    store: Path | None
+    json: bool
 
 
 def bootstrap(
@@ -141,21 +160,6 @@ def _render_assessment(result: Any) -> None:
     out.print(decision_line(result.decision))
     if a.phase == "postflight":
         out.print(calibration_line(result.calibration))
-
-
-class Assessing(TypedDict):
-    """The options preflight, check and postflight share (declared once in
-    :mod:`noetic.cli.declared`)."""
-
-    vectors: str | None
-    vectors_file: Path | None
-    p_success: str | None
-    provider: str | None
-    session: str | None
-    ai_id: str | None
-    request_id: str | None
-    store: Path | None
-    json: bool
 
 
 def _phase(

@@ -13,7 +13,12 @@ runtime (the tracker, the store, the outcome recording of calibration) on behalf
 no model and no engine, and the CLI calls it.
 """
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # `noetic setup NAME` → the module (or ``module:object``) that knows that host.
 HOST_MODULES = {

@@ -42,7 +42,11 @@ command that needs one operation pays for that one.
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 _OPERATIONS = {
     "bootstrap": "workflow",

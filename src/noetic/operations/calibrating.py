@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from noetic.errors import InvalidValueError, NotFoundError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.calibration import CalibrationReport, RecordedOutcome
     from noetic.operations.once import Replayed

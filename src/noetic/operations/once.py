@@ -17,17 +17,26 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from noetic.errors import StoreError
 from noetic.plain import Value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Generic, TypeVar
+
     from noetic.store import requests
     from noetic.store.base import BaseStore
 
-T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
+    T = TypeVar("T")
+    T_co = TypeVar("T_co", covariant=True)
+else:  # at run time the class takes no type parameter: Replayed[T] is Replayed
+
+    class Generic:
+        def __class_getitem__(cls, _: object) -> type:
+            return cls
+
+    T_co = None
 
 
 class Replayed(Value, Generic[T_co]):

@@ -15,17 +15,21 @@ request sent through the CLI and through MCP is one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from noetic.operations.once import Replayed, earlier, once
 from noetic.plain import Plain
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from noetic.assessment import Assessment, Phase, Review
     from noetic.profiles import Profile
     from noetic.recall.selection import RecallResult
     from noetic.runtime.tracker import EpistemicState, Postflight, Recorded, Tracker
     from noetic.store.records import InvestigationRecord, SessionRecord
+
+    R = TypeVar("R")
 
 
 class Bootstrapped(Plain):
@@ -254,9 +258,6 @@ def default_provider_configured(tracker: Tracker) -> bool:
     except UsageError:
         return False
     return True
-
-
-R = TypeVar("R")
 
 
 def _recorded(

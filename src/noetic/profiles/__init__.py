@@ -22,12 +22,16 @@ import os
 import warnings
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Final, Literal
 
 from noetic.assessment import Assessment, Review, Thresholds
 from noetic.errors import InvalidValueError, NotFoundError
 from noetic.plain import Plain, refuse
 from noetic.vectors import Tuning
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final, Literal
+
 
 DEFAULT_PROFILE: Final = "balanced"
 

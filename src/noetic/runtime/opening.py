@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from noetic.errors import InvalidValueError, NotFoundError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.runtime.tracker import Tracker
     from noetic.store.base import BaseStore
 
@@ -96,7 +98,8 @@ def optional_current_session(
     calls). Sync."""
     from noetic.store.current import read_current_session
 
-    store = cast("BaseStore", getattr(tracker, "store", tracker))  # importing Tracker costs
+    given: Any = tracker  # a Tracker or a store: importing Tracker to ask which costs
+    store: BaseStore = getattr(given, "store", given)
     if explicit:
         return store.get_session(explicit).id
     who = agent_id(ai_id or os.environ.get("NOETIC_AI_ID"))

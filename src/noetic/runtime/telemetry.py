@@ -35,10 +35,11 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from typing import Any
 
     from noetic.events import Event, EventBus
 

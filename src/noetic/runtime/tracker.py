@@ -22,7 +22,6 @@ import _thread
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from noetic.assessment import Action, Assessment, Decision, Phase, Review, decide
 from noetic.calibration.basic import BasicCalibration, basic_calibration
@@ -53,9 +52,14 @@ from noetic.store.records import (
     SessionRecord,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from noetic.calibration.recalibrating import Settings
     from noetic.store.checkpoints import Appending
+
+    M = TypeVar("M", bound=Callable[..., Any])
 
 
 class Recorded(Plain):
@@ -79,9 +83,6 @@ class EpistemicState(Plain):
     open_cascade: CascadeRecord | None
     latest: AssessmentRecord | None
     next_step: str
-
-
-M = TypeVar("M", bound=Callable[..., Any])
 
 
 def _one_write(method: M) -> M:

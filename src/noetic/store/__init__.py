@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from _thread import get_ident
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from noetic.store.location import (
     STORE_DIRNAME,
@@ -18,7 +17,10 @@ from noetic.store.location import (
     store_url,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.store.base import BaseStore
     from noetic.store.sqlite import Store
 

@@ -18,7 +18,6 @@ import weakref
 from collections import OrderedDict
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from noetic.errors import InvalidValueError, NotFoundError, StoreError
 from noetic.plain import dumped
@@ -36,7 +35,6 @@ from noetic.store.records import (
 from noetic.store.rows import (
     EXPORT_FORMAT,
     EXPORT_VERSION,
-    Row,
     assessment_record,
     assessment_row,
     cascade_record,
@@ -52,11 +50,14 @@ from noetic.store.rows import (
 from noetic.store.writer import WRITER, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from typing import Any, Final
 
     from noetic.assessment import Assessment, Decision
     from noetic.events import Event
+    from noetic.store.rows import Row
 
 GROWN_SESSIONS: Final = 16  # sessions whose documents' growing parts a store keeps encoded
 

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from noetic.spawning import Expired, Running
 from noetic.store.records import _Record
 from noetic.store.rows import now
 from noetic.vector_names import VECTOR_NAMES
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.store.base import BaseStore
 
 NOTES_REF = "refs/notes/noetic/checkpoints"

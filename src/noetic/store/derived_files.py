@@ -26,7 +26,11 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

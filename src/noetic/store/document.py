@@ -7,9 +7,11 @@ its recent sessions and reads only the rows added since (see
 
 from __future__ import annotations
 
-from typing import Any
-
 from noetic.store.rows import compact_json, export_assessment, export_event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Grown:

@@ -27,37 +27,42 @@ from __future__ import annotations
 
 import _thread
 from collections import defaultdict
-from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
 
 from noetic.store import derived_files
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from contextlib import AbstractContextManager
+    from typing import Any, Protocol
+
+    class Mirrored(Protocol):
+        """What the drain uses of a store: :class:`noetic.store.base.BaseStore` is one, and imports
+        this module to keep its files; this module does not import it back."""
+
+        @property
+        def home(self) -> Path: ...
+
+        @property
+        def conn(self) -> Any: ...
+
+        def transaction(self) -> AbstractContextManager[Any]: ...
+
+        def write_session_files_now(
+            self,
+            session_id: str,
+            assessment_ids: set[int] | None = None,
+            *,
+            all_reflex: bool = False,
+        ) -> int: ...
+
+        def _reader(self) -> Mirrored: ...
+
+        def close(self) -> None: ...
+
 
 DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite
-
-
-class Mirrored(Protocol):
-    """What the drain uses of a store: :class:`noetic.store.base.BaseStore` is one, and imports
-    this module to keep its files; this module does not import it back."""
-
-    @property
-    def home(self) -> Path: ...
-
-    @property
-    def conn(self) -> Any: ...
-
-    def transaction(self) -> AbstractContextManager[Any]: ...
-
-    def write_session_files_now(
-        self, session_id: str, assessment_ids: set[int] | None = None, *, all_reflex: bool = False
-    ) -> int: ...
-
-    def _reader(self) -> Mirrored: ...
-
-    def close(self) -> None: ...
 
 
 def drain(store: Mirrored) -> int:

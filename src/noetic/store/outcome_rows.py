@@ -8,12 +8,14 @@ store's, written once for SQLite and PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any, Final
 
 from noetic.named import NamedTuple
 from noetic.store.rows import now
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from noetic.store.base import BaseStore
 
 # what calibration reads of an outcome
@@ -35,7 +37,8 @@ def _filtered(
     since: str | None = None,
     tasks: Collection[str] | None = None,
 ) -> tuple[str, list[Any]]:
-    clauses, args = [], list[Any]()
+    clauses: list[str] = []
+    args: list[Any] = []
     for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
         if value is not None:
             clauses.append(f"{col} = ?")

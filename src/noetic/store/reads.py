@@ -8,18 +8,18 @@ rows; the statements are the store's, written once for both backends.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
-
 from noetic.errors import InvalidValueError, NotFoundError
 from noetic.named import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Final, Literal
 
     from noetic.store.base import BaseStore
 
-Table = Literal["sessions", "outcomes"]
-Column = Literal["ai_id", "profile", "project"]
+    Table = Literal["sessions", "outcomes"]
+    Column = Literal["ai_id", "profile", "project"]
 
 _NEWEST_SUMMARY: Final = {
     "sqlite": "SELECT max(rowid) FROM session_summaries",

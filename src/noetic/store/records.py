@@ -16,17 +16,19 @@ keeps it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
 
 # pydantic resolves an assessment record's fields here, by these dotted names, whenever a model
 # holds one: by then noetic.assessment is imported (whoever made the assessment imported it)
 import noetic
 from noetic.plain import Value, field, field_names
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     import noetic.assessment
 
-R = TypeVar("R", bound="_Record")
+    R = TypeVar("R", bound="_Record")
 
 
 class _Record(Value):

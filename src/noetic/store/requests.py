@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import json
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
 
 from noetic.errors import StoreError, UsageError
 from noetic.plain import Value
 from noetic.untrusted import check_identifier
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.store.base import BaseStore
 
 

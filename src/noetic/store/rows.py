@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
 
 from noetic.errors import InvalidValueError
 from noetic.plain import field_names
@@ -24,12 +23,16 @@ from noetic.store.records import (
 )
 from noetic.vector_names import VECTOR_NAMES
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from noetic.assessment import Assessment, Decision
+
+    Row = Any  # a row indexable by column name
 
 EXPORT_FORMAT: Final = "noetic.session"
 EXPORT_VERSION: Final = 1
-Row = Any  # a row indexable by column name
 
 
 def now() -> str:

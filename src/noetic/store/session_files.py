@@ -8,29 +8,31 @@ The store calls :func:`write` with its files lock held (:mod:`noetic.store.mirro
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
 
 from noetic.errors import NotFoundError
 from noetic.store import derived_files
 from noetic.store.records import SessionRecord
 from noetic.store.rows import export_assessment, reflex_frame
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-class Documented(Protocol):
-    """What writing a session's files uses of a store: :class:`noetic.store.base.BaseStore` is
-    one, and calls :func:`write`; this module does not import it back."""
+    class Documented(Protocol):
+        """What writing a session's files uses of a store: :class:`noetic.store.base.BaseStore` is
+        one, and calls :func:`write`; this module does not import it back."""
 
-    @property
-    def home(self) -> Path: ...
+        @property
+        def home(self) -> Path: ...
 
-    @property
-    def conn(self) -> Any: ...
+        @property
+        def conn(self) -> Any: ...
 
-    def get_session(self, session_id: str) -> SessionRecord: ...
+        def get_session(self, session_id: str) -> SessionRecord: ...
 
-    def _session_document(
-        self, session_id: str, *, fresh: bool
-    ) -> tuple[bytes, dict[int, dict[str, Any]]]: ...
+        def _session_document(
+            self, session_id: str, *, fresh: bool
+        ) -> tuple[bytes, dict[int, dict[str, Any]]]: ...
 
 
 def write(

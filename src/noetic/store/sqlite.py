@@ -30,7 +30,6 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
 from noetic.store import derived_files
@@ -40,8 +39,10 @@ from noetic.store.mirror import Mirror
 from noetic.store.rows import EXPORT_FORMAT, EXPORT_VERSION, new_id, now
 from noetic.store.writer import stamped
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from threading import Thread
+    from typing import Any, Final
 
 __all__ = [
     "BUSY_TIMEOUT_MS",

@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import math
 import struct
-from typing import Any
 
 from noetic.plain import Plain
 from noetic.store.base import BaseStore
 from noetic.vector_names import VECTOR_NAMES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RecallSummary(Plain):

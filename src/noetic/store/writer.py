@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Final
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
 
 WRITER: ContextVar[str | None] = ContextVar("noetic_writer", default=None)
 STAMPED: Final = frozenset(

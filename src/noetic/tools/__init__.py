@@ -12,9 +12,10 @@ The names load :mod:`noetic.tools.base` (and pydantic) on first use, so the shel
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.tools.base import Tool, ToolResult, Toolset, tool
 
 __all__ = ["Tool", "ToolResult", "Toolset", "tool"]

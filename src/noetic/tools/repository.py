@@ -27,7 +27,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any, NamedTuple
+
+from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # configuration keys whose value is (or starts with) a program git runs
 _PROGRAM_KEY = re.compile(

@@ -45,7 +45,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from noetic.hosts.hooks.shared import (
     AI_ID,
@@ -58,6 +57,11 @@ from noetic.hosts.hooks.shared import (
     project_dir,
     project_root,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 EVENTS = (
     "session-start",

@@ -16,15 +16,15 @@ import os
 import re
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from noetic.errors import InvalidValueError
 from noetic.named import NamedTuple
 from noetic.tools.shellgate.policy import mapping_of, regular_expressions
 from noetic.tools.shellgate.reduction import operands, reduce
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Annotated
+    from typing import Annotated, Any
 
     from pydantic import AfterValidator, BeforeValidator, Field
 

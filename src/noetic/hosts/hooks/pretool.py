@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from noetic.hosts.hooks.shared import (
     current_session,
@@ -58,7 +57,10 @@ from noetic.hosts.hooks.shared import (
     project_root,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.config import GateConfig
 
 WRITERS = ("Write", "Edit", "MultiEdit")

@@ -33,9 +33,9 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from noetic.hosts.hooks.shared import one_line
+from noetic.named import NamedTuple
 from noetic.tools.shellgate.reduction import (
     NPM_FAMILY,
     PROGRAM_ALIASES,
@@ -43,6 +43,10 @@ from noetic.tools.shellgate.reduction import (
     operands,
     reduce,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 # named tuples, not dataclasses: PostToolUse reads every test run with them, and a hook that

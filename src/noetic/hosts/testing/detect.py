@@ -34,9 +34,13 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from noetic.hosts.testing.commands import has_test_script, make_targets
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_TEST_FILES_LOOKED_AT = 2000

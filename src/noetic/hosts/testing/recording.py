@@ -13,7 +13,11 @@ Which command lines run one of them, and which exit statuses are outcomes, is
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 MAX_EVIDENCE = 500
 

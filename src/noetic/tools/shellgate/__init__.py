@@ -9,9 +9,10 @@ user's file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from noetic.tools.shellgate.gate import check_command
     from noetic.tools.shellgate.policy import Policy, load_policy
     from noetic.tools.shellgate.verdict import Verdict, Violation

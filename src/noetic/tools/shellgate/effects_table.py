@@ -16,7 +16,7 @@ are only read. The table is plain literals — nothing is parsed or validated wh
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from noetic.named import NamedTuple
 
 
 class Program(NamedTuple):

@@ -7,11 +7,10 @@ CMD on the folders it searches); a command that reads whole folders (``grep -r``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from noetic.tools.shellgate.parsed_line import Command, Word
 from noetic.tools.shellgate.policy_lookups import secret_folders
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 

@@ -11,12 +11,12 @@ sandbox, with what could not be determined, and left to the sandbox where there 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.option_spelling import code_on_line
 from noetic.tools.shellgate.parsed_line import Command, Word
 from noetic.tools.shellgate.policy_lookups import names_fit
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 

@@ -8,11 +8,14 @@ these; they need not know the grammar.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 # The records are named tuples, and a plain class for the one the parser changes as it reads
 # on (a command's input, its redirections): not dataclasses, which a hook would define in every
 # process it starts, at half a millisecond each.
+from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Word(NamedTuple):

@@ -14,12 +14,13 @@ import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from noetic.errors import InvalidValueError
+from noetic.named import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Annotated
+    from typing import Annotated, Any, Literal
 
     from pydantic import AfterValidator, BeforeValidator, Field
 

@@ -12,15 +12,18 @@ import os
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
 from noetic.tools.shellgate.parsed_line import Word
 from noetic.tools.shellgate.path_patterns import PathPatterns, compile_all
 from noetic.tools.shellgate.policy import Policy
 
-P = ParamSpec("P")
-V = TypeVar("V")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Concatenate, ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    V = TypeVar("V")
 
 
 def _per_policy(build: Callable[Concatenate[Policy, P], V]) -> Callable[Concatenate[Policy, P], V]:

@@ -16,12 +16,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
 from noetic.tools.shellgate.option_spelling import option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 

@@ -28,7 +28,13 @@ import os
 import re
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, NamedTuple
+
+from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 RULE = "runs-later"
 REASON = (

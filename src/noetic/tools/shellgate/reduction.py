@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
+
+from noetic.named import NamedTuple
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(python|python3|python3\.\d+|py|pypy3?)$")

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from noetic.named import NamedTuple
 from noetic.tools.shellgate.parsed_line import Command, Word
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Literal
+
     from noetic.tools.shellgate.judging import Judging
 
 

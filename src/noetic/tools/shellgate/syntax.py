@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
 
 from noetic.tools.shellgate.expand import (
     Chars,
@@ -32,6 +31,11 @@ from noetic.tools.shellgate.expand import (
 )
 from noetic.tools.shellgate.links import follow, record_links, resolve
 from noetic.tools.shellgate.parsed_line import Command, Function, Redirect, Script, Word
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 __all__ = [
     "Command",
@@ -84,35 +88,34 @@ _ASCII_ONLY = bytes(b if b < 0x80 else 0x61 for b in range(256))
 
 @cache
 def _parser() -> Any:
-    import tree_sitter
+    tree_sitter = _compiled("tree_sitter")
+    return tree_sitter.Parser(tree_sitter.Language(_compiled("tree_sitter_bash").language()))
 
-    return tree_sitter.Parser(tree_sitter.Language(_bash_grammar()))
 
-
-def _bash_grammar() -> Any:
-    """tree-sitter-bash's grammar, from its compiled module: the package's ``__init__`` imports
-    importlib.resources (tempfile, shutil, random, bz2, lzma) for a query file the gate never
-    reads, on every hook call. Where the module cannot be found so, the package is imported."""
+def _compiled(package: str) -> Any:
+    """``package``'s compiled module (``_binding``), loaded from its file without running the
+    package's ``__init__``, on every hook call: tree-sitter's imports typing (for a protocol the
+    gate never uses), tree-sitter-bash's importlib.resources (tempfile, shutil, random, bz2,
+    lzma) for a query file the gate never reads. Where the module cannot be found so, the
+    package itself, which has the same names."""
     import importlib.machinery
 
     try:
-        package = importlib.machinery.PathFinder.find_spec("tree_sitter_bash")
-        if package is None or package.submodule_search_locations is None:
-            raise ImportError("tree_sitter_bash")
+        found = importlib.machinery.PathFinder.find_spec(package)
+        if found is None or found.submodule_search_locations is None:
+            raise ImportError(package)
         spec = importlib.machinery.PathFinder.find_spec(
-            "tree_sitter_bash._binding", list(package.submodule_search_locations)
+            f"{package}._binding", list(found.submodule_search_locations)
         )
         if spec is None or spec.loader is None:
-            raise ImportError("tree_sitter_bash._binding")
+            raise ImportError(f"{package}._binding")
         module = spec.loader.create_module(spec)
         if module is None:
-            raise ImportError("tree_sitter_bash._binding")
+            raise ImportError(f"{package}._binding")
         spec.loader.exec_module(module)
-        return module.language()
+        return module
     except Exception:  # another layout: the package's own way
-        import tree_sitter_bash
-
-        return tree_sitter_bash.language()
+        return __import__(package)
 
 
 _HERE = object()

@@ -15,13 +15,13 @@ import fnmatch
 import os
 import re
 import shlex
-from typing import TYPE_CHECKING
 
 from noetic.tools.shellgate import find_actions
 from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
 from noetic.tools.shellgate.option_spelling import option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
 

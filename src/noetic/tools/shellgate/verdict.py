@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 # Named tuples, not frozen dataclasses: a hook defines these in every process it starts, and a
 # named tuple costs microseconds to define where a dataclass costs half a millisecond.
+from noetic.named import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Violation(NamedTuple):
