@@ -321,6 +321,8 @@ class BaseStore:
             row = record.model_dump()
             row["result"] = json.dumps(row["result"])
             self.insert(c, "cascades", row)
+            self._queue(c, session_id)  # the session's document lists its tasks
+        self._files_changed()
         return record
 
     def get_cascade(self, cascade_id: str) -> CascadeRecord:
