@@ -615,8 +615,9 @@ class BaseStore:
         return grown.document(head, tail), added, grown
 
     def database_id(self) -> str | None:
-        """What tells this database from another (a copy of it included): when its first
-        migration was applied, to the microsecond; ``None`` if it cannot be read."""
+        """What tells this database from another: when its first migration was applied, to the
+        microsecond (a copy of it, a backup, has the same: what it lacks since is caught by the
+        counts of :meth:`Grown.intact`); ``None`` if it cannot be read."""
         if not self._database_read:
             try:
                 found = self.conn.execute("SELECT MIN(applied_at) FROM schema_migrations")
