@@ -90,3 +90,14 @@ def test_the_cascade_export_matches_the_validated_records(store):
     store.open_cascade(sid, "u", profile="balanced")
     validated = [c.model_dump(mode="json") for c in store.cascades(sid)]
     assert store.export_session(sid)["cascades"] == validated
+
+
+@pytest.mark.sqlite_only  # the session files a local store writes
+def test_a_task_opened_by_a_process_that_writes_nothing_else_is_in_the_document(tmp_path):
+    with Store(tmp_path) as store:
+        sid = store.create_session(ai_id="a", profile="balanced").id
+    with Store(tmp_path) as store:
+        task = store.open_cascade(sid, "opened alone", profile="balanced")
+    with Store(tmp_path, write_files=False) as store:
+        assert session_json_path(tmp_path, sid).read_bytes() == exported(store, sid)
+    assert task.id.encode() in session_json_path(tmp_path, sid).read_bytes()

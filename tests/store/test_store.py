@@ -78,7 +78,7 @@ def test_every_assessment_lands_in_sqlite_json_and_a_reflex_log(store):
     c = store.open_cascade(s.id, "task", profile="balanced")
     rec = record(store, s.id, cascade_id=c.id)
     assert not session_json_path(store.home, s.id).exists()  # written at flush or close
-    assert store.flush_files() == 2  # the session and the assessment: one rewrite serves both
+    assert store.flush_files() == 3  # the session, its task, the assessment: one rewrite serves all
     doc = json.loads(session_json_path(store.home, s.id).read_text())
     assert doc["assessments"][0]["assessment"]["vectors"]["know"] == 0.8
     log = reflex_path(store.home, "claude/opus", rec.created_at, s.id)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from noetic.errors import InvalidValueError, NotFoundError, StoreError
 from noetic.plain import dumped
-from noetic.store import derived_files, session_files
+from noetic.store import derived_files, document, session_files
 from noetic.store.document import Grown
 from noetic.store.mirror import Mirror, drain
 from noetic.store.records import (
@@ -38,7 +38,6 @@ from noetic.store.rows import (
     assessment_record,
     assessment_row,
     cascade_record,
-    compact_json,
     export_assessment,
     export_cascade,
     export_event,
@@ -76,6 +75,8 @@ class BaseStore:
     queues_files: bool = True  # writes mark the session files behind (file_backlog)
     _marked: set[tuple[str, int | None, bool]] | None = None  # by the open write, if it keeps them
     dialect: str = "sqlite"
+    _database: str | None = None  # database_id(), once read
+    _database_read = False
 
     @property
     def shown(self) -> str:
@@ -320,6 +321,8 @@ class BaseStore:
             row = record.model_dump()
             row["result"] = json.dumps(row["result"])
             self.insert(c, "cascades", row)
+            self._queue(c, session_id)  # the session's document lists its tasks
+        self._files_changed()
         return record
 
     def get_cascade(self, cascade_id: str) -> CascadeRecord:
@@ -582,14 +585,26 @@ class BaseStore:
         store keeps them encoded for its last :data:`GROWN_SESSIONS` sessions and reads only the
         rows added since, after checking (one indexed count) that the rows it holds are still
         exactly those in SQLite. So a drain costs the new rows, plus joining the text; ``fresh``
-        reads everything again."""
+        reads everything again. (A drain in a fresh process starts from what the last drain
+        recorded beside the document: :mod:`noetic.store.document`.)"""
         return self._session_document(session_id, fresh=fresh)[0]
 
     def _session_document(
-        self, session_id: str, *, fresh: bool
-    ) -> tuple[bytes, dict[int, dict[str, Any]]]:
-        """:meth:`session_document`, and the assessments it read, by row id."""
+        self, session_id: str, *, fresh: bool, recorded: bool = False
+    ) -> tuple[bytes, dict[int, dict[str, Any]], Grown]:
+        """:meth:`session_document`, the assessments it read (by row id), and its growing
+        parts; ``recorded``: a store that does not hold them yet starts from the record the last
+        drain kept beside the session's file (the caller holds the files lock)."""
         grown = self._grown.pop(session_id, None)
+        if grown is None and recorded and not fresh:
+            database = self.database_id()
+            if database is not None:
+                grown = document.restore(
+                    derived_files.grown_path(self.home, session_id),
+                    derived_files.session_json_path(self.home, session_id),
+                    session_id,
+                    database,
+                )
         if grown is None or fresh or not grown.intact(self.conn, session_id):
             grown = Grown()
         head, tail = self._export_parts(session_id)  # NotFoundError for an unknown session
@@ -597,16 +612,21 @@ class BaseStore:
         self._grown[session_id] = grown
         while len(self._grown) > GROWN_SESSIONS:
             self._grown.popitem(last=False)
-        return (
-            compact_json(head)[:-1]
-            + ',"assessments":['
-            + ",".join(grown.assessments)
-            + "],"
-            + compact_json(tail)[1:-1]
-            + ',"events":['
-            + ",".join(grown.events)
-            + "]}\n"
-        ).encode(), added
+        return grown.document(head, tail), added, grown
+
+    def database_id(self) -> str | None:
+        """What tells this database from another: when its first migration was applied, to the
+        microsecond (a copy of it, a backup, has the same: what it lacks since is caught by the
+        counts of :meth:`Grown.intact`); ``None`` if it cannot be read."""
+        if not self._database_read:
+            try:
+                found = self.conn.execute("SELECT MIN(applied_at) FROM schema_migrations")
+                first = found.fetchone()
+            except Exception:  # no such table: nothing is recorded against this database
+                first = None
+            self._database = first[0] if first and isinstance(first[0], str) else None
+            self._database_read = True
+        return self._database
 
     def import_session(self, doc: Any, *, replace: bool = False) -> SessionRecord:
         """Insert an exported session exactly as it was (same ids, timestamps and writers: a
@@ -661,6 +681,8 @@ class BaseStore:
         self.mirror.stop()
         with derived_files.file_lock(self.home / ".files.lock"):
             ids = [r[0] for r in self.conn.execute("SELECT id FROM sessions ORDER BY created_at")]
+            for record in derived_files.grown_records(self.home):  # each written again below
+                record.unlink(missing_ok=True)
             reflex = sum(self.write_session_files_now(sid, all_reflex=True) for sid in ids)
             # the old per-assessment logs: now lines in the logs above
             for legacy in derived_files.legacy_reflex_files(self.home):

@@ -4,6 +4,8 @@ Both are derived from SQLite and can be rebuilt from it (:mod:`noetic.store.mirr
 in step). Layout under the store's home::
 
     sessions/<session_id>.json                     the whole session (export format)
+    sessions/.<session_id>.grown                   what that document holds, for the next
+                                                   process's drain (noetic.store.document)
     reflex_logs/<ai_id>/<YYYY-MM-DD>/<session_id>.jsonl
                                                    one line per assessment of that session and
                                                    day, in ``seq`` order
@@ -153,6 +155,17 @@ def sweep_temporary_files(home: Path, *, older_than_s: float = 60.0) -> int:
 
 def session_json_path(home: Path, session_id: str) -> Path:
     return home / "sessions" / f"{safe_name(session_id)}.json"
+
+
+def grown_path(home: Path, session_id: str) -> Path:
+    """The record of what the session's document holds (:mod:`noetic.store.document`)."""
+    return home / "sessions" / f".{safe_name(session_id)}.grown"
+
+
+def grown_records(home: Path) -> list[Path]:
+    """Every such record under ``home``."""
+    folder = home / "sessions"
+    return list(folder.glob(".*.grown")) if folder.is_dir() else []
 
 
 def reflex_path(home: Path, ai_id: str, created_at: str, session_id: str) -> Path:

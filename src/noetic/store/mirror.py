@@ -3,11 +3,13 @@
 A write that changes a session adds a row to ``file_backlog`` in the same SQLite transaction:
 the durable marker that the session's files are behind. :func:`drain` brings them up to date:
 it reads the backlog, rewrites each marked session's JSON document once (however many writes it
-had; built from the rows added since the last drain, see :meth:`BaseStore.session_document`),
-appends each marked assessment's line to its session's reflex log, and only then deletes the rows
-it served. So the cost of a write no longer grows with the session; the rewrite is paid once per
-drain, and a session's files are two, not one per assessment (creating a file is what cost
-most).
+had; built from the rows added since the last drain, see :meth:`BaseStore.session_document`,
+in a new process too: each drain records beside the document what it holds, and the next one
+checks that record and starts from it, see :mod:`noetic.store.document`), appends each marked
+assessment's line to its session's reflex log, and only then deletes the rows it served. So
+the cost of a write no longer grows with the session; the rewrite is paid once per drain, and a
+session's files are two (and the document's record), not one per assessment (creating a file is
+what cost most).
 
 Drains happen when the store is closed (every CLI command), when the process exits, on
 :meth:`BaseStore.flush_files`, and in a long-lived process (the MCP server) on a background thread a

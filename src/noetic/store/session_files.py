@@ -10,13 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from noetic.errors import NotFoundError
-from noetic.store import derived_files
+from noetic.store import derived_files, document
 from noetic.store.records import SessionRecord
 from noetic.store.rows import export_assessment, reflex_frame
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
+
+    from noetic.store.document import Grown
 
     class Documented(Protocol):
         """What writing a session's files uses of a store: :class:`noetic.store.base.BaseStore` is
@@ -31,8 +33,10 @@ if TYPE_CHECKING:
         def get_session(self, session_id: str) -> SessionRecord: ...
 
         def _session_document(
-            self, session_id: str, *, fresh: bool
-        ) -> tuple[bytes, dict[int, dict[str, Any]]]: ...
+            self, session_id: str, *, fresh: bool, recorded: bool = False
+        ) -> tuple[bytes, dict[int, dict[str, Any]], Grown]: ...
+
+        def database_id(self) -> str | None: ...
 
 
 def write(
@@ -40,12 +44,17 @@ def write(
 ) -> int:
     """The number of reflex-log lines written (see :meth:`BaseStore.write_session_files_now`)."""
     try:
-        doc, added = store._session_document(session_id, fresh=all_reflex)
+        doc, added, grown = store._session_document(session_id, fresh=all_reflex, recorded=True)
     except NotFoundError:  # deleted since it was queued: nothing to mirror
         return 0
     derived_files.atomic_write_bytes(
         derived_files.session_json_path(store.home, session_id), doc, sync=False
     )
+    database = store.database_id()
+    if database is not None:  # for the next process's drain: see noetic.store.document
+        document.keep(
+            derived_files.grown_path(store.home, session_id), session_id, database, grown, doc
+        )
     if all_reflex:  # the document was read whole
         recs = list(added.values())
     elif assessment_ids:
