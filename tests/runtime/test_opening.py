@@ -5,13 +5,12 @@ and the engines alike."""
 from __future__ import annotations
 
 import ast
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 import noetic
-from noetic.errors import NotFoundError
+from noetic.errors import NotFoundError, StoreError
 from noetic.runtime.opening import open_tracker, remembered_session
 from noetic.store import close_stores, command_stores, open_store
 from noetic.store.current import write_current_session
@@ -55,7 +54,7 @@ def test_a_command_closes_the_stores_it_opened_and_no_others(tmp_path: Path) -> 
     finally:
         close_stores()
     for closed in (mine, tracker.store):
-        with pytest.raises(sqlite3.ProgrammingError):
+        with pytest.raises(StoreError, match="is closed"):
             closed.conn.execute("SELECT 1")
     assert before.conn.execute("SELECT 1").fetchone()[0] == 1
     after = open_store(tmp_path / "after", create=True)

@@ -315,3 +315,13 @@ def test_closing_a_store_while_other_threads_use_it_neither_crashes_nor_loses_a_
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "closed 40 times" in done.stdout
+
+
+def test_a_closed_store_says_so_on_the_thread_that_closed_it_too(tmp_path):
+    from noetic.errors import StoreError
+
+    store = Store(tmp_path / "store")
+    store.close()
+    with pytest.raises(StoreError, match="is closed"):
+        store.conn.execute("SELECT 1")
+    store.close()  # closing again does nothing

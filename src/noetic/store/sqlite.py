@@ -148,8 +148,9 @@ class Store(BaseStore):
         use fails with an error that says so."""
         if _thread.get_ident() == self._owner:
             mine = self._main
-        if mine is not None and mine.in_transaction:
-            return mine
+        with suppress(sqlite3.ProgrammingError):  # closed already: nothing open on it
+            if mine is not None and mine.in_transaction:
+                return mine
         if mine is not None:
             self._local.conn = None
             with suppress(sqlite3.Error):
