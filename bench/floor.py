@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -38,12 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from _processes import VECTORS, environment, interpreter_of, timed
+
 CLAUDE_SESSION = "0b7a2f4e-0000-4000-8000-00000000f100"
-VECTORS = json.dumps(
-    {"know": 0.7, "do": 0.7, "context": 0.7, "clarity": 0.7, "coherence": 0.7, "signal": 0.7,
-     "density": 0.3, "state": 0.7, "change": 0.6, "completion": 0.5, "impact": 0.6,
-     "engagement": 0.8, "uncertainty": 0.3}
-)  # fmt: skip
 # Empirica's commands whose meaning is the same as Noetic's
 EMPIRICA = {"--help": ["--help"]}
 
@@ -126,27 +122,15 @@ class Variant:
         (store / "config.toml").write_text('[outcomes]\ntest_commands = ["pytest"]\n')
         # compiled bytecode is kept (as an installed package has it), under the variant's own
         # folder so no checkout is written to
-        self.env = {**os.environ, "HOME": str(root / label), "NOETIC_HOME": str(store),
-                    "PYTHONPYCACHEPREFIX": str(root / label / "pycache")}  # fmt: skip
-        for name in ("NOETIC_SESSION", "NOETIC_AI_ID", "NOETIC_CACHE_DIR", "XDG_CACHE_HOME",
-                     "PYTHONDONTWRITEBYTECODE"):  # fmt: skip
-            self.env.pop(name, None)
+        self.env = environment(HOME=str(root / label), NOETIC_HOME=str(store),
+                               PYTHONPYCACHEPREFIX=str(root / label / "pycache"))  # fmt: skip
 
     def run(self, args: list[str], stdin: str) -> tuple[float, float]:
         """The wall time and the CPU time (user + system) of one run, in ms."""
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run([*self.program, *args], input=stdin, capture_output=True,
-                              text=True, env=self.env, cwd=self.project)  # fmt: skip
-        elapsed = (time.perf_counter() - start) * 1000
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
-        if done.returncode != 0 or "Traceback" in done.stderr:
-            raise SystemExit(
-                f"{self.label}: {' '.join(args)} failed ({done.returncode}): {done.stderr[-600:]}"
-            )
+        times = timed(self.label, [*self.program, *args], env=self.env, cwd=self.project,
+                      stdin=stdin)  # fmt: skip
         self.settle()
-        return elapsed, cpu
+        return times
 
     def settle(self) -> None:
         """Wait (untimed) for what a command left running after it answered: the recall
@@ -171,12 +155,6 @@ class Variant:
             if not running:
                 return
             time.sleep(0.01)
-
-
-def interpreter_of(noetic: str) -> str:
-    """The Python a console script runs on (its ``#!`` line)."""
-    first = Path(noetic).read_text(encoding="utf-8").splitlines()[0]
-    return first[2:].strip() if first.startswith("#!") else sys.executable
 
 
 def main() -> None:

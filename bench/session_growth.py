@@ -23,22 +23,15 @@ task's rounds never run out; one warm-up round runs first and is not counted.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from _processes import VECTORS, environment, interpreter_of, timed
+
 SIZES = (0, 500, 2000)  # events in the session before the runs
-VECTORS = json.dumps(
-    {"know": 0.7, "do": 0.7, "context": 0.7, "clarity": 0.7, "coherence": 0.7, "signal": 0.7,
-     "density": 0.3, "state": 0.7, "change": 0.6, "completion": 0.5, "impact": 0.6,
-     "engagement": 0.8, "uncertainty": 0.3}
-)  # fmt: skip
 # untimed, before each round's commands: a new task, so its rounds never run out
 PREFLIGHT = ["preflight", "a task", "--vectors", VECTORS, "--abandon-open", "--json"]
 COMMANDS = {
@@ -82,28 +75,13 @@ class Variant:
         self.home = root / label
         self.store = self.home / "store"
         self.store.mkdir(parents=True)
-        self.env = {**os.environ, "HOME": str(self.home), "NOETIC_HOME": str(self.store),
-                    "NOETIC_INDEX": "off",
-                    "PYTHONPYCACHEPREFIX": str(root / "pycache" / label.split("@")[0])}  # fmt: skip
-        for name in ("NOETIC_SESSION", "NOETIC_AI_ID", "NOETIC_CACHE_DIR", "XDG_CACHE_HOME",
-                     "PYTHONDONTWRITEBYTECODE"):  # fmt: skip
-            self.env.pop(name, None)
+        cache = root / "pycache" / label.split("@")[0]
+        self.env = environment(HOME=str(self.home), NOETIC_HOME=str(self.store),
+                               NOETIC_INDEX="off", PYTHONPYCACHEPREFIX=str(cache))  # fmt: skip
 
     def run(self, args: list[str]) -> tuple[float, float]:
         """The wall time and the CPU time (user + system) of one run, in ms."""
-        used = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run([*self.program, *args], capture_output=True, text=True,
-                              env=self.env, cwd=self.home)  # fmt: skip
-        elapsed = (time.perf_counter() - start) * 1000
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1000
-        if done.returncode != 0 or "Traceback" in done.stderr:
-            raise SystemExit(
-                f"{self.label}: {' '.join(args)} failed ({done.returncode}): "
-                f"{done.stderr[-600:]}{done.stdout[-600:]}"
-            )
-        return elapsed, cpu
+        return timed(self.label, [*self.program, *args], env=self.env, cwd=self.home)
 
     def grow(self, python: str, events: int) -> int:
         """A session with ``events`` events and a quarter as many assessments, and an open
@@ -114,12 +92,6 @@ class Variant:
                               check=True)  # fmt: skip
         sid = done.stdout.strip()
         return (self.store / "sessions" / f"{sid}.json").stat().st_size
-
-
-def interpreter_of(noetic: str) -> str:
-    """The Python a console script runs on (its ``#!`` line)."""
-    first = Path(noetic).read_text(encoding="utf-8").splitlines()[0]
-    return first[2:].strip() if first.startswith("#!") else sys.executable
 
 
 def main() -> None:

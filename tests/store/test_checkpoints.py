@@ -86,17 +86,21 @@ def test_a_repository_without_commits_falls_back_too(tmp_path):
     assert git_root(root) is None
 
 
+def scripted_git(folder: Path, body: str) -> Path:
+    """A ``git`` on PATH that writes its pid to ``folder/pid`` and runs ``body`` (shell)."""
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text(f"#!/bin/sh\necho $$ > {folder / 'pid'}\n{body}\n")
+    script.chmod(0o755)
+    return folder
+
+
 def logged_git(folder: Path) -> Path:
     """A ``git`` on PATH that writes each call's arguments to ``folder/calls`` and runs the
     real git."""
     import shutil
 
-    real = shutil.which("git")
-    folder.mkdir()
-    script = folder / "git"
-    script.write_text(f'#!/bin/sh\necho "$*" >> {folder / "calls"}\nexec {real} "$@"\n')
-    script.chmod(0o755)
-    return folder
+    return scripted_git(folder, f'echo "$*" >> {folder / "calls"}\nexec {shutil.which("git")} "$@"')
 
 
 @pytest.mark.subprocess
@@ -186,15 +190,6 @@ def test_a_tasks_newest_assessment_reads_as_plain_values_as_its_models_give_it(c
         assert plain.line() == models.line()
         assert Checkpoint.from_line(plain.line()) == plain
         assert last_assessment(store, "c_without_assessments") is None
-
-
-def scripted_git(folder: Path, body: str) -> Path:
-    """A ``git`` on PATH that writes its pid to ``folder/pid`` and runs ``body`` (shell)."""
-    folder.mkdir()
-    script = folder / "git"
-    script.write_text(f"#!/bin/sh\necho $$ > {folder / 'pid'}\n{body}\n")
-    script.chmod(0o755)
-    return folder
 
 
 @pytest.mark.subprocess

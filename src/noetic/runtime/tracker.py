@@ -459,11 +459,8 @@ class Tracker:
                 ),
                 self._checkpoint_folder(),
             )
-            pending = self._appending.get(_thread.get_ident())
-            if pending is None:
-                appending.finish()
-            else:
-                pending.append(appending)
+            # waited for as the write ends (_one_write: every caller of _record is one)
+            self._appending[_thread.get_ident()].append(appending)
         record = self.store.add_assessment(session.id, assessment, decision, cascade_id=cascade.id)
         self.bus.emit(
             EventKind.ASSESSMENT_RECORDED,
