@@ -46,12 +46,13 @@ from noetic.store.rows import (
     now,
     parse_export,
 )
-from noetic.store.writer import WRITER, stamped, writing_as
+from noetic.store.writer import WRITER, insert_sql, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Iterator
     from typing import Any, Final
 
     from noetic.assessment import Assessment, Decision
@@ -103,11 +104,7 @@ class BaseStore:
     def insert_returning(self, c: Any, table: str, row: dict[str, Any]) -> Row:
         """Insert ``row`` and return it as stored (its id and defaults filled in), in one
         statement."""
-        row = stamped(table, row)
-        cols = ", ".join(f'"{k}"' for k in row)
-        marks = ", ".join("?" for _ in row)
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks}) RETURNING *"
-        stored: Row = c.execute(sql, list(row.values())).fetchall()[0]
+        stored: Row = c.execute(*insert_sql(table, row, " RETURNING *")).fetchall()[0]
         return stored
 
     def _by_id_or_prefix(self, table: str, key: str) -> list[Row]:
@@ -176,6 +173,14 @@ class BaseStore:
             "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
             (session_id, assessment_id, int(all_reflex)),
         )
+
+    @contextlib.contextmanager
+    def _changing(self, session_id: str) -> Iterator[Any]:
+        """A write that changes the session's files: it marks them behind (:meth:`_queue`)."""
+        with self.transaction() as c:
+            yield c
+            self._queue(c, session_id)
+        self._files_changed()
 
     def _no_sessions(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
@@ -259,10 +264,8 @@ class BaseStore:
             created_at=now(),
             written_by=WRITER.get(),
         )
-        with self.transaction() as c:
+        with self._changing(record.id) as c:
             self.insert(c, "sessions", record.model_dump())
-            self._queue(c, record.id)
-        self._files_changed()
         return record
 
     def get_session(self, session_id: str) -> SessionRecord:
@@ -275,13 +278,11 @@ class BaseStore:
         session = self.get_session(session_id)
         if session.status == "ended":
             return session
-        with self.transaction() as c:
+        with self._changing(session.id) as c:
             c.execute(
                 "UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?",
                 (now(), session.id),
             )
-            self._queue(c, session.id)
-        self._files_changed()
         return self.get_session(session.id)
 
     def list_sessions(self, *, limit: int = 50, ai_id: str | None = None) -> list[SessionRecord]:
@@ -317,12 +318,10 @@ class BaseStore:
             created_at=now(),
             written_by=WRITER.get(),
         )
-        with self.transaction() as c:
+        with self._changing(session_id) as c:  # the session's document lists its tasks
             row = record.model_dump()
             row["result"] = json.dumps(row["result"])
             self.insert(c, "cascades", row)
-            self._queue(c, session_id)  # the session's document lists its tasks
-        self._files_changed()
         return record
 
     def get_cascade(self, cascade_id: str) -> CascadeRecord:
@@ -347,13 +346,11 @@ class BaseStore:
     def finish_cascade(self, cascade_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         cascade = self.get_cascade(cascade_id)
         ended, text = now(), json.dumps(result)
-        with self.transaction() as c:
+        with self._changing(cascade.session_id) as c:
             c.execute(
                 "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
                 (status, ended, text, cascade.id),
             )
-            self._queue(c, cascade.session_id)
-        self._files_changed()
         # the row as written, not read back: its result as a read gives it
         return cascade.model_copy(
             update={"status": status, "ended_at": ended, "result": json.loads(text)}
@@ -436,10 +433,8 @@ class BaseStore:
             "created_at": now(),
             "written_by": WRITER.get(),
         }
-        with self.transaction() as c:
+        with self._changing(session_id) as c:
             row_id = self.insert(c, "investigations", row)
-            self._queue(c, session_id)
-        self._files_changed()
         assert row_id is not None  # the table has an integer id
         return InvestigationRecord(id=row_id, **row)
 
@@ -477,10 +472,8 @@ class BaseStore:
             updated_at=stamp,
             written_by=WRITER.get(),
         )
-        with self.transaction() as c:
+        with self._changing(session_id) as c:
             self.insert(c, "goals", record.model_dump())
-            self._queue(c, session_id)
-        self._files_changed()
         return record
 
     def get_goal(self, goal_id: str) -> GoalRecord:

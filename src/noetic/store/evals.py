@@ -23,11 +23,10 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import NotFoundError
 from noetic.frozen import Frozen
 from noetic.store import reads
 from noetic.store.base import BaseStore
-from noetic.store.rows import new_id, now
+from noetic.store.rows import new_id, now, update_sql
 
 STATES: Final = ("pending", "started", "answered", "done", "error")
 
@@ -106,13 +105,10 @@ def runs(store: BaseStore) -> list[EvalRunRecord]:
 
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``detail``, ``ended_at`` or ``settings``."""
-    unknown = set(fields) - {"status", "detail", "ended_at", "settings"}
-    if unknown:
-        raise ValueError(f"eval_runs has no settable column {sorted(unknown)}")
-    values = {k: json.dumps(v) if k == "settings" else v for k, v in fields.items()}
-    sets = ", ".join(f"{k} = ?" for k in values)
+    allowed = ("status", "detail", "ended_at", "settings")
+    sql, values = update_sql("eval_runs", fields, allowed, ("settings",))
     with store.transaction() as conn:
-        conn.execute(f"UPDATE eval_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+        conn.execute(sql + " WHERE id = ?", [*values, run_id])
 
 
 def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
@@ -121,39 +117,17 @@ def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
     return [_task(r) for r in rows]
 
 
-def get_task(store: BaseStore, run_id: str, seq: int) -> EvalTaskRecord:
-    """One problem of a run, by its position."""
-    row = store.conn.execute(
-        "SELECT * FROM eval_tasks WHERE run_id = ? AND seq = ?", (run_id, seq)
-    ).fetchone()
-    if row is None:
-        raise NotFoundError(f"eval run {run_id} has no problem {seq}")
-    return _task(row)
-
-
 def update_task(store: BaseStore, run_id: str, seq: int, **fields: Any) -> None:
     """Move a problem on: ``state`` and whatever it learned (``session_id``, ``cascade_id``,
     ``code``, ``passed``, ``reason``, ``result``), in one transaction."""
-    allowed = {"state", "session_id", "cascade_id", "code", "passed", "reason", "result"}
-    unknown = set(fields) - allowed
-    if unknown:
-        raise ValueError(f"eval_tasks has no settable column {sorted(unknown)}")
+    allowed = ("state", "session_id", "cascade_id", "code", "passed", "reason", "result")
+    if fields.get("passed") is not None:
+        fields["passed"] = int(bool(fields["passed"]))
+    sql, values = update_sql("eval_tasks", fields, allowed, ("result",), updated_at=now())
     if "state" in fields and fields["state"] not in STATES:
         raise ValueError(f"unknown eval task state {fields['state']!r}")
-    values: dict[str, Any] = {}
-    for key, value in fields.items():
-        if key == "result":
-            value = json.dumps(value)
-        elif key == "passed" and value is not None:
-            value = int(bool(value))
-        values[key] = value
-    values["updated_at"] = now()
-    sets = ", ".join(f"{k} = ?" for k in values)
     with store.transaction() as conn:
-        conn.execute(
-            f"UPDATE eval_tasks SET {sets} WHERE run_id = ? AND seq = ?",
-            [*values.values(), run_id, seq],
-        )
+        conn.execute(sql + " WHERE run_id = ? AND seq = ?", [*values, run_id, seq])
 
 
 def _run(row: Any) -> EvalRunRecord:

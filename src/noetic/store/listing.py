@@ -168,6 +168,25 @@ def _latest_confidence(store: BaseStore, key: str, ids: list[str]) -> dict[str, 
     }
 
 
+def _per(store: BaseStore, what: str, table: str, key: str, ids: list[str]) -> dict[str, Any]:
+    """``what`` (an aggregate) of the rows of ``table`` per ``key``, for the ``key``s in
+    ``ids`` that have rows."""
+    sql = f"SELECT {key}, {what} FROM {table} WHERE {key} IN ({_marks(ids)}) GROUP BY {key}"
+    return dict(store.conn.execute(sql, ids).fetchall())
+
+
+def _engines(store: BaseStore, key: str, where: str, args: list[str]) -> dict[str, list[str]]:
+    """The engines that wrote the events matching ``where``, sorted, per ``key``."""
+    engines: dict[str, list[str]] = {}
+    for r in store.conn.execute(
+        f"SELECT DISTINCT {key}, engine FROM events WHERE {where} AND engine IS NOT NULL "
+        "ORDER BY engine",
+        args,
+    ):
+        engines.setdefault(r[key], []).append(r["engine"])
+    return engines
+
+
 # sessions ------------------------------------------------------------------------------------
 
 
@@ -217,21 +236,8 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
         )
         tasks = {k: (n, cid, named.get(cid or "")) for k, (n, cid, _) in tasks.items()}
     confidence = _latest_confidence(store, "session_id", ids)
-    outcome = {
-        r["session_id"]: r["score"]
-        for r in conn.execute(
-            f"SELECT session_id, AVG(score) score FROM outcomes WHERE session_id IN ({marks}) "
-            f"GROUP BY session_id",
-            ids,
-        )
-    }
-    engines: dict[str, list[str]] = {}
-    for r in conn.execute(
-        f"SELECT DISTINCT session_id, engine FROM events WHERE session_id IN ({marks}) "
-        f"AND engine IS NOT NULL ORDER BY engine",
-        ids,
-    ):
-        engines.setdefault(r["session_id"], []).append(r["engine"])
+    outcome = _per(store, "AVG(score)", "outcomes", "session_id", ids)
+    engines = _engines(store, "session_id", f"session_id IN ({marks})", ids)
     out = []
     for i in ids:
         r = by_id[i]
@@ -249,12 +255,8 @@ def task_counts(store: BaseStore, session_ids: list[str]) -> dict[str, int]:
     """How many tasks each session has (0 for none), in one query."""
     if not session_ids:  # PostgreSQL refuses "IN ()"
         return {}
-    found = store.conn.execute(
-        f"SELECT session_id, COUNT(*) FROM cascades WHERE session_id IN ({_marks(session_ids)}) "
-        "GROUP BY session_id",
-        session_ids,
-    )
-    return {**dict.fromkeys(session_ids, 0), **{sid: int(n) for sid, n in found}}
+    found = _per(store, "COUNT(*)", "cascades", "session_id", session_ids)
+    return {**dict.fromkeys(session_ids, 0), **{sid: int(n) for sid, n in found.items()}}
 
 
 def find_session(store: BaseStore, session_id: str) -> SessionRecord | None:
@@ -339,30 +341,12 @@ def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
             ids,
         )
     }
-    counts = dict(
-        conn.execute(
-            f"SELECT cascade_id, COUNT(*) FROM assessments WHERE cascade_id IN ({marks}) "
-            f"GROUP BY cascade_id",
-            ids,
-        ).fetchall()
-    )
+    counts = _per(store, "COUNT(*)", "assessments", "cascade_id", ids)
     confidence = _latest_confidence(store, "cascade_id", ids)
-    outcome = dict(
-        conn.execute(
-            f"SELECT cascade_id, AVG(score) FROM outcomes WHERE cascade_id IN ({marks}) "
-            f"GROUP BY cascade_id",
-            ids,
-        ).fetchall()
-    )
+    outcome = _per(store, "AVG(score)", "outcomes", "cascade_id", ids)
     sessions = sorted({r["session_id"] for r in by_id.values()})
-    engines: dict[str, list[str]] = {}
-    for r in conn.execute(
-        f"SELECT DISTINCT cascade_id, engine FROM events WHERE session_id IN "
-        f"({_marks(sessions)}) AND cascade_id IN ({marks}) "
-        f"AND engine IS NOT NULL ORDER BY engine",
-        [*sessions, *ids],
-    ):
-        engines.setdefault(r["cascade_id"], []).append(r["engine"])
+    within = f"session_id IN ({_marks(sessions)}) AND cascade_id IN ({marks})"
+    engines = _engines(store, "cascade_id", within, [*sessions, *ids])
     out = []
     for i in ids:
         r = by_id[i]
@@ -385,16 +369,14 @@ def session_turns(
     (rounded to 4 places; absent for a session without any)."""
     if not session_ids:  # PostgreSQL refuses "IN ()"
         return {}, {}
-    marks = _marks(session_ids)
-    tasks = {**dict.fromkeys(session_ids, 0), **task_counts(store, session_ids)}
     turns: dict[str, tuple[int, float | None]] = {}
     for sid, n, mean in store.conn.execute(
         f"SELECT session_id, COUNT(*), AVG(confidence) FROM assessments "
-        f"WHERE session_id IN ({marks}) GROUP BY session_id",
+        f"WHERE session_id IN ({_marks(session_ids)}) GROUP BY session_id",
         session_ids,
     ):
         turns[sid] = (int(n), None if mean is None else round(float(mean), 4))
-    return tasks, turns
+    return task_counts(store, session_ids), turns
 
 
 def session_agents(store: BaseStore, session_ids: list[str]) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from noetic.store import reads
 from noetic.store.base import BaseStore
-from noetic.store.rows import new_id, now
+from noetic.store.rows import new_id, now, update_sql
 
 
 def create_run(
@@ -47,15 +47,10 @@ def drop_turn(store: BaseStore, run_id: str, key: str) -> None:
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``cascade_id``, ``inputs``, ``result`` or ``settings`` (JSON-encoded as
     needed)."""
-    allowed = {"status", "cascade_id", "inputs", "result", "ended_at", "settings"}
-    unknown = set(fields) - allowed
-    if unknown:
-        raise ValueError(f"nova_runs has no settable column {sorted(unknown)}")
-    encoded = ("inputs", "result", "settings")
-    values = {k: json.dumps(v) if k in encoded else v for k, v in fields.items()}
-    sets = ", ".join(f"{k} = ?" for k in values)
+    allowed = ("status", "cascade_id", "inputs", "result", "ended_at", "settings")
+    sql, values = update_sql("nova_runs", fields, allowed, ("inputs", "result", "settings"))
     with store.transaction() as conn:
-        conn.execute(f"UPDATE nova_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+        conn.execute(sql + " WHERE id = ?", [*values, run_id])
 
 
 def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:

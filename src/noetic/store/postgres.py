@@ -53,7 +53,7 @@ from noetic.store.location import safe_url
 from noetic.store.mirror import Mirror
 from noetic.store.pg_migrations import LOCK_KEY, migrate
 from noetic.store.pg_sql import statement
-from noetic.store.writer import stamped
+from noetic.store.writer import insert_sql
 
 URL_SCHEMES: Final = ("postgresql://", "postgres://")
 # Tables whose rows have an integer id that an insert returns.
@@ -159,21 +159,13 @@ class Result:
         return iter(self.fetchall())
 
 
+def _fetched(cursor: psycopg.Cursor[Any]) -> Result:
+    return Result(cursor.fetchall() if _has_rows(cursor) else [], cursor.rowcount)
+
+
 def _params(params: Any) -> list[Any]:
     # SQLite stores a bool as 0/1 in an INTEGER column; PostgreSQL wants the integer
     return [int(p) if isinstance(p, bool) else p for p in params]
-
-
-class Connection:
-    """One psycopg connection with the store's SQL translated: what a read runs on."""
-
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self._conn = conn
-
-    def execute(self, sql: str, params: Any = ()) -> Result:
-        cursor = self._conn.execute(statement(sql), _params(params))
-        rows = cursor.fetchall() if _has_rows(cursor) else []
-        return Result(rows, cursor.rowcount)
 
 
 class Pipelined:
@@ -224,9 +216,7 @@ class Queued:
         if self._result is None:
             if self._cursor.pgresult is None:
                 self._link.send()
-            cursor = self._cursor
-            rows = cursor.fetchall() if _has_rows(cursor) else []
-            self._result = Result(rows, cursor.rowcount)
+            self._result = _fetched(self._cursor)
         return self._result
 
     @property
@@ -254,7 +244,7 @@ class Reader:
         for attempt in range(BEGIN_ATTEMPTS):
             try:
                 with self._store._connection() as conn:
-                    return Connection(conn).execute(sql, params)
+                    return _fetched(conn.execute(statement(sql), _params(params)))
             except psycopg.OperationalError as exc:
                 if attempt == BEGIN_ATTEMPTS - 1 or not _lost(exc):
                     raise self._store._unreachable(exc) from exc
@@ -333,11 +323,15 @@ def probe(url: str, timeout_s: int = 5) -> set[str]:
         with psycopg.connect(url, connect_timeout=timeout_s, autocommit=True) as conn:
             return applied(conn)
     except psycopg.Error as exc:
-        raise StoreError(
-            f"cannot reach the PostgreSQL store {safe_url(url)}: {' '.join(str(exc).split())}",
-            fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
-            "[store] url) is right",
-        ) from None
+        raise _unreachable(safe_url(url), " ".join(str(exc).split())) from None
+
+
+def _unreachable(where: str, why: str) -> StoreError:
+    return StoreError(
+        f"cannot reach the PostgreSQL store {where}: {why}",
+        fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
+        "[store] url) is right",
+    )
 
 
 class PostgresStore(BaseStore):
@@ -452,11 +446,7 @@ class PostgresStore(BaseStore):
             super().close()
 
     def _unreachable(self, exc: BaseException) -> StoreError:
-        return StoreError(
-            f"cannot reach the PostgreSQL store {self.where}: {str(exc).strip() or type(exc)}",
-            fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
-            "[store] url) is right",
-        )
+        return _unreachable(self.where, str(exc).strip() or str(type(exc)))
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -554,14 +544,10 @@ class PostgresStore(BaseStore):
             time.sleep(0.05 * 2**attempt)
 
     def insert(self, c: Pipelined, table: str, row: dict[str, Any]) -> int | None:
-        row = stamped(table, row)
-        cols = ", ".join(f'"{k}"' for k in row)
-        marks = ", ".join("?" for _ in row)
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"
         if table not in _INTEGER_IDS:
-            c.execute(sql, list(row.values()))
+            c.execute(*insert_sql(table, row))
             return None
-        return int(c.execute(sql + " RETURNING id", list(row.values())).fetchone()[0])
+        return int(c.execute(*insert_sql(table, row, " RETURNING id")).fetchone()[0])
 
     def order_appends(self, c: Pipelined, table: str) -> None:
         """Appenders to one table take turns until they commit (a transaction-level advisory

@@ -162,27 +162,19 @@ def claim(store: BaseStore, c: Any) -> tuple[_Pending, Any] | None:
     if pending is None or pending.recorded or pending.store.home != store.home:
         return None
     from noetic.store.rows import now
-    from noetic.store.writer import stamped
+    from noetic.store.writer import insert_sql
 
-    row = stamped(
-        "requests",
-        {
-            "id": pending.key,
-            "operation": pending.operation,
-            "fingerprint": pending.fingerprint,
-            "response": None,
-            "created_at": now(),
-        },
-    )
-    cols = ", ".join(f'"{k}"' for k in row)
-    marks = ", ".join("?" for _ in row)
+    row = {
+        "id": pending.key,
+        "operation": pending.operation,
+        "fingerprint": pending.fingerprint,
+        "response": None,
+        "created_at": now(),
+    }
     # one statement: a request another call recorded first (committed, or committing: the
     # insert waits for it) inserts nothing, and this write is rolled back
-    result = c.execute(
-        f"INSERT INTO requests ({cols}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING RETURNING id",
-        list(row.values()),
-    )
-    return pending, result
+    tail = " ON CONFLICT (id) DO NOTHING RETURNING id"
+    return pending, c.execute(*insert_sql("requests", row, tail))
 
 
 def confirm(claimed: tuple[_Pending, Any]) -> None:

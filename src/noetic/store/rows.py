@@ -25,6 +25,7 @@ from noetic.vector_names import VECTOR_NAMES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Any, Final
 
     from noetic.assessment import Assessment, Decision
@@ -47,6 +48,22 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{head.hex()}"
 
 
+def update_sql(
+    table: str,
+    fields: dict[str, Any],
+    allowed: Collection[str],
+    encoded: Collection[str] = (),
+    **always: Any,
+) -> tuple[str, list[Any]]:
+    """``UPDATE table SET`` the ``fields`` (each one of ``allowed``, those in ``encoded`` as
+    JSON) and the columns ``always`` set, for the caller's ``WHERE``, and the values."""
+    unknown = set(fields) - set(allowed)
+    if unknown:
+        raise ValueError(f"{table} has no settable column {sorted(unknown)}")
+    values = {k: json.dumps(v) if k in encoded else v for k, v in fields.items()} | always
+    return f"UPDATE {table} SET " + ", ".join(f"{k} = ?" for k in values), list(values.values())
+
+
 def compact_json(data: Any) -> str:
     """Compact JSON, as the session files hold it (see :func:`files.json_line`)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -66,27 +83,9 @@ def investigation_record(row: Row) -> InvestigationRecord:
 def assessment_record(row: Row) -> AssessmentRecord:
     from noetic.assessment import Assessment, Decision
 
-    assessment = Assessment(
-        phase=row["phase"],
-        vectors={v: row[v] for v in VECTOR_NAMES if row[v] is not None},
-        rationales=json.loads(row["rationales"]),
-        evidence=json.loads(row["evidence"]),
-        recommended_action=row["recommended_action"],
-        note=row["note"],
-        carried=tuple(json.loads(row["carried"])),
-        p_success=row["p_success"],
-        review=row["review"],
-    )
-    decision = Decision(
-        action=row["action"],
-        confidence=row["confidence"],
-        threshold=row["threshold"],
-        rule=row["rule"],
-        reason=row["reason"],
-        gaps=tuple(json.loads(row["gaps"])),
-        calibrated=json.loads(row["calibrated"]) if row["calibrated"] else None,
-    )
-    return _record(row, assessment, decision)
+    exported = export_assessment(row)
+    assessment = Assessment(**exported["assessment"])
+    return _record(row, assessment, Decision(**exported["decision"]))
 
 
 def _record(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
@@ -125,16 +124,13 @@ def export_cascade(row: Row) -> dict[str, Any]:
     return data
 
 
+_EVENT_FIELDS: Final = field_names(EventRecord)[1:]  # without the row id
+
+
 def export_event(row: Row) -> dict[str, Any]:
-    return {
-        "at": row["at"],
-        "kind": row["kind"],
-        "engine": row["engine"],
-        "session_id": row["session_id"],
-        "cascade_id": row["cascade_id"],
-        "data": json.loads(row["data"]),
-        "written_by": row["written_by"],
-    }
+    data = {name: row[name] for name in _EVENT_FIELDS}
+    data["data"] = json.loads(data["data"])
+    return data
 
 
 def export_assessment(row: Row) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from noetic.store.base import GROWN_SESSIONS, BaseStore
 from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
 from noetic.store.rows import EXPORT_FORMAT, EXPORT_VERSION, new_id, now
-from noetic.store.writer import stamped
+from noetic.store.writer import insert_sql
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -306,11 +306,7 @@ class Store(BaseStore):
         )
 
     def insert(self, c: sqlite3.Connection, table: str, row: dict[str, Any]) -> int | None:
-        row = stamped(table, row)
-        cols = ", ".join(f'"{k}"' for k in row)
-        marks = ", ".join("?" for _ in row)
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"
-        return c.execute(sql, list(row.values())).lastrowid
+        return c.execute(*insert_sql(table, row)).lastrowid
 
     def _reader(self) -> Store:
         return Store(self.home, write_files=False)

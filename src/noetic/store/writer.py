@@ -66,3 +66,12 @@ def stamped(table: str, row: dict[str, Any]) -> dict[str, Any]:
     if name is None or table not in STAMPED or row.get("written_by") is not None:
         return row
     return {**row, "written_by": name}
+
+
+def insert_sql(table: str, row: dict[str, Any], tail: str = "") -> tuple[str, list[Any]]:
+    """The ``INSERT`` of ``row`` (:func:`stamped`) into ``table``, with ``tail`` after its
+    values, and the values."""
+    row = stamped(table, row)
+    cols = ", ".join(f'"{k}"' for k in row)
+    marks = ", ".join("?" for _ in row)
+    return f"INSERT INTO {table} ({cols}) VALUES ({marks}){tail}", list(row.values())
