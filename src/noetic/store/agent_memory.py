@@ -32,13 +32,12 @@ def load_profile(store: BaseStore, user_id: str) -> dict[str, Any] | None:
 
 def save_profile(store: BaseStore, user_id: str, data: dict[str, Any]) -> None:
     text = json.dumps(data, ensure_ascii=False, default=str)
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO user_profiles (user_id, profile_data, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (user_id) DO UPDATE SET profile_data = excluded.profile_data, "
-            "updated_at = excluded.updated_at",
-            (user_id, text, now()),
-        )
+    store.write(
+        "INSERT INTO user_profiles (user_id, profile_data, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (user_id) DO UPDATE SET profile_data = excluded.profile_data, "
+        "updated_at = excluded.updated_at",
+        (user_id, text, now()),
+    )
 
 
 def save_workspace(

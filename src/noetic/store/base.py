@@ -101,6 +101,12 @@ class BaseStore:
         join transactions (SQLite); elsewhere each write inside is its own transaction."""
         return nullcontext()
 
+    def write(self, sql: str, args: Any = ()) -> int:
+        """One statement as its own write; how many rows it changed."""
+        with self.transaction() as c:
+            changed: int = c.execute(sql, args).rowcount
+        return changed
+
     def insert_returning(self, c: Any, table: str, row: dict[str, Any]) -> Row:
         """Insert ``row`` and return it as stored (its id and defaults filled in), in one
         statement."""

@@ -27,6 +27,7 @@ files lag: the target writes none).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
@@ -214,21 +215,10 @@ def _copy(source: BaseStore, target: BaseStore, c: Any, plan: Plan) -> list[Tabl
     """Every row, ids and all, into a target holding none but this store's rows; verified."""
     tables = []
     for table, columns, key in plan:
-        insert = (
-            f"INSERT INTO {table} ({_quoted(columns)}) VALUES "
-            f"({', '.join('?' for _ in columns)}) ON CONFLICT DO NOTHING"
-        )
-        copied = 0
-        batch: list[Any] = []
-        for row in _rows(source.conn, table, columns, key):
-            batch.append(tuple(row))
-            if len(batch) >= BATCH:
-                copied += c.executemany(insert, batch).rowcount
-                batch = []
-        if batch:
-            copied += c.executemany(insert, batch).rowcount
-        if target.dialect == "postgresql" and "id" in columns and key == ["id"]:
-            _advance_identity(c, table)
+        insert = _insert(table, columns) + " ON CONFLICT DO NOTHING"
+        rows = (tuple(row) for row in _rows(source.conn, table, columns, key))
+        copied = _insert_all(c, insert, rows)
+        _advance_identity(target, c, table, columns, key)
         source_rows, source_sum = checksum(source.conn, table, columns, key)
         target_rows, target_sum = checksum(c, table, columns, key)
         tables.append(
@@ -249,10 +239,8 @@ def _merge(source: BaseStore, target: BaseStore, c: Any, plan: Plan) -> list[Tab
     tables = []
     for table, columns, key in plan:
         refs = [(col, parent) for col, parent, _ in references(source.conn, table)]
-        merged = _merge_table(source, c, table, columns, key, refs, moved)
-        tables.append(merged)
-        if target.dialect == "postgresql" and "id" in columns and key == ["id"]:
-            _advance_identity(c, table)
+        tables.append(_merge_table(source, c, table, columns, key, refs, moved))
+        _advance_identity(target, c, table, columns, key)
     return tables
 
 
@@ -315,10 +303,8 @@ def _merge_table(
             kept += 1
         if single:
             own[mine[0]] = decided[-1][1][0]
-    insert = f"INSERT INTO {table} ({_quoted(columns)}) VALUES ({', '.join('?' for _ in columns)})"
     expected: dict[tuple[Any, ...], str] = {}
-    batch: list[tuple[Any, ...]] = []
-    copied = 0
+    added: list[tuple[Any, ...]] = []
     for row, (_, there_key, add) in zip(rows, decided, strict=True):
         values = mapped(row, itself=True)
         for i, v in zip(keyed, there_key, strict=True):
@@ -327,13 +313,9 @@ def _merge_table(
             continue  # a kept row, or one found under another key: nothing to check of ours
         expected[tuple(there_key)] = _tag(values)
         if add:
-            batch.append(tuple(values))
-            copied += 1
-        if len(batch) >= BATCH:
-            c.executemany(insert, batch)
-            batch = []
-    if batch:
-        c.executemany(insert, batch)
+            added.append(tuple(values))
+    copied = len(added)
+    _insert_all(c, _insert(table, columns), added)
     found = {tuple(r[i] for i in keyed): _tag(r) for r in _rows(c, table, columns, key)}
     got = [found.get(k, "") for k in expected]
     return TableCopy(
@@ -343,8 +325,25 @@ def _merge_table(
     )  # fmt: skip
 
 
-def _advance_identity(c: Any, table: str) -> None:
-    """An identity column's next value past the ids copied in, so new rows do not collide."""
+def _insert(table: str, columns: list[str]) -> str:
+    return f"INSERT INTO {table} ({_quoted(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+
+
+def _insert_all(c: Any, insert: str, rows: Iterable[tuple[Any, ...]]) -> int:
+    """Run ``insert`` for each of ``rows``, a batch at a time; how many rows it inserted."""
+    inserted, left = 0, iter(rows)
+    while batch := list(itertools.islice(left, BATCH)):
+        inserted += c.executemany(insert, batch).rowcount
+    return inserted
+
+
+def _advance_identity(
+    target: BaseStore, c: Any, table: str, columns: list[str], key: list[str]
+) -> None:
+    """On PostgreSQL, an identity column's next value past the ids copied in, so new rows do
+    not collide."""
+    if target.dialect != "postgresql" or "id" not in columns or key != ["id"]:
+        return
     found = c.execute("SELECT pg_get_serial_sequence(?, 'id')", (table,)).fetchone()
     if found is None or found[0] is None:
         return  # a text id

@@ -107,8 +107,7 @@ def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``detail``, ``ended_at`` or ``settings``."""
     allowed = ("status", "detail", "ended_at", "settings")
     sql, values = update_sql("eval_runs", fields, allowed, ("settings",))
-    with store.transaction() as conn:
-        conn.execute(sql + " WHERE id = ?", [*values, run_id])
+    store.write(sql + " WHERE id = ?", [*values, run_id])
 
 
 def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
@@ -126,8 +125,7 @@ def update_task(store: BaseStore, run_id: str, seq: int, **fields: Any) -> None:
     sql, values = update_sql("eval_tasks", fields, allowed, ("result",), updated_at=now())
     if "state" in fields and fields["state"] not in STATES:
         raise ValueError(f"unknown eval task state {fields['state']!r}")
-    with store.transaction() as conn:
-        conn.execute(sql + " WHERE run_id = ? AND seq = ?", [*values, run_id, seq])
+    store.write(sql + " WHERE run_id = ? AND seq = ?", [*values, run_id, seq])
 
 
 def _run(row: Any) -> EvalRunRecord:

@@ -31,13 +31,11 @@ def last_call_id(store: BaseStore) -> int:
 def file_under_task(store: BaseStore, session_id: str, task_id: str, after_id: int) -> int:
     """File the session's calls made after ``after_id`` with no task under ``task_id`` (a run's
     calls from before it opened its task: CASCADE's PREFLIGHT, Nova's unpacking); how many."""
-    with store.transaction() as conn:
-        filed: int = conn.execute(
-            "UPDATE llm_calls SET cascade_id = ? WHERE session_id = ? AND cascade_id IS NULL "
-            "AND id > ?",
-            (task_id, session_id, after_id),
-        ).rowcount
-        return filed
+    return store.write(
+        "UPDATE llm_calls SET cascade_id = ? WHERE session_id = ? AND cascade_id IS NULL "
+        "AND id > ?",
+        (task_id, session_id, after_id),
+    )
 
 
 def task_of_calls(store: BaseStore, task: str) -> str:

@@ -40,8 +40,7 @@ def save_turn(store: BaseStore, run_id: str, seq: int, key: str, turn: dict[str,
 def drop_turn(store: BaseStore, run_id: str, key: str) -> None:
     """Forget one turn, so a resumed run asks for it again (a final recommendation that could
     not be read)."""
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM nova_turns WHERE run_id = ? AND key = ?", (run_id, key))
+    store.write("DELETE FROM nova_turns WHERE run_id = ? AND key = ?", (run_id, key))
 
 
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
@@ -49,8 +48,7 @@ def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     needed)."""
     allowed = ("status", "cascade_id", "inputs", "result", "ended_at", "settings")
     sql, values = update_sql("nova_runs", fields, allowed, ("inputs", "result", "settings"))
-    with store.transaction() as conn:
-        conn.execute(sql + " WHERE id = ?", [*values, run_id])
+    store.write(sql + " WHERE id = ?", [*values, run_id])
 
 
 def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:

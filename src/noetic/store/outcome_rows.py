@@ -97,12 +97,8 @@ def insert_adjustment(store: BaseStore, row: dict[str, Any]) -> int:
 
 def undo_adjustment(store: BaseStore, adjustment_id: int) -> bool:
     """Mark the adjustment undone now; False when it is unknown or already undone."""
-    with store.transaction() as conn:
-        changed = conn.execute(
-            "UPDATE profile_adjustments SET undone_at = ? WHERE id = ? AND undone_at IS NULL",
-            (now(), adjustment_id),
-        ).rowcount
-    return bool(changed)
+    sql = "UPDATE profile_adjustments SET undone_at = ? WHERE id = ? AND undone_at IS NULL"
+    return bool(store.write(sql, (now(), adjustment_id)))
 
 
 def adjustments(
@@ -184,14 +180,13 @@ def nova_turn_keys(store: BaseStore, tasks: Collection[str] | None = None) -> li
 
 def keep_map(store: BaseStore, scope: str, stamp: tuple[int, int], body: str) -> None:
     """Keep the map of ``scope`` fitted on the outcomes ``stamp`` counts, replacing any."""
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
-            "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
-            "body = excluded.body",
-            (scope, stamp[0], stamp[1], now(), body),
-        )
+    store.write(
+        "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
+        "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
+        "body = excluded.body",
+        (scope, stamp[0], stamp[1], now(), body),
+    )
 
 
 class KeptMap(NamedTuple):
