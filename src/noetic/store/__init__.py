@@ -75,9 +75,10 @@ def _open_at(home: Path, url: str | None, *, write_files: bool, background: bool
             f"a PostgreSQL store needs psycopg, which is not installed ({exc})",
             fix="pip install 'noetic[postgres]'",
         ) from None
-    from noetic.store.location import store_files, store_hnsw
+    from noetic.config import load
 
-    return PostgresStore(url, home=home, write_files=store_files(home), hnsw=store_hnsw(home))
+    config = load(home).store  # files: its session files under home too; hnsw: see docs/teams.md
+    return PostgresStore(url, home=home, write_files=config.files, hnsw=config.hnsw)
 
 
 def command_stores() -> None:

@@ -81,9 +81,8 @@ def list_workspaces(store: BaseStore, limit: int = 20) -> list[dict[str, Any]]:
         "SELECT task_id, user_id, query, status, updated_at FROM task_workspaces "
         "ORDER BY updated_at DESC LIMIT ?",
         (limit,),
-    ).fetchall()
-    keys = ("task_id", "user_id", "query", "status", "updated_at")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    )
+    return [dict(row) for row in rows]
 
 
 def delete_user(store: BaseStore, user_id: str) -> list[str]:

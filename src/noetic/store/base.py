@@ -45,6 +45,7 @@ from noetic.store.rows import (
     new_id,
     now,
     parse_export,
+    where,
 )
 from noetic.store.writer import WRITER, insert_sql, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
@@ -292,14 +293,9 @@ class BaseStore:
         return self.get_session(session.id)
 
     def list_sessions(self, *, limit: int = 50, ai_id: str | None = None) -> list[SessionRecord]:
-        sql = "SELECT * FROM sessions"
-        args: list[Any] = []
-        if ai_id:
-            sql += " WHERE ai_id = ?"
-            args.append(ai_id)
-        sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
-        args.append(limit)
-        return [SessionRecord(**dict(r)) for r in self.conn.execute(sql, args)]
+        cond, args = where(ai_id=ai_id or None)
+        sql = f"SELECT * FROM sessions{cond} ORDER BY created_at DESC, id DESC LIMIT ?"
+        return [SessionRecord(**dict(r)) for r in self.conn.execute(sql, [*args, limit])]
 
     # cascades -----------------------------------------------------------------------------
 
@@ -396,8 +392,8 @@ class BaseStore:
     def assessments(
         self, *, session_id: str | None = None, cascade_id: str | None = None
     ) -> list[AssessmentRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id)
-        rows = self.conn.execute(f"SELECT * FROM assessments{where} ORDER BY session_id, seq", args)
+        cond, args = where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM assessments{cond} ORDER BY session_id, seq", args)
         return [assessment_record(r) for r in rows]
 
     def outcomes_of(self, cascade_id: str) -> list[dict[str, Any]]:
@@ -447,8 +443,8 @@ class BaseStore:
     def investigations(
         self, *, session_id: str | None = None, cascade_id: str | None = None
     ) -> list[InvestigationRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id)
-        rows = self.conn.execute(f"SELECT * FROM investigations{where} ORDER BY id", args)
+        cond, args = where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM investigations{cond} ORDER BY id", args)
         return [investigation_record(r) for r in rows]
 
     # goals --------------------------------------------------------------------------------
@@ -491,8 +487,8 @@ class BaseStore:
     def goals(
         self, *, session_id: str | None = None, cascade_id: str | None = None
     ) -> list[GoalRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id)
-        rows = self.conn.execute(f"SELECT * FROM goals{where} ORDER BY created_at, id", args)
+        cond, args = where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM goals{cond} ORDER BY created_at, id", args)
         return [GoalRecord(**dict(r)) for r in rows]
 
     # events -------------------------------------------------------------------------------
@@ -527,8 +523,8 @@ class BaseStore:
         kind: str | None = None,
         limit: int = 1000,
     ) -> list[EventRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id, kind=kind)
-        rows = self.conn.execute(f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, limit])
+        cond, args = where(session_id=session_id, cascade_id=cascade_id, kind=kind)
+        rows = self.conn.execute(f"SELECT * FROM events{cond} ORDER BY id LIMIT ?", [*args, limit])
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in rows]
 
     # export / import / rebuild ------------------------------------------------------------
@@ -708,10 +704,3 @@ def _close_open_stores() -> None:
     for store in list(_OPEN):
         with contextlib.suppress(Exception):
             store.close()
-
-
-def _where(**filters: Any) -> tuple[str, list[Any]]:
-    present = {k: v for k, v in filters.items() if v is not None}
-    if not present:
-        return "", []
-    return " WHERE " + " AND ".join(f"{k} = ?" for k in present), list(present.values())

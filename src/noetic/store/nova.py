@@ -53,10 +53,7 @@ def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
 
 def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:
     """A run by id or unique id prefix."""
-    row = dict(reads.run_row(store, "nova_runs", run_id, "Nova run", "noetic nova runs"))
-    for key in ("settings", "inputs", "result"):
-        row[key] = json.loads(row[key])
-    return row
+    return _decoded(reads.run_row(store, "nova_runs", run_id, "Nova run", "noetic nova runs"))
 
 
 def turns(store: BaseStore, run_id: str) -> list[dict[str, Any]]:
@@ -68,13 +65,13 @@ def turns(store: BaseStore, run_id: str) -> list[dict[str, Any]]:
 
 def runs(store: BaseStore) -> list[dict[str, Any]]:
     """Every run, oldest first, with settings, inputs and result decoded."""
-    out = []
-    for r in store.conn.execute("SELECT * FROM nova_runs ORDER BY created_at, id"):
-        row = dict(r)
-        for key in ("settings", "inputs", "result"):
-            row[key] = json.loads(row[key])
-        out.append(row)
-    return out
+    return [
+        _decoded(r) for r in store.conn.execute("SELECT * FROM nova_runs ORDER BY created_at, id")
+    ]
+
+
+def _decoded(row: Any) -> dict[str, Any]:
+    return {**dict(row), **{k: json.loads(row[k]) for k in ("settings", "inputs", "result")}}
 
 
 def run_outcomes(store: BaseStore) -> list[tuple[str, float]]:

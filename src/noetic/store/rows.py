@@ -25,7 +25,7 @@ from noetic.vector_names import VECTOR_NAMES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
     from typing import Any, Final
 
     from noetic.assessment import Assessment, Decision
@@ -46,6 +46,15 @@ def new_id(prefix: str) -> str:
     head = bytearray(os.urandom(8))
     head[6] = (head[6] & 0x0F) | 0x40
     return f"{prefix}_{head.hex()}"
+
+
+def where(*more: tuple[str, Sequence[Any]], **equal: Any) -> tuple[str, list[Any]]:
+    """`` WHERE`` each column of ``equal`` whose value is not None is equal to it and each
+    condition of ``more`` (with its arguments) holds ("" when none is), and the arguments."""
+    parts = [(f"{k} = ?", [v]) for k, v in equal.items() if v is not None] + list(more)
+    if not parts:
+        return "", []
+    return " WHERE " + " AND ".join(p for p, _ in parts), [a for _, args in parts for a in args]
 
 
 def update_sql(

@@ -316,8 +316,6 @@ def _connect(path: Path) -> sqlite3.Connection:
     """The store's connection, its database made or migrated. Two processes opening a new store
     at once can meet SQLITE_BUSY where no busy handler waits (switching the journal to WAL):
     that is tried again until the busy timeout has passed, as a waiting write would be."""
-    import time
-
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         try:
