@@ -166,10 +166,7 @@ class BaseStore:
         assessment_id: int | None = None,
         all_reflex: bool = False,
     ) -> None:
-        """Mark the session's files behind, in the write's own transaction (a store whose
-        backend keeps no session files marks nothing)."""
-        if not self.queues_files:
-            return
+        """Mark the session's files behind, in the write's own transaction."""
         marked = self._marked  # a mark the same write made already says it all
         if marked is not None:
             key = (session_id, assessment_id, all_reflex)

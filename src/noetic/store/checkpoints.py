@@ -162,13 +162,8 @@ class Appending:
 def start_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> Appending:
     """Start appending ``checkpoint`` (see :func:`write_checkpoint`); :meth:`Appending.finish`
     completes it."""
-    git = (
-        None
-        if repo is None
-        else _started(
-            repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD", stdin=checkpoint.line()
-        )
-    )
+    note = ("notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD")
+    git = None if repo is None else _started(repo, *note, stdin=checkpoint.line())
     return Appending(store, checkpoint, git)
 
 

@@ -89,11 +89,9 @@ def file_lock(path: Path) -> Iterator[None]:
 def session_files(home: Path) -> list[Path]:
     """The session JSON documents under ``home``, in name order."""
     folder = home / "sessions"
-    return (
-        sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
-        if folder.is_dir()
-        else []
-    )
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
 
 
 GITIGNORE = """\

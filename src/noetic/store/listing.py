@@ -78,13 +78,6 @@ def _marks(values: list[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def _equal_to(parts: list[str], args: list[Any], columns: dict[str, str | None]) -> None:
-    for column, value in columns.items():
-        if value is not None:
-            parts.append(f"{column} = ?")
-            args.append(value)
-
-
 def _created_between(parts: list[str], args: list[Any], column: str, f: ListQuery) -> None:
     """The day range on ``column`` (``until`` takes in its whole day)."""
     if f.since is not None:
@@ -101,10 +94,6 @@ def like_pattern(q: str) -> str:
     return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _where(parts: list[str]) -> str:
-    return (" WHERE " + " AND ".join(parts)) if parts else ""
-
-
 def _conditions(
     f: ListQuery,
     equal: dict[str, str | None],
@@ -118,9 +107,8 @@ def _conditions(
     filters, the ``engine`` clause (one argument), ``no_outcome`` or ``outcome`` (its ``{op}``
     the side of 0.5 a success or a failure is on), the day range on ``created``, and the
     ``search`` clause (five patterns of ``q``)."""
-    parts: list[str] = []
-    args: list[Any] = []
-    _equal_to(parts, args, equal)
+    parts = [f"{column} = ?" for column, value in equal.items() if value is not None]
+    args: list[Any] = [value for value in equal.values() if value is not None]
     if f.engine is not None:
         parts.append(engine)
         args.append(f.engine)
@@ -132,7 +120,7 @@ def _conditions(
     if f.q:
         parts.append(search)
         args += [like_pattern(f.q)] * 5
-    return _where(parts), args
+    return (" WHERE " + " AND ".join(parts)) if parts else "", args
 
 
 def _page(

@@ -462,9 +462,6 @@ class PostgresStore(BaseStore):
             raise
         cm.__exit__(None, None, None)
 
-    def _disconnect(self) -> None:
-        self.pool.close()
-
     def _reader(self) -> PostgresStore:
         return self
 

@@ -33,10 +33,10 @@ from pathlib import Path
 
 from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
 from noetic.store import derived_files
-from noetic.store.base import GROWN_SESSIONS, BaseStore
+from noetic.store.base import BaseStore
 from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
-from noetic.store.rows import EXPORT_FORMAT, EXPORT_VERSION, new_id, now
+from noetic.store.rows import now
 from noetic.store.writer import insert_sql
 
 TYPE_CHECKING = False
@@ -44,15 +44,7 @@ if TYPE_CHECKING:
     from threading import Thread
     from typing import Any, Final
 
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "EXPORT_FORMAT",
-    "EXPORT_VERSION",
-    "GROWN_SESSIONS",
-    "Store",
-    "new_id",
-    "now",
-]
+__all__ = ["BUSY_TIMEOUT_MS", "Store", "now"]
 
 BUSY_TIMEOUT_MS: Final = 30_000
 
