@@ -1,24 +1,13 @@
 """Copying a SQLite store into another store (``noetic migrate --to …``): a PostgreSQL one, or
-another SQLite store.
+another SQLite store, as ``docs/storage.md`` ("Moving a store") describes.
 
-Every table the migrations made is copied row for row, parents before children (the order
-comes from SQLite's foreign keys, and every ``session_id`` and ``cascade_id`` column counts as
-one), in one transaction of the target: the copy lands whole or not at all. Then each table is
-verified: its row count and a checksum of every row (SHA-256 over the rows in key order, each
-value tagged with its type) must be the same on both sides; a table that differs is reported by
-name and the command fails, and the transaction is rolled back.
-
-The target must be empty or hold only this store's rows (an earlier copy of it: running the copy
-again adds only what is new). One that holds other rows (another member's history) is refused
-before anything is written, naming the tables and how many rows of others each holds, unless
-``merge``: then this store's rows are brought in beside them. A row whose key the target already
-uses for another row gets a new key (an integer id past both stores' largest, a text id a new
-random one with the same prefix), and every row that refers to it (declared foreign keys, and
-``session_id``/``cascade_id``) is rewritten to the new key; a row the target already holds as it
-is, under its key or under another (an earlier merge) is not added again. A table keyed by a name
-(``tokens``, ``recall_generations``, ``user_profiles``…) keeps the target's row where both have
-one (counted as ``kept``). The merge is verified per table: every row brought in, as re-keyed,
-reads back the same from the target, before the transaction commits.
+Every table the migrations made is copied row for row, parents before children (the order comes
+from SQLite's foreign keys, and every ``session_id`` and ``cascade_id`` column counts as one), in
+one transaction of the target, then verified: its row count and a checksum of every row (SHA-256
+over the rows in key order, each value tagged with its type) must be the same on both sides, or
+the transaction is rolled back. A target holding other rows is refused before anything is
+written unless ``merge``: then a row whose key is taken there gets a new one, every row referring
+to it is rewritten, and a table keyed by a name keeps the target's row (``kept``).
 
 Not copied: ``schema_migrations`` (the target records its own), ``file_backlog`` (which local
 files lag: the target writes none).

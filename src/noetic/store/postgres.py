@@ -4,30 +4,20 @@ The same store as :mod:`noetic.store.sqlite` (everything it holds and reads is
 :class:`~noetic.store.base.BaseStore`), over psycopg 3 with a connection pool. The SQL is the
 store's own, written once for both databases (:mod:`noetic.store.pg_sql` adapts placeholders and
 column types); there is no ORM between them, because the SQLite path must stay as fast as it is
-and load nothing of this one, and because the statements are few and plain.
+and load nothing of this one, and because the statements are few and plain. What it guarantees
+(writes, lost connections, append-only events, session files) is ``docs/storage.md``'s.
 
 - Reads (``store.conn.execute``) borrow a pooled connection in autocommit mode, fetch every row
   and give it back; a read that finds its connection dropped (the pool discards it) is tried
   again on another, a few times. Connections are not probed before use: a probe would double
   every read's round trips, and a dead one is found by the first statement anyway.
-- A logical write (:meth:`PostgresStore.transaction`) is one transaction on one connection, in
-  two round trips: its statements are queued in psycopg's pipeline behind the ``BEGIN`` and
-  sent together when a result is first read or the body ends; the ``COMMIT`` goes alone, once
-  all of them have succeeded. A pooled connection that the server closed while it waited (a
-  restart, ``pg_terminate_backend``) is found without a round trip, from its socket, and
-  replaced before the write starts. One lost before the ``COMMIT`` was sent rolls the whole
-  write back, as PostgreSQL does, and raises :class:`StoreError` saying it was not applied;
-  one lost while committing raises saying the write is either wholly applied or not at all.
+- A logical write is one transaction on one connection, in two round trips
+  (:meth:`PostgresStore.transaction`).
 - A session's sequence numbers are taken under a row lock on the session
   (``SELECT … FOR NO KEY UPDATE``), so concurrent writers on many machines number its
   assessments 1, 2, 3… with no gap and no repeat (``UNIQUE (session_id, seq)`` backs it): the
   insert that follows the lock, in the same batch, reads the highest number with a snapshot
   taken after the lock was granted (READ COMMITTED takes one per statement).
-- Events are append-only: triggers refuse ``UPDATE``, ``DELETE`` and ``TRUNCATE``.
-- Session files: a team store writes none by default (the rows are the truth and
-  ``noetic sessions export`` writes any session's document on demand). With ``write_files``
-  (``files = true`` under ``[store]``) a process writes the JSON documents and reflex logs of
-  the sessions it wrote to, under its local directory, when it flushes or closes.
 """
 
 from __future__ import annotations
@@ -202,7 +192,7 @@ class Pipelined:
 
 class Queued:
     """A queued statement's result, fetched (with every statement queued before it) on first
-    use."""
+    use: its ``rowcount``, ``fetchone`` and ``fetchall`` are its :class:`Result`'s."""
 
     __slots__ = ("_cursor", "_link", "_result")
     lastrowid = None
@@ -219,15 +209,8 @@ class Queued:
             self._result = _fetched(self._cursor)
         return self._result
 
-    @property
-    def rowcount(self) -> int:
-        return self._rows().rowcount
-
-    def fetchone(self) -> Any:
-        return self._rows().fetchone()
-
-    def fetchall(self) -> list[Any]:
-        return self._rows().fetchall()
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rows(), name)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._rows())
@@ -468,7 +451,7 @@ class PostgresStore(BaseStore):
     @contextmanager
     def transaction(self) -> Iterator[Pipelined]:
         """One logical write: ``BEGIN`` … ``COMMIT`` on one pooled connection, rolled back on
-        any error (see the module's docstring for a lost connection).
+        any error (a lost connection: :meth:`_live_connection`, :meth:`_lost`).
 
         Two round trips for a write that reads back at most one result: the ``BEGIN`` and the
         body's statements go in one batch (sent when a result is first read, or at the end of

@@ -97,17 +97,12 @@ def assessment_record(row: Row) -> AssessmentRecord:
     return _record(row, assessment, Decision(**exported["decision"]))
 
 
+_RECORDED: Final = ("id", "session_id", "cascade_id", "seq", "created_at", "written_by")
+
+
 def _record(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
-    return AssessmentRecord(
-        id=row["id"],
-        session_id=row["session_id"],
-        cascade_id=row["cascade_id"],
-        seq=row["seq"],
-        assessment=assessment,
-        decision=decision,
-        created_at=row["created_at"],
-        written_by=row["written_by"],
-    )
+    columns = {name: row[name] for name in _RECORDED}
+    return AssessmentRecord(**columns, assessment=assessment, decision=decision)
 
 
 def recorded_assessment(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
@@ -186,11 +181,7 @@ def reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict
         "seq": rec["seq"],
         "phase": a["phase"],
         "created_at": rec["created_at"],
-        "vectors": a["vectors"],
-        "rationales": a["rationales"],
-        "evidence": a["evidence"],
-        "note": a["note"],
-        "p_success": a["p_success"],
+        **{name: a[name] for name in ("vectors", "rationales", "evidence", "note", "p_success")},
         "decision": rec["decision"],
     }
 

@@ -61,13 +61,7 @@ def write(
         recs = [added[i] for i in assessment_ids if i in added]
         missing = [i for i in assessment_ids if i not in added]  # read by an earlier drain
         if missing:
-            marks = ",".join("?" for _ in missing)
-            recs += [
-                export_assessment(r)
-                for r in store.conn.execute(
-                    f"SELECT * FROM assessments WHERE id IN ({marks})", missing
-                )
-            ]
+            recs += _exported(store, f"id IN ({','.join('?' for _ in missing)})", missing)
         recs.sort(key=lambda r: r["seq"])
     else:
         return 0
@@ -90,16 +84,16 @@ def write(
             appended = derived_files.extend_lines(path, lines)
         if appended is None:  # asked to, or the log's end was cut short: the whole log
             if not all_reflex:
-                recs = [
-                    export_assessment(r)
-                    for r in store.conn.execute(
-                        "SELECT * FROM assessments WHERE session_id = ? "
-                        "AND substr(created_at, 1, 10) = ? ORDER BY seq",
-                        (session_id, day),
-                    )
-                ]
+                that_day = "session_id = ? AND substr(created_at, 1, 10) = ? ORDER BY seq"
+                recs = _exported(store, that_day, (session_id, day))
             whole = [derived_files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs]
             derived_files.atomic_write_bytes(path, b"".join(whole), sync=False)
             appended = len(recs)
         written += appended
     return written
+
+
+def _exported(store: Documented, where: str, args: Any) -> list[dict[str, Any]]:
+    """The export form of the assessments matching ``where``."""
+    rows = store.conn.execute(f"SELECT * FROM assessments WHERE {where}", args)
+    return [export_assessment(r) for r in rows]
