@@ -1,13 +1,9 @@
-"""The agent's two persisted horizons, in the seed's tables.
+"""The agent's two persisted horizons, in the seed's tables (``docs/agent.md``).
 
 ``user_profiles`` holds one JSON profile per user (horizon 1); ``task_workspaces`` one JSON
 workspace per task (horizon 2), written after every step of a run with the task's status and
-query, so ``noetic agent resume TASK`` can pick it up after a crash. Execution state (horizon 3)
-has no table.
-
-Forgetting (the seed's ``delete_user_profile`` and ``delete_task_workspace``) deletes the rows
-with SQLite's ``secure_delete`` on, so the freed pages are overwritten rather than left with the
-text in them, then checkpoints the write-ahead log so no old copy of a page stays there either.
+query, so ``noetic agent resume TASK`` can pick it up after a crash. Forgetting deletes with
+SQLite's ``secure_delete`` on, then checkpoints the write-ahead log (:func:`_wiping`).
 """
 
 from __future__ import annotations

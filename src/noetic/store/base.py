@@ -570,15 +570,10 @@ class BaseStore:
         return head, tail
 
     def session_document(self, session_id: str, *, fresh: bool = False) -> bytes:
-        """The session's file: :meth:`export_session` as one line of JSON, byte for byte.
-
-        A session's assessments and events never change once written (import ``--replace``
-        deletes and re-inserts assessments under new ids), so each is read and encoded once: this
-        store keeps them encoded for its last :data:`GROWN_SESSIONS` sessions and reads only the
-        rows added since, after checking (one indexed count) that the rows it holds are still
-        exactly those in SQLite. So a drain costs the new rows, plus joining the text; ``fresh``
-        reads everything again. (A drain in a fresh process starts from what the last drain
-        recorded beside the document: :mod:`noetic.store.document`.)"""
+        """The session's file: :meth:`export_session` as one line of JSON, byte for byte, built
+        from the assessments and events this store keeps encoded for its last
+        :data:`GROWN_SESSIONS` sessions (or the last drain recorded: :mod:`noetic.store.document`)
+        and the rows added since; ``fresh`` reads everything again."""
         return self._session_document(session_id, fresh=fresh)[0]
 
     def _session_document(

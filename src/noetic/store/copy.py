@@ -117,10 +117,8 @@ def _rows(conn: Any, table: str, columns: list[str], key: list[str]) -> Iterator
 def _tagged(value: Any) -> str:
     if value is None:
         return "n"
-    if isinstance(value, bool):
+    if isinstance(value, int):  # a bool too
         return f"i{int(value)}"
-    if isinstance(value, int):
-        return f"i{value}"
     if isinstance(value, float):
         return f"f{value.hex()}"
     if isinstance(value, bytes | memoryview):

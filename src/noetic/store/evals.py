@@ -3,17 +3,9 @@
 A run's row holds what was asked (the task set, the model, the profile, the settings) and how
 it stands (``running``, ``completed``, ``failed``, ``interrupted``). Each problem has a row from
 the start, with the problem itself (so a resume needs neither the task file nor the package
-again) and its state, written after every step in the step's own transaction (where the
-backend joins transactions, :meth:`~noetic.store.base.BaseStore.unit`: the task opened, the
-POSTFLIGHT, the outcome are stored with the state that names them, or neither is):
-
-``pending`` → ``started`` (its task opened: ``cascade_id``) → ``answered`` (the function
-written and the POSTFLIGHT recorded: ``code``) → ``done`` (the tests' verdict: ``passed``,
-``reason``), or ``error`` (the model's reply could not be used; ``reason`` says why).
-
-A resumed run goes on from each problem's state: it runs the tests of an ``answered`` problem
-without asking the model again, and starts a ``started`` one afresh (its half-done task closed
-as abandoned), so no step that finished is run twice.
+again) and its state (:data:`STATES`), written after every step in the step's own transaction
+(where the backend joins transactions, :meth:`~noetic.store.base.BaseStore.unit`), so a resumed
+run runs no finished step twice (``docs/eval.md``).
 """
 
 from __future__ import annotations
@@ -138,9 +130,7 @@ def _task(row: Any) -> EvalTaskRecord:
     data = {k: row[k] for k in EvalTaskRecord.model_fields}
     data["problem"] = json.loads(data["problem"])
     data["result"] = json.loads(data["result"] or "{}")
-    if data["passed"] is not None:
-        data["passed"] = bool(data["passed"])
-    return EvalTaskRecord(**data)
+    return EvalTaskRecord(**data)  # passed: pydantic reads the stored 0 or 1 as a bool
 
 
 def done_assessments(store: BaseStore, run_id: str) -> list[dict[str, Any]]:

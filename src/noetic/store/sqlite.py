@@ -7,12 +7,8 @@ another's open transaction, and interleaved statements fail with "no more rows a
 Writes from all of them still take turns (:meth:`Store.transaction`).
 
 The database runs in WAL mode with a busy timeout, so several processes can write to one store
-at once: each logical write is one ``BEGIN IMMEDIATE`` transaction, and a writer that finds the
-database locked waits rather than failing. After a write that touches a session, the same
-transaction queues the session's files in ``file_backlog``; :mod:`noetic.store.mirror` rewrites
-the JSON document and writes the reflex logs from SQLite under a file lock (so the newest
-committed state always wins) when the store closes or, in a long-lived process, a moment later
-on a background thread. A write's cost does not grow with the session.
+at once: each logical write is one ``BEGIN IMMEDIATE`` transaction, which also queues the files
+of the sessions it touches for :mod:`noetic.store.mirror` (``docs/storage.md``, "Guarantees").
 
 What a store holds and how it is read is :class:`noetic.store.base.BaseStore`; this module is
 the SQLite dialect: opening (read-only when it must), the transaction, and the inserts.
