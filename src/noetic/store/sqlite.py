@@ -60,12 +60,9 @@ class Store(BaseStore):
 
         ``background``: a long-lived process (the MCP server) writes the session files on a
         thread a moment after each write; otherwise they are written at :meth:`flush_files`
-        and :meth:`close` (and at exit, for a store nobody closed).
-
-        A store on a read-only file system or without write permission opens read-only: reads
-        work and every write raises :class:`StoreError` saying so. A database that is missing
-        or empty while session files exist is refused (their history would silently vanish)
-        unless ``recovering`` (``noetic rebuild --from-files``)."""
+        and :meth:`close` (and at exit, for a store nobody closed). A store that cannot be
+        written opens read-only, and a lost database is refused unless ``recovering`` (``noetic
+        rebuild --from-files``), as ``docs/storage.md`` says."""
         self.home = Path(home)
         self.write_files = write_files
         self.background = background
