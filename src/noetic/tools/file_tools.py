@@ -28,8 +28,8 @@ from noetic.errors import InvalidValueError, PolicyRefusal
 from noetic.tools.base import Tool, tool
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
-from noetic.tools.shellgate.gate import write_refusal
 from noetic.tools.shellgate.protected import configured, protected_set
+from noetic.tools.shellgate.write_rules import write_refusal
 
 MAX_READ_BYTES = 2_000_000
 MAX_WRITE_CHARS = 2_000_000

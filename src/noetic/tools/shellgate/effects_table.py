@@ -74,6 +74,14 @@ class Program(NamedTuple):
 
 READS = Program()
 """A program whose operands are read, never written or run."""
+WRITTEN = {
+    "all": slice(None),
+    "last": slice(-1, None),
+    "second": slice(1, 2),
+    "after-first": slice(1, None),
+    "none": slice(0),
+}
+"""The operands a row's ``writes`` (or a policy writer's ``paths``) says are written."""
 
 _GIT_READS = (
     "status", "blame", "branch", "tag", "remote", "fetch", "pull", "push", "checkout",

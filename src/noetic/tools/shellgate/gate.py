@@ -12,9 +12,6 @@ nests too deeply to analyse, is refused.
 (``sandbox_contains`` in the policy: code handed to an interpreter, a program's own command
 execution) is then left to it. ``sandboxed=False`` — a host with no sandbox, or a command
 another tool runs (Claude Code's Bash tool) — refuses it.
-
-Every refusal is a :class:`Violation` naming the rule, its reason, the part of the command that
-broke it and, where there is one, what the gate could not determine.
 """
 
 from __future__ import annotations
@@ -22,18 +19,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from noetic.tools.shellgate.judge import MAX_COMMAND_CHARS, Judge
+from noetic.tools.shellgate.judge import Judge
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.verdict import Verdict, Violation
-from noetic.tools.shellgate.write_rules import write_refusal
-
-__all__ = [
-    "MAX_COMMAND_CHARS",
-    "Verdict",
-    "Violation",
-    "check_command",
-    "write_refusal",
-]
 
 
 def check_command(

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from noetic.tools.shellgate import find_actions, policy_lookups, program_capabilities, table_checks
-from noetic.tools.shellgate.effects_table import PROGRAMS
+from noetic.tools.shellgate.effects_table import PROGRAMS, WRITTEN
 from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.option_spelling import (
     abbreviates,
@@ -85,15 +85,11 @@ class Judge:
     def judge(self, text: str) -> list[Violation]:
         if len(text) > MAX_COMMAND_CHARS:
             self.refuse("too-complex", f"{len(text)} characters (at most {MAX_COMMAND_CHARS})")
-            return self.found
-        if "\0" in text:
+        elif "\0" in text:
             self.refuse("unparseable", "a NUL character", text.index("\0"))
-            return self.found
-        if not text.strip():
+        elif not text.strip():
             self.refuse("unparseable", "an empty command")
-            return self.found
-        script = self.parsed(text, frozenset({self.cwd}))
-        if script is not None:
+        elif (script := self.parsed(text, frozenset({self.cwd}))) is not None:
             self.script(script)
         return self.found
 
@@ -181,18 +177,15 @@ class Judge:
         program_capabilities.scripts_written(self, cmd)
 
     def variables(self, cmd: Command) -> None:
-        names = [(n, cmd.text) for n, _ in cmd.assignments]
+        names = [n for n, _ in cmd.assignments]
         if cmd.keyword == "unset":
-            names += [(a.value or a.text, cmd.text) for a in cmd.args]
+            names += [a.value or a.text for a in cmd.args]
+        fit = policy_lookups.names_fit
         for rule in self.policy.rules:
             for m in rule.match:
-                if not m.variables:
-                    continue
-                for name, text in names:
-                    if policy_lookups.names_fit(name, m.variables) and not policy_lookups.names_fit(
-                        name, m.unless
-                    ):
-                        self.refuse(rule.id, text, cmd.start, f"sets {name}")
+                for name in names if m.variables else ():
+                    if fit(name, m.variables) and not fit(name, m.unless):
+                        self.refuse(rule.id, cmd.text, cmd.start, f"sets {name}")
         program_capabilities.index_variables(self, cmd)
 
     def sets(self, assignments: list[tuple[str, Word | None]], cmd: Command) -> None:
@@ -467,12 +460,7 @@ class Judge:
                 if "=" in value and any(o.endswith("=") for o in writer.options):
                     continue
             operands.append(word)
-        if writer.paths == "all":
-            targets += operands
-        elif writer.paths == "last":
-            targets += operands[-1:]
-        elif writer.paths == "after-first":
-            targets += operands[1:]
+        targets += operands[WRITTEN[writer.paths]]
         if base == "rm" and any(
             (a.value or "").startswith("--no-pre")
             and "--no-preserve-root".startswith(a.value or "")

@@ -12,6 +12,22 @@ import re
 
 from noetic.tools.shellgate.parsed_line import Word
 
+GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
+
+
+def first_operand(args: list[Word], values: tuple[str, ...] = GIT_VALUES) -> int | None:
+    """Where the first operand is: a word that is neither an option nor the value of one of
+    ``values`` (git's subcommand after ``-C DIR -c K=V``); a word known only at run time is one."""
+    skip = False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+        elif word.value is None or not word.value.startswith("-"):
+            return i
+        else:
+            skip = word.value in values
+    return None
+
 
 def abbreviates(given: str, option: str) -> bool:
     """GNU getopt and git take any unambiguous prefix of a long option: ``--forc``."""

@@ -18,14 +18,12 @@ from __future__ import annotations
 import re
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
-from noetic.tools.shellgate.option_spelling import option_values
+from noetic.tools.shellgate.option_spelling import GIT_VALUES, first_operand, option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
-
-_GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
 
 
 _GIT_PATH_KEYS = r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$"
@@ -44,19 +42,8 @@ _INSTALLS = frozenset({"install", "i", "add", "update", "upgrade", "download", "
 
 def subcommand(base: str, args: list[Word]) -> str | None:
     """The first operand (git's ``push`` after ``-C dir -c k=v``)."""
-    skip = False
-    for word in args:
-        if skip:
-            skip = False
-            continue
-        value = word.value
-        if value is None:
-            return None
-        if value.startswith("-"):
-            skip = base == "git" and value in _GIT_VALUES
-            continue
-        return value
-    return None
+    i = first_operand(args, GIT_VALUES if base == "git" else ())
+    return None if i is None else args[i].value
 
 
 def capabilities(judge: Judging, base: str, args: list[Word], cmd: Command, depth: int) -> None:
@@ -118,17 +105,14 @@ def scripts_written(judge: Judging, cmd: Command) -> None:
         words = [a.value or "" for a in cmd.args]
         content = None if words[:1] and words[0].startswith("-") else " ".join(words) + "\n"
     targets = [r for r in cmd.redirects if r.writes and r.target is not None and r.target.value]
-    if base == "tee":
-        targets_words = [a for a in cmd.args if a.value and not a.value.startswith("-")]
-    else:
-        targets_words = []
+    tee_files = [a for a in cmd.args if a.value and not a.value.startswith("-")]
     for r in targets:
         assert r.target is not None
         appended = r.operator in (">>", "&>>")
         for place in judge.resolved(r.target.value or "", r.cwds):
             if place is not None:
                 judge.scripts[place] = None if appended else content
-    for word in targets_words:
+    for word in tee_files if base == "tee" else ():
         for place in judge.resolved(word.value or "", cmd.cwds):
             if place is not None:
                 judge.scripts[place] = content
@@ -269,7 +253,7 @@ def _git(judge: Judging, args: list[Word], cmd: Command, depth: int) -> None:
             judge.undetermined(
                 "program-exec", word, "git --exec-path chooses where git finds its commands"
             )
-        if value in _GIT_VALUES:
+        if value in GIT_VALUES:
             i += 2
             continue
         if value.startswith("-"):
@@ -342,9 +326,8 @@ def _git_config(judge: Judging, rest: list[Word], cmd: Command) -> None:
         elif value.startswith("--file="):
             scope_file = Word(word.text, value[7:], word.glob, word.start)
         elif value in ("--global", "--system"):
-            scope_file = Word(word.text, judge.home + "/.gitconfig", False, word.start)
-            if value == "--system":
-                scope_file = Word(word.text, "/etc/gitconfig", False, word.start)
+            named = judge.home + "/.gitconfig" if value == "--global" else "/etc/gitconfig"
+            scope_file = Word(word.text, named, False, word.start)
         elif value in _GIT_CONFIG_SETS:
             setting = True
         elif not value.startswith("-"):
@@ -393,12 +376,13 @@ def _packages(judge: Judging, base: str, args: list[Word], cmd: Command) -> None
     if "config" in values or (values[:1] == ["set"]):
         for k, word in enumerate(operands):
             key = (word.value or "").lower()
-            if ("registry" in key or "index-url" in key or "index_url" in key) and "=" in key:
+            if not any(part in key for part in ("registry", "index-url", "index_url")):
+                continue
+            if "=" in key:
                 _index(judge, word, (word.value or "").split("=", 1)[1], f"{base} config")
-            elif "registry" in key or "index-url" in key or "index_url" in key:
-                nxt = operands[k + 1] if k + 1 < len(operands) else None
-                if nxt is not None:
-                    _index(judge, nxt, nxt.value, f"{base} config {word.value}")
+            elif k + 1 < len(operands):
+                nxt = operands[k + 1]
+                _index(judge, nxt, nxt.value, f"{base} config {word.value}")
         return
     if not _INSTALLS.intersection(v for v in values if v):
         return

@@ -234,20 +234,11 @@ def hook_folders(root: str, control: Any) -> list[str]:
 def called_scripts(root: str, folders: list[str]) -> list[str]:
     """The files inside ``root`` that a hook in ``folders`` (or a hook manager's file) names,
     and those they name in turn, up to :data:`MAX_CALL_DEPTH` calls deep."""
-    callers: list[str] = []
-    for folder in folders:
-        for name in sorted(os.listdir(folder)):
-            path = os.path.join(folder, name)
-            if not name.endswith(".sample") and os.path.isfile(path):
-                callers.append(path)
+    callers = [p for folder in folders for p in _files(folder) if not p.endswith(".sample")]
     for name in HOOK_CALLERS:
         path = os.path.join(root, name)
         if os.path.isdir(path):
-            callers += [
-                os.path.join(path, f)
-                for f in sorted(os.listdir(path))
-                if os.path.isfile(os.path.join(path, f))
-            ]
+            callers += _files(path)
         elif os.path.isfile(path):
             callers.append(path)
     # a hook that is a link runs the file it points to
@@ -269,6 +260,10 @@ def called_scripts(root: str, folders: list[str]) -> list[str]:
         if not callers:
             break
     return found
+
+
+def _files(folder: str) -> list[str]:
+    return [p for n in sorted(os.listdir(folder)) if os.path.isfile(p := os.path.join(folder, n))]
 
 
 def _named_files(caller: str, root: str) -> list[str]:
@@ -372,15 +367,9 @@ def written_by(writer: Any, base: str, args: list[str | None]) -> list[str]:
                 optional.append(attached)
             elif not option.startswith("--") and value.startswith(option) and len(value) > 2:
                 optional.append(value[len(option) :])
-    if writer.paths == "all":
-        targets = list(operands)
-    elif writer.paths == "last":
-        targets = operands[-1:]
-    elif writer.paths == "after-first":
-        targets = operands[1:]
-    else:
-        targets = []
-    targets += optional
+    from noetic.tools.shellgate.effects_table import WRITTEN
+
+    targets = operands[WRITTEN[writer.paths]] + optional
     if base in ("cp", "mv", "ln", "link", "install", "rsync"):
         folders = [*optional] if optional else operands[-1:] if len(operands) > 1 else []
         sources = operands if optional else operands[:-1]

@@ -445,7 +445,10 @@ class _Walker:
         cmd.stdin_text = None if here is None else here + "\n"
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
-        if any(n == "CDPATH" for n, _ in assignments):
+        return self._record(cmd, st, subs)
+
+    def _record(self, cmd: Command, st: _State, subs: list[Command]) -> list[Command]:
+        if any(n == "CDPATH" for n, _ in cmd.assignments):
             self.cdpath = "?"  # `CDPATH=/ cd etc`: the assignment applies to this cd already
         self._follow_cd(cmd, st)
         if st.cwds is not None or self.links:
@@ -477,10 +480,7 @@ class _Walker:
             name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
         )
         cmd.keyword = keyword
-        if any(n == "CDPATH" for n, _ in assignments):
-            self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
-        self.commands.append(cmd)
-        return [cmd, *subs]
+        return self._record(cmd, st, subs)
 
     def _assignment(self, node: Any, st: _State) -> tuple[str, Word | None]:
         name = node.child_by_field_name("name")

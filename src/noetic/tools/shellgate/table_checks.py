@@ -17,12 +17,13 @@ import re
 import shlex
 
 from noetic.tools.shellgate import find_actions
-from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
-from noetic.tools.shellgate.option_spelling import option_values
+from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, WRITTEN
+from noetic.tools.shellgate.option_spelling import first_operand, option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from noetic.tools.shellgate.effects_table import Program
     from noetic.tools.shellgate.judging import Judging
 
 
@@ -223,19 +224,11 @@ def _subcommand(row: Program, args: list[Word]) -> tuple[str | None, Word | None
     for i, word in enumerate(args):
         if word.value is not None and word.value.startswith("-") and word.value in row.subcommands:
             return word.value, word, args[i + 1 :]
-    skip = False
-    for i, word in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        value = word.value
-        if value is None:
-            return "$", word, args[i + 1 :]  # named at run time: never a listed subcommand
-        if value.startswith("-"):
-            skip = value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
-            continue
-        return value, word, args[i + 1 :]
-    return None, None, []
+    i = first_operand(args)
+    if i is None:
+        return None, None, []
+    word = args[i]  # one named at run time ("$") is never a listed subcommand
+    return "$" if word.value is None else word.value, word, args[i + 1 :]
 
 
 def _operands(args: list[Word]) -> list[Word]:
@@ -262,14 +255,7 @@ def _writes(judge: Judging, row: Program, args: list[Word], cmd: Command) -> Non
         for w in _operands(args)
         if w.value not in values and not re.match(_ASSIGNMENT, w.value or "")
     ]
-    if row.writes == "all":
-        targets += operands
-    elif row.writes == "last":
-        targets += operands[-1:]
-    elif row.writes == "second":
-        targets += operands[1:2]
-    elif row.writes == "after-first":
-        targets += operands[1:]
+    targets += operands[WRITTEN[row.writes]]
     targets = [t for t in targets if t.value not in _STDIN]
     if not targets:
         return
