@@ -1,25 +1,13 @@
 """The files of a git repository that decide what runs outside the sandbox later.
 
-A command inside the sandbox cannot reach outside, but the repository it edits is run by the
-user's own git afterwards, outside it: a hook, a ``core.fsmonitor`` command, an alias or a filter
-planted in the workspace runs with the user's rights at the next ``git commit``. So the sandbox
-keeps these read-only, and the file tools refuse to write them:
-
-- the whole ``.git`` entry, folder or file (a worktree's ``gitdir:`` pointer) — not only
-  ``.git/hooks`` and ``.git/config``, which would leave ``cp -r .git newgit``, a hook planted in
-  the copy, ``mv .git old.git`` and ``mv newgit .git``, or a new ``.git/hooks`` or
-  ``.git/commondir`` where none existed yet. Bound onto itself, ``.git`` is a mount point: it can
-  be neither renamed nor replaced, and nothing below it can be created or changed;
-- the git folder a ``.git`` file points to, when it lives inside the workspace;
-- ``.gitmodules``;
-- what the repository's configuration (the user's global one included) reads or names inside
-  the workspace: included configuration files, the ``core.hooksPath`` folder (created empty when
-  it does not exist yet, so it cannot be planted either) and the programs the configuration runs
-  (``core.fsmonitor``, ``core.sshCommand``, editors, pagers, filters, diff and merge drivers…).
-
-The price is that git commands which write the repository (``git add``, ``git commit``) fail
-inside the sandbox with "Read-only file system"; reading it (``git status``, ``git diff``,
-``git log``) works.
+A command inside the sandbox cannot reach outside, but the user's own git runs the repository it
+edits afterwards: a hook, a ``core.fsmonitor`` command, an alias or a filter planted in the
+workspace runs with the user's rights at the next ``git commit``. So the sandbox keeps these
+read-only and the file tools refuse to write them: the whole ``.git`` entry (bound onto itself, a
+mount point can be neither renamed nor replaced, so no copy carrying a planted hook can take its
+place), the git folder a ``.git`` file points to, ``.gitmodules``, and what git's configuration
+reads or runs from inside the workspace. docs/agent.md ("The repository's control files") lists
+them, and the price: git commands that write the repository fail inside the sandbox.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The OS sandbox the shell tool runs commands in: bubblewrap on Linux.
 
-Inside it the whole system is mounted read-only, only the workspace is writable, ``/tmp``,
-``/var/tmp`` and ``/run`` are private and empty (no host sockets such as Docker's), the home
-folder is hidden behind an empty one, the repository's control files (the whole ``.git``, see
-:mod:`noetic.tools.repository`), Noetic's store and every other file of the protected set that
-exists (:mod:`noetic.tools.shellgate.protected`: the scripts a hook calls, ``.claude/``,
-``.vscode/``, ``.envrc``, ``*.pth``…, what the developer's own tools run later) are read-only and
-cannot be moved or replaced, the network is cut off unless the policy allows it, every capability is
-dropped, and the command cannot outlive the tool (``--die-with-parent``). So a command the gate
-misjudges — a script writing outside the workspace, a program opening a socket — still cannot
-reach outside.
-
-``auto`` uses bubblewrap when it works here and says so when it does not (the gate alone then
-decides); ``required`` refuses to run without it; ``off`` never uses it.
+The system read-only and only the workspace writable, ``/tmp``, ``/var/tmp`` and ``/run`` private,
+the home folder hidden, the repository's control files, Noetic's store and the rest of the
+protected set read-only and pinned in place, no network unless the policy allows it, every
+capability dropped: a command the gate misjudges still cannot reach outside. ``auto`` uses
+bubblewrap when it works here and says so when it does not; ``required`` refuses to run without
+it; ``off`` never uses it (docs/agent.md, "The shell tool and the sandbox").
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The deterministic shell gate: a command's syntax tree judged against the policy.
 
-:func:`check_command` parses the command (:mod:`.syntax`), then judges every simple command it
-could run (:mod:`.judge`) — after unwrapping ``env``, ``nohup``, ``timeout``, ``xargs`` and the
-like, the commands ``find -exec`` runs, and shell code handed to ``bash -c``, ``flock -c``,
-``env -S``, ``eval`` or a tool's option — and every redirection. It refuses what hides the
-command from analysis, what writes where it must not, what runs code whose effect it cannot
-determine, and whatever the policy's rules name. Fail closed: a command that does not parse, or
-nests too deeply to analyse, is refused.
-
-``sandboxed=True`` says the command will run inside the OS sandbox: what the sandbox contains
-(``sandbox_contains`` in the policy: code handed to an interpreter, a program's own command
-execution) is then left to it. ``sandboxed=False`` — a host with no sandbox, or a command
-another tool runs (Claude Code's Bash tool) — refuses it.
+:func:`check_command` parses the command (:mod:`.syntax`) and judges every simple command it could
+run and every redirection (:mod:`.judge`). Fail closed: a command that does not parse, or nests
+too deeply to analyse, is refused. ``sandboxed=True`` says the command will run inside the OS
+sandbox: what the sandbox contains (``sandbox_contains`` in the policy) is then left to it.
+``sandboxed=False`` — a host with no sandbox, or a command another tool runs (Claude Code's Bash
+tool) — refuses it.
 """
 
 from __future__ import annotations

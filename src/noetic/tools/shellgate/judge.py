@@ -1,15 +1,12 @@
 """The judge: every simple command of a parsed line, held against what it can do.
 
-A command is not judged by its name alone but by its capabilities: whether it runs a string as
-code (a shell's ``-c``, ``flock -c``, ``env -S``, tar's ``--to-command``, sed's ``e``, awk's
-``system()``, git's ``-c core.pager``), writes a file (its operands, an option's value, a
-program's ``w``/``print >``), changes folder (``cd``, through links made earlier in the line),
-reads a secret, or sends data over the network. A string run as shell code is parsed and
-judged in its turn when the command spells it out; a capability whose effect the gate cannot
-determine (code computed at run time, a program it cannot read, Python that imports ``os``) is
-refused, saying what was undeterminable — unless the sandbox contains it (``sandbox_contains``).
-The capabilities of particular programs (git, package managers, network clients) are in
-:mod:`.program_capabilities`.
+A command is judged by its capabilities, not its name alone: whether it runs a string as code,
+writes a file, changes folder, reads a secret or sends data over the network (docs/agent.md
+lists them). Shell code a command spells out is parsed and judged in its turn; a capability
+whose effect the gate cannot determine is refused, saying what was undeterminable, unless the
+sandbox contains it (``sandbox_contains``). Particular programs' checks are in
+:mod:`.program_capabilities`, :mod:`.table_checks`, :mod:`.find_actions`, :mod:`.sed_awk` and
+:mod:`.interpreters`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """The capabilities of particular programs: git, package managers, network clients.
 
-- git runs commands through its configuration (``-c alias.x='!…'``, ``core.pager``,
-  ``core.sshCommand``; keys are case-insensitive) and through ``rebase -x``, ``submodule
-  foreach``, ``bisect run``; a key the policy lists in ``git_exec_keys`` set for one command is
-  judged as the shell code it holds, set in a config file it is refused (it would run later,
-  outside any sandbox).
-- A package manager pointed at an index the policy does not name (``pip install -i URL``,
-  ``npm --registry URL``, ``PIP_INDEX_URL=…``, ``npm config set registry …``, a package given
-  as a URL) is refused: it installs code from a source nobody chose.
-- The environment dumped (``env``, ``printenv``, ``set``, ``export -p``) into a network client
-  — piped, substituted into its arguments, or through a file written earlier in the line — is
-  refused: it holds the user's tokens.
+git runs commands through its configuration (a key of ``git_exec_keys`` set for one command is
+judged as the shell code it holds; set in a config file it is refused: it would run later,
+outside any sandbox) and through ``rebase -x``, ``submodule foreach``, ``bisect run``. A package
+manager pointed at an index the policy does not name is refused: it installs code from a source
+nobody chose. The environment dumped into a network client (piped, substituted, or through a
+file written earlier in the line) is refused: it holds the user's tokens.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """The protected set: the files a developer's own tools run later, outside any sandbox or gate.
 
-Three parts, each a list of path patterns (:mod:`.path_patterns`):
-
-- the built-in list, data in ``protected.txt`` beside this module (git's folder and hook
-  managers, the host configurations of Claude Code, Cursor, Gemini, VS Code and JetBrains,
-  ``.envrc``, ``.npmrc``, Python's ``sitecustomize.py`` and ``*.pth``, every ``.noetic``);
-- what the repository itself names (:func:`noetic.tools.repository.control_files`: the
-  ``core.hooksPath`` folder, included configuration files, the programs its configuration runs);
-- the scripts an existing hook calls (a ``pre-commit`` hook running ``./scripts/lint.sh`` makes
-  ``scripts/lint.sh`` run at the next commit as surely as the hook itself), followed a few
-  calls deep, and the same for the hook managers' files;
-
-plus the user's own (``extra``: ``[gate] protected`` in the store's configuration).
-
-Claude Code's PreToolUse hook holds a write to any of them for the person
-(:mod:`noetic.hosts.hooks.pretool`), through the policy rule :data:`RULE` that :func:`with_rule`
-adds;
-the sandbox mounts each one that exists read-only (:func:`Protected.existing`). Cheap to import:
-plain data, read when first asked for.
+Path patterns (:mod:`.path_patterns`): the built-in list (``protected.txt`` beside this module),
+what the repository names (:func:`noetic.tools.repository.control_files`), the scripts an
+existing hook or hook manager calls (a few calls deep: a ``pre-commit`` hook running
+``./scripts/lint.sh`` makes that script run at the next commit as surely as the hook itself),
+and the user's own (``[gate] protected``). Claude Code's PreToolUse hook holds a write to any of
+them (the policy rule :data:`RULE` that :func:`with_rule` adds); the sandbox mounts each one
+that exists read-only (:func:`Protected.existing`). Cheap to import: plain data, read when
+first asked for.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """A shell command as the gate sees it: simple commands, their words, redirections and context.
 
-The command is parsed by tree-sitter's Bash grammar into a syntax tree; a tree with an error or
-a missing node is a command that does not parse (:class:`Unparseable`). The tree is then walked
-once into flat records the policy can judge without knowing the grammar:
-
-- every simple command that could run — at top level, in a pipeline, a list, a subshell, a loop
-  or a function body, inside ``$(…)``, backticks or ``<(…)`` — as a :class:`Command` with its
-  name and arguments as :class:`Word` s;
-- a word's ``value`` is its text after quote removal (``'r'"m"`` and ``r\\m`` are ``rm``), with
-  ``~``, ``$HOME`` and ``$PWD`` expanded; a word holding any other expansion or substitution has
-  no value: the gate cannot see what it will be;
-- what feeds a command's standard input (a pipe from earlier commands, a here-document, a file);
-- every redirection, with the folders the command might run in: ``cd`` is followed through
-  sequences, and each ``cd`` adds its target to the possible working folders rather than
-  replacing them, since it may fail.
+tree-sitter's Bash grammar parses the command (a tree with an error or a missing node is
+:class:`Unparseable`), and one walk makes flat records the policy can judge without knowing the
+grammar: every simple command that could run, wherever it is nested, with its words after quote
+removal, brace and tilde expansion (a word holding any other expansion has no value: the gate
+cannot see what it will be), what feeds its standard input, its redirections, and the folders it
+may run in (each ``cd`` adds its target rather than replacing, since it may fail). docs/agent.md,
+"What the gate sees", says what is followed and what is refused.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """Fail closed: a program is judged by its row of the effects table (:mod:`.effects_table`), and a
-program with no row — nor any entry in the policy — is refused where there is no sandbox.
-
-The row says where the program writes (operands, options), what code it runs (shell code is
-judged as commands; code in its own language, a file of code that is not the project's own, or
-commands read from standard input are refused without the sandbox), which operands make it run a
-program, which ``NAME=value`` settings it takes, and whether a container may write a bind mount's
-source. A subcommand the row does not list is unknown too (``git NAME`` may be an alias in the
-repository's config). Every refusal names what the gate could not determine.
+program with no row — nor any entry in the policy — is refused where there is no sandbox, as is
+a subcommand its row does not list (``git NAME`` may be an alias in the repository's config).
+Every refusal names what the gate could not determine.
 """
 
 from __future__ import annotations
