@@ -138,13 +138,12 @@ def _configuration(root: str) -> list[tuple[str, str, str]]:
     if not out:
         return []
     fields = out.split("\0")
-    entries = []
-    for origin, pair in zip(fields[0::2], fields[1::2], strict=False):
-        key, _, value = pair.partition("\n")
-        if key:
-            source = origin[len("file:") :] if origin.startswith("file:") else ""
-            entries.append((source, key.lower(), value))
-    return entries
+    pairs = zip(fields[0::2], (pair.partition("\n") for pair in fields[1::2]), strict=False)
+    return [
+        (origin[len("file:") :] if origin.startswith("file:") else "", key.lower(), value)
+        for origin, (key, _, value) in pairs
+        if key
+    ]
 
 
 def _git(root: str, *args: str) -> str | None:
@@ -196,13 +195,9 @@ def repository_view(root: str) -> tuple[str | None, list[tuple[str, str, str]]]:
 
     Asking git is two processes, on every call of Claude Code's PreToolUse hook, so the answers
     are kept in :mod:`noetic.cached`'s cache, named by everything that decides which files git
-    reads (the folder, the user, ``HOME``, ``XDG_CONFIG_HOME``, ``PATH``, the git program, each
-    ``.git`` entry from the folder up to ``/`` and the device and owner of each folder on the
-    way), together with the content of every file git reads them from or would read them from
-    if it existed: the system's, the user's, the repository's (``config``, ``config.worktree``,
-    ``HEAD``, ``commondir``, a ``.git`` file) and each file an ``include.path`` or
-    ``includeIf.*.path`` names. A kept answer is used only while every one of those files holds
-    the same bytes (or is still absent) as when git was asked; otherwise git is asked again."""
+    reads (:func:`_situation`). A kept answer is used only while every file git reads them from,
+    or would read them from if it existed (:func:`_read_by_git`, and the includes), holds the
+    same bytes (or is still absent) as when git was asked; otherwise git is asked again."""
     from noetic import cached
 
     git = _which("git")
@@ -247,8 +242,7 @@ def _situation(root: str, git: str | None) -> list[bytes]:
         real = os.path.realpath(git)
         info = os.stat(real)
         parts += [real, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-    folder = root
-    while True:
+    for folder in _upward(root):
         try:
             info = os.stat(folder)
             parts.append((folder, info.st_dev, info.st_ino, info.st_uid))
@@ -260,11 +254,15 @@ def _situation(root: str, git: str | None) -> list[bytes]:
             parts.append((dotgit.st_mode, dotgit.st_ino, dotgit.st_dev, dotgit.st_uid))
         except OSError:
             parts.append(None)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
     return [repr(parts).encode("utf-8", "surrogateescape")]
+
+
+def _upward(folder: str) -> list[str]:
+    """``folder`` and each folder above it, up to ``/``."""
+    found = [folder]
+    while (parent := os.path.dirname(found[-1])) != found[-1]:
+        found.append(parent)
+    return found
 
 
 def _read_by_git(root: str, git: str | None) -> list[str]:
@@ -276,8 +274,7 @@ def _read_by_git(root: str, git: str | None) -> list[str]:
     if git is not None:  # a git installed under a prefix reads PREFIX/etc/gitconfig
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(git)))
         files.append(os.path.join(prefix, "etc", "gitconfig"))
-    folder = root
-    while True:
+    for folder in _upward(root):
         dotgit = os.path.join(folder, ".git")
         if os.path.lexists(dotgit):
             files.append(dotgit)  # a `gitdir:` file's bytes; a folder's identity
@@ -286,10 +283,6 @@ def _read_by_git(root: str, git: str | None) -> list[str]:
                 gitdir, common = found
                 files += [os.path.join(gitdir, n) for n in ("commondir", "HEAD", "config.worktree")]
                 files += [os.path.join(common, n) for n in ("config", "objects", "refs")]
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
     return list(dict.fromkeys(files))
 
 

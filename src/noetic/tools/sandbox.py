@@ -81,12 +81,6 @@ def choose(mode: str) -> Sandbox:
     return found
 
 
-def _interpreter_dirs() -> list[str]:
-    """The running interpreter's environment and installation, resolved, outermost first."""
-    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
-    return sorted(d for d in dirs if os.path.isdir(d))
-
-
 def _read_only(workspace: str, home: str) -> list[str]:
     """Mounts keeping the repository's control files, Noetic's store and every existing file of
     the protected set (:mod:`noetic.tools.shellgate.protected`: what the developer's own tools
@@ -161,8 +155,10 @@ def wrap(
         args += ["--tmpfs", private]
     # Noetic's own Python stays runnable (read-only) when it lives in a hidden folder: a
     # virtual environment under /tmp, an interpreter under the home folder (pyenv)
-    for keep in _interpreter_dirs():
-        if any(keep == h or keep.startswith(h.rstrip("/") + "/") for h in hidden):
+    for keep in sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}):
+        if os.path.isdir(keep) and any(
+            keep == h or keep.startswith(h.rstrip("/") + "/") for h in hidden
+        ):
             args += ["--ro-bind", keep, keep]
     args += ["--bind", workspace, workspace]
     resolv = os.path.realpath("/etc/resolv.conf")

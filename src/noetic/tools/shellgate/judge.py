@@ -364,10 +364,8 @@ class Judge:
 
     def chdir(self, base: str, own: list[Word], cmd: Command) -> Command:
         """The command as ``env -C DIR`` or ``sudo -D DIR`` runs it: in DIR."""
-        options = (
-            ("-C", "--chdir") if base == "env" else ("-D", "--chdir") if base == "sudo" else ()
-        )
-        found = option_values(own, options) if options else []
+        options = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}.get(base, ())
+        found = option_values(own, options)
         if not found:
             return cmd
         _, folder = found[-1]
@@ -396,8 +394,7 @@ class Judge:
 
     def evaluator(self, base: str, args: list[Word], cmd: Command) -> None:
         if base == "eval" and args and all(a.value is not None for a in args):
-            first = args[0]
-            self.inline(" ".join(a.value or "" for a in args), first, cmd, "the code eval runs")
+            self.inline(" ".join(a.value or "" for a in args), args[0], cmd, "the code eval runs")
             return
         script = args[0].value if args and base in ("source", ".") else None
         if script is not None and self.inside_all(script, cmd.cwds):
@@ -422,8 +419,6 @@ class Judge:
         ``--to-command``, ``git rebase -x``)."""
         sub = program_capabilities.subcommand(base, args)
         options = self.policy.runs.get(base, ()) + self.policy.runs.get(f"{base} {sub}", ())
-        if not options:
-            return
         for word, code in option_values(args, options):
             if code is None:
                 self.undetermined(

@@ -86,12 +86,10 @@ def option_values(args: list[Word], options: tuple[str, ...]) -> list[tuple[Word
     if "rest" in options:
         operands = [a for a in args if not (a.value or "").startswith("-")]
         if operands:
-            code = (
-                None
-                if any(a.value is None for a in operands)
-                else " ".join(a.value or "" for a in operands)
+            known = all(a.value is not None for a in operands)
+            found.append(
+                (operands[0], " ".join(a.value or "" for a in operands) if known else None)
             )
-            found.append((operands[0], code))
     return found
 
 

@@ -159,8 +159,6 @@ def _raw(path: Path) -> bytes:
 def _parse(raw: bytes, source: str) -> dict[str, Any]:
     import yaml
 
-    if source == "built-in policy":
-        return yaml.safe_load(raw.decode("utf-8"))  # type: ignore[no-any-return]
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

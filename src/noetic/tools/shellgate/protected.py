@@ -58,13 +58,8 @@ def builtin() -> tuple[Entry, ...]:
     # beside this module (importlib.resources would load tempfile, shutil and zipfile)
     with open(os.path.join(os.path.dirname(__file__), "protected.txt"), encoding="utf-8") as fh:
         text = fh.read()
-    entries = []
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        pattern, _, runs = line.strip().partition(" ")
-        entries.append(Entry(pattern, runs.strip()))
-    return tuple(entries)
+    rows = [line.strip().partition(" ") for line in text.splitlines()]
+    return tuple(Entry(p, runs.strip()) for p, _, runs in rows if p and not p.startswith("#"))
 
 
 class Protected(NamedTuple):
@@ -122,11 +117,9 @@ class Protected(NamedTuple):
                 others.append(pattern)
         if names or others:
             found += self._walk(names, others)
-        real = []
-        for path in found:
-            resolved = os.path.realpath(path)
-            if _inside(resolved, root) and resolved != root and resolved not in real:
-                real.append(resolved)
+        real = [
+            p for p in dict.fromkeys(map(os.path.realpath, found)) if _inside(p, root) and p != root
+        ]
         real.sort(key=lambda p: (p.count("/"), p))
         return [p for i, p in enumerate(real) if not any(_inside(p, q) for q in real[:i])]
 
@@ -301,19 +294,13 @@ def planted(command: str, protected: Protected, policy: Any, *, cwd: str) -> lis
         if cmd.name is None or cmd.keyword is not None:
             continue
         words = [cmd.name, *cmd.args]
-        at = next(
-            (
-                i
-                for i, w in enumerate(words)
-                if w.value is not None and os.path.basename(w.value) in policy.writers
-            ),
-            None,
-        )
-        if at is None:
-            continue
-        base = os.path.basename(words[at].value or "")
-        for target in written_by(policy.writers[base], base, [w.value for w in words[at + 1 :]]):
-            check(target, cmd.cwds)
+        for at, word in enumerate(words):  # the writer, after any wrapper
+            base = os.path.basename(word.value or "")
+            if word.value is not None and base in policy.writers:
+                rest = [w.value for w in words[at + 1 :]]
+                for target in written_by(policy.writers[base], base, rest):
+                    check(target, cmd.cwds)
+                break
     for redirect in script.redirects:
         if redirect.writes and redirect.target is not None:
             check(redirect.target.value, redirect.cwds)
@@ -334,13 +321,9 @@ def written_by(writer: Any, base: str, args: list[str | None]) -> list[str]:
         return []
     operands: list[str] = []
     optional: list[str] = []
-    dashdash = False
     it = iter(values)
     for value in it:
-        if dashdash or value == "-" or not value.startswith("-"):
-            if value == "--" and not dashdash:
-                dashdash = True
-                continue
+        if value == "-" or not value.startswith("-"):
             eq = next((o for o in writer.options if o.endswith("=") and value.startswith(o)), None)
             if eq is not None:
                 optional.append(value[len(eq) :])

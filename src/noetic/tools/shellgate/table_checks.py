@@ -31,7 +31,9 @@ def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Comman
     """Judging ``base args`` by its row; refuse a program the gate does not know."""
     row = PROGRAMS.get(base)
     if row is None:
-        if judge.known(base) or base in judge.functions or project_program(judge, name, cmd):
+        # `./build.sh`, `.venv/bin/pytest`: a program of the workspace is the project's own
+        own = "/" in (name.value or "") and judge.inside_all(name.value or "", cmd.cwds)
+        if judge.known(base) or base in judge.functions or own:
             return
         judge.undetermined(
             "unknown-program",
@@ -91,12 +93,6 @@ def opaque(judge: Judging, base: str, args: list[Word]) -> None:
         if plus or any(value == o or value.startswith(o + "=") for o in options if o != "+"):
             judge.undetermined("program-exec", word, f"{base} runs {value} in its own language")
             return
-
-
-def project_program(judge: Judging, name: Word, cmd: Command) -> bool:
-    """``./build.sh``, ``.venv/bin/pytest``: a program of the workspace, the project's own."""
-    value = name.value or ""
-    return "/" in value and judge.inside_all(value, cmd.cwds)
 
 
 def apply(
@@ -219,11 +215,11 @@ def _subcommand(row: Program, args: list[Word]) -> tuple[str | None, Word | None
     for i, word in enumerate(args):
         if word.value is not None and word.value.startswith("-") and word.value in row.subcommands:
             return word.value, word, args[i + 1 :]
-    i = first_operand(args)
-    if i is None:
+    at = first_operand(args)
+    if at is None:
         return None, None, []
-    word = args[i]  # one named at run time ("$") is never a listed subcommand
-    return "$" if word.value is None else word.value, word, args[i + 1 :]
+    word = args[at]  # one named at run time ("$") is never a listed subcommand
+    return "$" if word.value is None else word.value, word, args[at + 1 :]
 
 
 def _operands(args: list[Word]) -> list[Word]:
