@@ -1,9 +1,5 @@
 """What a sed or awk command can do beyond filtering text: run commands, write or read files.
 
-Everything the gate knows of sed and awk is here: where a command line holds its programs
-(:func:`program_text`), how each program is read, and how the judge is told what it found
-(:func:`judge_program`).
-
 sed's ``e`` command and ``s///e`` flag run shell commands, ``w``/``W`` and ``s///w`` write
 files, ``r``/``R`` read them; awk's ``system()``, ``| "cmd"``, ``"cmd" | getline`` run commands,
 ``print > "file"`` writes one, ``getline < "file"`` reads one. Each program is read as its tool
