@@ -88,7 +88,8 @@ def _read_only(workspace: str, home: str) -> list[str]:
 
     A path bound onto itself is a mount point: it can be neither renamed nor replaced (EBUSY),
     so ``.git`` cannot be swapped for a copy carrying a planted hook; the folders above a kept
-    path are bound onto themselves (writable) so none of them can be moved aside either."""
+    path are bound onto themselves (writable) so none of them can be moved aside either (else
+    ``mv scripts s2 && mkdir scripts`` puts a new file where the read-only one was)."""
     control = control_files(workspace)
     if control.linked_dotgit is not None:
         raise UsageError(
@@ -112,9 +113,6 @@ def _read_only(workspace: str, home: str) -> list[str]:
         ) from None
     protected = protected_set(workspace, home=home, extra=extra, control=control)
     kept += [p for p in protected.existing() if p not in kept]
-    # every folder between the workspace and a kept path is pinned in place too (bound onto
-    # itself, still writable): else `mv scripts s2 && mkdir scripts` puts a new file where the
-    # read-only one was
     pinned: list[str] = []
     root = os.path.realpath(workspace)
     for path in kept:

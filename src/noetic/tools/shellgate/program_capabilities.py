@@ -193,8 +193,7 @@ def _listed(base: str, args: list[Word], values: list[str], cmd: Command) -> lis
             starts.append(word)
         return starts or here
     if base in ("grep", "egrep", "fgrep", "rg") and (
-        base == "rg"
-        or any(v in ("-l", "-L") or re.fullmatch(r"-[a-zA-Z]*[lL][a-zA-Z]*", v) for v in values)
+        base == "rg" or any(re.fullmatch(r"-[a-zA-Z]*[lL][a-zA-Z]*", v) for v in values)
     ):
         if base == "rg" and not any(v in ("-l", "--files", "--files-with-matches") for v in values):
             return None

@@ -197,21 +197,16 @@ def hook_folders(root: str, control: Any) -> list[str]:
     """The folders git runs hooks from: the git folder's ``hooks`` (a worktree's common git
     folder's, wherever it is) and the ``core.hooksPath`` folder when the configuration names
     one inside the workspace."""
-    folders = []
-    dotgit = os.path.join(root, ".git")
     from noetic.tools.repository import git_folders
 
+    dotgit = os.path.join(root, ".git")
     found = git_folders(dotgit)
-    if found is not None:
-        folders.append(os.path.realpath(os.path.join(found[1], "hooks")))
+    folders = [os.path.realpath(os.path.join(found[1], "hooks"))] if found is not None else []
     for path in control.read_only:
-        if not os.path.isdir(path) or path == os.path.realpath(dotgit):
-            continue
-        is_gitdir = os.path.exists(os.path.join(path, "HEAD"))
-        folder = os.path.join(path, "hooks") if is_gitdir else path
-        if folder not in folders:
-            folders.append(folder)
-    return [f for f in folders if os.path.isdir(f)]
+        if os.path.isdir(path) and path != os.path.realpath(dotgit):
+            is_gitdir = os.path.exists(os.path.join(path, "HEAD"))
+            folders.append(os.path.join(path, "hooks") if is_gitdir else path)
+    return [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
 
 
 def called_scripts(root: str, folders: list[str]) -> list[str]:

@@ -127,14 +127,13 @@ def apply(
     if not row.subcommands and not row.closed:
         return
     sub, sub_word, rest = _subcommand(row, args)
+    at = sub_word or where
     sub_row = row.subcommands.get(sub if sub is not None else "")
     if sub_row is not None:
-        apply(judge, f"{label} {sub}", sub_row, rest, cmd, sub_word or where)
+        apply(judge, f"{label} {sub}", sub_row, rest, cmd, at)
         if sub_row.runs_operands and judge.rest(label, rest, cmd, False, 1) is False:
             judge.undetermined(
-                "unknown-program",
-                sub_word or where,
-                f"{label} {sub} runs a command the gate does not know",
+                "unknown-program", at, f"{label} {sub} runs a command the gate does not know"
             )
     elif row.closed:
         before = args[: len(args) - len(rest) - 1]
@@ -142,13 +141,13 @@ def apply(
             label == "git"
             and sub
             and _workspace_repository(judge, before, cmd)
-            and _git_alias(judge, sub, sub_word or where, rest, cmd)
+            and _git_alias(judge, sub, at, rest, cmd)
         ):
             return
         what = f"{label} {sub}" if sub is not None else f"{label} with no subcommand"
         judge.undetermined(
             "unknown-program",
-            sub_word or where,
+            at,
             f"{what}: a subcommand the gate does not model (it may be an alias or a plug-in)",
         )
 
