@@ -131,13 +131,12 @@ _MYSQL_ESCAPES = (
 )
 
 # cmake -E: the commands that write their path operands, and those that run a program
-_CMAKE_E_WRITES = Program(writes="all")
 _CMAKE_E = {
     **dict.fromkeys(
         ("rm", "remove", "remove_directory", "make_directory", "touch", "touch_nocreate",
          "create_symlink", "create_hardlink", "copy", "copy_directory", "copy_if_different",
          "copy_directory_if_different", "rename", "tar", "chdir", "env", "time"),
-        _CMAKE_E_WRITES,
+        Program(writes="all"),
     ),
     **dict.fromkeys(
         ("echo", "echo_append", "capabilities", "cat", "compare_files", "environment",

@@ -157,6 +157,9 @@ def _first_error(node: Any) -> Any:
 
 
 _RESERVED = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+# an unescaped backtick or `$(`, a substitution bash would run: one after an even run of
+# backslashes (each pair is an escaped backslash)
+_HIDDEN_SUBSTITUTION = r"(?<!\\)(?:\\\\)*(?:`|\$\()"
 
 
 def _slice(source: bytes, node: Any) -> str:
@@ -198,7 +201,7 @@ def _lenient(root: Any, source: bytes) -> tuple[Any, tuple[str, int] | None]:
                 and (node.parent is None or node.parent.type != "case_item")
             )
             or (kind == "command_name" and text in _RESERVED)
-            or (kind in ("word", "string_content") and _hidden_substitution(text))
+            or (kind in ("word", "string_content") and re.search(_HIDDEN_SUBSTITUTION, text))
         ):
             stray = node
         if (
@@ -219,12 +222,6 @@ def _lenient(root: Any, source: bytes) -> tuple[Any, tuple[str, int] | None]:
                 literal = (text, _offset(source, node))
         stack.extend(node.children)
     return stray, literal if evaluating else None
-
-
-def _hidden_substitution(text: str) -> bool:
-    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run:
-    one after an even run of backslashes (each pair is an escaped backslash)."""
-    return re.search(r"(?<!\\)(?:\\\\)*(?:`|\$\()", text) is not None
 
 
 class _State:
