@@ -75,10 +75,9 @@ def _open_at(home: Path, url: str | None, *, write_files: bool, background: bool
             f"a PostgreSQL store needs psycopg, which is not installed ({exc})",
             fix="pip install 'noetic[postgres]'",
         ) from None
-    from noetic.config import load
+    from noetic.store.location import store_files, store_hnsw
 
-    config = load(home).store  # files: its session files under home too; hnsw: see docs/teams.md
-    return PostgresStore(url, home=home, write_files=config.files, hnsw=config.hnsw)
+    return PostgresStore(url, home=home, write_files=store_files(home), hnsw=store_hnsw(home))
 
 
 def command_stores() -> None:

@@ -86,6 +86,22 @@ def store_url(home: Path) -> str | None:
     return _checked(url, f"{config_path(home)}: [store] url")
 
 
+def store_files(home: Path) -> bool:
+    """Whether a PostgreSQL store should write its session files under ``home`` too
+    (``files = true`` under ``[store]`` in ``home/config.toml``)."""
+    from noetic.config import load
+
+    return load(home).store.files
+
+
+def store_hnsw(home: Path) -> bool:
+    """Whether recall on a PostgreSQL store searches pgvector's HNSW index (``hnsw = true``
+    under ``[store]``); off by default, see ``docs/teams.md`` for the figures."""
+    from noetic.config import load
+
+    return load(home).store.hnsw
+
+
 def _checked(url: object, where: str) -> str:
     found = database_url(url) if isinstance(url, str) else None
     if found is None:
