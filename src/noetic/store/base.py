@@ -639,10 +639,9 @@ class BaseStore:
                 row = cascade.model_dump()
                 row["result"] = json.dumps(row["result"])
                 self.insert(c, "cascades", row)
-            for row in parsed["assessments"]:
-                self.insert(c, "assessments", row)
-            for row in parsed["investigations"]:
-                self.insert(c, "investigations", row)
+            for table in ("assessments", "investigations"):
+                for row in parsed[table]:
+                    self.insert(c, table, row)
             for goal in parsed["goals"]:
                 self.insert(c, "goals", goal.model_dump())
             if not exists:

@@ -206,7 +206,7 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
     marks = _marks(ids)
     conn = store.conn
     by_id = {r["id"]: r for r in conn.execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
-    tasks: dict[str, tuple[int, str | None, str | None]] = {}
+    tasks: dict[str, tuple[int, str | None]] = {}
     for r in conn.execute(
         "SELECT s.id, (SELECT COUNT(*) FROM cascades c WHERE c.session_id = s.id) n, "
         "(SELECT c.id FROM cascades c WHERE c.session_id = s.id "
@@ -214,26 +214,21 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
         f"FROM sessions s WHERE s.id IN ({marks})",
         ids,
     ):
-        tasks[r["id"]] = (r["n"], r["latest"], None)
-    latest = [t[1] for t in tasks.values() if t[1] is not None]
-    if latest:
-        named = dict(
-            conn.execute(
-                f"SELECT id, task FROM cascades WHERE id IN ({_marks(latest)})", latest
-            ).fetchall()
-        )
-        tasks = {k: (n, cid, named.get(cid or "")) for k, (n, cid, _) in tasks.items()}
+        tasks[r["id"]] = (r["n"], r["latest"])
+    latest = [cid for _, cid in tasks.values() if cid is not None]
+    sql = f"SELECT id, task FROM cascades WHERE id IN ({_marks(latest)})"
+    named = dict(conn.execute(sql, latest).fetchall()) if latest else {}
     confidence = _latest_confidence(store, "session_id", ids)
     outcome = _per(store, "AVG(score)", "outcomes", "session_id", ids)
     engines = _engines(store, "session_id", f"session_id IN ({marks})", ids)
     out = []
     for i in ids:
         r = by_id[i]
-        n, cid, task = tasks.get(i, (0, None, None))
+        n, cid = tasks.get(i, (0, None))
         out.append(SessionFigures(
             id=i, agent=r["ai_id"], model=r["ai_model"], profile=r["profile"],
             project=r["project"], status=r["status"], created_at=r["created_at"], tasks=n,
-            latest_task=task, latest_task_id=cid, confidence=confidence.get(i),
+            latest_task=named.get(cid or ""), latest_task_id=cid, confidence=confidence.get(i),
             outcome=outcome.get(i), engines=engines.get(i, []),
         ))  # fmt: skip
     return out

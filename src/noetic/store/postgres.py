@@ -127,13 +127,13 @@ def _has_rows(cursor: Any) -> bool:
 class Result:
     """A statement's rows, fetched whole (the connection has gone back to the pool)."""
 
-    __slots__ = ("_at", "_rows", "lastrowid", "rowcount")
+    __slots__ = ("_at", "_rows", "rowcount")
+    lastrowid = None  # an insert returns its id (RETURNING id)
 
-    def __init__(self, rows: list[Any], rowcount: int, lastrowid: int | None = None) -> None:
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
         self._rows = rows
         self._at = 0
         self.rowcount = rowcount
-        self.lastrowid = lastrowid
 
     def fetchone(self) -> Any:
         if self._at >= len(self._rows):
@@ -352,7 +352,7 @@ class PostgresStore(BaseStore):
         self.home = Path(home) if home is not None else Path.cwd() / ".noetic"
         self.write_files = write_files
         self.hnsw = hnsw
-        self.background = False
+        self.background = False  # files are written at flush_files and close (and at exit)
         self._behind: dict[str, tuple[set[int], bool]] = {}
         self._behind_lock = threading.Lock()
         self.read_only = read_only
@@ -401,9 +401,6 @@ class PostgresStore(BaseStore):
                 ids.add(assessment_id)
             self._behind[session_id] = (ids, whole or all_reflex)
 
-    def _files_changed(self) -> None:
-        """Files are written at :meth:`flush_files` and :meth:`close` (and at exit)."""
-
     def flush_files(self) -> int:
         """Write the files of the sessions written to since the last flush; returns how many
         sessions."""
@@ -444,9 +441,6 @@ class PostgresStore(BaseStore):
             cm.__exit__(type(exc), exc, exc.__traceback__)
             raise
         cm.__exit__(None, None, None)
-
-    def _reader(self) -> PostgresStore:
-        return self
 
     @contextmanager
     def transaction(self) -> Iterator[Pipelined]:
