@@ -54,9 +54,4 @@ def any_live_token(store: BaseStore) -> bool:
 
 
 def _row(row: Any) -> dict[str, Any]:
-    return {
-        "name": row[0],
-        "read_only": bool(row[1]),
-        "created_at": row[2],
-        "revoked_at": row[3],
-    }
+    return {**dict(row), "read_only": bool(row["read_only"])}  # the columns of _COLUMNS
