@@ -3,11 +3,8 @@ PREFLIGHT, at its last CHECK, at POSTFLIGHT and at an adversarial review, each a
 task's verified outcome.
 
 Every task with an outcome gives one *point per phase it reached*: the stated value and what it
-is. The stated value is the assessment's ``p_success`` where the agent gave one (a probability
-of success, what the outcome judges) and its vectors' overall confidence otherwise (a readiness
-score); each phase says how many of each it used. A POSTFLIGHT asked for as an adversarial
-review is the ``adversarial_review`` phase; any other POSTFLIGHT (a standard review, or one that
-recorded no kind) is ``postflight``.
+is (:func:`stated_value`); each phase says how many of each it used. A POSTFLIGHT asked for as
+an adversarial review is the ``adversarial_review`` phase; any other is ``postflight``.
 
 A phase's statistics (:class:`PhaseStats`) are defined from the first outcome: the success rate
 with its Wilson interval, the overconfidence gap with its interval (:mod:`.rates`), the Brier

@@ -127,16 +127,8 @@ def run_timeline(store: BaseStore, run_id: str) -> Timeline:
             else:
                 took = float(data.get("ms") or 0.0)
                 began = open_phases.pop(phase_key, max(0.0, ms - took))
-                spans.append(
-                    Span(
-                        lane=lane,
-                        phase=phase_key[1],
-                        role=phase_key[2],
-                        stage=phase_key[3],
-                        start_ms=began,
-                        ms=max(took, ms - began),
-                    )
-                )
+                where = dict(zip(("lane", "phase", "role", "stage"), phase_key, strict=True))
+                spans.append(Span(**where, start_ms=began, ms=max(took, ms - began)))
     observer, stages = _observer(store, run_id) if scope == "observer" else (None, [])
     if observer is not None and not items:
         items = [

@@ -42,11 +42,7 @@ def session_view(store: BaseStore, session_id: str) -> SessionView:
     paths, outcomes, events = listing.session_tasks(store, session_id)
     tasks = [
         TaskRow(
-            id=c.id,
-            task=c.task,
-            status=c.status,
-            profile=c.profile,
-            created_at=c.created_at,
+            **{k: getattr(c, k) for k in ("id", "task", "status", "profile", "created_at")},
             ended_at=c.ended_at,
             assessments=len(paths.get(c.id, [])),
             confidences=paths.get(c.id, []),

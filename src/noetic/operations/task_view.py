@@ -1,9 +1,6 @@
 """One task as the dashboard shows it: its assessments in order (PREFLIGHT, each CHECK,
 POSTFLIGHT), the decision Noetic derived from each with its reason, the investigation rounds and
 the tools they used, the outcomes recorded against it and the model calls it made.
-
-Rows are read straight from SQLite (a task may hold a thousand assessments, and these rows were
-validated when they were written); the models returned are frozen and typed.
 """
 
 from __future__ import annotations
@@ -25,13 +22,9 @@ BELOW: Final = "needs attention"
 
 
 def level(oriented_score: float) -> str:
-    """The seed's display thresholds: ≥ 0.90 excellent (green), ≥ 0.80 good (yellow),
-    ≥ 0.70 acceptable (orange), below that needs attention (red). The score must already be
-    oriented (higher is better), so density and uncertainty are judged the right way round."""
-    for floor, name in LEVELS:
-        if oriented_score >= floor:
-            return name
-    return BELOW
+    """The seed's display level (:data:`LEVELS`, else :data:`BELOW`) of a score already oriented
+    (higher is better), so density and uncertainty are judged the right way round."""
+    return next((name for floor, name in LEVELS if oriented_score >= floor), BELOW)
 
 
 class AssessmentPoint(Frozen):
@@ -158,7 +151,6 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
     ]
     outcomes = [OutcomeRow.model_validate(r) for r in views.task_rows(store, "outcomes", task_id)]
     calls = [ModelCall.model_validate(r) for r in views.task_rows(store, "llm_calls", task_id)]
-    engines = views.task_engines(store, c["session_id"], task_id)
     from noetic.events import EventKind
     from noetic.operations.run_view import describe
 
@@ -176,7 +168,7 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
         outcomes=outcomes,
         calls=calls,
         totals=_totals(calls),
-        engines=engines,
+        engines=views.task_engines(store, c["session_id"], task_id),
         host_events=host_events,
     )
 
