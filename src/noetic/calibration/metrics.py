@@ -24,7 +24,6 @@ Each metric carries a 95% bootstrap interval (percentile, seeded so reports are 
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
@@ -281,29 +280,24 @@ def calibration_metrics(
     n = len(p)
     bins = max(1, min(bins, n // 5 if n >= 5 else 1))
 
-    def metric(fn: Any, enough: bool, reason: str) -> Metric:
+    def metric(fn: Any, enough: bool, reason: str, *, debias: bool = False) -> Metric:
         if not enough:
             return Metric(value=None, n=n, reason=reason)
-        low, high = _bootstrap(fn, p, y, seed, rounds)
-        return Metric(value=fn(p, y), low=low, high=high, n=n)
+        low, high = _bootstrap(fn, p, y, seed, rounds, debias=debias)
+        shown = signed_root if debias else float  # debiased: a squared error's signed root
+        return Metric(value=shown(fn(p, y)), low=shown(low), high=shown(high), n=n)
 
     few = f"insufficient data: {n} outcome{'s' if n != 1 else ''}, at least {min_samples} needed"
     enough = n >= min_samples
-    if enough:
-        squared = functools.partial(ece_debiased_squared, bins=bins)
-        low, high = _bootstrap(squared, p, y, seed, rounds, debias=True)
-        debiased = Metric(
-            value=signed_root(squared(p, y)), low=signed_root(low), high=signed_root(high), n=n
-        )
-    else:
-        debiased = Metric(value=None, n=n, reason=few)
     positives = int((y >= 0.5).sum()) if n else 0
     both = positives >= MIN_PER_CLASS and n - positives >= MIN_PER_CLASS
     return CalibrationMetrics(
         n=n,
         brier=metric(brier, enough, few),
         ece=metric(lambda a, b: ece(a, b, bins), enough, few),
-        ece_debiased=debiased,
+        ece_debiased=metric(
+            lambda a, b: ece_debiased_squared(a, b, bins), enough, few, debias=True
+        ),
         test=calibration_test(p, y, min_samples=min_samples),
         signed_bias=metric(signed_bias, enough, few),
         auroc=metric(

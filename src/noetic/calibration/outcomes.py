@@ -228,16 +228,13 @@ def phase_points(
     judged = outcome_points(store, filters, after=after, tasks=tasks)
     if not judged:
         return []
-    wanted = {t.cascade_id for t in judged}
     scored = outcome_rows.scored_tasks(store, tasks)
     personas = _personas(store, tasks)
     stated: dict[str, dict[str, tuple[float, Basis]]] = {}
     judged_at = {t.cascade_id: t.at for t in judged}
     for row in scored.assessments:
-        if row["cascade_id"] not in wanted:
-            continue
-        if row["created_at"] > judged_at[row["cascade_id"]]:
-            continue  # written once the outcome was known: a report, not a prediction
+        if row["cascade_id"] not in judged_at or row["created_at"] > judged_at[row["cascade_id"]]:
+            continue  # no outcome, or written once the outcome was known: not a prediction
         phase = row["phase"]
         if phase == Phase.POSTFLIGHT.value and row["review"] == "adversarial":
             phase = "adversarial_review"
