@@ -145,8 +145,7 @@ def monitor(
     threshold = 1 / alpha
     alarms: list[DriftAlarm] = []
     seen: list[float] = []
-    negative = 0
-    start = 0
+    negative = start = 0
     capital, started = [0.0] * len(PRIOR), 0.0
     for i, (p, y) in enumerate(zip(confidences, outcomes, strict=True)):
         if not (0 <= p <= 1 and 0 <= y <= 1):

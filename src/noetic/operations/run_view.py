@@ -245,16 +245,9 @@ def _observer(store: BaseStore, run_id: str) -> tuple[dict[str, Any] | None, lis
     row = views.observer_run(store, run_id)
     if row is None:
         return None, []
-    stages = [
-        ObserverStage(
-            stage=o["stage"],
-            layers=json.loads(o["layers"]),
-            confidence=o["confidence"],
-            content=o["content"],
-        )
-        for o in views.observations_of(store, run_id)
-    ]
-    return row, stages
+    # an observation's columns carry the stage's fields (and more, which are left out)
+    observed = views.observations_of(store, run_id)
+    return row, [ObserverStage(**{**o, "layers": json.loads(o["layers"])}) for o in observed]
 
 
 def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:
