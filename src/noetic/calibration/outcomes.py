@@ -215,12 +215,12 @@ def phase_points(
     after: str | None = None,
     tasks: Collection[str] | None = None,
 ) -> list[PhasePoint]:
-    """Every task with an outcome, one point per phase it reached (:mod:`.phases`): its first
-    PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
-    as the vectors' confidence otherwise (:func:`~.phases.stated_value`); oldest task first.
-    A task whose assessments are not in the store (outcomes written without them) falls back
-    to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. An assessment
-    written after the outcome it would be scored against is no prediction and is left out.
+    """Every task with an outcome, one point per phase it reached (:mod:`.per_phase`): its
+    first PREFLIGHT, its last CHECK and its POSTFLIGHT, each as :func:`~.per_phase.stated_value`
+    reads it; oldest task first. A task whose assessments are not in the store (outcomes
+    written without them) falls back to the confidences recorded beside its outcome, at
+    PREFLIGHT and CHECK. An assessment written after the outcome it would be scored against is
+    no prediction and is left out.
     ``after``: only outcomes recorded since then (as :func:`outcome_points`); ``tasks``: only
     these tasks' points."""
     from noetic.calibration.per_phase import PhasePoint, stated_value
