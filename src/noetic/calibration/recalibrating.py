@@ -67,12 +67,9 @@ def read_settings(home: Path) -> Settings:
 
 class Points:
     """The store's points (:func:`~.outcomes.phase_points` with no filter), kept in step with
-    its outcomes: each update reads only the outcomes after the newest it has seen and
-    recomputes the points of their tasks alone (a task's new outcome changes its observed
-    score, its time and which of its assessments came before it), so a fit costs the new
-    outcomes' reads, not every task's. It starts again from every outcome when the store does
-    not hold what it saw: fewer or more outcomes than it counted (one rolled back, or committed
-    below the newest by another writer), or its newest one changed."""
+    its outcomes: each update recomputes the points of the tasks of the outcomes after the
+    newest it has seen, alone, and starts again from every outcome when the store does not hold
+    what it saw (fewer or more outcomes than it counted, or its newest one changed)."""
 
     EVERY: Final = 500  # more new tasks than this: one read of everything is cheaper
 

@@ -232,13 +232,10 @@ def fit(sums: Sums, method: str) -> Map:
 
 
 class Prefixes:
-    """The group sums of prefixes of the last outcomes fitted, kept from one fit to the next.
-
-    A refit after each new outcome fits on the same outcomes and one more, at cut points that
-    move forward with them; the sums at a cut are those kept at the cut before, with the
-    outcomes since added in the same order, so every sum is the one a pass from the first
-    outcome gives, bit for bit, at the cost of the new outcomes. Outcomes that do not begin
-    with those kept (another agent's, or reordered) start again from the first."""
+    """The group sums of prefixes of the last outcomes fitted, kept from one fit to the next: the
+    sums at a cut are those kept at the cut before plus the outcomes since, added in the same
+    order, so each is bit for bit the sum a pass from the first outcome gives. Outcomes that do
+    not begin with those kept (another agent's, or reordered) start again from the first."""
 
     KEEP: Final = 8  # prefixes kept: a fit asks for three
 
