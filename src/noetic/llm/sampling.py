@@ -3,23 +3,13 @@
 When an agent such as Claude Code connects to Noetic's MCP server and declares the sampling
 capability, any engine can run on that agent's model with no API key of Noetic's. The provider
 wraps the server session of one tool call and lives only as long as that call; its requests ride
-that call's channel (``related_request_id``), which over streamable HTTP is the call's own
-response stream.
-
-The MCP specification deprecates sampling from protocol 2026-07-28 in favour of input-required
-rounds, which cannot carry an engine's sequence of model calls. This provider sends
-``sampling/createMessage`` on connections that negotiated an earlier protocol (what clients
-speak today); the server checks the connection can carry it before choosing this provider.
-Clients report no token counts for sampling, so usage is recorded as zero (and cost unknown).
-
-Tools: protocol 2025-11-25 lets a client declare ``sampling.tools``, and then a request may carry
-tools, a tool choice (``auto``, ``required``, ``none``), ``tool_use`` blocks in assistant turns
-and ``tool_result`` blocks in user turns. A client that declared it makes this provider
-``native_tools``; a request naming one tool is sent with only that tool and ``required``, the
-closest the protocol allows. A client that did not declare it (most today) gets no tools: a
-request with tools fails with a :class:`ProviderError` of kind ``unsupported`` saying so, and
-engines keep their JSON-object path for it (they check :func:`noetic.llm.base.supports_tools`).
-No JSON schema travels natively either: structured replies use the prompt instruction.
+that call's channel (``related_request_id``). The specification deprecates sampling from
+protocol 2026-07-28, so ``sampling/createMessage`` goes only on connections that negotiated an
+earlier one (the server checks). Clients report no token counts: usage is zero, cost unknown.
+Tools travel only when the client declared ``sampling.tools`` (protocol 2025-11-25), a request
+naming one tool as that tool alone and ``required``, the closest the protocol allows; without
+it a request with tools fails with kind ``unsupported`` and engines take their JSON path. No JSON
+schema travels natively (``docs/mcp.md``).
 """
 
 from __future__ import annotations
@@ -28,8 +18,15 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from noetic.errors import ProviderError
-from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
+from noetic.llm.base import (
+    Completion,
+    Message,
+    Request,
+    StopReason,
+    Usage,
+    failure,
+    parse_tool_call,
+)
 
 if TYPE_CHECKING:  # the MCP SDK loads only when a client samples
     from mcp.server.session import ServerSession
@@ -76,11 +73,10 @@ class SamplingProvider:
         extra: dict[str, Any] = {}
         if request.tools:
             if not self.native_tools:
-                raise ProviderError(
+                raise failure(
+                    self,
                     "the MCP client did not declare the sampling.tools capability (protocol "
                     "2025-11-25), so a request with tools cannot be sent through it",
-                    provider=self.name,
-                    model=self.model,
                     kind="unsupported",
                     fix="use a client that supports tools in sampling, or a provider string",
                 )
@@ -108,20 +104,13 @@ class SamplingProvider:
                     related_request_id=self._related,
                     **extra,
                 )
-        except MCPError as exc:
-            raise ProviderError(
-                f"the MCP client did not run the sampling request: {exc}",
-                provider=self.name,
-                model=self.model,
-                retryable=False,
-            ) from exc
-        except PydanticValidationError as exc:
-            raise ProviderError(
-                f"the MCP client answered the sampling request with a malformed result: {exc}",
-                provider=self.name,
-                model=self.model,
-                retryable=False,
-            ) from exc
+        except (MCPError, PydanticValidationError) as exc:
+            what = (
+                "did not run the sampling request"
+                if isinstance(exc, MCPError)
+                else "answered the sampling request with a malformed result"
+            )
+            raise failure(self, f"the MCP client {what}: {exc}", retryable=False) from exc
         blocks = result.content if isinstance(result.content, list) else [result.content]
         texts = [b.text for b in blocks if b.type == "text"]
         calls = tuple(
@@ -131,11 +120,8 @@ class SamplingProvider:
         )
         if not texts and not calls:
             kinds = ", ".join(sorted({b.type for b in blocks})) or "no"
-            raise ProviderError(
-                f"the MCP client answered with {kinds} content, not text",
-                provider=self.name,
-                model=self.model,
-                retryable=False,
+            raise failure(
+                self, f"the MCP client answered with {kinds} content, not text", retryable=False
             )
         return Completion(
             text="".join(texts),
