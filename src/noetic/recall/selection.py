@@ -346,7 +346,7 @@ def _qdrant(store: Store, backend: Any, idx: Any, pos: Any, query: Any) -> Any:
 
 
 def _epistemic(current: Mapping[str, float], pre: Any, delta: Any) -> tuple[Any, Any]:
-    """Vectorised :func:`state_similarity` and :func:`delta_similarity` over all rows."""
+    """The state and delta terms (:mod:`noetic.recall.scoring`), over all rows at once."""
     import numpy as np
 
     cur = np.array([current.get(v, np.nan) for v in VECTOR_NAMES], dtype=np.float32)
