@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 from noetic.assessment import Action, Phase
 from noetic.errors import NoeticError, UsageError
-from noetic.events import DecisionMade, EventKind
 from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import ToolCall
 from noetic.tools.file_tools import SandboxRoot
@@ -85,12 +84,9 @@ class EpistemicGate:
     async def preflight(self, run: Any) -> None:
         session = self._session(run)
         profile = run.ctx.tracker.profile_of(run.ctx.store.get_session(session))
+        record = run.ctx.tracker.record_for(session)
         assessment = await assess_with_model(
-            run.model,
-            run.state.query,
-            Phase.PREFLIGHT,
-            profile,
-            record=run.ctx.tracker.record_for(session),
+            run.model, run.state.query, Phase.PREFLIGHT, profile, record=record
         )
         recorded = run.ctx.tracker.preflight(
             session, run.state.query, assessment, abandon_open=True
@@ -109,14 +105,9 @@ class EpistemicGate:
         task, profile, previous = run.ctx.tracker.context_for(session, Phase.CHECK)
         findings = "\n".join(run.state.workspace.observations[-20:])
         findings += f"\nThe next action would be irreversible: it {effect}."
+        record = run.ctx.tracker.record_for(session)
         assessment = await assess_with_model(
-            run.model,
-            task,
-            Phase.CHECK,
-            profile,
-            previous,
-            findings=findings,
-            record=run.ctx.tracker.record_for(session),
+            run.model, task, Phase.CHECK, profile, previous, findings=findings, record=record
         )
         recorded = run.ctx.tracker.check(session, assessment)
         self.checks += 1
@@ -169,4 +160,4 @@ class EpistemicGate:
             review=profile.postflight_review,
         )
         run.ctx.tracker.postflight(session, assessment)
-        run.ctx.emit(EventKind.DECISION, DecisionMade(action="postflight", reason="task closed"))
+        run.decide("postflight", "task closed")

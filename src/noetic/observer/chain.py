@@ -138,15 +138,10 @@ async def _chain(
             note = f"{problem}; ended with the stage {observations[-1].stage} observation"
             break
         observations.append(observation)
+        seen = observation.model_dump(include={"confidence", "content"})
         ctx.emit(
             EventKind.OBSERVATION,
-            Observed(
-                stage=stage,
-                role=role,
-                confidence=observation.confidence,
-                layers=list(observation.layers),
-                content=observation.content,
-            ),
+            Observed(stage=stage, role=role, layers=list(observation.layers), **seen),
         )
         if stage == 1:
             budget = stage_budget(observation, settings)
