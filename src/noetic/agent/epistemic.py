@@ -1,18 +1,10 @@
 """The epistemic gate on irreversible actions (beyond the seed).
 
-With ``epistemic`` on, a run is wrapped in CASCADE: a PREFLIGHT before triage opens a task in
-the session, every tool call is recorded as an investigation round, and a POSTFLIGHT after
-synthesize closes the task, so the run's confidence is tracked and calibrated like any other.
-
-An action that is allowed but cannot be undone — deleting, overwriting or editing a file, a
-push, a history rewrite, any write outside the scratch folder — is then held until one of:
-
-* a CHECK, written by the model with what the run has found so far, that the action rule
-  answers PROCEED (the profile's threshold, the universal gates);
-* a person's yes, depending on ``approve``: ``never`` (CHECK alone decides), ``ask`` (ask when
-  CHECK does not clear the action), ``always`` (ask for every irreversible action).
-
-A held action is answered to the model as a refused call that says why and what would clear it.
+With ``epistemic`` on, a run is wrapped in CASCADE (a PREFLIGHT before triage, each tool call an
+investigation round, a POSTFLIGHT after synthesize), and an allowed action that cannot be undone
+is held until a CHECK the model writes with what the run has found clears it, or a person says
+yes, as ``approve`` decides (``docs/agent.md``). A held action is answered to the model as a
+refused call that says why and what would clear it.
 """
 
 from __future__ import annotations

@@ -187,9 +187,8 @@ async def triage(run: Run) -> None:
         chosen = run.toolbox.names  # the caller named the tools: all of them are on offer
     state.execution.tools = chosen
     state.workspace.objective = state.workspace.objective or state.query
-    depth = "deep" if decision.mode == "deep" else "fast"
-    if settings.mode != "adapt":
-        depth = settings.mode
+    chosen_depth = "deep" if decision.mode == "deep" else "fast"
+    depth = chosen_depth if settings.mode == "adapt" else settings.mode
     state.execution.depth = depth  # type: ignore[assignment]
     note = f"tools: {', '.join(chosen) or 'none'}; depth {depth}"
     if unknown:

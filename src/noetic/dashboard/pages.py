@@ -171,8 +171,7 @@ class Pages:
             )
         store, cursor = self._opened()
         view = task_view(store, request.path_params["id"])
-        everything = shown_all == "all"
-        shown = view.assessments if everything else view.assessments[-DECISIONS_SHOWN:]
+        shown = view.assessments if shown_all == "all" else view.assessments[-DECISIONS_SHOWN:]
         return self._page(
             request, "task.html", t=view, decisions=shown, cursor=cursor, title=f"Task {view.id}"
         )
@@ -189,12 +188,11 @@ class Pages:
         _checked(request, ("agent", "profile", "domain", "since_days", "prediction"))
         store, cursor = self._opened()
         q = request.query_params
-        since = _days(q.get("since_days") or None)
         filters = Filters(
             ai_id=q.get("agent") or None,
             profile=q.get("profile") or None,
             domain=q.get("domain") or None,
-            since_days=since,
+            since_days=_days(q.get("since_days") or None),
         )
         prediction = q.get("prediction") or "preflight"
         if prediction not in PREDICTIONS:

@@ -105,14 +105,8 @@ class PatternCache:
             if touch
             else cache_entry(self.store, entry_id)
         )
-        return CachedAnswer(
-            id=entry_id,
-            query=found["query"],
-            answer=found["answer"],
-            confidence=found["confidence"],
-            layers=found["layers"],
-            similarity=round(similarity, 6),
-        )
+        kept = {k: found[k] for k in ("query", "answer", "confidence", "layers")}
+        return CachedAnswer(id=entry_id, similarity=round(similarity, 6), **kept)
 
     def knows_question(self, text: str) -> bool:
         """Whether a live entry asks the same question as ``text`` (the lookup's rule)."""

@@ -104,9 +104,7 @@ async def _chain(
         if hit is not None:
             result = ChainResult(
                 query=query,
-                answer=hit.answer,
-                confidence=hit.confidence,
-                layers=hit.layers,
+                **hit.model_dump(include={"answer", "confidence", "layers"}),
                 stages=0,
                 reason=Reason.PATTERN_MATCH,
                 checks=[],
