@@ -20,15 +20,7 @@ from typing import Any
 
 from noetic.errors import ProviderError
 from noetic.llm._http import SdkProvider
-from noetic.llm.base import (
-    Completion,
-    Message,
-    Request,
-    StopReason,
-    Usage,
-    failure,
-    parse_tool_call,
-)
+from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
 from noetic.llm.structured import NativeSchemaMemory, with_instruction
 
 _STOP: dict[str, StopReason] = {
@@ -120,9 +112,10 @@ class OpenAICompatibleProvider(SdkProvider):
         except ProviderError as exc:
             if request.tools and NO_NATIVE_TOOLS.rejected(exc):
                 NO_NATIVE_TOOLS.remember(self.endpoint, exc)
-                raise failure(
-                    self,
+                raise ProviderError(
                     f"{self.name}:{self.model} does not take tools here: {exc.message}",
+                    provider=self.name,
+                    model=self.model,
                     status=exc.status,
                     kind="unsupported",
                     fix="start the server with tool calling on (vLLM: --enable-auto-tool-choice "

@@ -18,15 +18,8 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from noetic.llm.base import (
-    Completion,
-    Message,
-    Request,
-    StopReason,
-    Usage,
-    failure,
-    parse_tool_call,
-)
+from noetic.errors import ProviderError
+from noetic.llm.base import Completion, Message, Request, StopReason, Usage, parse_tool_call
 
 if TYPE_CHECKING:  # the MCP SDK loads only when a client samples
     from mcp.server.session import ServerSession
@@ -73,10 +66,11 @@ class SamplingProvider:
         extra: dict[str, Any] = {}
         if request.tools:
             if not self.native_tools:
-                raise failure(
-                    self,
+                raise ProviderError(
                     "the MCP client did not declare the sampling.tools capability (protocol "
                     "2025-11-25), so a request with tools cannot be sent through it",
+                    provider=self.name,
+                    model=self.model,
                     kind="unsupported",
                     fix="use a client that supports tools in sampling, or a provider string",
                 )
@@ -110,7 +104,12 @@ class SamplingProvider:
                 if isinstance(exc, MCPError)
                 else "answered the sampling request with a malformed result"
             )
-            raise failure(self, f"the MCP client {what}: {exc}", retryable=False) from exc
+            raise ProviderError(
+                f"the MCP client {what}: {exc}",
+                provider=self.name,
+                model=self.model,
+                retryable=False,
+            ) from exc
         blocks = result.content if isinstance(result.content, list) else [result.content]
         texts = [b.text for b in blocks if b.type == "text"]
         calls = tuple(
@@ -120,8 +119,11 @@ class SamplingProvider:
         )
         if not texts and not calls:
             kinds = ", ".join(sorted({b.type for b in blocks})) or "no"
-            raise failure(
-                self, f"the MCP client answered with {kinds} content, not text", retryable=False
+            raise ProviderError(
+                f"the MCP client answered with {kinds} content, not text",
+                provider=self.name,
+                model=self.model,
+                retryable=False,
             )
         return Completion(
             text="".join(texts),
