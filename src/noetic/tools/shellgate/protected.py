@@ -318,6 +318,9 @@ def written_by(writer: Any, base: str, args: list[str | None]) -> list[str]:
     optional: list[str] = []
     it = iter(values)
     for value in it:
+        if value == "--":  # the end of the options: every word after it is an operand
+            operands += it
+            break
         if value == "-" or not value.startswith("-"):
             eq = next((o for o in writer.options if o.endswith("=") and value.startswith(o)), None)
             if eq is not None:
