@@ -25,9 +25,13 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, Protocol
 
+    from noetic.store.document import Grown
+    from noetic.store.records import SessionRecord
+
     class Mirrored(Protocol):
-        """What the drain uses of a store: :class:`noetic.store.base.BaseStore` is one, and imports
-        this module to keep its files; this module does not import it back."""
+        """What the drain and :func:`noetic.store.session_files.write` use of a store:
+        :class:`noetic.store.base.BaseStore` is one, and imports these modules to keep its files;
+        they do not import it back."""
 
         @property
         def home(self) -> Path: ...
@@ -48,6 +52,14 @@ if TYPE_CHECKING:
         def _reader(self) -> Mirrored: ...
 
         def close(self) -> None: ...
+
+        def get_session(self, session_id: str) -> SessionRecord: ...
+
+        def _session_document(
+            self, session_id: str, *, fresh: bool, recorded: bool = False
+        ) -> tuple[bytes, dict[int, dict[str, Any]], Grown]: ...
+
+        def database_id(self) -> str | None: ...
 
 
 DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite

@@ -7,40 +7,19 @@ The store calls :func:`write` with its files lock held (:mod:`noetic.store.mirro
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from noetic.errors import NotFoundError
 from noetic.store import derived_files, document
-from noetic.store.records import SessionRecord
 from noetic.store.rows import export_assessment, reflex_frame
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
 
-    from noetic.store.document import Grown
-
-    class Documented(Protocol):
-        """What writing a session's files uses of a store: :class:`noetic.store.base.BaseStore` is
-        one, and calls :func:`write`; this module does not import it back."""
-
-        @property
-        def home(self) -> Path: ...
-
-        @property
-        def conn(self) -> Any: ...
-
-        def get_session(self, session_id: str) -> SessionRecord: ...
-
-        def _session_document(
-            self, session_id: str, *, fresh: bool, recorded: bool = False
-        ) -> tuple[bytes, dict[int, dict[str, Any]], Grown]: ...
-
-        def database_id(self) -> str | None: ...
+    from noetic.store.mirror import Mirrored
 
 
 def write(
-    store: Documented, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
+    store: Mirrored, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
 ) -> int:
     """The number of reflex-log lines written (see :meth:`BaseStore.write_session_files_now`)."""
     try:
@@ -93,7 +72,7 @@ def write(
     return written
 
 
-def _exported(store: Documented, where: str, args: Any) -> list[dict[str, Any]]:
+def _exported(store: Mirrored, where: str, args: Any) -> list[dict[str, Any]]:
     """The export form of the assessments matching ``where``."""
     rows = store.conn.execute(f"SELECT * FROM assessments WHERE {where}", args)
     return [export_assessment(r) for r in rows]
