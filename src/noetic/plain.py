@@ -505,22 +505,20 @@ def _anything(value: Any, name: str) -> Any:
     return value
 
 
-def _none(value: Any, name: str) -> Any:
-    if value is not None:
-        raise refuse(name, "must be empty (None)", value)
-    return value
+def _of(kind: type, problem: str) -> Check:
+    """An instance of ``kind``, else ``problem``."""
+
+    def check(value: Any, name: str) -> Any:
+        if not isinstance(value, kind):
+            raise refuse(name, problem, value)
+        return value
+
+    return check
 
 
-def text(value: Any, name: str) -> Any:
-    if not isinstance(value, str):
-        raise refuse(name, "must be text", value)
-    return value
-
-
-def _boolean(value: Any, name: str) -> Any:
-    if not isinstance(value, bool):
-        raise refuse(name, "must be true or false", value)
-    return value
+_none = _of(type(None), "must be empty (None)")
+text = _of(str, "must be text")
+_boolean = _of(bool, "must be true or false")
 
 
 def _integer(value: Any, name: str) -> Any:

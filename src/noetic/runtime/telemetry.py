@@ -241,7 +241,7 @@ class SpanWriter:
                 span.set_attribute("gen_ai.operation.name", "execute_tool")
                 span.set_attribute("gen_ai.tool.name", data["tool"])
                 if not data.get("success", True):
-                    self._failed(span, data.get("error") or "tool call failed")
+                    failed(span, data.get("error") or "tool call failed")
                 span.end(end_time=_ns(event))
             elif event.kind == EventKind.LLM_CALL:
                 self._model_call(key, run, event)
@@ -295,11 +295,7 @@ class SpanWriter:
             name, kind = f"stage {stage} {phase}", "stage"
         else:
             name, kind = f"phase {phase}", "phase"
-        from opentelemetry.trace import SpanKind
-
-        span = self._tracer.start_span(
-            name, context=self._parent(key, run), kind=SpanKind.INTERNAL, start_time=_ns(event)
-        )
+        span = self._child(key, run, name, event, 0)
         span.set_attribute("noetic.span_kind", kind)
         span.set_attribute("noetic.phase", phase)
         if stage is not None:
@@ -338,7 +334,7 @@ class SpanWriter:
         if data.get("cost_usd") is not None:
             span.set_attribute("noetic.cost_usd", float(data["cost_usd"]))
         if data.get("outcome") != "ok":
-            self._failed(span, data.get("error_class") or str(data.get("outcome")))
+            failed(span, data.get("error_class") or str(data.get("outcome")))
         span.end(end_time=_ns(event))
 
     def _finish(self, key: tuple[str, str], run: Any, event: Event) -> None:
@@ -348,11 +344,7 @@ class SpanWriter:
         status = str(event.data.get("status", ""))
         run.set_attribute("noetic.status", status)
         if "fail" in status or "error" in status:
-            self._failed(run, status)
+            failed(run, status)
         run.end(end_time=end)
         del self._runs[key]
         self._tasks.discard(key)
-
-    @staticmethod
-    def _failed(span: Any, reason: str) -> None:
-        failed(span, reason)

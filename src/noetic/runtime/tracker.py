@@ -275,7 +275,7 @@ class Tracker:
             raise InvalidValueError("the investigation note is empty", field="note", value=note)
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "an investigation")
-        rounds = 1 + self._rounds_done(cascade)
+        rounds = 1 + _checks(self.store.assessments(cascade_id=cascade.id))
         profile = self.profile_of(session)
         limit = profile.investigation.max_rounds
         if limit is not None and rounds > limit:
@@ -364,7 +364,8 @@ class Tracker:
     def end_task(self, session_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         """Close the open task with a status other than a POSTFLIGHT (clarify, delegate, a
         Sentinel stop, a failure), keeping everything recorded so far."""
-        cascade = self.open_task(session_id, f"ending a task as {status}")
+        session = self.store.get_session(session_id)
+        cascade = self._open_cascade(session, f"ending a task as {status}")
         closed = self.store.finish_cascade(cascade.id, status, result)
         self.bus.emit(
             EventKind.RUN_FINISHED,
@@ -392,21 +393,10 @@ class Tracker:
             return self.store.home
         return self.repo
 
-    def open_task(self, session_id: str, what: str) -> CascadeRecord:
-        """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""
-        return self._open_cascade(self.store.get_session(session_id), what)
-
     # internals ----------------------------------------------------------------------------
 
-    def _rounds_done(self, cascade: CascadeRecord) -> int:
-        """Investigation rounds the task has closed: one per CHECK."""
-        return sum(
-            1
-            for a in self.store.assessments(cascade_id=cascade.id)
-            if a.assessment.phase == Phase.CHECK
-        )
-
     def _open_cascade(self, session: SessionRecord, what: str) -> CascadeRecord:
+        """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""
         cascade = self.store.open_cascade_of(session.id)
         if cascade is not None:
             return cascade
@@ -441,8 +431,7 @@ class Tracker:
         if earlier is None:
             earlier = self.store.assessments(cascade_id=cascade.id)
         if assessment.phase == Phase.CHECK:
-            rounds = 1 + sum(1 for a in earlier if a.assessment.phase == Phase.CHECK)
-            decision = _at_round_limit(decision, rounds, profile)
+            decision = _at_round_limit(decision, 1 + _checks(earlier), profile)
         if self.checkpoints:
             from noetic.store.checkpoints import make_checkpoint, start_checkpoint
 
@@ -517,6 +506,11 @@ class Tracker:
             "gate_note": found.gate_note,
             "stated": stated,
         }
+
+
+def _checks(records: list[AssessmentRecord]) -> int:
+    """Investigation rounds a task has closed: one per CHECK."""
+    return sum(1 for a in records if a.assessment.phase == Phase.CHECK)
 
 
 def _at_round_limit(decision: Decision, rounds: int, profile: Profile) -> Decision:

@@ -544,22 +544,18 @@ def post_tool_use(
         return None
     shown = one_line(command, 120)
     if isinstance(run, Hidden):
-        note(home, "post-tool-use", f"`{shown}` not recorded: {run.reason}")
-        return None
+        return _not_recorded(home, shown, run.reason)
     code = exit_status(payload)
     if code is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: interrupted before it finished")
-        return None
+        return _not_recorded(home, shown, "interrupted before it finished")
     status = run.status(code)
     if status.score is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: {status.meaning}")
-        return None
+        return _not_recorded(home, shown, status.meaning)
     outputs = _outputs(payload) if code != 0 else []
     failed = next(filter(None, map(run.preparation_failed, outputs)), None)
     if failed is not None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
-             f"run started (exit {code} is its status, not the tests')")  # fmt: skip
-        return None
+        return _not_recorded(home, shown, f"`{failed}` failed before the test run started "
+                             f"(exit {code} is its status, not the tests')")  # fmt: skip
     if location.url is None:
         from noetic.store.current import read_current_session
         from noetic.store.reads import open_task_in
@@ -567,8 +563,7 @@ def post_tool_use(
         sid = read_current_session(home, agent_key(payload))
         found = open_task_in(home, sid) if sid else (False, False)
         if found is not None and not all(found):
-            _not_recorded(home, shown, sid if found[0] else None)
-            return None
+            return _not_recorded(home, shown, _no_task(sid if found[0] else None))
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
@@ -576,18 +571,18 @@ def post_tool_use(
     with open_store(home, create=True) as store:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
-            _not_recorded(home, shown, None)
-            return None
+            return _not_recorded(home, shown, _no_task(None))
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
-    if record is None:
-        _not_recorded(home, shown, sid)
-    return record
+    return record if record is not None else _not_recorded(home, shown, _no_task(sid))
 
 
-def _not_recorded(home: Path, shown: str, sid: str | None) -> None:
-    """Say in ``hooks.log`` why a test run recorded nothing: no session, or no open task."""
+def _not_recorded(home: Path, shown: str, why: str) -> None:
+    """Say in ``hooks.log`` why a test run recorded nothing."""
+    note(home, "post-tool-use", f"`{shown}` not recorded: {why}")
+
+
+def _no_task(sid: str | None) -> str:
+    """Why a test run has no task to record for: no session, or no open task."""
     if sid is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
-             "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
-    else:
-        note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
+        return "no Noetic session for this Claude Code session (did the SessionStart hook run?)"
+    return f"session {sid} has no open task"

@@ -49,7 +49,7 @@ import os
 from pathlib import Path
 
 from noetic.hosts.hooks.shared import (
-    current_session,
+    agent_key,
     locate,
     log_failure,
     outside_project,
@@ -142,8 +142,7 @@ def pre_tool_use(
     # and rules files it names, and the cache the built policy and git's answers are kept in
     from noetic.cached import cache_dir
 
-    own = [str(home), *map(str, files), *map(str, settings.irreversible_rules)]
-    own.append(str(cache_dir()))
+    own = [str(home), *map(str, files), *map(str, settings.irreversible_rules), str(cache_dir())]
     protected = protected_set(
         workspace,
         home=user_home,
@@ -201,13 +200,13 @@ def plants(written: list[str], always: list[Any], protected: Any) -> str:
 
 
 def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | None:
-    from noetic.runtime.opening import open_tracker
+    from noetic.runtime.opening import open_tracker, remembered_session
 
     if not location.exists:
         return hold(None, None, effects)
     tracker = open_tracker(location.home, create=True)
     with tracker.store:
-        return hold(tracker, current_session(tracker, payload), effects)
+        return hold(tracker, remembered_session(tracker.store, agent_key(payload)), effects)
 
 
 def refusal(violations: Any) -> str:
@@ -275,18 +274,14 @@ def hold(tracker: Any, sid: str | None, effects: list[str]) -> str | None:
         )
     from noetic.assessment import Action, Phase
 
-    checks = [
-        a
-        for a in tracker.store.assessments(cascade_id=cascade.id)
-        if a.assessment.phase == Phase.CHECK
-    ]
-    if not checks:
+    records = tracker.store.assessments(cascade_id=cascade.id)
+    last = next((a for a in reversed(records) if a.assessment.phase == Phase.CHECK), None)
+    if last is None:
         return (
             f"{head} The task {cascade.task!r} has no CHECK yet: run CHECK (execute_check, "
             "submit_check_assessment) with what you now know; run the command once it says "
             "PROCEED."
         )
-    last = checks[-1]
     if last.decision.action == Action.PROCEED:
         return None
     return f"{head} {check_summary(last)} — investigate, then run CHECK again."

@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from noetic.hosts.hooks.shared import current_session, note
+from noetic.hosts.hooks.shared import agent_key, note
 from noetic.runtime.telemetry import span_id, trace_id
 
 AGENT = "claude-code"
@@ -42,7 +42,7 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, Any] | None) -> None:
     """Export what hook ``event`` saw (module docstring). Best effort: a trace never fails a
     hook, and the hook has answered what it must before this runs."""
-    from noetic.runtime.opening import open_tracker
+    from noetic.runtime.opening import open_tracker, remembered_session
 
     if not home.is_dir():
         return
@@ -51,7 +51,7 @@ def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, An
     except Exception:
         return
     try:
-        sid = current_session(tracker, payload)
+        sid = remembered_session(tracker.store, agent_key(payload))
         if sid is None:
             return
         writer = _Writer(home, tracker.store, sid, payload)
@@ -97,7 +97,7 @@ class _Writer:
         try:
             data = json.loads(self._state_path().read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {"tasks": [], "outcomes": []}
+            data = None
         return data if isinstance(data, dict) else {"tasks": [], "outcomes": []}
 
     def _save(self, state: dict[str, list[Any]]) -> None:

@@ -368,41 +368,34 @@ def manual(scope: str, command: list[str]) -> str | None:
     return None
 
 
+def _settings(scope: str, project: Path, home: Path) -> dict[str, Any]:
+    """The scope's Claude Code settings (``{}`` when there are none); a file that does not
+    parse raises its error."""
+    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
+
+    path = paths(scope, project, home)["hooks"]
+    return parse_json_object(read_bytes(path), path) or {}
+
+
 def installed_commands(scope: str, project: Path, home: Path) -> list[str] | None:
     """The commands Noetic's server entry and hooks run (for ``noetic doctor``); None when
     neither is installed. A file that does not parse raises its error."""
-    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
     from noetic.hosts.setup.servers import server_command
 
-    where = paths(scope, project, home)
-    found = []
-    server = server_command(where["mcp"], "mcpServers")
-    if server is not None:
-        found.append(server)
-    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    hooks = _hooks_in(settings)
-    for hook in hooks:
-        if hook.get("type") != "http":
-            found.append(shlex.split(hook["command"])[0])
-    return found or (None if server is None and not hooks else [])
+    server = server_command(paths(scope, project, home)["mcp"], "mcpServers")
+    hooks = [h for _, h in _hooks_in(_settings(scope, project, home)) if is_noetic_hook(h)]
+    found = [shlex.split(h["command"])[0] for h in hooks if h.get("type") != "http"]
+    return [server, *found] if server is not None else found or (None if not hooks else [])
 
 
 def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | None] | None:
     """Which kind of hooks Noetic has in the scope's settings (``command``, ``http``, or
     ``mixed``) and, for http, the server's base URL; None when there are none. SessionStart is
     a command with either kind (:data:`COMMAND_ONLY`)."""
-    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
-
-    where = paths(scope, project, home)
-    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    found = settings.get("hooks")
-    events: dict[str, Any] = found if isinstance(found, dict) else {}
-    hooks = [
-        h for event, groups in events.items() if event not in COMMAND_ONLY
-        for h in _hooks_in({"hooks": {event: groups}})
-    ]  # fmt: skip
+    ours = [(e, h) for e, h in _hooks_in(_settings(scope, project, home)) if is_noetic_hook(h)]
+    hooks = [h for event, h in ours if event not in COMMAND_ONLY]
     if not hooks:
-        return None if not _hooks_in(settings) else ("command", None)
+        return None if not ours else ("command", None)
     urls = {h["url"].rsplit("/hooks/", 1)[0] for h in hooks if h.get("type") == "http"}
     if not urls:
         return "command", None
@@ -416,34 +409,22 @@ def http_hook_urls(scope: str, project: Path, home: Path) -> list[tuple[str, str
     event or not, as (Claude Code's event, the URL): what ``noetic doctor`` checks."""
     from urllib.parse import urlsplit
 
-    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
-
-    where = paths(scope, project, home)
-    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    events = settings.get("hooks")
-    found = []
-    for event, groups in (events if isinstance(events, dict) else {}).items():
-        for group in groups if isinstance(groups, list) else []:
-            hooks = group.get("hooks") if isinstance(group, dict) else None
-            for hook in hooks if isinstance(hooks, list) else []:
-                url = hook.get("url") if isinstance(hook, dict) else None
-                if not isinstance(url, str) or hook.get("type") != "http":
-                    continue
-                if "/hooks/" in urlsplit(url).path:
-                    found.append((str(event), url))
-    return found
-
-
-def _hooks_in(settings: dict[str, Any]) -> list[dict[str, Any]]:
-    events = settings.get("hooks")
-    if not isinstance(events, dict):
-        return []
     return [
-        h
-        for groups in events.values()
+        (event, h["url"])
+        for event, h in _hooks_in(_settings(scope, project, home))
+        if isinstance(h, dict) and h.get("type") == "http" and isinstance(h.get("url"), str)
+        if "/hooks/" in urlsplit(h["url"]).path
+    ]
+
+
+def _hooks_in(settings: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every hook in the settings, with the Claude Code event it is under."""
+    events = settings.get("hooks")
+    return [
+        (str(event), h)
+        for event, groups in (events.items() if isinstance(events, dict) else ())
         if isinstance(groups, list)
         for g in groups
         if isinstance(g, dict) and isinstance(g.get("hooks"), list)
         for h in g["hooks"]
-        if is_noetic_hook(h)
     ]
