@@ -124,27 +124,19 @@ def check_score(name: str, value: object) -> float:
             value=value,
             fix=f"use one of: {', '.join(VECTOR_NAMES)}",
         )
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = None if isinstance(value, bool) else value  # a bool is no score
+    if not isinstance(number, int | float) or not 0.0 <= number <= 1.0:  # NaN is in no range
+        finite = isinstance(number, int | float) and math.isfinite(number)
+        kind = "finite number" if isinstance(number, int | float) else "number"
         raise InvalidValueError(
-            f"vector {name!r} must be a number in [0, 1], got {value!r}",
+            f"vector {name!r} is {value!r}, outside [0, 1]"
+            if finite
+            else f"vector {name!r} must be a {kind} in [0, 1], got {value!r}",
             field=name,
             value=value,
+            fix="scores are fractions: write 0.85, not 85" if finite else None,
         )
-    score = float(value)
-    if math.isnan(score) or math.isinf(score):
-        raise InvalidValueError(
-            f"vector {name!r} must be a finite number in [0, 1], got {value!r}",
-            field=name,
-            value=value,
-        )
-    if not 0.0 <= score <= 1.0:
-        raise InvalidValueError(
-            f"vector {name!r} is {value!r}, outside [0, 1]",
-            field=name,
-            value=value,
-            fix="scores are fractions: write 0.85, not 85",
-        )
-    return score
+    return float(number)
 
 
 def oriented(name: str, value: float) -> float:

@@ -353,15 +353,8 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
         return None
     vectors, action = last
     trigger = payload.get("trigger") if payload.get("trigger") in ("manual", "auto") else "auto"
-    checkpoint = make_checkpoint(
-        sid,
-        cascade.id,
-        "compact",
-        vectors,
-        action,
-        None,
-        f"before {trigger} compaction: {cascade.task}",
-    )
+    why = f"before {trigger} compaction: {cascade.task}"
+    checkpoint = make_checkpoint(sid, cascade.id, "compact", vectors, action, None, why)
     # git finds the repository from the store's folder as it appends: one git process (a
     # PostgreSQL store's folder may not exist: then from the nearest folder that does)
     repo = store.home if store.home.is_dir() else git_root(store.home)
@@ -522,8 +515,9 @@ def post_tool_use(
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
     only for a test run (PostToolUse fires after every Bash call), and a SQLite store only when
     the session has an open task to record it for."""
+    from noetic.config import load
     from noetic.hosts.testing.commands import Hidden, recognise
-    from noetic.hosts.testing.recording import record_exit, test_commands
+    from noetic.hosts.testing.recording import record_exit
 
     home = location.home
     if payload.get("tool_name") != "Bash":
@@ -535,7 +529,7 @@ def post_tool_use(
     folder = project_dir(payload)
     run = recognise(
         command,
-        test_commands(home),
+        list(load(home).test_commands),
         workspace=str(project_root(payload, project)),
         cwd=str(folder),
         home=os.path.expanduser("~"),

@@ -70,7 +70,6 @@ def plan(
     where = path(scope, home)
     root = where.parent.parent if where.parent == home / ".codex" else where.parent
     confine(where, root)
-    confine(backup_path(where), root)
     before = read_bytes(where)
     doc = _parse(before, where)
     servers = _servers(doc, where)

@@ -73,31 +73,32 @@ def backup_path(path: Path) -> Path:
 
 
 def confine(path: Path, root: Path) -> None:
-    """Refuse ``path`` when reaching it follows a symlink out of ``root``.
+    """Refuse ``path``, or its backup, when reaching it follows a symlink out of ``root``.
 
     Each step from ``root`` down (the folders, then the file itself) must resolve inside
     ``root``: a folder outside would take the write there, and a file outside would be read
     into the diff and the backup. A symlink that stays inside (``CLAUDE.md -> docs/AI.md``) is
     followed as before."""
     real_root = os.path.realpath(root)
-    try:
-        parts = path.relative_to(root).parts
-    except ValueError:
-        raise UsageError(f"{path} is not inside {root}: nothing was changed") from None
-    step = Path(root)
-    for part in parts:
-        step = step / part
-        real = os.path.realpath(step)
-        if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
-            continue
-        link = os.readlink(step) if step.is_symlink() else real
-        raise UsageError(
-            f"{step} is a symlink to {link} ({real}), outside {root}: following it would "
-            f"{'read and ' if step == path else ''}write outside the scope being edited; "
-            "nothing was written",
-            fix=f"look at what {step} points to; remove the link (or make it by hand) if "
-            "Noetic should write there",
-        )
+    for target in (path, backup_path(path)):
+        try:
+            parts = target.relative_to(root).parts
+        except ValueError:
+            raise UsageError(f"{target} is not inside {root}: nothing was changed") from None
+        step = Path(root)
+        for part in parts:
+            step = step / part
+            real = os.path.realpath(step)
+            if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
+                continue
+            link = os.readlink(step) if step.is_symlink() else real
+            raise UsageError(
+                f"{step} is a symlink to {link} ({real}), outside {root}: following it would "
+                f"{'read and ' if step == target else ''}write outside the scope being edited; "
+                "nothing was written",
+                fix=f"look at what {step} points to; remove the link (or make it by hand) if "
+                "Noetic should write there",
+            )
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -200,7 +201,6 @@ def json_change(
     import copy
 
     confine(path, root)
-    confine(backup_path(path), root)
     before = read_bytes(path)
     data = parse_json_object(before, path)
     backup = read_bytes(backup_path(path)) if uninstall else None
@@ -231,7 +231,6 @@ def text_change(
     for trailing blank lines) restores the backup, and blank text (what the edit leaves of a
     file Noetic created) deletes the file."""
     confine(path, root)
-    confine(backup_path(path), root)
     before = read_bytes(path)
     text = decode(before, path) if before is not None else ""
     new = edit(text)
@@ -306,7 +305,6 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
     for c in changes:
         if c.changed and c.root is not None:
             confine(c.path, c.root)
-            confine(c.backup, c.root)
     check_writable(changes)
     done = []
     for c in changes:
