@@ -315,16 +315,10 @@ def validated(cls: type[P], data: Any, at: str) -> P:
         return cls(**data)
     try:
         return cls(**data)
-    except InvalidValueError as exc:
-        raise _under(exc, at) from None
-
-
-def _under(exc: InvalidValueError, at: str) -> InvalidValueError:
-    """``exc`` about a field of a nested value, named from the outer one."""
-    inner = exc.field or ""
-    outer = at + inner
-    message = exc.message.replace(f"field {inner!r}", f"field {outer!r}", 1)
-    return InvalidValueError(message, field=outer, value=exc.value, fix=exc.fix)
+    except InvalidValueError as exc:  # about a field of the nested value: named from the outer
+        inner = exc.field or ""
+        message = exc.message.replace(f"field {inner!r}", f"field {at + inner!r}", 1)
+        raise InvalidValueError(message, field=at + inner, value=exc.value, fix=exc.fix) from None
 
 
 _SCALARS = frozenset((str, int, float, bool))

@@ -384,15 +384,6 @@ class Tracker:
             self._repo = git_root(self.store.home) if self.checkpoints else None
         return self._repo  # type: ignore[return-value]
 
-    def _checkpoint_folder(self) -> Path | None:
-        """Where a checkpoint is appended from: the repository when it is known, else the
-        store's folder. git finds the repository from the folder as ``git rev-parse`` would,
-        and a folder in none, or in one without a commit, falls back to SQLite, so a write
-        asks git once, not first for the repository and then to append."""
-        if self._repo is False and self.store.home.is_dir():
-            return self.store.home
-        return self.repo
-
     # internals ----------------------------------------------------------------------------
 
     def _open_cascade(self, session: SessionRecord, what: str) -> CascadeRecord:
@@ -435,6 +426,11 @@ class Tracker:
         if self.checkpoints:
             from noetic.store.checkpoints import make_checkpoint, start_checkpoint
 
+            # appended from the repository when it is known, else from the store's folder: git
+            # finds the repository from it as `git rev-parse` would (a folder in none, or in one
+            # without a commit, falls back to SQLite), so a write asks git once, not twice
+            home = self.store.home
+            folder = home if self._repo is False and home.is_dir() else self.repo
             appending = start_checkpoint(
                 self.store,
                 make_checkpoint(
@@ -446,7 +442,7 @@ class Tracker:
                     earlier[-1].assessment.vectors if earlier else None,
                     assessment.note,
                 ),
-                self._checkpoint_folder(),
+                folder,
             )
             # waited for as the write ends (_one_write: every caller of _record is one)
             self._appending[_thread.get_ident()].append(appending)

@@ -364,12 +364,6 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
 # stop ----------------------------------------------------------------------------------------
 
 
-def _asked_path(home: Path, key: str) -> Path:
-    from noetic.store.current import current_session_path
-
-    return home / "hooks" / current_session_path(home, key).name
-
-
 def stop(store: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Ask for the POSTFLIGHT of a still-open task, once per task."""
     if payload.get("stop_hook_active") is True:
@@ -377,7 +371,9 @@ def stop(store: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None
     cascade = store.open_cascade_of(sid)
     if cascade is None:
         return None
-    path = _asked_path(store.home, agent_key(payload))
+    from noetic.store.current import current_session_path
+
+    path = store.home / "hooks" / current_session_path(store.home, agent_key(payload)).name
     asked: list[str] = []
     with contextlib.suppress(FileNotFoundError, ValueError):
         loaded = json.loads(path.read_text(encoding="utf-8"))

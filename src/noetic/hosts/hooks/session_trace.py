@@ -73,13 +73,6 @@ def _ns(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp).timestamp() * 1_000_000_000)
 
 
-def _decision(reply: dict[str, Any] | None) -> tuple[str, str]:
-    """The gate's decision in a PreToolUse reply: (allow | ask | deny, the reason)."""
-    output = (reply or {}).get("hookSpecificOutput") or {}
-    decision = output.get("permissionDecision") or "allow"
-    return str(decision), str(output.get("permissionDecisionReason") or "")
-
-
 class _Writer:
     """The spans of one hook event, for one Noetic session."""
 
@@ -127,7 +120,9 @@ class _Writer:
         return None if task is None else str(task.id)
 
     def tool_started(self, reply: dict[str, Any] | None) -> None:
-        decision, reason = _decision(reply)
+        output = (reply or {}).get("hookSpecificOutput") or {}  # the gate's decision, and why
+        decision = str(output.get("permissionDecision") or "allow")
+        reason = str(output.get("permissionDecisionReason") or "")
         started = time.time_ns()
         if decision == "deny":  # the tool never runs: its span ends here
             self._tool_span(started, started, decision, reason, self._open_task())

@@ -99,19 +99,6 @@ def paths(scope: str, project: Path, home: Path) -> dict[str, Path]:
     raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
 
 
-def server_entry(command: list[str]) -> dict[str, Any]:
-    """What ``claude mcp add noetic -- <command>`` writes."""
-    return {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
-
-
-def hook_command(executable: str, event: str) -> str:
-    return shlex.join([executable, "hook", event])
-
-
-def hook_url(base: str, event: str) -> str:
-    return f"{base.rstrip('/')}/hooks/{event}"
-
-
 def check_url(url: str) -> str:
     """The base URL of ``noetic serve`` for http hooks: http(s), a host, no query."""
     from urllib.parse import urlsplit
@@ -124,12 +111,6 @@ def check_url(url: str) -> str:
             fix=f"for example {DEFAULT_URL} (what `noetic serve` prints, without /mcp)",
         )
     return url.rstrip("/").removesuffix("/mcp")
-
-
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
 def _is_noetic_url(hook: dict[str, Any]) -> bool:
@@ -166,23 +147,20 @@ def _entry(executable: str, event: str, url: str | None) -> dict[str, Any]:
     """One hook: the ``noetic hook EVENT`` command, or (``url``) a POST to the server; off
     loopback the server wants its bearer token, which Claude Code fills from
     ``$NOETIC_TOKEN``."""
+    from urllib.parse import urlsplit
+
+    command = shlex.join([executable, "hook", event])
     if url is None:
-        return {
-            "type": "command",
-            "command": hook_command(executable, event),
-            "timeout": HOOK_TIMEOUT_S,
-        }
-    entry: dict[str, Any] = {"type": "http", "url": hook_url(url, event), "timeout": HOOK_TIMEOUT_S}
-    if not _loopback(url):
+        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    entry: dict[str, Any] = {
+        "type": "http",
+        "url": f"{url.rstrip('/')}/hooks/{event}",
+        "timeout": HOOK_TIMEOUT_S,
+    }
+    if urlsplit(url).hostname not in ("127.0.0.1", "localhost", "::1"):
         entry["headers"] = {"Authorization": "Bearer $NOETIC_TOKEN"}
         entry["allowedEnvVars"] = ["NOETIC_TOKEN"]
     return entry
-
-
-def _group(executable: str, event: str, matcher: str | None, url: str | None) -> dict[str, Any]:
-    group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-    group["hooks"] = [_entry(executable, event, url)]
-    return group
 
 
 def _events(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -217,7 +195,8 @@ def add_hooks(data: dict[str, Any], executable: str, path: Path, url: str | None
     """Noetic's hooks, as commands or (``url``) http hooks, replacing the other kind."""
     hooks = _events(data, path)
     for event, (name, matcher) in HOOKS.items():
-        wanted = _group(executable, name, matcher, None if event in COMMAND_ONLY else url)
+        hook = _entry(executable, name, None if event in COMMAND_ONLY else url)
+        wanted = {**({"matcher": matcher} if matcher is not None else {}), "hooks": [hook]}
         groups = hooks.get(event, [])
         if wanted in groups:
             continue
@@ -312,7 +291,9 @@ def plan(
         if uninstall:
             remove_server(data, original, where["mcp"], "mcpServers")
         else:
-            add_server(data, server_entry(command), where["mcp"], "mcpServers")
+            # what `claude mcp add noetic -- <command>` writes
+            entry = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
+            add_server(data, entry, where["mcp"], "mcpServers")
 
     def edit_hooks(data: dict[str, Any], original: dict[str, Any] | None) -> None:
         if uninstall:

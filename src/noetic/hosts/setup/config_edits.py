@@ -35,6 +35,8 @@ from typing import Any
 from noetic.errors import InvalidValueError, UsageError
 
 BACKUP_SUFFIX = ".noetic-backup"
+# Folders a host owns inside a project or home; Noetic removes one only when it is left empty.
+HOST_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".gemini", ".codex"})
 
 
 @dataclass(frozen=True)
@@ -275,12 +277,6 @@ def _read_only(path: Path) -> bool:
     return not (mode & stat.S_IWUSR) or not os.access(path, os.W_OK)
 
 
-def _nearest_existing(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
 def check_writable(changes: list[FileChange]) -> None:
     """Refuse before writing anything when one of the files or its folder is read-only."""
     for c in changes:
@@ -292,7 +288,9 @@ def check_writable(changes: list[FileChange]) -> None:
                 fix=f"make it writable (chmod u+w {c.path}), or see the change with --dry-run "
                 "and make it by hand",
             )
-        folder = _nearest_existing(c.path.parent)
+        folder = c.path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
         if _read_only(folder):
             raise UsageError(
                 f"the folder {folder} is read-only: nothing was changed",
@@ -312,7 +310,9 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
             continue
         if c.after is None:
             c.path.unlink()
-            _remove_empty_folder(c.path.parent)
+            if c.path.parent.name in HOST_FOLDERS:  # a host's folder, removed once left empty
+                with contextlib.suppress(OSError):
+                    c.path.parent.rmdir()
         else:
             if (
                 c.before is not None
@@ -347,13 +347,3 @@ def _write(path: Path, data: bytes, *, like: Path | None) -> None:
             f"cannot write {path}: {exc.strerror or exc}",
             fix="check the file's and its folder's permissions, or use --dry-run",
         ) from None
-
-
-# Folders a host owns inside a project or home; Noetic removes one only when it is left empty.
-HOST_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".gemini", ".codex"})
-
-
-def _remove_empty_folder(folder: Path) -> None:
-    if folder.name in HOST_FOLDERS:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
