@@ -1,20 +1,5 @@
-"""``<store>/config.toml``: one typed model of every section, read once per process.
-
-=====================  ======================================================================
-``[provider]``         ``default``: the provider string used when none is given
-``[prices."p:m"]``     ``input``, ``output`` (USD per million tokens), ``cached_input``,
-                       ``cache_write``
-``[outcomes]``         ``test_commands``: the commands whose exit statuses are outcomes
-``[gate]``             ``irreversible`` (ask | deny | allow), ``policy``, ``irreversible_rules``
-                       (files beside config.toml), ``protected`` (path patterns), the release
-                       gate's ``max_failure_rate`` and ``confidence`` (between 0 and 1)
-``[calibration]``      ``decide_on``: calibrated | stated
-``[hooks]``            ``context_tokens``: the SessionStart context's budget (at least 100)
-``[store]``            ``url`` (PostgreSQL), ``files``, ``hnsw`` (true or false)
-``[agent.search]``     ``backend``, ``url`` and any setting the backend takes
-``[agent.scrape]``     ``enabled``, ``max_bytes``
-``[mcp_servers.NAME]`` ``command``: the server's command line, a list of strings
-=====================  ======================================================================
+"""``<store>/config.toml``: one typed model of every section, read once per process (every
+section and setting: the table in ``docs/configuration.md``; :data:`SECTIONS` in the code).
 
 :func:`load` reads the file once per process and again only when its modification time, size
 or inode changed (or its text, while it is young enough to have changed within one tick of the

@@ -1,21 +1,12 @@
 """OpenTelemetry out: every run's events as OTLP/HTTP traces, when ``OTEL_EXPORTER_OTLP_ENDPOINT``
 is set.
 
-A :class:`SpanWriter` subscribes to a tracker's event bus and turns the typed events into spans:
-
-- a span per run (``invoke_agent <engine>``, ``gen_ai.operation.name`` ``invoke_agent``), keyed
-  by the engine and the session (a run's first events come before its task exists), opened by
-  the run's first event and ended by ``run_finished`` with its status;
-- a span per phase, stage and turn, from ``phase_entered`` to ``phase_completed``, under the run;
-- a span per tool call (``execute_tool <tool>``) and per model call (``chat <model>``), under the
-  phase open at the time, each ending when its event came and starting its duration before.
-
-Model calls carry the GenAI semantic conventions (``gen_ai.operation.name``,
-``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
-``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons`` in the conventions' words
-(``stop``, ``tool_calls``, ``length``), ``error.type``); tool calls ``gen_ai.tool.name``. Model
-calls are ``CLIENT`` spans, the rest ``INTERNAL``. A Claude Code session's trace, written by its
-hooks, is :mod:`noetic.hosts.hooks.session_trace`.
+A :class:`SpanWriter` subscribes to a tracker's event bus and turns the typed events into spans
+(which spans, and their GenAI attributes: ``docs/teams.md``): a run's span is keyed by the
+engine and the session (a run's first events come before its task exists), opened by its first
+event and ended by ``run_finished``; a phase's from ``phase_entered`` to ``phase_completed``; a
+tool or model call's ends when its event came and starts its duration before. A Claude Code
+session's trace, written by its hooks, is :mod:`noetic.hosts.hooks.session_trace`.
 
 A session's runs share one trace, its id drawn from the session's (:func:`trace_id`). The
 exporter is the SDK's own, so the other ``OTEL_*`` variables (``OTEL_EXPORTER_OTLP_HEADERS``,

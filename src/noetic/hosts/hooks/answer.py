@@ -4,29 +4,8 @@ Claude Code runs one command per hook event and reads its stdout as JSON. Each C
 session is its own agent in the store (``claude-code:<session_id>``, using the per-agent current
 sessions of :mod:`noetic.store.current`), so sub-agents and parallel sessions in one project
 never act on each other's session; the sessions themselves are recorded as ``ai_id``
-``claude-code`` so calibration reads them together.
-
-=================  =============================================================================
-``session-start``  open a session for the project (or keep this Claude session's, when resumed
-                   or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
-                   id, how to use it, the open task and the project's earlier tasks, within
-                   ``[hooks] context_tokens`` (default 1500) estimated tokens
-``user-prompt-submit``  once the agent has outcomes, its record in one line
-                   (``additionalContext``: what its PREFLIGHT statements averaged, how often
-                   those tasks succeeded, what its statement has meant calibrated;
-                   :mod:`noetic.calibration.record`); nothing before
-``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
-                   MultiEdit call (:mod:`noetic.hosts.hooks.pretool`)
-``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
-``stop``           a task still open without a POSTFLIGHT: ask for it once per task
-                   (``decision: block`` with the reason); never when ``stop_hook_active``
-``post-tool-use``  a Bash command line that runs one of ``[outcomes] test_commands``
-                   (:mod:`noetic.hosts.testing.commands`): its exit status, when the runner says it
-                   means pass or fail, is an outcome of this Claude session's open task
-                   (PostToolUse: status 0; PostToolUseFailure: the status Claude Code
-                   reports); otherwise ``hooks.log`` says why nothing was recorded
-``session-end``    end the session
-=================  =============================================================================
+``claude-code`` so calibration reads them together. What each event does is the table in
+``docs/claude-code.md``; the PreToolUse gate is :mod:`noetic.hosts.hooks.pretool`.
 
 The store, the workspace and the gate's configuration come from the project root
 (:func:`~noetic.hosts.hooks.shared.project_root`: the server's project,

@@ -4,20 +4,13 @@ Command hooks are separate processes, so the spans of one session cannot share a
 they share *ids* instead. The trace id is drawn from the Noetic session (one per Claude Code
 session), the agent's span id from it too, and a task's span id from the task, so a hook
 exporting a tool call now, and the Stop hook exporting its task later, both name the same
-parents. A backend (Phoenix, Langfuse, Jaeger) assembles the tree when the parents arrive:
-
-- ``invoke_agent claude-code`` (``gen_ai.operation.name``, ``gen_ai.agent.name``,
-  ``gen_ai.conversation.id`` = Claude Code's session id), exported by SessionEnd, from the
-  session's start to its end;
-- ``noetic.task`` per task, from PREFLIGHT to its end, exported by the first Stop or SessionEnd
-  after it ended, under the agent; its events are ``gen_ai.evaluation.result``, one per stated
-  P(success) (``noetic.p_success.preflight`` …, the vectors' confidence where none was stated,
-  said in the explanation) and one per outcome (``noetic.outcome``);
-- ``execute_tool <tool>`` per tool call the hooks saw, from PreToolUse to PostToolUse, under the
-  task open at the time (else the agent), with the gate's decision (``noetic.gate.decision``:
-  allow, ask or deny, and ``noetic.gate.reason``); a call the gate denied ends at PreToolUse. An
-  outcome a test run gave arrives later on its task's span, so it is exported by the task
-  (an outcome recorded after the task was exported is exported then, under the task).
+parents. A backend (Phoenix, Langfuse, Jaeger) assembles the tree when the parents arrive: the
+agent's span (``invoke_agent claude-code``, exported by SessionEnd), a ``noetic.task`` span per
+task (by the first Stop or SessionEnd after it ended, with its stated P(success) and outcomes as
+``gen_ai.evaluation.result`` events), an ``execute_tool <tool>`` span per tool call (PreToolUse
+to PostToolUse, with the gate's decision), as ``docs/teams.md`` draws the tree. An outcome a
+test run gave arrives later on its task's span, so it is exported by the task (or, recorded
+after the task was exported, then, under the task).
 
 What the hooks must carry between processes (a tool call's start, what was exported) lives in
 ``<store>/traces/``; nothing here runs unless ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set.

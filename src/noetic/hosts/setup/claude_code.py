@@ -84,19 +84,15 @@ session when this Claude Code session starts; its id is in your context (and in
 
 
 def paths(scope: str, project: Path, home: Path) -> dict[str, Path]:
-    if scope == "project":
-        return {
-            "mcp": project / ".mcp.json",
-            "hooks": project / ".claude" / "settings.json",
-            "instructions": project / "CLAUDE.md",
-        }
-    if scope == "user":
-        return {
-            "mcp": home / ".claude.json",
-            "hooks": home / ".claude" / "settings.json",
-            "instructions": home / ".claude" / "CLAUDE.md",
-        }
-    raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+    """The scope's three files (the module's table)."""
+    if scope not in SCOPES:
+        raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+    claude = (project if scope == "project" else home) / ".claude"
+    return {
+        "mcp": project / ".mcp.json" if scope == "project" else home / ".claude.json",
+        "hooks": claude / "settings.json",
+        "instructions": project / "CLAUDE.md" if scope == "project" else claude / "CLAUDE.md",
+    }
 
 
 def check_url(url: str) -> str:

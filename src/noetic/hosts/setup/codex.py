@@ -93,8 +93,7 @@ def plan(
         servers = tomlkit.table(is_super_table=True)
         doc[KEY] = servers
     servers[SERVER] = table
-    text = tomlkit.dumps(doc)
-    return [FileChange(where, before, text.encode("utf-8"), root=root)]
+    return [FileChange(where, before, tomlkit.dumps(doc).encode("utf-8"), root=root)]
 
 
 def manual(scope: str, command: list[str]) -> str | None:

@@ -61,9 +61,9 @@ class Runner(NamedTuple):
     meanings: tuple[tuple[int, str], ...] = ()
 
     def meaning(self, code: int) -> str:
-        for status, text in self.meanings:
-            if status == code:
-                return text
+        own = dict(self.meanings).get(code)
+        if own is not None:
+            return own
         if code == 126:
             return "the command could not be run"
         if code == 127:
@@ -291,9 +291,8 @@ def recognise(
     """The configured test command ``command`` runs (:class:`Recognised`), one it runs but whose
     status the line hides (:class:`Hidden`, with the reason), or None: no test run here."""
     keys = [(c, k) for c in configured if (k := key_words(c)) is not None]
-    names = {k[0] for _, k in keys} | {
-        a for a, b in PROGRAM_ALIASES.items() if b in {k[0] for _, k in keys}
-    }
+    heads = {k[0] for _, k in keys}
+    names = heads | {a for a, b in PROGRAM_ALIASES.items() if b in heads}
     if not keys or not any(name in command for name in names):
         return None  # the common case, answered without parsing
     if len(command) > MAX_LINE_CHARS:  # the gate would refuse to judge it: no parse either
