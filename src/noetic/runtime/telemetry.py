@@ -39,13 +39,11 @@ _LOCK = _thread.allocate_lock()  # threading.Lock, without loading threading
 
 
 def enabled() -> bool:
-    return (
-        bool(
-            os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        )
-        and os.environ.get("OTEL_SDK_DISABLED", "").lower() != "true"
+    env = os.environ
+    endpoint = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
     )
+    return bool(endpoint) and env.get("OTEL_SDK_DISABLED", "").lower() != "true"
 
 
 def maybe_subscribe(bus: EventBus) -> None:
@@ -138,18 +136,14 @@ def _exporter() -> Any:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-    timeout = None
-    if not (
-        os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-    ):
-        timeout = EXPORT_TIMEOUT_S
+    env = os.environ
+    given = env.get("OTEL_EXPORTER_OTLP_TIMEOUT") or env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
     # The exporter logs each retry and failure with the HTTP client's whole error; one line of
     # ours says it instead.
     import logging
 
     logging.getLogger("opentelemetry.exporter.otlp").setLevel(logging.CRITICAL)
-    inner = OTLPSpanExporter(timeout=timeout)
+    inner = OTLPSpanExporter(timeout=None if given else EXPORT_TIMEOUT_S)
 
     class OneLine(SpanExporter):
         said = False

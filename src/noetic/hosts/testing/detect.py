@@ -45,13 +45,8 @@ def detect(project: Path) -> list[Found]:
     if pytest_why is not None:
         found.append(Found("pytest", pytest_why))
     if has_test_script(project):
-        tool = (
-            "pnpm"
-            if (project / "pnpm-lock.yaml").is_file()
-            else "yarn"
-            if (project / "yarn.lock").is_file()
-            else "npm"
-        )
+        locks = {"pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock"}
+        tool = next((t for t, lock in locks.items() if (project / lock).is_file()), "npm")
         found.append(Found(f"{tool} test", "package.json has a test script"))
     if (project / "Cargo.toml").is_file():
         found.append(Found("cargo test", "Cargo.toml"))
