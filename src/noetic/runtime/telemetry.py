@@ -236,12 +236,8 @@ class SpanWriter:
     def _run(self, key: tuple[str, str], event: Event) -> Any:
         run = self._runs.get(key)
         if run is None:
-            from opentelemetry.trace import SpanKind
-
             with chosen_ids(span=None, trace=trace_id(key[1]) if key[1] else None):
-                run = self._tracer.start_span(
-                    f"invoke_agent {key[0]}", kind=SpanKind.INTERNAL, start_time=_ns(event)
-                )
+                run = self._tracer.start_span(f"invoke_agent {key[0]}", start_time=_ns(event))
             run.set_attribute("gen_ai.operation.name", "invoke_agent")
             run.set_attribute("gen_ai.agent.name", key[0])
             run.set_attribute("noetic.engine", key[0])

@@ -148,8 +148,6 @@ class _Writer:
     def _tool_span(
         self, start: int, end: int, decision: str, reason: str, task: str | None
     ) -> None:
-        from opentelemetry.trace import SpanKind
-
         from noetic.runtime import telemetry
 
         name = str(self.payload.get("tool_name") or "tool")
@@ -157,7 +155,6 @@ class _Writer:
         span = telemetry.tracer().start_span(
             f"execute_tool {name}",
             context=self._parent(parent),
-            kind=SpanKind.INTERNAL,
             start_time=start,
         )
         span.set_attribute("gen_ai.operation.name", "execute_tool")
@@ -196,8 +193,6 @@ class _Writer:
         self._save({"tasks": sorted(exported), "outcomes": sorted(sent)})
 
     def _task_span(self, task: Any, outcomes: list[dict[str, Any]]) -> None:
-        from opentelemetry.trace import SpanKind
-
         from noetic.calibration.per_phase import stated_value
         from noetic.runtime import telemetry
 
@@ -205,7 +200,6 @@ class _Writer:
             span = telemetry.tracer().start_span(
                 "noetic.task",
                 context=self._parent(span_id("agent", self.session_id)),
-                kind=SpanKind.INTERNAL,
                 start_time=_ns(task.created_at),
             )
         span.set_attribute("noetic.cascade_id", task.id)
@@ -242,15 +236,12 @@ class _Writer:
         span.end(end_time=at)
 
     def agent(self) -> None:
-        from opentelemetry.trace import SpanKind
-
         from noetic.runtime import telemetry
 
         session = self.store.get_session(self.session_id)
         with telemetry.chosen_ids(trace=self.trace, span=span_id("agent", self.session_id)):
             span = telemetry.tracer().start_span(
                 f"invoke_agent {AGENT}",
-                kind=SpanKind.INTERNAL,
                 start_time=_ns(session.created_at),
             )
         span.set_attribute("gen_ai.operation.name", "invoke_agent")

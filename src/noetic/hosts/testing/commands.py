@@ -4,26 +4,17 @@ Two places record a command's exit status as the open task's outcome, and both a
 the PostToolUse hook (a Bash command Claude Code ran) and ``noetic run -- CMD``.
 
 **The runner.** A command's words are first reduced to what actually runs, by the shell gate
-(:mod:`noetic.tools.shellgate.reduction`: ``VAR=value`` prefixes and wrappers such as ``env``,
-``timeout``, ``uv run`` and ``python -m`` taken away). The reduced words name the runner, and each
-runner says which exit statuses mean the tests passed or failed (:data:`RUNNERS`). Anything
-else — pytest's 2, 3, 4, 5 (interrupted, internal error, usage error, no tests collected),
-126/127 (the command could not run), 128 + N (killed by signal N), ``timeout``'s 124 — says
-nothing about the work, so it is not an outcome. ``npm test`` in a project whose package.json
-has no real ``test`` script, and ``make T`` whose Makefile has no target ``T``, are not test
-runs at all.
+(:mod:`noetic.tools.shellgate.reduction`). The reduced words name the runner, and each runner
+says which exit statuses mean the tests passed or failed (:data:`RUNNERS`); any other status
+(interrupted, no tests collected, could not run, killed by a signal) says nothing about the work,
+so it is not an outcome.
 
 **The hook's test runs** are the commands configured in ``[outcomes] test_commands``, found
-in the command line's syntax tree (the shell gate's tree-sitter parse), not by a string
-prefix: ``cd x && pytest -q``, ``python -m pytest``, ``uv run pytest``, ``FOO=1 pytest`` are
-all ``pytest``. A configured command matches a run when the run's reduced words start with
-the configured command's reduced words, options skipped (``make -j4 test`` is ``make test``);
-the configured words stop at the first option or path (``go test ./...`` matches any ``go
-test``). The exit status Claude Code reports is the whole line's, so the test run must be the
-line's last command, reached only through ``&&`` from commands that prepare it (``cd``,
-``export``, ``source``…) or through ``;`` from anything; a pipe after it, ``||``, ``&``, or a
-loop or condition around it hide its status, and the line is then not recorded, with that
-reason.
+in the command line's syntax tree, not by a string prefix. The exit status Claude Code reports
+is the whole line's, so the test run must be the line's last command, reached only through
+``&&`` from commands that prepare it or through ``;`` from anything; a line whose operators
+hide its status is not recorded, with that reason. ``docs/claude-code.md`` gives the rules with
+examples and each runner's statuses.
 """
 
 from __future__ import annotations
@@ -148,8 +139,7 @@ def missing_test(words: tuple[str, ...], folders: Iterable[str]) -> str | None:
     if runner.name == "npm test" and folders and not any(has_test_script(Path(f)) for f in folders):
         return "package.json has no test script"
     if runner.name == "make" and folders:
-        targets = [w for w, _ in operands(list(words)) if "=" not in w]
-        for target in targets:
+        for target in (w for w, _ in operands(list(words)) if "=" not in w):
             if not any(target in make_targets(Path(f)) for f in folders):
                 return f"the Makefile has no target {target!r}"
     return None
@@ -189,10 +179,7 @@ def make_targets(folder: Path) -> set[str]:
         except OSError:
             continue
         text = data.decode("utf-8", errors="replace")
-        found: set[str] = set()
-        for match in _TARGET.finditer(text):
-            found.update(match.group(1).split())
-        return found
+        return {target for match in _TARGET.finditer(text) for target in match.group(1).split()}
     return set()
 
 

@@ -41,9 +41,8 @@ class Found:
 def detect(project: Path) -> list[Found]:
     """The project's test commands, in the order of the table above."""
     found: list[Found] = []
-    pytest_why = _pytest(project)
-    if pytest_why is not None:
-        found.append(Found("pytest", pytest_why))
+    if (why := _pytest(project)) is not None:
+        found.append(Found("pytest", why))
     if has_test_script(project):
         locks = {"pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock"}
         tool = next((t for t, lock in locks.items() if (project / lock).is_file()), "npm")
