@@ -404,17 +404,15 @@ def decide(
         if agent is not None:
             return made(agent, "dynamic", f"dynamic threshold: the agent chose {agent.value}")
         threshold = thresholds.dynamic_fallback_threshold
+    value = calibrated.value if calibrated is not None else confidence
     if calibrated is not None:
-        value = calibrated.value
         said = (
             f"stated {calibrated.stated:.2f}, calibrated {value:.2f} from {calibrated.outcomes} "
             f"outcomes (method {calibrated.method})"
         )
     elif release is not None and stated is not None:
-        value = confidence
         said = f"stated {stated:.2f}"
     else:
-        value = confidence
         said = f"confidence {confidence:.2f}"
     if release is not None:
         if calibrated is not None:
@@ -431,11 +429,8 @@ def decide(
         passes = value >= threshold
         named = f"the threshold {threshold:.2f}"
     note = f"; {gate_note}" if gate_note else ""
-    if calibrated is not None:
-        verb = "meets" if passes else "below"
-        tail = f"; {verb} {named}"
-    else:
-        tail = f" {'meets' if passes else 'is below'} {named}"
+    verb = "meets" if passes else "below" if calibrated is not None else "is below"
+    tail = f"{';' if calibrated is not None else ''} {verb} {named}"
     if passes:
         return made(Action.PROCEED, "threshold", said + tail + note, threshold)
     return made(

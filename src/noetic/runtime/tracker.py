@@ -9,11 +9,8 @@ Order is enforced: CHECK and POSTFLIGHT need an open cascade (a PREFLIGHT first)
 POSTFLIGHT finds the cascade closed; a PREFLIGHT while a cascade is open is refused unless the
 open one is explicitly abandoned.
 
-The profile's round limit (``investigation.max_rounds``) holds here, so it holds for the CLI, the
-MCP tools, the Python API and ``cascade run`` alike: a round is the investigation that a CHECK
-closes. The CHECK that closes the last round and would still say INVESTIGATE says PROCEED under
-the rule ``max_rounds`` instead (act on what you have, as the seed's loop breaks at the limit),
-and an investigation past the limit is refused with an error naming the limit and the profile.
+The profile's round limit (``investigation.max_rounds``, ``docs/vectors.md``) holds here, so it
+holds for the CLI, the MCP tools, the Python API and ``cascade run`` alike.
 """
 
 from __future__ import annotations

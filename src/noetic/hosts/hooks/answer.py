@@ -399,11 +399,10 @@ def subagent_start(store: Any, sid: str, payload: dict[str, Any]) -> None:
     if any(c.result.get("agent_id") == agent for c in store.cascades(sid) if c.status == "open"):
         return  # resumed: it has its task already
     parent = store.open_cascade_of(sid)
-    session = store.get_session(sid)
     store.open_cascade(
         sid,
         f"subagent {kind} ({agent})",
-        profile=session.profile,
+        profile=store.get_session(sid).profile,
         result={"subagent": kind, "agent_id": agent, "parent": parent.id if parent else None},
     )
 

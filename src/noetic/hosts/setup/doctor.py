@@ -293,10 +293,12 @@ def _git_notes(project: Path) -> Check:
 
 def host_checks(project: Path, home: Path) -> list[Check]:
     """Each installed host integration: complete, and its command still there."""
-    from noetic.hosts import all_hosts
+    from noetic.hosts import HOST_MODULES
+    from noetic.hosts import host as host_of
 
     found: list[Check] = []
-    for name, host in all_hosts().items():
+    for name in HOST_MODULES:
+        host = host_of(name)
         for scope in host.SCOPES:
             try:
                 commands = host.installed_commands(scope, project, home)

@@ -52,18 +52,15 @@ class Runner(NamedTuple):
     meanings: tuple[tuple[int, str], ...] = ()
 
     def meaning(self, code: int) -> str:
-        own = dict(self.meanings).get(code)
+        own = dict(self.meanings).get(code) or _SHELL_MEANINGS.get(code)
         if own is not None:
             return own
-        if code == 126:
-            return "the command could not be run"
-        if code == 127:
-            return "command not found"
         if code > 128:
             return f"killed by signal {code - 128}" + (" (interrupted)" if code == 130 else "")
         return "a status this runner does not use for a test result"
 
 
+_SHELL_MEANINGS = {126: "the command could not be run", 127: "command not found"}
 _ANY_FAILURE = frozenset(range(1, 124)) | {125}
 RUNNERS: dict[str, Runner] = {
     r.name: r
