@@ -109,23 +109,19 @@ def check_url(url: str) -> str:
     return url.rstrip("/").removesuffix("/mcp")
 
 
-def _is_noetic_url(hook: dict[str, Any]) -> bool:
-    from urllib.parse import urlsplit
-
-    from noetic.hosts.hooks.answer import EVENTS
-
-    url = hook.get("url")
-    if hook.get("type") != "http" or not isinstance(url, str):
-        return False
-    head, _, event = urlsplit(url).path.rstrip("/").rpartition("/")
-    return head.endswith("/hooks") and event in EVENTS
-
-
 def is_noetic_hook(hook: Any) -> bool:
     """A hook entry running ``noetic hook …`` (whatever path the executable has), or an http
     hook posting to a ``/hooks/<event>`` of Noetic's."""
     if isinstance(hook, dict) and hook.get("type") == "http":
-        return _is_noetic_url(hook)
+        from urllib.parse import urlsplit
+
+        from noetic.hosts.hooks.answer import EVENTS
+
+        url = hook.get("url")
+        if not isinstance(url, str):
+            return False
+        head, _, event = urlsplit(url).path.rstrip("/").rpartition("/")
+        return head.endswith("/hooks") and event in EVENTS
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     try:
@@ -223,9 +219,7 @@ def add_block(text: str, body: str = INSTRUCTIONS) -> str:
     start, end = _block_span(text)
     if start is not None:
         return text[:start] + block + text[end:]
-    if not text:
-        return block
-    if text.endswith("\n\n"):
+    if not text or text.endswith("\n\n"):
         return text + block
     return text + ("\n" if text.endswith("\n") else "\n\n") + block
 

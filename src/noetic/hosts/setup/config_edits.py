@@ -1,22 +1,13 @@
 """Changing a host's configuration files safely: plan, show, back up, write, undo.
 
 Every host integration is a list of :class:`FileChange` (one per file, the bytes before and
-after), computed without touching anything. Then:
-
-- :func:`diff` shows them as a unified diff (``--dry-run``);
-- :func:`apply` checks every file can be written before writing any (a read-only file is a clear
-  error and nothing changes), copies each existing file to ``<file>.noetic-backup`` the first
-  time Noetic changes it (never again: the backup is the user's original), and writes each file
-  by rename, keeping its permissions;
-- uninstalling removes only what Noetic added; when what is left equals the backup, the backup's
-  bytes are put back exactly and the backup removed, and a file Noetic created is deleted.
-
-A file that does not parse is refused with its path, line and column, and left untouched.
-
-Every change is confined to the scope it edits (the project folder, or the home folder for
-``--scope user``): a path that reaches outside it through a symlink — a cloned repository's
-``CLAUDE.md -> ~/.ssh/id_ed25519`` or ``.claude -> ~/.claude`` — is refused with the link and
-its target before anything is read, written or backed up (:func:`confine`).
+after), computed without touching anything: :func:`diff` shows them (``--dry-run``), :func:`apply`
+checks every file can be written before writing any, backs each up once and writes by rename,
+and uninstalling removes only what Noetic added, putting a backup's bytes back when what is left
+equals it. A file that does not parse is refused with its path, line and column; a path that
+leaves the scope being edited through a symlink is refused before anything is read
+(:func:`confine`). What the user sees of this is ``docs/claude-code.md`` ("How files are
+changed").
 """
 
 from __future__ import annotations

@@ -61,8 +61,9 @@ def detect(project: Path) -> list[Found]:
             found.append(Found("./gradlew test" if wrapper else "gradle test", name))
             break
     if (project / "pom.xml").is_file():
-        wrapper = (project / "mvnw").is_file()
-        found.append(Found("./mvnw test" if wrapper else "mvn test", "pom.xml"))
+        found.append(
+            Found("./mvnw test" if (project / "mvnw").is_file() else "mvn test", "pom.xml")
+        )
     return found
 
 
