@@ -5,11 +5,7 @@ resilient provider, the store, the event bus and the tracker over them, the sess
 the profile, the limits and the Sentinel that enforces them, and the tools on offer.
 :func:`build_context` makes one from CLI options, the MCP server's state or Python arguments,
 so the wiring (resolve the provider string, retry and record every call, subscribe the store to
-the bus) is written once::
-
-    ctx = build_context("cascade", home=Path(".noetic"), provider="ollama:llama3.2",
-                        session_id=session.id)
-    run = await run_cascade(ctx, "fix the flaky test")
+the bus) is written once (``docs/architecture.md`` shows it in use).
 """
 
 from __future__ import annotations

@@ -482,9 +482,7 @@ def _outputs(payload: dict[str, Any]) -> list[str]:
     return [p for p in parts if isinstance(p, str) and p]
 
 
-def post_tool_use(
-    location: Any, payload: dict[str, Any], project: Path | None = None
-) -> Any | None:
+def post_tool_use(location: Any, payload: dict[str, Any], project: Path | None = None) -> None:
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
     only for a test run (PostToolUse fires after every Bash call), and a SQLite store only when
@@ -541,7 +539,8 @@ def post_tool_use(
         if sid is None:
             return _not_recorded(home, shown, _no_task(None))
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
-    return record if record is not None else _not_recorded(home, shown, _no_task(sid))
+    if record is None:
+        _not_recorded(home, shown, _no_task(sid))
 
 
 def _not_recorded(home: Path, shown: str, why: str) -> None:

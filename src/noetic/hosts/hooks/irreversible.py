@@ -150,10 +150,9 @@ def irreversible(
         if not reduced:
             continue
         text = " ".join(cmd.text.split())
-        for rule in rules:
-            if any(_fits(m, reduced) for m in rule.match):
-                found.append(Effect.of(f"{rule.id}: {rule.reason} (`{text}`)", rule.always))
-                break
+        rule = next((r for r in rules if any(_fits(m, reduced) for m in r.match)), None)
+        if rule is not None:
+            found.append(Effect.of(f"{rule.id}: {rule.reason} (`{text}`)", rule.always))
         outside = _deletes_outside(reduced, cmd.cwds, root)
         if outside is not None:
             found.append(Effect.of(f"delete: removes {outside}, outside the workspace (`{text}`)"))

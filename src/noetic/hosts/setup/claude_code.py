@@ -28,7 +28,7 @@ from typing import Any
 
 from noetic.errors import InvalidValueError
 from noetic.hosts.setup.config_edits import FileChange, json_change, text_change
-from noetic.hosts.setup.servers import add_server, remove_server
+from noetic.hosts.setup.servers import server_change
 
 SCOPES = ("project", "user")
 DEFAULT_SCOPE = "project"
@@ -277,13 +277,8 @@ def plan(
         raise InvalidValueError("--url is for --hooks http", field="url")
     base = check_url(url or DEFAULT_URL) if hooks == "http" else None
 
-    def mcp(data: dict[str, Any], original: dict[str, Any] | None) -> None:
-        if uninstall:
-            remove_server(data, original, where["mcp"], "mcpServers")
-        else:
-            # what `claude mcp add noetic -- <command>` writes
-            entry = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
-            add_server(data, entry, where["mcp"], "mcpServers")
+    # what `claude mcp add noetic -- <command>` writes
+    server = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
 
     def edit_hooks(data: dict[str, Any], original: dict[str, Any] | None) -> None:
         if uninstall:
@@ -292,7 +287,7 @@ def plan(
             add_hooks(data, executable, where["hooks"], base)
 
     changes = [
-        json_change(where["mcp"], mcp, uninstall=uninstall, root=root),
+        server_change(where["mcp"], "mcpServers", server, uninstall=uninstall, root=root),
         json_change(
             where["hooks"],
             edit_hooks,

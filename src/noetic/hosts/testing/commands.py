@@ -148,17 +148,13 @@ _PLACEHOLDER = "no test specified"  # what `npm init` writes as the test script
 def has_test_script(folder: Path) -> bool:
     """Whether ``folder/package.json`` has a ``test`` script that is not npm init's
     placeholder."""
-    data = _package_json(folder)
+    try:
+        data = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError too), not JSON
+        data = None
     scripts = data.get("scripts") if isinstance(data, dict) else None
     script = scripts.get("test") if isinstance(scripts, dict) else None
     return isinstance(script, str) and bool(script.strip()) and _PLACEHOLDER not in script
-
-
-def _package_json(folder: Path) -> Any:
-    try:
-        return json.loads((folder / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError too), not JSON
-        return None
 
 
 _TARGET = re.compile(r"^([A-Za-z0-9_.\-/ ]+?)\s*:(?!=)", re.MULTILINE)
@@ -299,8 +295,8 @@ def recognise(
         return None
     test = next((c for c in reversed(top) if id(c) in runs), None)
     if test is None:
-        first = next(iter(runs.values()))
-        return Hidden(first[0], "the test command runs inside a command substitution")
+        first, _ = next(iter(runs.values()))
+        return Hidden(first, "the test command runs inside a command substitution")
     configured_name, reduced = runs[id(test)]
     after = top[top.index(test) + 1 :][:1]  # a pipe's next part is the next top-level command
     downstream = next((c for c in after if any(u is test for u in c.upstream)), None)

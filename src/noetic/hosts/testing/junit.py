@@ -95,8 +95,8 @@ def read_junit(data: bytes, source: str) -> JUnitSummary:
             )
         report = JUnitXml.fromstring(data)
     except (ExpatError, ParseError) as exc:
-        where = (exc.lineno, exc.offset) if isinstance(exc, ExpatError) else None
-        line, column = where or getattr(exc, "position", (0, 0))
+        expat = isinstance(exc, ExpatError)
+        line, column = (exc.lineno, exc.offset) if expat else getattr(exc, "position", (0, 0))
         raise InvalidValueError(
             f"{source}:{line}:{column}: not well-formed XML ({exc})", field=source
         ) from None
