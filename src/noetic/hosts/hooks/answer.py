@@ -272,8 +272,8 @@ def session_context(store: Any, session: Any, budget: int) -> str:
             line += f" (last {phase.upper()}: {action} at confidence {confidence:.2f})"
         head.append(line + "; finish it with a POSTFLIGHT.")
     text = "\n".join(head)
-    if estimate_tokens(text) > budget:
-        return _cut(text, budget)
+    if estimate_tokens(text) > budget:  # cut to the budget, at a character's boundary
+        return text.encode("utf-8")[: max(0, budget * 2 - 2)].decode("utf-8", errors="ignore")
     earlier = _earlier_tasks(store, session)
     if earlier:
         title = "## Earlier tasks" + (f" in {session.project}" if session.project else "")
@@ -287,11 +287,6 @@ def session_context(store: Any, session: Any, budget: int) -> str:
         if len(lines) > 1:
             text = "\n".join([text, *lines])
     return text
-
-
-def _cut(text: str, budget: int) -> str:
-    data = text.encode("utf-8")[: max(0, budget * 2 - 2)]
-    return data.decode("utf-8", errors="ignore")
 
 
 def _earlier_tasks(store: Any, session: Any) -> list[str]:
