@@ -89,11 +89,11 @@ def run(tracker: Tracker, plan) -> None:
             continue
         full = phase_points(store, Filters())
         assert mine.update(store).flat == full
-        assert fit_for(store, ai_id, model, GATE) == fit_on(full, ai_id, model, GATE)
+        assert fit_for(store, ai_id, model, GATE) == fit_on(full, ai_id, model, GATE)[0]
     full = phase_points(store, Filters())
     assert points_of(store).flat == full
     for ai_id, model in AGENTS:
-        assert fit_for(store, ai_id, model, GATE) == fit_on(full, ai_id, model, GATE)
+        assert fit_for(store, ai_id, model, GATE) == fit_on(full, ai_id, model, GATE)[0]
 
 
 def test_kept_points_and_maps_are_those_a_full_refit_gives(new_store):

@@ -144,7 +144,7 @@ def test_the_release_gate_holds_a_check_the_threshold_alone_would_release(tracke
     assert released.action.value == "PROCEED"
     assert "1 of 60 past released tasks failed" in released.reason
     # the gate is kept beside the map: a second CHECK reads it
-    body = kept(tracker.store, "gated", None, Settings(max_failure_rate=0.10))
+    body, _ = kept(tracker.store, "gated", None, Settings(max_failure_rate=0.10))
     assert body["gates"]["0.1|0.95"]["threshold"] == 0.71
     report = calibration_report(tracker.store, Filters())
     assert report.gate is not None and report.gate.configured

@@ -39,7 +39,7 @@ def split(data):
 @given(pairs, st.sampled_from(["logistic", "isotonic"]))
 def test_every_map_is_monotone_and_within_0_and_1(data, method):
     p, y = split(data)
-    m = fit(p, y, method) if data else Map()
+    m = fit(sums_of(p, y), method) if data else Map()
     values = [m(x) for x in GRID_POINTS]
     assert all(0.0 <= v <= 1.0 for v in values)
     assert all(a <= b + 1e-12 for a, b in itertools.pairwise(values))
@@ -57,8 +57,8 @@ def test_whatever_is_in_force_is_monotone_within_0_and_1_and_survives_storing(da
 
 @given(probabilities)
 def test_with_no_data_the_map_is_the_identity(p):
-    assert fit_logistic([], []).a == 0.0 and fit_logistic([], []).b == 1.0
-    assert fit([], [], "logistic")(p) == pytest.approx(p, abs=1.001e-3)  # logit kept finite
+    assert fit_logistic({}).a == 0.0 and fit_logistic({}).b == 1.0
+    assert fit({}, "logistic")(p) == pytest.approx(p, abs=1.001e-3)  # logit kept finite
     nothing = recalibrate([], [])
     assert not nothing.in_force and nothing(p) == p and nothing.method == "identity"
     assert "15 needed" in nothing.reason
@@ -87,8 +87,8 @@ def test_an_agent_whose_statements_held_keeps_them():
 
 def test_a_handful_of_outcomes_moves_the_map_only_a_little():
     """The prior holds the map near the identity until the outcomes outweigh it."""
-    few = fit_logistic([0.8] * 3, [0.0] * 3)
-    many = fit_logistic([0.8] * 300, [0.0] * 300)
+    few = fit_logistic(sums_of([0.8] * 3, [0.0] * 3))
+    many = fit_logistic(sums_of([0.8] * 300, [0.0] * 300))
     q_few = Map("logistic", (few.a, few.b))(0.8)
     q_many = Map("logistic", (many.a, many.b))(0.8)
     assert 0.2 < q_few < 0.8 and q_many < 0.02

@@ -29,12 +29,8 @@ is checked:
    many outcomes and however many checks. Reaching it is an alarm; the monitor then starts
    afresh from the next outcome, so a later change is judged against the new behaviour.
 
-The price of the guarantee is time (``bench/calibration_numbers.py`` and
-``docs/calibration.md``): at ``alpha = 0.05`` a 20-point fall in success after 100 steady
-outcomes is caught within 100 outcomes in under half the runs. A test told when the change came
-and looking once, 40 outcomes after it, would catch it three times in four; one also told the
-agent's success rate before it, nine times in ten. The monitor knows neither, and holds its
-5% over every check for as long as it runs.
+The price of the guarantee is time: what the monitor catches, and how soon, beside tests told
+when the change came, is measured in ``docs/calibration.md`` (``bench/calibration_numbers.py``).
 """
 
 from __future__ import annotations
@@ -149,8 +145,7 @@ def monitor(
     threshold = 1 / alpha
     alarms: list[DriftAlarm] = []
     seen: list[float] = []
-    negative = 0
-    start = 0
+    negative = start = 0
     capital, started = [0.0] * len(PRIOR), 0.0
     for i, (p, y) in enumerate(zip(confidences, outcomes, strict=True)):
         if not (0 <= p <= 1 and 0 <= y <= 1):
@@ -192,8 +187,7 @@ def _confidence_outran_outcomes(
     rise with it (by more than 0.10), compared with the segment's earlier outcomes."""
     if len(confidences) <= window:
         return False
-    rise_p = _mean(confidences[-window:]) - _mean(confidences[:-window])
-    rise_y = _mean(outcomes[-window:]) - _mean(outcomes[:-window])
+    rise_p, rise_y = (_mean(v[-window:]) - _mean(v[:-window]) for v in (confidences, outcomes))
     return rise_p > 0 and rise_p - rise_y > SYCOPHANCY_THRESHOLD
 
 
@@ -254,8 +248,7 @@ def detect_drift(
     if n > window:
         b = [y - p for p, y in zip(confidences, outcomes, strict=True)]
         bias_r, bias_h = -_mean(b[-window:]), -_mean(b[:-window])
-        rise_p = _mean(confidences[-window:]) - _mean(confidences[:-window])
-        rise_y = _mean(outcomes[-window:]) - _mean(outcomes[:-window])
+        rise_p, rise_y = (_mean(v[-window:]) - _mean(v[:-window]) for v in (confidences, outcomes))
     if recent:
         a = recent[-1]
         reason = (

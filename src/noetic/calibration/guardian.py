@@ -15,22 +15,17 @@ knob, so two corrections never compound. Nothing changes unless the proposal is 
 **Held-out proof.** A correction is proposed only if it would have helped on outcomes it was not
 fitted on. The outcomes (oldest first) are split in time order: the correction is fitted on the
 earlier :data:`FIT_SHARE` and scored on the later rest, where the Brier score of the stated
-confidence is set beside the Brier score of the corrected one (``clamp(p · new / old)``, what
-the new weight does to every confidence below 1). When the corrected Brier is not lower, nothing
+confidence is set beside the corrected one's. When the corrected Brier is not lower, nothing
 is proposed and the report says why; below :data:`MIN_FIT` earlier and :data:`MIN_HELD_OUT`
 later outcomes there is nothing to prove it on, and nothing is proposed either. The proposal is
 the correction that was tested, the one fitted on the earlier part.
 
 **What it judges.** The same statements as the per-phase report's ``preflight`` phase
-(:func:`~.outcomes.preflight_points`): each task's PREFLIGHT ``p_success`` where the agent gave
-one, its vectors' overall confidence otherwise; the report says which (``stated``,
-``stated_from``). The belief, the fit and the held-out Brier scores are over those values.
-``confidence_weight`` scales the vectors' confidence and nothing else, so the held-out proof
-scores what the correction would really do: a stated confidence becomes
-``clamp(p · new / old)``, a stated ``p_success`` stays as the agent said it. A bias in
-``p_success`` alone therefore shows in the belief but no correction of the profile passes the
-proof, and the report says so, rather than proposing a change that would leave the bias where
-it is (and, once applied, propose it again).
+(:func:`~.outcomes.preflight_points`): ``p_success`` where given, the vectors' confidence
+otherwise (``stated``, ``stated_from``). ``confidence_weight`` scales the vectors' confidence
+and nothing else, so the held-out proof scores a stated confidence at ``clamp(p · new / old)``
+and a stated ``p_success`` as stated: a bias in ``p_success`` alone passes no proof, rather than
+proposing a change that would leave it where it is (and, once applied, propose it again).
 """
 
 from __future__ import annotations
@@ -160,8 +155,8 @@ def held_out_check(
     scaled = [True] * n if scaled is None else list(scaled)
     if len(scaled) != n:
         raise ValueError("stated and scaled must be equal-length sequences")
-    cut = split(n)  # the split the recalibration map's proof uses too
-    if cut is None:
+    fit = split(n)  # the split the recalibration map's proof uses too
+    if fit is None:
         return (
             None,
             None,
@@ -169,7 +164,6 @@ def held_out_check(
             f"the Brier score on outcomes it was not fitted on ({MIN_FIT + MIN_HELD_OUT} needed: "
             f"{MIN_FIT} to fit, {MIN_HELD_OUT} after them to test)",
         )
-    fit = cut
     early_p, early_y = stated[:fit], observed[:fit]
     late_p, late_y = stated[fit:], observed[fit:]
     belief = update_belief("overall", [p - y for p, y in zip(early_p, early_y, strict=True)])
@@ -182,32 +176,24 @@ def held_out_check(
         label,
     )
     before = _brier(late_p, late_y)
+    check = HeldOut(
+        fitted_on=fit,
+        held_out=n - fit,
+        weight=None,
+        brier_before=before,
+        brier_after=None,
+        helps=False,
+    )
     if proposal is None:
-        return (
-            None,
-            HeldOut(
-                fitted_on=fit,
-                held_out=n - fit,
-                weight=None,
-                brier_before=before,
-                brier_after=None,
-                helps=False,
-            ),
-            f"no credible bias in the first {fit} outcomes: nothing to change",
-        )
+        return None, check, f"no credible bias in the first {fit} outcomes: nothing to change"
     scale = proposal.new / current_weight
     late_scaled = scaled[fit:]
     corrected = [
         min(1.0, max(0.0, p * scale)) if s else p for p, s in zip(late_p, late_scaled, strict=True)
     ]
     after = _brier(corrected, late_y)
-    check = HeldOut(
-        fitted_on=fit,
-        held_out=n - fit,
-        weight=proposal.new,
-        brier_before=before,
-        brier_after=after,
-        helps=after < before,
+    check = check.model_copy(
+        update={"weight": proposal.new, "brier_after": after, "helps": after < before}
     )
     if not any(late_scaled):
         return (
@@ -277,8 +263,11 @@ def run_guardian(
                 "tasks": [p.cascade_id for p in points],
             },
         )
-    if proposal is None:
-        note = why_not if points else _no_outcomes(store, profile_name, ai_id, after)
+    if proposal is None and not points and after is not None:  # none since the last correction
+        before = len(preflight_points(store, Filters(ai_id=ai_id, profile=profile_name)))
+        note = f"no outcomes since the last correction ({before} before it)"
+    elif proposal is None:
+        note = why_not if points else "no outcomes yet"
     elif applied is None:
         note = "proposal only: run with --apply to change the profile"
     else:
@@ -296,13 +285,4 @@ def run_guardian(
     )
 
 
-def _no_outcomes(store: Store, profile: str, ai_id: str | None, after: str | None) -> str:
-    """Why nothing can be judged: no outcomes at all, or none since the last correction."""
-    if after is None:
-        return "no outcomes yet"
-    before = len(preflight_points(store, Filters(ai_id=ai_id, profile=profile)))
-    return f"no outcomes since the last correction ({before} before it)"
-
-
-def undo(store: Store, adjustment_id: int) -> Adjustment:
-    return undo_adjustment(store, adjustment_id)
+undo = undo_adjustment  # the public name: a correction the guardian applied, undone

@@ -90,18 +90,9 @@ def record_outcome(
     value, basis = stated_value(pre.p_success, pre.confidence)
     calibrated = None
     if refit:
-        from noetic.calibration.recalibrating import fitted_for
+        from noetic.calibration.recalibrating import fitted_for, meaning
 
-        body, fitted = fitted_for(store, session.ai_id, session.ai_model)
-        if fitted.in_force:
-            calibrated = Calibrated(
-                value=round(fitted(value), 6),
-                stated=value,
-                stated_from=basis,
-                outcomes=fitted.outcomes,
-                method=fitted.map.method,
-                scope=body["scope"],
-            )
+        calibrated = meaning(*fitted_for(store, session.ai_id, session.ai_model), value, basis)
     return RecordedOutcome(
         **record.model_dump(), stated_preflight=value, stated=basis, calibrated=calibrated
     )

@@ -1,34 +1,25 @@
 """Calibration against outcomes: the standard metrics, with uncertainty and sample sizes.
 
 Inputs are pairs ``(p, y)``: the confidence an agent stated before a task (``p`` in [0, 1]) and
-the verified outcome (``y`` in [0, 1]; 1 = success). All maths is in ``docs/calibration.md``.
+the verified outcome (``y`` in [0, 1]; 1 = success). All maths, and why, is in
+``docs/calibration.md``:
 
-* **Brier score** ``mean((p − y)²)``; 0 is perfect, 0.25 is a constant 0.5 guess.
-* **Expected calibration error** over *adaptive, equal-mass* bins: edges at the quantiles of
-  ``p`` (as scikit-learn's ``calibration_curve(strategy="quantile")``), then
-  ``ECE = Σ_b (n_b / N) · |mean(p_b) − mean(y_b)|``.
-* **Signed over/under-confidence** ``mean(p − y)``: positive = overconfident.
-* **AUROC** of ``p`` against success (``y ≥ 0.5``): the probability that a random success was
-  given more confidence than a random failure (ties count half).
-* Each metric carries a **95% bootstrap interval** (percentile method, seeded, so reports are
-  reproducible; 1,000 resamples, fewer above 20,000 outcomes, never under 200, where the
-  intervals are narrow anyway) and the **sample size**. Below ``min_samples`` (default 20),
-  or for AUROC without at least 5 successes and 5 failures, the metric is ``None`` with the
-  reason, never a number.
+* **Brier score** ``mean((p − y)²)``; **signed bias** ``mean(p − y)`` (positive: overconfident);
+* **ECE** over adaptive, equal-mass bins (edges at the quantiles of ``p``),
+  ``Σ_b (n_b / N) · |mean(p_b) − mean(y_b)|``, biased upward at small n, and the **debiased ECE**
+  (Kumar, Liang & Ma 2019), ``Σ_b (n_b/N) · [(mean(p_b) − mean(y_b))² − s²_b / n_b]``, reported
+  as a signed root, its interval the bootstrap's on the squared scale shifted by the bootstrap's
+  own bias;
+* **AUROC** of ``p`` against success (``y ≥ 0.5``), ties counting half;
+* **a calibration test**: Spiegelhalter's Z, ``Σ (y − p)(1 − 2p) / √Σ (1 − 2p)² p(1 − p)``, and
+  the calibration-in-the-large Z, ``Σ (y − p) / √Σ p(1 − p)``; "miscalibrated" when either
+  rejects at ``α/2`` (Bonferroni, α = 0.05 by default), else "consistent with calibration":
+  from the test, never from a point estimate.
 
-Binned ECE is biased upward at small n (noise alone makes bins miss), so it can never say
-"calibrated". Two additions can:
-
-* **Debiased ECE** (Kumar, Liang & Ma 2019): the squared calibration error per bin minus the
-  part noise explains, ``Σ_b (n_b/N) · [(mean(p_b) − mean(y_b))² − s²_b / n_b]`` with ``s²_b``
-  the unbiased variance of the outcomes in the bin; reported as a signed root (negative: smaller
-  than the noise). Its 95% interval is the bootstrap percentile interval on the squared scale,
-  shifted by the bootstrap's own bias (resampling adds noise the estimator then removes twice).
-* **A calibration test**: Spiegelhalter's Z, ``Σ (y − p)(1 − 2p) / √Σ (1 − 2p)² p(1 − p)``,
-  and the calibration-in-the-large Z, ``Σ (y − p) / √Σ p(1 − p)``; both are standard normal
-  for a calibrated agent. The verdict is "miscalibrated" when either rejects at ``α/2``
-  (Bonferroni, α = 0.05 by default), else "consistent with calibration" — from the test, never
-  from a point estimate.
+Each metric carries a 95% bootstrap interval (percentile, seeded so reports are reproducible;
+1,000 resamples, fewer above 20,000 outcomes, never under 200) and the sample size. Below
+``min_samples`` (default 20), or for AUROC without 5 successes and 5 failures, the metric is
+``None`` with the reason, never a number.
 """
 
 from __future__ import annotations
@@ -184,27 +175,6 @@ def signed_root(x: float) -> float:
     return math.copysign(math.sqrt(abs(x)), x)
 
 
-def _debiased_interval(p: Any, y: Any, bins: int, seed: int, rounds: int) -> tuple[float, float]:
-    """Bootstrap percentiles on the squared scale, shifted by the bootstrap's bias."""
-    import numpy as np
-
-    rng = np.random.default_rng(seed)
-    n = len(p)
-    rounds = min(rounds, max(200, 20_000_000 // max(n, 1)))
-    point = ece_debiased_squared(p, y, bins)
-    values = np.empty(rounds)
-    for i in range(rounds):
-        idx = rng.integers(0, n, n)
-        values[i] = ece_debiased_squared(p[idx], y[idx], bins)
-    shift = float(values.mean()) - point
-    low, high = np.percentile(values, [2.5, 97.5]) - shift
-    return signed_root(float(low)), signed_root(float(high))
-
-
-def _two_sided_p(z: float) -> float:
-    return math.erfc(abs(z) / math.sqrt(2))
-
-
 def calibration_test(
     p: Any, y: Any, *, alpha: float = TEST_ALPHA, min_samples: int = MIN_SAMPLES
 ) -> CalibrationTest:
@@ -227,7 +197,7 @@ def calibration_test(
         spread = float(np.sum(weight**2 * variance))
         if spread > 0:
             z = float(np.sum((y - p) * weight)) / math.sqrt(spread)
-            tests[name] = (z, _two_sided_p(z))
+            tests[name] = (z, math.erfc(abs(z) / math.sqrt(2)))  # two-sided p
     level = alpha / max(1, len(tests))
     rejected = [name for name, (_, pv) in tests.items() if pv < level]
     if certain_but_wrong:
@@ -274,7 +244,11 @@ def auroc(p: Any, y: Any) -> float:
     return float(u / (n_pos * n_neg))
 
 
-def _bootstrap(fn: Any, p: Any, y: Any, seed: int, rounds: int) -> tuple[float, float]:
+def _bootstrap(
+    fn: Any, p: Any, y: Any, seed: int, rounds: int, *, debias: bool = False
+) -> tuple[float, float]:
+    """The percentile interval of ``fn`` over seeded resamples (a resample on which it raises
+    ZeroDivisionError is left out); with ``debias``, shifted by the bootstrap's own bias."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -287,7 +261,8 @@ def _bootstrap(fn: Any, p: Any, y: Any, seed: int, rounds: int) -> tuple[float, 
             values.append(fn(p[idx], y[idx]))
         except ZeroDivisionError:
             continue
-    low, high = np.percentile(values, [2.5, 97.5])
+    shift = float(np.mean(values)) - fn(p, y) if debias else 0.0
+    low, high = np.percentile(values, [2.5, 97.5]) - shift
     return float(low), float(high)
 
 
@@ -305,28 +280,24 @@ def calibration_metrics(
     n = len(p)
     bins = max(1, min(bins, n // 5 if n >= 5 else 1))
 
-    def metric(fn: Any, enough: bool, reason: str) -> Metric:
+    def metric(fn: Any, enough: bool, reason: str, *, debias: bool = False) -> Metric:
         if not enough:
             return Metric(value=None, n=n, reason=reason)
-        low, high = _bootstrap(fn, p, y, seed, rounds)
-        return Metric(value=fn(p, y), low=low, high=high, n=n)
+        low, high = _bootstrap(fn, p, y, seed, rounds, debias=debias)
+        shown = signed_root if debias else float  # debiased: a squared error's signed root
+        return Metric(value=shown(fn(p, y)), low=shown(low), high=shown(high), n=n)
 
     few = f"insufficient data: {n} outcome{'s' if n != 1 else ''}, at least {min_samples} needed"
     enough = n >= min_samples
-    if enough:
-        low, high = _debiased_interval(p, y, bins, seed, rounds)
-        debiased = Metric(
-            value=signed_root(ece_debiased_squared(p, y, bins)), low=low, high=high, n=n
-        )
-    else:
-        debiased = Metric(value=None, n=n, reason=few)
     positives = int((y >= 0.5).sum()) if n else 0
     both = positives >= MIN_PER_CLASS and n - positives >= MIN_PER_CLASS
     return CalibrationMetrics(
         n=n,
         brier=metric(brier, enough, few),
         ece=metric(lambda a, b: ece(a, b, bins), enough, few),
-        ece_debiased=debiased,
+        ece_debiased=metric(
+            lambda a, b: ece_debiased_squared(a, b, bins), enough, few, debias=True
+        ),
         test=calibration_test(p, y, min_samples=min_samples),
         signed_bias=metric(signed_bias, enough, few),
         auroc=metric(

@@ -85,17 +85,6 @@ def list_outcomes(
     return [_outcome(r) for r in rows]
 
 
-def count_outcomes(
-    store: Store,
-    *,
-    ai_id: str | None = None,
-    profile: str | None = None,
-    domain: str | None = None,
-) -> int:
-    """How many outcomes match the filters (every one, not the newest per task and source)."""
-    return outcome_rows.count_outcomes(store, ai_id=ai_id, profile=profile, domain=domain)
-
-
 def _outcome(row: dict[str, Any]) -> OutcomeRecord:
     return OutcomeRecord.from_row(row, predicted_vectors=json.loads(row["predicted_vectors"]))
 
@@ -135,11 +124,7 @@ def adjustments(
 
 def active_overrides(store: Store, profile: str) -> dict[str, float]:
     """The newest applied, not undone, value per field for a profile."""
-    active: dict[str, float] = {}
-    for adj in adjustments(store, profile=profile):
-        if adj.undone_at is None:
-            active[adj.field] = adj.new
-    return active
+    return {a.field: a.new for a in adjustments(store, profile=profile) if a.undone_at is None}
 
 
 def effective_profile(store: Store, registry: ProfileRegistry, name: str) -> Profile:
@@ -211,14 +196,11 @@ def outcome_points(
     for row in rows:
         newest.setdefault(row["cascade_id"], {})[row["source"]] = row  # later replace earlier
     points = []
-    for cascade_id, by_source in newest.items():
+    for by_source in newest.values():
         latest = max(by_source.values(), key=lambda r: (r["at"], r["id"]))
         points.append(
-            OutcomePoint(
-                cascade_id=cascade_id,
-                at=latest["at"],
-                predicted_preflight=latest["predicted_preflight"],
-                predicted_check=latest["predicted_check"],
+            OutcomePoint.from_row(
+                latest,
                 vectors=json.loads(latest["predicted_vectors"]),
                 observed=sum(float(r["score"]) for r in by_source.values()) / len(by_source),
             )
@@ -233,12 +215,12 @@ def phase_points(
     after: str | None = None,
     tasks: Collection[str] | None = None,
 ) -> list[PhasePoint]:
-    """Every task with an outcome, one point per phase it reached (:mod:`.phases`): its first
-    PREFLIGHT, its last CHECK and its POSTFLIGHT, each stated as ``p_success`` where given and
-    as the vectors' confidence otherwise (:func:`~.phases.stated_value`); oldest task first.
-    A task whose assessments are not in the store (outcomes written without them) falls back
-    to the confidences recorded beside its outcome, at PREFLIGHT and CHECK. An assessment
-    written after the outcome it would be scored against is no prediction and is left out.
+    """Every task with an outcome, one point per phase it reached (:mod:`.per_phase`): its
+    first PREFLIGHT, its last CHECK and its POSTFLIGHT, each as :func:`~.per_phase.stated_value`
+    reads it; oldest task first. A task whose assessments are not in the store (outcomes
+    written without them) falls back to the confidences recorded beside its outcome, at
+    PREFLIGHT and CHECK. An assessment written after the outcome it would be scored against is
+    no prediction and is left out.
     ``after``: only outcomes recorded since then (as :func:`outcome_points`); ``tasks``: only
     these tasks' points."""
     from noetic.calibration.per_phase import PhasePoint, stated_value
@@ -246,18 +228,13 @@ def phase_points(
     judged = outcome_points(store, filters, after=after, tasks=tasks)
     if not judged:
         return []
-    wanted = {t.cascade_id for t in judged}
     scored = outcome_rows.scored_tasks(store, tasks)
-    who = {k: v for k, v in scored.who.items() if k in wanted}
-    engines, models = scored.engines, scored.models
     personas = _personas(store, tasks)
     stated: dict[str, dict[str, tuple[float, Basis]]] = {}
     judged_at = {t.cascade_id: t.at for t in judged}
     for row in scored.assessments:
-        if row["cascade_id"] not in wanted:
-            continue
-        if row["created_at"] > judged_at[row["cascade_id"]]:
-            continue  # written once the outcome was known: a report, not a prediction
+        if row["cascade_id"] not in judged_at or row["created_at"] > judged_at[row["cascade_id"]]:
+            continue  # no outcome, or written once the outcome was known: not a prediction
         phase = row["phase"]
         if phase == Phase.POSTFLIGHT.value and row["review"] == "adversarial":
             phase = "adversarial_review"
@@ -267,7 +244,7 @@ def phase_points(
         mine[phase] = stated_value(row["p_success"], row["confidence"])
     points = []
     for task in judged:
-        meta = who.get(task.cascade_id)
+        meta = scored.who.get(task.cascade_id)
         if meta is None:
             continue
         phases = stated.get(task.cascade_id) or _recorded_beside(task)
@@ -281,8 +258,8 @@ def phase_points(
                     basis=basis,
                     observed=task.observed,
                     agent=meta.ai_id,
-                    model=meta.ai_model or models.get(task.cascade_id) or "(unknown)",
-                    engine=engines.get(task.cascade_id) or "workflow",
+                    model=meta.ai_model or scored.models.get(task.cascade_id) or "(unknown)",
+                    engine=scored.engines.get(task.cascade_id) or "workflow",
                     persona=personas.get(task.cascade_id, "(none)"),
                     profile=meta.profile,
                 )
@@ -292,12 +269,11 @@ def phase_points(
 
 def _recorded_beside(task: OutcomePoint) -> dict[str, tuple[float, Basis]]:
     """The confidences stored beside a task's outcome, for a task without assessments."""
-    out: dict[str, tuple[float, Basis]] = {}
-    if task.predicted_preflight is not None:
-        out[Phase.PREFLIGHT.value] = (task.predicted_preflight, "confidence")
-    if task.predicted_check is not None:
-        out[Phase.CHECK.value] = (task.predicted_check, "confidence")
-    return out
+    stored = {
+        Phase.PREFLIGHT.value: task.predicted_preflight,
+        Phase.CHECK.value: task.predicted_check,
+    }
+    return {phase: (value, "confidence") for phase, value in stored.items() if value is not None}
 
 
 def preflight_points(

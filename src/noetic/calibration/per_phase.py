@@ -3,11 +3,8 @@ PREFLIGHT, at its last CHECK, at POSTFLIGHT and at an adversarial review, each a
 task's verified outcome.
 
 Every task with an outcome gives one *point per phase it reached*: the stated value and what it
-is. The stated value is the assessment's ``p_success`` where the agent gave one (a probability
-of success, what the outcome judges) and its vectors' overall confidence otherwise (a readiness
-score); each phase says how many of each it used. A POSTFLIGHT asked for as an adversarial
-review is the ``adversarial_review`` phase; any other POSTFLIGHT (a standard review, or one that
-recorded no kind) is ``postflight``.
+is (:func:`stated_value`); each phase says how many of each it used. A POSTFLIGHT asked for as
+an adversarial review is the ``adversarial_review`` phase; any other is ``postflight``.
 
 A phase's statistics (:class:`PhaseStats`) are defined from the first outcome: the success rate
 with its Wilson interval, the overconfidence gap with its interval (:mod:`.rates`), the Brier
@@ -140,47 +137,31 @@ def phase_stats(phase: str, points: Sequence[PhasePoint], *, seed: int = 0) -> P
     mean = float(p.mean()) if n else None
     the_gap = gap(mean, rate) if mean is not None else Interval(value=None)
     positives = int((y >= 0.5).sum()) if n else 0
+    low = high = why = None
     if n == 0:
-        brier_metric = Metric(value=None, n=0, reason="no outcomes")
+        why = "no outcomes"
     elif n < MIN_INTERVAL:
-        brier_metric = Metric(
-            value=brier(p, y),
-            n=n,
-            reason=f"no interval yet: {n} outcome{'s' if n != 1 else ''}, {MIN_INTERVAL} "
-            "needed for one",
-        )
+        why = f"no interval yet: {n} outcome{'s' if n != 1 else ''}, {MIN_INTERVAL} needed for one"
     elif positives in (0, n):
-        brier_metric = Metric(
-            value=brier(p, y),
-            n=n,
-            reason=f"no interval: all {n} outcomes were "
-            f"{'successes' if positives else 'failures'}, and resampling them cannot show the "
-            "other kind",
+        why = (
+            f"no interval: all {n} outcomes were {'successes' if positives else 'failures'}, "
+            "and resampling them cannot show the other kind"
         )
     else:
         low, high = _bootstrap(brier, p, y, seed, 1000)
-        brier_metric = (
-            Metric(value=brier(p, y), low=low, high=high, n=n)
-            if high > low
-            else Metric(
-                value=brier(p, y),
-                n=n,
-                reason=f"no interval: every resample of the {n} outcomes gives the same score",
-            )
-        )
-    if positives == 0 or positives == n:
-        auroc_metric = Metric(
-            value=None,
-            n=n,
-            reason=f"AUROC needs a success and a failure ({positives} and {n - positives})",
-        )
+        if high <= low:
+            low = high = None
+            why = f"no interval: every resample of the {n} outcomes gives the same score"
+    brier_metric = Metric(value=brier(p, y) if n else None, low=low, high=high, n=n, reason=why)
+    if positives in (0, n):
+        why = f"AUROC needs a success and a failure ({positives} and {n - positives})"
+        auroc_metric = Metric(value=None, n=n, reason=why)
     elif positives < MIN_PER_CLASS or n - positives < MIN_PER_CLASS:
-        auroc_metric = Metric(
-            value=auroc(p, y),
-            n=n,
-            reason=f"no interval yet: {positives} successes and {n - positives} failures, "
-            f"{MIN_PER_CLASS} of each needed for one",
+        why = (
+            f"no interval yet: {positives} successes and {n - positives} failures, "
+            f"{MIN_PER_CLASS} of each needed for one"
         )
+        auroc_metric = Metric(value=auroc(p, y), n=n, reason=why)
     else:
         a = auroc_interval(auroc(p, y), positives, n - positives)
         auroc_metric = Metric(value=a.value, low=a.low, high=a.high, n=n)
@@ -257,12 +238,9 @@ def review_comparisons(points: Sequence[PhasePoint]) -> list[ReviewComparison]:
     side and the difference of their gaps."""
     out = []
     for agent in sorted({x.agent for x in points}):
-        standard = phase_stats(
-            "postflight", [x for x in points if x.agent == agent and x.phase == "postflight"]
-        )
-        adversarial = phase_stats(
-            "adversarial_review",
-            [x for x in points if x.agent == agent and x.phase == "adversarial_review"],
+        standard, adversarial = (
+            phase_stats(ph, [x for x in points if x.agent == agent and x.phase == ph])
+            for ph in ("postflight", "adversarial_review")
         )
         if not standard.n or not adversarial.n:
             continue
@@ -289,9 +267,8 @@ def groups(points: Sequence[PhasePoint], by: Grouping) -> list[Group]:
     """The per-phase report for each value of ``by`` (``phase`` needs no groups: ``[]``)."""
     if by == "phase":
         return []
-    values = sorted({getattr(x, by) for x in points})
     out = []
-    for value in values:
+    for value in sorted({getattr(x, by) for x in points}):
         mine = [x for x in points if getattr(x, by) == value]
         out.append(
             Group(value=value, tasks=len({x.cascade_id for x in mine}), by_phase=by_phase(mine))

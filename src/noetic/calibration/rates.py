@@ -1,37 +1,28 @@
-"""What a handful of outcomes can already say: the success rate with its interval, the
-overconfidence gap, the Brier score split into its parts.
+"""What a handful of outcomes can already say, each defined from the first outcome on, over the
+probabilities an agent stated (``p``) and the verified outcomes (``y``), both in [0, 1] (1 =
+success). Why each, and what it shows, is in ``docs/calibration.md``.
 
-Inputs are the probabilities an agent stated (``p`` in [0, 1]) and the verified outcomes (``y`` in
-[0, 1]; 1 = success). Everything here is defined from the first outcome on.
-
-* **Success rate** ``r = Σy / n`` with the **Wilson score interval** (95%):
-  ``(r + z²/2n ± z·√(r(1 − r)/n + z²/4n²)) / (1 + z²/n)``. Unlike the textbook ``r ± 1.96·se``
-  it never leaves [0, 1] and does not collapse to a point at 0 or n successes: one success in
-  one task gives [0.21, 1].
-* **Overconfidence gap** ``g = mean(p) − r``: positive = overconfident (the paper's measure:
-  mean stated probability minus the true success rate). What the agent stated is known exactly;
-  what is uncertain is the rate, so the gap's interval is ``mean(p)`` minus the rate's interval.
-  The gap is *significant* when its interval leaves out 0.
-* **Difference of two gaps** (standard against adversarial review): ``g₁ − g₂``, with
-  Newcombe's hybrid score interval for the difference of the two rates (method 10, built from
-  the two Wilson intervals).
+* **Success rate** ``r = Σy / n`` with the **Wilson score interval** (95%),
+  ``(r + z²/2n ± z·√(r(1 − r)/n + z²/4n²)) / (1 + z²/n)``: it never leaves [0, 1] and does not
+  collapse to a point at 0 or n successes (one success in one task gives [0.21, 1]).
+* **Overconfidence gap** ``g = mean(p) − r`` (positive: overconfident); what was stated is known
+  exactly, so its interval is ``mean(p)`` minus the rate's, *significant* when it leaves out 0.
+  The **difference of two gaps** takes Newcombe's hybrid score interval for the difference of
+  the two rates (method 10, built from the two Wilson intervals).
 * **AUROC's interval**: a score-type interval on the Hanley & McNeil (1982) standard error
-  (:func:`auroc_interval`), which does not collapse to a point at 0 or 1.
+  (:func:`auroc_interval`).
 * **Brier decomposition** (Murphy 1973, with the two within-bin terms of Stephenson, Coelho &
-  Jolliffe 2008). Forecasts are grouped by their distinct values when there are at most
-  :data:`MAX_GROUPS` of them (stated probabilities usually are: 0.7, 0.8, 0.9), else into
-  :data:`MAX_GROUPS` equal-width bins. With ``n_k`` tasks in group ``k``, mean forecast ``f̄_k``,
-  outcome rate ``ō_k`` and overall rate ``ō``:
+  Jolliffe 2008), forecasts grouped by distinct value when there are at most :data:`MAX_GROUPS`
+  of them, else into :data:`MAX_GROUPS` equal-width bins. With ``n_k`` tasks in group ``k``,
+  mean forecast ``f̄_k``, outcome rate ``ō_k`` and overall rate ``ō``:
 
       reliability = Σ n_k/n · (f̄_k − ō_k)²       (lower is better)
       resolution  = Σ n_k/n · (ō_k − ō)²        (higher is better)
       uncertainty = mean((y − ō)²)               (ō(1 − ō) for pass/fail outcomes)
       within_bin  = mean((f − f̄_k)²) − 2·mean((f − f̄_k)(y − ō_k))
 
-  and ``reliability − resolution + uncertainty + within_bin = Brier`` exactly. When forecasts are
-  grouped by value, ``within_bin`` is 0 and ``reliability − resolution + uncertainty = Brier``.
-  ``uncertainty`` is also the Brier score of the base-rate forecast (always saying ``ō``): a
-  forecaster whose Brier is not below it has told nothing the success rate did not.
+  and ``reliability − resolution + uncertainty + within_bin = Brier`` exactly (``within_bin`` is
+  0 when grouped by value). ``uncertainty`` is also the Brier score of always saying ``ō``.
 """
 
 from __future__ import annotations
@@ -107,13 +98,10 @@ def significant(interval: Interval) -> bool:
 
 def gap_difference(mean_1: float, rate_1: Interval, mean_2: float, rate_2: Interval) -> Interval:
     """``gap₁ − gap₂`` with Newcombe's hybrid score interval on ``rate₂ − rate₁``."""
-    for r in (rate_1, rate_2):
-        if r.value is None or r.low is None or r.high is None:
-            return Interval(value=None)
     p1, l1, u1 = rate_1.value, rate_1.low, rate_1.high
     p2, l2, u2 = rate_2.value, rate_2.low, rate_2.high
-    assert p1 is not None and l1 is not None and u1 is not None  # checked above
-    assert p2 is not None and l2 is not None and u2 is not None
+    if p1 is None or l1 is None or u1 is None or p2 is None or l2 is None or u2 is None:
+        return Interval(value=None)
     diff = p2 - p1  # the rate part of gap₁ − gap₂ = (mean₁ − mean₂) + (rate₂ − rate₁)
     low = diff - math.sqrt((p2 - l2) ** 2 + (u1 - p1) ** 2)
     high = diff + math.sqrt((u2 - p2) ** 2 + (p1 - l1) ** 2)

@@ -1,31 +1,15 @@
 """Deciding on calibrated numbers: the map in force for an agent, kept in the store, and the
-release gate (the maths is :mod:`.recalibration`).
+release gate (the maths is :mod:`.recalibration`; the settings, ``[calibration] decide_on`` and
+``[gate]`` in ``config.toml`` or ``calibration: {decide_on: stated}`` in a profile, and the rest
+of what a user sees are in ``docs/calibration.md``).
 
-**Whose outcomes.** A decision for agent ``A`` (model ``M``) uses the map fitted on ``A``'s own
-PREFLIGHT statements against their outcomes (the per-phase report's ``preflight`` points, the
-one ``stated_value`` rule); with fewer than ``MIN_FIT + MIN_HELD_OUT`` of them, on the outcomes
-of every agent of model ``M``; then on every outcome of the store; with fewer still, none (the
-identity). The first scope with enough outcomes decides: an agent whose own outcomes say its
-statements stand is not corrected by other agents' maps.
-
-**Kept, not refitted per decision.** The fit for ``(A, M)`` is stored in ``calibration_maps``
-with the count and newest id of the store's outcomes it saw. A decision reads the row and the
-newest outcome's id; only when outcomes arrived since (a new ``noetic outcome`` refits at once,
-for its receipt) is it refitted. The release gate for the configured ``[gate]`` is kept in the
-same row. A refit reads only what changed: the process keeps the store's points
-(:class:`Points`) and reads again only the tasks of the outcomes recorded since, so the map
-after each outcome is the one a fit from scratch gives, at the cost of the new outcomes.
-
-**Settings**, in the store's ``config.toml``::
-
-    [calibration]
-    decide_on = "calibrated"     # or "stated": decisions compare the statement, as before
-
-    [gate]
-    max_failure_rate = 0.10      # the release gate: at most this share of released tasks fail
-    confidence = 0.95            # … with this confidence
-
-and per profile ``calibration: {decide_on: stated}``. Either saying ``stated`` turns the map off.
+A decision for agent ``A`` (model ``M``) uses the map fitted on ``A``'s own PREFLIGHT statements
+(the one ``stated_value`` rule), else on those of every agent of model ``M``, else on the whole
+store's (:func:`_scoped`): the first scope with enough outcomes to prove a map on decides, so an
+agent whose own outcomes say its statements stand is not corrected by other agents' maps. The
+fit is kept in ``calibration_maps`` with the outcomes it saw and refitted only when outcomes
+arrived since; a refit reads only what changed (:class:`Points`), so the map after each outcome
+is the one a fit from scratch gives, at the cost of the new outcomes.
 """
 
 from __future__ import annotations
@@ -81,20 +65,11 @@ def read_settings(home: Path) -> Settings:
 # fitting and keeping -----------------------------------------------------------------------
 
 
-def _newest(store: Store) -> int:
-    """The newest outcome's id: outcomes are only ever added, so it says whether any arrived
-    (one probe of the primary key, however many there are)."""
-    return last_outcome(store)
-
-
 class Points:
     """The store's points (:func:`~.outcomes.phase_points` with no filter), kept in step with
-    its outcomes: each update reads only the outcomes after the newest it has seen and
-    recomputes the points of their tasks alone (a task's new outcome changes its observed
-    score, its time and which of its assessments came before it), so a fit costs the new
-    outcomes' reads, not every task's. It starts again from every outcome when the store does
-    not hold what it saw: fewer or more outcomes than it counted (one rolled back, or committed
-    below the newest by another writer), or its newest one changed."""
+    its outcomes: each update recomputes the points of the tasks of the outcomes after the
+    newest it has seen, alone, and starts again from every outcome when the store does not hold
+    what it saw (fewer or more outcomes than it counted, or its newest one changed)."""
 
     EVERY: Final = 500  # more new tasks than this: one read of everything is cheaper
 
@@ -200,7 +175,7 @@ def fitted_for(
     """:func:`fit_for`, with the map fitted; the next decision reads the kept body as this
     (:func:`_parsed`)."""
     kept_points = points_of(store)
-    body, fitted = _fit_on(kept_points.flat, ai_id, ai_model, settings)
+    body, fitted = fit_on(kept_points.flat, ai_id, ai_model, settings)
     text = _keep(store, _key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body)
     _remember(text, (json.loads(text), fitted))
     return body, fitted
@@ -208,15 +183,9 @@ def fitted_for(
 
 def fit_on(
     points: list[PhasePoint], ai_id: str, ai_model: str | None, settings: Settings | None = None
-) -> dict[str, Any]:
-    """``(ai_id, ai_model)``'s map (and the configured gate) fitted on the store's ``points``
-    (oldest task first)."""
-    return _fit_on(points, ai_id, ai_model, settings)[0]
-
-
-def _fit_on(
-    points: list[PhasePoint], ai_id: str, ai_model: str | None, settings: Settings | None
 ) -> tuple[dict[str, Any], Fitted]:
+    """``(ai_id, ai_model)``'s map (and the configured gate) fitted on the store's ``points``
+    (oldest task first): the body kept, and the map."""
     scope, mine = _scoped(points, ai_id, ai_model)
     fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
     own = [p for p in points if p.phase == "preflight" and p.agent == ai_id][-RECORD_TASKS:]
@@ -230,7 +199,7 @@ def _fit_on(
     }
     if settings is not None and settings.max_failure_rate is not None:
         gate = _gate(points, mine, settings)
-        body["gates"][_gate_key(settings)] = gate.to_json()
+        body["gates"][_gate_key(settings)] = gate.as_dict()
     return body, fitted
 
 
@@ -268,18 +237,14 @@ def _keep(store: Store, key: str, stamp: tuple[int, int], body: dict[str, Any]) 
 
 def kept(
     store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
-) -> dict[str, Any]:
-    """``(ai_id, ai_model)``'s map as kept, refitted first only when outcomes arrived since (or
-    the configured gate was never worked out)."""
-    return _kept(store, ai_id, ai_model, settings)[0]
-
-
-def _kept(
-    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None
 ) -> tuple[dict[str, Any], Fitted]:
-    """:func:`kept`, with its map read (a body read before is not read again)."""
+    """``(ai_id, ai_model)``'s map as kept, and the map read (a body read before is not read
+    again); refitted first only when outcomes arrived since (or the configured gate was never
+    worked out)."""
     row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
-    if row is None or row.last_id != _newest(store):
+    # outcomes are only ever added: the newest one's id (one probe of the primary key, however
+    # many there are) says whether any arrived
+    if row is None or row.last_id != last_outcome(store):
         return fitted_for(store, ai_id, ai_model, settings)
     body, fitted = _parsed(row.body)
     wanted = settings is not None and settings.max_failure_rate is not None
@@ -287,7 +252,7 @@ def _kept(
         assert settings is not None
         points = points_of(store).flat
         _, mine = _scoped(points, ai_id, ai_model)
-        gate = _gate(points, mine, settings).to_json()
+        gate = _gate(points, mine, settings).as_dict()
         body = {**body, "gates": {**body["gates"], _gate_key(settings): gate}}
         _keep(store, _key(ai_id, ai_model), (int(row[0]), int(row[1])), body)
     return body, fitted
@@ -326,6 +291,23 @@ class ForDecision(Value):
     gate_note: str | None = None
 
 
+def meaning(
+    body: dict[str, Any], fitted: Fitted, stated: float, basis: str, shown: float | None = None
+) -> Calibrated | None:
+    """What ``stated`` (quoted as ``shown``, else as it is) means by the map in force (``body``
+    and ``fitted``, as kept); None when no map is in force."""
+    if not fitted.in_force:
+        return None
+    return Calibrated(
+        value=round(fitted(stated), 6),
+        stated=stated if shown is None else shown,
+        stated_from=basis,
+        outcomes=fitted.outcomes,
+        method=fitted.map.method,
+        scope=body["scope"],
+    )
+
+
 def for_decision(
     store: Store,
     ai_id: str,
@@ -342,17 +324,8 @@ def for_decision(
         return ForDecision(None)
     if settings.max_failure_rate is None:
         check = False  # no gate configured
-    body, fitted = _kept(store, ai_id, ai_model, settings if check else None)
-    calibrated = None
-    if fitted.in_force:
-        calibrated = Calibrated(
-            value=round(fitted(stated), 6),
-            stated=round(stated, 6),
-            stated_from=basis,
-            outcomes=fitted.outcomes,
-            method=fitted.map.method,
-            scope=body["scope"],
-        )
+    body, fitted = kept(store, ai_id, ai_model, settings if check else None)
+    calibrated = meaning(body, fitted, stated, basis, shown=round(stated, 6))
     if not check:
         return ForDecision(calibrated)
     gate = Gate(**body["gates"][_gate_key(settings)])

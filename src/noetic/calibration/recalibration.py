@@ -2,53 +2,38 @@
 
 Pure maths, plain Python (no numpy: a hook that reads a fitted map stays light), over pairs
 ``(p, y)``: what the agent stated (``p`` in [0, 1], the one ``stated_value`` rule) and the
-verified outcome (``y`` in [0, 1]; 1 = success), oldest first.
+verified outcome (``y`` in [0, 1]; 1 = success), oldest first. Why each choice, and how well it
+works, is in ``docs/calibration.md``.
 
-**The map.** A monotone function from the stated value to a calibrated probability of success.
+**The map**, monotone, from the stated value to a calibrated probability of success:
 
 * **Bayesian logistic calibration** (the default): ``q = σ(a + b·logit p)``, the maximum a
-  posteriori ``(a, b)`` under the prior ``a ~ N(0, 1)``, ``b ~ N(1, 0.5²)``, centred on the
-  identity (``a = 0, b = 1`` gives ``q = p``). With a handful of outcomes the prior holds the
-  map near the identity; as they grow the likelihood takes over. Fitted by Newton's method on
-  the outcomes grouped by distinct stated value (agents repeat 0.7, 0.8, 0.9), so 10,000
-  outcomes cost as little as their distinct values. The posterior covariance (the inverse
-  Hessian at the mode, a Laplace approximation) says how far from the identity the map
-  credibly is. The slope is kept at 0 or above (statements that ran against the outcomes get a
-  flat map, never a reversed one), so the map is monotone.
+  posteriori ``(a, b)`` under the prior ``a ~ N(0, 1.5²)``, ``b ~ N(1, 0.5²)``, centred on the
+  identity; fitted by Newton's method on the outcomes grouped by distinct stated value, its
+  posterior covariance the inverse Hessian at the mode (a Laplace approximation). The slope is
+  kept at 0 or above: statements that ran against the outcomes get a flat map, never a
+  reversed one.
 * **Isotonic calibration** (pool-adjacent-violators, interpolated linearly between the pooled
-  blocks, kept within [0.01, 0.99]) once there are :data:`ISOTONIC_MIN` outcomes: it bends
-  where a two-parameter curve cannot, and is chosen only when it beats the logistic map on the
-  held-out outcomes.
+  blocks, kept within [0.01, 0.99]) once there are :data:`ISOTONIC_MIN` outcomes, chosen only
+  when it beats the logistic map on the held-out outcomes.
 
-**In force.** A map is used only when two things hold:
+**In force** only when (1) the held-out proof holds: in time order, the outcomes after the
+earlier :data:`FIT_SHARE` (the guardian's :func:`split`) are scored by the map fitted on the
+part before them, and those from the first third up to it by the map fitted on the first third;
+the mapped values' Brier score over both blocks must be lower than the stated values'; and (2)
+the identity lies outside the posterior's 97.5% region (``(a, b − 1) Σ⁻¹ (a, b − 1)ᵀ >
+χ²₂(0.975)``). The map in force is then refitted on every outcome; the statement itself is
+never changed.
 
-1. **the held-out proof** (the guardian's split, :func:`split`, with one more block before it):
-   in time order, the outcomes after the earlier :data:`FIT_SHARE` (at least :data:`MIN_FIT`;
-   at least :data:`MIN_HELD_OUT` after them) are scored by the map fitted on that earlier part,
-   and those from the first third up to it by the map fitted on the first third; the mapped
-   values' Brier score over both blocks must be lower than the stated values'. Below
-   ``MIN_FIT + MIN_HELD_OUT`` outcomes there is nothing to prove it on;
-2. **a credible departure**: the posterior puts the identity outside its 97.5% region
-   (``(a, b − 1) Σ⁻¹ (a, b − 1)ᵀ > χ²₂(0.975)``). An agent whose statements already match what
-   happened keeps them: a map fitted to its noise would be worse on the next tasks.
-
-The map in force is then refitted on every outcome (the proof tested the procedure on the
-earlier part; the later part is evidence too). The statement itself is never changed.
-
-**The release gate.** Which tasks may proceed so that, with confidence ``1 − δ``, at most a
-share ``α`` of released tasks fail (Learn-then-Test, Angelopoulos et al. 2021, with
-fixed-sequence testing). Thresholds ``λ`` run from 0.99 down to 0.01 on the *stated* value;
-a task is released when its statement is at least ``λ``. For each ``λ`` the null hypothesis
-"the failure rate among released tasks exceeds ``α``" is tested with the exact binomial p-value
-``P(Bin(n_λ, α) ≤ k_λ)`` (``n_λ`` released, ``k_λ`` failed: an outcome below 0.5); the scan
-rejects down the sequence and stops at the first ``λ`` it cannot reject; the gate is the lowest
-rejected ``λ``. Fixed-sequence testing needs no correction for the number of thresholds. The
-scan starts at the highest ``λ`` releasing at least :func:`scan_start` tasks (three times the
-fewest with which zero failures could reject, or a quarter of the outcomes when fewer): that
-start depends on the statements only, never on the outcomes, so the guarantee holds given
-them. A monotone map orders tasks as the statements
-do, so this is also a threshold on the calibrated value, ``map(λ)``, which is what Noetic shows.
-When no ``λ`` can be rejected, there is no gate and the profile's threshold applies.
+**The release gate** (Learn-then-Test, Angelopoulos et al. 2021, with fixed-sequence testing):
+thresholds ``λ`` run from 0.99 down to 0.01 on the *stated* value; for each, "more than a share
+``α`` of the tasks released at ``λ`` fail" is tested with the exact binomial p-value
+``P(Bin(n_λ, α) ≤ k_λ)`` (``k_λ`` of ``n_λ`` failed: an outcome below 0.5). The scan starts at
+the highest ``λ`` releasing :func:`scan_start` tasks (counts only, never the outcomes, so the
+guarantee holds given the statements), stops at the first ``λ`` it cannot reject, and the gate
+is the lowest rejected. A monotone map orders tasks as the statements do, so this is also a
+threshold on the calibrated value, ``map(λ)``, which is what Noetic shows; with no ``λ``
+rejected the profile's threshold applies.
 """
 
 from __future__ import annotations
@@ -138,13 +123,9 @@ def sums_of(p: Sequence[float], y: Sequence[float]) -> Sums:
     return _add({}, p, y, 0, len(p))
 
 
-def fit_logistic(p: Sequence[float], y: Sequence[float]) -> Logistic:
-    """The posterior mode and covariance (module docstring); the identity with no outcomes."""
-    return _logistic(sums_of(p, y))
-
-
-def _logistic(sums: Sums) -> Logistic:
-    """:func:`fit_logistic` on the outcomes' group sums."""
+def fit_logistic(sums: Sums) -> Logistic:
+    """The posterior mode and covariance (module docstring) on the outcomes' group sums
+    (:func:`sums_of`); the identity with no outcomes."""
     groups: dict[float, list[float]] = {}  # by logit: two stated values may share one (EDGE)
     for pi, (w, _, s) in sums.items():
         g = groups.setdefault(_logit(pi), [0.0, 0.0])
@@ -189,13 +170,9 @@ def _logistic(sums: Sums) -> Logistic:
     return Logistic(a=a, b=0.0, va=1 / hess, vb=PRIOR_SD_B**2, cab=0.0)
 
 
-def fit_isotonic(p: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:
-    """Pool-adjacent-violators: the knots ``(xs, ys)`` (mean stated, pooled rate per block)."""
-    return _isotonic(sums_of(p, y))
-
-
 def _isotonic(grouped: Sums) -> tuple[list[float], list[float]]:
-    """:func:`fit_isotonic` on the outcomes' group sums."""
+    """Pool-adjacent-violators on the outcomes' group sums: the knots ``(xs, ys)`` (mean stated,
+    pooled rate per block)."""
     blocks: list[list[float]] = []  # [weight, sum p, sum y], one per distinct stated value
     for key in sorted(grouped):
         blocks.append(list(grouped[key]))
@@ -243,14 +220,10 @@ class Map(Value):
         return min(1.0, max(0.0, p))
 
 
-def fit(p: Sequence[float], y: Sequence[float], method: str) -> Map:
-    """The ``method`` map fitted on ``(p, y)``."""
-    return _fit(sums_of(p, y), method)
-
-
-def _fit(sums: Sums, method: str) -> Map:
+def fit(sums: Sums, method: str) -> Map:
+    """The ``method`` map fitted on the outcomes' group sums (:func:`sums_of`)."""
     if method == "logistic":
-        m = _logistic(sums)
+        m = fit_logistic(sums)
         return Map("logistic", (m.a, m.b))
     if method == "isotonic":
         xs, ys = _isotonic(sums)
@@ -259,13 +232,10 @@ def _fit(sums: Sums, method: str) -> Map:
 
 
 class Prefixes:
-    """The group sums of prefixes of the last outcomes fitted, kept from one fit to the next.
-
-    A refit after each new outcome fits on the same outcomes and one more, at cut points that
-    move forward with them; the sums at a cut are those kept at the cut before, with the
-    outcomes since added in the same order, so every sum is the one a pass from the first
-    outcome gives, bit for bit, at the cost of the new outcomes. Outcomes that do not begin
-    with those kept (another agent's, or reordered) start again from the first."""
+    """The group sums of prefixes of the last outcomes fitted, kept from one fit to the next: the
+    sums at a cut are those kept at the cut before plus the outcomes since, added in the same
+    order, so each is bit for bit the sum a pass from the first outcome gives. Outcomes that do
+    not begin with those kept (another agent's, or reordered) start again from the first."""
 
     KEEP: Final = 8  # prefixes kept: a fit asks for three
 
@@ -383,7 +353,7 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     for method in methods:
         mapped = []
         for (lo, hi), sums in zip(folds, before_fold, strict=True):
-            m = _fit(sums, method)
+            m = fit(sums, method)
             q = {a: m(a) for a in set(p[lo:hi])}
             mapped += [(q[a] - b) ** 2 for a, b in zip(p[lo:hi], y[lo:hi], strict=True)]
         score = sum(mapped) / len(mapped)
@@ -394,13 +364,30 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
     _, method, mapped = best
     before, after = _mean_interval(raw), _mean_interval(mapped)
     gain = _mean_interval([r - m for r, m in zip(raw, mapped, strict=True)])
-    whole = _logistic(whole_sums)
+    whole = fit_logistic(whole_sums)
     departure = whole.departure()
-    final = (
-        Map("logistic", (whole.a, whole.b)) if method == "logistic" else _fit(whole_sums, method)
-    )
-    common = dict(
+    final = Map("logistic", (whole.a, whole.b)) if method == "logistic" else fit(whole_sums, method)
+    in_force = not (after[0] >= before[0] or departure <= CHI2_2_975)
+    if after[0] >= before[0]:
+        reason = (
+            f"a {method} map fitted on the outcomes before each did not lower the Brier score "
+            f"on the last {n - start} ({before[0]:.4f} → {after[0]:.4f}): the stated values stand"
+        )
+    elif not in_force:
+        reason = (
+            "the statements are consistent with what happened (the identity is inside the map's "
+            f"97.5% region: {departure:.2f} ≤ {CHI2_2_975:.2f}): the stated values stand"
+        )
+    else:
+        reason = (
+            f"a {method} map fitted on the outcomes before each lowered the Brier score on the "
+            f"last {n - start} ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}"
+        )
+    return Fitted(
+        final,
+        in_force,
         outcomes=n,
+        reason=reason,
         fitted_on=start,
         held_out=n - start,
         brier_before=_rounded(before),
@@ -408,30 +395,6 @@ def recalibrate(p: Sequence[float], y: Sequence[float]) -> Fitted:
         improvement=_rounded(gain),
         departure=round(departure, 4),
         tried=tried,
-    )
-    if after[0] >= before[0]:
-        return Fitted(
-            final,
-            False,
-            reason=f"a {method} map fitted on the outcomes before each did not lower the Brier "
-            f"score on the last {n - start} ({before[0]:.4f} → {after[0]:.4f}): the stated "
-            "values stand",
-            **common,  # type: ignore[arg-type]
-        )
-    if departure <= CHI2_2_975:
-        return Fitted(
-            final,
-            False,
-            reason=f"the statements are consistent with what happened (the identity is inside "
-            f"the map's 97.5% region: {departure:.2f} ≤ {CHI2_2_975:.2f}): the stated values stand",
-            **common,  # type: ignore[arg-type]
-        )
-    return Fitted(
-        final,
-        True,
-        reason=f"a {method} map fitted on the outcomes before each lowered the Brier score on "
-        f"the last {n - start} ({before[0]:.4f} → {after[0]:.4f}); refitted on all {n}",
-        **common,  # type: ignore[arg-type]
     )
 
 
@@ -513,9 +476,6 @@ class Gate(Value):
     low: float | None
     high: float | None
     reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return self.as_dict()
 
 
 def release_gate(

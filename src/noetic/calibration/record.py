@@ -1,11 +1,7 @@
-"""The agent's own record, in one line, where it forms its next statement: Claude Code's
-SessionStart and UserPromptSubmit context, the MCP bootstrap result and the assessment prompts.
-
-"Your last 40 PREFLIGHT statements averaged 0.80; 35% of those tasks succeeded; calibrated, your
-0.80 has meant 0.38." It is read from the map kept in ``calibration_maps``
-(:mod:`.recalibrating`), as plain numbers: this module imports nothing but :mod:`json` and the
-store's plain reads, so a hook pays for no model library. Nothing is said before the agent has
-outcomes.
+"""The agent's own record, in one line, where it forms its next statement (``docs/calibration.md``
+says where it is shown), read from the map kept in ``calibration_maps`` (:mod:`.recalibrating`)
+as plain numbers: this module imports nothing but :mod:`json` and the store's plain reads, so a
+hook pays for no model library. Nothing is said before the agent has outcomes.
 """
 
 from __future__ import annotations

@@ -12,13 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from noetic.calibration.beliefs import Belief, update_belief
 from noetic.calibration.drift import ALPHA, DriftReport, detect_drift
 from noetic.calibration.metrics import CalibrationMetrics, calibration_metrics
-from noetic.calibration.outcomes import (
-    Filters,
-    count_outcomes,
-    outcome_points,
-    phase_points,
-    preflight_points,
-)
+from noetic.calibration.outcomes import Filters, outcome_points, phase_points, preflight_points
 from noetic.calibration.per_phase import (
     Group,
     Grouping,
@@ -35,6 +29,7 @@ from noetic.calibration.rates import Interval
 from noetic.calibration.recalibrating import Settings, decision_points, read_settings
 from noetic.calibration.recalibration import recalibrate, release_gate
 from noetic.frozen import Frozen
+from noetic.store import outcome_rows
 from noetic.store.base import BaseStore as Store
 from noetic.vectors import VECTOR_NAMES, oriented
 
@@ -128,7 +123,7 @@ def calibration_report(
     # table and in the metrics alike.
     scoring = phases[prediction]
     metrics = metrics.model_copy(update={"brier": scoring.brier, "auroc": scoring.auroc})
-    total = count_outcomes(
+    total = outcome_rows.count_outcomes(
         store, ai_id=filters.ai_id, profile=filters.profile, domain=filters.domain
     )
     settings = read_settings(store.home)
@@ -205,19 +200,16 @@ def gate_report(points: Sequence[PhasePoint], settings: Settings) -> GateReport:
 def query_bayesian_beliefs(store: Store, ai_id: str | None = None) -> BeliefsReport:
     """Beliefs about the bias of ``overall`` confidence and of each vector, from outcomes."""
     points = outcome_points(store, Filters(ai_id=ai_id))
-    beliefs = [
-        update_belief(
-            "overall",
-            [
-                p.predicted_preflight - p.observed
-                for p in points
-                if p.predicted_preflight is not None
-            ],
-        )
+    overall = [
+        p.predicted_preflight - p.observed for p in points if p.predicted_preflight is not None
     ]
-    for name in VECTOR_NAMES:
-        biases = [oriented(name, p.vectors[name]) - p.observed for p in points if name in p.vectors]
-        beliefs.append(update_belief(name, biases))
+    beliefs = [update_belief("overall", overall)] + [
+        update_belief(
+            name,
+            [oriented(name, p.vectors[name]) - p.observed for p in points if name in p.vectors],
+        )
+        for name in VECTOR_NAMES
+    ]
     return BeliefsReport(ai_id=ai_id, tasks=len(points), beliefs=beliefs)
 
 

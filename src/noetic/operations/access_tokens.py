@@ -1,15 +1,12 @@
-"""Per-person access tokens for ``noetic serve``: create, list, revoke, and who a request is.
+"""Per-person access tokens for ``noetic serve``: create, list, revoke, and who a request is
+(``docs/teams.md``).
 
-A token is ``secrets.token_urlsafe(32)`` (256 random bits), shown once when it is made; the
-store keeps only its SHA-256, which is enough for a secret that cannot be guessed (no salt or
-slow hash is needed: there is no dictionary to try). A request's bearer token is hashed and
-looked up, so revoking a token takes effect on the server's next request. A revoked name is
-kept, and cannot be made again, so the rows it wrote (``written_by``) keep naming one token.
-
-:class:`Access` is the server's side: the one admin token ``noetic serve --token`` was given
-(compared in constant time, as before) and the store's tokens, each a :class:`Identity`; a
-read-only identity may read (the dashboard, the read tools) and write nothing. It also keeps
-the dashboard's login sessions: random ids held in the server's memory only (:meth:`Access.login`).
+A token is ``secrets.token_urlsafe(32)``; the store keeps only its SHA-256, which is enough for a
+secret that cannot be guessed (no salt or slow hash is needed: there is no dictionary to try). A
+revoked name is kept, and cannot be made again, so the rows it wrote (``written_by``) keep
+naming one token. :class:`Access` is the server's side: the admin token ``noetic serve --token``
+was given (compared in constant time), the store's tokens, each an :class:`Identity` (a
+read-only one writes nothing), and the dashboard's login sessions, held in memory only.
 """
 
 from __future__ import annotations
@@ -119,17 +116,10 @@ def revoke_token(store: BaseStore, name: str) -> dict[str, Any]:
 
 class Access:
     """Who may use a server over the store at ``home``: the admin token (if given) and the
-    store's unrevoked tokens.
-
-    Whether a request must carry a token is decided per request (:meth:`admit`): always with
-    an admin token, or when the server is reachable beyond this machine (``loopback`` False);
-    otherwise exactly while the store holds a live token. So a loopback server started before
-    the first ``noetic token create`` requires a token from the next request on, without a
-    restart, and is open again once every token is revoked. The decision costs at most one
-    query beyond the token's own lookup: whether any live token exists (:meth:`admit`).
-
-    Lookups share one read connection, opened on first use, behind a lock (the event loop and
-    the dashboard's worker threads both ask)."""
+    store's unrevoked tokens. Whether a request must carry one is decided per request
+    (:meth:`admit`, the rule in ``docs/teams.md``), at a cost of at most one query beyond the
+    token's own lookup. Lookups share one read connection, opened on first use, behind a lock
+    (the event loop and the dashboard's worker threads both ask)."""
 
     def __init__(self, home: Path, admin: str | None, *, loopback: bool = True) -> None:
         self.home = home

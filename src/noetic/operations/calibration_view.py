@@ -1,17 +1,9 @@
 """Calibration as the dashboard draws it: everything that says whether stated confidence matched
-what happened, in one read model, over the calibration report (:mod:`noetic.calibration.reports`
-and its per-phase statistics, :mod:`noetic.calibration.per_phase`).
-
-* the report for the chosen phase's statements: Brier, ECE, debiased ECE, signed bias and AUROC
-  with their 95% intervals and sample sizes, the calibration test's verdict, what more outcomes
-  would give, and the reliability bins, each with a 95% Wilson interval on its observed rate;
-* every phase (PREFLIGHT, the last CHECK, POSTFLIGHT, an adversarial review) with its success
-  rate, overconfidence gap, Brier score and its decomposition, each with its interval, and the
-  standard and adversarial reviews side by side per agent;
-* the overconfidence gap (mean stated − success rate, positive = overconfident) per phase,
-  agent, model, engine, persona and profile, with the report's 95% intervals;
-* drift: the monitor's report and alarms, and the running gap it watches, for the chart;
-* the guardian: a read-only proposal per profile and every correction made or undone.
+what happened, in one read model over the calibration report (:mod:`noetic.calibration.reports`):
+the report for the chosen phase's statements with a Wilson interval on each reliability bin,
+every phase, the overconfidence gap per phase, agent, model, engine, persona and profile, drift
+with the running gap it watches, the guardian's proposal per profile and every correction made
+or undone.
 
 Nothing here writes: the guardian is asked for proposals only (a profile that applies them on
 its own has already done so when its outcomes were recorded).

@@ -1,11 +1,6 @@
-"""``noetic eval``: start an eval run, go on with one, read its report, compare two.
-
-``start_eval`` checks everything it is given (the task set, the filters, the review, the
-provider) before anything is recorded, then records the run with every problem pending and
-runs the eval engine (:mod:`noetic.evaluation`); ``resume_eval`` goes on with a run that was
-interrupted, killed or stopped by a failing provider, on the provider it began on unless told
-otherwise. Both are async and return the run (:class:`~noetic.evaluation.EvalRun`);
-``on_task`` hears of each problem as it finishes, with the running tally.
+"""``noetic eval``: start an eval run (everything it is given checked before anything is
+recorded), go on with one, read its report, compare two. ``on_task`` hears of each problem as it
+finishes, with the running tally.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""Keeping a store whole, and moving it.
-
-``noetic rebuild`` renders :func:`rebuild`: regenerate the store's files from the database, or
-the database from them. Sync; it opens and closes the store itself, since a restore may first
-have to move a damaged database aside.
-
-``noetic migrate --to postgresql://…`` (or ``--to`` another SQLite store's folder) renders
-:func:`migrate_store`: copy the local SQLite store into it and verify it (see
-:mod:`noetic.store.copy`). A target that already holds other rows is refused before anything is
-written, unless ``merge``: a team's second member brings their history into the shared store.
+"""Keeping a store whole (``noetic rebuild``: :func:`rebuild`, which opens and closes the store
+itself, since a restore may first have to move a damaged database aside), and moving it
+(``noetic migrate --to``: :func:`migrate_store`, see :mod:`noetic.store.copy`; ``merge`` lets a
+team's second member bring their history into a shared store that holds other rows).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Applying a write once. Each write operation a client may retry (``bootstrap``,
-``preflight``, ``check``, ``postflight``, ``investigate``, ``outcome``) takes a ``request_id``
-and applies it here: a call whose request id was applied before writes nothing and returns
-:class:`Replayed`, the first call's result rebuilt from what was kept
-(:mod:`noetic.store.requests`). The CLI and the MCP tools pass the id through and render what
-comes back, so a request is one request whichever interface sent it: the operation's name and
-its arguments, as the operation sees them, are what it is recognised by.
+"""Applying a write once: a write operation's call whose ``request_id`` was applied before
+writes nothing and returns :class:`Replayed`, the first call's result rebuilt from what was kept
+(:mod:`noetic.store.requests`; ``docs/architecture.md`` says which operations, and how a request
+is recognised whichever interface sent it).
 
 The same id with other arguments is refused. On a store that joins transactions (SQLite) the
 write, its request id and its answer are one transaction, so a retry always gets the answer;

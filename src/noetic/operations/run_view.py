@@ -7,11 +7,8 @@ the observations it stored), or a session id (everything in the session). Each
 event becomes an :class:`Item` on its engine's lane with a one-line label written from its typed
 payload, and each phase (a CASCADE phase, an observer stage, a Nova turn, an agent node) that
 was entered and completed becomes a :class:`Span`. Gate refusals (constraints enforced), Nova's
-escalations and the observer's crystallization reason are items like any other, marked.
-
-Beside the events, a run with Nova deliberations lists their turns (:class:`NovaTurn`: round,
-node, persona, status, stated know and uncertainty, the critic's severity, time and tokens),
-and an observer run its stages (:class:`ObserverStage`) and why it stopped.
+escalations and the observer's crystallization reason are items like any other, marked. Beside
+the events: a run's Nova turns, and an observer run's stages and why it stopped.
 """
 
 from __future__ import annotations
@@ -130,16 +127,8 @@ def run_timeline(store: BaseStore, run_id: str) -> Timeline:
             else:
                 took = float(data.get("ms") or 0.0)
                 began = open_phases.pop(phase_key, max(0.0, ms - took))
-                spans.append(
-                    Span(
-                        lane=lane,
-                        phase=phase_key[1],
-                        role=phase_key[2],
-                        stage=phase_key[3],
-                        start_ms=began,
-                        ms=max(took, ms - began),
-                    )
-                )
+                where = dict(zip(("lane", "phase", "role", "stage"), phase_key, strict=True))
+                spans.append(Span(**where, start_ms=began, ms=max(took, ms - began)))
     observer, stages = _observer(store, run_id) if scope == "observer" else (None, [])
     if observer is not None and not items:
         items = [
@@ -229,15 +218,9 @@ def _nova(
     for r in views.nova_runs_of(store, run_id, task_id):
         result = json.loads(r["result"] or "{}")
         runs.append(
-            {
-                "id": r["id"],
-                "question": r["question"],
-                "status": r["status"],
-                "exit": result.get("exit"),
-                "rounds": result.get("rounds"),
-                "risk_level": result.get("risk_level"),
-                "risks": result.get("risks") or {},
-            }
+            {k: r[k] for k in ("id", "question", "status")}
+            | {k: result.get(k) for k in ("exit", "rounds", "risk_level")}
+            | {"risks": result.get("risks") or {}}
         )
         for seq, text in views.nova_turn_rows(store, r["id"]):
             turn = json.loads(text)
@@ -246,18 +229,12 @@ def _nova(
                 NovaTurn(
                     run_id=r["id"],
                     seq=seq,
-                    round=int(turn.get("round", 0)),
-                    node=str(turn.get("node", "")),
-                    persona=str(turn.get("persona", "")),
-                    status=str(turn.get("status", "")),
-                    know=turn.get("know"),
-                    uncertainty=turn.get("uncertainty"),
+                    **{k: int(turn.get(k, 0)) for k in ("round", "tokens_in", "tokens_out")},
+                    **{k: str(turn.get(k, "")) for k in ("node", "persona", "status")},
+                    **{k: turn.get(k) for k in ("know", "uncertainty", "error")},
+                    ms=float(turn.get("ms", 0.0)),
                     severity=block.get("severity"),
                     confidence=block.get("confidence"),
-                    ms=float(turn.get("ms", 0.0)),
-                    tokens_in=int(turn.get("tokens_in", 0)),
-                    tokens_out=int(turn.get("tokens_out", 0)),
-                    error=turn.get("error"),
                 )
             )
     return runs, turns
@@ -268,16 +245,9 @@ def _observer(store: BaseStore, run_id: str) -> tuple[dict[str, Any] | None, lis
     row = views.observer_run(store, run_id)
     if row is None:
         return None, []
-    stages = [
-        ObserverStage(
-            stage=o["stage"],
-            layers=json.loads(o["layers"]),
-            confidence=o["confidence"],
-            content=o["content"],
-        )
-        for o in views.observations_of(store, run_id)
-    ]
-    return row, stages
+    # an observation's columns carry the stage's fields (and more, which are left out)
+    observed = views.observations_of(store, run_id)
+    return row, [ObserverStage(**{**o, "layers": json.loads(o["layers"])}) for o in observed]
 
 
 def describe(kind: str, data: dict[str, Any]) -> tuple[str, str | None]:

@@ -7,11 +7,8 @@ for the run where the engine works in one, resolves the provider (a provider str
 (:func:`noetic.runtime.context.build_context`) with the workspace's tools and the configured MCP
 servers where the engine offers tools, and runs the engine.
 
-They are async: a command runs one with ``asyncio.run``, the MCP server and a web server await
-it on their own loop. What the caller shows while the run goes is its own: ``on_start`` (the
-session and model, before the engine starts), ``on_event`` (every event of the run, from the
-event bus), ``on_text`` (model text as it streams, where a person waits on it) and, for Nova,
-``on_turn`` (each persona's turn when done). They return the engine's own result, typed.
+They are async and return the engine's own result, typed; what the caller shows while the run
+goes is its own (``on_start``, ``on_event``, ``on_text``, ``on_turn``: ``docs/architecture.md``).
 """
 
 from __future__ import annotations

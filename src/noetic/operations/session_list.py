@@ -1,12 +1,8 @@
 """The sessions list: filters, search and paging over every session in the store.
 
-Read models for the dashboard (and any other reader): every function takes an open store
-(SQLite or PostgreSQL, :class:`~noetic.store.base.BaseStore`) and plain arguments and returns a
-frozen pydantic model, so a page only renders what it is given. Nothing here writes.
-
-The list is built for stores of tens of thousands of sessions: one query finds the page's ids
-(filters, search and the sort are SQL, the count is one ``COUNT``), a second gathers the
-figures of those ids only, so a page costs the same on page 1 and page 200.
+Nothing here writes. The list is built for stores of tens of thousands of sessions: one query
+finds the page's ids (filters, search and the sort are SQL, the count is one ``COUNT``), a
+second gathers the figures of those ids only, so a page costs the same on page 1 and 200.
 """
 
 from __future__ import annotations
@@ -130,15 +126,7 @@ def list_sessions(store: BaseStore, filters: SessionFilters) -> SessionsPage:
 def list_query(f: SessionFilters) -> listing.ListQuery:
     """The filters as the store's list reads take them (the page as a limit and offset)."""
     return listing.ListQuery(
-        agent=f.agent,
-        profile=f.profile,
-        project=f.project,
-        engine=f.engine,
-        status=f.status,
-        outcome=f.outcome,  # type: ignore[arg-type]  # checked against OUTCOMES
-        since=f.since,
-        until=f.until,
-        q=f.q,
+        **f.model_dump(exclude={"page", "per_page"}),
         limit=f.per_page,
         offset=(f.page - 1) * f.per_page,
     )

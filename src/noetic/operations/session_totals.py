@@ -1,17 +1,9 @@
-"""A session's totals, the ones the seed keeps on its ``sessions`` row: tasks, turns, average
-confidence, and whether drift was detected.
-
-Computed from the store when read rather than kept as columns, so they cannot disagree with the
-rows they count:
-
-* ``tasks`` — the session's tasks (CASCADEs);
-* ``turns`` — its recorded assessments (each PREFLIGHT, CHECK and POSTFLIGHT is one turn of the
-  loop);
-* ``average_confidence`` — the mean confidence of those assessments' decisions (None without
-  any);
-* ``drift_detected`` — the drift monitor (:func:`noetic.calibration.detect_drift`, as
-  ``noetic calibration drift`` runs it, over the session's AI's outcomes, oldest first) raised
-  an alarm at an outcome of one of this session's tasks.
+"""A session's totals, the ones the seed keeps on its ``sessions`` row, computed from the store
+when read rather than kept as columns, so they cannot disagree with the rows they count: its
+tasks; its ``turns``, the recorded assessments (each PREFLIGHT, CHECK and POSTFLIGHT one turn
+of the loop); their decisions' ``average_confidence``; and ``drift_detected``, whether the drift
+monitor, as ``noetic calibration drift`` runs it over the session's AI's outcomes, alarmed at
+an outcome of one of this session's tasks.
 
 Sync: one query for the counts of any number of sessions, one drift run per AI among them.
 """

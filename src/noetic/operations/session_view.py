@@ -1,9 +1,6 @@
 """One session with its tasks, each with its confidence path and outcome: the read model of the
 dashboard's session page (the list of sessions is :mod:`noetic.operations.session_list`); and
-its summary, which the MCP server gives (:func:`session_summary`).
-
-Takes an open store (SQLite or PostgreSQL) and returns a frozen pydantic model; nothing here
-writes.
+its summary, which the MCP server gives (:func:`session_summary`). Nothing here writes.
 """
 
 from __future__ import annotations
@@ -45,11 +42,7 @@ def session_view(store: BaseStore, session_id: str) -> SessionView:
     paths, outcomes, events = listing.session_tasks(store, session_id)
     tasks = [
         TaskRow(
-            id=c.id,
-            task=c.task,
-            status=c.status,
-            profile=c.profile,
-            created_at=c.created_at,
+            **{k: getattr(c, k) for k in ("id", "task", "status", "profile", "created_at")},
             ended_at=c.ended_at,
             assessments=len(paths.get(c.id, [])),
             confidences=paths.get(c.id, []),
@@ -58,18 +51,11 @@ def session_view(store: BaseStore, session_id: str) -> SessionView:
         for c in store.cascades(session_id)
     ]
     return SessionView(
-        id=row.id,
+        **row.model_dump(),  # the session's fields, and more left out
         agent=row.ai_id,
         model=row.ai_model,
-        profile=row.profile,
-        project=row.project,
-        domain=row.domain,
-        status=row.status,
-        created_at=row.created_at,
-        ended_at=row.ended_at,
         tasks=tasks,
         events=events,
-        session_type=row.session_type,
         totals=session_totals(store, [row.id])[row.id],
     )
 

@@ -4,11 +4,8 @@ The sessions list (:mod:`noetic.operations.session_list`) answers "what did each
 answers "which tasks went how", without opening each session. It takes the same URL parameters
 as the sessions list, applied to tasks: ``status`` and ``profile`` are the task's own, ``agent``
 and ``project`` its session's, ``engine`` an engine that wrote an event about the task,
-``outcome`` the task's own outcome and ``since``/``until`` the day the task was opened.
-
-Like the sessions list it is built for large stores: one query finds the page's ids (filters,
-search and the sort in SQL, the count one ``COUNT``), a second set of queries reads the figures
-of those ids only.
+``outcome`` the task's own outcome and ``since``/``until`` the day the task was opened. Like
+the sessions list it is built for large stores, a page reading the figures of its own ids only.
 """
 
 from __future__ import annotations

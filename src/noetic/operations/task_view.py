@@ -1,9 +1,6 @@
 """One task as the dashboard shows it: its assessments in order (PREFLIGHT, each CHECK,
 POSTFLIGHT), the decision Noetic derived from each with its reason, the investigation rounds and
 the tools they used, the outcomes recorded against it and the model calls it made.
-
-Rows are read straight from SQLite (a task may hold a thousand assessments, and these rows were
-validated when they were written); the models returned are frozen and typed.
 """
 
 from __future__ import annotations
@@ -25,13 +22,9 @@ BELOW: Final = "needs attention"
 
 
 def level(oriented_score: float) -> str:
-    """The seed's display thresholds: ≥ 0.90 excellent (green), ≥ 0.80 good (yellow),
-    ≥ 0.70 acceptable (orange), below that needs attention (red). The score must already be
-    oriented (higher is better), so density and uncertainty are judged the right way round."""
-    for floor, name in LEVELS:
-        if oriented_score >= floor:
-            return name
-    return BELOW
+    """The seed's display level (:data:`LEVELS`, else :data:`BELOW`) of a score already oriented
+    (higher is better), so density and uncertainty are judged the right way round."""
+    return next((name for floor, name in LEVELS if oriented_score >= floor), BELOW)
 
 
 class AssessmentPoint(Frozen):
@@ -123,25 +116,26 @@ class TaskView(BaseModel):
 
     def key_points(self) -> list[AssessmentPoint]:
         """PREFLIGHT, the last CHECK and POSTFLIGHT: the columns of the vector grid."""
-        pre = next((a for a in self.assessments if a.phase == "preflight"), None)
-        check = next((a for a in reversed(self.assessments) if a.phase == "check"), None)
-        post = next((a for a in reversed(self.assessments) if a.phase == "postflight"), None)
-        return [a for a in (pre, check, post) if a is not None]
+        return _key_points(self.assessments)
 
     def stated_before(self, outcome: OutcomeRow) -> list[AssessmentPoint]:
         """What the task stated before ``outcome`` was recorded, at the phases calibration
         scores: the first PREFLIGHT, the last CHECK and the last POSTFLIGHT written before it
         (each quoted as its P(success) where it gave one, else its confidence)."""
         when = instant(outcome.at)
-        earlier = [a for a in self.assessments if instant(a.at) <= when]
-        pre = next((a for a in earlier if a.phase == "preflight"), None)
-        check = next((a for a in reversed(earlier) if a.phase == "check"), None)
-        post = next((a for a in reversed(earlier) if a.phase == "postflight"), None)
-        return [a for a in (pre, check, post) if a is not None]
+        return _key_points([a for a in self.assessments if instant(a.at) <= when])
 
     def vector_path(self, name: str) -> list[float]:
         """One vector's value at each assessment that scored it, in order."""
         return [a.vectors[name] for a in self.assessments if name in a.vectors]
+
+
+def _key_points(assessments: list[AssessmentPoint]) -> list[AssessmentPoint]:
+    """The first PREFLIGHT, the last CHECK and the last POSTFLIGHT among ``assessments``."""
+    pre = next((a for a in assessments if a.phase == "preflight"), None)
+    check = next((a for a in reversed(assessments) if a.phase == "check"), None)
+    post = next((a for a in reversed(assessments) if a.phase == "postflight"), None)
+    return [a for a in (pre, check, post) if a is not None]
 
 
 def task_view(store: BaseStore, task_id: str) -> TaskView:
@@ -150,23 +144,13 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
     if c is None:
         raise NotFoundError(f"unknown task {task_id!r}")
     assessments = [_point(r) for r in views.task_rows(store, "assessments", task_id)]
+    # the rows' columns carry the fields' names (and more, which are left out)
     investigations = [
-        InvestigationRow(
-            round=r["round"],
-            tool=r["tool"],
-            purpose=r["purpose"],
-            target_vector=r["target_vector"],
-            success=None if r["success"] is None else bool(r["success"]),
-            note=r["note"],
-            information_gained=r["information_gained"],
-            at=r["created_at"],
-        )
+        InvestigationRow.model_validate({**r, "at": r["created_at"]})
         for r in views.task_rows(store, "investigations", task_id)
     ]
-    # the rows' columns carry the fields' names (and more, which are left out)
     outcomes = [OutcomeRow.model_validate(r) for r in views.task_rows(store, "outcomes", task_id)]
     calls = [ModelCall.model_validate(r) for r in views.task_rows(store, "llm_calls", task_id)]
-    engines = views.task_engines(store, c["session_id"], task_id)
     from noetic.events import EventKind
     from noetic.operations.run_view import describe
 
@@ -177,22 +161,14 @@ def task_view(store: BaseStore, task_id: str) -> TaskView:
         )
     ]
     return TaskView(
-        id=c["id"],
-        session_id=c["session_id"],
+        **{**c, "result": json.loads(c["result"])},  # the task's columns, and more left out
         agent=c["ai_id"],
-        task=c["task"],
-        status=c["status"],
-        profile=c["profile"],
-        provider=c["provider"],
-        created_at=c["created_at"],
-        ended_at=c["ended_at"],
-        result=json.loads(c["result"]),
         assessments=assessments,
         investigations=investigations,
         outcomes=outcomes,
         calls=calls,
         totals=_totals(calls),
-        engines=engines,
+        engines=views.task_engines(store, c["session_id"], task_id),
         host_events=host_events,
     )
 
@@ -202,27 +178,17 @@ def _point(r: Any) -> AssessmentPoint:
     may hold a thousand of them."""
     keys = r.keys()
     return AssessmentPoint.model_construct(
-        seq=r["seq"],
-        phase=r["phase"],
+        **{k: r[k] for k in ("seq", "phase", "confidence", "action", "rule", "reason", "note")},
+        **{k: json.loads(r[k]) for k in ("gaps", "rationales", "evidence")},
         at=r["created_at"],
         vectors={v: r[v] for v in VECTOR_NAMES if r[v] is not None},
-        confidence=r["confidence"],
         p_success=r["p_success"] if "p_success" in keys else None,
-        action=r["action"],
-        rule=r["rule"],
-        reason=r["reason"],
         threshold=r["threshold"],
-        gaps=json.loads(r["gaps"]),
-        calibrated=_calibrated(r, keys),
-        rationales=json.loads(r["rationales"]),
-        evidence=json.loads(r["evidence"]),
-        note=r["note"],
+        # the decision's calibrated value, when a map was in force (a store before m022: none)
+        calibrated=json.loads(r["calibrated"])
+        if "calibrated" in keys and r["calibrated"]
+        else None,
     )
-
-
-def _calibrated(r: Any, keys: Any) -> dict[str, Any] | None:
-    """The decision's calibrated value, when a map was in force (a store before m022: none)."""
-    return json.loads(r["calibrated"]) if "calibrated" in keys and r["calibrated"] else None
 
 
 def _totals(calls: list[ModelCall]) -> CallTotals:

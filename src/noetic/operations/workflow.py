@@ -5,11 +5,7 @@ directly, the MCP server on a worker thread, and an async web server through
 ``asyncio.to_thread``. Only an assessment written by a model (``provider=``) calls one, and
 then runs its own event loop: from async code, call it on a thread.
 
-The writes take a ``request_id``: a call whose id was applied before writes nothing and
-returns :class:`~noetic.operations.once.Replayed`, the first call's result
-(:mod:`noetic.operations.once`). A request is recognised by the operation's name and its
-arguments as written (an assessment's scores as the assessment they make), so the same
-request sent through the CLI and through MCP is one.
+The writes take a ``request_id`` and are applied once (:mod:`noetic.operations.once`).
 """
 
 from __future__ import annotations
