@@ -11,9 +11,6 @@ import typer
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr
 
-EXIT_NOT_FOUND = 127
-EXIT_NOT_EXECUTABLE = 126
-
 
 def run(
     command: Annotated[

@@ -98,13 +98,8 @@ def _assessment(
     p_success: float | None,
     review: str | None = None,
 ) -> Any:
-    data: dict[str, Any] = {"vectors": vectors, "note": note}
-    if action:
-        data["recommended_action"] = action
-    if p_success is not None:
-        data["p_success"] = p_success
-    if review is not None:
-        data["review"] = review
+    optional = {"recommended_action": action or None, "p_success": p_success, "review": review}
+    data = {"vectors": vectors, "note": note} | {k: v for k, v in optional.items() if v is not None}
     return Assessment.from_input(phase, data)
 
 
@@ -623,14 +618,12 @@ def description(fn: ToolFunction) -> str:
 def build_tool(n: ServerState, name: str) -> Tool:
     """The SDK's tool for the function called ``name`` in :data:`TOOLS`, acting on ``n``'s
     store: its input and output schemas generated from the signature and return type."""
-    for fn in TOOLS:
-        if fn.__name__ == name:
-            tool = Tool.from_function(
-                tool_errors(bind(fn, n)), name=name, description=description(fn)
-            )
-            tool.parameters = lean_schema(tool.parameters)
-            return tool
-    raise ToolError(f"unknown tool {name!r}")
+    fn = next((f for f in TOOLS if f.__name__ == name), None)
+    if fn is None:
+        raise ToolError(f"unknown tool {name!r}")
+    tool = Tool.from_function(tool_errors(bind(fn, n)), name=name, description=description(fn))
+    tool.parameters = lean_schema(tool.parameters)
+    return tool
 
 
 def build_tools(n: ServerState) -> list[Tool]:
