@@ -72,7 +72,7 @@ def report(
         m = result.metrics
         out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
         for line in phase_lines(result):
-            out.print(line, markup=False, highlight=False)
+            out.print(line, markup=False)
         out.print(
             f"\n[bold]{result.prediction}[/], scored (Brier and AUROC from the first outcomes, "
             "the rest from 20):"
@@ -86,7 +86,7 @@ def report(
         ]
         width = max(len(label) for label, _, _ in metrics) + 2  # the values in one column
         for label, value, note in metrics:
-            out.print(f"  {label:<{width}}{value}{note}", markup=False, highlight=False)
+            out.print(f"  {label:<{width}}{value}{note}", markup=False)
         colour = {"miscalibrated": "yellow", "consistent with calibration": "green"}
         out.print(
             f"  {'verdict':<{width}}[{colour.get(m.test.verdict, 'dim')}]{m.test.verdict}[/] "
@@ -101,19 +101,17 @@ def report(
                     f"{bar(b.observed, 12, '·')}"
                 )
         for line in _recalibration_lines(result):
-            out.print(line, markup=False, highlight=False)
+            out.print(line, markup=False)
         if plot is not None:
             out.print(f"\nreliability diagram written to {esc(plot)}")
 
     emit(result, json, render)
 
 
-def _ci(x: Any) -> str:
-    return f"{x.value:.3f} [{x.low:.3f}, {x.high:.3f}]"
-
-
 def _recalibration_lines(result: Any) -> list[str]:
     """Each agent's map (what its decisions compare) and the release gate, for people."""
+    from noetic.cli.render import interval
+
     lines = ["", "recalibration (what decisions compare; per agent, PREFLIGHT statements):"]
     for m in result.recalibration:
         if m.in_force:
@@ -126,8 +124,9 @@ def _recalibration_lines(result: Any) -> list[str]:
             lines.append(f"  {m.agent}: no map in force ({m.outcomes} outcomes)")
         if m.brier_before is not None and m.brier_after is not None:
             lines.append(
-                f"    held-out Brier ({m.held_out} outcomes): stated {_ci(m.brier_before)} → "
-                f"calibrated {_ci(m.brier_after)}"
+                f"    held-out Brier ({m.held_out} outcomes): stated "
+                f"{interval(m.brier_before, digits=3)} → calibrated "
+                f"{interval(m.brier_after, digits=3)}"
             )
         lines.append(f"    {m.reason}")
     g = result.gate

@@ -40,6 +40,7 @@ def logs(
 
     def render() -> None:
         from noetic.cli.render import table as new_table
+        from noetic.llm.base import money
 
         out = stdout()
         if not calls:
@@ -54,6 +55,9 @@ def logs(
                 status += f" {c.status}"
             if c.attempt > 1:
                 status += f" (try {c.attempt})"
+            cost = "unknown" if c.outcome == "ok" else ""
+            if c.cost_usd is not None:
+                cost = money(c.cost_usd)
             table.add_row(
                 c.at[:19],
                 esc(c.engine or "-"),
@@ -61,7 +65,7 @@ def logs(
                 f"{c.tokens_in:,}",
                 f"{c.tokens_cached:,}" if c.tokens_cached else "",
                 f"{c.tokens_out:,}",
-                "unknown" if c.cost_usd is None and c.outcome == "ok" else _cost(c.cost_usd),
+                cost,
                 f"{c.latency_ms:,.0f}",
                 esc(status),
             )
@@ -74,9 +78,3 @@ def logs(
         out.print(esc(totals.line()))
 
     emit({"calls": calls, "matching": len(matching), "totals": totals}, json, render)
-
-
-def _cost(value: float | None) -> str:
-    from noetic.llm.base import money
-
-    return "" if value is None else money(value)

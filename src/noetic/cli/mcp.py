@@ -144,7 +144,7 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
         "  " + json.dumps({"mcpServers": {"noetic": http_entry}}),
         "  " + json.dumps({"mcpServers": {"noetic": {"command": stdio[0], "args": stdio[1:]}}}),
     ):
-        err.print(line, markup=False, soft_wrap=True, highlight=False)
+        err.print(line, markup=False, soft_wrap=True)
 
 
 def _executable() -> str:

@@ -116,19 +116,13 @@ class _Lines:
         return getattr(self._console(), name)
 
 
+# a _Lines answers what the commands ask of Rich's console
 def stdout() -> Console:
-    return _lines(err=False) if plain() else console(err=False)
+    return _Lines(err=False) if plain() else console(err=False)  # type: ignore[return-value]
 
 
 def stderr() -> Console:
-    return _lines(err=True) if plain(err=True) else console(err=True)
-
-
-def _lines(err: bool) -> Console:
-    """A :class:`_Lines`, which answers what the commands ask of Rich's console."""
-    made: Any = _Lines(err=err)
-    lines: Console = made
-    return lines
+    return _Lines(err=True) if plain(err=True) else console(err=True)  # type: ignore[return-value]
 
 
 def esc(value: object) -> str:

@@ -83,6 +83,9 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     """The profile with the store's active guardian adjustments, and those adjustments.
 
     A store that does not exist yet has none, and is not created just to look."""
+    from functools import reduce
+    from operator import getitem
+
     from noetic.calibration import adjustments
     from noetic.profiles import ProfileRegistry, with_overrides
     from noetic.store import locate_store, open_store
@@ -99,7 +102,7 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     corrections = [
         {
             "field": a.field,
-            "file_value": _dotted(flat, a.field),
+            "file_value": reduce(getitem, a.field.split("."), flat),
             "value": a.new,
             "adjustment": a.id,
             "at": a.at,
@@ -108,12 +111,6 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
         for a in newest.values()
     ]
     return with_overrides(base, {a.field: a.new for a in newest.values()}), corrections
-
-
-def _dotted(data: dict[str, Any], field: str) -> Any:
-    for part in field.split("."):
-        data = data[part]
-    return data
 
 
 @app.command()

@@ -35,7 +35,7 @@ def run(
         if json:
             emit({"command": command, "exit_code": exc.exit_code, "error": str(exc)}, True)
         else:
-            stderr().print(f"[bold red]error:[/] {esc(exc)}", highlight=False)
+            stderr().print(f"[bold red]error:[/] {esc(exc)}")
         raise typer.Exit(exc.exit_code) from None
     record, reason = _record(command, code, session, ai_id, store)
     if json:

@@ -107,7 +107,7 @@ def bootstrap(
             out.print(recalled.context, markup=False)
         out.print("pin this agent and session in this shell (or eval these lines):")
         for line in exports(d):
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
+            out.print(line, markup=False, soft_wrap=True)
         out.print('next: noetic preflight "describe the task"')
 
     answer(

@@ -153,10 +153,3 @@ def _payload(body: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidValueError("the hook's request body is not a JSON object", field="body")
     return data
-
-
-def mount_hooks(
-    app: Any, home: Path, *, host: str = "127.0.0.1", project: Path | None = None
-) -> None:
-    """Add the hook routes to the Starlette ``app`` (before any catch-all mount)."""
-    app.router.routes.extend(hook_routes(home, host=host, project=project))

@@ -87,12 +87,12 @@ def http_app(
     dashboard's pages also accept its login cookie). The hooks answer for ``project``
     (default: :func:`noetic.mcp.hook_routes.server_project`)."""
     from noetic.dashboard.mount import mount_dashboard, owns
-    from noetic.mcp.hook_routes import mount_hooks
+    from noetic.mcp.hook_routes import hook_routes
 
     if token is not None:
         check_token(token)
     access = Access(home, token, loopback=host in LOOPBACK)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
-    mount_hooks(app, home, host=host, project=project)
+    app.router.routes.extend(hook_routes(home, host=host, project=project))  # before any mount
     mount_dashboard(app, home, access=access)
     return BearerAuth(app, access, exempt=owns)

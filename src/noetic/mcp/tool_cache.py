@@ -18,6 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any, cast
 
 from mcp.server.mcpserver.tools import Tool
@@ -150,7 +151,8 @@ class DeferredTool(Tool):
             title=None,
             description=entry["description"],
             parameters=entry["input_schema"],
-            fn_metadata=cast(Any, _Listed(entry["output_schema"])),
+            # what the SDK reads from a listed tool's function metadata: its output schema
+            fn_metadata=cast(Any, SimpleNamespace(output_schema=entry["output_schema"])),
             is_async=True,
             context_kwarg=entry["context"],
             resolved_params={},
@@ -161,10 +163,3 @@ class DeferredTool(Tool):
         )
         tool._build, tool._entry = build, entry
         return tool
-
-
-class _Listed:
-    """What the SDK reads from a listed tool's function metadata: its output schema."""
-
-    def __init__(self, output_schema: dict[str, Any] | None) -> None:
-        self.output_schema = output_schema
