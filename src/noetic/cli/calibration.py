@@ -10,6 +10,8 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import bar, interval, phase_lines, stated_as
+from noetic.errors import UsageError
 from noetic.store import open_store
 
 app = group("Calibration against recorded outcomes.")
@@ -66,8 +68,6 @@ def report(
             _plot(result, plot)
 
     def render() -> None:
-        from noetic.cli.render import bar, phase_lines
-
         out = stdout()
         m = result.metrics
         out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
@@ -110,8 +110,6 @@ def report(
 
 def _recalibration_lines(result: Any) -> list[str]:
     """Each agent's map (what its decisions compare) and the release gate, for people."""
-    from noetic.cli.render import interval
-
     lines = ["", "recalibration (what decisions compare; per agent, PREFLIGHT statements):"]
     for m in result.recalibration:
         if m.in_force:
@@ -149,8 +147,6 @@ def _recalibration_lines(result: Any) -> list[str]:
 
 
 def _plot(result: Any, path: Path) -> None:
-    from noetic.errors import UsageError
-
     try:
         import matplotlib
 
@@ -164,10 +160,7 @@ def _plot(result: Any, path: Path) -> None:
     ax.plot(
         [b.mean_confidence for b in bins], [b.observed for b in bins], marker="o", label="agent"
     )
-    ax.set_xlabel("stated confidence")
-    ax.set_ylabel("observed success rate")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
+    ax.set(xlabel="stated confidence", ylabel="observed success rate", xlim=(0, 1), ylim=(0, 1))
     ax.set_title(f"Reliability ({result.tasks} tasks)")
     ax.legend(loc="upper left")
     fig.savefig(path, dpi=100, bbox_inches="tight")
@@ -237,8 +230,6 @@ def drift_(
         )
 
     def render() -> None:
-        from noetic.cli.render import stated_as
-
         out = stdout()
         out.print(f"drift: {esc(result.reason)}")
         out.print(
@@ -288,8 +279,6 @@ def guardian(
         if undo is not None:
             out.print(f"adjustment {result.id} undone: {result.field} back to {result.old}")
             return
-        from noetic.cli.render import stated_as
-
         b = result.belief
         out.print(
             f"[bold]{esc(result.profile)}[/]: {result.tasks_considered} tasks · "

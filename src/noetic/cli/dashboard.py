@@ -20,6 +20,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr
+from noetic.errors import UsageError
 
 WAIT_S = 20.0
 
@@ -36,7 +37,6 @@ def dashboard(
     json: JsonOpt = False,
 ) -> None:
     """Open the dashboard in the browser, starting `noetic serve` if it is not running."""
-    from noetic.errors import UsageError
     from noetic.store import resolve_home
 
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from noetic.cli.fast import invoke
 from noetic.cli.options import JsonOpt
 from noetic.cli.output import esc, stdout
 from noetic.store import close_stores
@@ -143,8 +144,6 @@ def _no_indexer(store: Path | None) -> Iterator[None]:
 
 
 def _walk(home: Path, quiet: bool, step: Callable[[str, str], None]) -> None:
-    from noetic.cli.fast import invoke
-
     step("1 · bootstrap: open a session", "noetic bootstrap --ai-model claude-haiku-4")
     invoke("bootstrap", ai_model="claude-haiku-4", store=home, json=quiet)
     step("2 · preflight: the baseline, before any work", f'noetic preflight "{TASK}" --vectors …')

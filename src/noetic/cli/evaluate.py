@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from noetic.cli.exits import exit_for_run, handled
+from noetic.cli.exits import EXIT_INTERRUPTED, CommandExit, exit_for_run, handled
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
-from noetic.cli.render import interval
+from noetic.cli.render import interval, table
 from noetic.runtime.opening import open_tracker
 
 if TYPE_CHECKING:
@@ -192,8 +192,6 @@ def compare(
         result = compare_evals(open_tracker(store), first, second)
 
     def render() -> None:
-        from noetic.cli.render import table
-
         a, b = result.first.run, result.second.run
         out = stdout()
         out.print(f"[bold]A[/] {a.run_id} · {esc(a.model)} · {esc(a.profile)} · {a.done} judged")
@@ -226,8 +224,6 @@ def list_runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
         rows = [stored_run(tracker.store, r.id) for r in list_evals(tracker)]
 
     def render() -> None:
-        from noetic.cli.render import table
-
         t = table("run", "set", "model", "status", "judged", "passed", "rate")
         for r in rows:
             rate = "—" if r.success_rate is None else f"{r.success_rate:.2f}"
@@ -308,8 +304,6 @@ class _Watch:
             self.interrupted()
 
     def interrupted(self) -> NoReturn:
-        from noetic.cli.exits import EXIT_INTERRUPTED, CommandExit
-
         self.stop()
         message = f"interrupted: `noetic eval resume {self.run_id}` goes on where it stopped"
         if self.as_json:
@@ -359,8 +353,6 @@ def _stated_rate(ph: Any) -> str:
 
 
 def _render_report(report: EvalReport) -> None:
-    from noetic.cli.render import table
-
     _render_run(report.run, hint=False)
     out = stdout()
     t = table("phase", "n", "stated", "success rate (95%)", "gap (95%)", "Brier (95%)",

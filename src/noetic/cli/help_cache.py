@@ -92,14 +92,10 @@ def show(args: list[str], run: Any) -> None:
         run()
     except SystemExit as exc:
         if exc.code in (0, None) and path is not None:
-            _save(path, "".join(copy.written))
+            from noetic.store.derived_files import atomic_write_bytes
+
+            with contextlib.suppress(OSError):  # no cache folder: the next --help renders again
+                atomic_write_bytes(path, "".join(copy.written).encode("utf-8"), sync=False)
         raise
     finally:
         sys.stdout = copy.stream
-
-
-def _save(path: Path, text: str) -> None:
-    from noetic.store.derived_files import atomic_write_bytes
-
-    with contextlib.suppress(OSError):  # no cache folder: the next --help renders again
-        atomic_write_bytes(path, text.encode("utf-8"), sync=False)

@@ -10,6 +10,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import table
 from noetic.store import open_store
 
 
@@ -39,7 +40,6 @@ def logs(
         totals = UsageTotals.of(matching)
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
         from noetic.llm.base import money
 
         out = stdout()
@@ -48,7 +48,7 @@ def logs(
                 "no model calls recorded" + (" that match" if run or session or model else "")
             )
             return
-        table = new_table("at", "engine", "model", "in", "cached", "out", "cost", "ms", "status")
+        shown = table("at", "engine", "model", "in", "cached", "out", "cost", "ms", "status")
         for c in calls:
             status = "ok" if c.outcome == "ok" else (c.error_class or "error")
             if c.status:
@@ -58,7 +58,7 @@ def logs(
             cost = "unknown" if c.outcome == "ok" else ""
             if c.cost_usd is not None:
                 cost = money(c.cost_usd)
-            table.add_row(
+            shown.add_row(
                 c.at[:19],
                 esc(c.engine or "-"),
                 esc(f"{c.provider}:{c.model}"),
@@ -69,7 +69,7 @@ def logs(
                 f"{c.latency_ms:,.0f}",
                 esc(status),
             )
-        out.print(table)
+        out.print(shown)
         if len(calls) < len(matching):
             out.print(
                 f"the {len(calls)} most recent of {len(matching)} matching calls shown "

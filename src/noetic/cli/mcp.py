@@ -17,6 +17,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import StoreOpt
 from noetic.cli.output import esc, stderr
+from noetic.errors import UsageError
 from noetic.operations.access_tokens import LOOPBACK
 
 
@@ -33,7 +34,6 @@ def serve(
 ) -> None:
     """Serve MCP over streamable HTTP at /mcp and the dashboard at / (loopback by default;
     other addresses need a token)."""
-    from noetic.errors import UsageError
     from noetic.store import resolve_home
 
     from_env = token is None and bool(os.environ.get("NOETIC_TOKEN"))
@@ -44,7 +44,14 @@ def serve(
 
             check_token(token)
         home = resolve_home(store)
-        store_tokens = not token and _has_tokens(home)
+        store_tokens = False  # the store's live tokens (`noetic token create`), then required
+        if not token:
+            from contextlib import closing
+
+            from noetic.operations.access_tokens import Access
+
+            with closing(Access(home, None)) as access:  # creates the store, as serving would
+                store_tokens = access.required
         if host not in LOOPBACK and not token and not store_tokens:
             raise UsageError(
                 f"binding {host} exposes the server beyond this machine and needs a token",
@@ -69,17 +76,6 @@ def serve(
         _leave(130)
 
 
-def _has_tokens(home: Path) -> bool:
-    """Whether the store holds live tokens (`noetic token create`), which the server then
-    requires (opening it makes a new store, as serving would)."""
-    from contextlib import closing
-
-    from noetic.operations.access_tokens import Access
-
-    with closing(Access(home, None)) as access:
-        return access.required
-
-
 def _leave(code: int) -> None:
     """Exit now that the server has shut down (its lifespan closed the store and stopped its
     threads): the exit handlers run, then the process ends without the interpreter's own
@@ -96,8 +92,6 @@ def _leave(code: int) -> None:
 def _bind(host: str, port: int) -> Any:
     """Bind before printing anything, so a busy port is a clear error, not a half-started server."""
     import socket
-
-    from noetic.errors import UsageError
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:

@@ -10,6 +10,8 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import table
+from noetic.errors import UsageError
 
 if TYPE_CHECKING:
     from noetic.profiles import ProfileRegistry
@@ -32,11 +34,9 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
         profiles = [registry.get(n) for n in registry.names()]
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
-        table = new_table("name", "threshold", "max rounds", "tools", "source", "for")
+        shown = table("name", "threshold", "max rounds", "tools", "source", "for")
         for p in profiles:
-            table.add_row(
+            shown.add_row(
                 esc(p.name),
                 str(p.investigation.confidence_threshold),
                 str(p.investigation.max_rounds or "unlimited"),
@@ -44,7 +44,7 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
                 "built-in" if registry.is_builtin(p.name) else "user",
                 esc(p.description),
             )
-        stdout().print(table)
+        stdout().print(shown)
 
     emit(profiles, json, render)
 
@@ -129,8 +129,6 @@ def export(
             try:
                 file.write_text(text, encoding="utf-8")
             except OSError as exc:
-                from noetic.errors import UsageError
-
                 raise UsageError(
                     f"cannot write {file}: {exc.strerror or exc}", fix="choose another path"
                 ) from None

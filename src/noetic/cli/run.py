@@ -10,6 +10,7 @@ import typer
 
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr
+from noetic.errors import NoeticError
 
 
 def run(
@@ -58,7 +59,6 @@ def _record(
     """The outcome recorded, or None with the reason (the command's status stands either way)."""
     import shlex
 
-    from noetic.errors import NoeticError
     from noetic.hosts.testing.commands import run_status
     from noetic.hosts.testing.recording import record_exit
     from noetic.runtime.opening import open_tracker, optional_current_session

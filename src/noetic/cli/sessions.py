@@ -12,6 +12,7 @@ from noetic.cli.exits import handled
 from noetic.cli.inputs import read_text_file
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import decision_line, table, vector_table
 from noetic.store import open_store
 
 app = group("List, show, export and import sessions.")
@@ -33,18 +34,16 @@ def list_(
         totals = session_totals(opened, [s.id for s in sessions])
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
-        table = new_table("id", "ai", "profile", "tasks", "turns", "avg conf", "drift", "type",
+        shown = table("id", "ai", "profile", "tasks", "turns", "avg conf", "drift", "type",
                           "created")  # fmt: skip
         for s in sessions:
             t = totals[s.id]
-            table.add_row(
+            shown.add_row(
                 s.id, esc(s.ai_id), esc(s.profile), str(t.tasks), str(t.turns),
                 _conf(t.average_confidence), "yes" if t.drift_detected else "no",
                 esc(s.session_type or "-"), s.created_at[:19],
             )  # fmt: skip
-        stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
+        stdout().print(shown if sessions else "no sessions yet · start one: noetic bootstrap")
 
     emit([{**s.model_dump(), "totals": totals[s.id]} for s in sessions], json, render)
 
@@ -60,8 +59,6 @@ def show(
     json: JsonOpt = False,
 ) -> None:
     """One session: its tasks, assessments and decisions."""
-    from noetic.cli.render import decision_line, vector_table
-
     with handled(json):
         from noetic.operations.session_totals import exported
 

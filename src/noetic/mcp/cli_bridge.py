@@ -148,10 +148,8 @@ def run_cli(
     code, stdout, stderr = _run_child(args, timeout_s)
     data = None
     if as_json and stdout.strip():
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             data = json.loads(stdout)
-        except json.JSONDecodeError:
-            data = None
     return CliResult(
         command=["noetic", *args], exit_code=code, stdout=stdout, stderr=stderr, data=data
     )

@@ -31,18 +31,12 @@ def check_token(token: str) -> None:
 
 
 class BearerAuth:
-    """Plain ASGI middleware: an HTTP request must carry ``Authorization: Bearer TOKEN`` with
-    the admin token or a live store token whenever the server requires one
-    (:meth:`~noetic.operations.access_tokens.Access.admit`, asked on every request, so the first
-    ``noetic token create`` closes a loopback server that was open, without a restart), except
-    on the paths ``exempt`` names (the dashboard's, which also take a login cookie).
-
-    The identity rides on with the request: in the ASGI scope (``noetic.identity``, which the
-    MCP server reads for each tool call) and as the writer its writes record
-    (:func:`noetic.store.writer.writing_as`). A read-only token may not post hooks (403): each
-    one writes. The lookups are one or two indexed queries on the event loop, so a revoked
-    token is refused from its next request on. A request let in without a token (none is
-    required) goes on as it would with no middleware at all."""
+    """Plain ASGI middleware: an HTTP request must carry ``Authorization: Bearer TOKEN`` whenever
+    the server requires one (:meth:`~noetic.operations.access_tokens.Access.admit`, asked on
+    every request; docs/teams.md), except on the paths ``exempt`` names (the dashboard's, which
+    also take a login cookie). The identity rides on with the request: in the ASGI scope
+    (``noetic.identity``, which the MCP server reads for each tool call) and as the writer its
+    writes record. A read-only token may not post hooks (403): each one writes."""
 
     def __init__(self, app: Any, access: Access, exempt: Callable[[str], bool]) -> None:
         self.app = app

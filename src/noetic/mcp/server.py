@@ -1,11 +1,8 @@
 """The MCP server: one store, one tracker, the seed's tools, the resources and the prompt.
 
-Tool calls are function calls inside this process; every tool is a thin call into the operation
-the matching CLI command calls (:mod:`noetic.operations`). The state the tools share, with each
-client's current session, is :class:`~noetic.mcp.state.ServerState`; how a tool is called and
-its errors reported is :mod:`~noetic.mcp.tool_calls`; the tools are :mod:`~noetic.mcp.tools`,
-the resources :mod:`~noetic.mcp.resources`. This module builds the server from them and imports
-them; none imports it.
+It is built from :class:`~noetic.mcp.state.ServerState`, :mod:`~noetic.mcp.tool_calls`,
+:mod:`~noetic.mcp.tools` and :mod:`~noetic.mcp.resources`, which it imports and none of which
+imports it (docs/architecture.md, "Checks").
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 arguments checked, run on a worker thread under a timeout, a read-only caller's writes refused,
 and Noetic's errors turned into tool errors whose text names the problem and the fix, so the
 calling agent can correct itself (:func:`tool_errors`).
-
-:mod:`~noetic.mcp.tools` wraps every tool with these; :mod:`~noetic.mcp.server` sets
-:data:`CALLER` for a request that came with a token. It imports neither.
 """
 
 from __future__ import annotations
@@ -146,15 +143,14 @@ def tool_errors(fn: F) -> F:
             _check_arguments(fn.__name__, kwargs)
             if on_loop:
                 return await fn(*args, **kwargs)
-            timeout = TOOL_TIMEOUT_S
             try:
-                with anyio.fail_after(timeout):
+                with anyio.fail_after(TOOL_TIMEOUT_S):
                     return await anyio.to_thread.run_sync(
                         partial(_run_to_end, fn, args, kwargs), abandon_on_cancel=True
                     )
             except TimeoutError:
                 raise ToolError(
-                    f"{fn.__name__} took longer than {timeout:g} s and was abandoned; "
+                    f"{fn.__name__} took longer than {TOOL_TIMEOUT_S:g} s and was abandoned; "
                     "try a smaller request"
                 ) from None
         except NoeticError as exc:

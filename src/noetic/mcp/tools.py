@@ -1,14 +1,11 @@
 """The tools: the seed's 21, plus ``record_outcome``, ``generate_goals`` and ``observe``.
 
 Each tool is a module-level async function whose first argument is the server's
-:class:`~noetic.mcp.state.ServerState` (store, tracker, workspace); :data:`TOOLS` is the table the
-server's tools are built from (:func:`build_tool`), binding that argument, so a test can call any
-tool alone. The server imports this module only to build a tool: it lists them from the cached
-tool list (:mod:`noetic.mcp.tool_cache`), so the types the tools return load on the first call.
-Each is a few lines that call the runtime or engine function the matching CLI command calls and
-return a pydantic model, so clients get ``structuredContent`` and a schema for it. A tool's
-docstring is its description, written for the agent reading the tool list: what the tool does,
-and what to call next.
+:class:`~noetic.mcp.state.ServerState`; :data:`TOOLS` is the table the server's tools are built
+from (:func:`build_tool`), binding that argument, so a test can call any tool alone. Each calls
+the operation the matching CLI command calls and returns a pydantic model, so clients get
+``structuredContent`` and a schema for it. A tool's docstring is its description, written for
+the agent reading the tool list: what the tool does, and what to call next.
 """
 
 from __future__ import annotations
@@ -234,7 +231,7 @@ async def submit_preflight_assessment(
     INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET."""
     a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note, p_success)
     sid = n.session_id(session_id, ctx)
-    the_task = task if task is not None else n.pending_task(sid)
+    the_task = task if task is not None else n.pending_tasks.get(sid)
     if the_task is None:
         raise InvalidValueError(
             f"no task for session {sid}: none given and no execute_preflight before",
@@ -246,7 +243,7 @@ async def submit_preflight_assessment(
         n.tracker, sid, the_task, a, abandon_open=abandon_open, request_id=request_id
     )
     out = Submitted.of(_recorded(done))
-    n.forget_task(sid)
+    n.pending_tasks.pop(sid, None)
     return out
 
 
