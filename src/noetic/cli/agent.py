@@ -109,44 +109,33 @@ def gate(
         raise typer.Exit(1)
 
 
-WorkspaceOpt = Annotated[
-    Path, typer.Option(help="The folder the agent works in (its tools cannot leave it).")
-]
-ModeOpt = Annotated[str, typer.Option(help="fast, adapt (switches as needed) or deep.")]
-SandboxOpt = Annotated[
-    str,
-    typer.Option(help="required (refuse without one), auto (use one when there is) or off."),
-]
-MemoryOpt = Annotated[bool, typer.Option(help="Keep and use a profile of the user.")]
-IterationsOpt = Annotated[int, typer.Option(min=1, max=100, help="Reason steps at most.")]
-TokensOpt = Annotated[
-    int | None, typer.Option(min=1, help="Token budget of the run.", show_default=False)
-]
-TimeoutOpt = Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")]
-UserOpt = Annotated[str, typer.Option(help="Whose profile the agent keeps.")]
-ApproveOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Wrap the run in CASCADE and hold irreversible actions until a CHECK clears them: "
-        "never (CHECK alone), ask (ask you when CHECK does not), always (ask you every time).",
-        show_default=False,
-    ),
-]
-
-
 @with_options
 def _agent_options(
     provider: ProviderOpt = None,
-    workspace: WorkspaceOpt = Path("."),
-    mode: ModeOpt = "adapt",
-    sandbox: SandboxOpt = "auto",
-    memory: MemoryOpt = True,
-    max_iterations: IterationsOpt = 10,
-    max_tokens: TokensOpt = None,
-    timeout: TimeoutOpt = 900,
+    workspace: Annotated[
+        Path, typer.Option(help="The folder the agent works in (its tools cannot leave it).")
+    ] = Path("."),
+    mode: Annotated[str, typer.Option(help="fast, adapt (switches as needed) or deep.")] = "adapt",
+    sandbox: Annotated[
+        str,
+        typer.Option(help="required (refuse without one), auto (use one when there is) or off."),
+    ] = "auto",
+    memory: Annotated[bool, typer.Option(help="Keep and use a profile of the user.")] = True,
+    max_iterations: Annotated[int, typer.Option(min=1, max=100, help="Reason steps at most.")] = 10,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Token budget of the run.", show_default=False)
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
     policy: PolicyOpt = None,
-    user: UserOpt = "default",
-    approve: ApproveOpt = None,
+    user: Annotated[str, typer.Option(help="Whose profile the agent keeps.")] = "default",
+    approve: Annotated[
+        str | None,
+        typer.Option(
+            help="Wrap the run in CASCADE and hold irreversible actions until a CHECK clears them: "
+            "never (CHECK alone), ask (ask you when CHECK does not), always (ask you every time).",
+            show_default=False,
+        ),
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
     """The options of every command that runs the agent (run, resume, chat)."""

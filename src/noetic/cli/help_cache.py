@@ -37,10 +37,8 @@ def _path(args: list[str]) -> Path:
     ]
     for folder in sys.path:
         if folder.endswith("-packages"):
-            try:
+            with contextlib.suppress(OSError):
                 parts.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
-            except OSError:
-                continue
     for fd in (0, 1, 2):
         try:
             size: Any = tuple(os.get_terminal_size(fd))

@@ -54,9 +54,7 @@ def vector_table(
     headers = ["vector", "tier", *(["before"] if before is not None else []), "score", ""]
     headers += ["Δ"] if before is not None else []
     rows = []
-    for name in VECTOR_NAMES:
-        if name not in vectors:
-            continue
+    for name in [n for n in VECTOR_NAMES if n in vectors]:
         value = vectors[name]
         shown = oriented(name, value)
         label = f"{name} ↓" if shown != value or name in ("density", "uncertainty") else name

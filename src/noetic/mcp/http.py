@@ -76,10 +76,8 @@ def http_app(
     home: Path, *, host: str = "127.0.0.1", token: str | None = None, project: Path | None = None
 ) -> Any:
     """The ASGI app: the MCP endpoint at ``/mcp``, Claude Code's hooks at ``/hooks/{event}``
-    and the dashboard at ``/``, behind bearer auth that requires a token when one is set, when
-    ``host`` is not loopback, or while the store has live tokens (decided per request; the
-    dashboard's pages also accept its login cookie). The hooks answer for ``project``
-    (default: :func:`noetic.mcp.hook_routes.server_project`)."""
+    (answering for ``project``, default :func:`noetic.mcp.hook_routes.server_project`) and the
+    dashboard at ``/``, behind :class:`BearerAuth`."""
     from noetic.dashboard.mount import mount_dashboard, owns
     from noetic.mcp.hook_routes import hook_routes
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -33,15 +32,6 @@ class Progress:
         self._thread = threading.get_ident()
         self._count = 0
         self._pending: list[asyncio.Future[Any]] = []
-
-    @contextmanager
-    def running(self) -> Iterator[None]:
-        """Mark what runs inside as this call's: only its events are reported."""
-        token = _CURRENT.set(self)
-        try:
-            yield
-        finally:
-            _CURRENT.reset(token)
 
     def __call__(self, event: Event) -> None:
         if _CURRENT.get() is not self:
@@ -75,10 +65,11 @@ async def reporting(ctx: Any, run: Callable[[Progress], Awaitable[T]]) -> T:
     """``await run(progress)``, reporting its events to the client that called (when it gave a
     progress token), every notification sent before this returns."""
     progress = Progress(ctx)
+    token = _CURRENT.set(progress)  # what runs inside is this call's: only its events count
     try:
-        with progress.running():
-            return await run(progress)
+        return await run(progress)
     finally:
+        _CURRENT.reset(token)
         await progress.sent()
 
 

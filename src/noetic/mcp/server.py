@@ -29,12 +29,7 @@ def build_server(
 ) -> MCPServer:
     """An MCP server over the store at ``home``; built-in tools read ``workspace`` (default:
     the working directory at start). ``per_connection``: each MCP session (HTTP) has its own
-    current session; otherwise the process is the one client (stdio).
-
-    The tools are listed from the cached tool list when it is current (:mod:`~noetic.mcp.
-    tool_cache`), each built the SDK's way on its first call; otherwise they are built now and
-    the list is cached for the next start. The embedding thread starts once the server has
-    answered its first request after ``initialize``, so it does not slow the start."""
+    current session; otherwise the process is the one client (stdio)."""
     from noetic.mcp.resources import register_resources
 
     noetic = ServerState(home, workspace, per_connection=per_connection, embed_at_start=False)

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from noetic.store.base import BaseStore as Store
 
 
-SESSION_HEADER = "mcp-session-id"
 REMEMBERED = 10_000
 """At most this many clients' current sessions (and pending tasks) are kept; the oldest go
 first, so a long-running HTTP server's memory stays bounded."""
@@ -166,7 +165,7 @@ class ServerState:
         if not self.per_connection:
             return ""
         headers = ctx.headers if ctx is not None else None
-        client = headers.get(SESSION_HEADER) if headers is not None else None
+        client = headers.get("mcp-session-id") if headers is not None else None
         if client is None and required:
             raise InvalidValueError(
                 "no session_id given, and this connection has no MCP session to keep a "

@@ -64,13 +64,13 @@ def _is_text(value: str) -> bool:
 
 def error_for(line: str, exc: Exception) -> dict[str, Any]:
     """The JSON-RPC error answering ``line``, which the SDK refused with ``exc``."""
+    code, what = INVALID_REQUEST, "Invalid request"
     try:
         json.loads(line)
-        code, what = INVALID_REQUEST, "Invalid request"
-    except RecursionError:
-        code, what = INVALID_REQUEST, "Invalid request"
     except ValueError:
         code, what = PARSE_ERROR, "Parse error"
+    except RecursionError:
+        pass
     reason = _reason(line, exc)
     return {
         "jsonrpc": "2.0",

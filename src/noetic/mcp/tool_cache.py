@@ -148,7 +148,6 @@ class DeferredTool(Tool):
         tool = cls.model_construct(
             fn=build,
             name=entry["name"],
-            title=None,
             description=entry["description"],
             parameters=entry["input_schema"],
             # what the SDK reads from a listed tool's function metadata: its output schema
@@ -157,9 +156,7 @@ class DeferredTool(Tool):
             context_kwarg=entry["context"],
             resolved_params={},
             resolver_plans={},
-            annotations=None,
-            icons=None,
-            meta=None,
+            **dict.fromkeys(("title", "annotations", "icons", "meta")),
         )
         tool._build, tool._entry = build, entry
         return tool

@@ -10,6 +10,7 @@ the agent reading the tool list: what the tool does, and what to call next.
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context
@@ -201,7 +202,13 @@ async def execute_preflight(
 ) -> PromptOut:
     """Get the PREFLIGHT self-assessment prompt for a task (give it as prompt or task). Records
     nothing; answer it and call submit_preflight_assessment, which takes the task from here."""
-    the_task = _one_task(prompt, task)
+    if prompt is not None and task is not None and prompt != task:
+        raise InvalidValueError(
+            "prompt and task disagree: give the task once",
+            field="prompt",
+            value={"prompt": prompt, "task": task},
+        )
+    the_task = prompt if prompt is not None else task
     if the_task is None:
         raise InvalidValueError(
             "execute_preflight needs the task", field="prompt", fix="pass prompt='the task'"
@@ -245,17 +252,6 @@ async def submit_preflight_assessment(
     out = Submitted.of(_recorded(done))
     n.pending_tasks.pop(sid, None)
     return out
-
-
-def _one_task(prompt: str | None, task: str | None) -> str | None:
-    """The task from the seed's ``prompt`` or from ``task``; both only if they agree."""
-    if prompt is not None and task is not None and prompt != task:
-        raise InvalidValueError(
-            "prompt and task disagree: give the task once",
-            field="prompt",
-            value={"prompt": prompt, "task": task},
-        )
-    return prompt if prompt is not None else task
 
 
 async def execute_check(
@@ -571,35 +567,12 @@ async def evaluate(
     ))  # fmt: skip
 
 
-# the table the server registers, in the order clients list them; each tool's description, for
-# the agent reading the tool list, is its docstring ------------------------------------------
-
+# every public coroutine function above is a tool, listed to clients in the order it is defined;
+# each tool's description, for the agent reading the tool list, is its docstring
 TOOLS: list[ToolFunction] = [
-    bootstrap_session,
-    resume_previous_session,
-    get_session_summary,
-    get_epistemic_state,
-    execute_preflight,
-    submit_preflight_assessment,
-    execute_check,
-    submit_check_assessment,
-    execute_postflight,
-    submit_postflight_assessment,
-    get_calibration_report,
-    record_outcome,
-    query_bayesian_beliefs,
-    check_drift_monitor,
-    query_goal_orchestrator,
-    get_empirica_introduction,
-    get_workflow_guidance,
-    cli_help,
-    execute_cli_command,
-    query_ai,
-    generate_goals,
-    create_cascade,
-    observe,
-    nova_process,
-    evaluate,
+    fn
+    for name, fn in list(globals().items())
+    if inspect.iscoroutinefunction(fn) and fn.__module__ == __name__ and not name.startswith("_")
 ]
 
 execute_cli_command.__doc__ = (
