@@ -147,8 +147,7 @@ async def _ask_person(question: str) -> bool:
 
     if not sys.stdin.isatty():
         return False
-    err = stderr()
-    err.print(f"[bold yellow]{esc(question)}[/] Allow? [y/N] ", end="")
+    stderr().print(f"[bold yellow]{esc(question)}[/] Allow? [y/N] ", end="")
     answer = await asyncio.to_thread(sys.stdin.readline)
     return answer.strip().lower() in ("y", "yes")
 

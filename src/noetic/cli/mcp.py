@@ -104,12 +104,8 @@ def _bind(host: str, port: int) -> Any:
 
 
 def _print_connection(url: str, home: Path, token: str | None, host: str) -> None:
-    """The URL, the store it serves, and the exact commands to connect MCP clients.
-
-    Over HTTP every client shares the one store this server opened. The stdio line names no
-    store: the client starts ``noetic mcp`` in its own project, and the store follows that
-    project (its ``.noetic``, else the git root's), so projects never write into each other.
-    """
+    """The URL, the store it serves, and the exact commands to connect MCP clients (the stdio
+    line names no store: it follows the project the client starts it in; docs/mcp.md)."""
     err = stderr()
     err.print(f"[bold]Noetic MCP server[/] at {esc(url)}")
     err.print(f"dashboard at {esc(url.removesuffix('mcp'))}")

@@ -21,7 +21,7 @@ def typer_option(opt: Opt) -> Any:
     decls = list(opt.flags)
     if opt.off_flags:
         decls = [f"{opt.flags[0]}/{opt.off_flags[0]}", *opt.flags[1:]]
-    extra = {} if opt.show_default is None else {"show_default": opt.show_default}
+    extra: dict[str, Any] = {} if opt.show_default is None else {"show_default": opt.show_default}
     return typer.Option(*decls, help=opt.help, envvar=opt.envvar, **extra)
 
 
@@ -33,7 +33,7 @@ def _option_annotation(opt: Opt) -> Any:
 
 
 def _argument_annotation(arg: Arg) -> Any:
-    extra = {} if arg.show_default is None else {"show_default": arg.show_default}
+    extra: dict[str, Any] = {} if arg.show_default is None else {"show_default": arg.show_default}
     return Annotated[str if arg.required else str | None, typer.Argument(help=arg.help, **extra)]
 
 

@@ -78,8 +78,7 @@ def bootstrap(
     if not isinstance(done, Replayed) and stale and stale != done.session.id:
         stderr().print(
             f"[yellow]NOETIC_SESSION is still {stale}:[/] commands in this shell act on it "
-            "until you run the export lines below",
-            markup=True,
+            "until you run the export lines below"
         )
 
     def render(d: ops.Bootstrapped) -> None:

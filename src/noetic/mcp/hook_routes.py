@@ -92,9 +92,7 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
                 return _json(failed(exc))
             return _refused(400, exc.message, "post the JSON object Claude Code sends the hook")
         reply = await to_thread.run_sync(_run, event, payload, home, root)
-        if reply is None:
-            return Response(status_code=200)
-        return _json(reply)
+        return Response(status_code=200) if reply is None else _json(reply)
 
     return [
         Route("/hooks", listing, methods=["GET"]),

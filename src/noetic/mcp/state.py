@@ -95,11 +95,9 @@ class ServerState:
             return self._embedding
 
     def start_background(self, *, thread: bool = True) -> None:
-        """Open the store and the tracker and wake the embedding thread, once: it embeds what
-        is pending and loads the embedder and the index. With ``thread``, the imports and the
-        opening happen on a thread of their own, so the caller (the event loop, right after
-        answering ``tools/list``) is not held up; a store that cannot be opened is reported on
-        stderr there, and again to each tool that needs it."""
+        """Open the store and the tracker and wake the embedding thread, once; with ``thread``, on a
+        thread of their own, so the caller (the event loop, right after answering ``tools/list``) is
+        not held up (docs/mcp.md, "Start-up")."""
         with self._lock:
             if self._started:
                 return

@@ -99,10 +99,7 @@ class _ScreenedLines:
         self.reply: Any = None
         self.ready = anyio.Event()
 
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
+    async def __aiter__(self) -> AsyncIterator[str]:
         import mcp_types as types
         from mcp.shared.message import SessionMessage
 
