@@ -3,15 +3,22 @@ loopback stand-in model that answers at once, at concurrency 1 and 4.
 
 For each concurrency: the wall time of the whole run, and per problem the time in all, the time
 waiting on the model (three calls: PREFLIGHT, the function, POSTFLIGHT), the sandboxed test
-run, and the rest, which is Noetic's own bookkeeping (assessments, tasks, outcomes, the run's
-rows, events). Beside them, in the same run, the floor: each problem's test program run bare as
-``python -c`` in the same bubblewrap sandbox, against the judge's own run of it (a temporary
-workspace, the file written, the sandbox, the verdict).
+run (its own time: it starts as the function is read and runs while the model reassesses),
+and the rest, which is Noetic's own bookkeeping (assessments, tasks, outcomes, the run's rows,
+events): the problem's time neither waiting on the model nor on its tests. Beside them, in the
+same run, the floor: each problem's test program run bare as ``python -c`` in the same
+bubblewrap sandbox, against the judge's own run of it (a temporary workspace, the file written,
+the sandbox, the verdict).
 
 Targets: bookkeeping ≤ 10% of the sandboxed test's own time; all 164 in ≤ 3 minutes on the
 2-core machine at concurrency 4.
 
     python bench/eval_overhead.py [--limit N] [--concurrency 1 4] [--baseline TREE] [--repeat R]
+                                  [--latency MS]
+
+``--latency MS`` has the stand-in take that long over each reply, as a real model does (default
+0: it answers at once); the tests then end before the reassessment comes, which is then written
+with their verdict in one write.
 
 ``--baseline TREE`` runs the same problems with the code of another checkout (its own
 ``.venv``; e.g. a worktree of the commit before a change) turn about with this one, each in a
@@ -30,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -70,6 +78,15 @@ def floor(problems: list[Problem]) -> tuple[float, float]:
     return statistics.median(bare), statistics.median(judged)
 
 
+def _other(t: Any) -> float:
+    """A problem's time neither waiting on the model nor on its tests, as the engine records
+    it (a tree from before it did: its time in all less the model's and the tests')."""
+    recorded = getattr(t, "ms_other", None)
+    if recorded is not None:
+        return float(recorded)
+    return (t.ms_total or 0) - (t.ms_model or 0) - (t.ms_test or 0)
+
+
 def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="noetic-eval-bench-") as home:
         tracker = open_tracker(Path(home), create=True)
@@ -89,8 +106,7 @@ def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> 
         total = statistics.median(t.ms_total or 0 for t in tasks)
         model = statistics.median(t.ms_model or 0 for t in tasks)
         test = statistics.median(t.ms_test or 0 for t in tasks)
-        other = statistics.median((t.ms_total or 0) - (t.ms_model or 0) - (t.ms_test or 0)
-                                  for t in tasks)  # fmt: skip
+        other = statistics.median(_other(t) for t in tasks)
         tracker.store.close()
     print(
         f"concurrency {concurrency}: {run.done}/{run.total} judged ({run.passed} passed) in "
@@ -114,12 +130,14 @@ FIGURES = re.compile(
 )
 
 
-def baseline_run(tree: Path, concurrency: int, limit: int) -> dict[str, float]:
-    """The same run by the code in ``tree`` (another checkout with its own ``.venv``), in a
-    process of its own; its figures as it prints them."""
+def baseline_run(tree: Path, concurrency: int, limit: int, latency: float) -> dict[str, float]:
+    """The same run by the code in ``tree`` (another checkout with its own ``.venv``, whose
+    ``noetic`` it imports), in a process of its own, driven by this script and this tree's
+    stand-in; its figures as it prints them."""
     out = subprocess.run(
-        [str(tree / ".venv/bin/python"), str(tree / "bench/eval_overhead.py"), "--limit",
-         str(limit), "--concurrency", str(concurrency), "--floor", "1"],
+        [str(tree / ".venv/bin/python"), str(Path(__file__).resolve()), "--limit",
+         str(limit), "--concurrency", str(concurrency), "--floor", "1"]
+        + (["--latency", f"{latency:g}"] if latency else []),
         cwd=tree, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     found = FIGURES.search(out)
@@ -153,9 +171,15 @@ def main() -> None:
         "this one: the figures before a change, in the same session",
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs of each (turn about)")
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="ms the stand-in takes over each reply"
+    )
     args = parser.parse_args()
     problems = humaneval()
-    print(f"{os.cpu_count()} cores; {args.limit} problems; stand-in model on loopback HTTP")
+    print(
+        f"{os.cpu_count()} cores; {args.limit} problems; stand-in model on loopback HTTP"
+        + (f", {args.latency:g} ms a reply" if args.latency else ", answering at once")
+    )
     bare, judged = floor(problems[: args.floor])
     print(
         f"floor ({args.floor} problems, median): bare `python -c` in bubblewrap {bare:6.1f} ms, "
@@ -163,11 +187,19 @@ def main() -> None:
     )
     runs: dict[tuple[str, int], list[dict[str, float]]] = {}
     with running() as server:
-        server.responder = StandIn(problems, right_unless_three)
+        standin = StandIn(problems, right_unless_three)
+        server.responder = standin
+        if args.latency:
+
+            def slow(body: dict[str, Any]) -> Any:
+                time.sleep(args.latency / 1000)
+                return standin(body)
+
+            server.responder = slow
         for k in args.concurrency:
             for _ in range(args.repeat):
                 if args.baseline is not None:
-                    figures = baseline_run(args.baseline.resolve(), k, args.limit)
+                    figures = baseline_run(args.baseline.resolve(), k, args.limit, args.latency)
                     runs.setdefault(("baseline", k), []).append(figures)
                 runs.setdefault(("this", k), []).append(
                     one_run(server.url, problems, k, args.limit)

@@ -34,13 +34,20 @@ from noetic.llm.tokens import count_tokens
 from noetic.nova import NovaSettings, resume_nova, run_nova
 from noetic.nova.personas import Catalogue
 from noetic.nova.prompts import instruction, system
-from noetic.nova.turn_context import full_history
+from noetic.nova.turns import Turn
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
 from noetic.store import Store
 
 QUESTION = "Should we use OAuth2 or custom JWT?"
+
+
+def full_history(turns: list[Turn]) -> str:
+    """The seed's ``_build_context``: every turn so far, whole (what Noetic's context replaces)."""
+    return "\n\n".join(f"[{t.persona}]: {t.content}" for t in turns)
+
+
 DELAY_S = 0.2
 FIVE = ("security", "performance", "architecture", "integration", "operations")
 

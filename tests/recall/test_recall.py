@@ -1,4 +1,5 @@
 import json
+import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,23 +10,38 @@ from typer.testing import CliRunner
 from noetic.cli import app
 from noetic.embeddings import recall_embedder
 from noetic.llm.tokens import count_tokens
-from noetic.recall.scoring import (
-    RecallConfig,
-    Strategy,
-    delta_similarity,
-    need,
-    recency,
-    state_similarity,
-    strategy,
-)
+from noetic.recall.scoring import NO_CHANGE, RecallConfig, Strategy, need, strategy
 from noetic.recall.selection import recall
 from noetic.store import Store
 from noetic.store.summaries import RecallSummary, save_summary
-from noetic.vectors import VECTOR_NAMES
+from noetic.vectors import VECTOR_NAMES, oriented
 
 from ..conftest import uniform
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
+
+
+# The documented formulas (noetic.recall.scoring), one task at a time: what the vectorised
+# scoring in noetic.recall.selection must equal.
+def state_similarity(a: dict[str, float], b: dict[str, float]) -> float:
+    shared = [v for v in VECTOR_NAMES if v in a and v in b]
+    if not shared:
+        return 0.0
+    distance = math.sqrt(sum((a[v] - b[v]) ** 2 for v in shared))
+    return max(0.0, 1 - distance / math.sqrt(len(shared)))
+
+
+def delta_similarity(current: dict[str, float], delta: dict[str, float]) -> float:
+    lacks = [1 - oriented(v, current[v]) if v in current else 0.0 for v in VECTOR_NAMES]
+    learned = [
+        max(0.0, -delta[v] if v in ("density", "uncertainty") else delta[v]) if v in delta else 0.0
+        for v in VECTOR_NAMES
+    ]
+    na = math.sqrt(sum(x * x for x in lacks))
+    nb = math.sqrt(sum(x * x for x in learned))
+    if na < NO_CHANGE or nb < NO_CHANGE:
+        return 0.0
+    return max(0.0, sum(x * y for x, y in zip(lacks, learned, strict=True)) / (na * nb))
 
 
 def summary(task, *, cid=None, calibration="well_calibrated", project="p", days=1,
@@ -79,15 +95,25 @@ def test_strategy_thresholds_are_the_seeds():
 
 
 def test_scoring_parts():
-    assert state_similarity(uniform(0.5), uniform(0.5)) == 1.0
-    assert state_similarity(uniform(0.0), uniform(1.0)) == pytest.approx(0.0)
+    import numpy as np
+
+    from noetic.recall.selection import _epistemic
+
+    def terms(current, pre, delta):
+        rows = [[pre[v] for v in VECTOR_NAMES]], [[delta[v] for v in VECTOR_NAMES]]
+        state, dsim = _epistemic(current, *(np.array(r, dtype=np.float32) for r in rows))
+        return float(state[0]), float(dsim[0])
+
+    still = {v: 0.0 for v in VECTOR_NAMES}
+    assert terms(uniform(0.5), uniform(0.5), still)[0] == pytest.approx(1.0)
+    assert terms(uniform(0.0), uniform(1.0), still)[0] == pytest.approx(0.0, abs=1e-6)
     lacking_know = uniform(0.9, know=0.1)
-    learned_know = {v: 0.0 for v in VECTOR_NAMES} | {"know": 0.6}
-    learned_other = {v: 0.0 for v in VECTOR_NAMES} | {"impact": 0.6}
-    assert delta_similarity(lacking_know, learned_know) > delta_similarity(
-        lacking_know, learned_other
+    learned_know = still | {"know": 0.6}
+    learned_other = still | {"impact": 0.6}
+    assert (
+        terms(lacking_know, uniform(0.5), learned_know)[1]
+        > terms(lacking_know, uniform(0.5), learned_other)[1]
     )
-    assert recency(0, RecallConfig()) == 1.0 and recency(10, RecallConfig()) == 0.5
 
 
 def test_cold_start_loads_nothing_and_says_so(store):

@@ -145,3 +145,21 @@ def test_planted_reads_any_line_and_names_only_protected_paths(command):
     protected = Protected(root, "/home/u", tuple(e.pattern for e in builtin()), ())
     for path in planted(command, protected, load_policy(), cwd=root):
         assert protected.covers(path), (command, path)
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        ("cp -- payload -x/../.envrc", ".envrc"),
+        ("mv -- payload -d/../.npmrc", ".npmrc"),
+        ("ln -s -- payload -l/../.git/hooks/pre-commit", ".git/hooks/pre-commit"),
+        ("cp -t -- payload .envrc", ".envrc"),
+    ],
+)
+def test_after_the_end_of_options_a_word_beginning_with_a_dash_is_a_path(command, found):
+    from noetic.tools.shellgate import load_policy
+    from noetic.tools.shellgate.protected import Protected, builtin, planted
+
+    root = "/srv/ws"
+    protected = Protected(root, "/home/u", tuple(e.pattern for e in builtin()), ())
+    assert f"{root}/{found}" in planted(command, protected, load_policy(), cwd=root)

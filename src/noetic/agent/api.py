@@ -191,24 +191,29 @@ class Agent:
             ctx = self._ctx
             ctx.tools = list(self._tools)
             return ctx
-        from noetic.runtime.opening import open_tracker
         from noetic.tools.mcp_servers import configured_servers
 
-        home = self.home
-        if self._tracker is None:  # one store for all of this agent's runs
-            self._tracker = open_tracker(home, create=True)
+        tracker = self._opened_tracker()
         tools = list(self._tools)
         if self._builtins:
-            tools.append(recall_tool(self._tracker.store))
+            tools.append(recall_tool(tracker.store))
         return build_context(
             "agent",
-            tracker=self._tracker,
+            tracker=tracker,
             provider=self._provider,
             limits=self._limits,
             tools=tools,
-            mcp_servers=configured_servers(home),
+            mcp_servers=configured_servers(self.home),
             needs_model=True,
         )
+
+    def _opened_tracker(self) -> Tracker:
+        """The tracker of this agent's store, opened once for all of its runs."""
+        if self._tracker is None:
+            from noetic.runtime.opening import open_tracker
+
+            self._tracker = open_tracker(self.home, create=True)
+        return self._tracker
 
     @property
     def home(self) -> Path:
@@ -233,14 +238,9 @@ class Agent:
     def forget(self, user_id: str | None = None) -> list[str]:
         """Make the agent forget a user (this agent's ``user_id`` by default): their profile and
         every task workspace of theirs are deleted from the store. The task ids deleted."""
-        from noetic.runtime.opening import open_tracker
-
-        if self._tracker is None:
-            self._tracker = open_tracker(self.home, create=True)
-        forgotten: list[str] = self.memory_for(self._tracker.store).forget_user(
+        return self.memory_for(self._opened_tracker().store).forget_user(
             user_id or self.settings.user_id
         )
-        return forgotten
 
     async def arun(self, query: str, *, state: State | None = None) -> AgentResult:
         result: AgentResult | None = None

@@ -1,18 +1,10 @@
 """The epistemic gate on irreversible actions (beyond the seed).
 
-With ``epistemic`` on, a run is wrapped in CASCADE: a PREFLIGHT before triage opens a task in
-the session, every tool call is recorded as an investigation round, and a POSTFLIGHT after
-synthesize closes the task, so the run's confidence is tracked and calibrated like any other.
-
-An action that is allowed but cannot be undone — deleting, overwriting or editing a file, a
-push, a history rewrite, any write outside the scratch folder — is then held until one of:
-
-* a CHECK, written by the model with what the run has found so far, that the action rule
-  answers PROCEED (the profile's threshold, the universal gates);
-* a person's yes, depending on ``approve``: ``never`` (CHECK alone decides), ``ask`` (ask when
-  CHECK does not clear the action), ``always`` (ask for every irreversible action).
-
-A held action is answered to the model as a refused call that says why and what would clear it.
+With ``epistemic`` on, a run is wrapped in CASCADE (a PREFLIGHT before triage, each tool call an
+investigation round, a POSTFLIGHT after synthesize), and an allowed action that cannot be undone
+is held until a CHECK the model writes with what the run has found clears it, or a person says
+yes, as ``approve`` decides (``docs/agent.md``). A held action is answered to the model as a
+refused call that says why and what would clear it.
 """
 
 from __future__ import annotations
@@ -23,7 +15,6 @@ from typing import Any, Literal
 
 from noetic.assessment import Action, Phase
 from noetic.errors import NoeticError, UsageError
-from noetic.events import DecisionMade, EventKind
 from noetic.llm.assessment_reply import assess_with_model
 from noetic.llm.base import ToolCall
 from noetic.tools.file_tools import SandboxRoot
@@ -85,12 +76,9 @@ class EpistemicGate:
     async def preflight(self, run: Any) -> None:
         session = self._session(run)
         profile = run.ctx.tracker.profile_of(run.ctx.store.get_session(session))
+        record = run.ctx.tracker.record_for(session)
         assessment = await assess_with_model(
-            run.model,
-            run.state.query,
-            Phase.PREFLIGHT,
-            profile,
-            record=run.ctx.tracker.record_for(session),
+            run.model, run.state.query, Phase.PREFLIGHT, profile, record=record
         )
         recorded = run.ctx.tracker.preflight(
             session, run.state.query, assessment, abandon_open=True
@@ -109,14 +97,9 @@ class EpistemicGate:
         task, profile, previous = run.ctx.tracker.context_for(session, Phase.CHECK)
         findings = "\n".join(run.state.workspace.observations[-20:])
         findings += f"\nThe next action would be irreversible: it {effect}."
+        record = run.ctx.tracker.record_for(session)
         assessment = await assess_with_model(
-            run.model,
-            task,
-            Phase.CHECK,
-            profile,
-            previous,
-            findings=findings,
-            record=run.ctx.tracker.record_for(session),
+            run.model, task, Phase.CHECK, profile, previous, findings=findings, record=record
         )
         recorded = run.ctx.tracker.check(session, assessment)
         self.checks += 1
@@ -169,4 +152,4 @@ class EpistemicGate:
             review=profile.postflight_review,
         )
         run.ctx.tracker.postflight(session, assessment)
-        run.ctx.emit(EventKind.DECISION, DecisionMade(action="postflight", reason="task closed"))
+        run.decide("postflight", "task closed")

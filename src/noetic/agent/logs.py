@@ -66,12 +66,9 @@ def _performance(events: list[Event]) -> list[str]:
             tokens_out += d.get("tokens_out", 0)
             latency += d.get("latency_ms", 0.0)
     lines = [
-        f"node {name}: {len(ms)}× {sum(ms):.1f} ms (mean {sum(ms) / len(ms):.1f})"
-        for name, ms in nodes.items()
-    ]
-    lines += [
-        f"tool {name}: {len(ms)}× {sum(ms):.1f} ms (mean {sum(ms) / len(ms):.1f})"
-        for name, ms in tools.items()
+        f"{kind} {name}: {len(ms)}× {sum(ms):.1f} ms (mean {sum(ms) / len(ms):.1f})"
+        for kind, times in (("node", nodes), ("tool", tools))
+        for name, ms in times.items()
     ]
     lines.append(
         f"model: {calls} call(s), {tokens_in} tokens in, {tokens_out} out, {latency:.0f} ms"

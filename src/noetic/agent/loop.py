@@ -84,10 +84,6 @@ class AgentResult(BaseModel):
     ms: float = 0.0
 
 
-def _silent(_: str) -> None:
-    return None
-
-
 async def run_agent(
     ctx: RunContext,
     query: str,
@@ -121,7 +117,7 @@ async def run_agent(
                 settings=settings,
                 state=state,
                 toolbox=Toolbox(tools, breaker_threshold=settings.breaker_threshold),
-                say=say or _silent,
+                say=say or (lambda _: None),
                 memory=memory,
                 resumed=resumed,
             )

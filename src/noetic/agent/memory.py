@@ -3,23 +3,12 @@
 The workspace is saved after every step, whether or not profiles are kept
 (:meth:`AgentMemory.save_workspace`), so a task killed mid-run resumes from what it had learned.
 The profile is read at the start of a run and updated after every interaction, in the
-background, by one model call:
-
-* **learn** — the model is asked what the user stated about themselves in this interaction, and
-  what it returns is merged into the profile (:func:`merge`): a preference said once is kept from
-  that interaction on;
-* **consolidate** — when a trigger fires, the model rewrites the whole profile from the current
-  one and every interaction since the last consolidation (kept in ``unconsolidated``), keeping
-  what is still true and dropping what was contradicted. The seed's triggers:
-
-  * ``every`` — every N interactions (5 by default);
-  * ``session`` — the first interaction of a new session;
-  * ``high-value`` — a run that used several tools or went deep.
-
-The thresholds decide how often the model consolidates, never whether a stated preference is
-kept. A call that fails (the model is down, its reply unusable) is reported as an event and
-leaves the profile as it was; the interaction stays in ``unconsolidated`` for the next
-consolidation. A refused or failed run teaches the profile nothing.
+background, by one model call: **learn** (what the user stated about themselves, merged in by
+:func:`merge`) or, when a trigger fires (``every`` N interactions, a new ``session``, a
+``high-value`` run), **consolidate** (the whole profile rewritten from the interactions since the
+last consolidation). The triggers decide how often the model consolidates, never whether a
+stated preference is kept; a failed call is reported as an event and changes nothing
+(``docs/agent.md``).
 """
 
 from __future__ import annotations
@@ -31,8 +20,7 @@ from typing import Any
 from noetic.agent import prompts
 from noetic.agent.state import State, UserProfile, Workspace
 from noetic.errors import NoeticError
-from noetic.events import DecisionMade, EventKind
-from noetic.llm.base import Message, Request
+from noetic.llm.base import Request
 from noetic.llm.structured import complete_structured
 from noetic.store import agent_memory as tables
 from noetic.store.base import BaseStore as Store
@@ -117,24 +105,12 @@ class AgentMemory:
             profile.unconsolidated = [*profile.unconsolidated, _exchange(state)][-MAX_KEPT:]
             rule = fired[0] if fired else "every-interaction"
             action = "memory:consolidate" if fired else "memory:learn"
-            run.ctx.emit(
-                EventKind.DECISION,
-                DecisionMade(action=action, reason=", ".join(fired) or "an interaction", rule=rule),
-            )
+            run.decide(action, ", ".join(fired) or "an interaction", rule)
+            asked = self._consolidation(profile) if fired else self._learning(profile, state)
             try:
-                if fired:
-                    update = await complete_structured(
-                        run.ctx.model, self._consolidation(profile), prompts.ProfileUpdate
-                    )
-                else:
-                    update = await complete_structured(
-                        run.ctx.model, self._learning(profile, state), prompts.ProfileUpdate
-                    )
+                update = await complete_structured(run.ctx.model, asked, prompts.ProfileUpdate)
             except NoeticError as exc:
-                run.ctx.emit(
-                    EventKind.DECISION,
-                    DecisionMade(action="memory:failed", reason=str(exc)[:300], rule=rule),
-                )
+                run.decide("memory:failed", str(exc)[:300], rule)
             else:
                 if fired:
                     profile = profile.model_copy(
@@ -144,10 +120,7 @@ class AgentMemory:
                     profile = merge(profile, update)
                     learned = update.named()
                     if learned:
-                        run.ctx.emit(
-                            EventKind.DECISION,
-                            DecisionMade(action="memory:learned", reason=learned, rule=rule),
-                        )
+                        run.decide("memory:learned", learned, rule)
         profile.last_updated = datetime.now(UTC)
         tables.save_profile(self.store, state.user_id, profile.model_dump(mode="json"))
 
@@ -160,11 +133,7 @@ class AgentMemory:
         text = (
             f"Current profile: {_current(profile)}\n\nThe latest interaction:\n{_exchange(state)}"
         )
-        return Request(
-            system=prompts.LEARN_SYSTEM,
-            messages=(Message(role="user", content=text),),
-            max_tokens=1024,
-        )
+        return Request.of(text, system=prompts.LEARN_SYSTEM, max_tokens=1024)
 
     def _consolidation(self, profile: UserProfile) -> Request:
         turns = "\n\n".join(
@@ -174,11 +143,7 @@ class AgentMemory:
             f"Current profile: {_current(profile)}\n\nThe interactions since it was last "
             f"consolidated, oldest first:\n\n{turns}"
         )
-        return Request(
-            system=prompts.PROFILE_SYSTEM,
-            messages=(Message(role="user", content=text),),
-            max_tokens=1024,
-        )
+        return Request.of(text, system=prompts.PROFILE_SYSTEM, max_tokens=1024)
 
 
 MAX_KEPT = 50  # interactions kept for the next consolidation (the oldest go first)

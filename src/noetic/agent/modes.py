@@ -1,16 +1,10 @@
 """Reasoning depth: what a switch between fast and deep changes for the next step.
 
 A run's *mode* is what the caller asked for: ``fast`` and ``deep`` fix the depth; ``adapt``
-(the default) lets triage choose the first depth and the run change it. The *depth* decides
-three things for every reason step — the instruction the model gets, how many tokens it may
-write, and how many iterations the run may take — so a switch is visible in the very next
-request.
-
-In ``adapt`` mode the depth changes when:
-
-* the model asks, through the ``switch_mode`` tool offered only in that mode;
-* a fast run reaches the fast iteration cap without an answer (escalate to deep);
-* a tool fails repeatedly (escalate to deep, to re-plan rather than retry).
+(the default) lets triage choose the first depth and the run change it (the model's
+``switch_mode``, a fast run at its iteration cap, a tool that keeps failing). The *depth* sets the
+instruction, the reply's token limit and the iteration cap, so a switch is visible in the very
+next request (``docs/agent.md``).
 """
 
 from __future__ import annotations

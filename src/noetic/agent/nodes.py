@@ -50,6 +50,7 @@ from noetic.llm.base import (
 from noetic.llm.structured import complete_structured
 from noetic.runtime.context import RunContext
 from noetic.tools.base import ToolResult
+from noetic.tools.shellgate import load_policy
 
 if TYPE_CHECKING:  # loop.py imports this module; memory and the gate are built by it
     from noetic.agent.epistemic import EpistemicGate
@@ -147,7 +148,8 @@ class _Counted:
 
 async def triage(run: Run) -> None:
     state, settings = run.state, run.settings
-    refused = refused_request(state.query, settings.workspace, run.policy or _policy(settings))
+    policy = run.policy or load_policy(*settings.policy_files)
+    refused = refused_request(state.query, settings.workspace, policy)
     if refused is not None:  # the gate's judgement comes first: no model can overrule it
         run.decide("refuse", f"the shell gate: {refused.explain()}", refused.rule)
         run.stop("refused", prompts.GATE_REFUSAL.format(why=refused.explain()))
@@ -159,9 +161,9 @@ async def triage(run: Run) -> None:
             run.decide("stop", f"PREFLIGHT reply unusable: {exc.message}", "preflight-unusable")
             run.stop("failed", f"The PREFLIGHT assessment could not be read: {exc.message}")
             return
-    request = Request(
+    request = Request.of(
+        state.query,
         system=prompts.TRIAGE_SYSTEM.format(tools=run.toolbox.catalogue()) + _about(run),
-        messages=(Message(role="user", content=state.query),),
         max_tokens=1024,
     )
     try:
@@ -185,9 +187,8 @@ async def triage(run: Run) -> None:
         chosen = run.toolbox.names  # the caller named the tools: all of them are on offer
     state.execution.tools = chosen
     state.workspace.objective = state.workspace.objective or state.query
-    depth = "deep" if decision.mode == "deep" else "fast"
-    if settings.mode != "adapt":
-        depth = settings.mode
+    chosen_depth = "deep" if decision.mode == "deep" else "fast"
+    depth = chosen_depth if settings.mode == "adapt" else settings.mode
     state.execution.depth = depth  # type: ignore[assignment]
     note = f"tools: {', '.join(chosen) or 'none'}; depth {depth}"
     if unknown:
@@ -197,12 +198,6 @@ async def triage(run: Run) -> None:
         state.execution.response = decision.answer
         state.execution.stop_reason = "direct"
         run.decide("answer", "simple request answered in triage", "direct-answer")
-
-
-def _policy(settings: AgentSettings) -> Policy:
-    from noetic.tools.shellgate import load_policy
-
-    return load_policy(*settings.policy_files)
 
 
 # reason ----------------------------------------------------------------------------------------
@@ -237,12 +232,8 @@ def _cap(run: Run) -> int:
 async def reason(run: Run) -> None:
     ex = run.state.execution
     if run.over_budget():
-        last = next(
-            (m.content for m in reversed(ex.messages) if m.role == "assistant" and m.content), ""
-        )
-        run.stop(
-            "budget", last or f"Stopped: the token budget of {run.settings.max_tokens} is spent."
-        )
+        spent = f"Stopped: the token budget of {run.settings.max_tokens} is spent."
+        run.stop("budget", _last_text(run) or spent)
         return
     if ex.iteration >= _cap(run):
         if (
@@ -338,15 +329,13 @@ def _as_text(message: Message) -> Message:
 
 
 async def _final_answer(run: Run) -> None:
-    ex = run.state.execution
-    messages = [*ex.messages, Message(role="user", content=prompts.FINAL_NOW)]
+    ex, depth = run.state.execution, modes.depth_of(run.state.execution.depth)
+    now = Message(role="user", content=prompts.FINAL_NOW)
     request = Request(
-        system=_system(run, modes.depth_of(ex.depth)),
-        messages=tuple(messages),
-        max_tokens=modes.depth_of(ex.depth).max_tokens,
+        system=_system(run, depth), messages=(*ex.messages, now), max_tokens=depth.max_tokens
     )
     reply = await run.ask(request)
-    add_message(run.state, Message(role="user", content=prompts.FINAL_NOW))
+    add_message(run.state, now)
     add_message(run.state, reply.message())
     run.stop("max_iterations", reply.text or "(no answer within the iteration limit)")
 

@@ -67,20 +67,18 @@ class UserProfile(BaseModel):
 
     def summary(self) -> str:
         """What the model is told about the user; empty when nothing is known."""
-        parts = []
-        if self.preferences:
-            parts.append(
-                "preferences: " + "; ".join(f"{k}: {v}" for k, v in self.preferences.items())
-            )
-        if self.goals:
-            parts.append("goals: " + "; ".join(self.goals))
-        if self.expertise_areas:
-            parts.append("expertise: " + ", ".join(self.expertise_areas))
-        if self.communication_style:
-            parts.append("communication style: " + self.communication_style)
-        if self.projects:
-            parts.append("projects: " + "; ".join(f"{k}: {v}" for k, v in self.projects.items()))
-        return "\n".join(parts)
+
+        def pairs(named: dict[str, Any]) -> str:
+            return "; ".join(f"{k}: {v}" for k, v in named.items())
+
+        parts = [
+            ("preferences", self.preferences, pairs(self.preferences)),
+            ("goals", self.goals, "; ".join(self.goals)),
+            ("expertise", self.expertise_areas, ", ".join(self.expertise_areas)),
+            ("communication style", self.communication_style, self.communication_style),
+            ("projects", self.projects, pairs(self.projects)),
+        ]
+        return "\n".join(f"{name}: {text}" for name, given, text in parts if given)
 
 
 class Workspace(BaseModel):

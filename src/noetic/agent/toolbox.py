@@ -42,14 +42,9 @@ class Toolbox:
         return "\n".join(f"- {w}: {t.description}" for w, t in self.by_wire.items()) or "(none)"
 
     def specs(self, names: Iterable[str]) -> tuple[ToolSpec, ...]:
+        offered = [(w, self.by_wire[w]) for w in names if w in self.by_wire]
         return tuple(
-            ToolSpec(
-                name=w,
-                description=self.by_wire[w].description,
-                parameters=self.by_wire[w].parameters,
-            )
-            for w in names
-            if w in self.by_wire
+            ToolSpec(name=w, description=t.description, parameters=t.parameters) for w, t in offered
         )
 
     def acting(self, wire: str) -> bool:
@@ -61,28 +56,20 @@ class Toolbox:
         tool = self.by_wire.get(wire)
         if tool is None:
             known = ", ".join(self.by_wire) or "none"
-            return ToolResult(
-                tool=wire,
-                ok=False,
-                error=f"there is no tool {wire!r}; the tools are: {known}",
-                retry=True,
-            ), False
+            error = f"there is no tool {wire!r}; the tools are: {known}"
+            return ToolResult(tool=wire, ok=False, error=error, retry=True), False
         if wire in self.open:
-            return (
-                ToolResult(
-                    tool=wire,
-                    ok=False,
-                    error=f"{wire} is disabled for the rest of this run after "
-                    f"{self.failures[wire]} failures in a row; use another way",
-                ),
-                False,
+            error = (
+                f"{wire} is disabled for the rest of this run after {self.failures[wire]} "
+                "failures in a row; use another way"
             )
+            return ToolResult(tool=wire, ok=False, error=error), False
         result = await self.toolset.call(tool.name, arguments)
         if result.ok:
             self.failures[wire] = 0
             return result, False
         self.failures[wire] = self.failures.get(wire, 0) + 1
-        if self.failures[wire] >= self.threshold:
+        opened = self.failures[wire] >= self.threshold
+        if opened:
             self.open.add(wire)
-            return result, True
-        return result, False
+        return result, opened

@@ -262,10 +262,7 @@ class _Engine:
                 )
             self.run.resets += 1
             self.findings.append("You decided to RESET: start your thinking over from scratch.")
-            self.ctx.emit(
-                EventKind.DECISION,
-                DecisionMade(action="RESET", reason=f"restarting from THINK ({self.run.resets})"),
-            )
+            self.decide("RESET", f"restarting from THINK ({self.run.resets})")
 
     async def investigate_until_ready(self, strategy: Strategy) -> Any:
         decision = self.last.decision  # type: ignore[union-attr]  # set by PREFLIGHT
@@ -415,10 +412,9 @@ class _Engine:
         reply = await self.call(self.provider.complete(request))
         by_name = {t.name: t for t in tools}
         calls = []
-        problems: dict[int, str] = {}
-        for i, c in enumerate(reply.tool_calls[:5]):
-            if c.error is not None:
-                problems[i] = c.error
+        made = reply.tool_calls[:5]
+        problems = {i: c.error for i, c in enumerate(made) if c.error is not None}
+        for c in made:
             name = real.get(c.name, c.name)
             hints = by_name[name].improves_vectors if name in by_name else ()
             target = next((v for v in hints if v in gaps), None)
@@ -446,6 +442,9 @@ class _Engine:
 
     # plumbing ---------------------------------------------------------------------------
 
+    def decide(self, action: str, reason: str) -> None:
+        self.ctx.emit(EventKind.DECISION, DecisionMade(action=action, reason=reason))
+
     def compare_gains(self, observed: float) -> None:
         """Set what each tool that succeeded this round declared beside the change in
         confidence the CHECK after it showed, and say so as a decision."""
@@ -457,24 +456,14 @@ class _Engine:
                 if u.round == self.run.rounds and u.success and u.tool in declared
             )
         )
-        for name in used:
-            gain = ToolGain(
-                round=self.run.rounds,
-                tool=name,
-                declared=declared[name],
-                observed=round(observed, 6),
-                shared_by=len(used),
-            )
-            self.run.tool_gains.append(gain)
+        shared = {"round": self.run.rounds, "observed": round(observed, 6), "shared_by": len(used)}
+        self.run.tool_gains += [ToolGain(tool=n, declared=declared[n], **shared) for n in used]
         if used:
             said = ", ".join(f"{n} +{declared[n]:.2f}" for n in used)
-            self.ctx.emit(
-                EventKind.DECISION,
-                DecisionMade(
-                    action="tool-gain",
-                    reason=f"round {self.run.rounds}: declared {said}; the CHECK moved "
-                    f"confidence by {observed:+.2f}",
-                ),
+            self.decide(
+                "tool-gain",
+                f"round {self.run.rounds}: declared {said}; the CHECK moved confidence by "
+                f"{observed:+.2f}",
             )
 
     def record_tool(

@@ -1,18 +1,9 @@
 """Strategies, and how a profile's tool mode shapes the tools offered to the model.
 
 The model picks the strategy while thinking about the task (no keyword matching); the strategy
-frames the investigation and recommends tools by domain (:data:`DOMAIN_TOOLS`: an engineer
-reads and searches the code first, a researcher searches and reads sources, a designer looks
-at what exists; the general strategy recommends none). The tool mode decides how tools are
-presented and which may run:
-
-* ``light``: names only, the model explores freely;
-* ``suggestive``: names and descriptions, the model decides;
-* ``guided``: the tools that target the current gaps first, marked as recommended, ranked by
-  the confidence gain each declares (``Tool.confidence_gain``), the strategy's domain tools
-  first among equals;
-* ``prescribed``: only the profile's approved tools are listed, and only they may run;
-* ``inspirational``: tools framed as ideas to spark exploration.
+frames the investigation and recommends tools by domain (:data:`DOMAIN_TOOLS`). The tool mode
+(``light``, ``suggestive``, ``guided``, ``prescribed``, ``inspirational``: ``docs/cascade.md``)
+decides how tools are presented, and in ``prescribed`` mode which may run.
 """
 
 from __future__ import annotations
@@ -101,16 +92,15 @@ def offer(tools: list[Tool], profile: Profile, gaps: tuple[str, ...], strategy: 
     elif mode == ToolMode.LIGHT:
         lines.append("Tools you may use: " + ", ".join(t.name for t in usable) + ".")
     elif mode == ToolMode.GUIDED:
-        lines.append("Recommended first (they target your gaps; expected confidence gain):")
-        lines += [
-            f"- {t.name} (+{t.confidence_gain:.2f}): {t.description}"
-            for t in _gain_order(targeted, strategy)
-        ] or ["- (none)"]
-        lines.append("Also available:")
-        lines += [
-            f"- {t.name} (+{t.confidence_gain:.2f}): {t.description}"
-            for t in _gain_order(rest, strategy)
-        ] or ["- (none)"]
+        for title, group in (
+            ("Recommended first (they target your gaps; expected confidence gain):", targeted),
+            ("Also available:", rest),
+        ):
+            lines.append(title)
+            lines += [
+                f"- {t.name} (+{t.confidence_gain:.2f}): {t.description}"
+                for t in _gain_order(group, strategy)
+            ] or ["- (none)"]
     elif mode == ToolMode.PRESCRIBED:
         lines.append("Only these approved tools may be used; any other call will be refused:")
         lines += [f"- {t.name}: {t.description}" for t in usable]

@@ -375,5 +375,6 @@ def _render_report(report: EvalReport) -> None:
     if tm.problems and tm.total_ms is not None:
         out.print(
             f"[dim]per problem: {tm.total_ms:.0f} ms in all, {tm.model_ms or 0:.0f} ms the "
-            f"model, {tm.test_ms or 0:.0f} ms the tests, {tm.other_ms or 0:.0f} ms the rest[/]"
+            f"model, {tm.test_ms or 0:.0f} ms the tests (run while the model reassesses), "
+            f"{tm.other_ms or 0:.0f} ms the rest[/]"
         )

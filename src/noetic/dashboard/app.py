@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -129,10 +129,8 @@ class _Guard:
             await self.app(scope, receive, send)
             return
         if not self.access.required:
-            response: Response = Response(
-                "this dashboard answers requests addressed to this machine only",
-                status_code=403,
-                media_type="text/plain",
+            response: Response = PlainTextResponse(
+                "this dashboard answers requests addressed to this machine only", status_code=403
             )
         elif scope["method"] == "GET" and scope["path"] != "/live":
             target = scope["path"] + (
@@ -140,11 +138,9 @@ class _Guard:
             )
             response = RedirectResponse("/login?" + urlencode({"next": target}), status_code=303)
         else:
-            response = Response(
-                "missing or wrong token",
-                status_code=401,
-                media_type="text/plain",
-                headers={"WWW-Authenticate": 'Bearer realm="noetic"'},
+            challenge = {"WWW-Authenticate": 'Bearer realm="noetic"'}
+            response = PlainTextResponse(
+                "missing or wrong token", status_code=401, headers=challenge
             )
         await response(scope, receive, send)
 

@@ -1,16 +1,11 @@
 """Who may read the dashboard: the same rule as ``/mcp``, decided on each request.
 
-While no token is required (the server is bound to loopback, started without ``--token``, and
-the store has no live token) every request from this machine is let in, provided its ``Host``
-header names loopback too, so a web page elsewhere cannot reach it through DNS rebinding. From
-the request after the first ``noetic token create`` on, a request needs either
-``Authorization: Bearer TOKEN`` (the admin token or a live store token, read-only ones
-included: the dashboard only reads) or the cookie the login form sets: a random login session
-id the server holds in memory (:meth:`noetic.operations.access_tokens.Access.login`), never a token
-and nothing derived from the store, so a copy of the database cannot forge one; each login
-gets a new one, and logging out, revoking the token or stopping the server ends it (and the
-page's ``/live`` stream with it: :func:`admitted` is asked again while a stream is open). The
-cookie is ``HttpOnly`` and ``SameSite=Strict``.
+While no token is required, every request from this machine is let in provided its ``Host``
+header names loopback too (no DNS rebinding). Once a token exists, a request needs
+``Authorization: Bearer TOKEN`` or the login cookie: a random login session id the server holds
+in memory, never a token nor anything derived from the store, so a copy of the database cannot
+forge one; logging out, revoking the token or stopping the server ends it, and the page's
+``/live`` stream with it (``docs/dashboard.md``).
 """
 
 from __future__ import annotations

@@ -47,14 +47,16 @@ def _points(pairs: Any) -> str:
     return " ".join(f"{_n(x)},{_n(y)}" for x, y in pairs)
 
 
+def templates() -> Environment:
+    """The dashboard's templates, every value they show escaped."""
+    return Environment(
+        loader=FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True, lstrip_blocks=True
+    )
+
+
 @cache
 def _macros() -> Any:
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = templates()
     env.filters.update(n=_n, g=lambda v: f"{v:g}", fmt=lambda v, spec: format(v, spec))
     return env.get_template("charts.html").module
 

@@ -42,7 +42,7 @@ def live_endpoint(store_for: Callable[[], BaseStore]) -> Callable[[Request], Any
             start = Cursor.parse(given) if given else None
         except InvalidValueError as exc:
             return Response(str(exc), status_code=400, media_type="text/plain")
-        still = request.scope.get("noetic.still_admitted") or _always
+        still = request.scope.get("noetic.still_admitted") or (lambda: True)
         return StreamingResponse(
             _changes(store_for, start, still),
             media_type="text/event-stream",
@@ -80,10 +80,6 @@ async def _changes(
 
 def _cursor(store_for: Callable[[], BaseStore], still: Callable[[], bool]) -> Cursor | None:
     return cursor(store_for()) if still() else None
-
-
-def _always() -> bool:
-    return True
 
 
 def _kinds(store_for: Callable[[], BaseStore], after: int) -> list[str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlencode
 
-from jinja2 import Environment, FileSystemLoader
+from jinja2 import Environment
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -27,7 +26,6 @@ from noetic.vectors import DESCRIPTIONS, INVERTED, TIERS, VECTOR_NAMES
 if TYPE_CHECKING:
     from noetic.store.base import BaseStore
 
-HERE: Final = Path(__file__).parent
 PREDICTIONS: Final = ("preflight", "check", "postflight", "adversarial_review")
 # Agents' text (tasks, reasons, evidence) is shown on every page: it is escaped by the templates,
 # and the browser is told to run no script but the dashboard's own file, and not to be framed.
@@ -43,12 +41,7 @@ LONGEST: Final = 500  # characters in a query or path parameter
 
 
 def environment() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = charts.templates()
     env.globals.update(
         charts=charts,
         level=level,
@@ -102,8 +95,10 @@ class Pages:
         self.stores = stores
         self.env = environment()
 
-    def store(self) -> BaseStore:
-        return self.stores()
+    def _opened(self) -> tuple[BaseStore, Any]:
+        """The store, and its change cursor from before the page reads it."""
+        store = self.stores()
+        return store, live.cursor(store)
 
     def render(
         self, request: Request, template: str, context: dict[str, Any], status_code: int = 200
@@ -139,8 +134,7 @@ class Pages:
     ) -> Response:
         """A list page: its filters (of ``kind``) from the query string, the page ``read``."""
         _checked(request)
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         filters = kind.model_validate(_params(request, kind.model_fields))
         page = read(store, filters)
         return self._page(request, template, page=page, cursor=cursor, title=title)
@@ -159,8 +153,7 @@ class Pages:
         """A page of one thing, ``read`` by the id in its path and given to the template as
         ``name``."""
         _checked(request, ())
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         view = read(store, request.path_params["id"])
         return self._page(
             request, template, cursor=cursor, title=f"{title} {view.id}", **{name: view}
@@ -176,11 +169,9 @@ class Pages:
                 f"decisions must be 'all' (every decision) or left out, got {shown_all[:40]!r}",
                 field="decisions",
             )
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         view = task_view(store, request.path_params["id"])
-        everything = shown_all == "all"
-        shown = view.assessments if everything else view.assessments[-DECISIONS_SHOWN:]
+        shown = view.assessments if shown_all == "all" else view.assessments[-DECISIONS_SHOWN:]
         return self._page(
             request, "task.html", t=view, decisions=shown, cursor=cursor, title=f"Task {view.id}"
         )
@@ -195,15 +186,13 @@ class Pages:
         from noetic.operations.calibration_view import calibration_view, outcome_choices
 
         _checked(request, ("agent", "profile", "domain", "since_days", "prediction"))
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         q = request.query_params
-        since = _days(q.get("since_days") or None)
         filters = Filters(
             ai_id=q.get("agent") or None,
             profile=q.get("profile") or None,
             domain=q.get("domain") or None,
-            since_days=since,
+            since_days=_days(q.get("since_days") or None),
         )
         prediction = q.get("prediction") or "preflight"
         if prediction not in PREDICTIONS:
@@ -228,8 +217,7 @@ class Pages:
         from noetic.operations.compare import compare, compare_choices
 
         _checked(request, ("a", "b"))
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
         comparison = compare(store, a, b) if a and b else None
         agents = compare_choices(store)
@@ -248,8 +236,7 @@ class Pages:
         """Every run of ``noetic eval``, newest first."""
         from noetic.operations.eval_view import eval_runs
 
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         return self._page(
             request, "evals.html", runs=eval_runs(store), cursor=cursor, title="Evals"
         )
@@ -258,18 +245,20 @@ class Pages:
         """One eval run's calibration per phase, and its problems."""
         from noetic.operations.eval_view import eval_view
 
-        store = self.store()
-        cursor = live.cursor(store)
+        store, cursor = self._opened()
         report = eval_view(store, request.path_params["id"])
         title = f"Eval {report.run.run_id}"
         return self._page(request, "eval.html", r=report, cursor=cursor, title=title)
 
     # errors -------------------------------------------------------------------------------
 
-    def not_found(self, request: Request, exc: Exception) -> Response:
+    def _error(self, request: Request, title: str, message: str, status: int) -> Response:
         return self.render(
-            request, "error.html", {"title": "Not found", "message": str(exc)}, status_code=404
+            request, "error.html", {"title": title, "message": message}, status_code=status
         )
+
+    def not_found(self, request: Request, exc: Exception) -> Response:
+        return self._error(request, "Not found", str(exc), 404)
 
     def bad_request(self, request: Request, exc: Exception) -> Response:
         if isinstance(exc, ValidationError):
@@ -278,18 +267,14 @@ class Pages:
             )
         else:
             message = str(exc)
-        return self.render(
-            request, "error.html", {"title": "Bad request", "message": message}, status_code=400
-        )
+        return self._error(request, "Bad request", message, 400)
 
     def http_error(self, request: Request, exc: Exception) -> Response:
         if not isinstance(exc, HTTPException):
             raise exc
         title = "Not found" if exc.status_code == 404 else "Error"
         message = f"nothing at {request.url.path}" if exc.status_code == 404 else str(exc.detail)
-        return self.render(
-            request, "error.html", {"title": title, "message": message}, status_code=exc.status_code
-        )
+        return self._error(request, title, message, exc.status_code)
 
 
 def _days(text: str | None) -> float | None:

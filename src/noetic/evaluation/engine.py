@@ -7,13 +7,17 @@ For each problem, on the run context's model:
     POSTFLIGHT it reassesses having seen its code: a standard review, or an adversarial one
                that first looks for what is wrong with it (the profile's, or --review)
     TEST       the problem's own tests run on the function in the OS sandbox, with a time
-               limit and a memory limit; their verdict is the task's outcome (source ``test``)
+               limit and a memory limit, from the moment the function is read (so they run
+               while the model reassesses it, never seeing their verdict); their verdict is
+               the task's outcome (source ``test``), recorded after the POSTFLIGHT
 
 Each problem is an ordinary task (a cascade) in a session of the ``eval`` engine, so the
 calibration report, the dashboard and everything reading outcomes use it. ``concurrency``
 workers take problems from a queue, each in its own session (a session has one open task at a
-time). Every step is written to the run's rows (:mod:`noetic.store.evals`) before the next
-begins, so a killed run resumes where it stopped and runs nothing that finished twice.
+time). Every model call is written to the run's rows (:mod:`noetic.store.evals`) before the
+next begins, so a killed run resumes where it stopped and runs nothing that finished twice; the
+POSTFLIGHT and the tests' verdict are one write when the tests are done by the time the model
+has reassessed (the POSTFLIGHT is written first, on its own, when they are not).
 
 A reply that stays unusable after its repair round ends that problem as ``error`` (its task
 closed as ``parse_failure``) and the run goes on; a provider that still fails after its retries
@@ -103,6 +107,8 @@ class TaskResult(BaseModel):
     ms_total: float | None = None
     ms_model: float | None = None
     ms_test: float | None = None
+    # Noetic's own time: neither waiting on the model nor on the tests (None: not recorded)
+    ms_other: float | None = None
     usage: UsageTotals | None = None
 
 
@@ -235,6 +241,18 @@ class _Worker:
         self.provider = provider
 
 
+@dataclasses.dataclass(frozen=True)
+class _Answered:
+    """A problem's answer, its reassessment not yet written: the tests already started."""
+
+    cascade_id: str
+    code: str | None
+    pre: Assessment
+    post: Assessment
+    timer: float  # when the PREFLIGHT was asked
+    testing: asyncio.Future[Verdict]
+
+
 class _Runner:
     def __init__(
         self,
@@ -329,7 +347,6 @@ class _Runner:
     # one problem ------------------------------------------------------------------------
 
     async def one(self, worker: _Worker, task: EvalTaskRecord) -> TaskResult | None:
-        store = self.ctx.store
         problem = Problem.model_validate(task.problem)
         ctx = RunContext(
             engine=ENGINE,
@@ -344,16 +361,26 @@ class _Runner:
         start = time.perf_counter()
         before: UsageTotals = getattr(worker.provider, "totals", UsageTotals())
         result: dict[str, Any] = dict(task.result)
-        code = task.code
         cascade_id = task.cascade_id
+        answered: _Answered | None = None
+        testing: asyncio.Future[Verdict] | None = None
         if task.state == "answered":  # its events are the task's, as before the stop
             ctx.task_id = task.cascade_id
         try:
             if task.state == "started":
                 _abandon(self.ctx, task)
             if task.state in ("pending", "started"):
-                cascade_id, code, result = await self.answer(ctx, task, problem, before)
-            verdict = await self.judge(problem, code)
+                answered = await self.answer(ctx, task, problem)
+                cascade_id, testing = answered.cascade_id, answered.testing
+                if not testing.done():  # kept before the tests are waited for
+                    with _step(ctx):
+                        result = self.reassessed(ctx, task, problem, answered, before)
+                    answered = None
+            else:
+                testing = asyncio.ensure_future(self.judge(problem, task.code))
+            waiting = time.perf_counter()
+            verdict = await testing
+            waited = (time.perf_counter() - waiting) * 1000
         except ProviderError as exc:
             self.failure = self.failure or exc
             _close(ctx, "provider_failure", str(exc))
@@ -364,31 +391,43 @@ class _Runner:
                 _close(ctx, "parse_failure", reason)
                 self.update(task, state="error", reason=reason)
             return self.result(task)
-        if "usage" in result:  # answered before: its model calls are counted there
-            spent = UsageTotals(**result["usage"])
-        else:
-            spent = getattr(worker.provider, "totals", UsageTotals()).since(before)
+        finally:
+            if testing is not None and not testing.done():  # nothing left running
+                testing.cancel()
+                with contextlib.suppress(BaseException):
+                    await testing
         assert cascade_id is not None
-        # the outcome, the TEST event and the problem's state are one write; only a problem
-        # answered before a stop (its outcome written by an older run between them) may have
-        # its outcome already
-        with store.unit():
+        # the outcome, the TEST event and the problem's state are one write, with the
+        # reassessment when the tests were done by the time it came; only a problem answered
+        # before a stop (its outcome written by an older run between them) may have its
+        # outcome already
+        with _step(ctx):
+            if answered is not None:
+                result = self.reassessed(ctx, task, problem, answered, before)
             if task.state != "answered" or _test_outcome(self.ctx, cascade_id) is None:
                 record_outcome(
-                    store,
+                    self.ctx.store,
                     cascade_id,
                     score=1.0 if verdict.passed else 0.0,
                     source="test",
                     evidence=f"{problem.task_id}: {verdict.reason}",
                     registry=self.ctx.tracker.registry,
                 )
+            if "usage" in result:  # answered: its model calls are counted there
+                spent = UsageTotals(**result["usage"])
+            else:
+                spent = getattr(worker.provider, "totals", UsageTotals()).since(before)
             elapsed = (time.perf_counter() - start) * 1000
             earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
+            total = round(earlier + elapsed, 3)
             result.update(
                 usage=spent.model_dump(exclude={"cost_usd"}),
                 ms_test=verdict.ms,
-                ms_total=round(earlier + elapsed, 3),
+                ms_total=total,
                 ms_model=spent.latency_ms,
+                # Noetic's own time on the problem: neither waiting on the model nor on the
+                # tests (which run while the model reassesses the code)
+                ms_other=round(max(total - spent.latency_ms - waited, 0.0), 3),
             )
             ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
             self.update(
@@ -396,11 +435,10 @@ class _Runner:
             )
         return self.result(task)
 
-    async def answer(
-        self, ctx: RunContext, task: EvalTaskRecord, problem: Problem, before: UsageTotals
-    ) -> tuple[str, str | None, dict[str, Any]]:
-        """PREFLIGHT, the function, POSTFLIGHT: the task, the code (None: no code in the
-        reply) and what to keep, each step written before the next."""
+    async def answer(self, ctx: RunContext, task: EvalTaskRecord, problem: Problem) -> _Answered:
+        """PREFLIGHT, the function, POSTFLIGHT, each model call written before the next; the
+        tests start as soon as the function is read, and run while the model reassesses it
+        (which never sees their verdict). The reassessment is left for the caller to write."""
         tracker = self.ctx.tracker
         text = task_text(problem)
         timer = time.perf_counter()
@@ -417,34 +455,52 @@ class _Runner:
         )
         reply = await ctx.model.complete(request)
         code = extract_code(reply.text, problem.entry_point)
-        with _step(ctx):  # the call and the ACT event: one write
-            ctx.emit(
-                EventKind.PHASE_COMPLETED,
-                PhaseCompleted(phase="ACT", ms=round((time.perf_counter() - act) * 1000, 3)),
-            )
-        if code is not None:
-            findings = f"The function you wrote:\n```python\n{code.rstrip()}\n```"
-        else:
-            findings = f"Your reply, which had no Python code block:\n{reply.text[:3000]}"
-        post: Assessment = await assess_with_model(
-            ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
-            review=task.review,
-        )  # fmt: skip
-        with _step(ctx):  # the task closed and the problem's state: one write
-            tracker.postflight(
-                ctx.session_id or "", post,
-                extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
+        testing = asyncio.ensure_future(self.judge(problem, code))
+        try:
+            with _step(ctx):  # the call and the ACT event: one write
+                ctx.emit(
+                    EventKind.PHASE_COMPLETED,
+                    PhaseCompleted(phase="ACT", ms=round((time.perf_counter() - act) * 1000, 3)),
+                )
+            if code is not None:
+                findings = f"The function you wrote:\n```python\n{code.rstrip()}\n```"
+            else:
+                findings = f"Your reply, which had no Python code block:\n{reply.text[:3000]}"
+            post: Assessment = await assess_with_model(
+                ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
+                review=task.review,
             )  # fmt: skip
-            kept = {
-                "p_preflight": pre.p_success,
-                "p_postflight": post.p_success,
-                "ms_answer": round((time.perf_counter() - timer) * 1000, 3),
-                "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
-                if hasattr(ctx.model, "totals")
-                else UsageTotals().model_dump(exclude={"cost_usd"}),
-            }
-            self.update(task, state="answered", code=code, result=kept)
-        return opened.cascade.id, code, kept
+        except BaseException:
+            testing.cancel()  # the caller never waits for it: nothing left running
+            with contextlib.suppress(BaseException):
+                await testing
+            raise
+        return _Answered(opened.cascade.id, code, pre, post, timer, testing)
+
+    def reassessed(
+        self,
+        ctx: RunContext,
+        task: EvalTaskRecord,
+        problem: Problem,
+        answered: _Answered,
+        before: UsageTotals,
+    ) -> dict[str, Any]:
+        """Write the POSTFLIGHT (closing the task) and the problem's state ``answered`` (in the
+        step's transaction); what is kept of the answer."""
+        self.ctx.tracker.postflight(
+            ctx.session_id or "", answered.post,
+            extra={"eval": {"run": task.run_id, "task_id": problem.task_id}},
+        )  # fmt: skip
+        kept = {
+            "p_preflight": answered.pre.p_success,
+            "p_postflight": answered.post.p_success,
+            "ms_answer": round((time.perf_counter() - answered.timer) * 1000, 3),
+            "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
+            if hasattr(ctx.model, "totals")
+            else UsageTotals().model_dump(exclude={"cost_usd"}),
+        }
+        self.update(task, state="answered", code=answered.code, result=kept)
+        return kept
 
     async def judge(self, problem: Problem, code: str | None) -> Verdict:
         if code is None:
@@ -481,7 +537,7 @@ def task_result(task: EvalTaskRecord) -> TaskResult:
         passed=task.passed, reason=task.reason, review=task.review, session_id=task.session_id,
         cascade_id=task.cascade_id, p_preflight=r.get("p_preflight"),
         p_postflight=r.get("p_postflight"), ms_total=r.get("ms_total"),
-        ms_model=r.get("ms_model"), ms_test=r.get("ms_test"),
+        ms_model=r.get("ms_model"), ms_test=r.get("ms_test"), ms_other=r.get("ms_other"),
         usage=UsageTotals(**r["usage"]) if "usage" in r else None,
     )  # fmt: skip
 

@@ -24,7 +24,7 @@ from noetic.calibration.per_phase import (
     stated_value,
 )
 from noetic.calibration.rates import Interval, gap_difference, significant
-from noetic.evaluation.engine import EvalRun, stored_run
+from noetic.evaluation.engine import EvalRun, TaskResult, stored_run
 from noetic.store import evals
 from noetic.store.base import BaseStore
 
@@ -33,7 +33,9 @@ PHASES: Final = ("preflight", "postflight", "adversarial_review")
 
 class Timing(BaseModel):
     """Mean milliseconds per finished problem: in all, waiting on the model, running the
-    tests, and the rest (Noetic's own bookkeeping)."""
+    tests (their own time, much of which passes while the model reassesses the function), and
+    the rest: Noetic's own bookkeeping, the time spent neither waiting on the model nor on the
+    tests."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -148,6 +150,16 @@ def _difference(a: EvalReport, b: EvalReport, phase: str) -> PhaseDifference:
     )
 
 
+def _other(t: TaskResult) -> float | None:
+    """A problem's own time outside the model and the tests (as recorded, or, for a problem
+    judged before it was, what its time in all leaves of them)."""
+    if t.ms_other is not None:
+        return t.ms_other
+    if t.ms_total is None or t.ms_model is None or t.ms_test is None:
+        return None
+    return t.ms_total - t.ms_model - t.ms_test
+
+
 def _timing(run: EvalRun) -> Timing:
     done = [t for t in run.tasks if t.state == "done" and t.ms_total is not None]
 
@@ -158,9 +170,6 @@ def _timing(run: EvalRun) -> Timing:
     total = mean([t.ms_total for t in done])
     model = mean([t.ms_model for t in done])
     test = mean([t.ms_test for t in done])
-    other = (
-        round(total - model - test, 3)
-        if total is not None and model is not None and test is not None
-        else None
-    )
+    # recorded per problem since the tests run beside the reassessment; before, the rest
+    other = mean([_other(t) for t in done])
     return Timing(problems=len(done), total_ms=total, model_ms=model, test_ms=test, other_ms=other)

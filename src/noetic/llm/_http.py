@@ -8,13 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from noetic.errors import ProviderError, UsageError
-
-
-def missing_sdk(package: str, extra: str) -> UsageError:
-    return UsageError(
-        f"the {package!r} package is not installed",
-        fix=f"pip install 'noetic[{extra}]'",
-    )
+from noetic.llm.base import failure
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -76,25 +70,9 @@ def _short(exc: Exception) -> str:
     return text if len(text) <= 300 else text[:300] + "…"
 
 
-def stream_failure(exc: Exception, provider: str, model: str) -> ProviderError:
-    """A transport failure while reading a streamed body (the SDKs let their HTTP client's
-    errors through there), as a retryable connection error; anything else is raised."""
-    if _transport_error(exc):
-        return ProviderError(
-            f"{provider}:{model}: the stream broke: {type(exc).__name__}: {exc}",
-            provider=provider,
-            model=model,
-            retryable=True,
-            kind="connection",
-        )
-    raise exc
-
-
 def _transport_error(exc: Exception) -> bool:
     """Whether ``exc`` is an error of the HTTP client under the SDKs (``httpx2`` in current
     releases, ``httpx`` in older ones)."""
-    import importlib
-
     for module in ("httpx2", "httpx"):
         try:
             base = importlib.import_module(module).HTTPError
@@ -118,7 +96,9 @@ class SdkProvider:
         try:
             self._sdk: Any = importlib.import_module(package)
         except ImportError:
-            raise missing_sdk(package, package) from None
+            raise UsageError(
+                f"the {package!r} package is not installed", fix=f"pip install 'noetic[{package}]'"
+            ) from None
         self._client: Any = connect(self._sdk) if client is None else client
 
     @property
@@ -134,16 +114,24 @@ class SdkProvider:
 
     def _cut_short(self) -> ProviderError:
         """A stream that ended before the reply was complete (a dropped connection)."""
-        return ProviderError(
+        return failure(
+            self,
             f"{self.name}:{self.model}: the stream ended before the reply was complete",
-            provider=self.name,
-            model=self.model,
             retryable=True,
             kind="connection",
         )
 
     def _broken(self, exc: Exception) -> ProviderError:
-        """A failure while reading a stream, as a :class:`ProviderError`."""
+        """A failure while reading a stream, as a :class:`ProviderError`: a transport failure
+        (the SDKs let their HTTP client's errors through there) as a retryable connection
+        error; anything else is raised."""
         if isinstance(exc, self._sdk.APIError):
             return translate(exc, self._sdk, self.name, self.model)
-        return stream_failure(exc, self.name, self.model)
+        if not _transport_error(exc):
+            raise exc
+        return failure(
+            self,
+            f"{self.name}:{self.model}: the stream broke: {type(exc).__name__}: {exc}",
+            retryable=True,
+            kind="connection",
+        )

@@ -1,23 +1,12 @@
 """Anthropic's Messages API through the official ``anthropic`` SDK.
 
-Wire mapping: tools become ``tools`` entries with an ``input_schema``; ``tool_choice`` becomes
-``{"type": "auto" | "any" | "none" | "tool"}``; tool calls arrive as ``tool_use`` content
-blocks and go back as ``tool_result`` blocks at the start of the next user turn. A
-``json_schema`` request is answered through a forced tool (``reply``) whose input schema is the
-schema; its input is the reply's text. An endpoint that answers that with a 400 naming tools
-gets the prompt instruction instead, from then on (see :mod:`noetic.llm.structured`).
-
-Prompt caching: a system prompt long enough to be cached is sent as one text block marked
-``cache_control: {"type": "ephemeral"}``, so the stable prefix (the tools and the system prompt)
-is read from Anthropic's cache on later calls at a tenth of the input price. Shorter ones stay a
-plain string: Anthropic caches no prefix under 1,024 tokens, and :data:`CACHE_MIN_CHARS`
-estimates that generously (three characters a token) so no cacheable prefix goes unmarked.
-Cache reads and writes come back in :class:`Usage` (``cached_tokens``, ``cache_write_tokens``;
-``input_tokens`` counts them too).
-
-``stream`` uses the SDK's ``messages.stream``: text deltas as they come, then the same
-:class:`Completion` ``complete`` gives. A stream that ends before ``message_stop`` (the
-connection dropped) is a retryable connection error, never a short reply.
+Tools, tool calls and their results map onto ``tools``, ``tool_choice``, ``tool_use`` and
+``tool_result`` blocks; a ``json_schema`` request is answered through a forced tool (``reply``)
+whose input is the reply (``docs/providers.md`` has the table). A system prompt long enough to
+be cached is marked ``cache_control: ephemeral`` so the stable prefix is read from Anthropic's
+cache at a tenth of the input price; :data:`CACHE_MIN_CHARS` estimates the 1,024-token minimum
+generously so no cacheable prefix goes unmarked. A stream that ends before ``message_stop`` is a
+retryable connection error, never a short reply.
 """
 
 from __future__ import annotations
@@ -25,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -124,35 +113,32 @@ class AnthropicProvider(SdkProvider):
             kwargs["tool_choice"] = choice
         return kwargs
 
-    async def complete(self, request: Request) -> Completion:
+    async def _send(
+        self, request: Request, send: Callable[[dict[str, Any]], Awaitable[Any]]
+    ) -> tuple[Any, bool, str | None]:
+        """What ``send`` answers to ``request``'s arguments, whether the schema went natively,
+        and the note saying why it did not, when the endpoint refused it."""
         native = request.json_schema is not None and not request.tools
         native = native and NO_NATIVE_SCHEMA.allows(self.endpoint)
-        start = time.perf_counter()
-        note = None
         try:
-            reply = await self._create(self.wire(request, native_schema=native))
+            return await send(self.wire(request, native_schema=native)), native, None
         except ProviderError as exc:
             if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
                 raise
             note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
-            native = False
-            reply = await self._create(self.wire(request, native_schema=False))
+            return await send(self.wire(request, native_schema=False)), False, note
+
+    async def complete(self, request: Request) -> Completion:
+        start = time.perf_counter()
+        reply, native, note = await self._send(request, self._create)
         return self._completion(reply, request, start, native=native, note=note)
 
     async def stream(self, request: Request) -> AsyncIterator[str | Completion]:
-        native = request.json_schema is not None and not request.tools
-        native = native and NO_NATIVE_SCHEMA.allows(self.endpoint)
         start = time.perf_counter()
-        note = None
         async with AsyncExitStack() as stack:
-            try:
-                events = await self._open(stack, self.wire(request, native_schema=native))
-            except ProviderError as exc:
-                if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
-                    raise
-                note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
-                native = False
-                events = await self._open(stack, self.wire(request, native_schema=False))
+            events, native, note = await self._send(
+                request, lambda kwargs: self._open(stack, kwargs)
+            )
             finished = False
             try:
                 async for event in events:
@@ -192,9 +178,9 @@ class AnthropicProvider(SdkProvider):
         if native and stop == "tool_use" and not calls:
             stop = "end"  # the forced reply tool is the answer, not a call to run
         usage = reply.usage
-        structured = None
-        if request.json_schema is not None:
-            structured = "native" if native else "instruction"
+        structured = (
+            None if request.json_schema is None else ("native" if native else "instruction")
+        )
         return Completion(
             text="".join(texts),
             usage=Usage(

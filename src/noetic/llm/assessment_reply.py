@@ -129,12 +129,10 @@ def parse_assessment_reply(
         data = extract_json(text)
         if "vectors" not in data and isinstance(data.get("assessment"), Mapping):
             data = dict(data["assessment"])
-        if "vectors" in data:
-            envelope = {k: data[k] for k in _KEEP if k in data}
-            envelope["vectors"] = _vectors(data["vectors"])
-        else:
-            envelope = {"vectors": _vectors({k: v for k, v in data.items() if k not in _KEEP})}
-            envelope.update({k: data[k] for k in _KEEP if k in data})
+        # the vectors under "vectors", or (a flat reply) every field but the envelope's own
+        flat = {k: v for k, v in data.items() if k not in _KEEP}
+        envelope = {k: data[k] for k in _KEEP if k in data}
+        envelope["vectors"] = _vectors(data.get("vectors", flat))
         for field in ("rationales", "evidence"):
             if field in envelope:
                 envelope[field] = _texts(envelope[field], field)

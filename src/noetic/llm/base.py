@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, computed_field, model_validator
 
-from noetic.errors import InvalidValueError
+from noetic.errors import InvalidValueError, ProviderError
 from noetic.frozen import Frozen
 
 #: Tool names both wire formats accept (Anthropic and OpenAI share the rule).
@@ -211,16 +211,23 @@ async def complete_streaming(
         else:
             on_text(item)
     if result is None:
-        from noetic.errors import ProviderError
-
-        raise ProviderError(
-            f"{provider.name}:{provider.model}: the stream ended without a reply",
-            provider=provider.name,
-            model=provider.model,
-            retryable=True,
-            kind="connection",
-        )
+        raise ended_without_reply(provider)
     return result
+
+
+def failure(provider: Any, message: str, **kwargs: Any) -> ProviderError:
+    """A :class:`ProviderError` naming ``provider``'s name and model."""
+    return ProviderError(message, provider=provider.name, model=provider.model, **kwargs)
+
+
+def ended_without_reply(provider: Any) -> ProviderError:
+    """A stream that ended before its :class:`Completion`: a retryable connection error."""
+    return failure(
+        provider,
+        f"{provider.name}:{provider.model}: the stream ended without a reply",
+        retryable=True,
+        kind="connection",
+    )
 
 
 def supports_tools(provider: Provider) -> bool:
@@ -241,10 +248,8 @@ def parse_tool_call(call_id: str, name: str, raw: Any, offered: tuple[ToolSpec, 
         try:
             value = _arguments(raw.strip() or "{}", f"the arguments of tool call {name!r}")
         except json.JSONDecodeError as exc:
-            value = None
             error = f"the arguments are not valid JSON: {exc.msg} at position {exc.pos}"
         except InvalidValueError as exc:
-            value = None
             error = exc.message
     if error is None:
         if isinstance(value, dict):
@@ -347,14 +352,10 @@ class UsageTotals(Frozen):
     def since(self, earlier: UsageTotals) -> UsageTotals:
         """The calls made after ``earlier`` was taken from the same running total."""
         return UsageTotals(
-            calls=self.calls - earlier.calls,
-            failed=self.failed - earlier.failed,
-            input_tokens=self.input_tokens - earlier.input_tokens,
-            output_tokens=self.output_tokens - earlier.output_tokens,
-            cached_tokens=self.cached_tokens - earlier.cached_tokens,
-            known_cost_usd=round(self.known_cost_usd - earlier.known_cost_usd, 8),
-            unpriced=self.unpriced - earlier.unpriced,
-            latency_ms=round(self.latency_ms - earlier.latency_ms, 3),
+            **{
+                f: round(getattr(self, f) - getattr(earlier, f), 8 if f == "known_cost_usd" else 3)
+                for f in UsageTotals.model_fields
+            }
         )
 
     @classmethod

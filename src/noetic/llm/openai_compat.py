@@ -1,23 +1,13 @@
 """OpenAI Chat Completions through the official ``openai`` SDK: OpenAI itself, a local Ollama
 (its ``/v1`` endpoint), and any OpenAI-compatible server (vLLM, LM Studio, OpenRouter…).
 
-Wire mapping: tools become ``{"type": "function", "function": {name, description,
-parameters}}``; ``tool_choice`` is ``"auto"``, ``"required"``, ``"none"`` or
-``{"type": "function", "function": {"name": …}}``; tool calls arrive in
-``message.tool_calls`` with their arguments as JSON text (parsed here; a malformed one becomes
-:attr:`ToolCall.error`), and results go back as ``role: "tool"`` messages. A ``json_schema``
-request sends ``response_format: {"type": "json_schema", …}``, strict when the schema allows
-it; an endpoint that answers that with a 400 naming ``response_format``, or that finishes a
-reply to it with text that is not a JSON object (it ignored the field), gets the prompt
-instruction instead, from then on (see :mod:`noetic.llm.structured`). An endpoint that answers
-a request with tools with a 400 naming them (vLLM without ``--enable-auto-tool-choice``, an old
-server) raises a :class:`ProviderError` of kind ``unsupported`` and stops being
-``native_tools`` for the rest of the process.
-
-``stream`` sends ``stream: true`` with ``stream_options: {"include_usage": true}`` and
-assembles the chunks: text deltas as they come, tool-call fragments joined by index, usage from
-the last chunk (zero when the server sends none). A stream that ends without a
-``finish_reason`` (the connection dropped) is a retryable connection error, never a short reply.
+Tools map onto ``tools``/``tool_choice``/``tool_calls`` and ``role: "tool"`` results; a
+``json_schema`` request sends ``response_format``, strict when the schema allows it
+(``docs/providers.md`` has the table). An endpoint that refuses ``response_format`` or ignores
+it gets the prompt instruction from then on; one that refuses tools (a 400 naming them) stops
+being ``native_tools`` for the rest of the process, so engines take their JSON path there. A
+stream that ends without a ``finish_reason`` is a retryable connection error, never a short
+reply.
 """
 
 from __future__ import annotations
@@ -25,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from noetic.errors import ProviderError
@@ -99,16 +89,9 @@ class OpenAICompatibleProvider(SdkProvider):
             messages += _messages(m)
         kwargs["messages"] = messages
         if request.tools:
+            # a ToolSpec's fields are the function's: name, description, parameters
             kwargs["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
-                    },
-                }
-                for t in request.tools
+                {"type": "function", "function": t.model_dump()} for t in request.tools
             ]
         if request.tool_choice in ("auto", "required", "none"):
             kwargs["tool_choice"] = request.tool_choice
@@ -120,12 +103,12 @@ class OpenAICompatibleProvider(SdkProvider):
         """The SDK's answer to ``request``, whether the schema went natively, and the note
         saying why it did not, when an endpoint refused it."""
         native = request.json_schema is not None and NO_NATIVE_SCHEMA.allows(self.endpoint)
+
+        def send(native: bool) -> Awaitable[Any]:
+            return self._create({**self.wire(request, native_schema=native), **extra})
+
         try:
-            return (
-                await self._create({**self.wire(request, native_schema=native), **extra}),
-                native,
-                None,
-            )
+            return await send(native), native, None
         except ProviderError as exc:
             if request.tools and NO_NATIVE_TOOLS.rejected(exc):
                 NO_NATIVE_TOOLS.remember(self.endpoint, exc)
@@ -141,11 +124,7 @@ class OpenAICompatibleProvider(SdkProvider):
             if not (native and NO_NATIVE_SCHEMA.rejected(exc)):
                 raise
             note = NO_NATIVE_SCHEMA.remember(self.endpoint, exc)
-            return (
-                await self._create({**self.wire(request, native_schema=False), **extra}),
-                False,
-                note,
-            )
+            return await send(False), False, note
 
     async def complete(self, request: Request) -> Completion:
         start = time.perf_counter()

@@ -1,19 +1,9 @@
-"""What a model call cost, from a price table.
+"""What a model call cost, from a price table: US dollars per million tokens by
+``provider:model``, ``config.toml``'s ``[prices]`` over :data:`BUILTIN` (``docs/providers.md``).
 
-Prices are US dollars per million tokens, by ``provider:model``::
-
-    [prices."anthropic:claude-sonnet-4-5"]   # in <store>/config.toml
-    input = 3.0
-    output = 15.0
-    cached_input = 0.30    # prompt tokens read from the provider's cache (default: input)
-    cache_write = 3.75     # prompt tokens written to it (default: input)
-
-The config file's entries come first, then :data:`BUILTIN`, a small table of the common hosted
-models at their published list prices (they change; the config overrides them). A model is
-looked up by its exact name, then without a date suffix (``claude-haiku-4-5-20251001`` →
-``claude-haiku-4-5``), then by the provider's wildcard (``ollama:*``: a local model has no
-per-token charge). A model found nowhere has an *unknown* cost, ``None``, never 0: a total over
-calls with an unknown cost is unknown too.
+A model is looked up by its exact name, then without a date suffix, then by the provider's
+wildcard (``ollama:*``: a local model has no per-token charge). A model found nowhere has an
+*unknown* cost, ``None``, never 0: a total over calls with an unknown cost is unknown too.
 """
 
 from __future__ import annotations
@@ -105,15 +95,4 @@ class PriceTable:
             return cls()
         from noetic.config import load
 
-        configured = load(home).prices
-        return cls(
-            {
-                key: Price(
-                    input=entry.input,
-                    output=entry.output,
-                    cached_input=entry.cached_input,
-                    cache_write=entry.cache_write,
-                )
-                for key, entry in configured.items()
-            }
-        )
+        return cls({key: Price(**entry._asdict()) for key, entry in load(home).prices.items()})

@@ -1,17 +1,6 @@
-"""Provider strings → providers.
-
-=================================  ==========================================================
-``anthropic:MODEL``                Anthropic Messages API; key from ``ANTHROPIC_API_KEY``
-``openai:MODEL``                   OpenAI Chat Completions; key from ``OPENAI_API_KEY``
-``ollama:MODEL``                   a local Ollama's ``/v1`` (``OLLAMA_HOST``, default
-                                   ``http://localhost:11434``); no key
-``openai-compatible:URL#MODEL``    any OpenAI-compatible server; key from ``NOETIC_API_KEY``
-                                   if the server needs one
-=================================  ==========================================================
-
-Without an explicit string, :func:`resolve_provider_spec` takes ``$NOETIC_PROVIDER``, then
-``default`` under ``[provider]`` in ``<store>/config.toml``. Keys are only ever read from the
-environment; they are never logged or stored.
+"""Provider strings → providers: ``anthropic:MODEL``, ``openai:MODEL``, ``ollama:MODEL``,
+``openai-compatible:URL#MODEL`` (``docs/providers.md`` says what each reaches and where its key
+comes from). Keys are only ever read from the environment; they are never logged or stored.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """Retries, per-call timeouts and recording, wrapped around any provider.
 
-Retried: HTTP 429 (waiting the server's ``retry-after`` when it sent one), 5xx, connection
-errors and timeouts. Not retried: any other 4xx, configuration errors. Decisions use
-:attr:`ProviderError.retryable` and status codes, never message text. The SDKs' own retries
-are switched off (``max_retries=0``) so these are the only ones.
-
-Every attempt, failed ones included, becomes an :class:`LLMCall` handed to ``record`` (the
-store's ``record_llm_call``) and an ``llm_call`` event on the bus, priced from ``prices`` (a
-:class:`~noetic.llm.prices.PriceTable`; without one, or for a model it does not know, the cost
-is unknown). :attr:`ResilientProvider.totals` adds them up for the run's summary.
-
-Each attempt's row and its event are one write. A caller whose next step is a write of its own
-(the eval engine: each step one transaction) may ``hold`` the answered calls and have them
-written at the start of that write (:meth:`ResilientProvider.flush`), which saves a commit a
-call; they are never held across a wait (the next call, a retry's pause) nor past a failure.
+Retried (by :attr:`ProviderError.retryable` and status codes, never message text): 429, waiting
+the server's ``retry-after`` when it sent one, 5xx, connection errors and timeouts; the SDKs'
+own retries are off so these are the only ones. Every attempt, failed ones included, becomes an
+:class:`LLMCall` recorded with its ``llm_call`` event in one write, priced from ``prices`` (an
+unknown price is an unknown cost, never 0). A caller whose next step is a write of its own may
+``hold`` the answered calls for it (:meth:`ResilientProvider.flush`), saving a commit a call;
+they are never held across a wait nor past a failure.
 """
 
 from __future__ import annotations
@@ -36,9 +29,12 @@ from noetic.llm.base import (
     Provider,
     Request,
     UsageTotals,
+    ended_without_reply,
+    failure,
     stream_completion,
 )
 from noetic.llm.prices import PriceTable
+from noetic.plain import field_names
 
 
 class RetryPolicy(Frozen):
@@ -135,13 +131,7 @@ class ResilientProvider:
                             received.append(item)
                             yield item
                 if result is None:
-                    raise ProviderError(
-                        f"{self.name}:{self.model}: the stream ended without a reply",
-                        provider=self.name,
-                        model=self.model,
-                        retryable=True,
-                        kind="connection",
-                    )
+                    raise ended_without_reply(self)
             except (TimeoutError, ProviderError) as exc:
                 error = self._as_error(exc)
             else:
@@ -166,10 +156,9 @@ class ResilientProvider:
         """A failed attempt's error: a timeout as a retryable :class:`ProviderError`."""
         if isinstance(exc, ProviderError):
             return exc
-        return ProviderError(
+        return failure(
+            self,
             f"{self.name}:{self.model} gave no answer within {self.policy.timeout:g} s",
-            provider=self.name,
-            model=self.model,
             retryable=True,
             kind="timeout",
         )
@@ -184,11 +173,10 @@ class ResilientProvider:
         delay = policy.backoff(attempt, self._rand())
         if error.retry_after is not None:
             if error.retry_after > policy.max_delay:
-                raise ProviderError(
+                raise failure(
+                    self,
                     f"{error.message}; the server asks to wait {error.retry_after:g} s, "
                     f"more than the {policy.max_delay:g} s allowed",
-                    provider=self.name,
-                    model=self.model,
                     status=error.status,
                     retry_after=error.retry_after,
                     kind=error.kind,
@@ -256,20 +244,5 @@ class ResilientProvider:
                         engine=call.engine,
                         session_id=call.session_id,
                         cascade_id=call.cascade_id,
-                        data=LLMCalled(
-                            provider=call.provider,
-                            model=call.model,
-                            attempt=call.attempt,
-                            outcome=call.outcome,
-                            tokens_in=call.tokens_in,
-                            tokens_out=call.tokens_out,
-                            latency_ms=call.latency_ms,
-                            error_class=call.error_class,
-                            status=call.status,
-                            tokens_cached=call.tokens_cached,
-                            tokens_cache_write=call.tokens_cache_write,
-                            cost_usd=call.cost_usd,
-                            stop_reason=call.stop_reason,
-                            note=call.note,
-                        ),
+                        data=LLMCalled(**{f: getattr(call, f) for f in field_names(LLMCalled)}),
                     )

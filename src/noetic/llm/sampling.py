@@ -3,23 +3,13 @@
 When an agent such as Claude Code connects to Noetic's MCP server and declares the sampling
 capability, any engine can run on that agent's model with no API key of Noetic's. The provider
 wraps the server session of one tool call and lives only as long as that call; its requests ride
-that call's channel (``related_request_id``), which over streamable HTTP is the call's own
-response stream.
-
-The MCP specification deprecates sampling from protocol 2026-07-28 in favour of input-required
-rounds, which cannot carry an engine's sequence of model calls. This provider sends
-``sampling/createMessage`` on connections that negotiated an earlier protocol (what clients
-speak today); the server checks the connection can carry it before choosing this provider.
-Clients report no token counts for sampling, so usage is recorded as zero (and cost unknown).
-
-Tools: protocol 2025-11-25 lets a client declare ``sampling.tools``, and then a request may carry
-tools, a tool choice (``auto``, ``required``, ``none``), ``tool_use`` blocks in assistant turns
-and ``tool_result`` blocks in user turns. A client that declared it makes this provider
-``native_tools``; a request naming one tool is sent with only that tool and ``required``, the
-closest the protocol allows. A client that did not declare it (most today) gets no tools: a
-request with tools fails with a :class:`ProviderError` of kind ``unsupported`` saying so, and
-engines keep their JSON-object path for it (they check :func:`noetic.llm.base.supports_tools`).
-No JSON schema travels natively either: structured replies use the prompt instruction.
+that call's channel (``related_request_id``). The specification deprecates sampling from
+protocol 2026-07-28, so ``sampling/createMessage`` goes only on connections that negotiated an
+earlier one (the server checks). Clients report no token counts: usage is zero, cost unknown.
+Tools travel only when the client declared ``sampling.tools`` (protocol 2025-11-25), a request
+naming one tool as that tool alone and ``required``, the closest the protocol allows; without
+it a request with tools fails with kind ``unsupported`` and engines take their JSON path. No JSON
+schema travels natively (``docs/mcp.md``).
 """
 
 from __future__ import annotations
@@ -108,16 +98,14 @@ class SamplingProvider:
                     related_request_id=self._related,
                     **extra,
                 )
-        except MCPError as exc:
+        except (MCPError, PydanticValidationError) as exc:
+            what = (
+                "did not run the sampling request"
+                if isinstance(exc, MCPError)
+                else "answered the sampling request with a malformed result"
+            )
             raise ProviderError(
-                f"the MCP client did not run the sampling request: {exc}",
-                provider=self.name,
-                model=self.model,
-                retryable=False,
-            ) from exc
-        except PydanticValidationError as exc:
-            raise ProviderError(
-                f"the MCP client answered the sampling request with a malformed result: {exc}",
+                f"the MCP client {what}: {exc}",
                 provider=self.name,
                 model=self.model,
                 retryable=False,

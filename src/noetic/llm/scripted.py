@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from noetic.errors import ProviderError
-from noetic.llm.base import Completion, Request, ToolCall, Usage, parse_tool_call
+from noetic.llm.base import Completion, Request, ToolCall, Usage, failure, parse_tool_call
 
 Reply = str | BaseException | ToolCall | Sequence[ToolCall] | Completion
 
@@ -94,10 +94,9 @@ class ScriptedProvider:
         if isinstance(reply, BaseException):
             raise reply
         if request.tools and not self.native_tools:
-            raise ProviderError(
+            raise failure(
+                self,
                 f"request {len(self.calls)} offers tools to a provider without native tool calls",
-                provider=self.name,
-                model=self.model,
                 kind="unsupported",
             )
         if isinstance(reply, ToolCall):
@@ -107,11 +106,10 @@ class ScriptedProvider:
         if isinstance(reply, str):
             reply = Completion(text=reply, model=self.model, provider=self.name)
         if reply.tool_calls and not request.tools:
-            raise ProviderError(
+            raise failure(
+                self,
                 f"the script answers request {len(self.calls)} with tool calls, but the "
                 "request offered no tools",
-                provider=self.name,
-                model=self.model,
             )
         prompt_words = sum(len(m.content.split()) for m in request.messages)
         return reply.model_copy(

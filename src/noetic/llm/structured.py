@@ -1,25 +1,15 @@
 """Getting structured data out of model replies.
 
-:func:`complete_structured` sets :attr:`Request.json_schema`. A provider with
-``native_schema = True`` sends the schema in its wire format's own field (OpenAI's
-``response_format``, a forced tool on Anthropic's), so the model is held to it; for the others
-the schema goes into the system prompt as an instruction. An endpoint that rejects the native
-field with HTTP 400 naming it is remembered (:class:`NativeSchemaMemory`, per base URL, for the
-life of the process): that request and every later one to it fall back to the instruction, and
-the reply says so in :attr:`Completion.structured` and :attr:`Completion.note`, which the
-``llm_calls`` record keeps.
+:func:`complete_structured` sets :attr:`Request.json_schema`: a provider with ``native_schema``
+sends it in its wire format's own field, the others put it in the system prompt. An endpoint
+found refusing the native field (a 400 naming it) or ignoring it is remembered per base URL for
+the life of the process (:class:`NativeSchemaMemory`), and the reply says so in
+:attr:`Completion.structured` and :attr:`Completion.note` (``docs/providers.md``).
 
-Either way the reply is then parsed the same: :func:`extract_json` finds the first complete JSON
-object in a reply, whether it is bare, in a code fence or surrounded by prose.
-:func:`complete_parsed` asks, parses, and on failure asks the model once to repair its reply,
-quoting the error (and, from :func:`complete_structured`, the schema itself, so a model whose
-server dropped the native field still learns the shape); a second failure raises
-:class:`noetic.errors.ParseError` carrying the raw text.
-
-An endpoint that takes the native field without a 400 but answers with something other than a
-JSON object with the schema's required properties has ignored it; the OpenAI-compatible
-provider remembers that too (:meth:`NativeSchemaMemory.ignored`), so its repair round and every
-later request carry the schema in the prompt.
+Either way the reply is parsed the same: :func:`extract_json` finds the first complete JSON
+object, bare, fenced or amid prose; :func:`complete_parsed` asks once more quoting the error
+(and the schema, so a model whose server dropped the native field still learns the shape), then
+raises :class:`noetic.errors.ParseError` carrying the raw text.
 """
 
 from __future__ import annotations

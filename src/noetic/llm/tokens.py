@@ -9,16 +9,9 @@ budget measured with it errs on the safe side. ``bench/token_counts.py`` prints 
 
 from __future__ import annotations
 
-from typing import Any
-
-from noetic.embeddings import count_tokens, llama_tokenizer
+from noetic.embeddings import count_tokens
 
 TOKENIZER_NAME = "llama-2 (wordllama l2_supercat)"
-
-
-def _tokenizer() -> Any:
-    # the same parsed tokenizer the WordLlama embedder uses: loaded once per process
-    return llama_tokenizer()
 
 
 __all__ = ["TOKENIZER_NAME", "count_tokens"]

@@ -25,7 +25,7 @@ from typing import Any
 from noetic.assessment import Phase
 from noetic.errors import InvalidValueError, ParseError, ProviderError, UsageError, error_name
 from noetic.events import DecisionMade, EventKind, PhaseCompleted, PhaseEntered, RunFinished, Timer
-from noetic.llm.base import Completion, Message, Provider, Request, complete_streaming
+from noetic.llm.base import Completion, Provider, Request, complete_streaming
 from noetic.llm.structured import complete_parsed
 from noetic.llm.tokens import count_tokens
 from noetic.nova import prompts
@@ -87,22 +87,12 @@ async def run_nova(
     check_text_field(question, "question")
     if not question.strip():
         raise InvalidValueError("the question is empty", field="question", value=question)
-    catalogue = Catalogue(persona_dirs(ctx.home, settings))
-    _check_panel(catalogue, settings)
-    ctx.model  # noqa: B018  (a run without a model is the caller's mistake: say so now)
+    catalogue = _panel(ctx, settings)
     run_id = records.create_run(
         ctx.store, question, settings.model_dump(mode="json"), session_id=ctx.session_id
     )
-    gate, gate_rule = gate_for(ctx, settings)
-    run = NovaRun(
-        id=run_id,
-        question=question,
-        status="running",
-        session_id=ctx.session_id,
-        gate=gate,
-        gate_rule=gate_rule,
-    )
-    return await _Walk(ctx, run, settings, catalogue, {}, on_turn).go()
+    fields = {"id": run_id, "question": question, "session_id": ctx.session_id}
+    return await _Walk(ctx, settings, catalogue, {}, on_turn, **fields).go()
 
 
 async def resume_nova(
@@ -134,9 +124,7 @@ async def resume_nova(
     settings = NovaSettings.model_validate(row["settings"])
     if experts:
         settings = settings.model_copy(update={"experts": tuple(experts)})
-    catalogue = Catalogue(persona_dirs(ctx.home, settings))
-    _check_panel(catalogue, settings)
-    ctx.model  # noqa: B018
+    catalogue = _panel(ctx, settings)
     done = {t.key: t for t in (Turn.model_validate(t) for t in records.turns(ctx.store, row["id"]))}
     for key, turn in list(done.items()):
         if turn.node == Node.FINAL and turn.status != "ok":  # the failure resuming should retry
@@ -149,18 +137,8 @@ async def resume_nova(
         inputs=inputs,
         settings=settings.model_dump(mode="json"),
     )
-    gate, gate_rule = gate_for(ctx, settings)
-    run = NovaRun(
-        id=row["id"],
-        question=row["question"],
-        status="running",
-        session_id=row["session_id"],
-        cascade_id=row["cascade_id"],
-        gate=gate,
-        gate_rule=gate_rule,
-        inputs=inputs,
-    )
-    return await _Walk(ctx, run, settings, catalogue, done, on_turn).go()
+    kept = {k: row[k] for k in ("id", "question", "session_id", "cascade_id")}
+    return await _Walk(ctx, settings, catalogue, done, on_turn, inputs=inputs, **kept).go()
 
 
 def stored_run(store: BaseStore, run_id: str) -> NovaRun:
@@ -187,7 +165,9 @@ def stored_run(store: BaseStore, run_id: str) -> NovaRun:
     )
 
 
-def _check_panel(catalogue: Catalogue, settings: NovaSettings) -> None:
+def _panel(ctx: RunContext, settings: NovaSettings) -> Catalogue:
+    """The run's personas, checked before anything is written, as is its model."""
+    catalogue = Catalogue(persona_dirs(ctx.home, settings))
     catalogue.coordinator, catalogue.critic  # noqa: B018  (exactly one of each, or an error)
     for name in settings.experts:
         persona = catalogue.get(name)
@@ -197,22 +177,25 @@ def _check_panel(catalogue: Catalogue, settings: NovaSettings) -> None:
                 field="experts",
                 value=name,
             )
+    ctx.model  # noqa: B018  (a run without a model is the caller's mistake: say so now)
+    return catalogue
 
 
 class _Walk:
-    """One walk over the graph for one run."""
+    """One walk over the graph for the run made of ``run``'s fields, under its CHECK gate."""
 
     def __init__(
         self,
         ctx: RunContext,
-        run: NovaRun,
         settings: NovaSettings,
         catalogue: Catalogue,
         done: dict[str, Turn],
         on_turn: OnTurn | None,
+        **run: Any,
     ) -> None:
+        gate, gate_rule = gate_for(ctx, settings)
         self.ctx = ctx
-        self.run = run
+        self.run = NovaRun(status="running", gate=gate, gate_rule=gate_rule, **run)
         self.settings = settings
         self.catalogue = catalogue
         self.dce = catalogue.coordinator
@@ -227,7 +210,7 @@ class _Walk:
         self.critique: CritiqueBlock | None = None
         self.states: dict[int, State] = {}
         self.providers: dict[str | None, Provider] = {}
-        self.track = TaskTrack(ctx, run, settings.track)
+        self.track = TaskTrack(ctx, self.run, settings.track)
         self.handlers = {
             Node.UNPACK: self.unpack,
             Node.EXPERTS: self.experts,
@@ -347,16 +330,7 @@ class _Walk:
                 )
             except (ProviderError, ParseError) as exc:
                 error = f"{error_name(exc)}: {exc}"
-        failed = Turn(
-            seq=seq,
-            round=self.round,
-            node=Node.EXPERTS,
-            persona=persona.short_name,
-            role=persona.role,
-            status="failed",
-            content="",
-            error=error,
-        )
+        failed = self.made(persona, Node.EXPERTS, seq, status="failed", content="", error=error)
         self.save(failed)
         return failed
 
@@ -477,10 +451,8 @@ class _Walk:
                 f"the run has no decision; noetic nova resume {self.run.id} asks for it again",
             )
         block = FinalBlock.model_validate(turn.block)
-        self.run.recommendation = block.recommendation
-        self.run.confidence = block.confidence
-        self.run.tradeoffs = block.tradeoffs
-        self.run.dissent = block.dissent
+        for field in ("recommendation", "confidence", "tradeoffs", "dissent"):
+            setattr(self.run, field, getattr(block, field))
         self.weigh()
         await self.assessment(Phase.POSTFLIGHT, turn.content)
         return ""
@@ -508,15 +480,8 @@ class _Walk:
         if not self.track.on:
             return
         node = phase_node(phase)
-        stub = Turn(
-            seq=self.next_seq(),
-            round=self.round,
-            node=node,
-            persona=self.dce.short_name,
-            role="panel assessment",
-            status="ok",
-            content="",
-        )
+        seq = self.next_seq()
+        stub = self.made(self.dce, node, seq, role="panel assessment", status="ok", content="")
         replayed = self.done.get(stub.key)
         if replayed is not None:
             self.run.replayed += 1
@@ -531,15 +496,17 @@ class _Walk:
 
     # turns ------------------------------------------------------------------------------
 
+    def made(self, persona: Persona, node: Node, seq: int, **fields: Any) -> Turn:
+        """A turn of ``persona`` at ``node`` in this round, with ``fields`` (a ``role`` too)."""
+        made = {"seq": seq, "round": self.round, "node": node, "persona": persona.short_name}
+        return Turn.model_validate({**made, "role": persona.role, **fields})
+
     def next_seq(self) -> int:
         self.seq += 1
         return self.seq
 
     def last(self, *nodes: Node) -> Turn | None:
-        for turn in reversed(self.run.turns):
-            if turn.node in nodes:
-                return turn
-        return None
+        return next((turn for turn in reversed(self.run.turns) if turn.node in nodes), None)
 
     def provider(self, persona: Persona) -> Provider:
         if persona.model not in self.providers:
@@ -595,11 +562,7 @@ class _Walk:
         system = prompts.system(persona, node)
         header = prompts.header(seq, node, self.round, persona.short_name)
         user = f"{header}\n\n{context.text}\n\n## Your task\n{instruction}"
-        request = Request(
-            messages=(Message(role="user", content=user),),
-            system=system,
-            max_tokens=self.settings.reply_tokens,
-        )
+        request = Request.of(user, system=system, max_tokens=self.settings.reply_tokens)
         return request, context.tokens, count_tokens(system) + count_tokens(user)
 
     async def turn(
@@ -643,12 +606,10 @@ class _Walk:
             self.run.model_calls += len(replies)
         self.ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(**phase.model_dump(), ms=timer.ms))
         first = replies[0]
-        turn = Turn(
-            seq=seq,
-            round=self.round,
-            node=node,
-            persona=persona.short_name,
-            role=persona.role,
+        turn = self.made(
+            persona,
+            node,
+            seq,
             status="ok" if block is not None else "unparsed",
             content=first.text if block is None or len(replies) == 1 else replies[-1].text,
             know=block.know if block else None,

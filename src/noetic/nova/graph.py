@@ -76,15 +76,10 @@ def next_node(source: str, when: str = "") -> Node:
 def mermaid() -> str:
     """The graph as a Mermaid flowchart."""
     lines = ["flowchart TD"]
+    shapes = {Node.CHECK: ("{", "}"), START: ("([", "])"), Node.DONE: ("([", "])")}
     for name, label in LABELS.items():
-        shape = (
-            ("{", "}")
-            if name == Node.CHECK
-            else ("([", "])")
-            if name in (START, Node.DONE)
-            else ("[", "]")
-        )
-        lines.append(f'    {name}{shape[0]}"{label}"{shape[1]}')
+        opening, closing = shapes.get(name, ("[", "]"))
+        lines.append(f'    {name}{opening}"{label}"{closing}')
     for edge in EDGES:
         arrow = f" -->|{edge.when}| " if edge.when else " --> "
         lines.append(f"    {edge.source}{arrow}{edge.target.value}")

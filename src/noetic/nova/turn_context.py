@@ -5,8 +5,7 @@ The seed's ``_build_context`` pastes the whole history into every turn, so the p
 the turns and the run's prompt tokens with their square. Here a node names the pieces it needs
 (:func:`pieces_for`), each with a priority; :func:`assemble` keeps the most important pieces
 whole, cuts the first one that no longer fits to the tokens left (marked as cut) and leaves out
-the rest, listing what it left out. :func:`full_history` is the seed's context, kept for the
-benchmark that compares the two.
+the rest, listing what it left out.
 """
 
 from __future__ import annotations
@@ -97,10 +96,7 @@ def prose(text: str) -> str:
 
 
 def _latest(turns: list[Turn], *nodes: Node) -> Turn | None:
-    for turn in reversed(turns):
-        if turn.node in nodes and turn.status != "failed":
-            return turn
-    return None
+    return next((t for t in reversed(turns) if t.node in nodes and t.status != "failed"), None)
 
 
 def pieces_for(
@@ -165,8 +161,3 @@ def pieces_for(
         ]
         pieces += [Piece(f"{t.role} ({t.persona})", prose(t.content), 3) for t in this_round]
     return pieces
-
-
-def full_history(turns: list[Turn]) -> str:
-    """The seed's ``_build_context``: every turn so far, whole (for comparison only)."""
-    return "\n\n".join(f"[{t.persona}]: {t.content}" for t in turns)

@@ -1,15 +1,11 @@
 """A calibrated panel (beyond the seed): personas scored against the outcomes of decisions.
 
 When ``noetic outcome`` records how a Nova decision turned out, every persona that spoke in the
-decisive round is scored on what it stated: an expert on its ``know`` in its last turn, the DCE
-on the final confidence. A persona's record is its Brier score over those outcomes (0 is
-perfect, 0.25 is a coin flip stated at 0.5).
-
-With ``weighting = "calibrated"``, the final confidence becomes a weighted mean of the DCE's
-final confidence and the experts' stated ones, each weighted by ``max(0.05, 1 − 2·Brier)`` once
-the persona has ``min_outcomes`` outcomes, and 1 before (no record yet: no opinion). An expert
-with a poor record then pulls the final confidence toward itself less than the others do. When
-no persona on the panel has enough outcomes, the DCE's confidence stands and the run says so.
+decisive round is scored on what it stated (an expert on its last ``know``, the DCE on the final
+confidence): its Brier score over those outcomes. With ``weighting = "calibrated"`` the final
+confidence is their mean weighted by ``max(0.05, 1 − 2·Brier)`` once a persona has
+``min_outcomes`` outcomes, and 1 before (``docs/nova.md``); with no persona on the panel seasoned
+enough, the DCE's confidence stands and the run says so.
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """The pattern cache: crystallized answers, found again by meaning — right or silent.
 
-Queries are normalised (case, spacing) and embedded offline (:mod:`noetic.embeddings`). The
-default threshold, 0.92 cosine, is deliberately strict: a cache that answers a different
-question is worse than a miss. Similarity is not enough on its own — "Should I not deploy on
-Friday?" sits at 0.97 from "Should I deploy on Friday?" — so a hit also needs the two questions
-to mean the same by :func:`noetic.observer.questions.same_question`: the same numbers, negation,
-named things, question words, content words, direction and order. Among the entries above the
-threshold, the most similar one that passes is the hit. During a chain, PatternMatch compares
-the *question* with the cached questions the same way, never an observation with cached answers
-(answers on one topic share words without answering the same question), and only with entries
-another run crystallized since the chain began (:meth:`PatternCache.crystallized_meanwhile`):
-the lookup before stage 1 already saw the older ones.
-
-Entries live in SQLite (``pattern_cache``), so the cache survives restarts. A lookup embeds the
-query and takes the most similar live entry (exact cosine search over all entries held in
-memory); similarity at or above the threshold is a hit. Entries older than ``ttl`` seconds are
-dead and removed; above ``max_size`` entries, the least recently used are evicted. A hit
-refreshes the entry's place in that order.
+Queries are normalised (case, spacing), embedded offline (:mod:`noetic.embeddings`) and kept in
+SQLite (``pattern_cache``), so the cache survives restarts. A hit needs cosine similarity at or
+above a deliberately strict threshold (0.92: a cache that answers a different question is worse
+than a miss) and the two questions to mean the same by
+:func:`noetic.observer.questions.same_question`; the most similar entry that passes is the hit.
+During a chain, PatternMatch compares the question (never an observation) only with entries
+another run crystallized since the chain began (:meth:`PatternCache.crystallized_meanwhile`).
+Entries older than ``ttl`` seconds are removed; above ``max_size``, the least recently used are
+evicted (``docs/observer.md``).
 """
 
 from __future__ import annotations
@@ -113,14 +105,8 @@ class PatternCache:
             if touch
             else cache_entry(self.store, entry_id)
         )
-        return CachedAnswer(
-            id=entry_id,
-            query=found["query"],
-            answer=found["answer"],
-            confidence=found["confidence"],
-            layers=found["layers"],
-            similarity=round(similarity, 6),
-        )
+        kept = {k: found[k] for k in ("query", "answer", "confidence", "layers")}
+        return CachedAnswer(id=entry_id, similarity=round(similarity, 6), **kept)
 
     def knows_question(self, text: str) -> bool:
         """Whether a live entry asks the same question as ``text`` (the lookup's rule)."""

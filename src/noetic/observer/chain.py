@@ -104,9 +104,7 @@ async def _chain(
         if hit is not None:
             result = ChainResult(
                 query=query,
-                answer=hit.answer,
-                confidence=hit.confidence,
-                layers=hit.layers,
+                **hit.model_dump(include={"answer", "confidence", "layers"}),
                 stages=0,
                 reason=Reason.PATTERN_MATCH,
                 checks=[],
@@ -138,15 +136,10 @@ async def _chain(
             note = f"{problem}; ended with the stage {observations[-1].stage} observation"
             break
         observations.append(observation)
+        seen = observation.model_dump(include={"confidence", "content"})
         ctx.emit(
             EventKind.OBSERVATION,
-            Observed(
-                stage=stage,
-                role=role,
-                confidence=observation.confidence,
-                layers=list(observation.layers),
-                content=observation.content,
-            ),
+            Observed(stage=stage, role=role, layers=list(observation.layers), **seen),
         )
         if stage == 1:
             budget = stage_budget(observation, settings)

@@ -1,19 +1,9 @@
-"""When a chain stops: the five reasons, checked in the seed's order.
+"""When a chain stops: the five reasons (HighConfidence, Consistency, LowComplexity,
+PatternMatch, MaxStagesReached), checked in the seed's order, every threshold configurable.
 
-1. **HighConfidence**: the current confidence is at least ``high_confidence`` (0.95).
-2. **Consistency**: compared with the previous stage, confidence moved less than
-   ``consistency_delta`` (0.05) and the layers overlap (Jaccard) more than
-   ``consistency_overlap`` (0.9).
-3. **LowComplexity**: the current *and* the previous stage each name fewer than
-   ``low_complexity_layers`` (3) layers: the question has stayed simple for two looks.
-4. **PatternMatch**: the question means the same as one already crystallized in the pattern
-   cache (its question, not its answer text).
-5. **MaxStagesReached**: the stage budget (4, or the adaptive budget) is spent.
-
-The seed's prose says "> 0.95" and "< 6 layers", but its worked examples contradict both: the
-simple query stops at stage 2 (its stage 1, one layer, did not stop) and the complex one runs to
-stage 4, where confidence 0.95 counts as high, although stages 1 and 3 named five layers. The
-reading above makes both examples come out as documented; every threshold is configurable.
+The seed's prose says "> 0.95" and "< 6 layers", but its worked examples contradict both; the
+thresholds here (≥ 0.95; fewer than 3 layers at this stage *and* the previous one) make both
+examples come out as documented (``docs/observer.md``).
 """
 
 from __future__ import annotations

@@ -2,25 +2,10 @@
 
 Embeddings put "Should I deploy on Friday?" and "Should I not deploy on Friday?" almost on top
 of each other (cosine 0.97), so similarity alone answers the wrong question. A cached answer is
-reused only when, beyond the similarity threshold, the two questions agree on every part that
-can flip the answer:
-
-* **numbers**, in order ("5" and "five" are the same number);
-* **negation**: the same count of not, no, never, n't, without, …;
-* **named things**, in order: capitalised words after a sentence's first word, acronyms, code
-  and version names (``pandas``, ``v2.1``, ``user_id``), so swapped entities differ;
-* **the question asked**: the same wh-words (what, why, when, …) and the same should/must;
-* **content words**: the same words once function words are set aside (light stemming, a few
-  synonym groups such as make/create/build), so antonyms (increase/decrease) and changed terms
-  differ;
-* **direction**: the same word after each of to, from, than, into, over, before, after, vs, so
-  "convert celsius to fahrenheit" is not "convert fahrenheit to celsius";
-* **order**: the content words outside prepositional phrases (in X, for X, with X, …) come in
-  the same order, so "does the cat chase the dog" is not "does the dog chase the cat" while
-  "in Python, how do I reverse a list" still matches "how do I reverse a list in Python".
-
-A paraphrase that changes more than this is a miss, not a wrong answer: silence is the safe
-failure of a cache.
+reused only when the two questions also agree on every part that can flip the answer: numbers,
+negation, named things, the question asked, content words, direction and order
+(``docs/observer.md`` lists each with examples). A paraphrase that changes more than this is a
+miss, not a wrong answer: silence is the safe failure of a cache.
 """
 
 from __future__ import annotations

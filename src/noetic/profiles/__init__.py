@@ -1,18 +1,11 @@
 """Investigation profiles: context-specific thresholds, limits, tool modes and tuning.
 
 The five built-ins live as YAML beside this file; users add their own in a directory
-(``<store>/profiles`` by default). Selection uses only what the profiles declare
-(``selection.ai_models`` glob patterns and ``selection.domains``), never code:
-
-* an explicit name wins; an unknown name is an error listing the known profiles;
-* otherwise the AI model is matched against every profile's patterns (the longest matching
-  pattern wins, so ``gpt-4o-mini*`` beats ``gpt-4*``);
-* otherwise the domain is matched against every profile's domain list;
-* a model match takes precedence over a domain match; nothing matching gives ``balanced``.
-
-A profile file that cannot be read or validated is skipped during auto-selection with a
-warning (selection falls back to ``balanced``); asked for by name, it is an error that names the
-file and the field.
+(``<store>/profiles`` by default). Selection uses only what the profiles declare, never code: an
+explicit name, else the longest ``selection.ai_models`` glob matching the AI model, else
+``selection.domains``, else ``balanced`` (``docs/profiles.md``). A profile file that cannot be
+read is skipped during auto-selection with a warning; asked for by name, it is an error that
+names the file and the field.
 """
 
 from __future__ import annotations
@@ -283,16 +276,14 @@ class ProfileRegistry:
             return self.get(name)
         candidates = self._readable()
         if ai_model:
-            model = ai_model.lower()
-            best: tuple[int, Profile] | None = None
-            for profile in candidates:
-                for pattern in profile.selection.ai_models:
-                    if fnmatch.fnmatchcase(model, pattern.lower()) and (
-                        best is None or len(pattern) > best[0]
-                    ):
-                        best = (len(pattern), profile)
-            if best:
-                return best[1]
+            matched = [
+                (len(pattern), profile)
+                for profile in candidates
+                for pattern in profile.selection.ai_models
+                if fnmatch.fnmatchcase(ai_model.lower(), pattern.lower())
+            ]
+            if matched:  # the longest pattern; the first of equals
+                return max(matched, key=lambda found: found[0])[1]
         if domain:
             wanted = domain.strip().lower()
             for profile in candidates:

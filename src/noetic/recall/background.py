@@ -1,14 +1,12 @@
 """Index finished tasks for recall in a detached process, so a short-lived command (``noetic
-postflight``) never waits for the embedder to load.
+postflight``) never waits for the embedder to load (``docs/recall.md``).
 
-``spawn_indexer(store)`` starts ``python -m noetic.recall.background HOME`` in its own session,
-with no terminal and no output, and returns at once (a few milliseconds: a shell starts the
-indexer in the background and exits, so no zombie is left behind for the caller to reap; a CLI
-command, which ends as it answers, starts the indexer directly and leaves it to the system). The
-indexer embeds the store's pending tasks (at most ``limit``) and exits. If it never runs or is
-killed, nothing is lost: the tasks stay pending, ``recall`` catches up on them before it ranks,
-and ``noetic reindex`` embeds them all. ``NOETIC_INDEX=inline`` indexes in the calling process
-instead; ``NOETIC_INDEX=off`` leaves the tasks pending.
+:func:`spawn_indexer` returns at once: a shell starts the indexer in the background and exits,
+so no zombie is left for the caller to reap (a CLI command, which ends as it answers, starts it
+directly and leaves it to the system). If it never runs or is killed, nothing is lost: the tasks
+stay pending, ``recall`` catches up on them before it ranks, and ``noetic reindex`` embeds them
+all. ``NOETIC_INDEX=inline`` indexes in the calling process; ``NOETIC_INDEX=off`` leaves the
+tasks pending.
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
 """The recall index: every embedded task's vector and scoring columns as arrays, memory-mapped
 from files kept in step with SQLite.
 
-SQLite (``recall_vectors``) is the source of truth: one row per task and embedder, appended in
-``seq`` order when the task is embedded. The index mirrors it in ``<store>/recall/<embedder>/``:
-``vectors.<token>.f32`` (``n × dimension`` float32), ``meta.<token>.bin`` (one fixed-size record
-a task: seq, end time, learning, calibration, project, AI, pre-state, delta) and ``state.json``
-(how many rows are valid, the last ``seq``, the ``generation`` and the code tables). A query
-maps both files (prefaulted in one call) and reads nothing else from SQLite but two indexed
-look-ups and the ids of what it reports.
-
-Keeping in step: each use compares SQLite's ``(generation, last seq)`` with the index's; new
-rows are appended to the files (under a file lock; readers never lock, they map the rows
-``state.json`` counts); a deleted row (a rewritten summary) bumps the generation and the files
-are rebuilt under a new token. A long-lived process keeps one index per store and embedder
-(:func:`index_for`) and pays only for the rows added since its last query. If the files cannot
-be written, the index lives in memory.
+SQLite (``recall_vectors``) is the source of truth; the index mirrors it in
+``<store>/recall/<embedder>/``: ``vectors.<token>.f32``, ``meta.<token>.bin`` (one :data:`META`
+record a task) and ``state.json`` (rows, last ``seq``, generation, code tables). Each use compares
+SQLite's ``(generation, last seq)`` with the index's: new rows are appended under a file lock
+(readers never lock: they map the rows ``state.json`` counts); a deleted row bumps the generation
+and the files are rebuilt under a new token (``docs/recall.md``). A long-lived process keeps one
+index per store and embedder (:func:`index_for`); if the files cannot be written, the index lives
+in memory.
 """
 
 from __future__ import annotations
@@ -34,7 +28,7 @@ import numpy as np
 
 from noetic.embeddings import Embedder
 from noetic.errors import NoeticError
-from noetic.recall.verification import VERDICTS, last_outcome, outcome_verdicts
+from noetic.recall.verification import VERDICTS, outcome_verdicts
 from noetic.store import reads
 from noetic.store.base import BaseStore as Store
 from noetic.store.derived_files import atomic_write_json, file_lock, safe_name
@@ -55,17 +49,12 @@ class RecallIndex:
         self.embedder = embedder
         self.dimension = dimension
         self.folder = store.home / "recall" / safe_name(embedder)
-        self.generation = -1
-        self.seq = 0
-        self.token = ""
-        self.codes: dict[str, list[Any]] = {"projects": [], "ais": [], "calibrations": []}
-        self.vectors: Any = np.zeros((0, dimension), np.float32)
-        self.meta: Any = np.zeros(0, META)
         self.in_memory = False
         self._scopes: dict[tuple[Any, ...], Scope] = {}
         self._pending: tuple[tuple[Any, ...], int] | None = None
         self._verdicts: tuple[tuple[Any, ...], Any] | None = None
         self._lock = threading.Lock()
+        self._reset(-1)
 
     @property
     def rows(self) -> int:
@@ -92,9 +81,9 @@ class RecallIndex:
 
     def _reset(self, generation: int) -> None:
         self.generation, self.seq, self.token = generation, 0, os.urandom(4).hex()
-        self.codes = {"projects": [], "ais": [], "calibrations": []}
-        self.vectors = np.zeros((0, self.dimension), np.float32)
-        self.meta = np.zeros(0, META)
+        self.codes: dict[str, list[Any]] = {"projects": [], "ais": [], "calibrations": []}
+        self.vectors: Any = np.zeros((0, self.dimension), np.float32)
+        self.meta: Any = np.zeros(0, META)
         self._scopes.clear()
 
     def _state(self) -> dict[str, Any] | None:
@@ -210,7 +199,7 @@ class RecallIndex:
     def verdicts(self, tolerance: float) -> Any:
         """Each row's verdict as an index into :data:`VERDICTS` (0: unverified), read from the
         outcomes again only when one was recorded since or the index changed."""
-        key = (last_outcome(self.store), self.generation, self.seq, tolerance)
+        key = (reads.last_outcome(self.store), self.generation, self.seq, tolerance)
         if self._verdicts is None or self._verdicts[0] != key:
             codes = np.zeros(self.rows, np.int8)
             found = outcome_verdicts(self.store, tolerance)

@@ -215,12 +215,10 @@ def recall(
 
         similarity = nearest(store, idx, query, positions=pos, ai_id=ai_id, project=project,
                              all_projects=all_projects, k=config.shortlist)  # fmt: skip
-    if similarity is not None:
-        pass
-    elif index is None:  # numpy over the scope's rows, else the Qdrant backend's
+    if similarity is None and index is None:  # numpy over the scope's rows
         with one_blas_thread():
             similarity = scoped.vectors @ query
-    else:
+    elif similarity is None:  # the Qdrant backend's
         similarity = _qdrant(store, index, idx, pos, query)
     short = _top(similarity, config.shortlist)
     short = short[similarity[short] > -2]  # rows the HNSW search did not return are not scored
@@ -346,7 +344,7 @@ def _qdrant(store: Store, backend: Any, idx: Any, pos: Any, query: Any) -> Any:
 
 
 def _epistemic(current: Mapping[str, float], pre: Any, delta: Any) -> tuple[Any, Any]:
-    """Vectorised :func:`state_similarity` and :func:`delta_similarity` over all rows."""
+    """The state and delta terms (:mod:`noetic.recall.scoring`), over all rows at once."""
     import numpy as np
 
     cur = np.array([current.get(v, np.nan) for v in VECTOR_NAMES], dtype=np.float32)

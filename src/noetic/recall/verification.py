@@ -2,29 +2,16 @@
 
 POSTFLIGHT's calibration compares the agent's two self-reports, so a task whose confidence rose
 from PREFLIGHT to POSTFLIGHT comes out "underconfident" although that rise is the learning
-recall exists to find. The calibration filter therefore reads recorded outcomes
-(``noetic outcome``) instead:
-
-* ``confirmed``: the task has an outcome, and it fell on the side the agent's last prediction
-  before acting (its CHECK confidence, else its PREFLIGHT) leaned to:
-  ``|prediction − outcome| ≤ tolerance`` (0.5 by default: a 0.67 followed by a success is
-  consistent; a 0.8 followed by a failure is not). One task cannot show calibration in the
-  statistical sense; it can only contradict its prediction, and that is what is tested.
-* ``overconfident`` / ``underconfident``: the outcome contradicted the prediction (predicted
-  high and failed, predicted low and succeeded); the default filter leaves these out.
-* ``unverified``: no outcome yet. Kept and scored like a confirmed task, and named as such.
-
-The latest outcome of a task counts.
-
-The feedback-loop alert (seed 001: "alert if cumulative drift > threshold") reads the same
-verdicts, not POSTFLIGHT's classification: :func:`outcome_drift` compares the share of
-``confirmed`` among the latest 5 tasks with an outcome against the share among the earlier ones,
-and says nothing with fewer than 10 tasks with an outcome.
+recall exists to find. The filter therefore reads recorded outcomes (``noetic outcome``): a
+task is ``confirmed`` when its latest outcome fell on the side its last prediction before acting
+leaned to (``|prediction − outcome| ≤ tolerance``), ``overconfident`` or ``underconfident`` when
+it contradicted it, ``unverified`` without an outcome. One task cannot show calibration in the
+statistical sense; it can only contradict its prediction. :func:`outcome_drift` reads the same
+verdicts for the feedback-loop alert (``docs/recall.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,12 +25,6 @@ UNVERIFIED = "unverified"
 VERDICTS = (UNVERIFIED, CONFIRMED, "overconfident", "underconfident")
 
 
-def verdicts(store: Store, cascade_ids: Iterable[str], tolerance: float = 0.5) -> dict[str, str]:
-    """The verdict of every given task (``unverified`` when it has no outcome)."""
-    latest = outcome_verdicts(store, tolerance)
-    return {cid: latest.get(cid, UNVERIFIED) for cid in set(cascade_ids)}
-
-
 def outcome_verdicts(store: Store, tolerance: float = 0.5) -> dict[str, str]:
     """The verdict of every task that has an outcome (the rest are ``unverified``)."""
     latest: dict[str, str] = {}
@@ -51,11 +32,6 @@ def outcome_verdicts(store: Store, tolerance: float = 0.5) -> dict[str, str]:
         predicted = check if check is not None else pre
         latest[cid] = _verdict(predicted, score, tolerance)
     return latest
-
-
-def last_outcome(store: Store) -> int:
-    """The newest outcome's id: what a cache of verdicts is keyed on."""
-    return reads.last_outcome(store)
 
 
 def _verdict(predicted: float | None, outcome: float, tolerance: float) -> str:

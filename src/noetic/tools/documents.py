@@ -10,6 +10,7 @@ returned with their file and line. Files that change are embedded again on the n
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,24 +32,28 @@ class Passage:
     text: str
 
 
-def passages(root: Path) -> list[Passage]:
-    """Every passage of every document under ``root``, in file order."""
-    found: list[Passage] = []
+def _documents(root: Path) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.startswith("."))
         for name in sorted(files):
             path = Path(folder) / name
-            if path.suffix.lower() not in SUFFIXES or path.is_symlink():
+            if path.suffix.lower() in SUFFIXES and not path.is_symlink():
+                yield path
+
+
+def passages(root: Path) -> list[Passage]:
+    """Every passage of every document under ``root``, in file order."""
+    found: list[Passage] = []
+    for path in _documents(root):
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
                 continue
-            try:
-                if path.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            found += _cut(str(path.relative_to(root)), text)
-            if len(found) >= MAX_PASSAGES:
-                return found[:MAX_PASSAGES]
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found += _cut(str(path.relative_to(root)), text)
+        if len(found) >= MAX_PASSAGES:
+            return found[:MAX_PASSAGES]
     return found
 
 
@@ -70,29 +75,26 @@ def _cut(rel: str, text: str) -> list[Passage]:
 class _Index:
     def __init__(self, root: Path, embedder: Any) -> None:
         self.root = root
-        self.embedder = embedder
+        self.embedder = embedder  # None: the offline embedder, loaded on the first search
         self.stamp: tuple[tuple[str, float], ...] | None = None
         self.items: list[Passage] = []
         self.matrix: Any = None
 
     def _stamp(self) -> tuple[tuple[str, float], ...]:
         stamps = []
-        for folder, dirs, files in os.walk(self.root):
-            dirs[:] = [d for d in dirs if d not in SKIPPED and not d.startswith(".")]
-            for name in files:
-                p = Path(folder) / name
-                if p.suffix.lower() in SUFFIXES:
-                    try:
-                        stamps.append((str(p), p.stat().st_mtime))
-                    except OSError:
-                        continue
-        return tuple(sorted(stamps))
+        for path in _documents(self.root):
+            try:
+                stamps.append((str(path), path.stat().st_mtime))
+            except OSError:
+                continue
+        return tuple(stamps)
 
     def search(self, query: str, k: int) -> list[tuple[Passage, float]]:
         import numpy as np
 
-        from noetic.embeddings import cosine_top_k
+        from noetic.embeddings import cosine_top_k, recall_embedder
 
+        self.embedder = self.embedder or recall_embedder()
         stamp = self._stamp()
         if stamp != self.stamp:
             self.items = passages(self.root)
@@ -110,7 +112,7 @@ class _Index:
 def retrieve_tool(folder: Path, embedder: Any = None) -> Tool:
     """The ``retrieve`` tool over the documents under ``folder``."""
     root = folder.resolve()
-    index: dict[str, _Index] = {}
+    index = _Index(root, embedder)
 
     def retrieve(query: str, k: int = 5) -> str:
         """Find passages of the user's local documents by meaning.
@@ -123,11 +125,7 @@ def retrieve_tool(folder: Path, embedder: Any = None) -> Tool:
             raise InvalidValueError("the query is empty", field="query")
         if not 1 <= k <= 20:
             raise InvalidValueError("k must be between 1 and 20", field="k", value=k)
-        if "index" not in index:
-            from noetic.embeddings import recall_embedder
-
-            index["index"] = _Index(root, embedder or recall_embedder())
-        found = index["index"].search(query, k)
+        found = index.search(query, k)
         if not found:
             return f"no documents under {root}"
         return "\n\n".join(

@@ -1,17 +1,11 @@
 """File tools confined to a sandbox root: read, write, edit and list.
 
-A path is resolved with symlinks followed and must land inside the root, so ``..``, absolute
-paths and symlinks pointing out are refused with the path named. The check alone would leave a
-race — a folder swapped for a symlink between the check and the open — so every file is then
-opened by walking the resolved path from the root one component at a time with
-``O_NOFOLLOW`` (the ``openat`` discipline): a component that became a symlink after the check
-makes the open fail instead of following it. Writes go to a temporary file beside the target and
-are renamed over it, which replaces a symlink rather than writing through it.
-
-Writes also honour the shell policy's write rules (``protected-path``: git hooks and config,
-Noetic's own store), so the files tool cannot do what the shell gate would refuse, and never
-touch the repository's control files (:mod:`noetic.tools.repository`): nothing inside any
-``.git``, nor ``.gitmodules``, the hooks folder or the programs git's configuration names.
+A path must resolve inside the root; checking alone would leave a race (a folder swapped for a
+symlink between the check and the open), so each file is then opened by walking the resolved
+path from the root with ``O_NOFOLLOW`` (the ``openat`` discipline), and a write goes to a
+temporary file renamed over the target. Writes honour the shell policy's write rules and never
+touch the repository's control files (:mod:`noetic.tools.repository`) nor the rest of the
+protected set (docs/agent.md, "The file tools").
 """
 
 from __future__ import annotations
@@ -28,8 +22,8 @@ from noetic.errors import InvalidValueError, PolicyRefusal
 from noetic.tools.base import Tool, tool
 from noetic.tools.repository import control_files
 from noetic.tools.shellgate import Policy, load_policy
-from noetic.tools.shellgate.gate import write_refusal
 from noetic.tools.shellgate.protected import configured, protected_set
+from noetic.tools.shellgate.write_rules import write_refusal
 
 MAX_READ_BYTES = 2_000_000
 MAX_WRITE_CHARS = 2_000_000

@@ -1,13 +1,9 @@
-"""Tools of external MCP servers, offered through the same :class:`Tool` interface.
-
-Servers are named in ``<store>/config.toml``::
-
-    [mcp_servers.docs]
-    command = ["uvx", "some-docs-mcp-server"]
+"""Tools of external MCP servers (``[mcp_servers.NAME]`` in ``<store>/config.toml``), offered
+through the same :class:`Tool` interface.
 
 Each server runs for the length of one run (closed with the caller's exit stack); its tools are
-listed once, their input schemas become the tools' parameters, and arguments are checked
-against those schemas before the call goes out through the ``mcp`` client SDK.
+listed once, and arguments are checked against their input schemas before the call goes out
+through the ``mcp`` client SDK.
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """The files of a git repository that decide what runs outside the sandbox later.
 
-A command inside the sandbox cannot reach outside, but the repository it edits is run by the
-user's own git afterwards, outside it: a hook, a ``core.fsmonitor`` command, an alias or a filter
-planted in the workspace runs with the user's rights at the next ``git commit``. So the sandbox
-keeps these read-only, and the file tools refuse to write them:
-
-- the whole ``.git`` entry, folder or file (a worktree's ``gitdir:`` pointer) — not only
-  ``.git/hooks`` and ``.git/config``, which would leave ``cp -r .git newgit``, a hook planted in
-  the copy, ``mv .git old.git`` and ``mv newgit .git``, or a new ``.git/hooks`` or
-  ``.git/commondir`` where none existed yet. Bound onto itself, ``.git`` is a mount point: it can
-  be neither renamed nor replaced, and nothing below it can be created or changed;
-- the git folder a ``.git`` file points to, when it lives inside the workspace;
-- ``.gitmodules``;
-- what the repository's configuration (the user's global one included) reads or names inside
-  the workspace: included configuration files, the ``core.hooksPath`` folder (created empty when
-  it does not exist yet, so it cannot be planted either) and the programs the configuration runs
-  (``core.fsmonitor``, ``core.sshCommand``, editors, pagers, filters, diff and merge drivers…).
-
-The price is that git commands which write the repository (``git add``, ``git commit``) fail
-inside the sandbox with "Read-only file system"; reading it (``git status``, ``git diff``,
-``git log``) works.
+A command inside the sandbox cannot reach outside, but the user's own git runs the repository it
+edits afterwards: a hook, a ``core.fsmonitor`` command, an alias or a filter planted in the
+workspace runs with the user's rights at the next ``git commit``. So the sandbox keeps these
+read-only and the file tools refuse to write them: the whole ``.git`` entry (bound onto itself, a
+mount point can be neither renamed nor replaced, so no copy carrying a planted hook can take its
+place), the git folder a ``.git`` file points to, ``.gitmodules``, and what git's configuration
+reads or runs from inside the workspace. docs/agent.md ("The repository's control files") lists
+them, and the price: git commands that write the repository fail inside the sandbox.
 """
 
 from __future__ import annotations
@@ -150,13 +138,12 @@ def _configuration(root: str) -> list[tuple[str, str, str]]:
     if not out:
         return []
     fields = out.split("\0")
-    entries = []
-    for origin, pair in zip(fields[0::2], fields[1::2], strict=False):
-        key, _, value = pair.partition("\n")
-        if key:
-            source = origin[len("file:") :] if origin.startswith("file:") else ""
-            entries.append((source, key.lower(), value))
-    return entries
+    pairs = zip(fields[0::2], (pair.partition("\n") for pair in fields[1::2]), strict=False)
+    return [
+        (origin[len("file:") :] if origin.startswith("file:") else "", key.lower(), value)
+        for origin, (key, _, value) in pairs
+        if key
+    ]
 
 
 def _git(root: str, *args: str) -> str | None:
@@ -208,13 +195,9 @@ def repository_view(root: str) -> tuple[str | None, list[tuple[str, str, str]]]:
 
     Asking git is two processes, on every call of Claude Code's PreToolUse hook, so the answers
     are kept in :mod:`noetic.cached`'s cache, named by everything that decides which files git
-    reads (the folder, the user, ``HOME``, ``XDG_CONFIG_HOME``, ``PATH``, the git program, each
-    ``.git`` entry from the folder up to ``/`` and the device and owner of each folder on the
-    way), together with the content of every file git reads them from or would read them from
-    if it existed: the system's, the user's, the repository's (``config``, ``config.worktree``,
-    ``HEAD``, ``commondir``, a ``.git`` file) and each file an ``include.path`` or
-    ``includeIf.*.path`` names. A kept answer is used only while every one of those files holds
-    the same bytes (or is still absent) as when git was asked; otherwise git is asked again."""
+    reads (:func:`_situation`). A kept answer is used only while every file git reads them from,
+    or would read them from if it existed (:func:`_read_by_git`, and the includes), holds the
+    same bytes (or is still absent) as when git was asked; otherwise git is asked again."""
     from noetic import cached
 
     git = _which("git")
@@ -259,8 +242,7 @@ def _situation(root: str, git: str | None) -> list[bytes]:
         real = os.path.realpath(git)
         info = os.stat(real)
         parts += [real, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
-    folder = root
-    while True:
+    for folder in _upward(root):
         try:
             info = os.stat(folder)
             parts.append((folder, info.st_dev, info.st_ino, info.st_uid))
@@ -272,11 +254,15 @@ def _situation(root: str, git: str | None) -> list[bytes]:
             parts.append((dotgit.st_mode, dotgit.st_ino, dotgit.st_dev, dotgit.st_uid))
         except OSError:
             parts.append(None)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
     return [repr(parts).encode("utf-8", "surrogateescape")]
+
+
+def _upward(folder: str) -> list[str]:
+    """``folder`` and each folder above it, up to ``/``."""
+    found = [folder]
+    while (parent := os.path.dirname(found[-1])) != found[-1]:
+        found.append(parent)
+    return found
 
 
 def _read_by_git(root: str, git: str | None) -> list[str]:
@@ -288,8 +274,7 @@ def _read_by_git(root: str, git: str | None) -> list[str]:
     if git is not None:  # a git installed under a prefix reads PREFIX/etc/gitconfig
         prefix = os.path.dirname(os.path.dirname(os.path.realpath(git)))
         files.append(os.path.join(prefix, "etc", "gitconfig"))
-    folder = root
-    while True:
+    for folder in _upward(root):
         dotgit = os.path.join(folder, ".git")
         if os.path.lexists(dotgit):
             files.append(dotgit)  # a `gitdir:` file's bytes; a folder's identity
@@ -298,10 +283,6 @@ def _read_by_git(root: str, git: str | None) -> list[str]:
                 gitdir, common = found
                 files += [os.path.join(gitdir, n) for n in ("commondir", "HEAD", "config.worktree")]
                 files += [os.path.join(common, n) for n in ("config", "objects", "refs")]
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
     return list(dict.fromkeys(files))
 
 

@@ -1,18 +1,11 @@
 """The OS sandbox the shell tool runs commands in: bubblewrap on Linux.
 
-Inside it the whole system is mounted read-only, only the workspace is writable, ``/tmp``,
-``/var/tmp`` and ``/run`` are private and empty (no host sockets such as Docker's), the home
-folder is hidden behind an empty one, the repository's control files (the whole ``.git``, see
-:mod:`noetic.tools.repository`), Noetic's store and every other file of the protected set that
-exists (:mod:`noetic.tools.shellgate.protected`: the scripts a hook calls, ``.claude/``,
-``.vscode/``, ``.envrc``, ``*.pth``…, what the developer's own tools run later) are read-only and
-cannot be moved or replaced, the network is cut off unless the policy allows it, every capability is
-dropped, and the command cannot outlive the tool (``--die-with-parent``). So a command the gate
-misjudges — a script writing outside the workspace, a program opening a socket — still cannot
-reach outside.
-
-``auto`` uses bubblewrap when it works here and says so when it does not (the gate alone then
-decides); ``required`` refuses to run without it; ``off`` never uses it.
+The system read-only and only the workspace writable, ``/tmp``, ``/var/tmp`` and ``/run`` private,
+the home folder hidden, the repository's control files, Noetic's store and the rest of the
+protected set read-only and pinned in place, no network unless the policy allows it, every
+capability dropped: a command the gate misjudges still cannot reach outside. ``auto`` uses
+bubblewrap when it works here and says so when it does not; ``required`` refuses to run without
+it; ``off`` never uses it (docs/agent.md, "The shell tool and the sandbox").
 """
 
 from __future__ import annotations
@@ -88,12 +81,6 @@ def choose(mode: str) -> Sandbox:
     return found
 
 
-def _interpreter_dirs() -> list[str]:
-    """The running interpreter's environment and installation, resolved, outermost first."""
-    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
-    return sorted(d for d in dirs if os.path.isdir(d))
-
-
 def _read_only(workspace: str, home: str) -> list[str]:
     """Mounts keeping the repository's control files, Noetic's store and every existing file of
     the protected set (:mod:`noetic.tools.shellgate.protected`: what the developer's own tools
@@ -101,7 +88,8 @@ def _read_only(workspace: str, home: str) -> list[str]:
 
     A path bound onto itself is a mount point: it can be neither renamed nor replaced (EBUSY),
     so ``.git`` cannot be swapped for a copy carrying a planted hook; the folders above a kept
-    path are bound onto themselves (writable) so none of them can be moved aside either."""
+    path are bound onto themselves (writable) so none of them can be moved aside either (else
+    ``mv scripts s2 && mkdir scripts`` puts a new file where the read-only one was)."""
     control = control_files(workspace)
     if control.linked_dotgit is not None:
         raise UsageError(
@@ -125,9 +113,6 @@ def _read_only(workspace: str, home: str) -> list[str]:
         ) from None
     protected = protected_set(workspace, home=home, extra=extra, control=control)
     kept += [p for p in protected.existing() if p not in kept]
-    # every folder between the workspace and a kept path is pinned in place too (bound onto
-    # itself, still writable): else `mv scripts s2 && mkdir scripts` puts a new file where the
-    # read-only one was
     pinned: list[str] = []
     root = os.path.realpath(workspace)
     for path in kept:
@@ -168,8 +153,10 @@ def wrap(
         args += ["--tmpfs", private]
     # Noetic's own Python stays runnable (read-only) when it lives in a hidden folder: a
     # virtual environment under /tmp, an interpreter under the home folder (pyenv)
-    for keep in _interpreter_dirs():
-        if any(keep == h or keep.startswith(h.rstrip("/") + "/") for h in hidden):
+    for keep in sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}):
+        if os.path.isdir(keep) and any(
+            keep == h or keep.startswith(h.rstrip("/") + "/") for h in hidden
+        ):
             args += ["--ro-bind", keep, keep]
     args += ["--bind", workspace, workspace]
     resolv = os.path.realpath("/etc/resolv.conf")

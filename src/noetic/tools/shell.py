@@ -1,15 +1,12 @@
 """The shell tool: a command judged by the gate, then run in the sandbox with limits.
 
-A command line passes :func:`noetic.tools.shellgate.check_command` first — judged as sandboxed
-when the OS sandbox will contain it — and a refusal names the rule and the part of the command,
-and nothing runs. A line that is one plain command runs as an argument vector — no shell
-interpreter, globs expanded here. A line that needs a shell (a pipe, a list, a redirection, an
-expansion: ``cd src && ls``) runs through the policy's ``shell`` (bash by default), handed the
-line as the gate parsed and approved it (:func:`noetic.tools.shellgate.rebuilt_line.render`), so the
-shell runs the words the gate judged; ``shell: null`` refuses such lines. The command runs in a
-folder of the workspace, inside the OS sandbox when there is one (:mod:`noetic.tools.sandbox`),
-with a timeout that kills it and everything it started, its output capped, and an environment
-holding only the policy's ``environment`` variables minus anything that looks like a secret.
+A refusal of :func:`noetic.tools.shellgate.check_command` (judged as sandboxed when the OS sandbox
+will contain it) names the rule and the part of the command, and nothing runs. A plain command
+runs as an argument vector, globs expanded here; a line that needs a shell runs through the
+policy's ``shell``, handed the line as the gate parsed and approved it
+(:func:`noetic.tools.shellgate.rebuilt_line.render`), so the shell runs the words the gate
+judged. Timeouts, the output cap and the environment: docs/agent.md, "The shell tool and the
+sandbox".
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """``search`` and ``scrape``: the web, through backends the user configures.
 
-Nothing reaches the network unless the user asked for it in ``<store>/config.toml``::
-
-    [agent.search]
-    backend = "searxng"                 # a SearXNG instance's JSON API
-    url = "http://localhost:8888"
-
-    [agent.scrape]
-    enabled = true
-    max_bytes = 500000
-
-With no backend configured the tools still exist and answer that they are not configured, so a
-model learns why instead of seeing a failure. Other search backends register under the
-``noetic.search_backends`` entry points: a factory taking the ``[agent.search]`` table and
-returning a function ``(query, k) -> list of {"title", "url", "snippet"}``.
+Nothing reaches the network unless the user asked for it in ``<store>/config.toml``
+(``[agent.search]``, ``[agent.scrape]``: docs/configuration.md). With no backend configured the
+tools still exist and answer that they are not configured, so a model learns why instead of
+seeing a failure. Other search backends register under the ``noetic.search_backends`` entry
+points: a factory taking the ``[agent.search]`` table and returning a function
+``(query, k) -> list of {"title", "url", "snippet"}``.
 """
 
 from __future__ import annotations

@@ -35,14 +35,12 @@ def project_files(root: Path, base: Path) -> list[Path]:
     listed = _git_files(root, base)
     if listed is not None:
         return listed
-    found = []
-    for item in base.rglob("*"):
-        parts = item.relative_to(root).parts
-        if any(p.startswith(".") or p in SKIPPED_DIRS for p in parts):
-            continue
-        if item.is_file():
-            found.append(item)
-    return sorted(found)
+    return sorted(
+        item
+        for item in base.rglob("*")
+        if not any(p.startswith(".") or p in SKIPPED_DIRS for p in item.relative_to(root).parts)
+        and item.is_file()
+    )
 
 
 _EXCLUDE = ("--exclude-standard",)
@@ -58,14 +56,10 @@ def _git_files(root: Path, base: Path) -> list[Path] | None:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    files = []
-    for raw in out.split(b"\0"):
-        if not raw:
-            continue
-        path = (base / raw.decode("utf-8", "surrogateescape")).resolve()
-        if path.is_file() and (path == root or root in path.parents):
-            files.append(path)
-    return sorted(files)
+    paths = [
+        (base / raw.decode("utf-8", "surrogateescape")).resolve() for raw in out.split(b"\0") if raw
+    ]
+    return sorted(p for p in paths if p.is_file() and (p == root or root in p.parents))
 
 
 def read_file_tool(workspace: Path) -> Tool:

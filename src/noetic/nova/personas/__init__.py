@@ -1,19 +1,6 @@
-"""Personas: Markdown files with YAML front matter, as seed 002 defines them.
-
-::
-
-    ---
-    role: Security Expert
-    short_name: security
-    expertise: [authentication & authorization, cryptography, OWASP Top 10]
-    tools: [threat modeling, penetration testing]
-    responsibility: Evaluate security implications
-    pattern: domain_expert        # coordinator | critic | domain_expert
-    model: ollama:llama3.2        # optional: this persona runs on its own model
-    ---
-
-    # Security Expert
-    You are the Security Expert. ...   (the body: instructions and output format)
+"""Personas: Markdown files with YAML front matter, as seed 002 defines them (``docs/nova.md``
+shows the format): the front matter's fields (:data:`FRONT_MATTER_FIELDS`), then the body, the
+persona's instructions.
 
 The built-ins live beside this module (``core/`` holds the DCE and the CAE, ``experts/`` the
 domain experts). A catalogue stacks directories: the built-ins, then ``<store>/personas/``, then
@@ -186,11 +173,7 @@ class Catalogue:
         return self.one_of(Pattern.CRITIC)
 
     def experts(self) -> list[Persona]:
-        return [
-            self.personas[n]
-            for n in self.names()
-            if self.personas[n].pattern == Pattern.DOMAIN_EXPERT
-        ]
+        return [p for _, p in sorted(self.personas.items()) if p.pattern == Pattern.DOMAIN_EXPERT]
 
 
 def template(short_name: str) -> str:

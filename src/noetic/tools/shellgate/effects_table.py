@@ -1,14 +1,10 @@
 """The effects table: what each program the gate knows does, as one row of plain data.
 
-The gate allows what it can show is safe and refuses the rest. A program is judged by its row:
-which operands and options name a file it writes, which options hand it shell code (judged as
-commands) or code in its own language (which the gate does not read), which options name a file
-of code it runs, which operands make it run a program (sqlite3's ``.shell``, psql's ``\\!``),
-whether it runs commands read from its standard input (ed, sqlite3), which ``NAME=value``
-operands it takes, and — for a program with subcommands — a row per subcommand, an unlisted one
-being unknown. A program that has no row here and that the policy does not name either
-(``writers``, ``judged_alone``, ``interpreters``… in ``policy.yaml``) is *unknown*: run without
-the sandbox it is refused (``unknown-program``), naming the program.
+The gate allows what it can show is safe and refuses the rest: a program is judged by its row
+(docs/agent.md, "Fail closed: the effects table", describes each field with examples), and one
+that has no row here and that the policy does not name either (``writers``, ``judged_alone``,
+``interpreters``… in ``policy.yaml``) is *unknown*: run without the sandbox it is refused
+(``unknown-program``), naming the program.
 
 Adding a program is one row: ``"name": Program(...)``, or ``READS`` for a program whose operands
 are only read. The table is plain literals — nothing is parsed or validated when it loads.
@@ -23,8 +19,8 @@ class Program(NamedTuple):
     """What one program (or one subcommand of it) does with its arguments."""
 
     writes: str = "none"
-    """Which operands are paths it writes: ``all``, ``last``, ``second`` (``uniq IN OUT``),
-    ``after-first`` or ``none``."""
+    """Which operands are paths it writes: all, last, second (``uniq IN OUT``), after-first or
+    none."""
     write_options: tuple[str, ...] = ()
     """Options whose value is a path it writes (``--output=F``, ``-o F``)."""
     write_when: tuple[str, ...] = ()
@@ -36,36 +32,27 @@ class Program(NamedTuple):
     code_options: tuple[str, ...] = ()
     """Options whose value it runs as code in its own language: refused without the sandbox."""
     file_options: tuple[str, ...] = ()
-    """Options naming a file of code it runs: it must be a file of the workspace (the project's
-    own), not standard input, not a file written earlier in the line."""
+    """Options naming a file of code it runs: it must be the workspace's own, not written here."""
     escapes: tuple[str, ...] = ()
-    """Regular expressions (searched in each operand) for what makes it run a program or write a
-    file the gate cannot follow."""
+    """Regular expressions, searched in each operand, for what runs a program or writes a file."""
     implicit_files: tuple[str, ...] = ()
-    """Files of the folder it runs in that it runs as code unasked (``Makefile``,
-    ``**/conftest.py``): one written earlier in the line is code the gate cannot read."""
+    """Files of its folder it runs as code unasked (``Makefile``, ``**/conftest.py``)."""
     stdin_code: bool = False
     """It runs the commands it reads on its standard input (``ed``, ``sqlite3``)."""
     assignments: tuple[str, ...] | None = None
-    """``NAME=value`` operands it takes as settings: None when it takes none; else the names
-    that are safe to set (``make V=1``) — any other name may change the commands it runs."""
+    """The safe names of the ``NAME=value`` settings it takes (``make V=1``); None: none."""
     mounts: bool = False
-    """Bind-mount options (``-v SRC:DST``, ``--mount source=SRC``) whose source it lets a
-    container write: the source must be inside the workspace."""
+    """It takes bind mounts (``-v SRC:DST``), whose source a container may write."""
     serves: tuple[str, ...] | None = None
-    """It serves a folder to the network: the options naming it (default, the folder it runs
-    in), which must lie in the workspace (``python3 -m http.server -d ~`` serves the keys)."""
+    """It serves a folder to the network: the options naming it (default: where it runs)."""
     follows_links: tuple[str, ...] = ()
     """Options that make it follow links while it writes (``find -L … -delete``)."""
     exec_options: tuple[str, ...] = ()
-    """Options after which the rest of its arguments is a command it runs on each file it
-    finds (``fd -x CMD``): judged as that command, its paths unseen."""
+    """Options after which the rest is a command it runs on each file it finds (``fd -x CMD``)."""
     runs_operands: bool = False
-    """Its operands are a command it runs (``chrt 10 CMD``, ``npx TOOL``, ``parallel CMD :::``):
-    that command is judged, and one the gate does not know is refused."""
+    """Its operands are a command it runs (``chrt 10 CMD``, ``npx TOOL``), judged as one."""
     network: bool = False
-    """It sends what it reads to another host (a database server, GitHub): the environment
-    must not reach it (as for the policy's ``network_clients``)."""
+    """It sends what it reads to another host (a database, GitHub), as ``network_clients``."""
     subcommands: dict[str, Program] = {}  # noqa: RUF012 (never changed)
     """A row per subcommand (the first operand); with ``closed`` an unlisted one is unknown."""
     closed: bool = False
@@ -74,6 +61,14 @@ class Program(NamedTuple):
 
 READS = Program()
 """A program whose operands are read, never written or run."""
+WRITTEN = {
+    "all": slice(None),
+    "last": slice(-1, None),
+    "second": slice(1, 2),
+    "after-first": slice(1, None),
+    "none": slice(0),
+}
+"""The operands a row's ``writes`` (or a policy writer's ``paths``) says are written."""
 
 _GIT_READS = (
     "status", "blame", "branch", "tag", "remote", "fetch", "pull", "push", "checkout",
@@ -136,13 +131,12 @@ _MYSQL_ESCAPES = (
 )
 
 # cmake -E: the commands that write their path operands, and those that run a program
-_CMAKE_E_WRITES = Program(writes="all")
 _CMAKE_E = {
     **dict.fromkeys(
         ("rm", "remove", "remove_directory", "make_directory", "touch", "touch_nocreate",
          "create_symlink", "create_hardlink", "copy", "copy_directory", "copy_if_different",
          "copy_directory_if_different", "rename", "tar", "chdir", "env", "time"),
-        _CMAKE_E_WRITES,
+        Program(writes="all"),
     ),
     **dict.fromkeys(
         ("echo", "echo_append", "capabilities", "cat", "compare_files", "environment",

@@ -71,9 +71,8 @@ def _first_brace(chars: Chars, start: int) -> tuple[int, int, list[Chars] | None
                 depth -= 1
                 if depth == 0:
                     if commas:
-                        bounds = [i, *commas, j]
-                        parts = [chars[a + 1 : b] for a, b in itertools.pairwise(bounds)]
-                        return i, j, parts
+                        bounds = itertools.pairwise([i, *commas, j])
+                        return i, j, [chars[a + 1 : b] for a, b in bounds]
                     return i, j, _sequence(chars[i + 1 : j])
             elif d == "," and depth == 1:
                 commas.append(j)

@@ -1,20 +1,11 @@
 """The deterministic shell gate: a command's syntax tree judged against the policy.
 
-:func:`check_command` parses the command (:mod:`.syntax`), then judges every simple command it
-could run (:mod:`.judge`) — after unwrapping ``env``, ``nohup``, ``timeout``, ``xargs`` and the
-like, the commands ``find -exec`` runs, and shell code handed to ``bash -c``, ``flock -c``,
-``env -S``, ``eval`` or a tool's option — and every redirection. It refuses what hides the
-command from analysis, what writes where it must not, what runs code whose effect it cannot
-determine, and whatever the policy's rules name. Fail closed: a command that does not parse, or
-nests too deeply to analyse, is refused.
-
-``sandboxed=True`` says the command will run inside the OS sandbox: what the sandbox contains
-(``sandbox_contains`` in the policy: code handed to an interpreter, a program's own command
-execution) is then left to it. ``sandboxed=False`` — a host with no sandbox, or a command
-another tool runs (Claude Code's Bash tool) — refuses it.
-
-Every refusal is a :class:`Violation` naming the rule, its reason, the part of the command that
-broke it and, where there is one, what the gate could not determine.
+:func:`check_command` parses the command (:mod:`.syntax`) and judges every simple command it could
+run and every redirection (:mod:`.judge`). Fail closed: a command that does not parse, or nests
+too deeply to analyse, is refused. ``sandboxed=True`` says the command will run inside the OS
+sandbox: what the sandbox contains (``sandbox_contains`` in the policy) is then left to it.
+``sandboxed=False`` — a host with no sandbox, or a command another tool runs (Claude Code's Bash
+tool) — refuses it.
 """
 
 from __future__ import annotations
@@ -22,18 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from noetic.tools.shellgate.judge import MAX_COMMAND_CHARS, Judge
+from noetic.tools.shellgate.judge import Judge
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.verdict import Verdict, Violation
-from noetic.tools.shellgate.write_rules import write_refusal
-
-__all__ = [
-    "MAX_COMMAND_CHARS",
-    "Verdict",
-    "Violation",
-    "check_command",
-    "write_refusal",
-]
 
 
 def check_command(

@@ -1,10 +1,7 @@
 """git aliases, read from the configuration git reads, so ``git NAME`` is judged as what it runs.
 
-git looks an unknown ``NAME`` up as ``alias.NAME`` in ``/etc/gitconfig``, the user's
-``~/.gitconfig`` and ``~/.config/git/config``, and the repository's ``.git/config`` (the last one
-read wins). An alias starting with ``!`` is shell code; any other is a git command line. Where
-the gate cannot be sure what git would read — a file with an ``[include]`` or ``[includeIf]``,
-a value continued on the next line, an alias naming an alias in a loop — the answer is
+An alias starting with ``!`` is shell code; any other is a git command line. Where the gate
+cannot be sure what git would read (an ``[include]``, a continued value) the answer is
 :data:`UNKNOWN` and the command is refused as a program the gate does not model.
 """
 

@@ -32,7 +32,8 @@ def interpreted(
     allowed = names_fit(base, judge.policy.allow_interpreters)
     downloads = any(judge.downloads(c) for c in [*cmd.substitutions, *cmd.upstream])
     shell = names_fit(base, judge.policy.shells)
-    found = code_on_line(args, code_flags, judge.policy.interpreter_values.get(_family_key(base)))
+    family = re.sub(r"[\d.]+$", "", base) or base  # `python3.12` spells options as `python`
+    found = code_on_line(args, code_flags, judge.policy.interpreter_values.get(family))
     if found is not None:
         kind, code, word, rest = found
         if kind == "module":
@@ -111,8 +112,7 @@ def run_written(judge: Judging, name: Word, content: str | None, cmd: Command) -
     if interpreter and interpreter[0].endswith("/env"):
         interpreter = interpreter[1:]
     base = interpreter[0].rsplit("/", 1)[-1] if interpreter else "sh"
-    shell = names_fit(base, judge.policy.shells)
-    handed(judge, base, shell, content, name, cmd)
+    handed(judge, base, names_fit(base, judge.policy.shells), content, name, cmd)
 
 
 def handed(
@@ -134,8 +134,3 @@ def handed(
             judge.undetermined("interpreter-code", word, f"the {base} code {what}")
     else:
         judge.undetermined("interpreter-code", word, f"the gate does not read {base} code")
-
-
-def _family_key(base: str) -> str:
-    """``python3.12`` and ``python3`` share their options' spelling with ``python``."""
-    return re.sub(r"[\d.]+$", "", base) or base

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from noetic.tools.shellgate.effects_table import PROGRAMS, Program
+from noetic.tools.shellgate.effects_table import PROGRAMS, WRITTEN, Program
 from noetic.tools.shellgate.policy import Policy, load_policy
 from noetic.tools.shellgate.syntax import TooComplex, Unparseable, parse
 
@@ -77,8 +77,7 @@ def _table_writes(row: Program, values: list[str]) -> bool:
     if row.write_unless and _has(values, row.write_unless):
         return False
     operands = [v for v in values if not v.startswith("-")]
-    least = {"none": None, "all": 1, "last": 1, "second": 2, "after-first": 2}[row.writes]
-    return (least is not None and len(operands) >= least) or _has(values, row.write_options)
+    return bool(operands[WRITTEN[row.writes]]) or _has(values, row.write_options)
 
 
 def _has(values: list[str], options: tuple[str, ...]) -> bool:

@@ -1,15 +1,12 @@
 """The judge: every simple command of a parsed line, held against what it can do.
 
-A command is not judged by its name alone but by its capabilities: whether it runs a string as
-code (a shell's ``-c``, ``flock -c``, ``env -S``, tar's ``--to-command``, sed's ``e``, awk's
-``system()``, git's ``-c core.pager``), writes a file (its operands, an option's value, a
-program's ``w``/``print >``), changes folder (``cd``, through links made earlier in the line),
-reads a secret, or sends data over the network. A string run as shell code is parsed and
-judged in its turn when the command spells it out; a capability whose effect the gate cannot
-determine (code computed at run time, a program it cannot read, Python that imports ``os``) is
-refused, saying what was undeterminable — unless the sandbox contains it (``sandbox_contains``).
-The capabilities of particular programs (git, package managers, network clients) are in
-:mod:`.program_capabilities`.
+A command is judged by its capabilities, not its name alone: whether it runs a string as code,
+writes a file, changes folder, reads a secret or sends data over the network (docs/agent.md
+lists them). Shell code a command spells out is parsed and judged in its turn; a capability
+whose effect the gate cannot determine is refused, saying what was undeterminable, unless the
+sandbox contains it (``sandbox_contains``). Particular programs' checks are in
+:mod:`.program_capabilities`, :mod:`.table_checks`, :mod:`.find_actions`, :mod:`.sed_awk` and
+:mod:`.interpreters`.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from noetic.tools.shellgate import find_actions, policy_lookups, program_capabilities, table_checks
-from noetic.tools.shellgate.effects_table import PROGRAMS
+from noetic.tools.shellgate.effects_table import PROGRAMS, WRITTEN
 from noetic.tools.shellgate.links import follow, resolve
 from noetic.tools.shellgate.option_spelling import (
     abbreviates,
@@ -85,15 +82,11 @@ class Judge:
     def judge(self, text: str) -> list[Violation]:
         if len(text) > MAX_COMMAND_CHARS:
             self.refuse("too-complex", f"{len(text)} characters (at most {MAX_COMMAND_CHARS})")
-            return self.found
-        if "\0" in text:
+        elif "\0" in text:
             self.refuse("unparseable", "a NUL character", text.index("\0"))
-            return self.found
-        if not text.strip():
+        elif not text.strip():
             self.refuse("unparseable", "an empty command")
-            return self.found
-        script = self.parsed(text, frozenset({self.cwd}))
-        if script is not None:
+        elif (script := self.parsed(text, frozenset({self.cwd}))) is not None:
             self.script(script)
         return self.found
 
@@ -181,18 +174,15 @@ class Judge:
         program_capabilities.scripts_written(self, cmd)
 
     def variables(self, cmd: Command) -> None:
-        names = [(n, cmd.text) for n, _ in cmd.assignments]
+        names = [n for n, _ in cmd.assignments]
         if cmd.keyword == "unset":
-            names += [(a.value or a.text, cmd.text) for a in cmd.args]
+            names += [a.value or a.text for a in cmd.args]
+        fit = policy_lookups.names_fit
         for rule in self.policy.rules:
             for m in rule.match:
-                if not m.variables:
-                    continue
-                for name, text in names:
-                    if policy_lookups.names_fit(name, m.variables) and not policy_lookups.names_fit(
-                        name, m.unless
-                    ):
-                        self.refuse(rule.id, text, cmd.start, f"sets {name}")
+                for name in names if m.variables else ():
+                    if fit(name, m.variables) and not fit(name, m.unless):
+                        self.refuse(rule.id, cmd.text, cmd.start, f"sets {name}")
         program_capabilities.index_variables(self, cmd)
 
     def sets(self, assignments: list[tuple[str, Word | None]], cmd: Command) -> None:
@@ -374,10 +364,8 @@ class Judge:
 
     def chdir(self, base: str, own: list[Word], cmd: Command) -> Command:
         """The command as ``env -C DIR`` or ``sudo -D DIR`` runs it: in DIR."""
-        options = (
-            ("-C", "--chdir") if base == "env" else ("-D", "--chdir") if base == "sudo" else ()
-        )
-        found = option_values(own, options) if options else []
+        options = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}.get(base, ())
+        found = option_values(own, options)
         if not found:
             return cmd
         _, folder = found[-1]
@@ -406,8 +394,7 @@ class Judge:
 
     def evaluator(self, base: str, args: list[Word], cmd: Command) -> None:
         if base == "eval" and args and all(a.value is not None for a in args):
-            first = args[0]
-            self.inline(" ".join(a.value or "" for a in args), first, cmd, "the code eval runs")
+            self.inline(" ".join(a.value or "" for a in args), args[0], cmd, "the code eval runs")
             return
         script = args[0].value if args and base in ("source", ".") else None
         if script is not None and self.inside_all(script, cmd.cwds):
@@ -432,8 +419,6 @@ class Judge:
         ``--to-command``, ``git rebase -x``)."""
         sub = program_capabilities.subcommand(base, args)
         options = self.policy.runs.get(base, ()) + self.policy.runs.get(f"{base} {sub}", ())
-        if not options:
-            return
         for word, code in option_values(args, options):
             if code is None:
                 self.undetermined(
@@ -467,12 +452,7 @@ class Judge:
                 if "=" in value and any(o.endswith("=") for o in writer.options):
                     continue
             operands.append(word)
-        if writer.paths == "all":
-            targets += operands
-        elif writer.paths == "last":
-            targets += operands[-1:]
-        elif writer.paths == "after-first":
-            targets += operands[1:]
+        targets += operands[WRITTEN[writer.paths]]
         if base == "rm" and any(
             (a.value or "").startswith("--no-pre")
             and "--no-preserve-root".startswith(a.value or "")

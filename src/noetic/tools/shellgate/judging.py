@@ -30,11 +30,9 @@ class Judging(Protocol):
 
     def refuse(self, rule: str, part: str, start: int = 0, detail: str = "") -> None: ...
 
-    def undetermined(self, rule: str, word: Word, detail: str) -> None:
-        """Refuse what the gate cannot determine, unless the sandbox contains it."""
+    def undetermined(self, rule: str, word: Word, detail: str) -> None: ...
 
-    def inline(self, code: str, word: Word, cmd: Command, what: str) -> None:
-        """Judge shell code a command runs as if it were on the line."""
+    def inline(self, code: str, word: Word, cmd: Command, what: str) -> None: ...
 
     def argv(
         self, argv: list[Word], cmd: Command, *, hidden_args: bool, depth: int = 0

@@ -126,9 +126,7 @@ def _link(
         return
     place = os.path.join(resolve(folder or ".", cwd), name) if folder else name
     place = os.path.join(resolve(os.path.dirname(place) or ".", cwd), os.path.basename(place))
-    target = source.value
-    if target is not None and source.glob:
-        target = None
+    target = None if source.glob else source.value
     relative_to = os.path.dirname(place) if symbolic else cwd
     links[os.path.normpath(place)] = None if target is None else resolve(target, relative_to)
 

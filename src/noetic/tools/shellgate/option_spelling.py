@@ -12,6 +12,22 @@ import re
 
 from noetic.tools.shellgate.parsed_line import Word
 
+GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
+
+
+def first_operand(args: list[Word], values: tuple[str, ...] = GIT_VALUES) -> int | None:
+    """Where the first operand is: a word that is neither an option nor the value of one of
+    ``values`` (git's subcommand after ``-C DIR -c K=V``); a word known only at run time is one."""
+    skip = False
+    for i, word in enumerate(args):
+        if skip:
+            skip = False
+        elif word.value is None or not word.value.startswith("-"):
+            return i
+        else:
+            skip = word.value in values
+    return None
+
 
 def abbreviates(given: str, option: str) -> bool:
     """GNU getopt and git take any unambiguous prefix of a long option: ``--forc``."""
@@ -70,12 +86,10 @@ def option_values(args: list[Word], options: tuple[str, ...]) -> list[tuple[Word
     if "rest" in options:
         operands = [a for a in args if not (a.value or "").startswith("-")]
         if operands:
-            code = (
-                None
-                if any(a.value is None for a in operands)
-                else " ".join(a.value or "" for a in operands)
+            known = all(a.value is not None for a in operands)
+            found.append(
+                (operands[0], " ".join(a.value or "" for a in operands) if known else None)
             )
-            found.append((operands[0], code))
     return found
 
 

@@ -24,26 +24,6 @@ if TYPE_CHECKING:
 
     from pydantic import AfterValidator, BeforeValidator, Field
 
-STRUCTURAL = (
-    "unparseable",
-    "too-complex",
-    "dynamic-command",
-    "eval",
-    "interpreter-code",
-    "pipe-to-interpreter",
-    "download-execute",
-    "destructive-root",
-    "destructive-home",
-    "write-outside-workspace",
-    "device-write",
-    "dynamic-path",
-    "fork-bomb",
-    "program-exec",
-    "package-index",
-    "secret-to-network",
-    "unknown-program",
-)
-
 
 def regular_expressions(patterns: tuple[str, ...]) -> tuple[str, ...]:
     """``patterns`` if each compiles; else the first that does not, named in the error."""
@@ -179,8 +159,6 @@ def _raw(path: Path) -> bytes:
 def _parse(raw: bytes, source: str) -> dict[str, Any]:
     import yaml
 
-    if source == "built-in policy":
-        return yaml.safe_load(raw.decode("utf-8"))  # type: ignore[no-any-return]
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -220,10 +198,10 @@ def _merge(base: dict[str, Any], extra: dict[str, Any], source: str) -> dict[str
 
 
 def _build(texts: list[tuple[bytes, str]]) -> Policy:
-    data: dict[str, Any] = {}
-    for raw, source in texts:
-        extra = _parse(raw, source)
-        data = _merge(data, extra, source) if data else extra
+    parsed = [_parse(raw, source) for raw, source in texts]
+    data = parsed[0]
+    for extra, (_, source) in zip(parsed[1:], texts[1:], strict=True):
+        data = _merge(data, extra, source)
     sources = [source for _, source in texts]
     data = {**data, "sources": sources}
     from pydantic import ValidationError
@@ -238,7 +216,7 @@ def _build(texts: list[tuple[bytes, str]]) -> Policy:
         raise InvalidValueError(
             f"policy {', '.join(sources[1:])}: {where}: {message}", field=where
         ) from None
-    known = set(STRUCTURAL) | {r.id for r in policy.rules}
+    known = set(parsed[0].get("structural", {})) | {r.id for r in policy.rules}
     unknown = sorted(set(policy.disable) - known)
     if unknown:
         raise InvalidValueError(

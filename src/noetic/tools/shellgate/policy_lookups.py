@@ -200,9 +200,8 @@ def may_name(
             for rule, pattern in _other_homes(policy, workspace, write)
             if pattern.match(path)
         ]
-    if word.value is not None:
-        text = word.value
-    else:
+    text = word.value
+    if text is None:
         text = re.sub(_UNKNOWN_PART, "\0", word.text.replace("'", "").replace('"', ""))
     if text.startswith("~"):
         text = home + text[1:]

@@ -1,16 +1,11 @@
 """The capabilities of particular programs: git, package managers, network clients.
 
-- git runs commands through its configuration (``-c alias.x='!…'``, ``core.pager``,
-  ``core.sshCommand``; keys are case-insensitive) and through ``rebase -x``, ``submodule
-  foreach``, ``bisect run``; a key the policy lists in ``git_exec_keys`` set for one command is
-  judged as the shell code it holds, set in a config file it is refused (it would run later,
-  outside any sandbox).
-- A package manager pointed at an index the policy does not name (``pip install -i URL``,
-  ``npm --registry URL``, ``PIP_INDEX_URL=…``, ``npm config set registry …``, a package given
-  as a URL) is refused: it installs code from a source nobody chose.
-- The environment dumped (``env``, ``printenv``, ``set``, ``export -p``) into a network client
-  — piped, substituted into its arguments, or through a file written earlier in the line — is
-  refused: it holds the user's tokens.
+git runs commands through its configuration (a key of ``git_exec_keys`` set for one command is
+judged as the shell code it holds; set in a config file it is refused: it would run later,
+outside any sandbox) and through ``rebase -x``, ``submodule foreach``, ``bisect run``. A package
+manager pointed at an index the policy does not name is refused: it installs code from a source
+nobody chose. The environment dumped into a network client (piped, substituted, or through a
+file written earlier in the line) is refused: it holds the user's tokens.
 """
 
 from __future__ import annotations
@@ -18,14 +13,12 @@ from __future__ import annotations
 import re
 
 from noetic.tools.shellgate.effects_table import PROGRAMS
-from noetic.tools.shellgate.option_spelling import option_values
+from noetic.tools.shellgate.option_spelling import GIT_VALUES, first_operand, option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from noetic.tools.shellgate.judging import Judging
-
-_GIT_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
 
 
 _GIT_PATH_KEYS = r"^(core\.(hookspath|fsmonitor|worktree)|include\.path|includeif\..*)$"
@@ -44,19 +37,8 @@ _INSTALLS = frozenset({"install", "i", "add", "update", "upgrade", "download", "
 
 def subcommand(base: str, args: list[Word]) -> str | None:
     """The first operand (git's ``push`` after ``-C dir -c k=v``)."""
-    skip = False
-    for word in args:
-        if skip:
-            skip = False
-            continue
-        value = word.value
-        if value is None:
-            return None
-        if value.startswith("-"):
-            skip = base == "git" and value in _GIT_VALUES
-            continue
-        return value
-    return None
+    i = first_operand(args, GIT_VALUES if base == "git" else ())
+    return None if i is None else args[i].value
 
 
 def capabilities(judge: Judging, base: str, args: list[Word], cmd: Command, depth: int) -> None:
@@ -118,17 +100,14 @@ def scripts_written(judge: Judging, cmd: Command) -> None:
         words = [a.value or "" for a in cmd.args]
         content = None if words[:1] and words[0].startswith("-") else " ".join(words) + "\n"
     targets = [r for r in cmd.redirects if r.writes and r.target is not None and r.target.value]
-    if base == "tee":
-        targets_words = [a for a in cmd.args if a.value and not a.value.startswith("-")]
-    else:
-        targets_words = []
+    tee_files = [a for a in cmd.args if a.value and not a.value.startswith("-")]
     for r in targets:
         assert r.target is not None
         appended = r.operator in (">>", "&>>")
         for place in judge.resolved(r.target.value or "", r.cwds):
             if place is not None:
                 judge.scripts[place] = None if appended else content
-    for word in targets_words:
+    for word in tee_files if base == "tee" else ():
         for place in judge.resolved(word.value or "", cmd.cwds):
             if place is not None:
                 judge.scripts[place] = content
@@ -214,8 +193,7 @@ def _listed(base: str, args: list[Word], values: list[str], cmd: Command) -> lis
             starts.append(word)
         return starts or here
     if base in ("grep", "egrep", "fgrep", "rg") and (
-        base == "rg"
-        or any(v in ("-l", "-L") or re.fullmatch(r"-[a-zA-Z]*[lL][a-zA-Z]*", v) for v in values)
+        base == "rg" or any(re.fullmatch(r"-[a-zA-Z]*[lL][a-zA-Z]*", v) for v in values)
     ):
         if base == "rg" and not any(v in ("-l", "--files", "--files-with-matches") for v in values):
             return None
@@ -269,7 +247,7 @@ def _git(judge: Judging, args: list[Word], cmd: Command, depth: int) -> None:
             judge.undetermined(
                 "program-exec", word, "git --exec-path chooses where git finds its commands"
             )
-        if value in _GIT_VALUES:
+        if value in GIT_VALUES:
             i += 2
             continue
         if value.startswith("-"):
@@ -342,9 +320,8 @@ def _git_config(judge: Judging, rest: list[Word], cmd: Command) -> None:
         elif value.startswith("--file="):
             scope_file = Word(word.text, value[7:], word.glob, word.start)
         elif value in ("--global", "--system"):
-            scope_file = Word(word.text, judge.home + "/.gitconfig", False, word.start)
-            if value == "--system":
-                scope_file = Word(word.text, "/etc/gitconfig", False, word.start)
+            named = judge.home + "/.gitconfig" if value == "--global" else "/etc/gitconfig"
+            scope_file = Word(word.text, named, False, word.start)
         elif value in _GIT_CONFIG_SETS:
             setting = True
         elif not value.startswith("-"):
@@ -393,12 +370,13 @@ def _packages(judge: Judging, base: str, args: list[Word], cmd: Command) -> None
     if "config" in values or (values[:1] == ["set"]):
         for k, word in enumerate(operands):
             key = (word.value or "").lower()
-            if ("registry" in key or "index-url" in key or "index_url" in key) and "=" in key:
+            if not any(part in key for part in ("registry", "index-url", "index_url")):
+                continue
+            if "=" in key:
                 _index(judge, word, (word.value or "").split("=", 1)[1], f"{base} config")
-            elif "registry" in key or "index-url" in key or "index_url" in key:
-                nxt = operands[k + 1] if k + 1 < len(operands) else None
-                if nxt is not None:
-                    _index(judge, nxt, nxt.value, f"{base} config {word.value}")
+            elif k + 1 < len(operands):
+                nxt = operands[k + 1]
+                _index(judge, nxt, nxt.value, f"{base} config {word.value}")
         return
     if not _INSTALLS.intersection(v for v in values if v):
         return

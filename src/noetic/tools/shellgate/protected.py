@@ -1,23 +1,13 @@
 """The protected set: the files a developer's own tools run later, outside any sandbox or gate.
 
-Three parts, each a list of path patterns (:mod:`.path_patterns`):
-
-- the built-in list, data in ``protected.txt`` beside this module (git's folder and hook
-  managers, the host configurations of Claude Code, Cursor, Gemini, VS Code and JetBrains,
-  ``.envrc``, ``.npmrc``, Python's ``sitecustomize.py`` and ``*.pth``, every ``.noetic``);
-- what the repository itself names (:func:`noetic.tools.repository.control_files`: the
-  ``core.hooksPath`` folder, included configuration files, the programs its configuration runs);
-- the scripts an existing hook calls (a ``pre-commit`` hook running ``./scripts/lint.sh`` makes
-  ``scripts/lint.sh`` run at the next commit as surely as the hook itself), followed a few
-  calls deep, and the same for the hook managers' files;
-
-plus the user's own (``extra``: ``[gate] protected`` in the store's configuration).
-
-Claude Code's PreToolUse hook holds a write to any of them for the person
-(:mod:`noetic.hosts.hooks.pretool`), through the policy rule :data:`RULE` that :func:`with_rule`
-adds;
-the sandbox mounts each one that exists read-only (:func:`Protected.existing`). Cheap to import:
-plain data, read when first asked for.
+Path patterns (:mod:`.path_patterns`): the built-in list (``protected.txt`` beside this module),
+what the repository names (:func:`noetic.tools.repository.control_files`), the scripts an
+existing hook or hook manager calls (a few calls deep: a ``pre-commit`` hook running
+``./scripts/lint.sh`` makes that script run at the next commit as surely as the hook itself),
+and the user's own (``[gate] protected``). Claude Code's PreToolUse hook holds a write to any of
+them (the policy rule :data:`RULE` that :func:`with_rule` adds); the sandbox mounts each one
+that exists read-only (:func:`Protected.existing`). Cheap to import: plain data, read when
+first asked for.
 """
 
 from __future__ import annotations
@@ -68,13 +58,8 @@ def builtin() -> tuple[Entry, ...]:
     # beside this module (importlib.resources would load tempfile, shutil and zipfile)
     with open(os.path.join(os.path.dirname(__file__), "protected.txt"), encoding="utf-8") as fh:
         text = fh.read()
-    entries = []
-    for line in text.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        pattern, _, runs = line.strip().partition(" ")
-        entries.append(Entry(pattern, runs.strip()))
-    return tuple(entries)
+    rows = [line.strip().partition(" ") for line in text.splitlines()]
+    return tuple(Entry(p, runs.strip()) for p, _, runs in rows if p and not p.startswith("#"))
 
 
 class Protected(NamedTuple):
@@ -132,11 +117,9 @@ class Protected(NamedTuple):
                 others.append(pattern)
         if names or others:
             found += self._walk(names, others)
-        real = []
-        for path in found:
-            resolved = os.path.realpath(path)
-            if _inside(resolved, root) and resolved != root and resolved not in real:
-                real.append(resolved)
+        real = [
+            p for p in dict.fromkeys(map(os.path.realpath, found)) if _inside(p, root) and p != root
+        ]
         real.sort(key=lambda p: (p.count("/"), p))
         return [p for i, p in enumerate(real) if not any(_inside(p, q) for q in real[:i])]
 
@@ -214,40 +197,26 @@ def hook_folders(root: str, control: Any) -> list[str]:
     """The folders git runs hooks from: the git folder's ``hooks`` (a worktree's common git
     folder's, wherever it is) and the ``core.hooksPath`` folder when the configuration names
     one inside the workspace."""
-    folders = []
-    dotgit = os.path.join(root, ".git")
     from noetic.tools.repository import git_folders
 
+    dotgit = os.path.join(root, ".git")
     found = git_folders(dotgit)
-    if found is not None:
-        folders.append(os.path.realpath(os.path.join(found[1], "hooks")))
+    folders = [os.path.realpath(os.path.join(found[1], "hooks"))] if found is not None else []
     for path in control.read_only:
-        if not os.path.isdir(path) or path == os.path.realpath(dotgit):
-            continue
-        is_gitdir = os.path.exists(os.path.join(path, "HEAD"))
-        folder = os.path.join(path, "hooks") if is_gitdir else path
-        if folder not in folders:
-            folders.append(folder)
-    return [f for f in folders if os.path.isdir(f)]
+        if os.path.isdir(path) and path != os.path.realpath(dotgit):
+            is_gitdir = os.path.exists(os.path.join(path, "HEAD"))
+            folders.append(os.path.join(path, "hooks") if is_gitdir else path)
+    return [f for f in dict.fromkeys(folders) if os.path.isdir(f)]
 
 
 def called_scripts(root: str, folders: list[str]) -> list[str]:
     """The files inside ``root`` that a hook in ``folders`` (or a hook manager's file) names,
     and those they name in turn, up to :data:`MAX_CALL_DEPTH` calls deep."""
-    callers: list[str] = []
-    for folder in folders:
-        for name in sorted(os.listdir(folder)):
-            path = os.path.join(folder, name)
-            if not name.endswith(".sample") and os.path.isfile(path):
-                callers.append(path)
+    callers = [p for folder in folders for p in _files(folder) if not p.endswith(".sample")]
     for name in HOOK_CALLERS:
         path = os.path.join(root, name)
         if os.path.isdir(path):
-            callers += [
-                os.path.join(path, f)
-                for f in sorted(os.listdir(path))
-                if os.path.isfile(os.path.join(path, f))
-            ]
+            callers += _files(path)
         elif os.path.isfile(path):
             callers.append(path)
     # a hook that is a link runs the file it points to
@@ -269,6 +238,10 @@ def called_scripts(root: str, folders: list[str]) -> list[str]:
         if not callers:
             break
     return found
+
+
+def _files(folder: str) -> list[str]:
+    return [p for n in sorted(os.listdir(folder)) if os.path.isfile(p := os.path.join(folder, n))]
 
 
 def _named_files(caller: str, root: str) -> list[str]:
@@ -316,19 +289,13 @@ def planted(command: str, protected: Protected, policy: Any, *, cwd: str) -> lis
         if cmd.name is None or cmd.keyword is not None:
             continue
         words = [cmd.name, *cmd.args]
-        at = next(
-            (
-                i
-                for i, w in enumerate(words)
-                if w.value is not None and os.path.basename(w.value) in policy.writers
-            ),
-            None,
-        )
-        if at is None:
-            continue
-        base = os.path.basename(words[at].value or "")
-        for target in written_by(policy.writers[base], base, [w.value for w in words[at + 1 :]]):
-            check(target, cmd.cwds)
+        for at, word in enumerate(words):  # the writer, after any wrapper
+            base = os.path.basename(word.value or "")
+            if word.value is not None and base in policy.writers:
+                rest = [w.value for w in words[at + 1 :]]
+                for target in written_by(policy.writers[base], base, rest):
+                    check(target, cmd.cwds)
+                break
     for redirect in script.redirects:
         if redirect.writes and redirect.target is not None:
             check(redirect.target.value, redirect.cwds)
@@ -349,13 +316,12 @@ def written_by(writer: Any, base: str, args: list[str | None]) -> list[str]:
         return []
     operands: list[str] = []
     optional: list[str] = []
-    dashdash = False
     it = iter(values)
     for value in it:
-        if dashdash or value == "-" or not value.startswith("-"):
-            if value == "--" and not dashdash:
-                dashdash = True
-                continue
+        if value == "--":  # the end of the options: every word after it is an operand
+            operands += it
+            break
+        if value == "-" or not value.startswith("-"):
             eq = next((o for o in writer.options if o.endswith("=") and value.startswith(o)), None)
             if eq is not None:
                 optional.append(value[len(eq) :])
@@ -372,15 +338,9 @@ def written_by(writer: Any, base: str, args: list[str | None]) -> list[str]:
                 optional.append(attached)
             elif not option.startswith("--") and value.startswith(option) and len(value) > 2:
                 optional.append(value[len(option) :])
-    if writer.paths == "all":
-        targets = list(operands)
-    elif writer.paths == "last":
-        targets = operands[-1:]
-    elif writer.paths == "after-first":
-        targets = operands[1:]
-    else:
-        targets = []
-    targets += optional
+    from noetic.tools.shellgate.effects_table import WRITTEN
+
+    targets = operands[WRITTEN[writer.paths]] + optional
     if base in ("cp", "mv", "ln", "link", "install", "rsync"):
         folders = [*optional] if optional else operands[-1:] if len(operands) > 1 else []
         sources = operands if optional else operands[:-1]

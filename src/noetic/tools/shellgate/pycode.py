@@ -137,9 +137,7 @@ def _binds(node: ast.AST) -> str | None:
         return node.id
     if isinstance(node, ast.arg):
         return node.arg
-    if isinstance(node, ast.FunctionDef | ast.ClassDef):
-        return node.name
-    if isinstance(node, ast.ExceptHandler):
+    if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.ExceptHandler):
         return node.name
     return None
 
@@ -193,9 +191,7 @@ def _allowed_module(name: str) -> bool:
 
 
 def _allowed_name(module: str, name: str) -> bool:
-    if module in _PURE_MODULES or f"{module}.{name}" in _PURE_MODULES:
-        return True
-    if f"{module}.{name}" in _PARTLY:
+    if module in _PURE_MODULES or _allowed_module(f"{module}.{name}"):
         return True
     names = _PARTLY.get(module, frozenset())
     return names is None or name in names

@@ -36,18 +36,14 @@ def render(script: Script) -> str:
         unique = list({id(w): w for w in words}.values())
         if any(w.value is None or w.glob for w in unique):
             continue
-        seen: list[str] = []
-        for w in unique:
-            if w.text == first.text:
-                seen.append(shlex.quote(w.value or ""))
-        edits.append((start, start + len(first.text), " ".join(seen)))
+        quoted = [shlex.quote(w.value or "") for w in unique if w.text == first.text]
+        edits.append((start, start + len(first.text), " ".join(quoted)))
     out: list[str] = []
     at = 0
     for start, end, replacement in sorted(edits):
         if start < at:
             continue  # nested in a word already rebuilt
-        out.append(text[at:start])
-        out.append(replacement)
+        out += [text[at:start], replacement]
         at = end
     out.append(text[at:])
     return "".join(out)

@@ -1,9 +1,5 @@
 """What a sed or awk command can do beyond filtering text: run commands, write or read files.
 
-Everything the gate knows of sed and awk is here: where a command line holds its programs
-(:func:`program_text`), how each program is read, and how the judge is told what it found
-(:func:`judge_program`).
-
 sed's ``e`` command and ``s///e`` flag run shell commands, ``w``/``W`` and ``s///w`` write
 files, ``r``/``R`` read them; awk's ``system()``, ``| "cmd"``, ``"cmd" | getline`` run commands,
 ``print > "file"`` writes one, ``getline < "file"`` reads one. Each program is read as its tool
@@ -217,9 +213,12 @@ def awk(program: str) -> list[Effect]:
     found: list[Effect] = []
     in_print = False
     depth = 0
+
+    def at(k: int) -> tuple[str, str]:  # an empty token before the first and past the last
+        return tokens[k] if 0 <= k < len(tokens) else ("", "")
+
     for k, (kind, text) in enumerate(tokens):
-        before = tokens[k - 1] if k else ("", "")
-        after = tokens[k + 1] if k + 1 < len(tokens) else ("", "")
+        before, after = at(k - 1), at(k + 1)
         if kind == "name" and text in ("print", "printf"):
             in_print, depth = True, 0
         elif kind == "name" and text.startswith("@"):
@@ -231,26 +230,22 @@ def awk(program: str) -> list[Effect]:
         elif text in (";", "\n", "{", "}"):
             in_print = False
         elif kind == "name" and text == "system" and after[1] == "(":
-            arg = tokens[k + 2] if k + 2 < len(tokens) else ("", "")
-            close = tokens[k + 3] if k + 3 < len(tokens) else ("", "")
-            literal = arg[0] == "string" and close[1] == ")"
-            found.append(Effect("exec", _awk_string(arg[1]) if literal else None, "awk system()"))
+            literal = at(k + 2)[0] == "string" and at(k + 3)[1] == ")"
+            found.append(
+                Effect("exec", _awk_string(at(k + 2)[1]) if literal else None, "awk system()")
+            )
         elif text in ("|", "|&"):
             if before[0] == "string" and after[1] == "getline":
                 found.append(Effect("exec", _awk_string(before[1]), f"awk {before[1]} | getline"))
-            elif after[0] == "string" and (
-                k + 2 >= len(tokens) or tokens[k + 2][1] in (";", "\n", "}", ")")
-            ):
+            elif after[0] == "string" and at(k + 2)[1] in ("", ";", "\n", "}", ")"):
                 found.append(Effect("exec", _awk_string(after[1]), f"awk | {after[1]}", fed=True))
             else:
                 found.append(Effect("exec", None, f"awk {text} (a command built at run time)"))
         elif text in (">", ">>") and in_print and depth == 0:
-            literal = after[0] == "string" and (
-                k + 2 >= len(tokens) or tokens[k + 2][1] in (";", "\n", "}")
-            )
+            literal = after[0] == "string" and at(k + 2)[1] in ("", ";", "\n", "}")
             value = _awk_string(after[1]) if literal else None
             found.append(Effect("write", value, f"awk print {text} {after[1]}"))
-        elif text == "<" and "getline" in (before[1], tokens[k - 2][1] if k > 1 else ""):
+        elif text == "<" and "getline" in (before[1], at(k - 2)[1]):
             value = _awk_string(after[1]) if after[0] == "string" else None
             if value is not None:
                 found.append(Effect("read", value, f"awk getline < {after[1]}"))

@@ -1,19 +1,12 @@
 """A shell command as the gate sees it: simple commands, their words, redirections and context.
 
-The command is parsed by tree-sitter's Bash grammar into a syntax tree; a tree with an error or
-a missing node is a command that does not parse (:class:`Unparseable`). The tree is then walked
-once into flat records the policy can judge without knowing the grammar:
-
-- every simple command that could run — at top level, in a pipeline, a list, a subshell, a loop
-  or a function body, inside ``$(…)``, backticks or ``<(…)`` — as a :class:`Command` with its
-  name and arguments as :class:`Word` s;
-- a word's ``value`` is its text after quote removal (``'r'"m"`` and ``r\\m`` are ``rm``), with
-  ``~``, ``$HOME`` and ``$PWD`` expanded; a word holding any other expansion or substitution has
-  no value: the gate cannot see what it will be;
-- what feeds a command's standard input (a pipe from earlier commands, a here-document, a file);
-- every redirection, with the folders the command might run in: ``cd`` is followed through
-  sequences, and each ``cd`` adds its target to the possible working folders rather than
-  replacing them, since it may fail.
+tree-sitter's Bash grammar parses the command (a tree with an error or a missing node is
+:class:`Unparseable`), and one walk makes flat records the policy can judge without knowing the
+grammar: every simple command that could run, wherever it is nested, with its words after quote
+removal, brace and tilde expansion (a word holding any other expansion has no value: the gate
+cannot see what it will be), what feeds its standard input, its redirections, and the folders it
+may run in (each ``cd`` adds its target rather than replacing, since it may fail). docs/agent.md,
+"What the gate sees", says what is followed and what is refused.
 """
 
 from __future__ import annotations
@@ -141,15 +134,11 @@ def parse(
     if root.has_error:
         bad = _first_error(root)
         part = _slice(source, bad) if bad is not None else text
-        start = len(source[: bad.start_byte].decode("utf-8", "replace")) if bad else 0
+        start = _offset(source, bad) if bad else 0
         raise Unparseable(part or text[start : start + 20] or text, start)
-    stray = _stray_token(root, source)
+    stray, evaluated = _lenient(root, source)
     if stray is not None:
-        raise Unparseable(
-            _slice(source, stray),
-            len(source[: stray.start_byte].decode("utf-8", "replace")),
-        )
-    evaluated = _evaluated_literal(root, source)
+        raise Unparseable(_slice(source, stray), _offset(source, stray))
     walker = _Walker(source, home=home, workspace=workspace, links=links, cdpath=cdpath)
     first: frozenset[str] | None = frozenset({cwd or workspace}) if cwds is _HERE else cwds
     walker.visit(root, _State(first), 0)
@@ -168,28 +157,17 @@ def _first_error(node: Any) -> Any:
 
 
 _RESERVED = frozenset({"then", "else", "elif", "fi", "do", "done", "esac", "in", "}", "]]"})
+# an unescaped backtick or `$(`, a substitution bash would run: one after an even run of
+# backslashes (each pair is an escaped backslash)
+_HIDDEN_SUBSTITUTION = r"(?<!\\)(?:\\\\)*(?:`|\$\()"
 
 
 def _slice(source: bytes, node: Any) -> str:
     return source[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
 
 
-def _stray_token(root: Any, source: bytes) -> Any:
-    """A token Bash refuses where the grammar is lenient: ``;;`` outside ``case``, or a
-    reserved word such as ``fi`` or ``done`` standing as a command's name."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.type in (";;", ";&", ";;&") and (
-            node.parent is None or node.parent.type != "case_item"
-        ):
-            return node
-        if node.type == "command_name" and _slice(source, node) in _RESERVED:
-            return node
-        if node.type in ("word", "string_content") and _hidden_substitution(_slice(source, node)):
-            return node  # `${x:-`cmd`}`: bash runs what the grammar read as plain text
-        stack.extend(node.children)
-    return None
+def _offset(source: bytes, node: Any) -> int:
+    return len(source[: node.start_byte].decode("utf-8", "replace"))
 
 
 _EVALUATING_NODES = frozenset(
@@ -202,10 +180,14 @@ _EVALUATING_COMMANDS = frozenset(
 )  # fmt: skip
 
 
-def _evaluated_literal(root: Any, source: bytes) -> tuple[str, int] | None:
-    """A literal holding ``$(…)`` or a backtick in a line where bash evaluates text as an
-    arithmetic expression or an array subscript (``x='a[$(cmd)]'; (( x ))``, ``test -v``,
-    ``printf -v``, ``read``): bash would run it, the grammar sees a string. Its text and offset."""
+def _lenient(root: Any, source: bytes) -> tuple[Any, tuple[str, int] | None]:
+    """Where the grammar is more lenient than bash. The first token Bash refuses: ``;;`` outside
+    ``case``, a reserved word such as ``fi`` or ``done`` standing as a command's name, a
+    substitution in what the grammar reads as plain text (``${x:-`cmd`}``). And a literal holding
+    ``$(…)`` or a backtick in a line where bash evaluates text as an arithmetic expression or an
+    array subscript (``x='a[$(cmd)]'; (( x ))``, ``test -v``, ``printf -v``, ``read``): bash
+    would run it, the grammar sees a string; its text and offset."""
+    stray: Any = None
     evaluating = False
     literal: tuple[str, int] | None = None
     stack = [root]
@@ -213,6 +195,15 @@ def _evaluated_literal(root: Any, source: bytes) -> tuple[str, int] | None:
         node = stack.pop()
         kind = node.type
         text = _slice(source, node)
+        if stray is None and (
+            (
+                kind in (";;", ";&", ";;&")
+                and (node.parent is None or node.parent.type != "case_item")
+            )
+            or (kind == "command_name" and text in _RESERVED)
+            or (kind in ("word", "string_content") and re.search(_HIDDEN_SUBSTITUTION, text))
+        ):
+            stray = node
         if (
             kind in _EVALUATING_NODES
             or (kind == "compound_statement" and text.startswith("(("))
@@ -228,15 +219,9 @@ def _evaluated_literal(root: Any, source: bytes) -> tuple[str, int] | None:
         ):
             value = _unescape_double(text) if kind == "string_content" else text
             if "$(" in value or "`" in value:
-                literal = (text, len(source[: node.start_byte].decode("utf-8", "replace")))
+                literal = (text, _offset(source, node))
         stack.extend(node.children)
-    return literal if evaluating else None
-
-
-def _hidden_substitution(text: str) -> bool:
-    """Whether ``text`` holds an unescaped backtick or ``$(`` — a substitution bash would run:
-    one after an even run of backslashes (each pair is an escaped backslash)."""
-    return re.search(r"(?<!\\)(?:\\\\)*(?:`|\$\()", text) is not None
+    return stray, literal if evaluating else None
 
 
 class _State:
@@ -306,10 +291,7 @@ class _Walker:
         return self._children(node, st, depth)  # program, lists, test commands, negation…
 
     def _children(self, node: Any, st: _State, depth: int) -> list[Command]:
-        found: list[Command] = []
-        for child in node.named_children:
-            found += self.visit(child, st, depth + 1)
-        return found
+        return [cmd for child in node.named_children for cmd in self.visit(child, st, depth + 1)]
 
     def _pipeline(self, node: Any, st: _State, depth: int) -> list[Command]:
         found: list[Command] = []
@@ -317,8 +299,7 @@ class _Walker:
             part = self.visit(element, st.copy(), depth + 1)
             if i > 0:
                 for cmd in part:
-                    if cmd.stdin is None:
-                        cmd.stdin = "pipe"
+                    cmd.stdin = cmd.stdin or "pipe"
                     cmd.upstream = [*found, *cmd.upstream]
             found += part
         return found
@@ -402,10 +383,7 @@ class _Walker:
         """The commands inside ``$(…)``, backticks and ``<(…)`` anywhere within ``node``."""
         if node.type in _SUBSTITUTIONS:
             return self.visit(node, st, depth + 1)
-        found: list[Command] = []
-        for child in node.named_children:
-            found += self._substitutions(child, st, depth + 1)
-        return found
+        return [c for n in node.named_children for c in self._substitutions(n, st, depth + 1)]
 
     def _command(self, node: Any, st: _State, depth: int) -> list[Command]:
         name: Word | None = None
@@ -432,8 +410,7 @@ class _Walker:
             elif role == "name":
                 subs += self._substitutions(child, st, depth)
                 inner = child.named_children[0] if len(child.named_children) == 1 else child
-                first, *more = self.words(inner, st)
-                name = first
+                name, *more = self.words(inner, st)
                 args = more + args
             else:
                 subs += self._substitutions(child, st, depth)
@@ -445,7 +422,10 @@ class _Walker:
         cmd.stdin_text = None if here is None else here + "\n"
         for child in redirects:  # `ls > out` is one command node holding its redirection
             self._file_redirect(child, st, depth, [cmd])
-        if any(n == "CDPATH" for n, _ in assignments):
+        return self._record(cmd, st, subs)
+
+    def _record(self, cmd: Command, st: _State, subs: list[Command]) -> list[Command]:
+        if any(n == "CDPATH" for n, _ in cmd.assignments):
             self.cdpath = "?"  # `CDPATH=/ cd etc`: the assignment applies to this cd already
         self._follow_cd(cmd, st)
         if st.cwds is not None or self.links:
@@ -477,10 +457,7 @@ class _Walker:
             name, args, self.text(node), self.pos(node), st.cwds, assignments, substitutions=subs
         )
         cmd.keyword = keyword
-        if any(n == "CDPATH" for n, _ in assignments):
-            self.cdpath = "?"  # the gate no longer knows where a `cd NAME` lands
-        self.commands.append(cmd)
-        return [cmd, *subs]
+        return self._record(cmd, st, subs)
 
     def _assignment(self, node: Any, st: _State) -> tuple[str, Word | None]:
         name = node.child_by_field_name("name")

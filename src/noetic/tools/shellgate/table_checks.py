@@ -1,12 +1,7 @@
 """Fail closed: a program is judged by its row of the effects table (:mod:`.effects_table`), and a
-program with no row — nor any entry in the policy — is refused where there is no sandbox.
-
-The row says where the program writes (operands, options), what code it runs (shell code is
-judged as commands; code in its own language, a file of code that is not the project's own, or
-commands read from standard input are refused without the sandbox), which operands make it run a
-program, which ``NAME=value`` settings it takes, and whether a container may write a bind mount's
-source. A subcommand the row does not list is unknown too (``git NAME`` may be an alias in the
-repository's config). Every refusal names what the gate could not determine.
+program with no row — nor any entry in the policy — is refused where there is no sandbox, as is
+a subcommand its row does not list (``git NAME`` may be an alias in the repository's config).
+Every refusal names what the gate could not determine.
 """
 
 from __future__ import annotations
@@ -17,12 +12,13 @@ import re
 import shlex
 
 from noetic.tools.shellgate import find_actions
-from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, Program
-from noetic.tools.shellgate.option_spelling import option_values
+from noetic.tools.shellgate.effects_table import MODULES, PROGRAM_MODULES, PROGRAMS, WRITTEN
+from noetic.tools.shellgate.option_spelling import first_operand, option_values
 from noetic.tools.shellgate.parsed_line import Command, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from noetic.tools.shellgate.effects_table import Program
     from noetic.tools.shellgate.judging import Judging
 
 
@@ -35,7 +31,9 @@ def program(judge: Judging, base: str, name: Word, args: list[Word], cmd: Comman
     """Judging ``base args`` by its row; refuse a program the gate does not know."""
     row = PROGRAMS.get(base)
     if row is None:
-        if judge.known(base) or base in judge.functions or project_program(judge, name, cmd):
+        # `./build.sh`, `.venv/bin/pytest`: a program of the workspace is the project's own
+        own = "/" in (name.value or "") and judge.inside_all(name.value or "", cmd.cwds)
+        if judge.known(base) or base in judge.functions or own:
             return
         judge.undetermined(
             "unknown-program",
@@ -97,12 +95,6 @@ def opaque(judge: Judging, base: str, args: list[Word]) -> None:
             return
 
 
-def project_program(judge: Judging, name: Word, cmd: Command) -> bool:
-    """``./build.sh``, ``.venv/bin/pytest``: a program of the workspace, the project's own."""
-    value = name.value or ""
-    return "/" in value and judge.inside_all(value, cmd.cwds)
-
-
 def apply(
     judge: Judging, label: str, row: Program, args: list[Word], cmd: Command, where: Word
 ) -> None:
@@ -135,14 +127,13 @@ def apply(
     if not row.subcommands and not row.closed:
         return
     sub, sub_word, rest = _subcommand(row, args)
+    at = sub_word or where
     sub_row = row.subcommands.get(sub if sub is not None else "")
     if sub_row is not None:
-        apply(judge, f"{label} {sub}", sub_row, rest, cmd, sub_word or where)
+        apply(judge, f"{label} {sub}", sub_row, rest, cmd, at)
         if sub_row.runs_operands and judge.rest(label, rest, cmd, False, 1) is False:
             judge.undetermined(
-                "unknown-program",
-                sub_word or where,
-                f"{label} {sub} runs a command the gate does not know",
+                "unknown-program", at, f"{label} {sub} runs a command the gate does not know"
             )
     elif row.closed:
         before = args[: len(args) - len(rest) - 1]
@@ -150,13 +141,13 @@ def apply(
             label == "git"
             and sub
             and _workspace_repository(judge, before, cmd)
-            and _git_alias(judge, sub, sub_word or where, rest, cmd)
+            and _git_alias(judge, sub, at, rest, cmd)
         ):
             return
         what = f"{label} {sub}" if sub is not None else f"{label} with no subcommand"
         judge.undetermined(
             "unknown-program",
-            sub_word or where,
+            at,
             f"{what}: a subcommand the gate does not model (it may be an alias or a plug-in)",
         )
 
@@ -223,19 +214,11 @@ def _subcommand(row: Program, args: list[Word]) -> tuple[str | None, Word | None
     for i, word in enumerate(args):
         if word.value is not None and word.value.startswith("-") and word.value in row.subcommands:
             return word.value, word, args[i + 1 :]
-    skip = False
-    for i, word in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        value = word.value
-        if value is None:
-            return "$", word, args[i + 1 :]  # named at run time: never a listed subcommand
-        if value.startswith("-"):
-            skip = value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env")
-            continue
-        return value, word, args[i + 1 :]
-    return None, None, []
+    at = first_operand(args)
+    if at is None:
+        return None, None, []
+    word = args[at]  # one named at run time ("$") is never a listed subcommand
+    return "$" if word.value is None else word.value, word, args[at + 1 :]
 
 
 def _operands(args: list[Word]) -> list[Word]:
@@ -262,14 +245,7 @@ def _writes(judge: Judging, row: Program, args: list[Word], cmd: Command) -> Non
         for w in _operands(args)
         if w.value not in values and not re.match(_ASSIGNMENT, w.value or "")
     ]
-    if row.writes == "all":
-        targets += operands
-    elif row.writes == "last":
-        targets += operands[-1:]
-    elif row.writes == "second":
-        targets += operands[1:2]
-    elif row.writes == "after-first":
-        targets += operands[1:]
+    targets += operands[WRITTEN[row.writes]]
     targets = [t for t in targets if t.value not in _STDIN]
     if not targets:
         return
