@@ -30,8 +30,7 @@ POSTFLIGHT also records how it was asked for (``review``): a ``standard`` reasse
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 
 from noetic.errors import InvalidValueError
@@ -83,30 +82,24 @@ def _check_vectors(value: Any, name: str) -> dict[str, float]:
     return {str(k): check_score(str(k), v) for k, v in value.items()}
 
 
-def _check_review(value: Any, name: str) -> Review | None:
-    if value is None or isinstance(value, Review):
-        return value
-    if not isinstance(value, str) or value.strip().lower() not in Review._value2member_map_:
-        raise InvalidValueError(
-            f"unknown review kind {value!r}",
-            field="review",
-            value=value,
-            fix=f"use one of: {', '.join(Review)}",
-        )
-    return Review(value.strip().lower())
+def _member(
+    kind: type[StrEnum], what: str, case: Callable[[str], str]
+) -> Callable[[Any, str], Any]:
+    """The check of an optional ``kind``: a member, or its value in any case and spacing."""
 
+    def check(value: Any, name: str) -> Any:
+        if value is None or isinstance(value, kind):
+            return value
+        if not isinstance(value, str) or case(value.strip()) not in kind._value2member_map_:
+            raise InvalidValueError(
+                f"unknown {what} {value!r}",
+                field=name,
+                value=value,
+                fix=f"use one of: {', '.join(kind)}",
+            )
+        return kind(case(value.strip()))
 
-def _check_action(value: Any, name: str) -> Action | None:
-    if value is None or isinstance(value, Action):
-        return value
-    if not isinstance(value, str) or value.strip().upper() not in Action.__members__:
-        raise InvalidValueError(
-            f"unknown action {value!r}",
-            field="recommended_action",
-            value=value,
-            fix=f"use one of: {', '.join(Action)}",
-        )
-    return Action[value.strip().upper()]
+    return check
 
 
 class Assessment(Plain):
@@ -124,11 +117,11 @@ class Assessment(Plain):
     _custom: ClassVar = {
         "vectors": _check_vectors,
         "p_success": lambda value, name: check_probability(value),
-        "review": _check_review,
+        "review": _member(Review, "review kind", str.lower),
         "note": lambda value, name: check_text_field(text(value, name), name),
         "rationales": lambda value, name: _text_map(value, name),
         "evidence": lambda value, name: _text_map(value, name),
-        "recommended_action": _check_action,
+        "recommended_action": _member(Action, "action", str.upper),
     }
     _closed: ClassVar = True
 
@@ -251,22 +244,17 @@ def check_probability(value: Any, field: str = "p_success") -> float | None:
     """A stated probability of success: ``None``, or a finite number in [0, 1] (not a bool)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    if not number or not 0.0 <= value <= 1.0:  # NaN is in no range
         raise InvalidValueError(
-            f"{field} must be a probability in [0, 1], got {value!r}",
+            f"{field} is {value!r}, outside [0, 1]"
+            if number
+            else f"{field} must be a probability in [0, 1], got {value!r}",
             field=field,
             value=value,
             fix=f'write it as a fraction: "{field}": 0.8',
         )
-    number = float(value)
-    if math.isnan(number) or math.isinf(number) or not 0.0 <= number <= 1.0:
-        raise InvalidValueError(
-            f"{field} is {value!r}, outside [0, 1]",
-            field=field,
-            value=value,
-            fix=f'write it as a fraction: "{field}": 0.8',
-        )
-    return number
+    return float(value)
 
 
 def _text_map(raw: Any, label: str) -> dict[str, str]:
@@ -416,17 +404,15 @@ def decide(
         if agent is not None:
             return made(agent, "dynamic", f"dynamic threshold: the agent chose {agent.value}")
         threshold = thresholds.dynamic_fallback_threshold
+    value = calibrated.value if calibrated is not None else confidence
     if calibrated is not None:
-        value = calibrated.value
         said = (
             f"stated {calibrated.stated:.2f}, calibrated {value:.2f} from {calibrated.outcomes} "
             f"outcomes (method {calibrated.method})"
         )
     elif release is not None and stated is not None:
-        value = confidence
         said = f"stated {stated:.2f}"
     else:
-        value = confidence
         said = f"confidence {confidence:.2f}"
     if release is not None:
         if calibrated is not None:
@@ -443,11 +429,8 @@ def decide(
         passes = value >= threshold
         named = f"the threshold {threshold:.2f}"
     note = f"; {gate_note}" if gate_note else ""
-    if calibrated is not None:
-        verb = "meets" if passes else "below"
-        tail = f"; {verb} {named}"
-    else:
-        tail = f" {'meets' if passes else 'is below'} {named}"
+    verb = "meets" if passes else "below" if calibrated is not None else "is below"
+    tail = f"{';' if calibrated is not None else ''} {verb} {named}"
     if passes:
         return made(Action.PROCEED, "threshold", said + tail + note, threshold)
     return made(

@@ -59,15 +59,6 @@ _ADVERSARIAL = (
 )
 
 
-def _vector_lines() -> str:
-    lines = []
-    for tier, names in TIERS.items():
-        for name in names:
-            lines.append(f"- {name} ({tier}): {DESCRIPTIONS[name]}")
-    lines.append(f"- uncertainty (meta): {DESCRIPTIONS['uncertainty']}")
-    return "\n".join(lines)
-
-
 def _example(phase: Phase) -> str:
     names = ("know", "context") if phase == Phase.CHECK else VECTOR_NAMES[:2]
     body = {
@@ -111,7 +102,9 @@ def build_assessment_prompt(
         *([_ADVERSARIAL] if adversarial else []),
         "Score every vector as a fraction from 0.0 to 1.0 (write 0.85, never 85 or 85%). For "
         "each, give a one-sentence rationale and the evidence it rests on.",
-        "The vectors:\n" + _vector_lines(),
+        "The vectors:\n"
+        + "\n".join(f"- {n} ({tier}): {DESCRIPTIONS[n]}" for tier, ns in TIERS.items() for n in ns)
+        + f"\n- uncertainty (meta): {DESCRIPTIONS['uncertainty']}",
         "For " + " and ".join(sorted(INVERTED)) + " a HIGH score is WORSE (more load, more "
         "uncertainty); for every other vector higher is better.",
         "recommended_action is optional: "

@@ -1,20 +1,5 @@
-"""``<store>/config.toml``: one typed model of every section, read once per process.
-
-=====================  ======================================================================
-``[provider]``         ``default``: the provider string used when none is given
-``[prices."p:m"]``     ``input``, ``output`` (USD per million tokens), ``cached_input``,
-                       ``cache_write``
-``[outcomes]``         ``test_commands``: the commands whose exit statuses are outcomes
-``[gate]``             ``irreversible`` (ask | deny | allow), ``policy``, ``irreversible_rules``
-                       (files beside config.toml), ``protected`` (path patterns), the release
-                       gate's ``max_failure_rate`` and ``confidence`` (between 0 and 1)
-``[calibration]``      ``decide_on``: calibrated | stated
-``[hooks]``            ``context_tokens``: the SessionStart context's budget (at least 100)
-``[store]``            ``url`` (PostgreSQL), ``files``, ``hnsw`` (true or false)
-``[agent.search]``     ``backend``, ``url`` and any setting the backend takes
-``[agent.scrape]``     ``enabled``, ``max_bytes``
-``[mcp_servers.NAME]`` ``command``: the server's command line, a list of strings
-=====================  ======================================================================
+"""``<store>/config.toml``: one typed model of every section, read once per process (every
+section and setting: the table in ``docs/configuration.md``; :data:`SECTIONS` in the code).
 
 :func:`load` reads the file once per process and again only when its modification time, size
 or inode changed (or its text, while it is young enough to have changed within one tick of the
@@ -122,15 +107,11 @@ class _Section:
                     raise self.unknown(key, keys)
 
     def unknown(self, key: str, keys: tuple[str, ...]) -> InvalidValueError:
-        import difflib
-
-        near = difflib.get_close_matches(key, keys, n=1)
-        hint = f"did you mean {near[0]!r}? " if near else ""
         return InvalidValueError(
             f"{self.path}: [{self.name}] has no setting {key!r}",
             field=f"{self.name}.{key}",
             value=key,
-            fix=f"{hint}known: {', '.join(keys) or 'none'}",
+            fix=_known(key, keys, "{!r}"),
         )
 
     def error(self, key: str, problem: str, value: object, fix: str | None = None) -> Exception:
@@ -197,6 +178,16 @@ class _Section:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise self.error(key, "must be a number of at least 0", value)
         return float(value)
+
+
+def _known(given: str, known: tuple[str, ...], form: str) -> str:
+    """The names Noetic knows, the nearest to ``given`` first when one is near
+    (``form`` shows it)."""
+    import difflib
+
+    near = difflib.get_close_matches(given, known, n=1)
+    hint = f"did you mean {form.format(near[0])}? " if near else ""
+    return f"{hint}known: {', '.join(known) or 'none'}"
 
 
 class Config:
@@ -327,22 +318,16 @@ class Config:
         return servers
 
     def unknown_sections(self) -> list[InvalidValueError]:
-        found = []
-        for name in self.data:
-            if name not in SECTIONS:
-                import difflib
-
-                near = difflib.get_close_matches(name, list(SECTIONS), n=1)
-                hint = f"did you mean [{near[0]}]? " if near else ""
-                found.append(
-                    InvalidValueError(
-                        f"{self.path}: no section [{name}] is known",
-                        field=name,
-                        value=name,
-                        fix=f"{hint}known: {', '.join(SECTIONS)}",
-                    )
-                )
-        return found
+        return [
+            InvalidValueError(
+                f"{self.path}: no section [{name}] is known",
+                field=name,
+                value=name,
+                fix=_known(name, tuple(SECTIONS), "[{}]"),
+            )
+            for name in self.data
+            if name not in SECTIONS
+        ]
 
     def problems(self) -> list[InvalidValueError]:
         """Every problem in the file: each unknown section, then the first problem of each

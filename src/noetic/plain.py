@@ -315,16 +315,10 @@ def validated(cls: type[P], data: Any, at: str) -> P:
         return cls(**data)
     try:
         return cls(**data)
-    except InvalidValueError as exc:
-        raise _under(exc, at) from None
-
-
-def _under(exc: InvalidValueError, at: str) -> InvalidValueError:
-    """``exc`` about a field of a nested value, named from the outer one."""
-    inner = exc.field or ""
-    outer = at + inner
-    message = exc.message.replace(f"field {inner!r}", f"field {outer!r}", 1)
-    return InvalidValueError(message, field=outer, value=exc.value, fix=exc.fix)
+    except InvalidValueError as exc:  # about a field of the nested value: named from the outer
+        inner = exc.field or ""
+        message = exc.message.replace(f"field {inner!r}", f"field {at + inner!r}", 1)
+        raise InvalidValueError(message, field=at + inner, value=exc.value, fix=exc.fix) from None
 
 
 _SCALARS = frozenset((str, int, float, bool))
@@ -505,22 +499,20 @@ def _anything(value: Any, name: str) -> Any:
     return value
 
 
-def _none(value: Any, name: str) -> Any:
-    if value is not None:
-        raise refuse(name, "must be empty (None)", value)
-    return value
+def _of(kind: type, problem: str) -> Check:
+    """An instance of ``kind``, else ``problem``."""
+
+    def check(value: Any, name: str) -> Any:
+        if not isinstance(value, kind):
+            raise refuse(name, problem, value)
+        return value
+
+    return check
 
 
-def text(value: Any, name: str) -> Any:
-    if not isinstance(value, str):
-        raise refuse(name, "must be text", value)
-    return value
-
-
-def _boolean(value: Any, name: str) -> Any:
-    if not isinstance(value, bool):
-        raise refuse(name, "must be true or false", value)
-    return value
+_none = _of(type(None), "must be empty (None)")
+text = _of(str, "must be text")
+_boolean = _of(bool, "must be true or false")
 
 
 def _integer(value: Any, name: str) -> Any:

@@ -1,23 +1,10 @@
-"""Text and JSON from outside Noetic, decoded and parsed one way everywhere.
-
-The policy:
-
-* **Text is UTF-8.** Bytes that are not are refused with the position of the first bad byte
-  (:func:`decode_utf8`); text that arrived already decoded with invalid bytes smuggled in (lone
-  surrogates, as Python gives for a command-line argument that was not UTF-8) is refused the
-  same way (:func:`check_text`).
-* **JSON is bounded before it is parsed** (:func:`load_json`): its size by the caller's limit,
-  its nesting by :data:`noetic.limits.JSON_DEPTH` (checked in one linear pass, so no parser
-  recursion can overflow), each number by :data:`noetic.limits.NUMBER_CHARS`. An object may not
-  hold the same key twice, nor two keys that differ only in case (``"know"`` and ``"KNOW"``):
-  which one was meant is not ours to guess.
-* **Identifiers** (AI ids, session ids, profile and project names) are short, not blank, and
-  hold no NUL or other control characters (:func:`check_identifier`); free **text fields** are
-  bounded by :data:`noetic.limits.TEXT_CHARS` (:func:`check_text_field`).
-
-* **A file named from outside is a regular file** (:func:`read_file_bytes`): a FIFO, a device,
-  a socket or a folder is refused with its kind before anything waits on it, so a path such as
-  ``--from-junit /dev/stdin`` or a named pipe nobody writes to cannot hang a command.
+"""Text and JSON from outside Noetic, decoded and parsed one way everywhere (the policy, with
+the messages it gives, is ``docs/limits.md``): text is UTF-8, from bytes (:func:`decode_utf8`)
+or already decoded with lone surrogates smuggled in (:func:`check_text`); JSON is bounded in
+size, nesting and each number before it is parsed, and an object may not name one key twice or
+in two cases (:func:`load_json`); identifiers and free text fields are bounded and clean
+(:func:`check_identifier`, :func:`check_text_field`); a file named from outside is a regular
+file, so a FIFO or a device cannot hang a command (:func:`read_file_bytes`).
 
 Every refusal is a :class:`noetic.errors.InvalidValueError` (a :class:`LimitExceeded` for a limit)
 naming the source and the problem.

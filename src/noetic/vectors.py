@@ -19,27 +19,13 @@ Two vectors point the other way: a high value is worse.
 * ``uncertainty`` is how unsure the agent is overall. 0.0 = sure, 1.0 = lost. It never enters a
   tier; it discounts the result (below).
 
-The formula (``overall_confidence``), with ``t`` ranging over the tiers:
-
-1. ``s_t`` = mean of the tier's vectors present in the assessment (``1 - density`` for density).
-   A tier with no vector present is left out.
-2. ``m_t`` = the profile's multiplier for the tier (``foundation_weight``,
-   ``comprehension_weight``, ``execution_weight``, ``engagement_weight``; default 1.0).
-3. ``base = Σ w_t·m_t·s_t / Σ w_t·m_t`` (renormalisation: the effective weights sum to 1, so
-   multipliers change the *balance* between tiers, never the scale).
-4. ``discount = 1 - UNCERTAINTY_DISCOUNT · uncertainty_weight · uncertainty``, clamped to [0, 1].
-   With the default weight 1.0, total uncertainty removes a quarter of the confidence;
-   ``critical_domain``'s 1.4 makes it remove 35%.
-5. ``overall = clamp(confidence_weight · base · discount, 0, 1)``. ``confidence_weight`` is the
-   profile's overall sensitivity: below 1.0 deflates every confidence (a conservative profile,
-   or one the Bayesian guardian corrected for overconfidence); above 1.0 inflates it.
-
-That is the ``noetic`` formula, the default. A profile may choose the seed's instead
-(``tuning.confidence_formula: seed``): the plain weighted sum of the tier means, with density as
-written (not inverted) and no uncertainty term, the tier multipliers renormalised and
-``confidence_weight`` applied as above (so the guardian's corrections still hold). The default is
-Noetic's because the seed's sum never reads ``uncertainty`` (its ``uncertainty_weight`` tuner
-would do nothing) and, with density read as load, would make an overloaded agent more confident.
+The formula (``overall_confidence``): the mean of each tier's vectors present (``1 - density``
+for density), weighted by the tier's weight times the profile's multiplier and renormalised (the
+multipliers change the balance between tiers, never the scale), discounted by
+``UNCERTAINTY_DISCOUNT · uncertainty_weight · uncertainty``, times ``confidence_weight``, clamped
+to [0, 1]. A profile may choose the seed's formula instead (``tuning.confidence_formula: seed``:
+no uncertainty term, density as written). ``docs/vectors.md`` gives both step by step, with a
+worked example and why Noetic's is the default.
 """
 
 from __future__ import annotations
@@ -124,27 +110,19 @@ def check_score(name: str, value: object) -> float:
             value=value,
             fix=f"use one of: {', '.join(VECTOR_NAMES)}",
         )
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    number = None if isinstance(value, bool) else value  # a bool is no score
+    if not isinstance(number, int | float) or not 0.0 <= number <= 1.0:  # NaN is in no range
+        finite = isinstance(number, int | float) and math.isfinite(number)
+        kind = "finite number" if isinstance(number, int | float) else "number"
         raise InvalidValueError(
-            f"vector {name!r} must be a number in [0, 1], got {value!r}",
+            f"vector {name!r} is {value!r}, outside [0, 1]"
+            if finite
+            else f"vector {name!r} must be a {kind} in [0, 1], got {value!r}",
             field=name,
             value=value,
+            fix="scores are fractions: write 0.85, not 85" if finite else None,
         )
-    score = float(value)
-    if math.isnan(score) or math.isinf(score):
-        raise InvalidValueError(
-            f"vector {name!r} must be a finite number in [0, 1], got {value!r}",
-            field=name,
-            value=value,
-        )
-    if not 0.0 <= score <= 1.0:
-        raise InvalidValueError(
-            f"vector {name!r} is {value!r}, outside [0, 1]",
-            field=name,
-            value=value,
-            fix="scores are fractions: write 0.85, not 85",
-        )
-    return score
+    return float(number)
 
 
 def oriented(name: str, value: float) -> float:

@@ -1,9 +1,5 @@
-"""The ``noetic`` command line. Commands live in small modules; heavy imports stay inside them.
-
-:func:`main` runs the workflow commands through the fast path (:mod:`noetic.cli.fast`;
-``NOETIC_CLI_FAST=0`` turns it off) and everything else through typer
-(:mod:`noetic.cli.application`), building only the command being run; ``noetic --help``
-is typer's text replayed from a cache (:mod:`noetic.cli.help_cache`).
+"""The ``noetic`` command line (docs/architecture.md, "The command line"): :func:`main` runs the
+workflow commands through the fast path and everything else through typer;
 ``noetic.cli.app`` as an attribute is the whole typer application (for tests and embedding).
 """
 

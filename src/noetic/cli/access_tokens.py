@@ -9,6 +9,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.cli.render import table
 from noetic.store import open_store
 
 app = group("Access tokens for `noetic serve`: create, list, revoke (stored hashed).")
@@ -49,20 +50,18 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
         tokens = list_tokens(open_store(store))
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
         if not tokens:
             stdout().print("no tokens; make one with: noetic token create NAME", markup=False)
             return
-        table = new_table("name", "access", "created", "revoked")
+        shown = table("name", "access", "created", "revoked")
         for t in tokens:
-            table.add_row(
+            shown.add_row(
                 esc(t["name"]),
                 "read-only" if t["read_only"] else "read-write",
                 t["created_at"][:19],
                 (t["revoked_at"] or "")[:19],
             )
-        stdout().print(table)
+        stdout().print(shown)
 
     emit(tokens, json, render)
 

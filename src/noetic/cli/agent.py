@@ -19,6 +19,8 @@ from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
+from noetic.cli.render import table
+from noetic.errors import InvalidValueError, UsageError
 
 
 class _AgentGroup(DefaultCommandGroup):
@@ -79,7 +81,6 @@ def gate(
     json: JsonOpt = False,
 ) -> None:
     """Judge a shell command as the agent's gate would: exit 0 when allowed, 1 when refused."""
-    from noetic.errors import InvalidValueError
     from noetic.tools.shellgate import check_command, load_policy
 
     with handled(json):
@@ -108,44 +109,33 @@ def gate(
         raise typer.Exit(1)
 
 
-WorkspaceOpt = Annotated[
-    Path, typer.Option(help="The folder the agent works in (its tools cannot leave it).")
-]
-ModeOpt = Annotated[str, typer.Option(help="fast, adapt (switches as needed) or deep.")]
-SandboxOpt = Annotated[
-    str,
-    typer.Option(help="required (refuse without one), auto (use one when there is) or off."),
-]
-MemoryOpt = Annotated[bool, typer.Option(help="Keep and use a profile of the user.")]
-IterationsOpt = Annotated[int, typer.Option(min=1, max=100, help="Reason steps at most.")]
-TokensOpt = Annotated[
-    int | None, typer.Option(min=1, help="Token budget of the run.", show_default=False)
-]
-TimeoutOpt = Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")]
-UserOpt = Annotated[str, typer.Option(help="Whose profile the agent keeps.")]
-ApproveOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Wrap the run in CASCADE and hold irreversible actions until a CHECK clears them: "
-        "never (CHECK alone), ask (ask you when CHECK does not), always (ask you every time).",
-        show_default=False,
-    ),
-]
-
-
 @with_options
 def _agent_options(
     provider: ProviderOpt = None,
-    workspace: WorkspaceOpt = Path("."),
-    mode: ModeOpt = "adapt",
-    sandbox: SandboxOpt = "auto",
-    memory: MemoryOpt = True,
-    max_iterations: IterationsOpt = 10,
-    max_tokens: TokensOpt = None,
-    timeout: TimeoutOpt = 900,
+    workspace: Annotated[
+        Path, typer.Option(help="The folder the agent works in (its tools cannot leave it).")
+    ] = Path("."),
+    mode: Annotated[str, typer.Option(help="fast, adapt (switches as needed) or deep.")] = "adapt",
+    sandbox: Annotated[
+        str,
+        typer.Option(help="required (refuse without one), auto (use one when there is) or off."),
+    ] = "auto",
+    memory: Annotated[bool, typer.Option(help="Keep and use a profile of the user.")] = True,
+    max_iterations: Annotated[int, typer.Option(min=1, max=100, help="Reason steps at most.")] = 10,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="Token budget of the run.", show_default=False)
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="Wall-clock limit, seconds.")] = 900,
     policy: PolicyOpt = None,
-    user: UserOpt = "default",
-    approve: ApproveOpt = None,
+    user: Annotated[str, typer.Option(help="Whose profile the agent keeps.")] = "default",
+    approve: Annotated[
+        str | None,
+        typer.Option(
+            help="Wrap the run in CASCADE and hold irreversible actions until a CHECK clears them: "
+            "never (CHECK alone), ask (ask you when CHECK does not), always (ask you every time).",
+            show_default=False,
+        ),
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
     """The options of every command that runs the agent (run, resume, chat)."""
@@ -157,8 +147,7 @@ async def _ask_person(question: str) -> bool:
 
     if not sys.stdin.isatty():
         return False
-    err = stderr()
-    err.print(f"[bold yellow]{esc(question)}[/] Allow? [y/N] ", end="")
+    stderr().print(f"[bold yellow]{esc(question)}[/] Allow? [y/N] ", end="")
     answer = await asyncio.to_thread(sys.stdin.readline)
     return answer.strip().lower() in ("y", "yes")
 
@@ -169,30 +158,11 @@ def _agent(*, policy: list[Path] | None, **options: Any) -> Any:
     return open_agent(ask=_ask_person, policy_files=tuple(policy_files(policy)), **options)
 
 
-def _show(item: Any, err: Any) -> None:
-    """One streamed step, on stderr."""
-    from noetic.agent import StepEvent
-    from noetic.events import EventKind
-
-    if not isinstance(item, StepEvent):
-        return
-    e = item.event
-    d = e.data
-    if e.kind == EventKind.PHASE_ENTERED and d["phase"] == "reason":
-        err.print(f"[bold]reason[/] {d['stage'] + 1}")
-    elif e.kind == EventKind.DECISION:
-        err.print(f"[cyan]{esc(d['action'])}[/] · {esc(d['reason'])}")
-    elif e.kind == EventKind.TOOL_CALL:
-        mark = "[green]ok[/]" if d["success"] else f"[red]failed[/] {esc(d.get('error') or '')}"
-        err.print(f"  [bold]{esc(d['tool'])}[/] {mark} [dim]{d.get('ms') or 0:.0f} ms[/]")
-    elif e.kind == EventKind.CONSTRAINT_ENFORCED:
-        err.print(f"[yellow]limit[/] {esc(d['rule'])} ({d['value']:g} of {d['limit']:g})")
-
-
 def _shown(as_json: bool) -> Any:
     """What to do with each streamed item: the answer's text on stdout, the steps on stderr
     (nothing under ``--json``: the result is the one document)."""
-    from noetic.agent import TextDelta
+    from noetic.agent import StepEvent, TextDelta
+    from noetic.events import EventKind
 
     err = stderr()
 
@@ -202,8 +172,18 @@ def _shown(as_json: bool) -> Any:
         if isinstance(item, TextDelta):
             sys.stdout.write(item.text)
             sys.stdout.flush()
-        else:
-            _show(item, err)
+        if not isinstance(item, StepEvent):
+            return
+        e, d = item.event, item.event.data
+        if e.kind == EventKind.PHASE_ENTERED and d["phase"] == "reason":
+            err.print(f"[bold]reason[/] {d['stage'] + 1}")
+        elif e.kind == EventKind.DECISION:
+            err.print(f"[cyan]{esc(d['action'])}[/] · {esc(d['reason'])}")
+        elif e.kind == EventKind.TOOL_CALL:
+            mark = "[green]ok[/]" if d["success"] else f"[red]failed[/] {esc(d.get('error') or '')}"
+            err.print(f"  [bold]{esc(d['tool'])}[/] {mark} [dim]{d.get('ms') or 0:.0f} ms[/]")
+        elif e.kind == EventKind.CONSTRAINT_ENFORCED:
+            err.print(f"[yellow]limit[/] {esc(d['rule'])} ({d['value']:g} of {d['limit']:g})")
 
     return show
 
@@ -223,9 +203,8 @@ async def _stream(agent: Any, query: str, state: Any, as_json: bool) -> Any:
 
 
 def _report(result: Any, agent: Any, as_json: bool) -> None:
-    data = {**result.model_dump(mode="json"), "sandbox": agent.notice}
     if as_json:
-        emit(data, True)
+        emit({**result.model_dump(mode="json"), "sandbox": agent.notice}, True)
         return
     stderr().print(
         f"[dim]{result.status} · depth {result.depth} · {result.iterations} step(s) · "
@@ -287,13 +266,11 @@ def tasks(store: StoreOpt = None, json: JsonOpt = False) -> None:
         listed = list_workspaces(open_store(store))
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
         out = stdout()
         if not listed:
             out.print("no agent tasks yet")
             return
-        shown = new_table("task", "status", "updated", "user", "query")
+        shown = table("task", "status", "updated", "user", "query")
         for t in listed:
             shown.add_row(t["task_id"], t["status"], t["updated_at"][:19], esc(t["user_id"]),
                           esc(t["query"][:70]))  # fmt: skip
@@ -315,7 +292,6 @@ def forget(
 ) -> None:
     """Make the agent forget a user (--user) or one task (--task): the rows are deleted."""
     from noetic.agent.memory import AgentMemory
-    from noetic.errors import UsageError
     from noetic.store import open_store
 
     with handled(json):

@@ -10,6 +10,8 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import bar, interval, phase_lines, stated_as
+from noetic.errors import UsageError
 from noetic.store import open_store
 
 app = group("Calibration against recorded outcomes.")
@@ -66,13 +68,11 @@ def report(
             _plot(result, plot)
 
     def render() -> None:
-        from noetic.cli.render import bar, phase_lines
-
         out = stdout()
         m = result.metrics
         out.print(f"[bold]Calibration[/] over {result.tasks} tasks ({result.outcomes} outcomes)")
         for line in phase_lines(result):
-            out.print(line, markup=False, highlight=False)
+            out.print(line, markup=False)
         out.print(
             f"\n[bold]{result.prediction}[/], scored (Brier and AUROC from the first outcomes, "
             "the rest from 20):"
@@ -86,7 +86,7 @@ def report(
         ]
         width = max(len(label) for label, _, _ in metrics) + 2  # the values in one column
         for label, value, note in metrics:
-            out.print(f"  {label:<{width}}{value}{note}", markup=False, highlight=False)
+            out.print(f"  {label:<{width}}{value}{note}", markup=False)
         colour = {"miscalibrated": "yellow", "consistent with calibration": "green"}
         out.print(
             f"  {'verdict':<{width}}[{colour.get(m.test.verdict, 'dim')}]{m.test.verdict}[/] "
@@ -101,15 +101,11 @@ def report(
                     f"{bar(b.observed, 12, '·')}"
                 )
         for line in _recalibration_lines(result):
-            out.print(line, markup=False, highlight=False)
+            out.print(line, markup=False)
         if plot is not None:
             out.print(f"\nreliability diagram written to {esc(plot)}")
 
     emit(result, json, render)
-
-
-def _ci(x: Any) -> str:
-    return f"{x.value:.3f} [{x.low:.3f}, {x.high:.3f}]"
 
 
 def _recalibration_lines(result: Any) -> list[str]:
@@ -126,8 +122,9 @@ def _recalibration_lines(result: Any) -> list[str]:
             lines.append(f"  {m.agent}: no map in force ({m.outcomes} outcomes)")
         if m.brier_before is not None and m.brier_after is not None:
             lines.append(
-                f"    held-out Brier ({m.held_out} outcomes): stated {_ci(m.brier_before)} → "
-                f"calibrated {_ci(m.brier_after)}"
+                f"    held-out Brier ({m.held_out} outcomes): stated "
+                f"{interval(m.brier_before, digits=3)} → calibrated "
+                f"{interval(m.brier_after, digits=3)}"
             )
         lines.append(f"    {m.reason}")
     g = result.gate
@@ -150,8 +147,6 @@ def _recalibration_lines(result: Any) -> list[str]:
 
 
 def _plot(result: Any, path: Path) -> None:
-    from noetic.errors import UsageError
-
     try:
         import matplotlib
 
@@ -165,10 +160,7 @@ def _plot(result: Any, path: Path) -> None:
     ax.plot(
         [b.mean_confidence for b in bins], [b.observed for b in bins], marker="o", label="agent"
     )
-    ax.set_xlabel("stated confidence")
-    ax.set_ylabel("observed success rate")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
+    ax.set(xlabel="stated confidence", ylabel="observed success rate", xlim=(0, 1), ylim=(0, 1))
     ax.set_title(f"Reliability ({result.tasks} tasks)")
     ax.legend(loc="upper left")
     fig.savefig(path, dpi=100, bbox_inches="tight")
@@ -238,8 +230,6 @@ def drift_(
         )
 
     def render() -> None:
-        from noetic.cli.render import stated_as
-
         out = stdout()
         out.print(f"drift: {esc(result.reason)}")
         out.print(
@@ -289,8 +279,6 @@ def guardian(
         if undo is not None:
             out.print(f"adjustment {result.id} undone: {result.field} back to {result.old}")
             return
-        from noetic.cli.render import stated_as
-
         b = result.belief
         out.print(
             f"[bold]{esc(result.profile)}[/]: {result.tasks_considered} tasks · "

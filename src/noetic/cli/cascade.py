@@ -13,6 +13,7 @@ import typer
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.cli.render import table, vector_table
 from noetic.runtime.opening import open_tracker
 
 app = group("Autonomous CASCADE runs on a model.")
@@ -86,8 +87,6 @@ def run(
     run = started[0]
 
     def render() -> None:
-        from noetic.cli.render import vector_table
-
         out = stdout()
         out.print(
             f"\n[bold]status[/] {result.status.value}"
@@ -99,20 +98,12 @@ def run(
             out.print(result.output, markup=False)
         for q in result.questions:
             out.print(f"? {q}", markup=False)
-        if result.delegation:
-            out.print(
-                esc(
-                    f"delegate: {result.delegation.reason}; "
-                    f"needs: {', '.join(result.delegation.needs)}"
-                )
-            )
+        if handed := result.delegation:
+            out.print(esc(f"delegate: {handed.reason}; needs: {', '.join(handed.needs)}"))
         if result.trajectory:
             first, last = result.trajectory[0], result.trajectory[-1]
-            out.print(
-                vector_table(
-                    last.vectors, f"trajectory: {_phases(result.trajectory)}", first.vectors
-                )
-            )
+            title = f"trajectory: {_phases(result.trajectory)}"
+            out.print(vector_table(last.vectors, title, first.vectors))
             out.print(
                 " → ".join(f"{p.phase} {p.confidence:.2f} {p.action}" for p in result.trajectory)
             )
@@ -150,20 +141,18 @@ def tools(
         gains = tool_gains(open_store(store), ai_id)
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
         if not gains:
             stdout().print("no investigation rounds with a tool yet · noetic cascade run …")
             return
-        table = new_table("tool", "rounds", "declared", "observed", "difference", "alone",
+        shown = table("tool", "rounds", "declared", "observed", "difference", "alone",
                           "observed alone")  # fmt: skip
         for g in gains:
-            table.add_row(
+            shown.add_row(
                 esc(g.tool), str(g.rounds), f"+{g.declared:.2f}", f"{g.observed:+.2f}",
                 f"{g.difference:+.2f}", str(g.alone),
                 "-" if g.observed_alone is None else f"{g.observed_alone:+.2f}",
             )  # fmt: skip
-        stdout().print(table)
+        stdout().print(shown)
 
     emit([{**g.model_dump(), "difference": g.difference} for g in gains], json, render)
 

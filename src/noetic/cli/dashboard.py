@@ -1,9 +1,6 @@
-"""`noetic dashboard`: open the dashboard, starting `noetic serve` first when nothing answers.
-
-The server it starts runs on after this command returns (detached, in its own session, its
-output in ``dashboard.log`` in the store's directory), so the browser keeps working; stop it
-like any process (its pid is printed). A port already taken by something that is not Noetic is
-an error that says so, never a second server on another port behind the user's back.
+"""`noetic dashboard`: open the dashboard, starting `noetic serve` first when nothing answers
+(docs/dashboard.md). The server it starts runs on, detached, after this command returns; a port
+taken by something that is not Noetic is an error, never a second server on another port.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr
+from noetic.errors import UsageError
 
 WAIT_S = 20.0
 
@@ -36,7 +34,6 @@ def dashboard(
     json: JsonOpt = False,
 ) -> None:
     """Open the dashboard in the browser, starting `noetic serve` if it is not running."""
-    from noetic.errors import UsageError
     from noetic.store import resolve_home
 
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
@@ -85,19 +82,17 @@ def _probe(url: str) -> str:
 
 def _start(home: Path, host: str, port: int) -> subprocess.Popen[bytes]:
     home.mkdir(parents=True, exist_ok=True)
-    log = (home / "dashboard.log").open("ab")
     command = [sys.executable, "-c", "from noetic.cli import main; main()"]
     command += ["serve", "--host", host, "--port", str(port), "--store", str(home)]
-    process = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    log.close()
-    return process
+    with (home / "dashboard.log").open("ab") as log:  # the child keeps its own descriptors
+        return subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
 
 
 def _wait(url: str, process: subprocess.Popen[bytes]) -> bool:

@@ -1,14 +1,8 @@
 """The commands the fast path runs, declared once: options, spellings, environment variables,
-defaults and help text.
-
-Two parsers read this table. The fast path (:mod:`noetic.cli.fast`) parses a plain command line
-with it and calls the command's function directly, without typer; typer builds its command from
-it (:mod:`noetic.cli.typer_commands`), so ``--help``, errors and anything unusual are typer's.
-Adding an option is one entry here, plus the parameter of the function that uses it. This module
-imports nothing but the standard library: the fast path must stay fast.
-
-The options every command shares (``--store``, ``--json``, ``--session``, ``--ai-id``) are
-declared here too, and :mod:`noetic.cli.options` gives typer's other commands the same ones.
+defaults and help text, and the options every command shares (docs/architecture.md, "The
+command line"). The fast path (:mod:`noetic.cli.fast`) and typer
+(:mod:`noetic.cli.typer_commands`) both read this table. It imports nothing but the standard
+library: the fast path must stay fast.
 """
 
 from __future__ import annotations
@@ -125,9 +119,8 @@ _REVIEW = Opt(
     "standard or adversarial: an adversarial review looks for what is wrong with the work "
     "before reassessing (with --provider the model does; without, the prompt asks you to).",
 )
-_ASSESS = (
-    _VECTORS, _VECTORS_FILE, _P_SUCCESS, _PROVIDER, SESSION, AI_ID, REQUEST_ID, STORE, JSON
-)  # fmt: skip
+_WRITES = (SESSION, AI_ID, REQUEST_ID, STORE, JSON)  # a command that writes into a session
+_ASSESS = (_VECTORS, _VECTORS_FILE, _P_SUCCESS, _PROVIDER, *_WRITES)
 
 COMMANDS: dict[str, Command] = {
     "bootstrap": Command(
@@ -176,9 +169,7 @@ COMMANDS: dict[str, Command] = {
     "preflight": Command(
         "Baseline assessment before a task. Without scores, prints the prompt to answer.",
         (
-            _VECTORS,
-            _VECTORS_FILE,
-            _P_SUCCESS,
+            *_ASSESS[:3],
             Opt(
                 "abandon_open",
                 ("--abandon-open",),
@@ -187,12 +178,7 @@ COMMANDS: dict[str, Command] = {
                 default=False,
                 off_flags=("--no-abandon-open",),
             ),
-            _PROVIDER,
-            SESSION,
-            AI_ID,
-            REQUEST_ID,
-            STORE,
-            JSON,
+            *_ASSESS[3:],
         ),
         arguments=(Arg("task", "The task about to be attempted."),),
     ),
@@ -202,11 +188,7 @@ COMMANDS: dict[str, Command] = {
             Opt("note", ("--note",), "What was looked into and found.", required=True),
             Opt("tool", ("--tool",), "The tool used, if any."),
             Opt("vector", ("--vector",), "The vector this investigation targets."),
-            SESSION,
-            AI_ID,
-            REQUEST_ID,
-            STORE,
-            JSON,
+            *_WRITES,
         ),
     ),
     "check": Command(

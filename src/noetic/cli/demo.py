@@ -17,9 +17,11 @@ from typing import Annotated
 
 import typer
 
+from noetic.cli.fast import invoke
 from noetic.cli.options import JsonOpt
 from noetic.cli.output import esc, stdout
 from noetic.store import close_stores
+from noetic.vectors import VECTOR_NAMES
 
 TASK = "Fix the flaky timezone test in billing/test_invoices.py"
 
@@ -50,22 +52,10 @@ CHECK = {
     "completion": 0.8,
     "uncertainty": 0.25,
 }
+# POSTFLIGHT's scores in the order of VECTOR_NAMES (engagement, know, do, … uncertainty)
+_AFTER = (0.85, 0.85, 0.85, 0.85, 0.85, 0.9, 0.8, 0.3, 0.85, 0.8, 0.9, 0.75, 0.2)
 POSTFLIGHT = {
-    "vectors": {
-        "engagement": 0.85,
-        "know": 0.85,
-        "do": 0.85,
-        "context": 0.85,
-        "clarity": 0.85,
-        "coherence": 0.9,
-        "signal": 0.8,
-        "density": 0.3,
-        "state": 0.85,
-        "change": 0.8,
-        "completion": 0.9,
-        "impact": 0.75,
-        "uncertainty": 0.2,
-    },
+    "vectors": dict(zip(VECTOR_NAMES, _AFTER, strict=True)),
     "note": "The fix was one line; the fixture's frozen clock was the key evidence.",
 }
 
@@ -126,12 +116,12 @@ def _stored(home: Path) -> list[tuple[str, str]]:
     """The store's files, each with what it is: the three formats, then the pointer to the
     agent's current session (which is none of them)."""
     found = [("noetic.db", "SQLite: sessions, tasks, assessments, investigations, events")]
-    found += [(str(p.relative_to(home)), "JSON: the session's document")
-              for p in sorted(home.glob("sessions/*.json"))]  # fmt: skip
-    found += [(str(p.relative_to(home)), "reflex log: one line per assessment")
-              for p in sorted(home.glob("reflex_logs/**/*.jsonl"))]  # fmt: skip
-    found += [(str(p.relative_to(home)), "the agent's current session, not a record")
-              for p in sorted(home.glob("current/*.json"))]  # fmt: skip
+    for pattern, what in (
+        ("sessions/*.json", "JSON: the session's document"),
+        ("reflex_logs/**/*.jsonl", "reflex log: one line per assessment"),
+        ("current/*.json", "the agent's current session, not a record"),
+    ):
+        found += [(str(p.relative_to(home)), what) for p in sorted(home.glob(pattern))]
     return found
 
 
@@ -154,8 +144,6 @@ def _no_indexer(store: Path | None) -> Iterator[None]:
 
 
 def _walk(home: Path, quiet: bool, step: Callable[[str, str], None]) -> None:
-    from noetic.cli.fast import invoke
-
     step("1 · bootstrap: open a session", "noetic bootstrap --ai-model claude-haiku-4")
     invoke("bootstrap", ai_model="claude-haiku-4", store=home, json=quiet)
     step("2 · preflight: the baseline, before any work", f'noetic preflight "{TASK}" --vectors …')

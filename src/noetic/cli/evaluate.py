@@ -6,14 +6,14 @@ from __future__ import annotations
 import json as jsonlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from noetic.cli.exits import exit_for_run, handled
+from noetic.cli.exits import EXIT_INTERRUPTED, CommandExit, exit_for_run, handled
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group, with_options
 from noetic.cli.output import emit, esc, stderr, stdout
-from noetic.cli.render import interval
+from noetic.cli.render import interval, table
 from noetic.runtime.opening import open_tracker
 
 if TYPE_CHECKING:
@@ -29,53 +29,52 @@ app = group(
     "noetic eval humaneval --provider anthropic:claude-haiku-4-5 --limit 20"
 )
 
-ProfileOpt = Annotated[str | None, typer.Option(help="Profile (default: chosen by the model).")]
-ReviewOpt = Annotated[
-    str,
-    typer.Option(
-        help="POSTFLIGHT review: profile (its postflight_review), standard, adversarial, or "
-        "split (half of each, to compare them)."
-    ),
-]
-LimitOpt = Annotated[int | None, typer.Option(min=1, help="Run only the first N problems.")]
-MatchingOpt = Annotated[
-    str | None,
-    typer.Option("--tasks-matching", help="Task ids containing this (or matching a glob)."),
-]
-SeedOpt = Annotated[int | None, typer.Option(help="Shuffle the problems with this seed first.")]
 ConcurrencyOpt = Annotated[
     int | None,
     typer.Option(min=1, max=64, help="Problems at once (default: twice the cores, 2 to 16)."),
 ]
-TimeoutOpt = Annotated[
-    float, typer.Option("--test-timeout", min=0.1, max=600, help="Seconds the tests may run.")
-]
-MemoryOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--test-memory",
-        min=64,
-        help="MiB of address space the tests may use (default 1024); an allocation beyond it "
-        "fails them.",
-    ),
-]
-SandboxOpt = Annotated[str, typer.Option(help="required (bubblewrap, the default), auto, or off.")]
-AiIdOpt = Annotated[str, typer.Option("--ai-id", help="The agent the outcomes are filed under.")]
 
 
 @with_options
 def _run_options(
     provider: ProviderOpt = None,
-    profile: ProfileOpt = None,
-    review: ReviewOpt = "profile",
-    limit: LimitOpt = None,
-    tasks_matching: MatchingOpt = None,
-    seed: SeedOpt = None,
+    profile: Annotated[
+        str | None, typer.Option(help="Profile (default: chosen by the model).")
+    ] = None,
+    review: Annotated[
+        str,
+        typer.Option(
+            help="POSTFLIGHT review: profile (its postflight_review), standard, adversarial, or "
+            "split (half of each, to compare them)."
+        ),
+    ] = "profile",
+    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N problems.")] = None,
+    tasks_matching: Annotated[
+        str | None,
+        typer.Option("--tasks-matching", help="Task ids containing this (or matching a glob)."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Shuffle the problems with this seed first.")
+    ] = None,
     concurrency: ConcurrencyOpt = None,
-    test_timeout: TimeoutOpt = 10.0,
-    test_memory: MemoryOpt = None,
-    sandbox: SandboxOpt = "required",
-    ai_id: AiIdOpt = "eval",
+    test_timeout: Annotated[
+        float, typer.Option("--test-timeout", min=0.1, max=600, help="Seconds the tests may run.")
+    ] = 10.0,
+    test_memory: Annotated[
+        int | None,
+        typer.Option(
+            "--test-memory",
+            min=64,
+            help="MiB of address space the tests may use (default 1024); an allocation beyond it "
+            "fails them.",
+        ),
+    ] = None,
+    sandbox: Annotated[
+        str, typer.Option(help="required (bubblewrap, the default), auto, or off.")
+    ] = "required",
+    ai_id: Annotated[
+        str, typer.Option("--ai-id", help="The agent the outcomes are filed under.")
+    ] = "eval",
     store: StoreOpt = None,
 ) -> None:
     """The options of the commands that start a run (humaneval, run)."""
@@ -192,8 +191,6 @@ def compare(
         result = compare_evals(open_tracker(store), first, second)
 
     def render() -> None:
-        from noetic.cli.render import table
-
         a, b = result.first.run, result.second.run
         out = stdout()
         out.print(f"[bold]A[/] {a.run_id} · {esc(a.model)} · {esc(a.profile)} · {a.done} judged")
@@ -226,8 +223,6 @@ def list_runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
         rows = [stored_run(tracker.store, r.id) for r in list_evals(tracker)]
 
     def render() -> None:
-        from noetic.cli.render import table
-
         t = table("run", "set", "model", "status", "judged", "passed", "rate")
         for r in rows:
             rate = "—" if r.success_rate is None else f"{r.success_rate:.2f}"
@@ -260,17 +255,11 @@ class _Watch:
         err = stderr()
         err.print(f"[bold]eval[/] {run_id} · {esc(provider)} · {total} problems")
         if sys.stderr.isatty():
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
+            from rich import progress as p
 
-            self.bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[line]}"), TimeElapsedColumn(), console=err,
+            self.bar = p.Progress(
+                p.TextColumn("{task.description}"), p.BarColumn(), p.MofNCompleteColumn(),
+                p.TextColumn("{task.fields[line]}"), p.TimeElapsedColumn(), console=err,
             )  # fmt: skip
             self.job = self.bar.add_task("problems", total=total, line="")
             self.bar.start()
@@ -305,12 +294,7 @@ class _Watch:
         try:
             return asyncio.run(work)
         except KeyboardInterrupt:
-            self.interrupted()
-
-    def interrupted(self) -> NoReturn:
-        from noetic.cli.exits import EXIT_INTERRUPTED, CommandExit
-
-        self.stop()
+            self.stop()
         message = f"interrupted: `noetic eval resume {self.run_id}` goes on where it stopped"
         if self.as_json:
             sys.stdout.write(jsonlib.dumps({"kind": "interrupted", "run_id": self.run_id,
@@ -359,8 +343,6 @@ def _stated_rate(ph: Any) -> str:
 
 
 def _render_report(report: EvalReport) -> None:
-    from noetic.cli.render import table
-
     _render_run(report.run, hint=False)
     out = stdout()
     t = table("phase", "n", "stated", "success rate (95%)", "gap (95%)", "Brier (95%)",

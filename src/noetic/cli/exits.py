@@ -33,22 +33,14 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: what finished is kept (a run says how to resum
 
 # An engine run's end status → its exit code; statuses not named here (completed) exit 0.
 _RUN_EXITS = {
-    # CASCADE
-    "clarify": EXIT_AWAITING_INPUT,
-    "delegate": EXIT_AWAITING_INPUT,
-    "reset_refused": EXIT_RUNTIME,
-    "timeout": EXIT_RUNTIME,
-    "tool_limit": EXIT_RUNTIME,
-    "parse_failure": EXIT_RUNTIME,
-    "provider_failure": EXIT_RUNTIME,
-    # Nova
-    "escalated": EXIT_AWAITING_INPUT,
-    "failed": EXIT_RUNTIME,
-    "running": EXIT_RUNTIME,  # a walk never ends running: if one does, it did not finish
-    # the agent (done and max_iterations answer; a request judged unsafe is the caller's)
-    "error": EXIT_RUNTIME,
-    "budget": EXIT_RUNTIME,
-    "refused": EXIT_USER_ERROR,
+    # stopped for a person: CASCADE's clarify and delegate, Nova's escalated
+    **dict.fromkeys(("clarify", "delegate", "escalated"), EXIT_AWAITING_INPUT),
+    # failed: CASCADE (reset_refused … provider_failure), Nova (failed, and running: a walk never
+    # ends running, if one does it did not finish), the agent (error, budget; done and
+    # max_iterations answer)
+    **dict.fromkeys(("reset_refused", "timeout", "tool_limit", "parse_failure"), EXIT_RUNTIME),
+    **dict.fromkeys(("provider_failure", "failed", "running", "error", "budget"), EXIT_RUNTIME),
+    "refused": EXIT_USER_ERROR,  # the agent: a request judged unsafe is the caller's
     # noetic eval (a provider that kept failing ends it "failed", above)
     "interrupted": EXIT_INTERRUPTED,
 }
@@ -99,7 +91,10 @@ def handled(as_json: bool) -> Iterator[None]:
     except OSError as exc:
         if exc.errno == errno.EPIPE:  # stdout closed: nothing can be reported there
             raise
-        _report(StoreError(_os_error(exc), fix=_os_fix(exc)), as_json)
+        where = f" on {exc.filename}" if exc.filename else ""
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        fix = "free some space on the disk, then run the command again" if full else None
+        _report(StoreError(f"the command failed{where}: {exc.strerror or exc}", fix=fix), as_json)
         raise CommandExit(EXIT_RUNTIME) from None
     except Exception as exc:
         if type(exc).__module__ != "sqlite3":
@@ -116,17 +111,6 @@ def _report(exc: NoeticError, as_json: bool) -> None:
         err.print(f"[bold red]error:[/] {esc(exc.message)}")
         if exc.fix:
             err.print(f"[dim]fix:[/] {esc(exc.fix)}")
-
-
-def _os_error(exc: OSError) -> str:
-    where = f" on {exc.filename}" if exc.filename else ""
-    return f"the command failed{where}: {exc.strerror or exc}"
-
-
-def _os_fix(exc: OSError) -> str | None:
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "free some space on the disk, then run the command again"
-    return None
 
 
 def refuse_undecodable_argv(args: list[str]) -> None:

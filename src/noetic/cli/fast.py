@@ -1,16 +1,11 @@
-"""The fast path: the commands an agent or its host runs several times a task, without typer.
+"""The fast path: the commands an agent or its host runs several times a task, parsed without
+typer (docs/architecture.md, "The command line").
 
-``noetic check --vectors '{…}' --json`` spends most of a typer invocation importing typer, its
-pydantic adapters and building parameters, before any work starts. Plain invocations of the
-workflow commands (bootstrap, preflight, investigate, check, postflight, state, outcome) and of
-``noetic hook EVENT`` (a host runs it on every tool call) and ``noetic mcp`` (a host starts
-it every session and waits for it) are parsed here instead and call :mod:`noetic.cli.workflow`,
-:mod:`noetic.cli.hooks` or :mod:`noetic.cli.mcp_stdio` directly. Anything this parser is not
-sure of — ``--help``, an unknown or misspelt option, a missing value, ``--``, a value that
-looks like an option, an empty value — goes to typer unchanged, so help and error messages are
-always typer's. Both read one declaration of each command (:mod:`noetic.cli.declared`);
-``tests/cli/test_fast_path.py`` checks that whatever this parser accepts it reads exactly as
-typer does.
+A typer invocation spends most of its time importing typer and building parameters before any
+work starts. Anything this parser is not sure of — ``--help``, an unknown or misspelt option, a
+missing value, ``--``, a value that looks like an option, an empty value — goes to typer
+unchanged, so help and error messages are always typer's; ``tests/cli/test_fast_path.py``
+checks that whatever this parser accepts it reads exactly as typer does.
 """
 
 from __future__ import annotations

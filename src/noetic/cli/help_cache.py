@@ -1,13 +1,9 @@
-"""``noetic --help`` from the cache: typer's own text, rendered once and replayed.
+"""``noetic --help`` from the cache: typer's own text, rendered once and replayed (docs/limits.md).
 
 Building the whole typer application to print the list of commands costs ten times what
-starting Python does. The first ``noetic --help`` runs typer as always, with its output copied;
-the copy is kept under the user's cache folder (:func:`noetic.cached.cache_dir`) named by a
-hash of everything the text can depend on: Noetic's source files (path, size, time), the
-installed packages (the site-packages folders' times, which change on every install), the
-terminal (whether each standard stream is one, and its size) and the environment variables
-typer, click and rich read. Any change is a new name, so the text replayed is always the one
-typer would print now. ``NOETIC_CLI_FAST=0`` skips the cache, as it skips the fast path.
+starting Python does. The copy is named by a hash of everything the text can depend on
+(:func:`_path`), so the text replayed is always the one typer would print now.
+``NOETIC_CLI_FAST=0`` skips the cache, as it skips the fast path.
 """
 
 from __future__ import annotations
@@ -41,10 +37,8 @@ def _path(args: list[str]) -> Path:
     ]
     for folder in sys.path:
         if folder.endswith("-packages"):
-            try:
+            with contextlib.suppress(OSError):
                 parts.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
-            except OSError:
-                continue
     for fd in (0, 1, 2):
         try:
             size: Any = tuple(os.get_terminal_size(fd))
@@ -96,14 +90,10 @@ def show(args: list[str], run: Any) -> None:
         run()
     except SystemExit as exc:
         if exc.code in (0, None) and path is not None:
-            _save(path, "".join(copy.written))
+            from noetic.store.derived_files import atomic_write_bytes
+
+            with contextlib.suppress(OSError):  # no cache folder: the next --help renders again
+                atomic_write_bytes(path, "".join(copy.written).encode("utf-8"), sync=False)
         raise
     finally:
         sys.stdout = copy.stream
-
-
-def _save(path: Path, text: str) -> None:
-    from noetic.store.derived_files import atomic_write_bytes
-
-    with contextlib.suppress(OSError):  # no cache folder: the next --help renders again
-        atomic_write_bytes(path, text.encode("utf-8"), sync=False)

@@ -36,8 +36,7 @@ def _stdin_has_data() -> bool:
 
 def read_text_file(path: Path, source: str | None = None) -> str:
     """A file's text under the one decoding policy: a regular file (never a FIFO or a device),
-    at most ``file_bytes``, UTF-8, invalid bytes reported with their offset
-    (:mod:`noetic.untrusted`)."""
+    at most ``file_bytes``."""
     from noetic.limits import FILE_BYTES
     from noetic.untrusted import decode_utf8, read_file_bytes
 
@@ -60,10 +59,8 @@ def read_stdin() -> str:
 
 
 def read_json_input(vectors: str | None, vectors_file: Path | None) -> Any | None:
-    """Scores from --vectors, --vectors-file or stdin (when piped); None when none was given.
-
-    Every source is read under the one decoding policy and parsed as bounded JSON
-    (:func:`noetic.untrusted.load_json`)."""
+    """Scores from --vectors, --vectors-file or stdin (when piped), parsed as bounded JSON
+    (:func:`noetic.untrusted.load_json`); None when none was given."""
     from noetic.errors import InvalidValueError
     from noetic.untrusted import load_json
 

@@ -10,6 +10,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import table
 from noetic.store import open_store
 
 
@@ -39,7 +40,7 @@ def logs(
         totals = UsageTotals.of(matching)
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
+        from noetic.llm.base import money
 
         out = stdout()
         if not calls:
@@ -47,25 +48,28 @@ def logs(
                 "no model calls recorded" + (" that match" if run or session or model else "")
             )
             return
-        table = new_table("at", "engine", "model", "in", "cached", "out", "cost", "ms", "status")
+        shown = table("at", "engine", "model", "in", "cached", "out", "cost", "ms", "status")
         for c in calls:
             status = "ok" if c.outcome == "ok" else (c.error_class or "error")
             if c.status:
                 status += f" {c.status}"
             if c.attempt > 1:
                 status += f" (try {c.attempt})"
-            table.add_row(
+            cost = "unknown" if c.outcome == "ok" else ""
+            if c.cost_usd is not None:
+                cost = money(c.cost_usd)
+            shown.add_row(
                 c.at[:19],
                 esc(c.engine or "-"),
                 esc(f"{c.provider}:{c.model}"),
                 f"{c.tokens_in:,}",
                 f"{c.tokens_cached:,}" if c.tokens_cached else "",
                 f"{c.tokens_out:,}",
-                "unknown" if c.cost_usd is None and c.outcome == "ok" else _cost(c.cost_usd),
+                cost,
                 f"{c.latency_ms:,.0f}",
                 esc(status),
             )
-        out.print(table)
+        out.print(shown)
         if len(calls) < len(matching):
             out.print(
                 f"the {len(calls)} most recent of {len(matching)} matching calls shown "
@@ -74,9 +78,3 @@ def logs(
         out.print(esc(totals.line()))
 
     emit({"calls": calls, "matching": len(matching), "totals": totals}, json, render)
-
-
-def _cost(value: float | None) -> str:
-    from noetic.llm.base import money
-
-    return "" if value is None else money(value)

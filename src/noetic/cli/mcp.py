@@ -17,6 +17,7 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import StoreOpt
 from noetic.cli.output import esc, stderr
+from noetic.errors import UsageError
 from noetic.operations.access_tokens import LOOPBACK
 
 
@@ -33,7 +34,6 @@ def serve(
 ) -> None:
     """Serve MCP over streamable HTTP at /mcp and the dashboard at / (loopback by default;
     other addresses need a token)."""
-    from noetic.errors import UsageError
     from noetic.store import resolve_home
 
     from_env = token is None and bool(os.environ.get("NOETIC_TOKEN"))
@@ -44,7 +44,14 @@ def serve(
 
             check_token(token)
         home = resolve_home(store)
-        store_tokens = not token and _has_tokens(home)
+        store_tokens = False  # the store's live tokens (`noetic token create`), then required
+        if not token:
+            from contextlib import closing
+
+            from noetic.operations.access_tokens import Access
+
+            with closing(Access(home, None)) as access:  # creates the store, as serving would
+                store_tokens = access.required
         if host not in LOOPBACK and not token and not store_tokens:
             raise UsageError(
                 f"binding {host} exposes the server beyond this machine and needs a token",
@@ -69,17 +76,6 @@ def serve(
         _leave(130)
 
 
-def _has_tokens(home: Path) -> bool:
-    """Whether the store holds live tokens (`noetic token create`), which the server then
-    requires (opening it makes a new store, as serving would)."""
-    from contextlib import closing
-
-    from noetic.operations.access_tokens import Access
-
-    with closing(Access(home, None)) as access:
-        return access.required
-
-
 def _leave(code: int) -> None:
     """Exit now that the server has shut down (its lifespan closed the store and stopped its
     threads): the exit handlers run, then the process ends without the interpreter's own
@@ -97,8 +93,6 @@ def _bind(host: str, port: int) -> Any:
     """Bind before printing anything, so a busy port is a clear error, not a half-started server."""
     import socket
 
-    from noetic.errors import UsageError
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family)
@@ -110,12 +104,8 @@ def _bind(host: str, port: int) -> Any:
 
 
 def _print_connection(url: str, home: Path, token: str | None, host: str) -> None:
-    """The URL, the store it serves, and the exact commands to connect MCP clients.
-
-    Over HTTP every client shares the one store this server opened. The stdio line names no
-    store: the client starts ``noetic mcp`` in its own project, and the store follows that
-    project (its ``.noetic``, else the git root's), so projects never write into each other.
-    """
+    """The URL, the store it serves, and the exact commands to connect MCP clients (the stdio
+    line names no store: it follows the project the client starts it in; docs/mcp.md)."""
     err = stderr()
     err.print(f"[bold]Noetic MCP server[/] at {esc(url)}")
     err.print(f"dashboard at {esc(url.removesuffix('mcp'))}")
@@ -144,7 +134,7 @@ def _print_connection(url: str, home: Path, token: str | None, host: str) -> Non
         "  " + json.dumps({"mcpServers": {"noetic": http_entry}}),
         "  " + json.dumps({"mcpServers": {"noetic": {"command": stdio[0], "args": stdio[1:]}}}),
     ):
-        err.print(line, markup=False, soft_wrap=True, highlight=False)
+        err.print(line, markup=False, soft_wrap=True)
 
 
 def _executable() -> str:

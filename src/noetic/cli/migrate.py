@@ -50,14 +50,11 @@ def migrate(
     def render() -> None:
         out = stdout()
         how = "merged" if report.merged else "copied"
-        out.print(f"{how} {report.copied} rows into {esc(report.target)}", highlight=False)
+        out.print(f"{how} {report.copied} rows into {esc(report.target)}")
         for t in report.tables:
             if t.source_rows:
                 extra = f", {t.rekeyed} under new ids" if t.rekeyed else ""
                 extra += f", {t.kept} kept as the target had them" if t.kept else ""
-                out.print(
-                    f"  {t.table}: {t.source_rows} rows, {t.copied} new{extra}, verified",
-                    highlight=False,
-                )
+                out.print(f"  {t.table}: {t.source_rows} rows, {t.copied} new{extra}, verified")
 
     emit(result, json, render)

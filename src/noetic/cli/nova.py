@@ -12,6 +12,8 @@ from noetic.cli.default_command import DefaultCommandGroup
 from noetic.cli.exits import exit_for_run, handled
 from noetic.cli.options import JsonOpt, ProviderOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, session_used, stderr, stdout
+from noetic.cli.render import table
+from noetic.errors import UsageError
 from noetic.runtime.opening import open_tracker
 
 
@@ -182,13 +184,11 @@ def runs(store: StoreOpt = None, json: JsonOpt = False) -> None:
         ]
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
-        table = new_table("run", "when", "status", "confidence", "question")
+        shown = table("run", "when", "status", "confidence", "question")
         for r in rows:
             conf = "-" if r["confidence"] is None else f"{r['confidence']:.2f}"
-            table.add_row(r["id"], r["created_at"][:16], r["status"], conf, esc(r["question"]))
-        stdout().print(table)
+            shown.add_row(r["id"], r["created_at"][:16], r["status"], conf, esc(r["question"]))
+        stdout().print(shown)
 
     emit(rows, json, render)
 
@@ -206,20 +206,18 @@ def stats(store: StoreOpt = None, json: JsonOpt = False) -> None:
     data = {**figures.model_dump(mode="json"), "personas": records}
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
         out = stdout()
         out.print(
             f"{figures.runs} runs: {figures.completed} completed, {figures.escalated} escalated, "
             f"{figures.failed} failed"
         )
-        table = new_table("metric", "value", "seed's target")
+        shown = table("metric", "value", "seed's target")
         for name, target in figures.targets.items():
-            table.add_row(name.replace("_", " "), _fmt(getattr(figures, name)), target)
-        table.add_row("revision rate", _fmt(figures.revision_rate), "-")
-        out.print(table)
+            shown.add_row(name.replace("_", " "), _fmt(getattr(figures, name)), target)
+        shown.add_row("revision rate", _fmt(figures.revision_rate), "-")
+        out.print(shown)
         if records:
-            people = new_table("persona", "outcomes", "brier", "stated", "observed")
+            people = table("persona", "outcomes", "brier", "stated", "observed")
             for r in records.values():
                 people.add_row(r.persona, str(r.outcomes), f"{r.brier:.3f}", f"{r.stated:.2f}",
                                f"{r.observed:.2f}")  # fmt: skip
@@ -251,15 +249,13 @@ def personas_list(
         found = [catalogue.get(n) for n in catalogue.names()]
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
-        table = new_table("name", "role", "pattern", "model", "source")
+        shown = table("name", "role", "pattern", "model", "source")
         for p in found:
-            table.add_row(
+            shown.add_row(
                 esc(p.short_name), esc(p.role), p.pattern.value, esc(p.model or "-"),
                 esc(p.source),
             )  # fmt: skip
-        stdout().print(table)
+        stdout().print(shown)
 
     emit([p.model_dump(mode="json", exclude={"body"}) for p in found], json, render)
 
@@ -294,7 +290,6 @@ def personas_new(
     json: JsonOpt = False,
 ) -> None:
     """Write a domain-expert persona to edit into `<store>/personas/NAME.md`."""
-    from noetic.errors import UsageError
     from noetic.nova.personas import parse_persona, template
 
     with handled(json):

@@ -13,14 +13,9 @@ from noetic.cli.output import emit, esc, stderr, stdout
 from noetic.runtime.opening import open_tracker
 from noetic.store import open_store
 
-
-class _QueryByDefault(DefaultCommandGroup):
-    """`noetic observe "some question"` runs the chain; `noetic observe stats` shows stats."""
-
-
 app = group(
     'Staged reasoning that stops when it has crystallized: noetic observe "query".',
-    cls=_QueryByDefault,
+    cls=DefaultCommandGroup,  # `noetic observe "query"` runs the chain
 )
 
 

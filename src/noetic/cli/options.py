@@ -1,11 +1,6 @@
-"""The options every command shares, and command groups: what typer needs to build the CLI.
-
-The shared options are declared once, in :mod:`noetic.cli.declared` (the fast path reads them
-there); these are typer's spelling of them for every other command.
-
-Kept apart from the typer-free modules (:mod:`noetic.cli.output`, :mod:`noetic.cli.exits`…) so
-that running a workflow command through the fast path (:mod:`noetic.cli.fast`) never imports
-typer.
+"""The options every command shares (declared once, in :mod:`noetic.cli.declared`), in typer's
+spelling, and command groups: kept apart from the typer-free modules so that the fast path
+(:mod:`noetic.cli.fast`) never imports typer.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""What a command prints: consoles for people, one JSON document for programs.
+"""What a command prints: consoles for people, one JSON document for programs (:func:`emit`).
 
-A command hands its result to :func:`emit`, which prints one JSON document with ``--json`` or
-calls the command's renderer otherwise. Rich is imported only when something is rendered for a
-terminal, or when text off a terminal holds what Rich changes (control characters, a table
-other than the vectors'), so a command run with ``--json``, or whose text goes to a pipe or a
-file (an agent's shell), never loads it; the text is the same as Rich's either way.
+Rich is imported only when something is rendered for a terminal, or when text off a terminal
+holds what Rich changes (control characters, a table other than the vectors'), so a command run
+with ``--json``, or whose text goes to a pipe or a file, never loads it; the text is the same.
 """
 
 from __future__ import annotations
@@ -116,19 +114,13 @@ class _Lines:
         return getattr(self._console(), name)
 
 
+# a _Lines answers what the commands ask of Rich's console
 def stdout() -> Console:
-    return _lines(err=False) if plain() else console(err=False)
+    return _Lines(err=False) if plain() else console(err=False)  # type: ignore[return-value]
 
 
 def stderr() -> Console:
-    return _lines(err=True) if plain(err=True) else console(err=True)
-
-
-def _lines(err: bool) -> Console:
-    """A :class:`_Lines`, which answers what the commands ask of Rich's console."""
-    made: Any = _Lines(err=err)
-    lines: Console = made
-    return lines
+    return _Lines(err=True) if plain(err=True) else console(err=True)  # type: ignore[return-value]
 
 
 def esc(value: object) -> str:

@@ -10,6 +10,8 @@ import typer
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import table
+from noetic.errors import UsageError
 
 if TYPE_CHECKING:
     from noetic.profiles import ProfileRegistry
@@ -32,11 +34,9 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
         profiles = [registry.get(n) for n in registry.names()]
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
-        table = new_table("name", "threshold", "max rounds", "tools", "source", "for")
+        shown = table("name", "threshold", "max rounds", "tools", "source", "for")
         for p in profiles:
-            table.add_row(
+            shown.add_row(
                 esc(p.name),
                 str(p.investigation.confidence_threshold),
                 str(p.investigation.max_rounds or "unlimited"),
@@ -44,7 +44,7 @@ def list_(store: StoreOpt = None, json: JsonOpt = False) -> None:
                 "built-in" if registry.is_builtin(p.name) else "user",
                 esc(p.description),
             )
-        stdout().print(table)
+        stdout().print(shown)
 
     emit(profiles, json, render)
 
@@ -83,6 +83,9 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     """The profile with the store's active guardian adjustments, and those adjustments.
 
     A store that does not exist yet has none, and is not created just to look."""
+    from functools import reduce
+    from operator import getitem
+
     from noetic.calibration import adjustments
     from noetic.profiles import ProfileRegistry, with_overrides
     from noetic.store import locate_store, open_store
@@ -99,7 +102,7 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
     corrections = [
         {
             "field": a.field,
-            "file_value": _dotted(flat, a.field),
+            "file_value": reduce(getitem, a.field.split("."), flat),
             "value": a.new,
             "adjustment": a.id,
             "at": a.at,
@@ -108,12 +111,6 @@ def _effective(store: Path | None, name: str) -> tuple[Any, list[dict[str, Any]]
         for a in newest.values()
     ]
     return with_overrides(base, {a.field: a.new for a in newest.values()}), corrections
-
-
-def _dotted(data: dict[str, Any], field: str) -> Any:
-    for part in field.split("."):
-        data = data[part]
-    return data
 
 
 @app.command()
@@ -132,8 +129,6 @@ def export(
             try:
                 file.write_text(text, encoding="utf-8")
             except OSError as exc:
-                from noetic.errors import UsageError
-
                 raise UsageError(
                     f"cannot write {file}: {exc.strerror or exc}", fix="choose another path"
                 ) from None

@@ -9,7 +9,8 @@ import typer
 
 from noetic.cli.exits import handled
 from noetic.cli.options import JsonOpt, SessionOpt, StoreOpt, group
-from noetic.cli.output import emit, esc, stdout
+from noetic.cli.output import console, emit, esc, stdout
+from noetic.cli.render import recall_accounting
 from noetic.runtime.opening import open_tracker, optional_current_session
 from noetic.store import open_store
 
@@ -67,8 +68,6 @@ def recall(
         )  # fmt: skip
 
     def render() -> None:
-        from noetic.cli.render import recall_accounting
-
         out = stdout()
         need = f"{result.need:.2f}" if result.need is not None else "unknown"
         out.print(
@@ -104,8 +103,6 @@ def reindex(
             done = embed_pending(opened, embedder)
         else:
             from rich.progress import Progress
-
-            from noetic.cli.output import console
 
             with Progress(console=console(err=True), transient=False) as bar:
                 job = bar.add_task(f"embedding with {embedder.name}", total=todo)

@@ -15,15 +15,12 @@ if TYPE_CHECKING:
     from noetic.recall.selection import RecallResult
 
 
+_COLOURS = ((0.90, "green"), (0.80, "yellow"), (0.70, "dark_orange"))
+
+
 def colour(value: float) -> str:
     """≥ 0.90 green, ≥ 0.80 yellow, ≥ 0.70 orange, below red (on the 'higher is better' scale)."""
-    if value >= 0.90:
-        return "green"
-    if value >= 0.80:
-        return "yellow"
-    if value >= 0.70:
-        return "dark_orange"
-    return "red"
+    return next((name for floor, name in _COLOURS if value >= floor), "red")
 
 
 def bar(value: float, width: int = 20, empty: str = "░") -> str:
@@ -57,9 +54,7 @@ def vector_table(
     headers = ["vector", "tier", *(["before"] if before is not None else []), "score", ""]
     headers += ["Δ"] if before is not None else []
     rows = []
-    for name in VECTOR_NAMES:
-        if name not in vectors:
-            continue
+    for name in [n for n in VECTOR_NAMES if n in vectors]:
         value = vectors[name]
         shown = oriented(name, value)
         label = f"{name} ↓" if shown != value or name in ("density", "uncertainty") else name

@@ -10,9 +10,7 @@ import typer
 
 from noetic.cli.options import AiIdOpt, JsonOpt, SessionOpt, StoreOpt
 from noetic.cli.output import emit, esc, stderr
-
-EXIT_NOT_FOUND = 127
-EXIT_NOT_EXECUTABLE = 126
+from noetic.errors import NoeticError
 
 
 def run(
@@ -38,7 +36,7 @@ def run(
         if json:
             emit({"command": command, "exit_code": exc.exit_code, "error": str(exc)}, True)
         else:
-            stderr().print(f"[bold red]error:[/] {esc(exc)}", highlight=False)
+            stderr().print(f"[bold red]error:[/] {esc(exc)}")
         raise typer.Exit(exc.exit_code) from None
     record, reason = _record(command, code, session, ai_id, store)
     if json:
@@ -61,7 +59,6 @@ def _record(
     """The outcome recorded, or None with the reason (the command's status stands either way)."""
     import shlex
 
-    from noetic.errors import NoeticError
     from noetic.hosts.testing.commands import run_status
     from noetic.hosts.testing.recording import record_exit
     from noetic.runtime.opening import open_tracker, optional_current_session

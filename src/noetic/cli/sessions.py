@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -12,10 +12,8 @@ from noetic.cli.exits import handled
 from noetic.cli.inputs import read_text_file
 from noetic.cli.options import JsonOpt, StoreOpt, group
 from noetic.cli.output import emit, esc, stdout
+from noetic.cli.render import decision_line, table, vector_table
 from noetic.store import open_store
-
-if TYPE_CHECKING:
-    from noetic.operations.maintenance import Rebuilt
 
 app = group("List, show, export and import sessions.")
 
@@ -36,32 +34,22 @@ def list_(
         totals = session_totals(opened, [s.id for s in sessions])
 
     def render() -> None:
-        from noetic.cli.render import table as new_table
-
-        table = new_table("id", "ai", "profile", "tasks", "turns", "avg conf", "drift", "type",
+        shown = table("id", "ai", "profile", "tasks", "turns", "avg conf", "drift", "type",
                           "created")  # fmt: skip
         for s in sessions:
             t = totals[s.id]
-            table.add_row(
+            shown.add_row(
                 s.id, esc(s.ai_id), esc(s.profile), str(t.tasks), str(t.turns),
                 _conf(t.average_confidence), "yes" if t.drift_detected else "no",
                 esc(s.session_type or "-"), s.created_at[:19],
             )  # fmt: skip
-        stdout().print(table if sessions else "no sessions yet · start one: noetic bootstrap")
+        stdout().print(shown if sessions else "no sessions yet · start one: noetic bootstrap")
 
     emit([{**s.model_dump(), "totals": totals[s.id]} for s in sessions], json, render)
 
 
 def _conf(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
-
-
-def _totals_line(t: dict[str, Any]) -> str:
-    return (
-        f"tasks {t['tasks']} · turns {t['turns']} · average confidence "
-        f"{_conf(t['average_confidence'])} · drift detected: "
-        + ("yes" if t["drift_detected"] else "no")
-    )
 
 
 @app.command()
@@ -71,8 +59,6 @@ def show(
     json: JsonOpt = False,
 ) -> None:
     """One session: its tasks, assessments and decisions."""
-    from noetic.cli.render import decision_line, vector_table
-
     with handled(json):
         from noetic.operations.session_totals import exported
 
@@ -88,7 +74,12 @@ def show(
             f"[bold]session[/] {s['id']} · ai {esc(s['ai_id'])} · profile {esc(s['profile'])}"
             + kind
         )
-        out.print(_totals_line(doc["totals"]))
+        t = doc["totals"]
+        out.print(
+            f"tasks {t['tasks']} · turns {t['turns']} · average confidence "
+            f"{_conf(t['average_confidence'])} · drift detected: "
+            + ("yes" if t["drift_detected"] else "no")
+        )
         for cascade in doc["cascades"]:
             out.print(f"\n[bold]task[/] {esc(cascade['task'])} · {cascade['status']}")
             for raw in doc["assessments"]:
@@ -168,25 +159,21 @@ def rebuild(
 
     with handled(json):
         rebuilt = rebuild_store(store, from_files=from_files)
-    emit(
-        rebuilt.model_dump(mode="json", exclude_none=True, exclude={"home"}),
-        json,
-        lambda: _print_rebuild(rebuilt),
-    )
 
+    def render() -> None:
+        out, restored = stdout(), rebuilt.restored
+        if restored is not None:
+            rows = ", ".join(f"{n} {table}" for table, n in restored.rows.items())
+            sessions = "session" if restored.sessions == 1 else "sessions"
+            out.print(f"restored {restored.sessions} {sessions} from their files ({rows})")
+            if restored.moved_aside:
+                out.print(f"the damaged database was moved to {esc(restored.moved_aside)}")
+            for bad in restored.unreadable:
+                out.print(f"could not restore {esc(bad.file)}: {esc(bad.problem)}")
+        out.print(
+            f"rebuilt {rebuilt.sessions} session files and {rebuilt.reflex_logs} reflex-log lines "
+            f"in {esc(rebuilt.home)}; removed {rebuilt.temporary_files_removed} leftover "
+            "temporary files"
+        )
 
-def _print_rebuild(rebuilt: Rebuilt) -> None:
-    restored = rebuilt.restored
-    if restored is not None:
-        rows = ", ".join(f"{n} {table}" for table, n in restored.rows.items())
-        sessions = "session" if restored.sessions == 1 else "sessions"
-        stdout().print(f"restored {restored.sessions} {sessions} from their files ({rows})")
-        if restored.moved_aside:
-            stdout().print(f"the damaged database was moved to {esc(restored.moved_aside)}")
-        for bad in restored.unreadable:
-            stdout().print(f"could not restore {esc(bad.file)}: {esc(bad.problem)}")
-    stdout().print(
-        f"rebuilt {rebuilt.sessions} session files and {rebuilt.reflex_logs} reflex-log lines "
-        f"in {esc(rebuilt.home)}; removed {rebuilt.temporary_files_removed} leftover temporary "
-        "files"
-    )
+    emit(rebuilt.model_dump(mode="json", exclude_none=True, exclude={"home"}), json, render)

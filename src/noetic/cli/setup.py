@@ -65,7 +65,6 @@ def _setup(
     name: str,
     scope: str | None,
     project: Path | None,
-    *,
     dry_run: bool,
     uninstall: bool,
     as_json: bool,
@@ -189,20 +188,8 @@ def claude_code(
             "kept": list(found.kept) if found.kept is not None else None,
             "configured": found.commands,
         }
-    _setup(
-        "claude-code",
-        scope,
-        project,
-        dry_run=dry_run,
-        uninstall=uninstall,
-        as_json=json,
-        notes=notes,
-        extra=extra,
-        instructions=instructions,
-        tests=tests,
-        hooks=hooks,
-        url=url,
-    )
+    options = {"instructions": instructions, "tests": tests, "hooks": hooks, "url": url}
+    _setup("claude-code", scope, project, dry_run, uninstall, json, notes, extra, **options)
 
 
 def _register(name: str, summary: str) -> None:
@@ -213,7 +200,7 @@ def _register(name: str, summary: str) -> None:
         uninstall: UninstallOpt = False,
         json: JsonOpt = False,
     ) -> None:
-        _setup(name, scope, project, dry_run=dry_run, uninstall=uninstall, as_json=json)
+        _setup(name, scope, project, dry_run, uninstall, json)
 
     command.__doc__ = summary
     app.command(name)(command)

@@ -1,11 +1,7 @@
 """Typer's commands for the fast-path commands, built from their one declaration
-(:mod:`noetic.cli.declared`).
-
-The fast path reads the same table, so the two parsers cannot disagree on an option's spelling,
-environment variable or default, and help text is written once. Each command here is a function
-whose signature typer reads (``Annotated`` parameters made from the declaration) and which calls
-the command's own function (:mod:`noetic.cli.workflow`, :mod:`noetic.cli.hooks`,
-:mod:`noetic.cli.mcp_stdio`) with the parsed values.
+(:mod:`noetic.cli.declared`), so the two parsers cannot disagree on an option's spelling,
+environment variable or default: each is a function whose signature typer reads and which calls
+the command's own function with the parsed values.
 """
 
 from __future__ import annotations
@@ -25,12 +21,8 @@ def typer_option(opt: Opt) -> Any:
     decls = list(opt.flags)
     if opt.off_flags:
         decls = [f"{opt.flags[0]}/{opt.off_flags[0]}", *opt.flags[1:]]
-    extra: dict[str, Any] = {}
-    if opt.envvar:
-        extra["envvar"] = opt.envvar
-    if opt.show_default is not None:
-        extra["show_default"] = opt.show_default
-    return typer.Option(*decls, help=opt.help, **extra)
+    extra: dict[str, Any] = {} if opt.show_default is None else {"show_default": opt.show_default}
+    return typer.Option(*decls, help=opt.help, envvar=opt.envvar, **extra)
 
 
 def _option_annotation(opt: Opt) -> Any:
@@ -41,9 +33,7 @@ def _option_annotation(opt: Opt) -> Any:
 
 
 def _argument_annotation(arg: Arg) -> Any:
-    extra: dict[str, Any] = {}
-    if arg.show_default is not None:
-        extra["show_default"] = arg.show_default
+    extra: dict[str, Any] = {} if arg.show_default is None else {"show_default": arg.show_default}
     return Annotated[str if arg.required else str | None, typer.Argument(help=arg.help, **extra)]
 
 

@@ -23,24 +23,20 @@ def where(
         out = stdout()
         state = "" if found.exists else " (not created yet: `noetic bootstrap` creates it)"
         if found.url:
-            out.print(f"[bold]store[/] {esc(found.url)} (PostgreSQL)", highlight=False)
-            out.print(f"  because: {esc(found.url_from)}", highlight=False)
+            out.print(f"[bold]store[/] {esc(found.url)} (PostgreSQL)")
+            out.print(f"  because: {esc(found.url_from)}")
             out.print(
                 f"  local files (profiles, configuration, current sessions): {esc(found.home)} "
-                f"({esc(found.reason)})",
-                highlight=False,
+                f"({esc(found.reason)})"
             )
         else:
-            out.print(f"[bold]store[/] {esc(found.home)}{state}", highlight=False)
-            out.print(f"  because: {esc(found.reason)}", highlight=False)
-        out.print(f"[bold]agent[/] {esc(found.ai_id)}", highlight=False)
-        out.print(
-            f"[bold]session[/] {found.session_id or 'none'} ({esc(found.session_from)})",
-            highlight=False,
-        )
+            out.print(f"[bold]store[/] {esc(found.home)}{state}")
+            out.print(f"  because: {esc(found.reason)}")
+        out.print(f"[bold]agent[/] {esc(found.ai_id)}")
+        out.print(f"[bold]session[/] {found.session_id or 'none'} ({esc(found.session_from)})")
         if found.agents:
-            out.print("[bold]current sessions here[/], by agent:", highlight=False)
+            out.print("[bold]current sessions here[/], by agent:")
         for name, sid_ in sorted(found.agents.items()):
-            out.print(f"  {name}: {sid_}", highlight=False, markup=False)
+            out.print(f"  {name}: {sid_}", markup=False)
 
     emit(found, json, render)

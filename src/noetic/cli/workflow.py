@@ -78,8 +78,7 @@ def bootstrap(
     if not isinstance(done, Replayed) and stale and stale != done.session.id:
         stderr().print(
             f"[yellow]NOETIC_SESSION is still {stale}:[/] commands in this shell act on it "
-            "until you run the export lines below",
-            markup=True,
+            "until you run the export lines below"
         )
 
     def render(d: ops.Bootstrapped) -> None:
@@ -107,7 +106,7 @@ def bootstrap(
             out.print(recalled.context, markup=False)
         out.print("pin this agent and session in this shell (or eval these lines):")
         for line in exports(d):
-            out.print(line, markup=False, highlight=False, soft_wrap=True)
+            out.print(line, markup=False, soft_wrap=True)
         out.print('next: noetic preflight "describe the task"')
 
     answer(
@@ -175,27 +174,22 @@ def _phase(
     with handled(o["json"]):
         tracker = open_tracker(o["store"])
         sid = current_session(tracker, o["session"], o["ai_id"])
-        provider, request_id = o["provider"], o["request_id"]
+        provider = o["provider"]
         if provider:  # the model answers: nothing is read; scores given too are refused
             given = o["vectors"] is not None or o["vectors_file"] is not None
             scores: Any = {} if given else None
         else:
             scores = read_json_input(o["vectors"], o["vectors_file"])
-        stated = _probability(o["p_success"])
+        common: dict[str, Any] = {"provider": provider, "request_id": o["request_id"]}
+        common["p_success"] = _probability(o["p_success"])
         if phase == "preflight":
             result = ops.preflight(
-                tracker, sid, task or "", scores, provider=provider, abandon_open=abandon_open,
-                p_success=stated, request_id=request_id,
-            )  # fmt: skip
-        elif phase == "check":
-            result = ops.check(
-                tracker, sid, scores, provider=provider, p_success=stated, request_id=request_id
+                tracker, sid, task or "", scores, abandon_open=abandon_open, **common
             )
+        elif phase == "check":
+            result = ops.check(tracker, sid, scores, **common)
         else:
-            result = ops.postflight(
-                tracker, sid, scores, provider=provider, p_success=stated, review=review,
-                request_id=request_id,
-            )  # fmt: skip
+            result = ops.postflight(tracker, sid, scores, review=review, **common)
         prompted = isinstance(result, ops.AssessmentPrompt)
         if prompted and not o["json"] and ops.default_provider_configured(tracker):
             stderr().print(

@@ -233,12 +233,12 @@ async def run_eval(ctx: RunContext, run_id: str, *, on_task: OnTask | None = Non
     return stored_run(ctx.store, record.id)
 
 
+@dataclasses.dataclass(frozen=True)
 class _Worker:
     """One worker: its session and its recorded provider, reused problem after problem."""
 
-    def __init__(self, session_id: str, provider: Provider) -> None:
-        self.session_id = session_id
-        self.provider = provider
+    session_id: str
+    provider: Provider
 
 
 @dataclasses.dataclass(frozen=True)
@@ -282,7 +282,7 @@ class _Runner:
         self.earlier = UsageTotals()  # the model calls of problems finished before this run
         for t in self.tasks:
             if t.state in ("done", "error") and "usage" in t.result:
-                self.earlier = _plus(self.earlier, UsageTotals(**t.result["usage"]))
+                self.earlier = self.earlier.plus(UsageTotals(**t.result["usage"]))
 
     async def go(self) -> None:
         todo: asyncio.Queue[EvalTaskRecord] = asyncio.Queue()
@@ -341,7 +341,7 @@ class _Runner:
         totals = self.earlier
         for w in self.workers:
             t: UsageTotals = getattr(w.provider, "totals", UsageTotals())
-            totals = _plus(totals, t)
+            totals = totals.plus(t)
         return totals
 
     # one problem ------------------------------------------------------------------------
@@ -551,7 +551,7 @@ def stored_run(store: Any, run_id: str) -> EvalRun:
     usage = UsageTotals()
     for t in tasks:
         if t.usage is not None:
-            usage = _plus(usage, t.usage)
+            usage = usage.plus(t.usage)
     return EvalRun(
         run_id=record.id,
         task_set=record.task_set,
@@ -569,19 +569,6 @@ def stored_run(store: Any, run_id: str) -> EvalRun:
         success_rate=round(passed / len(done), 6) if done else None,
         usage=usage,
         tasks=tasks,
-    )
-
-
-def _plus(a: UsageTotals, b: UsageTotals) -> UsageTotals:
-    return UsageTotals(
-        calls=a.calls + b.calls,
-        failed=a.failed + b.failed,
-        input_tokens=a.input_tokens + b.input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        cached_tokens=a.cached_tokens + b.cached_tokens,
-        known_cost_usd=round(a.known_cost_usd + b.known_cost_usd, 8),
-        unpriced=a.unpriced + b.unpriced,
-        latency_ms=round(a.latency_ms + b.latency_ms, 3),
     )
 
 

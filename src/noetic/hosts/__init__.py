@@ -39,7 +39,3 @@ def host(name: str) -> Any:
     module, _, attribute = HOST_MODULES[name].partition(":")
     found = importlib.import_module(module)
     return getattr(found, attribute) if attribute else found
-
-
-def all_hosts() -> dict[str, Any]:
-    return {name: host(name) for name in HOST_MODULES}

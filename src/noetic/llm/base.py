@@ -351,9 +351,18 @@ class UsageTotals(Frozen):
 
     def since(self, earlier: UsageTotals) -> UsageTotals:
         """The calls made after ``earlier`` was taken from the same running total."""
+        return self._joined(earlier, -1)
+
+    def plus(self, other: UsageTotals) -> UsageTotals:
+        """These calls and ``other``'s together."""
+        return self._joined(other, 1)
+
+    def _joined(self, other: UsageTotals, sign: int) -> UsageTotals:
         return UsageTotals(
             **{
-                f: round(getattr(self, f) - getattr(earlier, f), 8 if f == "known_cost_usd" else 3)
+                f: round(
+                    getattr(self, f) + sign * getattr(other, f), 8 if f == "known_cost_usd" else 3
+                )
                 for f in UsageTotals.model_fields
             }
         )

@@ -1,9 +1,7 @@
 """Noetic's MCP server: the seed's tools, in-process, over stdio and streamable HTTP.
 
 Importing this package defers the ``mcp`` SDK package's own ``__init__`` (its client) until
-something reads a name from it (:mod:`noetic.mcp.sdk`); importing :mod:`noetic.mcp.server`
-imports the SDK's server side (about half a second); only ``noetic mcp`` and ``noetic serve``
-do.
+something reads a name from it (:mod:`noetic.mcp.sdk`; docs/mcp.md, "Start-up").
 """
 
 from noetic.mcp.sdk import defer_package_init

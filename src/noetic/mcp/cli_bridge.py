@@ -1,27 +1,14 @@
-"""``execute_cli_command`` and ``cli_help``: ``noetic`` subcommands run in-process, never a shell.
+"""``execute_cli_command`` and ``cli_help``: allow-listed ``noetic`` subcommands, each run in a
+child process, never a shell (docs/mcp.md, "`execute_cli_command` is not a shell").
 
-The command line is split with :mod:`shlex` and checked against an allow-list; what passes runs
-through the same typer app as the terminal, with ``--store`` pinned to the server's store so a
-client cannot point it elsewhere. Left out on purpose: commands and options that serve, start
-other servers, read or write files outside the store (``--vectors-file``, ``--plot``,
-``--qdrant``, exports and imports), or call a model (``--provider``: the server's event loop is
-already running, and ``query_ai``, ``create_cascade`` and ``observe`` are the tools for that).
-
-An agent reads the output, so by default the command runs with ``--json`` and the parsed
-document comes back as ``data`` (the box-drawn tables are for people at a terminal); with
-``output="text"`` it gets the text a pipe would get, never wrapped.
-
-Commands act on the calling client's current session: a command that takes ``--session`` and
-is given none gets the client's (the one its ``bootstrap_session`` started), and without one it
-is refused rather than falling back to a session some other agent started. ``bootstrap`` is left
-out for the same reason: ``bootstrap_session`` starts the client's session.
-
-Each command runs in a child process of its own (this interpreter running ``noetic``), with an
-empty stdin and its output captured, so it can neither read the protocol's stdin nor write onto
-its stdout; one client's command cannot hold up another's, and at :data:`BRIDGE_TIMEOUT_S` the
-child and everything it started are killed — the work really ends, rather than a thread being
-abandoned with a lock held. ``cli_help`` reads ``noetic [command] --help`` from such a child
-too: the CLI is never imported into the server.
+The command line is split with :mod:`shlex`, checked against :data:`ALLOWED` and run through the
+same typer app as the terminal, with ``--store`` pinned to the server's store and, for a command
+that takes ``--session`` and is given none, the calling client's current session (never a
+session some other agent started). The child (this interpreter running ``noetic``) gets an empty
+stdin and its output captured, so it can neither read the protocol's stdin nor write onto its
+stdout, and at :data:`BRIDGE_TIMEOUT_S` it is killed with everything it started: the work really
+ends, rather than a thread being abandoned with a lock held. ``cli_help`` reads ``--help`` from
+such a child too: the CLI is never imported into the server.
 """
 
 from __future__ import annotations
@@ -161,10 +148,8 @@ def run_cli(
     code, stdout, stderr = _run_child(args, timeout_s)
     data = None
     if as_json and stdout.strip():
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             data = json.loads(stdout)
-        except json.JSONDecodeError:
-            data = None
     return CliResult(
         command=["noetic", *args], exit_code=code, stdout=stdout, stderr=stderr, data=data
     )

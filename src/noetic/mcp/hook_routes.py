@@ -1,23 +1,12 @@
-"""Claude Code's hooks over HTTP, on ``noetic serve``'s app: ``POST /hooks/{event}``.
+"""Claude Code's hooks over HTTP, on ``noetic serve``'s app: ``POST /hooks/{event}``, and ``GET
+/hooks`` listing the events (docs/claude-code.md, "Hook kinds: command or http").
 
-A hook of type ``http`` posts the same JSON a command hook reads on stdin; the answer is the
-JSON the command would print, with status 200 (an empty body when the command prints
-nothing). As for the command, a hook that fails answers 200 with an empty body and the error
-goes to ``<store>/hooks.log``: Noetic never stands in the agent's way — except PreToolUse,
-which answers ``deny`` naming the error (an error must not open the gate). What is no hook at
-all is refused, so a mistake in ``settings.json`` shows in Claude Code instead of passing for a
-hook that ran: an unknown event answers 404, a body that is not a JSON object 400 (PreToolUse:
-``deny``), each with ``{"error": {"message", "fix"}}``. Every hook acts on the one store this
-server opened (as every MCP client over HTTP does), and for the one project it was started for
-(:func:`server_project`): that project is the workspace the gate judges commands in, and a
-payload whose ``cwd`` lies outside it is refused (PreToolUse answers ``deny``), so a request
-cannot widen the workspace by naming another folder. The routes check ``Host`` and ``Origin``
-as ``/mcp`` does (a server on loopback answers only requests addressed to loopback from no page
-or a loopback page: 421 and 403 otherwise), with or without tokens, so a web page the user
-visits cannot post to them; the server's bearer token guards them like ``/mcp`` too. ``GET
-/hooks`` lists the events, for ``noetic doctor`` to see that the server answers.
-
-The work runs in a worker thread (the store is SQLite), so a slow hook never holds the MCP
+Each answers as ``noetic hook EVENT`` would, for the one store this server opened and the one
+project it was started for (:func:`server_project`), behind the ``Host``/``Origin`` check
+``/mcp`` applies. What is no hook at all is refused, so a mistake in ``settings.json`` shows in
+Claude Code instead of passing for a hook that ran: an unknown event answers 404, a body that is
+not a JSON object 400 (PreToolUse: ``deny``), each with ``{"error": {"message", "fix"}}``. The
+work runs in a worker thread (the store is SQLite), so a slow hook never holds the MCP
 endpoint's event loop.
 """
 
@@ -103,9 +92,7 @@ def hook_routes(home: Path, *, host: str = "127.0.0.1", project: Path | None = N
                 return _json(failed(exc))
             return _refused(400, exc.message, "post the JSON object Claude Code sends the hook")
         reply = await to_thread.run_sync(_run, event, payload, home, root)
-        if reply is None:
-            return Response(status_code=200)
-        return _json(reply)
+        return Response(status_code=200) if reply is None else _json(reply)
 
     return [
         Route("/hooks", listing, methods=["GET"]),
@@ -164,10 +151,3 @@ def _payload(body: bytes) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidValueError("the hook's request body is not a JSON object", field="body")
     return data
-
-
-def mount_hooks(
-    app: Any, home: Path, *, host: str = "127.0.0.1", project: Path | None = None
-) -> None:
-    """Add the hook routes to the Starlette ``app`` (before any catch-all mount)."""
-    app.router.routes.extend(hook_routes(home, host=host, project=project))

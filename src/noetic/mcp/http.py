@@ -31,18 +31,12 @@ def check_token(token: str) -> None:
 
 
 class BearerAuth:
-    """Plain ASGI middleware: an HTTP request must carry ``Authorization: Bearer TOKEN`` with
-    the admin token or a live store token whenever the server requires one
-    (:meth:`~noetic.operations.access_tokens.Access.admit`, asked on every request, so the first
-    ``noetic token create`` closes a loopback server that was open, without a restart), except
-    on the paths ``exempt`` names (the dashboard's, which also take a login cookie).
-
-    The identity rides on with the request: in the ASGI scope (``noetic.identity``, which the
-    MCP server reads for each tool call) and as the writer its writes record
-    (:func:`noetic.store.writer.writing_as`). A read-only token may not post hooks (403): each
-    one writes. The lookups are one or two indexed queries on the event loop, so a revoked
-    token is refused from its next request on. A request let in without a token (none is
-    required) goes on as it would with no middleware at all."""
+    """Plain ASGI middleware: an HTTP request must carry ``Authorization: Bearer TOKEN`` whenever
+    the server requires one (:meth:`~noetic.operations.access_tokens.Access.admit`, asked on
+    every request; docs/teams.md), except on the paths ``exempt`` names (the dashboard's, which
+    also take a login cookie). The identity rides on with the request: in the ASGI scope
+    (``noetic.identity``, which the MCP server reads for each tool call) and as the writer its
+    writes record. A read-only token may not post hooks (403): each one writes."""
 
     def __init__(self, app: Any, access: Access, exempt: Callable[[str], bool]) -> None:
         self.app = app
@@ -82,17 +76,15 @@ def http_app(
     home: Path, *, host: str = "127.0.0.1", token: str | None = None, project: Path | None = None
 ) -> Any:
     """The ASGI app: the MCP endpoint at ``/mcp``, Claude Code's hooks at ``/hooks/{event}``
-    and the dashboard at ``/``, behind bearer auth that requires a token when one is set, when
-    ``host`` is not loopback, or while the store has live tokens (decided per request; the
-    dashboard's pages also accept its login cookie). The hooks answer for ``project``
-    (default: :func:`noetic.mcp.hook_routes.server_project`)."""
+    (answering for ``project``, default :func:`noetic.mcp.hook_routes.server_project`) and the
+    dashboard at ``/``, behind :class:`BearerAuth`."""
     from noetic.dashboard.mount import mount_dashboard, owns
-    from noetic.mcp.hook_routes import mount_hooks
+    from noetic.mcp.hook_routes import hook_routes
 
     if token is not None:
         check_token(token)
     access = Access(home, token, loopback=host in LOOPBACK)
     app = build_server(home, per_connection=True).streamable_http_app(host=host)
-    mount_hooks(app, home, host=host, project=project)
+    app.router.routes.extend(hook_routes(home, host=host, project=project))  # before any mount
     mount_dashboard(app, home, access=access)
     return BearerAuth(app, access, exempt=owns)

@@ -1,25 +1,18 @@
-"""Progress notifications for the long tools (``create_cascade``, ``observe``, ``nova_process``).
-
-A client that passes a progress token with its call gets a ``notifications/progress`` for each
-phase the run enters (``PREFLIGHT``, an observer stage, a Nova persona's turn…) and when it
-ends, so a host can show that a run of several minutes is alive and where it is. The count
-rises by one a notification; there is no total, since how many phases a run takes is the
-run's to decide. Without a token the SDK sends nothing.
+"""Progress notifications for the long tools (``create_cascade``, ``observe``, ``nova_process``;
+docs/mcp.md, "Progress"): one per phase a run enters and one when it ends.
 
 The run's events arrive on the server's event bus, which every client's runs share; a
 :class:`Progress` only reports the events emitted inside its own call (a context variable that
-the run's tasks and threads inherit marks them), never another client's. The bus is synchronous
-and may be called from another thread; each notification is scheduled on the server's loop in
-order, and :meth:`Progress.sent` waits for them before the tool returns, so none arrives after
-the result.
+the run's tasks and threads inherit marks them). The bus is synchronous and may be called from
+another thread; each notification is scheduled on the server's loop in order, and
+:meth:`Progress.sent` waits for them before the tool returns, so none arrives after the result.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
@@ -39,15 +32,6 @@ class Progress:
         self._thread = threading.get_ident()
         self._count = 0
         self._pending: list[asyncio.Future[Any]] = []
-
-    @contextmanager
-    def running(self) -> Iterator[None]:
-        """Mark what runs inside as this call's: only its events are reported."""
-        token = _CURRENT.set(self)
-        try:
-            yield
-        finally:
-            _CURRENT.reset(token)
 
     def __call__(self, event: Event) -> None:
         if _CURRENT.get() is not self:
@@ -81,25 +65,19 @@ async def reporting(ctx: Any, run: Callable[[Progress], Awaitable[T]]) -> T:
     """``await run(progress)``, reporting its events to the client that called (when it gave a
     progress token), every notification sent before this returns."""
     progress = Progress(ctx)
+    token = _CURRENT.set(progress)  # what runs inside is this call's: only its events count
     try:
-        with progress.running():
-            return await run(progress)
+        return await run(progress)
     finally:
+        _CURRENT.reset(token)
         await progress.sent()
 
 
 def _message(event: Event) -> str | None:
     data = event.data
     if event.kind == EventKind.PHASE_ENTERED:
-        where = " ".join(
-            str(part)
-            for part in (
-                data.get("phase"),
-                f"stage {data['stage']}" if data.get("stage") is not None else None,
-                data.get("role"),
-            )
-            if part
-        )
+        stage = f"stage {data['stage']}" if data.get("stage") is not None else None
+        where = " ".join(str(part) for part in (data.get("phase"), stage, data.get("role")) if part)
         return f"{event.engine or 'run'}: {where}"
     if event.kind == EventKind.RUN_FINISHED:
         return f"{event.engine or 'run'}: finished ({data.get('status')})"

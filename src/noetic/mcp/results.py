@@ -30,8 +30,7 @@ def described(cls: type[Any]) -> Any:
         for f in dataclasses.fields(cls)
     }
     config = ConfigDict(from_attributes=True)
-    model: Any = create_model(cls.__name__, __doc__=cls.__doc__, __config__=config, **fields)
-    return model
+    return create_model(cls.__name__, __doc__=cls.__doc__, __config__=config, **fields)
 
 
 class Bootstrapped(Frozen):

@@ -54,12 +54,9 @@ _VALUES = ("default", "const", "enum", "examples")
 
 
 def lean_schema(schema: Any) -> Any:
-    """``schema`` without the ``title`` pydantic gives every object and property (``"title":
-    "Session Id"`` beside ``session_id``): a client sends the input schemas to its model on
-    every turn, and those titles only repeat the names. Property names, defaults and
-    descriptions stay; argument validation does not read the listed schema. An ``anyOf`` of
-    bare types (``str | None``: ``{"anyOf": [{"type": "string"}, {"type": "null"}]}``) is
-    written as the one ``type`` list JSON Schema defines for it (``["string", "null"]``)."""
+    """``schema`` without the ``title`` pydantic gives every object and property, and with an
+    ``anyOf`` of bare types written as the one ``type`` list JSON Schema defines for it
+    (docs/mcp.md, "The tool list's size"); argument validation does not read the listed schema."""
     if isinstance(schema, list):
         return [lean_schema(s) for s in schema]
     if not isinstance(schema, dict):

@@ -1,15 +1,11 @@
-"""The MCP SDK's server side, imported without what a server does not use.
+"""The MCP SDK's server side, imported without what a server does not use (docs/mcp.md,
+"Start-up").
 
-``import mcp.server.mcpserver`` first runs the package's ``mcp/__init__.py``, which imports the
-SDK's client (``Client``, ``ClientSession``, the stdio and HTTP client transports) to re-export
-it. :func:`defer_package_init` registers the ``mcp`` package with that file not yet run, so the
-server's modules load alone; the file runs, once, the first time anything reads a name the
-package itself defines (``from mcp import Client``, ``mcp.ClientSession``, ``mcp.__all__``), so
-a client in the same process works as usual. Submodules (``mcp.server``, ``mcp.types``, …) are
-imported exactly as before.
-
-:func:`plain_logging` keeps ``MCPServer()`` from importing Rich for its log handler: Noetic's
-server logs warnings to stderr, one plain line each.
+:func:`defer_package_init` registers the ``mcp`` package with its ``__init__`` (which imports
+the SDK's client to re-export it) not yet run, so the server's modules load alone; the file
+runs, once, the first time anything reads a name the package itself defines, so a client in the
+same process works as usual. :func:`plain_logging` keeps ``MCPServer()`` from importing Rich for
+its log handler.
 """
 
 from __future__ import annotations

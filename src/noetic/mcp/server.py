@@ -1,11 +1,8 @@
 """The MCP server: one store, one tracker, the seed's tools, the resources and the prompt.
 
-Tool calls are function calls inside this process; every tool is a thin call into the operation
-the matching CLI command calls (:mod:`noetic.operations`). The state the tools share, with each
-client's current session, is :class:`~noetic.mcp.state.ServerState`; how a tool is called and
-its errors reported is :mod:`~noetic.mcp.tool_calls`; the tools are :mod:`~noetic.mcp.tools`,
-the resources :mod:`~noetic.mcp.resources`. This module builds the server from them and imports
-them; none imports it.
+It is built from :class:`~noetic.mcp.state.ServerState`, :mod:`~noetic.mcp.tool_calls`,
+:mod:`~noetic.mcp.tools` and :mod:`~noetic.mcp.resources`, which it imports and none of which
+imports it (docs/architecture.md, "Checks").
 """
 
 from __future__ import annotations
@@ -32,12 +29,7 @@ def build_server(
 ) -> MCPServer:
     """An MCP server over the store at ``home``; built-in tools read ``workspace`` (default:
     the working directory at start). ``per_connection``: each MCP session (HTTP) has its own
-    current session; otherwise the process is the one client (stdio).
-
-    The tools are listed from the cached tool list when it is current (:mod:`~noetic.mcp.
-    tool_cache`), each built the SDK's way on its first call; otherwise they are built now and
-    the list is cached for the next start. The embedding thread starts once the server has
-    answered its first request after ``initialize``, so it does not slow the start."""
+    current session; otherwise the process is the one client (stdio)."""
     from noetic.mcp.resources import register_resources
 
     noetic = ServerState(home, workspace, per_connection=per_connection, embed_at_start=False)

@@ -1,14 +1,9 @@
 """The state one MCP server's tools share: the store and the tracker over it (opened on first
 use), the workspace, each client's current session and the embedding thread.
 
-Each client has its own current session, set by its ``bootstrap_session`` and used by every
-tool called without a ``session_id``. Over stdio the client is the process (one client per
-server); over streamable HTTP it is the MCP session (the ``Mcp-Session-Id`` the transport
-assigned at initialize), so clients of one server never act on each other's session. The
+Each client has its own current session (docs/mcp.md, "Each client has its own current
+session"): over stdio the client is the process, over streamable HTTP the MCP session. The
 store's per-agent current sessions (the CLI's) are neither read nor written here.
-
-:mod:`~noetic.mcp.server` makes one; :mod:`~noetic.mcp.tools` and :mod:`~noetic.mcp.resources`
-take it as their first argument. It imports none of them.
 """
 
 from __future__ import annotations
@@ -24,29 +19,23 @@ from mcp.server.mcpserver import Context
 from noetic.errors import InvalidValueError, NoeticError, UsageError
 
 if TYPE_CHECKING:
-    from noetic.events import Event
     from noetic.llm.base import Provider
     from noetic.recall.index import BackgroundEmbedder
     from noetic.runtime.tracker import Tracker
     from noetic.store.base import BaseStore as Store
 
 
-SESSION_HEADER = "mcp-session-id"
 REMEMBERED = 10_000
 """At most this many clients' current sessions (and pending tasks) are kept; the oldest go
 first, so a long-running HTTP server's memory stays bounded."""
 
 
 class ServerState:
-    """One MCP server's state, which every tool shares: the store under ``home``, the tracker
-    over it, the workspace the built-in tools may read (the directory the server was started
-    in), and each client's current session (``per_connection``: keyed by the MCP session id,
-    for HTTP; otherwise one for the process, for stdio).
-
-    The store and the tracker are opened on first use, so a server lists its tools before it
-    has loaded them. Finished tasks are embedded for recall on a thread of its own
-    (:attr:`embedding`), started at once unless ``embed_at_start`` is false; then
-    :meth:`start_background` starts it."""
+    """One MCP server's state (module docstring); ``workspace`` defaults to the directory the
+    server was started in, and ``per_connection`` keys the current sessions by MCP session id
+    (HTTP) rather than keeping one for the process (stdio). The store and the tracker are opened
+    on first use, so a server lists its tools before it has loaded them; the embedding thread
+    starts at once unless ``embed_at_start`` is false (then :meth:`start_background`)."""
 
     def __init__(
         self,
@@ -60,7 +49,7 @@ class ServerState:
         self.workspace = (workspace or Path.cwd()).resolve()
         self.per_connection = per_connection
         self._current: dict[str, str] = {}
-        self._pending_tasks: dict[str, str] = {}
+        self.pending_tasks: dict[str, str] = {}
         self._lock = threading.RLock()
         self._store: Store | None = None
         self._tracker: Tracker | None = None
@@ -90,7 +79,7 @@ class ServerState:
                 from noetic.runtime.opening import tracker_over
 
                 tracker = tracker_over(self.store)
-                tracker.bus.subscribe(self._on_event)
+                tracker.bus.subscribe(lambda event: self.embedding.on_event(event))
                 self._tracker = tracker
             return self._tracker
 
@@ -105,15 +94,10 @@ class ServerState:
                 self._embedding = BackgroundEmbedder(self.store, progress=_embedding_progress)
             return self._embedding
 
-    def _on_event(self, event: Event) -> None:
-        self.embedding.on_event(event)
-
     def start_background(self, *, thread: bool = True) -> None:
-        """Open the store and the tracker and wake the embedding thread, once: it embeds what
-        is pending and loads the embedder and the index. With ``thread``, the imports and the
-        opening happen on a thread of their own, so the caller (the event loop, right after
-        answering ``tools/list``) is not held up; a store that cannot be opened is reported on
-        stderr there, and again to each tool that needs it."""
+        """Open the store and the tracker and wake the embedding thread, once; with ``thread``, on a
+        thread of their own, so the caller (the event loop, right after answering ``tools/list``) is
+        not held up (docs/mcp.md, "Start-up")."""
         with self._lock:
             if self._started:
                 return
@@ -171,13 +155,7 @@ class ServerState:
 
     def remember_task(self, session_id: str, task: str) -> None:
         """The task of the session's latest ``execute_preflight``, for a submission without one."""
-        _remember(self._pending_tasks, session_id, task)
-
-    def pending_task(self, session_id: str) -> str | None:
-        return self._pending_tasks.get(session_id)
-
-    def forget_task(self, session_id: str) -> None:
-        self._pending_tasks.pop(session_id, None)
+        _remember(self.pending_tasks, session_id, task)
 
     def _client(self, ctx: Context | None, *, required: bool) -> str | None:
         """Who is calling: "" for the one client of a stdio server (or a direct call, without
@@ -185,7 +163,7 @@ class ServerState:
         if not self.per_connection:
             return ""
         headers = ctx.headers if ctx is not None else None
-        client = headers.get(SESSION_HEADER) if headers is not None else None
+        client = headers.get("mcp-session-id") if headers is not None else None
         if client is None and required:
             raise InvalidValueError(
                 "no session_id given, and this connection has no MCP session to keep a "

@@ -1,15 +1,12 @@
-"""MCP over stdio, with every request answered: a line the SDK cannot read gets a JSON-RPC error.
+"""MCP over stdio, with every request answered: a line the SDK cannot read gets a JSON-RPC error
+(docs/limits.md, "The MCP server").
 
-The SDK's stdio transport (``mcp.server.stdio``) hands a line it cannot validate to the server
-as an exception, and the server only logs it: the client waits for an answer that never comes.
-A lone surrogate escape (``"\\ud800"``, valid JSON syntax that is not text), a raw NUL inside a
-string, or 100,000 levels of nesting each left a request unanswered. So the lines are screened
-here first, with the SDK's own validator: a line it accepts goes on unchanged; one it refuses is
-answered with a JSON-RPC error — ``-32700`` (parse error) when the line is not JSON, ``-32600``
-(invalid request) when it is JSON but not a message the server can read — carrying the
-request's ``id`` when one can be found (by a linear scan: nothing here recurses), ``null``
-otherwise. The answer goes through the transport's own writer, so it never interleaves with
-another message on stdout.
+The SDK's stdio transport hands a line it cannot validate to the server as an exception, which
+the server only logs: the client waits for an answer that never comes. So the lines are screened
+here first with the SDK's own validator; one it refuses is answered (``-32700`` when the line is
+not JSON, ``-32600`` when it is not a message the server can read), with the request's ``id``
+when a linear scan finds one, through the transport's own writer, so the answer never
+interleaves with another message on stdout.
 
 To report upstream (modelcontextprotocol/python-sdk): ``stdio_server``'s reader sends a
 validation error into the read stream, and ``ServerSession`` logs it without answering, so a
@@ -67,13 +64,13 @@ def _is_text(value: str) -> bool:
 
 def error_for(line: str, exc: Exception) -> dict[str, Any]:
     """The JSON-RPC error answering ``line``, which the SDK refused with ``exc``."""
+    code, what = INVALID_REQUEST, "Invalid request"
     try:
         json.loads(line)
-        code, what = INVALID_REQUEST, "Invalid request"
-    except RecursionError:
-        code, what = INVALID_REQUEST, "Invalid request"
     except ValueError:
         code, what = PARSE_ERROR, "Parse error"
+    except RecursionError:
+        pass
     reason = _reason(line, exc)
     return {
         "jsonrpc": "2.0",
@@ -102,10 +99,7 @@ class _ScreenedLines:
         self.reply: Any = None
         self.ready = anyio.Event()
 
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def _lines(self) -> AsyncIterator[str]:
+    async def __aiter__(self) -> AsyncIterator[str]:
         import mcp_types as types
         from mcp.shared.message import SessionMessage
 

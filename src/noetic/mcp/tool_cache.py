@@ -1,20 +1,13 @@
-"""The tool list, generated once and kept on disk, so a server starts without generating it.
+"""The tool list, generated once and kept on disk, so a server starts without generating it
+(docs/mcp.md, "Start-up").
 
-The SDK builds each tool's input and output JSON schemas from the tool function's signature
-and return type with pydantic, which means importing every type a tool returns (the store's
-records, the engines' results) and generating 24 input and 24 output schemas: a fifth of what
-``noetic mcp`` costs before it can answer ``tools/list``. Those schemas change only when the
-code does, so the first server to start generates them the SDK's way and writes what it would
-list (name, description, input and output schema, the context parameter) to
-``mcp-tools.json`` in the user cache directory; every later server lists the tools from that
-file and builds a tool the SDK's way on its first call (:class:`DeferredTool`).
-
-The file is used only if its key matches this process: the cache format, Noetic's version,
-the Python, pydantic and SDK versions, and a fingerprint (path, size, modification time) of
-every source file of Noetic and of the SDK's tool layer. Any edit, upgrade or reinstall
-changes the key, and the server generates and rewrites the file; so does a file that cannot
-be read, does not parse or has the wrong shape. Nothing here ever stops a server: a cache
-directory that cannot be written means each start generates the schemas, as before.
+The SDK builds each tool's input and output schemas with pydantic from the function's signature
+and return type, importing every type a tool returns: a fifth of what ``noetic mcp`` costs before
+it can answer ``tools/list``. The first server to start generates them the SDK's way and writes
+what it lists to ``mcp-tools.json`` in the user cache directory; a later server whose key
+(:func:`cache_key`) matches lists the tools from that file and builds a tool the SDK's way on
+its first call (:class:`DeferredTool`). Nothing here ever stops a server: a file that cannot be
+read or written means the schemas are generated, as before.
 """
 
 from __future__ import annotations
@@ -25,6 +18,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any, cast
 
 from mcp.server.mcpserver.tools import Tool
@@ -154,24 +148,15 @@ class DeferredTool(Tool):
         tool = cls.model_construct(
             fn=build,
             name=entry["name"],
-            title=None,
             description=entry["description"],
             parameters=entry["input_schema"],
-            fn_metadata=cast(Any, _Listed(entry["output_schema"])),
+            # what the SDK reads from a listed tool's function metadata: its output schema
+            fn_metadata=cast(Any, SimpleNamespace(output_schema=entry["output_schema"])),
             is_async=True,
             context_kwarg=entry["context"],
             resolved_params={},
             resolver_plans={},
-            annotations=None,
-            icons=None,
-            meta=None,
+            **dict.fromkeys(("title", "annotations", "icons", "meta")),
         )
         tool._build, tool._entry = build, entry
         return tool
-
-
-class _Listed:
-    """What the SDK reads from a listed tool's function metadata: its output schema."""
-
-    def __init__(self, output_schema: dict[str, Any] | None) -> None:
-        self.output_schema = output_schema

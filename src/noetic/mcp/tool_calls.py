@@ -2,9 +2,6 @@
 arguments checked, run on a worker thread under a timeout, a read-only caller's writes refused,
 and Noetic's errors turned into tool errors whose text names the problem and the fix, so the
 calling agent can correct itself (:func:`tool_errors`).
-
-:mod:`~noetic.mcp.tools` wraps every tool with these; :mod:`~noetic.mcp.server` sets
-:data:`CALLER` for a request that came with a token. It imports neither.
 """
 
 from __future__ import annotations
@@ -35,12 +32,9 @@ ToolFunction = Callable[..., Awaitable[Any]]
 
 
 def bind(fn: ToolFunction, noetic: ServerState) -> ToolFunction:
-    """``fn(noetic, ...)`` as a tool function without its first argument.
-
-    The SDK builds the tool's input schema from the signature and the resolved type hints, so
-    the bound function carries both, less the ``ServerState`` argument; a tool stays a
-    module-level function that a test can call directly with a ``ServerState`` of its own.
-    """
+    """``fn(noetic, ...)`` as a tool function without its first argument: it carries the
+    signature and the resolved type hints the SDK builds the input schema from, less the
+    ``ServerState`` argument."""
     signature = inspect.signature(fn)
     hints = get_type_hints(fn, include_extras=True)
     first, *rest = signature.parameters.values()
@@ -132,11 +126,9 @@ def _run_to_end(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
 def tool_errors(fn: F) -> F:
     """Noetic's errors become tool errors the calling agent can read and act on.
 
-    Text arguments are checked first (:func:`noetic.untrusted.check_text_field`). A tool that
-    does not talk to the client runs on a worker thread under :data:`TOOL_TIMEOUT_S`, so its
-    blocking work (the store, the CLI bridge, recall and its embeddings, files) never holds up
-    the event loop, and with it every other client's calls; past the timeout the caller gets
-    an error and the server goes on (the abandoned thread finishes in the background)."""
+    A tool that does not talk to the client runs on a worker thread under :data:`TOOL_TIMEOUT_S`,
+    so its blocking work never holds up the event loop, and with it every other client's calls
+    (docs/mcp.md, "One client cannot stall another")."""
     on_loop = _talks_to_client(fn)
 
     @wraps(fn)
@@ -146,15 +138,14 @@ def tool_errors(fn: F) -> F:
             _check_arguments(fn.__name__, kwargs)
             if on_loop:
                 return await fn(*args, **kwargs)
-            timeout = TOOL_TIMEOUT_S
             try:
-                with anyio.fail_after(timeout):
+                with anyio.fail_after(TOOL_TIMEOUT_S):
                     return await anyio.to_thread.run_sync(
                         partial(_run_to_end, fn, args, kwargs), abandon_on_cancel=True
                     )
             except TimeoutError:
                 raise ToolError(
-                    f"{fn.__name__} took longer than {timeout:g} s and was abandoned; "
+                    f"{fn.__name__} took longer than {TOOL_TIMEOUT_S:g} s and was abandoned; "
                     "try a smaller request"
                 ) from None
         except NoeticError as exc:

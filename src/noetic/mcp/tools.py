@@ -1,18 +1,16 @@
 """The tools: the seed's 21, plus ``record_outcome``, ``generate_goals`` and ``observe``.
 
 Each tool is a module-level async function whose first argument is the server's
-:class:`~noetic.mcp.state.ServerState` (store, tracker, workspace); :data:`TOOLS` is the table the
-server's tools are built from (:func:`build_tool`), binding that argument, so a test can call any
-tool alone. The server imports this module only to build a tool: it lists them from the cached
-tool list (:mod:`noetic.mcp.tool_cache`), so the types the tools return load on the first call.
-Each is a few lines that call the runtime or engine function the matching CLI command calls and
-return a pydantic model, so clients get ``structuredContent`` and a schema for it. A tool's
-docstring is its description, written for the agent reading the tool list: what the tool does,
-and what to call next.
+:class:`~noetic.mcp.state.ServerState`; :data:`TOOLS` is the table the server's tools are built
+from (:func:`build_tool`), binding that argument, so a test can call any tool alone. Each calls
+the operation the matching CLI command calls and returns a pydantic model, so clients get
+``structuredContent`` and a schema for it. A tool's docstring is its description, written for
+the agent reading the tool list: what the tool does, and what to call next.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context
@@ -98,13 +96,8 @@ def _assessment(
     p_success: float | None,
     review: str | None = None,
 ) -> Any:
-    data: dict[str, Any] = {"vectors": vectors, "note": note}
-    if action:
-        data["recommended_action"] = action
-    if p_success is not None:
-        data["p_success"] = p_success
-    if review is not None:
-        data["review"] = review
+    optional = {"recommended_action": action or None, "p_success": p_success, "review": review}
+    data = {"vectors": vectors, "note": note} | {k: v for k, v in optional.items() if v is not None}
     return Assessment.from_input(phase, data)
 
 
@@ -209,7 +202,13 @@ async def execute_preflight(
 ) -> PromptOut:
     """Get the PREFLIGHT self-assessment prompt for a task (give it as prompt or task). Records
     nothing; answer it and call submit_preflight_assessment, which takes the task from here."""
-    the_task = _one_task(prompt, task)
+    if prompt is not None and task is not None and prompt != task:
+        raise InvalidValueError(
+            "prompt and task disagree: give the task once",
+            field="prompt",
+            value={"prompt": prompt, "task": task},
+        )
+    the_task = prompt if prompt is not None else task
     if the_task is None:
         raise InvalidValueError(
             "execute_preflight needs the task", field="prompt", fix="pass prompt='the task'"
@@ -239,7 +238,7 @@ async def submit_preflight_assessment(
     INVESTIGATE, PROCEED, CLARIFY, DELEGATE or RESET."""
     a = _assessment(Phase.PREFLIGHT, vectors, recommended_action, note, p_success)
     sid = n.session_id(session_id, ctx)
-    the_task = task if task is not None else n.pending_task(sid)
+    the_task = task if task is not None else n.pending_tasks.get(sid)
     if the_task is None:
         raise InvalidValueError(
             f"no task for session {sid}: none given and no execute_preflight before",
@@ -251,19 +250,8 @@ async def submit_preflight_assessment(
         n.tracker, sid, the_task, a, abandon_open=abandon_open, request_id=request_id
     )
     out = Submitted.of(_recorded(done))
-    n.forget_task(sid)
+    n.pending_tasks.pop(sid, None)
     return out
-
-
-def _one_task(prompt: str | None, task: str | None) -> str | None:
-    """The task from the seed's ``prompt`` or from ``task``; both only if they agree."""
-    if prompt is not None and task is not None and prompt != task:
-        raise InvalidValueError(
-            "prompt and task disagree: give the task once",
-            field="prompt",
-            value={"prompt": prompt, "task": task},
-        )
-    return prompt if prompt is not None else task
 
 
 async def execute_check(
@@ -579,35 +567,12 @@ async def evaluate(
     ))  # fmt: skip
 
 
-# the table the server registers, in the order clients list them; each tool's description, for
-# the agent reading the tool list, is its docstring ------------------------------------------
-
+# every public coroutine function above is a tool, listed to clients in the order it is defined;
+# each tool's description, for the agent reading the tool list, is its docstring
 TOOLS: list[ToolFunction] = [
-    bootstrap_session,
-    resume_previous_session,
-    get_session_summary,
-    get_epistemic_state,
-    execute_preflight,
-    submit_preflight_assessment,
-    execute_check,
-    submit_check_assessment,
-    execute_postflight,
-    submit_postflight_assessment,
-    get_calibration_report,
-    record_outcome,
-    query_bayesian_beliefs,
-    check_drift_monitor,
-    query_goal_orchestrator,
-    get_empirica_introduction,
-    get_workflow_guidance,
-    cli_help,
-    execute_cli_command,
-    query_ai,
-    generate_goals,
-    create_cascade,
-    observe,
-    nova_process,
-    evaluate,
+    fn
+    for name, fn in list(globals().items())
+    if inspect.iscoroutinefunction(fn) and fn.__module__ == __name__ and not name.startswith("_")
 ]
 
 execute_cli_command.__doc__ = (
@@ -623,14 +588,12 @@ def description(fn: ToolFunction) -> str:
 def build_tool(n: ServerState, name: str) -> Tool:
     """The SDK's tool for the function called ``name`` in :data:`TOOLS`, acting on ``n``'s
     store: its input and output schemas generated from the signature and return type."""
-    for fn in TOOLS:
-        if fn.__name__ == name:
-            tool = Tool.from_function(
-                tool_errors(bind(fn, n)), name=name, description=description(fn)
-            )
-            tool.parameters = lean_schema(tool.parameters)
-            return tool
-    raise ToolError(f"unknown tool {name!r}")
+    fn = next((f for f in TOOLS if f.__name__ == name), None)
+    if fn is None:
+        raise ToolError(f"unknown tool {name!r}")
+    tool = Tool.from_function(tool_errors(bind(fn, n)), name=name, description=description(fn))
+    tool.parameters = lean_schema(tool.parameters)
+    return tool
 
 
 def build_tools(n: ServerState) -> list[Tool]:

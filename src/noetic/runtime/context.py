@@ -5,11 +5,7 @@ resilient provider, the store, the event bus and the tracker over them, the sess
 the profile, the limits and the Sentinel that enforces them, and the tools on offer.
 :func:`build_context` makes one from CLI options, the MCP server's state or Python arguments,
 so the wiring (resolve the provider string, retry and record every call, subscribe the store to
-the bus) is written once::
-
-    ctx = build_context("cascade", home=Path(".noetic"), provider="ollama:llama3.2",
-                        session_id=session.id)
-    run = await run_cascade(ctx, "fix the flaky test")
+the bus) is written once (``docs/architecture.md`` shows it in use).
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ from pydantic import Field
 
 from noetic.errors import InvalidValueError, UsageError
 from noetic.events import Event, EventBus, EventKind, Payload, engine_scope
-from noetic.frozen import Frozen
 from noetic.llm.base import Provider, UsageTotals
 from noetic.profiles import Profile
 from noetic.runtime.opening import open_tracker
@@ -35,16 +30,12 @@ from noetic.store.base import BaseStore
 from noetic.tools.base import Tool
 
 
-class Limits(Frozen):
-    """What bounds one run: wall-clock time, tool calls, engine steps, model tokens."""
+class Limits(SentinelLimits):
+    """What bounds one run: wall-clock time and tool calls (the Sentinel's), engine steps,
+    model tokens."""
 
-    timeout_s: float = Field(900.0, gt=0)
-    max_tool_calls: int = Field(30, ge=0)
     max_steps: int = Field(50, ge=1)
     max_tokens: int | None = Field(None, gt=0, description="Token budget for the run's calls.")
-
-    def sentinel_limits(self) -> SentinelLimits:
-        return SentinelLimits(timeout_s=self.timeout_s, max_tool_calls=self.max_tool_calls)
 
 
 @dataclass
@@ -67,7 +58,7 @@ class RunContext:
     def __post_init__(self) -> None:
         from noetic.store.llm_calls import last_call_id
 
-        self.sentinel = Sentinel(self.limits.sentinel_limits(), self.emit)
+        self.sentinel = Sentinel(self.limits, self.emit)
         self._calls_before = last_call_id(self.tracker.store)
 
     @property

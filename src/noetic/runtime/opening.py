@@ -78,15 +78,22 @@ def agent_id(ai_id: str | None) -> str:
 def current_session(tracker: Tracker, explicit: str | None, ai_id: str | None = None) -> str:
     """The session to act on: the one named, else the agent's current session in this store
     (an error that says how to get one when it has none). Sync."""
-    from noetic.store.current import read_current_session
-
     if explicit:
         return tracker.store.get_session(explicit).id
     who = agent_id(ai_id)
-    remembered = read_current_session(tracker.store.home, who)
-    if remembered is None:
-        raise _no_current_session(tracker.store.home, who)
-    return tracker.store.get_session(remembered).id
+    found = optional_current_session(tracker, None, who)
+    if found is not None:
+        return found
+    from noetic.store.current import agents_with_current_sessions
+
+    others = sorted(agents_with_current_sessions(tracker.store.home))
+    fix = f"run `noetic bootstrap --ai-id {who}` first, or pass --session ID"
+    if others:
+        fix += (
+            f"; agents with a current session here: {', '.join(others)} "
+            "(name yours with --ai-id or NOETIC_AI_ID)"
+        )
+    raise NotFoundError(f"agent {who!r} has no current session in {tracker.store.home}", fix=fix)
 
 
 def optional_current_session(
@@ -105,16 +112,3 @@ def optional_current_session(
     who = agent_id(ai_id or os.environ.get("NOETIC_AI_ID"))
     remembered = read_current_session(store.home, who)
     return store.get_session(remembered).id if remembered else None
-
-
-def _no_current_session(home: Path, who: str) -> Exception:
-    from noetic.store.current import agents_with_current_sessions
-
-    others = sorted(agents_with_current_sessions(home))
-    fix = f"run `noetic bootstrap --ai-id {who}` first, or pass --session ID"
-    if others:
-        fix += (
-            f"; agents with a current session here: {', '.join(others)} "
-            "(name yours with --ai-id or NOETIC_AI_ID)"
-        )
-    return NotFoundError(f"agent {who!r} has no current session in {home}", fix=fix)

@@ -25,12 +25,7 @@ async def model_assessment(
     if ctx.session_id is None:
         raise UsageError("a model-written assessment needs a session", fix="pass --session ID")
     the_task, profile, previous = ctx.tracker.context_for(ctx.session_id, phase, task)
+    record = ctx.tracker.record_for(ctx.session_id)
     return await assess_with_model(
-        ctx.model,
-        the_task,
-        phase,
-        profile,
-        previous,
-        review=review,
-        record=ctx.tracker.record_for(ctx.session_id),
+        ctx.model, the_task, phase, profile, previous, review=review, record=record
     )

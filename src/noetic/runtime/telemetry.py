@@ -1,21 +1,12 @@
 """OpenTelemetry out: every run's events as OTLP/HTTP traces, when ``OTEL_EXPORTER_OTLP_ENDPOINT``
 is set.
 
-A :class:`SpanWriter` subscribes to a tracker's event bus and turns the typed events into spans:
-
-- a span per run (``invoke_agent <engine>``, ``gen_ai.operation.name`` ``invoke_agent``), keyed
-  by the engine and the session (a run's first events come before its task exists), opened by
-  the run's first event and ended by ``run_finished`` with its status;
-- a span per phase, stage and turn, from ``phase_entered`` to ``phase_completed``, under the run;
-- a span per tool call (``execute_tool <tool>``) and per model call (``chat <model>``), under the
-  phase open at the time, each ending when its event came and starting its duration before.
-
-Model calls carry the GenAI semantic conventions (``gen_ai.operation.name``,
-``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
-``gen_ai.usage.output_tokens``, ``gen_ai.response.finish_reasons`` in the conventions' words
-(``stop``, ``tool_calls``, ``length``), ``error.type``); tool calls ``gen_ai.tool.name``. Model
-calls are ``CLIENT`` spans, the rest ``INTERNAL``. A Claude Code session's trace, written by its
-hooks, is :mod:`noetic.hosts.hooks.session_trace`.
+A :class:`SpanWriter` subscribes to a tracker's event bus and turns the typed events into spans
+(which spans, and their GenAI attributes: ``docs/teams.md``): a run's span is keyed by the
+engine and the session (a run's first events come before its task exists), opened by its first
+event and ended by ``run_finished``; a phase's from ``phase_entered`` to ``phase_completed``; a
+tool or model call's ends when its event came and starts its duration before. A Claude Code
+session's trace, written by its hooks, is :mod:`noetic.hosts.hooks.session_trace`.
 
 A session's runs share one trace, its id drawn from the session's (:func:`trace_id`). The
 exporter is the SDK's own, so the other ``OTEL_*`` variables (``OTEL_EXPORTER_OTLP_HEADERS``,
@@ -48,13 +39,11 @@ _LOCK = _thread.allocate_lock()  # threading.Lock, without loading threading
 
 
 def enabled() -> bool:
-    return (
-        bool(
-            os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        )
-        and os.environ.get("OTEL_SDK_DISABLED", "").lower() != "true"
+    env = os.environ
+    endpoint = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
     )
+    return bool(endpoint) and env.get("OTEL_SDK_DISABLED", "").lower() != "true"
 
 
 def maybe_subscribe(bus: EventBus) -> None:
@@ -147,18 +136,14 @@ def _exporter() -> Any:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-    timeout = None
-    if not (
-        os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
-        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-    ):
-        timeout = EXPORT_TIMEOUT_S
+    env = os.environ
+    given = env.get("OTEL_EXPORTER_OTLP_TIMEOUT") or env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
     # The exporter logs each retry and failure with the HTTP client's whole error; one line of
     # ours says it instead.
     import logging
 
     logging.getLogger("opentelemetry.exporter.otlp").setLevel(logging.CRITICAL)
-    inner = OTLPSpanExporter(timeout=timeout)
+    inner = OTLPSpanExporter(timeout=None if given else EXPORT_TIMEOUT_S)
 
     class OneLine(SpanExporter):
         said = False
@@ -241,7 +226,7 @@ class SpanWriter:
                 span.set_attribute("gen_ai.operation.name", "execute_tool")
                 span.set_attribute("gen_ai.tool.name", data["tool"])
                 if not data.get("success", True):
-                    self._failed(span, data.get("error") or "tool call failed")
+                    failed(span, data.get("error") or "tool call failed")
                 span.end(end_time=_ns(event))
             elif event.kind == EventKind.LLM_CALL:
                 self._model_call(key, run, event)
@@ -251,12 +236,8 @@ class SpanWriter:
     def _run(self, key: tuple[str, str], event: Event) -> Any:
         run = self._runs.get(key)
         if run is None:
-            from opentelemetry.trace import SpanKind
-
             with chosen_ids(span=None, trace=trace_id(key[1]) if key[1] else None):
-                run = self._tracer.start_span(
-                    f"invoke_agent {key[0]}", kind=SpanKind.INTERNAL, start_time=_ns(event)
-                )
+                run = self._tracer.start_span(f"invoke_agent {key[0]}", start_time=_ns(event))
             run.set_attribute("gen_ai.operation.name", "invoke_agent")
             run.set_attribute("gen_ai.agent.name", key[0])
             run.set_attribute("noetic.engine", key[0])
@@ -295,11 +276,7 @@ class SpanWriter:
             name, kind = f"stage {stage} {phase}", "stage"
         else:
             name, kind = f"phase {phase}", "phase"
-        from opentelemetry.trace import SpanKind
-
-        span = self._tracer.start_span(
-            name, context=self._parent(key, run), kind=SpanKind.INTERNAL, start_time=_ns(event)
-        )
+        span = self._child(key, run, name, event, 0)
         span.set_attribute("noetic.span_kind", kind)
         span.set_attribute("noetic.phase", phase)
         if stage is not None:
@@ -338,7 +315,7 @@ class SpanWriter:
         if data.get("cost_usd") is not None:
             span.set_attribute("noetic.cost_usd", float(data["cost_usd"]))
         if data.get("outcome") != "ok":
-            self._failed(span, data.get("error_class") or str(data.get("outcome")))
+            failed(span, data.get("error_class") or str(data.get("outcome")))
         span.end(end_time=_ns(event))
 
     def _finish(self, key: tuple[str, str], run: Any, event: Event) -> None:
@@ -348,11 +325,7 @@ class SpanWriter:
         status = str(event.data.get("status", ""))
         run.set_attribute("noetic.status", status)
         if "fail" in status or "error" in status:
-            self._failed(run, status)
+            failed(run, status)
         run.end(end_time=end)
         del self._runs[key]
         self._tasks.discard(key)
-
-    @staticmethod
-    def _failed(span: Any, reason: str) -> None:
-        failed(span, reason)

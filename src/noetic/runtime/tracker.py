@@ -9,11 +9,8 @@ Order is enforced: CHECK and POSTFLIGHT need an open cascade (a PREFLIGHT first)
 POSTFLIGHT finds the cascade closed; a PREFLIGHT while a cascade is open is refused unless the
 open one is explicitly abandoned.
 
-The profile's round limit (``investigation.max_rounds``) holds here, so it holds for the CLI, the
-MCP tools, the Python API and ``cascade run`` alike: a round is the investigation that a CHECK
-closes. The CHECK that closes the last round and would still say INVESTIGATE says PROCEED under
-the rule ``max_rounds`` instead (act on what you have, as the seed's loop breaks at the limit),
-and an investigation past the limit is refused with an error naming the limit and the profile.
+The profile's round limit (``investigation.max_rounds``, ``docs/vectors.md``) holds here, so it
+holds for the CLI, the MCP tools, the Python API and ``cascade run`` alike.
 """
 
 from __future__ import annotations
@@ -275,7 +272,7 @@ class Tracker:
             raise InvalidValueError("the investigation note is empty", field="note", value=note)
         session = self.store.get_session(session_id)
         cascade = self._open_cascade(session, "an investigation")
-        rounds = 1 + self._rounds_done(cascade)
+        rounds = 1 + _checks(self.store.assessments(cascade_id=cascade.id))
         profile = self.profile_of(session)
         limit = profile.investigation.max_rounds
         if limit is not None and rounds > limit:
@@ -364,7 +361,8 @@ class Tracker:
     def end_task(self, session_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         """Close the open task with a status other than a POSTFLIGHT (clarify, delegate, a
         Sentinel stop, a failure), keeping everything recorded so far."""
-        cascade = self.open_task(session_id, f"ending a task as {status}")
+        session = self.store.get_session(session_id)
+        cascade = self._open_cascade(session, f"ending a task as {status}")
         closed = self.store.finish_cascade(cascade.id, status, result)
         self.bus.emit(
             EventKind.RUN_FINISHED,
@@ -383,30 +381,10 @@ class Tracker:
             self._repo = git_root(self.store.home) if self.checkpoints else None
         return self._repo  # type: ignore[return-value]
 
-    def _checkpoint_folder(self) -> Path | None:
-        """Where a checkpoint is appended from: the repository when it is known, else the
-        store's folder. git finds the repository from the folder as ``git rev-parse`` would,
-        and a folder in none, or in one without a commit, falls back to SQLite, so a write
-        asks git once, not first for the repository and then to append."""
-        if self._repo is False and self.store.home.is_dir():
-            return self.store.home
-        return self.repo
-
-    def open_task(self, session_id: str, what: str) -> CascadeRecord:
-        """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""
-        return self._open_cascade(self.store.get_session(session_id), what)
-
     # internals ----------------------------------------------------------------------------
 
-    def _rounds_done(self, cascade: CascadeRecord) -> int:
-        """Investigation rounds the task has closed: one per CHECK."""
-        return sum(
-            1
-            for a in self.store.assessments(cascade_id=cascade.id)
-            if a.assessment.phase == Phase.CHECK
-        )
-
     def _open_cascade(self, session: SessionRecord, what: str) -> CascadeRecord:
+        """The session's open cascade, or a :class:`WorkflowError` saying what ``what`` needs."""
         cascade = self.store.open_cascade_of(session.id)
         if cascade is not None:
             return cascade
@@ -441,11 +419,15 @@ class Tracker:
         if earlier is None:
             earlier = self.store.assessments(cascade_id=cascade.id)
         if assessment.phase == Phase.CHECK:
-            rounds = 1 + sum(1 for a in earlier if a.assessment.phase == Phase.CHECK)
-            decision = _at_round_limit(decision, rounds, profile)
+            decision = _at_round_limit(decision, 1 + _checks(earlier), profile)
         if self.checkpoints:
             from noetic.store.checkpoints import make_checkpoint, start_checkpoint
 
+            # appended from the repository when it is known, else from the store's folder: git
+            # finds the repository from it as `git rev-parse` would (a folder in none, or in one
+            # without a commit, falls back to SQLite), so a write asks git once, not twice
+            home = self.store.home
+            folder = home if self._repo is False and home.is_dir() else self.repo
             appending = start_checkpoint(
                 self.store,
                 make_checkpoint(
@@ -457,7 +439,7 @@ class Tracker:
                     earlier[-1].assessment.vectors if earlier else None,
                     assessment.note,
                 ),
-                self._checkpoint_folder(),
+                folder,
             )
             # waited for as the write ends (_one_write: every caller of _record is one)
             self._appending[_thread.get_ident()].append(appending)
@@ -517,6 +499,11 @@ class Tracker:
             "gate_note": found.gate_note,
             "stated": stated,
         }
+
+
+def _checks(records: list[AssessmentRecord]) -> int:
+    """Investigation rounds a task has closed: one per CHECK."""
+    return sum(1 for a in records if a.assessment.phase == Phase.CHECK)
 
 
 def _at_round_limit(decision: Decision, rounds: int, profile: Profile) -> Decision:

@@ -4,29 +4,8 @@ Claude Code runs one command per hook event and reads its stdout as JSON. Each C
 session is its own agent in the store (``claude-code:<session_id>``, using the per-agent current
 sessions of :mod:`noetic.store.current`), so sub-agents and parallel sessions in one project
 never act on each other's session; the sessions themselves are recorded as ``ai_id``
-``claude-code`` so calibration reads them together.
-
-=================  =============================================================================
-``session-start``  open a session for the project (or keep this Claude session's, when resumed
-                   or compacted), and answer ``hookSpecificOutput.additionalContext``: the session
-                   id, how to use it, the open task and the project's earlier tasks, within
-                   ``[hooks] context_tokens`` (default 1500) estimated tokens
-``user-prompt-submit``  once the agent has outcomes, its record in one line
-                   (``additionalContext``: what its PREFLIGHT statements averaged, how often
-                   those tasks succeeded, what its statement has meant calibrated;
-                   :mod:`noetic.calibration.record`); nothing before
-``pre-tool-use``   the shell gate and the epistemic gate before a Bash, Write, Edit or
-                   MultiEdit call (:mod:`noetic.hosts.hooks.pretool`)
-``pre-compact``    write a checkpoint of the open task (git notes, else SQLite)
-``stop``           a task still open without a POSTFLIGHT: ask for it once per task
-                   (``decision: block`` with the reason); never when ``stop_hook_active``
-``post-tool-use``  a Bash command line that runs one of ``[outcomes] test_commands``
-                   (:mod:`noetic.hosts.testing.commands`): its exit status, when the runner says it
-                   means pass or fail, is an outcome of this Claude session's open task
-                   (PostToolUse: status 0; PostToolUseFailure: the status Claude Code
-                   reports); otherwise ``hooks.log`` says why nothing was recorded
-``session-end``    end the session
-=================  =============================================================================
+``claude-code`` so calibration reads them together. What each event does is the table in
+``docs/claude-code.md``; the PreToolUse gate is :mod:`noetic.hosts.hooks.pretool`.
 
 The store, the workspace and the gate's configuration come from the project root
 (:func:`~noetic.hosts.hooks.shared.project_root`: the server's project,
@@ -293,8 +272,8 @@ def session_context(store: Any, session: Any, budget: int) -> str:
             line += f" (last {phase.upper()}: {action} at confidence {confidence:.2f})"
         head.append(line + "; finish it with a POSTFLIGHT.")
     text = "\n".join(head)
-    if estimate_tokens(text) > budget:
-        return _cut(text, budget)
+    if estimate_tokens(text) > budget:  # cut to the budget, at a character's boundary
+        return text.encode("utf-8")[: max(0, budget * 2 - 2)].decode("utf-8", errors="ignore")
     earlier = _earlier_tasks(store, session)
     if earlier:
         title = "## Earlier tasks" + (f" in {session.project}" if session.project else "")
@@ -308,11 +287,6 @@ def session_context(store: Any, session: Any, budget: int) -> str:
         if len(lines) > 1:
             text = "\n".join([text, *lines])
     return text
-
-
-def _cut(text: str, budget: int) -> str:
-    data = text.encode("utf-8")[: max(0, budget * 2 - 2)]
-    return data.decode("utf-8", errors="ignore")
 
 
 def _earlier_tasks(store: Any, session: Any) -> list[str]:
@@ -353,15 +327,8 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
         return None
     vectors, action = last
     trigger = payload.get("trigger") if payload.get("trigger") in ("manual", "auto") else "auto"
-    checkpoint = make_checkpoint(
-        sid,
-        cascade.id,
-        "compact",
-        vectors,
-        action,
-        None,
-        f"before {trigger} compaction: {cascade.task}",
-    )
+    why = f"before {trigger} compaction: {cascade.task}"
+    checkpoint = make_checkpoint(sid, cascade.id, "compact", vectors, action, None, why)
     # git finds the repository from the store's folder as it appends: one git process (a
     # PostgreSQL store's folder may not exist: then from the nearest folder that does)
     repo = store.home if store.home.is_dir() else git_root(store.home)
@@ -371,12 +338,6 @@ def pre_compact(store: Any, sid: str, payload: dict[str, Any]) -> str | None:
 # stop ----------------------------------------------------------------------------------------
 
 
-def _asked_path(home: Path, key: str) -> Path:
-    from noetic.store.current import current_session_path
-
-    return home / "hooks" / current_session_path(home, key).name
-
-
 def stop(store: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """Ask for the POSTFLIGHT of a still-open task, once per task."""
     if payload.get("stop_hook_active") is True:
@@ -384,7 +345,9 @@ def stop(store: Any, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None
     cascade = store.open_cascade_of(sid)
     if cascade is None:
         return None
-    path = _asked_path(store.home, agent_key(payload))
+    from noetic.store.current import current_session_path
+
+    path = store.home / "hooks" / current_session_path(store.home, agent_key(payload)).name
     asked: list[str] = []
     with contextlib.suppress(FileNotFoundError, ValueError):
         loaded = json.loads(path.read_text(encoding="utf-8"))
@@ -431,11 +394,10 @@ def subagent_start(store: Any, sid: str, payload: dict[str, Any]) -> None:
     if any(c.result.get("agent_id") == agent for c in store.cascades(sid) if c.status == "open"):
         return  # resumed: it has its task already
     parent = store.open_cascade_of(sid)
-    session = store.get_session(sid)
     store.open_cascade(
         sid,
         f"subagent {kind} ({agent})",
-        profile=session.profile,
+        profile=store.get_session(sid).profile,
         result={"subagent": kind, "agent_id": agent, "parent": parent.id if parent else None},
     )
 
@@ -515,15 +477,14 @@ def _outputs(payload: dict[str, Any]) -> list[str]:
     return [p for p in parts if isinstance(p, str) and p]
 
 
-def post_tool_use(
-    location: Any, payload: dict[str, Any], project: Path | None = None
-) -> Any | None:
+def post_tool_use(location: Any, payload: dict[str, Any], project: Path | None = None) -> None:
     """Record a configured test command's exit status as the outcome of this Claude session's
     open task; a test run that records nothing says why in ``hooks.log``. The store is opened
     only for a test run (PostToolUse fires after every Bash call), and a SQLite store only when
     the session has an open task to record it for."""
+    from noetic.config import load
     from noetic.hosts.testing.commands import Hidden, recognise
-    from noetic.hosts.testing.recording import record_exit, test_commands
+    from noetic.hosts.testing.recording import record_exit
 
     home = location.home
     if payload.get("tool_name") != "Bash":
@@ -535,7 +496,7 @@ def post_tool_use(
     folder = project_dir(payload)
     run = recognise(
         command,
-        test_commands(home),
+        list(load(home).test_commands),
         workspace=str(project_root(payload, project)),
         cwd=str(folder),
         home=os.path.expanduser("~"),
@@ -544,22 +505,18 @@ def post_tool_use(
         return None
     shown = one_line(command, 120)
     if isinstance(run, Hidden):
-        note(home, "post-tool-use", f"`{shown}` not recorded: {run.reason}")
-        return None
+        return _not_recorded(home, shown, run.reason)
     code = exit_status(payload)
     if code is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: interrupted before it finished")
-        return None
+        return _not_recorded(home, shown, "interrupted before it finished")
     status = run.status(code)
     if status.score is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: {status.meaning}")
-        return None
+        return _not_recorded(home, shown, status.meaning)
     outputs = _outputs(payload) if code != 0 else []
     failed = next(filter(None, map(run.preparation_failed, outputs)), None)
     if failed is not None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: `{failed}` failed before the test "
-             f"run started (exit {code} is its status, not the tests')")  # fmt: skip
-        return None
+        return _not_recorded(home, shown, f"`{failed}` failed before the test run started "
+                             f"(exit {code} is its status, not the tests')")  # fmt: skip
     if location.url is None:
         from noetic.store.current import read_current_session
         from noetic.store.reads import open_task_in
@@ -567,8 +524,7 @@ def post_tool_use(
         sid = read_current_session(home, agent_key(payload))
         found = open_task_in(home, sid) if sid else (False, False)
         if found is not None and not all(found):
-            _not_recorded(home, shown, sid if found[0] else None)
-            return None
+            return _not_recorded(home, shown, _no_task(sid if found[0] else None))
     from noetic.runtime.opening import remembered_session
     from noetic.store import open_store
 
@@ -576,18 +532,19 @@ def post_tool_use(
     with open_store(home, create=True) as store:
         sid = remembered_session(store, agent_key(payload))
         if sid is None:
-            _not_recorded(home, shown, None)
-            return None
+            return _not_recorded(home, shown, _no_task(None))
         record = record_exit(store, sid, command, code, status.score, via="Claude Code Bash")
     if record is None:
-        _not_recorded(home, shown, sid)
-    return record
+        _not_recorded(home, shown, _no_task(sid))
 
 
-def _not_recorded(home: Path, shown: str, sid: str | None) -> None:
-    """Say in ``hooks.log`` why a test run recorded nothing: no session, or no open task."""
+def _not_recorded(home: Path, shown: str, why: str) -> None:
+    """Say in ``hooks.log`` why a test run recorded nothing."""
+    note(home, "post-tool-use", f"`{shown}` not recorded: {why}")
+
+
+def _no_task(sid: str | None) -> str:
+    """Why a test run has no task to record for: no session, or no open task."""
     if sid is None:
-        note(home, "post-tool-use", f"`{shown}` not recorded: no Noetic session for this "
-             "Claude Code session (did the SessionStart hook run?)")  # fmt: skip
-    else:
-        note(home, "post-tool-use", f"`{shown}` not recorded: session {sid} has no open task")
+        return "no Noetic session for this Claude Code session (did the SessionStart hook run?)"
+    return f"session {sid} has no open task"

@@ -95,23 +95,19 @@ def _build(raw: bytes, path: Path | None) -> tuple[Rule, ...]:
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InvalidValueError(
-            f"irreversible rules {path} cannot be read: {exc}", field="irreversible_rules"
-        ) from None
+        raise _refused(f"irreversible rules {path} cannot be read: {exc}") from None
     if not isinstance(data or {}, dict):  # a named tuple would take a list as its fields
-        raise InvalidValueError(
-            f"irreversible rules {path}: (file): Input should be a valid dictionary or instance "
-            "of Rules",
-            field="irreversible_rules",
-        )
+        where = "(file): Input should be a valid dictionary or instance of Rules"
+        raise _refused(f"irreversible rules {path}: {where}")
     try:
         return cached.validated(Rules, data or {}).rules
     except ValidationError as exc:
         where, message = cached.first_error(exc)
-        raise InvalidValueError(
-            f"irreversible rules {path}: {where or '(file)'}: {message}",
-            field="irreversible_rules",
-        ) from None
+        raise _refused(f"irreversible rules {path}: {where or '(file)'}: {message}") from None
+
+
+def _refused(message: str) -> InvalidValueError:
+    return InvalidValueError(message, field="irreversible_rules")
 
 
 def load_rules(*paths: Path) -> tuple[Rule, ...]:
@@ -122,13 +118,9 @@ def load_rules(*paths: Path) -> tuple[Rule, ...]:
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
-            raise InvalidValueError(
-                f"no irreversible rules file {path}", field="irreversible_rules"
-            ) from None
+            raise _refused(f"no irreversible rules file {path}") from None
         except OSError as exc:
-            raise InvalidValueError(
-                f"irreversible rules {path} cannot be read: {exc}", field="irreversible_rules"
-            ) from None
+            raise _refused(f"irreversible rules {path} cannot be read: {exc}") from None
         rules.update({r.id: r for r in _load(raw, path)})
     return tuple(rules.values())
 
@@ -158,10 +150,9 @@ def irreversible(
         if not reduced:
             continue
         text = " ".join(cmd.text.split())
-        for rule in rules:
-            if any(_fits(m, reduced) for m in rule.match):
-                found.append(Effect.of(f"{rule.id}: {rule.reason} (`{text}`)", rule.always))
-                break
+        rule = next((r for r in rules if any(_fits(m, reduced) for m in r.match)), None)
+        if rule is not None:
+            found.append(Effect.of(f"{rule.id}: {rule.reason} (`{text}`)", rule.always))
         outside = _deletes_outside(reduced, cmd.cwds, root)
         if outside is not None:
             found.append(Effect.of(f"delete: removes {outside}, outside the workspace (`{text}`)"))

@@ -2,45 +2,19 @@
 tools.
 
 Claude Code asks before each Bash, Write, Edit and MultiEdit call (the hook's matcher), and
-reads ``hookSpecificOutput.permissionDecision`` from the reply:
-
-- **Bash, refused by the shell gate** (:func:`noetic.tools.shellgate.check_command`, the same
-  policy as Noetic's own agent, with the project as the workspace and the hook's ``CDPATH`` as
-  the shell's): ``deny``, the reason naming each rule, what the gate found (where a path lands,
-  what it could not determine) and the part of the command that broke it. Claude reads the
-  reason. A command the gate cannot parse is refused, as in the agent.
-- **Bash, irreversible** (:mod:`noetic.hosts.hooks.irreversible`: pushes, publishes, deploys,
-  migrations, deletions outside the workspace): while this Claude session's open task has no
-  CHECK, or its latest CHECK did not decide PROCEED, the answer is ``[gate] irreversible``:
-  ``ask`` (the default: the person decides), ``deny`` (the agent is told to investigate and run
-  CHECK), or ``allow`` (no hold). The reason quotes the CHECK: its decision, its weakest
-  vectors and the confidence against the threshold.
-- **Write/Edit/MultiEdit to a protected path** (the policy's write rules: git hooks and config,
-  ``.noetic/``, the shell's start-up files, history files): ``deny``.
-- **A write to the protected set** (:mod:`noetic.tools.shellgate.protected`: what the
-  developer's own tools run later — git hooks by any link or template, the scripts a hook calls,
-  ``.claude/``, ``.mcp.json``, ``.vscode/``, ``.envrc``, ``*.pth``, any ``.noetic`` below the
-  root, the gate's own policy files), by a Write or Edit or by a Bash command: held for the
-  person, ``ask`` (``deny`` under ``[gate] irreversible = "deny"``), whatever CHECK says.
-- Anything else, and an irreversible command after a CHECK that says PROCEED: no answer, so
-  Claude Code's own permission rules decide as they would without Noetic (a hook's ``allow``
-  would skip them).
+reads ``hookSpecificOutput.permissionDecision`` from the reply: ``deny`` for what the shell
+gate refuses (:func:`noetic.tools.shellgate.check_command`, the agent's policy with the project
+as the workspace) and for a write to a protected path; ``[gate] irreversible`` (ask, deny or
+allow) for an irreversible command (:mod:`noetic.hosts.hooks.irreversible`) while the open
+task's latest CHECK has not said PROCEED; ``ask`` (``deny`` under ``irreversible = "deny"``) for
+a write to the protected set (:mod:`noetic.tools.shellgate.protected`), whatever CHECK says.
+Anything else gets no answer, so Claude Code's own permission rules decide (a hook's ``allow``
+would skip them). The table, the settings and the rules files are in ``docs/claude-code.md``.
 
 The store and its configuration are the project root's
 (:func:`noetic.hosts.hooks.shared.project_root`), never a ``.noetic`` the agent made below it;
 anything that fails on the way — a ``config.toml`` or policy that cannot be read, a store that
-does not open — is answered ``deny`` naming it
-(:func:`guarded_pre_tool_use`).
-
-Settings, in the store's ``config.toml``::
-
-    [gate]
-    irreversible = "ask"                    # ask | deny | allow
-    policy = ["shell-policy.yaml"]          # the shell gate's policy files (beside config.toml)
-    irreversible_rules = ["irreversible.yaml"]
-    protected = ["{workspace}/deploy/**"]   # added to the protected set
-
-``$NOETIC_SHELL_POLICY`` names one more policy file, as for the agent.
+does not open — is answered ``deny`` naming it (:func:`guarded_pre_tool_use`).
 """
 
 from __future__ import annotations
@@ -49,7 +23,7 @@ import os
 from pathlib import Path
 
 from noetic.hosts.hooks.shared import (
-    current_session,
+    agent_key,
     locate,
     log_failure,
     outside_project,
@@ -105,12 +79,11 @@ def guarded_pre_tool_use(
     an http hook whose ``cwd`` lies outside the server's ``project`` is denied."""
     if payload.get("tool_name") not in GATED:
         return None
-    if project is not None:
-        refused = outside_project(payload, project)
-        if refused is not None:
-            return decision(
-                "deny", f"Noetic refused this call: {refused}; it answers for that project only."
-            )
+    refused = outside_project(payload, project) if project is not None else None
+    if refused is not None:
+        return decision(
+            "deny", f"Noetic refused this call: {refused}; it answers for that project only."
+        )
     try:
         return pre_tool_use(locate(payload, store, project), payload, project)
     except Exception as exc:  # an error the agent can cause must not open the gate
@@ -142,8 +115,7 @@ def pre_tool_use(
     # and rules files it names, and the cache the built policy and git's answers are kept in
     from noetic.cached import cache_dir
 
-    own = [str(home), *map(str, files), *map(str, settings.irreversible_rules)]
-    own.append(str(cache_dir()))
+    own = [str(home), *map(str, files), *map(str, settings.irreversible_rules), str(cache_dir())]
     protected = protected_set(
         workspace,
         home=user_home,
@@ -201,13 +173,13 @@ def plants(written: list[str], always: list[Any], protected: Any) -> str:
 
 
 def _held(location: Any, payload: dict[str, Any], effects: list[str]) -> str | None:
-    from noetic.runtime.opening import open_tracker
+    from noetic.runtime.opening import open_tracker, remembered_session
 
     if not location.exists:
         return hold(None, None, effects)
     tracker = open_tracker(location.home, create=True)
     with tracker.store:
-        return hold(tracker, current_session(tracker, payload), effects)
+        return hold(tracker, remembered_session(tracker.store, agent_key(payload)), effects)
 
 
 def refusal(violations: Any) -> str:
@@ -275,18 +247,14 @@ def hold(tracker: Any, sid: str | None, effects: list[str]) -> str | None:
         )
     from noetic.assessment import Action, Phase
 
-    checks = [
-        a
-        for a in tracker.store.assessments(cascade_id=cascade.id)
-        if a.assessment.phase == Phase.CHECK
-    ]
-    if not checks:
+    records = tracker.store.assessments(cascade_id=cascade.id)
+    last = next((a for a in reversed(records) if a.assessment.phase == Phase.CHECK), None)
+    if last is None:
         return (
             f"{head} The task {cascade.task!r} has no CHECK yet: run CHECK (execute_check, "
             "submit_check_assessment) with what you now know; run the command once it says "
             "PROCEED."
         )
-    last = checks[-1]
     if last.decision.action == Action.PROCEED:
         return None
     return f"{head} {check_summary(last)} — investigate, then run CHECK again."

@@ -4,20 +4,13 @@ Command hooks are separate processes, so the spans of one session cannot share a
 they share *ids* instead. The trace id is drawn from the Noetic session (one per Claude Code
 session), the agent's span id from it too, and a task's span id from the task, so a hook
 exporting a tool call now, and the Stop hook exporting its task later, both name the same
-parents. A backend (Phoenix, Langfuse, Jaeger) assembles the tree when the parents arrive:
-
-- ``invoke_agent claude-code`` (``gen_ai.operation.name``, ``gen_ai.agent.name``,
-  ``gen_ai.conversation.id`` = Claude Code's session id), exported by SessionEnd, from the
-  session's start to its end;
-- ``noetic.task`` per task, from PREFLIGHT to its end, exported by the first Stop or SessionEnd
-  after it ended, under the agent; its events are ``gen_ai.evaluation.result``, one per stated
-  P(success) (``noetic.p_success.preflight`` …, the vectors' confidence where none was stated,
-  said in the explanation) and one per outcome (``noetic.outcome``);
-- ``execute_tool <tool>`` per tool call the hooks saw, from PreToolUse to PostToolUse, under the
-  task open at the time (else the agent), with the gate's decision (``noetic.gate.decision``:
-  allow, ask or deny, and ``noetic.gate.reason``); a call the gate denied ends at PreToolUse. An
-  outcome a test run gave arrives later on its task's span, so it is exported by the task
-  (an outcome recorded after the task was exported is exported then, under the task).
+parents. A backend (Phoenix, Langfuse, Jaeger) assembles the tree when the parents arrive: the
+agent's span (``invoke_agent claude-code``, exported by SessionEnd), a ``noetic.task`` span per
+task (by the first Stop or SessionEnd after it ended, with its stated P(success) and outcomes as
+``gen_ai.evaluation.result`` events), an ``execute_tool <tool>`` span per tool call (PreToolUse
+to PostToolUse, with the gate's decision), as ``docs/teams.md`` draws the tree. An outcome a
+test run gave arrives later on its task's span, so it is exported by the task (or, recorded
+after the task was exported, then, under the task).
 
 What the hooks must carry between processes (a tool call's start, what was exported) lives in
 ``<store>/traces/``; nothing here runs unless ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set.
@@ -32,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from noetic.hosts.hooks.shared import current_session, note
+from noetic.hosts.hooks.shared import agent_key, note
 from noetic.runtime.telemetry import span_id, trace_id
 
 AGENT = "claude-code"
@@ -42,7 +35,7 @@ _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, Any] | None) -> None:
     """Export what hook ``event`` saw (module docstring). Best effort: a trace never fails a
     hook, and the hook has answered what it must before this runs."""
-    from noetic.runtime.opening import open_tracker
+    from noetic.runtime.opening import open_tracker, remembered_session
 
     if not home.is_dir():
         return
@@ -51,7 +44,7 @@ def observe(event: str, payload: dict[str, Any], home: Path, reply: dict[str, An
     except Exception:
         return
     try:
-        sid = current_session(tracker, payload)
+        sid = remembered_session(tracker.store, agent_key(payload))
         if sid is None:
             return
         writer = _Writer(home, tracker.store, sid, payload)
@@ -73,13 +66,6 @@ def _ns(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp).timestamp() * 1_000_000_000)
 
 
-def _decision(reply: dict[str, Any] | None) -> tuple[str, str]:
-    """The gate's decision in a PreToolUse reply: (allow | ask | deny, the reason)."""
-    output = (reply or {}).get("hookSpecificOutput") or {}
-    decision = output.get("permissionDecision") or "allow"
-    return str(decision), str(output.get("permissionDecisionReason") or "")
-
-
 class _Writer:
     """The spans of one hook event, for one Noetic session."""
 
@@ -97,7 +83,7 @@ class _Writer:
         try:
             data = json.loads(self._state_path().read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {"tasks": [], "outcomes": []}
+            data = None
         return data if isinstance(data, dict) else {"tasks": [], "outcomes": []}
 
     def _save(self, state: dict[str, list[Any]]) -> None:
@@ -127,7 +113,9 @@ class _Writer:
         return None if task is None else str(task.id)
 
     def tool_started(self, reply: dict[str, Any] | None) -> None:
-        decision, reason = _decision(reply)
+        output = (reply or {}).get("hookSpecificOutput") or {}  # the gate's decision, and why
+        decision = str(output.get("permissionDecision") or "allow")
+        reason = str(output.get("permissionDecisionReason") or "")
         started = time.time_ns()
         if decision == "deny":  # the tool never runs: its span ends here
             self._tool_span(started, started, decision, reason, self._open_task())
@@ -160,8 +148,6 @@ class _Writer:
     def _tool_span(
         self, start: int, end: int, decision: str, reason: str, task: str | None
     ) -> None:
-        from opentelemetry.trace import SpanKind
-
         from noetic.runtime import telemetry
 
         name = str(self.payload.get("tool_name") or "tool")
@@ -169,7 +155,6 @@ class _Writer:
         span = telemetry.tracer().start_span(
             f"execute_tool {name}",
             context=self._parent(parent),
-            kind=SpanKind.INTERNAL,
             start_time=start,
         )
         span.set_attribute("gen_ai.operation.name", "execute_tool")
@@ -208,8 +193,6 @@ class _Writer:
         self._save({"tasks": sorted(exported), "outcomes": sorted(sent)})
 
     def _task_span(self, task: Any, outcomes: list[dict[str, Any]]) -> None:
-        from opentelemetry.trace import SpanKind
-
         from noetic.calibration.per_phase import stated_value
         from noetic.runtime import telemetry
 
@@ -217,7 +200,6 @@ class _Writer:
             span = telemetry.tracer().start_span(
                 "noetic.task",
                 context=self._parent(span_id("agent", self.session_id)),
-                kind=SpanKind.INTERNAL,
                 start_time=_ns(task.created_at),
             )
         span.set_attribute("noetic.cascade_id", task.id)
@@ -254,15 +236,12 @@ class _Writer:
         span.end(end_time=at)
 
     def agent(self) -> None:
-        from opentelemetry.trace import SpanKind
-
         from noetic.runtime import telemetry
 
         session = self.store.get_session(self.session_id)
         with telemetry.chosen_ids(trace=self.trace, span=span_id("agent", self.session_id)):
             span = telemetry.tracer().start_span(
                 f"invoke_agent {AGENT}",
-                kind=SpanKind.INTERNAL,
                 start_time=_ns(session.created_at),
             )
         span.set_attribute("gen_ai.operation.name", "invoke_agent")

@@ -17,8 +17,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from noetic.runtime.tracker import Tracker
-
 AI_ID = "claude-code"
 
 
@@ -76,13 +74,6 @@ def outside_project(payload: dict[str, Any], project: Path) -> str | None:
     if real != root and not real.startswith(root.rstrip("/") + "/"):
         return f"the request's cwd {cwd} is outside this server's project {root}"
     return None
-
-
-def current_session(tracker: Tracker, payload: dict[str, Any]) -> str | None:
-    """The session remembered for the host's agent in this store, if it still exists."""
-    from noetic.runtime.opening import remembered_session
-
-    return remembered_session(tracker.store, agent_key(payload))
 
 
 def one_line(text: str, limit: int) -> str:

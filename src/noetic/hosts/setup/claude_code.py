@@ -28,7 +28,7 @@ from typing import Any
 
 from noetic.errors import InvalidValueError
 from noetic.hosts.setup.config_edits import FileChange, json_change, text_change
-from noetic.hosts.setup.servers import add_server, remove_server
+from noetic.hosts.setup.servers import server_change
 
 SCOPES = ("project", "user")
 DEFAULT_SCOPE = "project"
@@ -84,32 +84,15 @@ session when this Claude Code session starts; its id is in your context (and in
 
 
 def paths(scope: str, project: Path, home: Path) -> dict[str, Path]:
-    if scope == "project":
-        return {
-            "mcp": project / ".mcp.json",
-            "hooks": project / ".claude" / "settings.json",
-            "instructions": project / "CLAUDE.md",
-        }
-    if scope == "user":
-        return {
-            "mcp": home / ".claude.json",
-            "hooks": home / ".claude" / "settings.json",
-            "instructions": home / ".claude" / "CLAUDE.md",
-        }
-    raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
-
-
-def server_entry(command: list[str]) -> dict[str, Any]:
-    """What ``claude mcp add noetic -- <command>`` writes."""
-    return {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
-
-
-def hook_command(executable: str, event: str) -> str:
-    return shlex.join([executable, "hook", event])
-
-
-def hook_url(base: str, event: str) -> str:
-    return f"{base.rstrip('/')}/hooks/{event}"
+    """The scope's three files (the module's table)."""
+    if scope not in SCOPES:
+        raise InvalidValueError(f"unknown scope {scope!r}", field="scope", fix="project or user")
+    claude = (project if scope == "project" else home) / ".claude"
+    return {
+        "mcp": project / ".mcp.json" if scope == "project" else home / ".claude.json",
+        "hooks": claude / "settings.json",
+        "instructions": project / "CLAUDE.md" if scope == "project" else claude / "CLAUDE.md",
+    }
 
 
 def check_url(url: str) -> str:
@@ -126,29 +109,19 @@ def check_url(url: str) -> str:
     return url.rstrip("/").removesuffix("/mcp")
 
 
-def _loopback(url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
-
-
-def _is_noetic_url(hook: dict[str, Any]) -> bool:
-    from urllib.parse import urlsplit
-
-    from noetic.hosts.hooks.answer import EVENTS
-
-    url = hook.get("url")
-    if hook.get("type") != "http" or not isinstance(url, str):
-        return False
-    head, _, event = urlsplit(url).path.rstrip("/").rpartition("/")
-    return head.endswith("/hooks") and event in EVENTS
-
-
 def is_noetic_hook(hook: Any) -> bool:
     """A hook entry running ``noetic hook …`` (whatever path the executable has), or an http
     hook posting to a ``/hooks/<event>`` of Noetic's."""
     if isinstance(hook, dict) and hook.get("type") == "http":
-        return _is_noetic_url(hook)
+        from urllib.parse import urlsplit
+
+        from noetic.hosts.hooks.answer import EVENTS
+
+        url = hook.get("url")
+        if not isinstance(url, str):
+            return False
+        head, _, event = urlsplit(url).path.rstrip("/").rpartition("/")
+        return head.endswith("/hooks") and event in EVENTS
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     try:
@@ -166,23 +139,20 @@ def _entry(executable: str, event: str, url: str | None) -> dict[str, Any]:
     """One hook: the ``noetic hook EVENT`` command, or (``url``) a POST to the server; off
     loopback the server wants its bearer token, which Claude Code fills from
     ``$NOETIC_TOKEN``."""
+    from urllib.parse import urlsplit
+
+    command = shlex.join([executable, "hook", event])
     if url is None:
-        return {
-            "type": "command",
-            "command": hook_command(executable, event),
-            "timeout": HOOK_TIMEOUT_S,
-        }
-    entry: dict[str, Any] = {"type": "http", "url": hook_url(url, event), "timeout": HOOK_TIMEOUT_S}
-    if not _loopback(url):
+        return {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}
+    entry: dict[str, Any] = {
+        "type": "http",
+        "url": f"{url.rstrip('/')}/hooks/{event}",
+        "timeout": HOOK_TIMEOUT_S,
+    }
+    if urlsplit(url).hostname not in ("127.0.0.1", "localhost", "::1"):
         entry["headers"] = {"Authorization": "Bearer $NOETIC_TOKEN"}
         entry["allowedEnvVars"] = ["NOETIC_TOKEN"]
     return entry
-
-
-def _group(executable: str, event: str, matcher: str | None, url: str | None) -> dict[str, Any]:
-    group: dict[str, Any] = {"matcher": matcher} if matcher is not None else {}
-    group["hooks"] = [_entry(executable, event, url)]
-    return group
 
 
 def _events(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -217,7 +187,8 @@ def add_hooks(data: dict[str, Any], executable: str, path: Path, url: str | None
     """Noetic's hooks, as commands or (``url``) http hooks, replacing the other kind."""
     hooks = _events(data, path)
     for event, (name, matcher) in HOOKS.items():
-        wanted = _group(executable, name, matcher, None if event in COMMAND_ONLY else url)
+        hook = _entry(executable, name, None if event in COMMAND_ONLY else url)
+        wanted = {**({"matcher": matcher} if matcher is not None else {}), "hooks": [hook]}
         groups = hooks.get(event, [])
         if wanted in groups:
             continue
@@ -248,9 +219,7 @@ def add_block(text: str, body: str = INSTRUCTIONS) -> str:
     start, end = _block_span(text)
     if start is not None:
         return text[:start] + block + text[end:]
-    if not text:
-        return block
-    if text.endswith("\n\n"):
+    if not text or text.endswith("\n\n"):
         return text + block
     return text + ("\n" if text.endswith("\n") else "\n\n") + block
 
@@ -308,11 +277,8 @@ def plan(
         raise InvalidValueError("--url is for --hooks http", field="url")
     base = check_url(url or DEFAULT_URL) if hooks == "http" else None
 
-    def mcp(data: dict[str, Any], original: dict[str, Any] | None) -> None:
-        if uninstall:
-            remove_server(data, original, where["mcp"], "mcpServers")
-        else:
-            add_server(data, server_entry(command), where["mcp"], "mcpServers")
+    # what `claude mcp add noetic -- <command>` writes
+    server = {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
 
     def edit_hooks(data: dict[str, Any], original: dict[str, Any] | None) -> None:
         if uninstall:
@@ -321,7 +287,7 @@ def plan(
             add_hooks(data, executable, where["hooks"], base)
 
     changes = [
-        json_change(where["mcp"], mcp, uninstall=uninstall, root=root),
+        server_change(where["mcp"], "mcpServers", server, uninstall=uninstall, root=root),
         json_change(
             where["hooks"],
             edit_hooks,
@@ -368,41 +334,34 @@ def manual(scope: str, command: list[str]) -> str | None:
     return None
 
 
+def _settings(scope: str, project: Path, home: Path) -> dict[str, Any]:
+    """The scope's Claude Code settings (``{}`` when there are none); a file that does not
+    parse raises its error."""
+    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
+
+    path = paths(scope, project, home)["hooks"]
+    return parse_json_object(read_bytes(path), path) or {}
+
+
 def installed_commands(scope: str, project: Path, home: Path) -> list[str] | None:
     """The commands Noetic's server entry and hooks run (for ``noetic doctor``); None when
     neither is installed. A file that does not parse raises its error."""
-    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
     from noetic.hosts.setup.servers import server_command
 
-    where = paths(scope, project, home)
-    found = []
-    server = server_command(where["mcp"], "mcpServers")
-    if server is not None:
-        found.append(server)
-    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    hooks = _hooks_in(settings)
-    for hook in hooks:
-        if hook.get("type") != "http":
-            found.append(shlex.split(hook["command"])[0])
-    return found or (None if server is None and not hooks else [])
+    server = server_command(paths(scope, project, home)["mcp"], "mcpServers")
+    hooks = [h for _, h in _hooks_in(_settings(scope, project, home)) if is_noetic_hook(h)]
+    found = [shlex.split(h["command"])[0] for h in hooks if h.get("type") != "http"]
+    return [server, *found] if server is not None else found or (None if not hooks else [])
 
 
 def installed_hooks(scope: str, project: Path, home: Path) -> tuple[str, str | None] | None:
     """Which kind of hooks Noetic has in the scope's settings (``command``, ``http``, or
     ``mixed``) and, for http, the server's base URL; None when there are none. SessionStart is
     a command with either kind (:data:`COMMAND_ONLY`)."""
-    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
-
-    where = paths(scope, project, home)
-    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    found = settings.get("hooks")
-    events: dict[str, Any] = found if isinstance(found, dict) else {}
-    hooks = [
-        h for event, groups in events.items() if event not in COMMAND_ONLY
-        for h in _hooks_in({"hooks": {event: groups}})
-    ]  # fmt: skip
+    ours = [(e, h) for e, h in _hooks_in(_settings(scope, project, home)) if is_noetic_hook(h)]
+    hooks = [h for event, h in ours if event not in COMMAND_ONLY]
     if not hooks:
-        return None if not _hooks_in(settings) else ("command", None)
+        return None if not ours else ("command", None)
     urls = {h["url"].rsplit("/hooks/", 1)[0] for h in hooks if h.get("type") == "http"}
     if not urls:
         return "command", None
@@ -416,34 +375,22 @@ def http_hook_urls(scope: str, project: Path, home: Path) -> list[tuple[str, str
     event or not, as (Claude Code's event, the URL): what ``noetic doctor`` checks."""
     from urllib.parse import urlsplit
 
-    from noetic.hosts.setup.config_edits import parse_json_object, read_bytes
-
-    where = paths(scope, project, home)
-    settings = parse_json_object(read_bytes(where["hooks"]), where["hooks"]) or {}
-    events = settings.get("hooks")
-    found = []
-    for event, groups in (events if isinstance(events, dict) else {}).items():
-        for group in groups if isinstance(groups, list) else []:
-            hooks = group.get("hooks") if isinstance(group, dict) else None
-            for hook in hooks if isinstance(hooks, list) else []:
-                url = hook.get("url") if isinstance(hook, dict) else None
-                if not isinstance(url, str) or hook.get("type") != "http":
-                    continue
-                if "/hooks/" in urlsplit(url).path:
-                    found.append((str(event), url))
-    return found
-
-
-def _hooks_in(settings: dict[str, Any]) -> list[dict[str, Any]]:
-    events = settings.get("hooks")
-    if not isinstance(events, dict):
-        return []
     return [
-        h
-        for groups in events.values()
+        (event, h["url"])
+        for event, h in _hooks_in(_settings(scope, project, home))
+        if isinstance(h, dict) and h.get("type") == "http" and isinstance(h.get("url"), str)
+        if "/hooks/" in urlsplit(h["url"]).path
+    ]
+
+
+def _hooks_in(settings: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every hook in the settings, with the Claude Code event it is under."""
+    events = settings.get("hooks")
+    return [
+        (str(event), h)
+        for event, groups in (events.items() if isinstance(events, dict) else ())
         if isinstance(groups, list)
         for g in groups
         if isinstance(g, dict) and isinstance(g.get("hooks"), list)
         for h in g["hooks"]
-        if is_noetic_hook(h)
     ]

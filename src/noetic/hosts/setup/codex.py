@@ -70,7 +70,6 @@ def plan(
     where = path(scope, home)
     root = where.parent.parent if where.parent == home / ".codex" else where.parent
     confine(where, root)
-    confine(backup_path(where), root)
     before = read_bytes(where)
     doc = _parse(before, where)
     servers = _servers(doc, where)
@@ -94,8 +93,7 @@ def plan(
         servers = tomlkit.table(is_super_table=True)
         doc[KEY] = servers
     servers[SERVER] = table
-    text = tomlkit.dumps(doc)
-    return [FileChange(where, before, text.encode("utf-8"), root=root)]
+    return [FileChange(where, before, tomlkit.dumps(doc).encode("utf-8"), root=root)]
 
 
 def manual(scope: str, command: list[str]) -> str | None:

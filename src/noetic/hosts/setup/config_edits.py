@@ -1,22 +1,13 @@
 """Changing a host's configuration files safely: plan, show, back up, write, undo.
 
 Every host integration is a list of :class:`FileChange` (one per file, the bytes before and
-after), computed without touching anything. Then:
-
-- :func:`diff` shows them as a unified diff (``--dry-run``);
-- :func:`apply` checks every file can be written before writing any (a read-only file is a clear
-  error and nothing changes), copies each existing file to ``<file>.noetic-backup`` the first
-  time Noetic changes it (never again: the backup is the user's original), and writes each file
-  by rename, keeping its permissions;
-- uninstalling removes only what Noetic added; when what is left equals the backup, the backup's
-  bytes are put back exactly and the backup removed, and a file Noetic created is deleted.
-
-A file that does not parse is refused with its path, line and column, and left untouched.
-
-Every change is confined to the scope it edits (the project folder, or the home folder for
-``--scope user``): a path that reaches outside it through a symlink — a cloned repository's
-``CLAUDE.md -> ~/.ssh/id_ed25519`` or ``.claude -> ~/.claude`` — is refused with the link and
-its target before anything is read, written or backed up (:func:`confine`).
+after), computed without touching anything: :func:`diff` shows them (``--dry-run``), :func:`apply`
+checks every file can be written before writing any, backs each up once and writes by rename,
+and uninstalling removes only what Noetic added, putting a backup's bytes back when what is left
+equals it. A file that does not parse is refused with its path, line and column; a path that
+leaves the scope being edited through a symlink is refused before anything is read
+(:func:`confine`). What the user sees of this is ``docs/claude-code.md`` ("How files are
+changed").
 """
 
 from __future__ import annotations
@@ -35,6 +26,8 @@ from typing import Any
 from noetic.errors import InvalidValueError, UsageError
 
 BACKUP_SUFFIX = ".noetic-backup"
+# Folders a host owns inside a project or home; Noetic removes one only when it is left empty.
+HOST_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".gemini", ".codex"})
 
 
 @dataclass(frozen=True)
@@ -73,31 +66,32 @@ def backup_path(path: Path) -> Path:
 
 
 def confine(path: Path, root: Path) -> None:
-    """Refuse ``path`` when reaching it follows a symlink out of ``root``.
+    """Refuse ``path``, or its backup, when reaching it follows a symlink out of ``root``.
 
     Each step from ``root`` down (the folders, then the file itself) must resolve inside
     ``root``: a folder outside would take the write there, and a file outside would be read
     into the diff and the backup. A symlink that stays inside (``CLAUDE.md -> docs/AI.md``) is
     followed as before."""
     real_root = os.path.realpath(root)
-    try:
-        parts = path.relative_to(root).parts
-    except ValueError:
-        raise UsageError(f"{path} is not inside {root}: nothing was changed") from None
-    step = Path(root)
-    for part in parts:
-        step = step / part
-        real = os.path.realpath(step)
-        if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
-            continue
-        link = os.readlink(step) if step.is_symlink() else real
-        raise UsageError(
-            f"{step} is a symlink to {link} ({real}), outside {root}: following it would "
-            f"{'read and ' if step == path else ''}write outside the scope being edited; "
-            "nothing was written",
-            fix=f"look at what {step} points to; remove the link (or make it by hand) if "
-            "Noetic should write there",
-        )
+    for target in (path, backup_path(path)):
+        try:
+            parts = target.relative_to(root).parts
+        except ValueError:
+            raise UsageError(f"{target} is not inside {root}: nothing was changed") from None
+        step = Path(root)
+        for part in parts:
+            step = step / part
+            real = os.path.realpath(step)
+            if real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep):
+                continue
+            link = os.readlink(step) if step.is_symlink() else real
+            raise UsageError(
+                f"{step} is a symlink to {link} ({real}), outside {root}: following it would "
+                f"{'read and ' if step == target else ''}write outside the scope being edited; "
+                "nothing was written",
+                fix=f"look at what {step} points to; remove the link (or make it by hand) if "
+                "Noetic should write there",
+            )
 
 
 def read_bytes(path: Path) -> bytes | None:
@@ -200,7 +194,6 @@ def json_change(
     import copy
 
     confine(path, root)
-    confine(backup_path(path), root)
     before = read_bytes(path)
     data = parse_json_object(before, path)
     backup = read_bytes(backup_path(path)) if uninstall else None
@@ -231,7 +224,6 @@ def text_change(
     for trailing blank lines) restores the backup, and blank text (what the edit leaves of a
     file Noetic created) deletes the file."""
     confine(path, root)
-    confine(backup_path(path), root)
     before = read_bytes(path)
     text = decode(before, path) if before is not None else ""
     new = edit(text)
@@ -276,12 +268,6 @@ def _read_only(path: Path) -> bool:
     return not (mode & stat.S_IWUSR) or not os.access(path, os.W_OK)
 
 
-def _nearest_existing(path: Path) -> Path:
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
 def check_writable(changes: list[FileChange]) -> None:
     """Refuse before writing anything when one of the files or its folder is read-only."""
     for c in changes:
@@ -293,7 +279,9 @@ def check_writable(changes: list[FileChange]) -> None:
                 fix=f"make it writable (chmod u+w {c.path}), or see the change with --dry-run "
                 "and make it by hand",
             )
-        folder = _nearest_existing(c.path.parent)
+        folder = c.path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
         if _read_only(folder):
             raise UsageError(
                 f"the folder {folder} is read-only: nothing was changed",
@@ -306,7 +294,6 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
     for c in changes:
         if c.changed and c.root is not None:
             confine(c.path, c.root)
-            confine(c.backup, c.root)
     check_writable(changes)
     done = []
     for c in changes:
@@ -314,7 +301,9 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
             continue
         if c.after is None:
             c.path.unlink()
-            _remove_empty_folder(c.path.parent)
+            if c.path.parent.name in HOST_FOLDERS:  # a host's folder, removed once left empty
+                with contextlib.suppress(OSError):
+                    c.path.parent.rmdir()
         else:
             if (
                 c.before is not None
@@ -349,13 +338,3 @@ def _write(path: Path, data: bytes, *, like: Path | None) -> None:
             f"cannot write {path}: {exc.strerror or exc}",
             fix="check the file's and its folder's permissions, or use --dry-run",
         ) from None
-
-
-# Folders a host owns inside a project or home; Noetic removes one only when it is left empty.
-HOST_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".gemini", ".codex"})
-
-
-def _remove_empty_folder(folder: Path) -> None:
-    if folder.name in HOST_FOLDERS:
-        with contextlib.suppress(OSError):
-            folder.rmdir()

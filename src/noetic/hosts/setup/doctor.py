@@ -293,10 +293,12 @@ def _git_notes(project: Path) -> Check:
 
 def host_checks(project: Path, home: Path) -> list[Check]:
     """Each installed host integration: complete, and its command still there."""
-    from noetic.hosts import all_hosts
+    from noetic.hosts import HOST_MODULES
+    from noetic.hosts import host as host_of
 
     found: list[Check] = []
-    for name, host in all_hosts().items():
+    for name in HOST_MODULES:
+        host = host_of(name)
         for scope in host.SCOPES:
             try:
                 commands = host.installed_commands(scope, project, home)
@@ -310,9 +312,9 @@ def host_checks(project: Path, home: Path) -> list[Check]:
                     )
                 )
                 continue
-            kind = getattr(host, "installed_hooks", None)
-            if kind is not None:
-                found.extend(_hook_kind(name, scope, kind(scope, project, home)))
+            hooks = getattr(host, "installed_hooks", None)
+            if hooks is not None and (kind := _hook_kind(name, scope, hooks(scope, project, home))):
+                found.append(kind)
             if commands is None:
                 continue
             missing = sorted({c for c in commands if not _runnable(c)})
@@ -330,44 +332,38 @@ def host_checks(project: Path, home: Path) -> list[Check]:
     return found
 
 
-def _hook_kind(name: str, scope: str, kind: tuple[str, str | None] | None) -> list[Check]:
+def _hook_kind(name: str, scope: str, kind: tuple[str, str | None] | None) -> Check | None:
     """Which kind of hooks is installed and, for http hooks, whether the server answers."""
     if kind is None:
-        return []
+        return None
     label = f"{name} hooks ({scope})"
     what, url = kind
     if what == "command":
-        return [Check(name=label, status="ok", detail="command hooks (`noetic hook EVENT`)")]
+        return Check(name=label, status="ok", detail="command hooks (`noetic hook EVENT`)")
     if what == "mixed":
-        return [
-            Check(
-                name=label,
-                status="warn",
-                detail=f"both command and http hooks are installed ({url})",
-                fix=f"`noetic setup {name} --scope {scope}` with the --hooks you want",
-            )
-        ]
+        return Check(
+            name=label,
+            status="warn",
+            detail=f"both command and http hooks are installed ({url})",
+            fix=f"`noetic setup {name} --scope {scope}` with the --hooks you want",
+        )
     assert url is not None
     problem = server_answers(url)
     if problem is None:
-        return [
-            Check(
-                name=label,
-                status="ok",
-                detail=f"http hooks at {url}; the server answers (SessionStart stays a command: "
-                "Claude Code runs no http hook for it)",
-            )
-        ]
-    return [
-        Check(
+        return Check(
             name=label,
-            status="fail",
-            detail=f"http hooks post to {url}, which does not answer ({problem}): Claude Code "
-            "reports each hook as a non-blocking error and goes on without Noetic",
-            fix=f"start `noetic serve` at that address, or `noetic setup {name} --scope {scope} "
-            "--hooks command`",
+            status="ok",
+            detail=f"http hooks at {url}; the server answers (SessionStart stays a command: "
+            "Claude Code runs no http hook for it)",
         )
-    ]
+    return Check(
+        name=label,
+        status="fail",
+        detail=f"http hooks post to {url}, which does not answer ({problem}): Claude Code "
+        "reports each hook as a non-blocking error and goes on without Noetic",
+        fix=f"start `noetic serve` at that address, or `noetic setup {name} --scope {scope} "
+        "--hooks command`",
+    )
 
 
 def hook_url_checks(project: Path, home: Path, store_home: Path) -> list[Check]:

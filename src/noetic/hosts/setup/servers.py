@@ -79,7 +79,8 @@ class McpServersFile:
                 f"unknown scope {scope!r}", field="scope", fix="project or user"
             )
 
-    def path(self, scope: str, project: Path, home: Path) -> Path:
+    def path(self, scope: str, project: Path, home: Path) -> Path | None:
+        """The file Noetic's entry is in (None: Noetic writes none, it prints the entry)."""
         self.check_scope(scope)
         return (project if scope == "project" else home) / self.folder / self.name
 
@@ -91,6 +92,8 @@ class McpServersFile:
         self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
     ) -> list[FileChange]:
         target = self.path(scope, project, home)
+        if target is None:
+            return []
         root = project if scope == "project" else home
         entry = self.entry(command)
         return [server_change(target, self.KEY, entry, uninstall=uninstall, root=root)]
@@ -99,7 +102,8 @@ class McpServersFile:
         return None
 
     def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
-        found = server_command(self.path(scope, project, home), self.KEY)
+        target = self.path(scope, project, home)
+        found = server_command(target, self.KEY) if target is not None else None
         return None if found is None else [found]
 
 
@@ -115,19 +119,13 @@ class VsCodeFile(McpServersFile):
     def __init__(self) -> None:
         super().__init__(".vscode", "mcp.json")
 
+    def path(self, scope: str, project: Path, home: Path) -> Path | None:
+        found = super().path(scope, project, home)
+        return None if scope == "user" else found
+
     @staticmethod
     def entry(command: list[str]) -> dict[str, Any]:
         return {"type": "stdio", **McpServersFile.entry(command)}
-
-    def plan(
-        self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
-    ) -> list[FileChange]:
-        self.check_scope(scope)
-        if scope == "user":
-            return []
-        return super().plan(
-            scope=scope, project=project, home=home, command=command, uninstall=uninstall
-        )
 
     def manual(self, scope: str, command: list[str]) -> str | None:
         self.check_scope(scope)
@@ -141,11 +139,6 @@ class VsCodeFile(McpServersFile):
             f'  "noetic": {json.dumps(self.entry(command))}\n'
         )
 
-    def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
-        if scope == "user":
-            return None
-        return super().installed_commands(scope, project, home)
-
 
 class PrintedEntry(McpServersFile):
     """Any other MCP host: the generic ``mcpServers`` entry, printed to paste where the host
@@ -154,17 +147,12 @@ class PrintedEntry(McpServersFile):
     def __init__(self) -> None:
         super().__init__("", "")
 
-    def plan(
-        self, *, scope: str, project: Path, home: Path, command: list[str], uninstall: bool = False
-    ) -> list[FileChange]:
-        return []
+    def path(self, scope: str, project: Path, home: Path) -> Path | None:
+        return None
 
     def manual(self, scope: str, command: list[str]) -> str | None:
         entry = {"mcpServers": {NAME: McpServersFile.entry(command)}}
         return json.dumps(entry, indent=2) + "\n"
-
-    def installed_commands(self, scope: str, project: Path, home: Path) -> list[str] | None:
-        return None
 
 
 CURSOR = McpServersFile(".cursor", "mcp.json")  # <project>/.cursor/mcp.json, ~/.cursor/mcp.json

@@ -4,26 +4,17 @@ Two places record a command's exit status as the open task's outcome, and both a
 the PostToolUse hook (a Bash command Claude Code ran) and ``noetic run -- CMD``.
 
 **The runner.** A command's words are first reduced to what actually runs, by the shell gate
-(:mod:`noetic.tools.shellgate.reduction`: ``VAR=value`` prefixes and wrappers such as ``env``,
-``timeout``, ``uv run`` and ``python -m`` taken away). The reduced words name the runner, and each
-runner says which exit statuses mean the tests passed or failed (:data:`RUNNERS`). Anything
-else — pytest's 2, 3, 4, 5 (interrupted, internal error, usage error, no tests collected),
-126/127 (the command could not run), 128 + N (killed by signal N), ``timeout``'s 124 — says
-nothing about the work, so it is not an outcome. ``npm test`` in a project whose package.json
-has no real ``test`` script, and ``make T`` whose Makefile has no target ``T``, are not test
-runs at all.
+(:mod:`noetic.tools.shellgate.reduction`). The reduced words name the runner, and each runner
+says which exit statuses mean the tests passed or failed (:data:`RUNNERS`); any other status
+(interrupted, no tests collected, could not run, killed by a signal) says nothing about the work,
+so it is not an outcome.
 
 **The hook's test runs** are the commands configured in ``[outcomes] test_commands``, found
-in the command line's syntax tree (the shell gate's tree-sitter parse), not by a string
-prefix: ``cd x && pytest -q``, ``python -m pytest``, ``uv run pytest``, ``FOO=1 pytest`` are
-all ``pytest``. A configured command matches a run when the run's reduced words start with
-the configured command's reduced words, options skipped (``make -j4 test`` is ``make test``);
-the configured words stop at the first option or path (``go test ./...`` matches any ``go
-test``). The exit status Claude Code reports is the whole line's, so the test run must be the
-line's last command, reached only through ``&&`` from commands that prepare it (``cd``,
-``export``, ``source``…) or through ``;`` from anything; a pipe after it, ``||``, ``&``, or a
-loop or condition around it hide its status, and the line is then not recorded, with that
-reason.
+in the command line's syntax tree, not by a string prefix. The exit status Claude Code reports
+is the whole line's, so the test run must be the line's last command, reached only through
+``&&`` from commands that prepare it or through ``;`` from anything; a line whose operators
+hide its status is not recorded, with that reason. ``docs/claude-code.md`` gives the rules with
+examples and each runner's statuses.
 """
 
 from __future__ import annotations
@@ -61,18 +52,15 @@ class Runner(NamedTuple):
     meanings: tuple[tuple[int, str], ...] = ()
 
     def meaning(self, code: int) -> str:
-        for status, text in self.meanings:
-            if status == code:
-                return text
-        if code == 126:
-            return "the command could not be run"
-        if code == 127:
-            return "command not found"
+        own = dict(self.meanings).get(code) or _SHELL_MEANINGS.get(code)
+        if own is not None:
+            return own
         if code > 128:
             return f"killed by signal {code - 128}" + (" (interrupted)" if code == 130 else "")
         return "a status this runner does not use for a test result"
 
 
+_SHELL_MEANINGS = {126: "the command could not be run", 127: "command not found"}
 _ANY_FAILURE = frozenset(range(1, 124)) | {125}
 RUNNERS: dict[str, Runner] = {
     r.name: r
@@ -148,8 +136,7 @@ def missing_test(words: tuple[str, ...], folders: Iterable[str]) -> str | None:
     if runner.name == "npm test" and folders and not any(has_test_script(Path(f)) for f in folders):
         return "package.json has no test script"
     if runner.name == "make" and folders:
-        targets = [w for w, _ in operands(list(words)) if "=" not in w]
-        for target in targets:
+        for target in (w for w, _ in operands(list(words)) if "=" not in w):
             if not any(target in make_targets(Path(f)) for f in folders):
                 return f"the Makefile has no target {target!r}"
     return None
@@ -161,17 +148,13 @@ _PLACEHOLDER = "no test specified"  # what `npm init` writes as the test script
 def has_test_script(folder: Path) -> bool:
     """Whether ``folder/package.json`` has a ``test`` script that is not npm init's
     placeholder."""
-    data = _package_json(folder)
+    try:
+        data = json.loads((folder / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError too), not JSON
+        data = None
     scripts = data.get("scripts") if isinstance(data, dict) else None
     script = scripts.get("test") if isinstance(scripts, dict) else None
     return isinstance(script, str) and bool(script.strip()) and _PLACEHOLDER not in script
-
-
-def _package_json(folder: Path) -> Any:
-    try:
-        return json.loads((folder / "package.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # unreadable, not UTF-8 (a ValueError too), not JSON
-        return None
 
 
 _TARGET = re.compile(r"^([A-Za-z0-9_.\-/ ]+?)\s*:(?!=)", re.MULTILINE)
@@ -189,10 +172,7 @@ def make_targets(folder: Path) -> set[str]:
         except OSError:
             continue
         text = data.decode("utf-8", errors="replace")
-        found: set[str] = set()
-        for match in _TARGET.finditer(text):
-            found.update(match.group(1).split())
-        return found
+        return {target for match in _TARGET.finditer(text) for target in match.group(1).split()}
     return set()
 
 
@@ -291,9 +271,8 @@ def recognise(
     """The configured test command ``command`` runs (:class:`Recognised`), one it runs but whose
     status the line hides (:class:`Hidden`, with the reason), or None: no test run here."""
     keys = [(c, k) for c in configured if (k := key_words(c)) is not None]
-    names = {k[0] for _, k in keys} | {
-        a for a, b in PROGRAM_ALIASES.items() if b in {k[0] for _, k in keys}
-    }
+    heads = {k[0] for _, k in keys}
+    names = heads | {a for a, b in PROGRAM_ALIASES.items() if b in heads}
     if not keys or not any(name in command for name in names):
         return None  # the common case, answered without parsing
     if len(command) > MAX_LINE_CHARS:  # the gate would refuse to judge it: no parse either
@@ -316,8 +295,8 @@ def recognise(
         return None
     test = next((c for c in reversed(top) if id(c) in runs), None)
     if test is None:
-        first = next(iter(runs.values()))
-        return Hidden(first[0], "the test command runs inside a command substitution")
+        first, _ = next(iter(runs.values()))
+        return Hidden(first, "the test command runs inside a command substitution")
     configured_name, reduced = runs[id(test)]
     after = top[top.index(test) + 1 :][:1]  # a pipe's next part is the next top-level command
     downstream = next((c for c in after if any(u is test for u in c.upstream)), None)

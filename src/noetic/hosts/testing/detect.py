@@ -1,25 +1,9 @@
 """Finding a project's test commands, so outcomes are recorded without anyone configuring them.
 
 ``noetic setup claude-code`` (and the first SessionStart in a project whose configuration does
-not mention ``test_commands``) looks at the project's own files:
-
-===============================================  ==========================================
-what the project has                             test command
-===============================================  ==========================================
-pytest in pyproject.toml (``[tool.pytest…]`` or  ``pytest``
-a dependency), ``[tool:pytest]`` in setup.cfg,
-``[pytest]`` in tox.ini, pytest.ini, conftest.py,
-``test_*.py``/``*_test.py`` under ``tests/``
-package.json with a real ``test`` script         ``npm test`` (``pnpm test`` with
-                                                 pnpm-lock.yaml, ``yarn test`` with yarn.lock)
-Cargo.toml                                       ``cargo test``
-go.mod                                           ``go test ./...``
-a Makefile with a ``test`` or ``check`` target   ``make test``, ``make check``
-build.gradle(.kts)                               ``./gradlew test`` (``gradle test`` without
-                                                 the wrapper)
-pom.xml                                          ``mvn test`` (``./mvnw test`` with the
-                                                 wrapper)
-===============================================  ==========================================
+not mention ``test_commands``) looks at the project's own files, as the table in
+``docs/claude-code.md`` lists them (pytest's configuration or tests, package.json's test
+script, Cargo.toml, go.mod, a Makefile's ``test`` or ``check`` target, Gradle, Maven).
 
 The commands go to ``[outcomes] test_commands`` in the store's ``config.toml`` (edited with
 ``tomlkit``, so the file's comments stay); a configuration that already names
@@ -57,17 +41,11 @@ class Found:
 def detect(project: Path) -> list[Found]:
     """The project's test commands, in the order of the table above."""
     found: list[Found] = []
-    pytest_why = _pytest(project)
-    if pytest_why is not None:
-        found.append(Found("pytest", pytest_why))
+    if (why := _pytest(project)) is not None:
+        found.append(Found("pytest", why))
     if has_test_script(project):
-        tool = (
-            "pnpm"
-            if (project / "pnpm-lock.yaml").is_file()
-            else "yarn"
-            if (project / "yarn.lock").is_file()
-            else "npm"
-        )
+        locks = {"pnpm": "pnpm-lock.yaml", "yarn": "yarn.lock"}
+        tool = next((t for t, lock in locks.items() if (project / lock).is_file()), "npm")
         found.append(Found(f"{tool} test", "package.json has a test script"))
     if (project / "Cargo.toml").is_file():
         found.append(Found("cargo test", "Cargo.toml"))
@@ -83,8 +61,9 @@ def detect(project: Path) -> list[Found]:
             found.append(Found("./gradlew test" if wrapper else "gradle test", name))
             break
     if (project / "pom.xml").is_file():
-        wrapper = (project / "mvnw").is_file()
-        found.append(Found("./mvnw test" if wrapper else "mvn test", "pom.xml"))
+        found.append(
+            Found("./mvnw test" if (project / "mvnw").is_file() else "mvn test", "pom.xml")
+        )
     return found
 
 
@@ -136,11 +115,9 @@ def _dependencies(pyproject: dict[str, Any]) -> list[str]:
     out = [d for deps in lists if isinstance(deps, list) for d in deps if isinstance(d, str)]
     poetry = pyproject.get("tool", {}).get("poetry", {})
     if isinstance(poetry, dict):
-        for key in ("dependencies", "dev-dependencies"):
-            table = poetry.get(key)
-            out += list(table) if isinstance(table, dict) else []
-        for group in (poetry.get("group") or {}).values():
-            table = group.get("dependencies") if isinstance(group, dict) else None
+        groups = (poetry.get("group") or {}).values()
+        tables = [g.get("dependencies") for g in groups if isinstance(g, dict)]
+        for table in (poetry.get("dependencies"), poetry.get("dev-dependencies"), *tables):
             out += list(table) if isinstance(table, dict) else []
     return out
 

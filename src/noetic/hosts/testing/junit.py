@@ -94,12 +94,9 @@ def read_junit(data: bytes, source: str) -> JUnitSummary:
                 field=source,
             )
         report = JUnitXml.fromstring(data)
-    except ExpatError as exc:
-        raise InvalidValueError(
-            f"{source}:{exc.lineno}:{exc.offset}: not well-formed XML ({exc})", field=source
-        ) from None
-    except ParseError as exc:
-        line, column = getattr(exc, "position", (0, 0))
+    except (ExpatError, ParseError) as exc:
+        expat = isinstance(exc, ExpatError)
+        line, column = (exc.lineno, exc.offset) if expat else getattr(exc, "position", (0, 0))
         raise InvalidValueError(
             f"{source}:{line}:{column}: not well-formed XML ({exc})", field=source
         ) from None

@@ -7,12 +7,10 @@ The project says which commands are its tests, in ``<store>/config.toml``::
 
 ``noetic setup claude-code`` writes the ones it finds in the project (:mod:`.testdetect`).
 Which command lines run one of them, and which exit statuses are outcomes, is
-:mod:`noetic.hosts.testing.commands`; this module reads the configuration and records the outcome.
+:mod:`noetic.hosts.testing.commands`; this module records the outcome.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,18 +18,6 @@ if TYPE_CHECKING:
 
 
 MAX_EVIDENCE = 500
-
-
-def test_commands(home: Path) -> list[str]:
-    """The configured test commands (:mod:`noetic.config` checks them)."""
-    from noetic.config import load
-
-    return list(load(home).test_commands)
-
-
-def evidence_for(command: str, exit_code: int, via: str) -> str:
-    shown = command if len(command) <= MAX_EVIDENCE else command[: MAX_EVIDENCE - 1] + "…"
-    return f"`{shown}` exited {exit_code} ({via})"
 
 
 def record_exit(
@@ -45,13 +31,9 @@ def record_exit(
         return None
     from noetic.calibration import record_outcome  # the calibration, for an outcome to record
 
-    return record_outcome(
-        store,
-        cascade.id,
-        score=score,
-        source="test",
-        evidence=evidence_for(command, exit_code, via),
-    )
+    shown = command if len(command) <= MAX_EVIDENCE else command[: MAX_EVIDENCE - 1] + "…"
+    evidence = f"`{shown}` exited {exit_code} ({via})"
+    return record_outcome(store, cascade.id, score=score, source="test", evidence=evidence)
 
 
 class CommandNotRunnable(Exception):
