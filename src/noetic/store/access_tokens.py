@@ -42,12 +42,8 @@ def token_by_hash(store: BaseStore, digest: str) -> dict[str, Any] | None:
 
 def revoke_token(store: BaseStore, name: str) -> bool:
     """Mark ``name`` revoked now; False when it was revoked already."""
-    with store.transaction() as c:
-        changed = c.execute(
-            "UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
-            (now(), name),
-        ).rowcount
-    return bool(changed)
+    sql = "UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"
+    return bool(store.write(sql, (now(), name)))
 
 
 def any_live_token(store: BaseStore) -> bool:
@@ -58,9 +54,4 @@ def any_live_token(store: BaseStore) -> bool:
 
 
 def _row(row: Any) -> dict[str, Any]:
-    return {
-        "name": row[0],
-        "read_only": bool(row[1]),
-        "created_at": row[2],
-        "revoked_at": row[3],
-    }
+    return {**dict(row), "read_only": bool(row["read_only"])}  # the columns of _COLUMNS

@@ -1,13 +1,9 @@
-"""The agent's two persisted horizons, in the seed's tables.
+"""The agent's two persisted horizons, in the seed's tables (``docs/agent.md``).
 
 ``user_profiles`` holds one JSON profile per user (horizon 1); ``task_workspaces`` one JSON
 workspace per task (horizon 2), written after every step of a run with the task's status and
-query, so ``noetic agent resume TASK`` can pick it up after a crash. Execution state (horizon 3)
-has no table.
-
-Forgetting (the seed's ``delete_user_profile`` and ``delete_task_workspace``) deletes the rows
-with SQLite's ``secure_delete`` on, so the freed pages are overwritten rather than left with the
-text in them, then checkpoints the write-ahead log so no old copy of a page stays there either.
+query, so ``noetic agent resume TASK`` can pick it up after a crash. Forgetting deletes with
+SQLite's ``secure_delete`` on, then checkpoints the write-ahead log (:func:`_wiping`).
 """
 
 from __future__ import annotations
@@ -32,13 +28,12 @@ def load_profile(store: BaseStore, user_id: str) -> dict[str, Any] | None:
 
 def save_profile(store: BaseStore, user_id: str, data: dict[str, Any]) -> None:
     text = json.dumps(data, ensure_ascii=False, default=str)
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO user_profiles (user_id, profile_data, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (user_id) DO UPDATE SET profile_data = excluded.profile_data, "
-            "updated_at = excluded.updated_at",
-            (user_id, text, now()),
-        )
+    store.write(
+        "INSERT INTO user_profiles (user_id, profile_data, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (user_id) DO UPDATE SET profile_data = excluded.profile_data, "
+        "updated_at = excluded.updated_at",
+        (user_id, text, now()),
+    )
 
 
 def save_workspace(
@@ -82,9 +77,8 @@ def list_workspaces(store: BaseStore, limit: int = 20) -> list[dict[str, Any]]:
         "SELECT task_id, user_id, query, status, updated_at FROM task_workspaces "
         "ORDER BY updated_at DESC LIMIT ?",
         (limit,),
-    ).fetchall()
-    keys = ("task_id", "user_id", "query", "status", "updated_at")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    )
+    return [dict(row) for row in rows]
 
 
 def delete_user(store: BaseStore, user_id: str) -> list[str]:

@@ -45,13 +45,15 @@ from noetic.store.rows import (
     new_id,
     now,
     parse_export,
+    where,
 )
-from noetic.store.writer import WRITER, stamped, writing_as
+from noetic.store.writer import WRITER, insert_sql, stamped, writing_as
 from noetic.untrusted import check_identifier, check_text_field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import threading
+    from collections.abc import Iterator
     from typing import Any, Final
 
     from noetic.assessment import Assessment, Decision
@@ -100,14 +102,16 @@ class BaseStore:
         join transactions (SQLite); elsewhere each write inside is its own transaction."""
         return nullcontext()
 
+    def write(self, sql: str, args: Any = ()) -> int:
+        """One statement as its own write; how many rows it changed."""
+        with self.transaction() as c:
+            changed: int = c.execute(sql, args).rowcount
+        return changed
+
     def insert_returning(self, c: Any, table: str, row: dict[str, Any]) -> Row:
         """Insert ``row`` and return it as stored (its id and defaults filled in), in one
         statement."""
-        row = stamped(table, row)
-        cols = ", ".join(f'"{k}"' for k in row)
-        marks = ", ".join("?" for _ in row)
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks}) RETURNING *"
-        stored: Row = c.execute(sql, list(row.values())).fetchall()[0]
+        stored: Row = c.execute(*insert_sql(table, row, " RETURNING *")).fetchall()[0]
         return stored
 
     def _by_id_or_prefix(self, table: str, key: str) -> list[Row]:
@@ -162,10 +166,7 @@ class BaseStore:
         assessment_id: int | None = None,
         all_reflex: bool = False,
     ) -> None:
-        """Mark the session's files behind, in the write's own transaction (a store whose
-        backend keeps no session files marks nothing)."""
-        if not self.queues_files:
-            return
+        """Mark the session's files behind, in the write's own transaction."""
         marked = self._marked  # a mark the same write made already says it all
         if marked is not None:
             key = (session_id, assessment_id, all_reflex)
@@ -176,6 +177,14 @@ class BaseStore:
             "INSERT INTO file_backlog (session_id, assessment_id, all_reflex) VALUES (?, ?, ?)",
             (session_id, assessment_id, int(all_reflex)),
         )
+
+    @contextlib.contextmanager
+    def _changing(self, session_id: str) -> Iterator[Any]:
+        """A write that changes the session's files: it marks them behind (:meth:`_queue`)."""
+        with self.transaction() as c:
+            yield c
+            self._queue(c, session_id)
+        self._files_changed()
 
     def _no_sessions(self) -> bool:
         return self.conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchone() is None
@@ -259,10 +268,8 @@ class BaseStore:
             created_at=now(),
             written_by=WRITER.get(),
         )
-        with self.transaction() as c:
+        with self._changing(record.id) as c:
             self.insert(c, "sessions", record.model_dump())
-            self._queue(c, record.id)
-        self._files_changed()
         return record
 
     def get_session(self, session_id: str) -> SessionRecord:
@@ -275,24 +282,17 @@ class BaseStore:
         session = self.get_session(session_id)
         if session.status == "ended":
             return session
-        with self.transaction() as c:
+        with self._changing(session.id) as c:
             c.execute(
                 "UPDATE sessions SET status = 'ended', ended_at = ? WHERE id = ?",
                 (now(), session.id),
             )
-            self._queue(c, session.id)
-        self._files_changed()
         return self.get_session(session.id)
 
     def list_sessions(self, *, limit: int = 50, ai_id: str | None = None) -> list[SessionRecord]:
-        sql = "SELECT * FROM sessions"
-        args: list[Any] = []
-        if ai_id:
-            sql += " WHERE ai_id = ?"
-            args.append(ai_id)
-        sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
-        args.append(limit)
-        return [SessionRecord(**dict(r)) for r in self.conn.execute(sql, args)]
+        cond, args = where(ai_id=ai_id or None)
+        sql = f"SELECT * FROM sessions{cond} ORDER BY created_at DESC, id DESC LIMIT ?"
+        return [SessionRecord(**dict(r)) for r in self.conn.execute(sql, [*args, limit])]
 
     # cascades -----------------------------------------------------------------------------
 
@@ -317,12 +317,10 @@ class BaseStore:
             created_at=now(),
             written_by=WRITER.get(),
         )
-        with self.transaction() as c:
+        with self._changing(session_id) as c:  # the session's document lists its tasks
             row = record.model_dump()
             row["result"] = json.dumps(row["result"])
             self.insert(c, "cascades", row)
-            self._queue(c, session_id)  # the session's document lists its tasks
-        self._files_changed()
         return record
 
     def get_cascade(self, cascade_id: str) -> CascadeRecord:
@@ -347,13 +345,11 @@ class BaseStore:
     def finish_cascade(self, cascade_id: str, status: str, result: dict[str, Any]) -> CascadeRecord:
         cascade = self.get_cascade(cascade_id)
         ended, text = now(), json.dumps(result)
-        with self.transaction() as c:
+        with self._changing(cascade.session_id) as c:
             c.execute(
                 "UPDATE cascades SET status = ?, ended_at = ?, result = ? WHERE id = ?",
                 (status, ended, text, cascade.id),
             )
-            self._queue(c, cascade.session_id)
-        self._files_changed()
         # the row as written, not read back: its result as a read gives it
         return cascade.model_copy(
             update={"status": status, "ended_at": ended, "result": json.loads(text)}
@@ -393,8 +389,8 @@ class BaseStore:
     def assessments(
         self, *, session_id: str | None = None, cascade_id: str | None = None
     ) -> list[AssessmentRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id)
-        rows = self.conn.execute(f"SELECT * FROM assessments{where} ORDER BY session_id, seq", args)
+        cond, args = where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM assessments{cond} ORDER BY session_id, seq", args)
         return [assessment_record(r) for r in rows]
 
     def outcomes_of(self, cascade_id: str) -> list[dict[str, Any]]:
@@ -436,18 +432,16 @@ class BaseStore:
             "created_at": now(),
             "written_by": WRITER.get(),
         }
-        with self.transaction() as c:
+        with self._changing(session_id) as c:
             row_id = self.insert(c, "investigations", row)
-            self._queue(c, session_id)
-        self._files_changed()
         assert row_id is not None  # the table has an integer id
         return InvestigationRecord(id=row_id, **row)
 
     def investigations(
         self, *, session_id: str | None = None, cascade_id: str | None = None
     ) -> list[InvestigationRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id)
-        rows = self.conn.execute(f"SELECT * FROM investigations{where} ORDER BY id", args)
+        cond, args = where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM investigations{cond} ORDER BY id", args)
         return [investigation_record(r) for r in rows]
 
     # goals --------------------------------------------------------------------------------
@@ -477,10 +471,8 @@ class BaseStore:
             updated_at=stamp,
             written_by=WRITER.get(),
         )
-        with self.transaction() as c:
+        with self._changing(session_id) as c:
             self.insert(c, "goals", record.model_dump())
-            self._queue(c, session_id)
-        self._files_changed()
         return record
 
     def get_goal(self, goal_id: str) -> GoalRecord:
@@ -492,8 +484,8 @@ class BaseStore:
     def goals(
         self, *, session_id: str | None = None, cascade_id: str | None = None
     ) -> list[GoalRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id)
-        rows = self.conn.execute(f"SELECT * FROM goals{where} ORDER BY created_at, id", args)
+        cond, args = where(session_id=session_id, cascade_id=cascade_id)
+        rows = self.conn.execute(f"SELECT * FROM goals{cond} ORDER BY created_at, id", args)
         return [GoalRecord(**dict(r)) for r in rows]
 
     # events -------------------------------------------------------------------------------
@@ -528,8 +520,8 @@ class BaseStore:
         kind: str | None = None,
         limit: int = 1000,
     ) -> list[EventRecord]:
-        where, args = _where(session_id=session_id, cascade_id=cascade_id, kind=kind)
-        rows = self.conn.execute(f"SELECT * FROM events{where} ORDER BY id LIMIT ?", [*args, limit])
+        cond, args = where(session_id=session_id, cascade_id=cascade_id, kind=kind)
+        rows = self.conn.execute(f"SELECT * FROM events{cond} ORDER BY id LIMIT ?", [*args, limit])
         return [EventRecord(**{**dict(r), "data": json.loads(r["data"])}) for r in rows]
 
     # export / import / rebuild ------------------------------------------------------------
@@ -578,15 +570,10 @@ class BaseStore:
         return head, tail
 
     def session_document(self, session_id: str, *, fresh: bool = False) -> bytes:
-        """The session's file: :meth:`export_session` as one line of JSON, byte for byte.
-
-        A session's assessments and events never change once written (import ``--replace``
-        deletes and re-inserts assessments under new ids), so each is read and encoded once: this
-        store keeps them encoded for its last :data:`GROWN_SESSIONS` sessions and reads only the
-        rows added since, after checking (one indexed count) that the rows it holds are still
-        exactly those in SQLite. So a drain costs the new rows, plus joining the text; ``fresh``
-        reads everything again. (A drain in a fresh process starts from what the last drain
-        recorded beside the document: :mod:`noetic.store.document`.)"""
+        """The session's file: :meth:`export_session` as one line of JSON, byte for byte, built
+        from the assessments and events this store keeps encoded for its last
+        :data:`GROWN_SESSIONS` sessions (or the last drain recorded: :mod:`noetic.store.document`)
+        and the rows added since; ``fresh`` reads everything again."""
         return self._session_document(session_id, fresh=fresh)[0]
 
     def _session_document(
@@ -652,10 +639,9 @@ class BaseStore:
                 row = cascade.model_dump()
                 row["result"] = json.dumps(row["result"])
                 self.insert(c, "cascades", row)
-            for row in parsed["assessments"]:
-                self.insert(c, "assessments", row)
-            for row in parsed["investigations"]:
-                self.insert(c, "investigations", row)
+            for table in ("assessments", "investigations"):
+                for row in parsed[table]:
+                    self.insert(c, table, row)
             for goal in parsed["goals"]:
                 self.insert(c, "goals", goal.model_dump())
             if not exists:
@@ -709,10 +695,3 @@ def _close_open_stores() -> None:
     for store in list(_OPEN):
         with contextlib.suppress(Exception):
             store.close()
-
-
-def _where(**filters: Any) -> tuple[str, list[Any]]:
-    present = {k: v for k, v in filters.items() if v is not None}
-    if not present:
-        return "", []
-    return " WHERE " + " AND ".join(f"{k} = ?" for k in present), list(present.values())

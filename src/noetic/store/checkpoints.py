@@ -1,12 +1,9 @@
 """Compact checkpoints, one per assessment, in git notes when the project is a repository.
 
 A checkpoint is one JSON line (vectors to two decimals in canonical order, the action, the three
-largest moves since the previous assessment, a short note), a few dozen tokens, so a new session
-can load where the last ones stood instead of whole session files. In a git repository with at
-least one commit, checkpoints are appended to a note on ``HEAD`` under
-``refs/notes/noetic/checkpoints``, so they travel with the history (``git push origin
-refs/notes/noetic/*``). Without git, outside a repository, or before the first commit, they go
-to the store's ``checkpoints`` table instead. Either way the store can list them.
+largest moves since the previous assessment, a short note): in a git repository with a commit,
+appended to a note on ``HEAD`` under :data:`NOTES_REF`; elsewhere, to the store's ``checkpoints``
+table. Either way the store can list them (``docs/recall.md``, "Checkpoints in git notes").
 """
 
 from __future__ import annotations
@@ -162,13 +159,8 @@ class Appending:
 def start_checkpoint(store: BaseStore, checkpoint: Checkpoint, repo: Path | None) -> Appending:
     """Start appending ``checkpoint`` (see :func:`write_checkpoint`); :meth:`Appending.finish`
     completes it."""
-    git = (
-        None
-        if repo is None
-        else _started(
-            repo, "notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD", stdin=checkpoint.line()
-        )
-    )
+    note = ("notes", "--ref", NOTES_REF, "append", "-F", "-", "HEAD")
+    git = None if repo is None else _started(repo, *note, stdin=checkpoint.line())
     return Appending(store, checkpoint, git)
 
 

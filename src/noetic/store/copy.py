@@ -1,24 +1,13 @@
 """Copying a SQLite store into another store (``noetic migrate --to …``): a PostgreSQL one, or
-another SQLite store.
+another SQLite store, as ``docs/storage.md`` ("Moving a store") describes.
 
-Every table the migrations made is copied row for row, parents before children (the order
-comes from SQLite's foreign keys, and every ``session_id`` and ``cascade_id`` column counts as
-one), in one transaction of the target: the copy lands whole or not at all. Then each table is
-verified: its row count and a checksum of every row (SHA-256 over the rows in key order, each
-value tagged with its type) must be the same on both sides; a table that differs is reported by
-name and the command fails, and the transaction is rolled back.
-
-The target must be empty or hold only this store's rows (an earlier copy of it: running the copy
-again adds only what is new). One that holds other rows (another member's history) is refused
-before anything is written, naming the tables and how many rows of others each holds, unless
-``merge``: then this store's rows are brought in beside them. A row whose key the target already
-uses for another row gets a new key (an integer id past both stores' largest, a text id a new
-random one with the same prefix), and every row that refers to it (declared foreign keys, and
-``session_id``/``cascade_id``) is rewritten to the new key; a row the target already holds as it
-is, under its key or under another (an earlier merge) is not added again. A table keyed by a name
-(``tokens``, ``recall_generations``, ``user_profiles``…) keeps the target's row where both have
-one (counted as ``kept``). The merge is verified per table: every row brought in, as re-keyed,
-reads back the same from the target, before the transaction commits.
+Every table the migrations made is copied row for row, parents before children (the order comes
+from SQLite's foreign keys, and every ``session_id`` and ``cascade_id`` column counts as one), in
+one transaction of the target, then verified: its row count and a checksum of every row (SHA-256
+over the rows in key order, each value tagged with its type) must be the same on both sides, or
+the transaction is rolled back. A target holding other rows is refused before anything is
+written unless ``merge``: then a row whose key is taken there gets a new one, every row referring
+to it is rewritten, and a table keyed by a name keeps the target's row (``kept``).
 
 Not copied: ``schema_migrations`` (the target records its own), ``file_backlog`` (which local
 files lag: the target writes none).
@@ -27,6 +16,7 @@ files lag: the target writes none).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
@@ -127,10 +117,8 @@ def _rows(conn: Any, table: str, columns: list[str], key: list[str]) -> Iterator
 def _tagged(value: Any) -> str:
     if value is None:
         return "n"
-    if isinstance(value, bool):
+    if isinstance(value, int):  # a bool too
         return f"i{int(value)}"
-    if isinstance(value, int):
-        return f"i{value}"
     if isinstance(value, float):
         return f"f{value.hex()}"
     if isinstance(value, bytes | memoryview):
@@ -214,21 +202,10 @@ def _copy(source: BaseStore, target: BaseStore, c: Any, plan: Plan) -> list[Tabl
     """Every row, ids and all, into a target holding none but this store's rows; verified."""
     tables = []
     for table, columns, key in plan:
-        insert = (
-            f"INSERT INTO {table} ({_quoted(columns)}) VALUES "
-            f"({', '.join('?' for _ in columns)}) ON CONFLICT DO NOTHING"
-        )
-        copied = 0
-        batch: list[Any] = []
-        for row in _rows(source.conn, table, columns, key):
-            batch.append(tuple(row))
-            if len(batch) >= BATCH:
-                copied += c.executemany(insert, batch).rowcount
-                batch = []
-        if batch:
-            copied += c.executemany(insert, batch).rowcount
-        if target.dialect == "postgresql" and "id" in columns and key == ["id"]:
-            _advance_identity(c, table)
+        insert = _insert(table, columns) + " ON CONFLICT DO NOTHING"
+        rows = (tuple(row) for row in _rows(source.conn, table, columns, key))
+        copied = _insert_all(c, insert, rows)
+        _advance_identity(target, c, table, columns, key)
         source_rows, source_sum = checksum(source.conn, table, columns, key)
         target_rows, target_sum = checksum(c, table, columns, key)
         tables.append(
@@ -249,10 +226,8 @@ def _merge(source: BaseStore, target: BaseStore, c: Any, plan: Plan) -> list[Tab
     tables = []
     for table, columns, key in plan:
         refs = [(col, parent) for col, parent, _ in references(source.conn, table)]
-        merged = _merge_table(source, c, table, columns, key, refs, moved)
-        tables.append(merged)
-        if target.dialect == "postgresql" and "id" in columns and key == ["id"]:
-            _advance_identity(c, table)
+        tables.append(_merge_table(source, c, table, columns, key, refs, moved))
+        _advance_identity(target, c, table, columns, key)
     return tables
 
 
@@ -315,10 +290,8 @@ def _merge_table(
             kept += 1
         if single:
             own[mine[0]] = decided[-1][1][0]
-    insert = f"INSERT INTO {table} ({_quoted(columns)}) VALUES ({', '.join('?' for _ in columns)})"
     expected: dict[tuple[Any, ...], str] = {}
-    batch: list[tuple[Any, ...]] = []
-    copied = 0
+    added: list[tuple[Any, ...]] = []
     for row, (_, there_key, add) in zip(rows, decided, strict=True):
         values = mapped(row, itself=True)
         for i, v in zip(keyed, there_key, strict=True):
@@ -327,13 +300,9 @@ def _merge_table(
             continue  # a kept row, or one found under another key: nothing to check of ours
         expected[tuple(there_key)] = _tag(values)
         if add:
-            batch.append(tuple(values))
-            copied += 1
-        if len(batch) >= BATCH:
-            c.executemany(insert, batch)
-            batch = []
-    if batch:
-        c.executemany(insert, batch)
+            added.append(tuple(values))
+    copied = len(added)
+    _insert_all(c, _insert(table, columns), added)
     found = {tuple(r[i] for i in keyed): _tag(r) for r in _rows(c, table, columns, key)}
     got = [found.get(k, "") for k in expected]
     return TableCopy(
@@ -343,8 +312,25 @@ def _merge_table(
     )  # fmt: skip
 
 
-def _advance_identity(c: Any, table: str) -> None:
-    """An identity column's next value past the ids copied in, so new rows do not collide."""
+def _insert(table: str, columns: list[str]) -> str:
+    return f"INSERT INTO {table} ({_quoted(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+
+
+def _insert_all(c: Any, insert: str, rows: Iterable[tuple[Any, ...]]) -> int:
+    """Run ``insert`` for each of ``rows``, a batch at a time; how many rows it inserted."""
+    inserted, left = 0, iter(rows)
+    while batch := list(itertools.islice(left, BATCH)):
+        inserted += c.executemany(insert, batch).rowcount
+    return inserted
+
+
+def _advance_identity(
+    target: BaseStore, c: Any, table: str, columns: list[str], key: list[str]
+) -> None:
+    """On PostgreSQL, an identity column's next value past the ids copied in, so new rows do
+    not collide."""
+    if target.dialect != "postgresql" or "id" not in columns or key != ["id"]:
+        return
     found = c.execute("SELECT pg_get_serial_sequence(?, 'id')", (table,)).fetchone()
     if found is None or found[0] is None:
         return  # a text id

@@ -1,13 +1,9 @@
 """Each agent's current session in a store: what its commands act on when no session is named.
 
 One small JSON file per agent (``current/<ai_id>-<hash>.json``, holding the ``ai_id`` and the
-``session_id``), replaced atomically by that agent's ``bootstrap``. Agents with different ids
-never read or write each other's file, so any number of them can work in one store at once;
-agents that share an id share its current session, which is why a process can pin its own
-with ``NOETIC_SESSION``. An agent that names no id is :data:`DEFAULT_AI_ID`.
-
-Stores written before current sessions were per agent kept one ``current_session`` file; the
-default agent still reads it when it has no file of its own.
+``session_id``), replaced atomically by that agent's ``bootstrap``, so agents with different ids
+never touch each other's. An agent that names no id is :data:`DEFAULT_AI_ID`, which still reads
+the one ``current_session`` file of older stores when it has none (``docs/storage.md``).
 """
 
 from __future__ import annotations

@@ -10,12 +10,9 @@ in step). Layout under the store's home::
                                                    one line per assessment of that session and
                                                    day, in ``seq`` order
 
-A session document is replaced whole: a temporary file in the same directory, then a rename, so
-a reader sees the old file or the new one, never half of one. A reflex log only grows: new lines
-are appended (:func:`extend_lines`), which costs the same however long the log, and an append cut
-short (a killed process) leaves at most one unterminated last line, which the next append
-repairs. Before this layout, each assessment's reflex log was its own file,
-``<session_id>-<seq:04d>-<phase>.json`` in the same folder; ``noetic rebuild`` replaces those.
+A session document is replaced whole, by rename (:func:`atomic_write_bytes`); a reflex log only
+grows (:func:`extend_lines`). What each promises after a crash, and the one-file-per-assessment
+logs of before (``noetic rebuild`` replaces them), are ``docs/storage.md``'s.
 """
 
 from __future__ import annotations
@@ -89,11 +86,9 @@ def file_lock(path: Path) -> Iterator[None]:
 def session_files(home: Path) -> list[Path]:
     """The session JSON documents under ``home``, in name order."""
     folder = home / "sessions"
-    return (
-        sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
-        if folder.is_dir()
-        else []
-    )
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
 
 
 GITIGNORE = """\

@@ -2,20 +2,14 @@
 
 A session's assessments and events never change once written, so a store keeps them encoded for
 its recent sessions and reads only the rows added since (see
-:meth:`noetic.store.base.BaseStore.session_document`).
-
-A fresh process (every CLI command and hook) starts with none of them, so a drain would read and
-encode the whole session again. So, each time it writes a session's document, the drain also
-writes a small record of it beside the document, ``sessions/.<session_id>.grown``
-(:func:`keep`): the database it came from, how far its assessments and events go, and where they
-lie in the document's bytes, with a checksum of the document. The next process reads the record
-and the document back (:func:`restore`), takes the assessments' and events' text straight from
-the document's bytes, and reads from SQLite only the rows added since. It trusts nothing it has
-not checked: the record's own checksum, format and session; the database's identity (when its
-first migration was applied); the document's size and checksum; and, as for a store's own
-memory, that SQLite still holds exactly the rows encoded (:meth:`Grown.intact`). Any mismatch, a
-missing, truncated or corrupt record, or one from another format, means the document is built
-from SQLite whole, as ``noetic rebuild`` does; the bytes written are the same either way.
+:meth:`noetic.store.base.BaseStore.session_document`). So that a fresh process (every CLI command
+and hook) need not encode the whole session again, each drain also writes beside the document a
+small record of what it holds, ``sessions/.<session_id>.grown`` (:func:`keep`), which the next
+process checks and starts from (:func:`restore`). It trusts nothing it has not checked: the
+record's own checksum, format and session; the database's identity (when its first migration
+was applied); the document's size and checksum; and, as for a store's own memory, that SQLite
+still holds exactly the rows encoded (:meth:`Grown.intact`). Any mismatch means the document is
+built from SQLite whole; the bytes written are the same either way (``docs/storage.md``).
 """
 
 from __future__ import annotations

@@ -3,17 +3,9 @@
 A run's row holds what was asked (the task set, the model, the profile, the settings) and how
 it stands (``running``, ``completed``, ``failed``, ``interrupted``). Each problem has a row from
 the start, with the problem itself (so a resume needs neither the task file nor the package
-again) and its state, written after every step in the step's own transaction (where the
-backend joins transactions, :meth:`~noetic.store.base.BaseStore.unit`: the task opened, the
-POSTFLIGHT, the outcome are stored with the state that names them, or neither is):
-
-``pending`` → ``started`` (its task opened: ``cascade_id``) → ``answered`` (the function
-written and the POSTFLIGHT recorded: ``code``) → ``done`` (the tests' verdict: ``passed``,
-``reason``), or ``error`` (the model's reply could not be used; ``reason`` says why).
-
-A resumed run goes on from each problem's state: it runs the tests of an ``answered`` problem
-without asking the model again, and starts a ``started`` one afresh (its half-done task closed
-as abandoned), so no step that finished is run twice.
+again) and its state (:data:`STATES`), written after every step in the step's own transaction
+(where the backend joins transactions, :meth:`~noetic.store.base.BaseStore.unit`), so a resumed
+run runs no finished step twice (``docs/eval.md``).
 """
 
 from __future__ import annotations
@@ -23,11 +15,10 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
-from noetic.errors import NotFoundError
 from noetic.frozen import Frozen
 from noetic.store import reads
 from noetic.store.base import BaseStore
-from noetic.store.rows import new_id, now
+from noetic.store.rows import new_id, now, update_sql
 
 STATES: Final = ("pending", "started", "answered", "done", "error")
 
@@ -106,13 +97,9 @@ def runs(store: BaseStore) -> list[EvalRunRecord]:
 
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``detail``, ``ended_at`` or ``settings``."""
-    unknown = set(fields) - {"status", "detail", "ended_at", "settings"}
-    if unknown:
-        raise ValueError(f"eval_runs has no settable column {sorted(unknown)}")
-    values = {k: json.dumps(v) if k == "settings" else v for k, v in fields.items()}
-    sets = ", ".join(f"{k} = ?" for k in values)
-    with store.transaction() as conn:
-        conn.execute(f"UPDATE eval_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+    allowed = ("status", "detail", "ended_at", "settings")
+    sql, values = update_sql("eval_runs", fields, allowed, ("settings",))
+    store.write(sql + " WHERE id = ?", [*values, run_id])
 
 
 def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
@@ -121,39 +108,16 @@ def tasks(store: BaseStore, run_id: str) -> list[EvalTaskRecord]:
     return [_task(r) for r in rows]
 
 
-def get_task(store: BaseStore, run_id: str, seq: int) -> EvalTaskRecord:
-    """One problem of a run, by its position."""
-    row = store.conn.execute(
-        "SELECT * FROM eval_tasks WHERE run_id = ? AND seq = ?", (run_id, seq)
-    ).fetchone()
-    if row is None:
-        raise NotFoundError(f"eval run {run_id} has no problem {seq}")
-    return _task(row)
-
-
 def update_task(store: BaseStore, run_id: str, seq: int, **fields: Any) -> None:
     """Move a problem on: ``state`` and whatever it learned (``session_id``, ``cascade_id``,
     ``code``, ``passed``, ``reason``, ``result``), in one transaction."""
-    allowed = {"state", "session_id", "cascade_id", "code", "passed", "reason", "result"}
-    unknown = set(fields) - allowed
-    if unknown:
-        raise ValueError(f"eval_tasks has no settable column {sorted(unknown)}")
+    allowed = ("state", "session_id", "cascade_id", "code", "passed", "reason", "result")
+    if fields.get("passed") is not None:
+        fields["passed"] = int(bool(fields["passed"]))
+    sql, values = update_sql("eval_tasks", fields, allowed, ("result",), updated_at=now())
     if "state" in fields and fields["state"] not in STATES:
         raise ValueError(f"unknown eval task state {fields['state']!r}")
-    values: dict[str, Any] = {}
-    for key, value in fields.items():
-        if key == "result":
-            value = json.dumps(value)
-        elif key == "passed" and value is not None:
-            value = int(bool(value))
-        values[key] = value
-    values["updated_at"] = now()
-    sets = ", ".join(f"{k} = ?" for k in values)
-    with store.transaction() as conn:
-        conn.execute(
-            f"UPDATE eval_tasks SET {sets} WHERE run_id = ? AND seq = ?",
-            [*values.values(), run_id, seq],
-        )
+    store.write(sql + " WHERE run_id = ? AND seq = ?", [*values, run_id, seq])
 
 
 def _run(row: Any) -> EvalRunRecord:
@@ -166,9 +130,7 @@ def _task(row: Any) -> EvalTaskRecord:
     data = {k: row[k] for k in EvalTaskRecord.model_fields}
     data["problem"] = json.loads(data["problem"])
     data["result"] = json.loads(data["result"] or "{}")
-    if data["passed"] is not None:
-        data["passed"] = bool(data["passed"])
-    return EvalTaskRecord(**data)
+    return EvalTaskRecord(**data)  # passed: pydantic reads the stored 0 or 1 as a bool
 
 
 def done_assessments(store: BaseStore, run_id: str) -> list[dict[str, Any]]:

@@ -32,21 +32,14 @@ def _open_read_only(db: Path) -> tuple[sqlite3.Connection, str]:
 
 def sqlite_health(db: Path) -> SqliteHealth:
     """The database's integrity and schema; :class:`StoreError` when it cannot be read."""
-    from noetic.store.migrations import pending
+    from noetic.store.migrations import applied_in, pending
 
     try:
         conn, how = _open_read_only(db)
         try:
             integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
             todo = pending(conn)
-            table = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'"
-            ).fetchone()
-            applied = (
-                {r[0] for r in conn.execute("SELECT name FROM schema_migrations")}
-                if table
-                else set()
-            )
+            applied = applied_in(conn)
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:

@@ -78,13 +78,6 @@ def _marks(values: list[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-def _equal_to(parts: list[str], args: list[Any], columns: dict[str, str | None]) -> None:
-    for column, value in columns.items():
-        if value is not None:
-            parts.append(f"{column} = ?")
-            args.append(value)
-
-
 def _created_between(parts: list[str], args: list[Any], column: str, f: ListQuery) -> None:
     """The day range on ``column`` (``until`` takes in its whole day)."""
     if f.since is not None:
@@ -101,10 +94,6 @@ def like_pattern(q: str) -> str:
     return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _where(parts: list[str]) -> str:
-    return (" WHERE " + " AND ".join(parts)) if parts else ""
-
-
 def _conditions(
     f: ListQuery,
     equal: dict[str, str | None],
@@ -118,9 +107,8 @@ def _conditions(
     filters, the ``engine`` clause (one argument), ``no_outcome`` or ``outcome`` (its ``{op}``
     the side of 0.5 a success or a failure is on), the day range on ``created``, and the
     ``search`` clause (five patterns of ``q``)."""
-    parts: list[str] = []
-    args: list[Any] = []
-    _equal_to(parts, args, equal)
+    parts = [f"{column} = ?" for column, value in equal.items() if value is not None]
+    args: list[Any] = [value for value in equal.values() if value is not None]
     if f.engine is not None:
         parts.append(engine)
         args.append(f.engine)
@@ -132,7 +120,7 @@ def _conditions(
     if f.q:
         parts.append(search)
         args += [like_pattern(f.q)] * 5
-    return _where(parts), args
+    return (" WHERE " + " AND ".join(parts)) if parts else "", args
 
 
 def _page(
@@ -168,6 +156,25 @@ def _latest_confidence(store: BaseStore, key: str, ids: list[str]) -> dict[str, 
     }
 
 
+def _per(store: BaseStore, what: str, table: str, key: str, ids: list[str]) -> dict[str, Any]:
+    """``what`` (an aggregate) of the rows of ``table`` per ``key``, for the ``key``s in
+    ``ids`` that have rows."""
+    sql = f"SELECT {key}, {what} FROM {table} WHERE {key} IN ({_marks(ids)}) GROUP BY {key}"
+    return dict(store.conn.execute(sql, ids).fetchall())
+
+
+def _engines(store: BaseStore, key: str, where: str, args: list[str]) -> dict[str, list[str]]:
+    """The engines that wrote the events matching ``where``, sorted, per ``key``."""
+    engines: dict[str, list[str]] = {}
+    for r in store.conn.execute(
+        f"SELECT DISTINCT {key}, engine FROM events WHERE {where} AND engine IS NOT NULL "
+        "ORDER BY engine",
+        args,
+    ):
+        engines.setdefault(r[key], []).append(r["engine"])
+    return engines
+
+
 # sessions ------------------------------------------------------------------------------------
 
 
@@ -199,7 +206,7 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
     marks = _marks(ids)
     conn = store.conn
     by_id = {r["id"]: r for r in conn.execute(f"SELECT * FROM sessions WHERE id IN ({marks})", ids)}
-    tasks: dict[str, tuple[int, str | None, str | None]] = {}
+    tasks: dict[str, tuple[int, str | None]] = {}
     for r in conn.execute(
         "SELECT s.id, (SELECT COUNT(*) FROM cascades c WHERE c.session_id = s.id) n, "
         "(SELECT c.id FROM cascades c WHERE c.session_id = s.id "
@@ -207,39 +214,21 @@ def _session_figures(store: BaseStore, ids: list[str]) -> list[SessionFigures]:
         f"FROM sessions s WHERE s.id IN ({marks})",
         ids,
     ):
-        tasks[r["id"]] = (r["n"], r["latest"], None)
-    latest = [t[1] for t in tasks.values() if t[1] is not None]
-    if latest:
-        named = dict(
-            conn.execute(
-                f"SELECT id, task FROM cascades WHERE id IN ({_marks(latest)})", latest
-            ).fetchall()
-        )
-        tasks = {k: (n, cid, named.get(cid or "")) for k, (n, cid, _) in tasks.items()}
+        tasks[r["id"]] = (r["n"], r["latest"])
+    latest = [cid for _, cid in tasks.values() if cid is not None]
+    sql = f"SELECT id, task FROM cascades WHERE id IN ({_marks(latest)})"
+    named = dict(conn.execute(sql, latest).fetchall()) if latest else {}
     confidence = _latest_confidence(store, "session_id", ids)
-    outcome = {
-        r["session_id"]: r["score"]
-        for r in conn.execute(
-            f"SELECT session_id, AVG(score) score FROM outcomes WHERE session_id IN ({marks}) "
-            f"GROUP BY session_id",
-            ids,
-        )
-    }
-    engines: dict[str, list[str]] = {}
-    for r in conn.execute(
-        f"SELECT DISTINCT session_id, engine FROM events WHERE session_id IN ({marks}) "
-        f"AND engine IS NOT NULL ORDER BY engine",
-        ids,
-    ):
-        engines.setdefault(r["session_id"], []).append(r["engine"])
+    outcome = _per(store, "AVG(score)", "outcomes", "session_id", ids)
+    engines = _engines(store, "session_id", f"session_id IN ({marks})", ids)
     out = []
     for i in ids:
         r = by_id[i]
-        n, cid, task = tasks.get(i, (0, None, None))
+        n, cid = tasks.get(i, (0, None))
         out.append(SessionFigures(
             id=i, agent=r["ai_id"], model=r["ai_model"], profile=r["profile"],
             project=r["project"], status=r["status"], created_at=r["created_at"], tasks=n,
-            latest_task=task, latest_task_id=cid, confidence=confidence.get(i),
+            latest_task=named.get(cid or ""), latest_task_id=cid, confidence=confidence.get(i),
             outcome=outcome.get(i), engines=engines.get(i, []),
         ))  # fmt: skip
     return out
@@ -249,12 +238,8 @@ def task_counts(store: BaseStore, session_ids: list[str]) -> dict[str, int]:
     """How many tasks each session has (0 for none), in one query."""
     if not session_ids:  # PostgreSQL refuses "IN ()"
         return {}
-    found = store.conn.execute(
-        f"SELECT session_id, COUNT(*) FROM cascades WHERE session_id IN ({_marks(session_ids)}) "
-        "GROUP BY session_id",
-        session_ids,
-    )
-    return {**dict.fromkeys(session_ids, 0), **{sid: int(n) for sid, n in found}}
+    found = _per(store, "COUNT(*)", "cascades", "session_id", session_ids)
+    return {**dict.fromkeys(session_ids, 0), **{sid: int(n) for sid, n in found.items()}}
 
 
 def find_session(store: BaseStore, session_id: str) -> SessionRecord | None:
@@ -339,30 +324,12 @@ def _task_figures(store: BaseStore, ids: list[str]) -> list[TaskFigures]:
             ids,
         )
     }
-    counts = dict(
-        conn.execute(
-            f"SELECT cascade_id, COUNT(*) FROM assessments WHERE cascade_id IN ({marks}) "
-            f"GROUP BY cascade_id",
-            ids,
-        ).fetchall()
-    )
+    counts = _per(store, "COUNT(*)", "assessments", "cascade_id", ids)
     confidence = _latest_confidence(store, "cascade_id", ids)
-    outcome = dict(
-        conn.execute(
-            f"SELECT cascade_id, AVG(score) FROM outcomes WHERE cascade_id IN ({marks}) "
-            f"GROUP BY cascade_id",
-            ids,
-        ).fetchall()
-    )
+    outcome = _per(store, "AVG(score)", "outcomes", "cascade_id", ids)
     sessions = sorted({r["session_id"] for r in by_id.values()})
-    engines: dict[str, list[str]] = {}
-    for r in conn.execute(
-        f"SELECT DISTINCT cascade_id, engine FROM events WHERE session_id IN "
-        f"({_marks(sessions)}) AND cascade_id IN ({marks}) "
-        f"AND engine IS NOT NULL ORDER BY engine",
-        [*sessions, *ids],
-    ):
-        engines.setdefault(r["cascade_id"], []).append(r["engine"])
+    within = f"session_id IN ({_marks(sessions)}) AND cascade_id IN ({marks})"
+    engines = _engines(store, "cascade_id", within, [*sessions, *ids])
     out = []
     for i in ids:
         r = by_id[i]
@@ -385,16 +352,14 @@ def session_turns(
     (rounded to 4 places; absent for a session without any)."""
     if not session_ids:  # PostgreSQL refuses "IN ()"
         return {}, {}
-    marks = _marks(session_ids)
-    tasks = {**dict.fromkeys(session_ids, 0), **task_counts(store, session_ids)}
     turns: dict[str, tuple[int, float | None]] = {}
     for sid, n, mean in store.conn.execute(
         f"SELECT session_id, COUNT(*), AVG(confidence) FROM assessments "
-        f"WHERE session_id IN ({marks}) GROUP BY session_id",
+        f"WHERE session_id IN ({_marks(session_ids)}) GROUP BY session_id",
         session_ids,
     ):
         turns[sid] = (int(n), None if mean is None else round(float(mean), 4))
-    return tasks, turns
+    return task_counts(store, session_ids), turns
 
 
 def session_agents(store: BaseStore, session_ids: list[str]) -> set[str]:

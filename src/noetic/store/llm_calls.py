@@ -5,7 +5,7 @@ from __future__ import annotations
 from noetic.errors import InvalidValueError
 from noetic.llm.base import LLMCall
 from noetic.store.base import BaseStore
-from noetic.store.rows import now
+from noetic.store.rows import now, where
 
 _FIELDS = tuple(LLMCall.model_fields)
 
@@ -31,13 +31,11 @@ def last_call_id(store: BaseStore) -> int:
 def file_under_task(store: BaseStore, session_id: str, task_id: str, after_id: int) -> int:
     """File the session's calls made after ``after_id`` with no task under ``task_id`` (a run's
     calls from before it opened its task: CASCADE's PREFLIGHT, Nova's unpacking); how many."""
-    with store.transaction() as conn:
-        filed: int = conn.execute(
-            "UPDATE llm_calls SET cascade_id = ? WHERE session_id = ? AND cascade_id IS NULL "
-            "AND id > ?",
-            (task_id, session_id, after_id),
-        ).rowcount
-        return filed
+    return store.write(
+        "UPDATE llm_calls SET cascade_id = ? WHERE session_id = ? AND cascade_id IS NULL "
+        "AND id > ?",
+        (task_id, session_id, after_id),
+    )
 
 
 def task_of_calls(store: BaseStore, task: str) -> str:
@@ -74,21 +72,10 @@ def llm_calls(
     """Recorded calls, oldest first; ``model`` matches ``provider:model`` or the model name, or
     the start of either (``claude-sonnet-4-5`` finds ``claude-sonnet-4-5-20250929``);
     ``limit`` keeps the most recent."""
-    where: list[str] = []
-    args: list[str | int] = []
-    if session_id is not None:
-        where.append("session_id = ?")
-        args.append(session_id)
-    if cascade_id is not None:
-        where.append("cascade_id = ?")
-        args.append(cascade_id)
-    if model is not None:
-        where.append("(substr(model, 1, ?) = ? OR substr(provider || ':' || model, 1, ?) = ?)")
-        args += [len(model), model, len(model), model]
-    sql = f"SELECT id, at, {', '.join(_FIELDS)} FROM llm_calls"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY id DESC"
+    named = "(substr(model, 1, ?) = ? OR substr(provider || ':' || model, 1, ?) = ?)"
+    more = [] if model is None else [(named, [len(model), model, len(model), model])]
+    cond, args = where(*more, session_id=session_id, cascade_id=cascade_id)
+    sql = f"SELECT id, at, {', '.join(_FIELDS)} FROM llm_calls{cond} ORDER BY id DESC"
     if limit is not None:
         sql += " LIMIT ?"
         args.append(limit)

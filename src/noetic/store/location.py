@@ -1,19 +1,8 @@
-"""Which store a command uses, and why.
-
-The rules, first match wins:
-
-1. ``--store DIR``;
-2. ``$NOETIC_HOME``;
-3. inside a git repository: the nearest ``.noetic`` directory from the working directory up to
-   the repository's root, else ``.noetic`` at that root. Nothing above the root is looked at, so
-   a stray ``~/.noetic`` or ``/tmp/.noetic`` never captures the projects below it;
-4. outside a repository: ``.noetic`` in the working directory.
-
-The database may instead be a shared PostgreSQL one: ``--store postgresql://…`` (which this
-process and the ones it starts then take as ``$NOETIC_STORE_URL``), ``$NOETIC_STORE_URL``, or
-``url`` under ``[store]`` in the directory's ``config.toml``, first match wins. The directory the
-rules above find still holds what is local (profiles, configuration, the current session of each
-agent on this machine).
+"""Which store a command uses, and why: ``--store DIR``, ``$NOETIC_HOME``, the nearest ``.noetic``
+up to the git repository's root (nothing above it), else ``.noetic`` in the working directory;
+the database may instead be a PostgreSQL one named by a URL (``--store``, which this process and
+its children then take as ``$NOETIC_STORE_URL``, ``$NOETIC_STORE_URL``, or ``[store] url``).
+``docs/storage.md`` ("Which store") states the rules whole.
 
 Finding a store creates nothing. Only commands that write create one (:func:`require_store`
 is what the others call), so a mistyped command in the wrong directory leaves no trace.

@@ -358,13 +358,17 @@ def _applied(conn: sqlite3.Connection) -> set[str]:
     return {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
 
 
-def pending(conn: sqlite3.Connection) -> list[str]:
-    """Migrations this database still needs (read only; a database without the table needs
-    them all)."""
+def applied_in(conn: sqlite3.Connection) -> set[str]:
+    """The migrations this database has (read only; none without the table)."""
     table = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
     ).fetchone()
-    applied = _applied(conn) if table else set()
+    return _applied(conn) if table else set()
+
+
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """Migrations this database still needs (read only)."""
+    applied = applied_in(conn)
     return [fn.__name__ for fn in MIGRATIONS if fn.__name__ not in applied]
 
 

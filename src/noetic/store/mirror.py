@@ -1,28 +1,14 @@
 """Keeping the session JSON documents and reflex logs in step with SQLite, off the write path.
 
 A write that changes a session adds a row to ``file_backlog`` in the same SQLite transaction:
-the durable marker that the session's files are behind. :func:`drain` brings them up to date:
-it reads the backlog, rewrites each marked session's JSON document once (however many writes it
-had; built from the rows added since the last drain, see :meth:`BaseStore.session_document`,
-in a new process too: each drain records beside the document what it holds, and the next one
-checks that record and starts from it, see :mod:`noetic.store.document`), appends each marked
-assessment's line to its session's reflex log, and only then deletes the rows it served. So
-the cost of a write no longer grows with the session; the rewrite is paid once per drain, and a
-session's files are two (and the document's record), not one per assessment (creating a file is
-what cost most).
-
+the durable marker that the session's files are behind. :func:`drain` brings them up to date: it
+reads the backlog, rewrites each marked session's JSON document once (from the rows added since
+the last drain: :meth:`BaseStore.session_document`, :mod:`noetic.store.document`), appends each
+marked assessment's line to its session's reflex log, and only then deletes the rows it served.
 Drains happen when the store is closed (every CLI command), when the process exits, on
-:meth:`BaseStore.flush_files`, and in a long-lived process (the MCP server) on a background thread a
-moment after each write, so files lag SQLite by about :data:`DELAY` (one second).
-
-What the files promise after a crash: SQLite holds every committed write. After a killed process
-the files hold everything drained before it died and the backlog names the rest; the next store
-opened on the directory drains it. Session documents are replaced by rename, never half-written;
-a reflex log is appended only the lines after its last one, so draining the same rows twice (a
-process killed before it deleted them) writes each line once, and a log whose last line was cut
-short is rewritten whole. Files are not fsync'd (the backlog row is what makes them
-recoverable), so after a power loss some may be older than SQLite, and ``noetic rebuild``
-rewrites them all.
+:meth:`BaseStore.flush_files`, and in a long-lived process (the MCP server) on a background
+thread a moment after each write (:data:`DELAY`). What the files promise after a crash is
+``docs/storage.md``'s ("Guarantees").
 """
 
 from __future__ import annotations
@@ -39,9 +25,13 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, Protocol
 
+    from noetic.store.document import Grown
+    from noetic.store.records import SessionRecord
+
     class Mirrored(Protocol):
-        """What the drain uses of a store: :class:`noetic.store.base.BaseStore` is one, and imports
-        this module to keep its files; this module does not import it back."""
+        """What the drain and :func:`noetic.store.session_files.write` use of a store:
+        :class:`noetic.store.base.BaseStore` is one, and imports these modules to keep its files;
+        they do not import it back."""
 
         @property
         def home(self) -> Path: ...
@@ -62,6 +52,14 @@ if TYPE_CHECKING:
         def _reader(self) -> Mirrored: ...
 
         def close(self) -> None: ...
+
+        def get_session(self, session_id: str) -> SessionRecord: ...
+
+        def _session_document(
+            self, session_id: str, *, fresh: bool, recorded: bool = False
+        ) -> tuple[bytes, dict[int, dict[str, Any]], Grown]: ...
+
+        def database_id(self) -> str | None: ...
 
 
 DELAY = 1.0  # seconds: long enough that a burst of writes costs one rewrite

@@ -13,7 +13,7 @@ from typing import Any
 
 from noetic.store import reads
 from noetic.store.base import BaseStore
-from noetic.store.rows import new_id, now
+from noetic.store.rows import new_id, now, update_sql
 
 
 def create_run(
@@ -40,30 +40,20 @@ def save_turn(store: BaseStore, run_id: str, seq: int, key: str, turn: dict[str,
 def drop_turn(store: BaseStore, run_id: str, key: str) -> None:
     """Forget one turn, so a resumed run asks for it again (a final recommendation that could
     not be read)."""
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM nova_turns WHERE run_id = ? AND key = ?", (run_id, key))
+    store.write("DELETE FROM nova_turns WHERE run_id = ? AND key = ?", (run_id, key))
 
 
 def update_run(store: BaseStore, run_id: str, **fields: Any) -> None:
     """Set ``status``, ``cascade_id``, ``inputs``, ``result`` or ``settings`` (JSON-encoded as
     needed)."""
-    allowed = {"status", "cascade_id", "inputs", "result", "ended_at", "settings"}
-    unknown = set(fields) - allowed
-    if unknown:
-        raise ValueError(f"nova_runs has no settable column {sorted(unknown)}")
-    encoded = ("inputs", "result", "settings")
-    values = {k: json.dumps(v) if k in encoded else v for k, v in fields.items()}
-    sets = ", ".join(f"{k} = ?" for k in values)
-    with store.transaction() as conn:
-        conn.execute(f"UPDATE nova_runs SET {sets} WHERE id = ?", [*values.values(), run_id])
+    allowed = ("status", "cascade_id", "inputs", "result", "ended_at", "settings")
+    sql, values = update_sql("nova_runs", fields, allowed, ("inputs", "result", "settings"))
+    store.write(sql + " WHERE id = ?", [*values, run_id])
 
 
 def get_run(store: BaseStore, run_id: str) -> dict[str, Any]:
     """A run by id or unique id prefix."""
-    row = dict(reads.run_row(store, "nova_runs", run_id, "Nova run", "noetic nova runs"))
-    for key in ("settings", "inputs", "result"):
-        row[key] = json.loads(row[key])
-    return row
+    return _decoded(reads.run_row(store, "nova_runs", run_id, "Nova run", "noetic nova runs"))
 
 
 def turns(store: BaseStore, run_id: str) -> list[dict[str, Any]]:
@@ -75,13 +65,13 @@ def turns(store: BaseStore, run_id: str) -> list[dict[str, Any]]:
 
 def runs(store: BaseStore) -> list[dict[str, Any]]:
     """Every run, oldest first, with settings, inputs and result decoded."""
-    out = []
-    for r in store.conn.execute("SELECT * FROM nova_runs ORDER BY created_at, id"):
-        row = dict(r)
-        for key in ("settings", "inputs", "result"):
-            row[key] = json.loads(row[key])
-        out.append(row)
-    return out
+    return [
+        _decoded(r) for r in store.conn.execute("SELECT * FROM nova_runs ORDER BY created_at, id")
+    ]
+
+
+def _decoded(row: Any) -> dict[str, Any]:
+    return {**dict(row), **{k: json.loads(row[k]) for k in ("settings", "inputs", "result")}}
 
 
 def run_outcomes(store: BaseStore) -> list[tuple[str, float]]:

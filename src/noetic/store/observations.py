@@ -51,19 +51,12 @@ def cache_newest(store: BaseStore) -> int:
 
 
 def cache_expire(store: BaseStore, born_before: float) -> int:
-    with store.transaction() as conn:
-        deleted: int = conn.execute(
-            "DELETE FROM pattern_cache WHERE created_at < ?", (born_before,)
-        ).rowcount
-        return deleted
+    return store.write("DELETE FROM pattern_cache WHERE created_at < ?", (born_before,))
 
 
 def cache_touch(store: BaseStore, entry_id: int, at: float) -> dict[str, Any]:
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE pattern_cache SET last_used_at = ?, hits = hits + 1 WHERE id = ?",
-            (at, entry_id),
-        )
+    sql = "UPDATE pattern_cache SET last_used_at = ?, hits = hits + 1 WHERE id = ?"
+    store.write(sql, (at, entry_id))
     return cache_entry(store, entry_id)
 
 

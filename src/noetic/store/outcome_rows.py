@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from noetic.named import NamedTuple
-from noetic.store.rows import now
+from noetic.store.rows import now, where
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,19 +37,10 @@ def _filtered(
     since: str | None = None,
     tasks: Collection[str] | None = None,
 ) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
-    for col, value in (("ai_id", ai_id), ("profile", profile), ("domain", domain)):
-        if value is not None:
-            clauses.append(f"{col} = ?")
-            args.append(value)
-    if since is not None:
-        clauses.append("at >= ?")
-        args.append(since)
+    more = [] if since is None else [("at >= ?", [since])]
     if tasks is not None:
-        clauses.append(_among(tasks))
-        args += tasks
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+        more.append((_among(tasks), list(tasks)))
+    return where(*more, ai_id=ai_id, profile=profile, domain=domain)
 
 
 def _among(tasks: Collection[str] | None, column: str = "cascade_id") -> str:
@@ -97,25 +88,17 @@ def insert_adjustment(store: BaseStore, row: dict[str, Any]) -> int:
 
 def undo_adjustment(store: BaseStore, adjustment_id: int) -> bool:
     """Mark the adjustment undone now; False when it is unknown or already undone."""
-    with store.transaction() as conn:
-        changed = conn.execute(
-            "UPDATE profile_adjustments SET undone_at = ? WHERE id = ? AND undone_at IS NULL",
-            (now(), adjustment_id),
-        ).rowcount
-    return bool(changed)
+    sql = "UPDATE profile_adjustments SET undone_at = ? WHERE id = ? AND undone_at IS NULL"
+    return bool(store.write(sql, (now(), adjustment_id)))
 
 
 def adjustments(
     store: BaseStore, *, profile: str | None = None, adjustment_id: int | None = None
 ) -> list[dict[str, Any]]:
     """The adjustments of ``profile`` (or the one ``adjustment_id``), oldest first."""
-    sql, args = "SELECT * FROM profile_adjustments", list[str | int]()
-    if profile is not None:
-        sql, args = sql + " WHERE profile = ?", [profile]
-    if adjustment_id is not None:
-        sql += (" AND" if args else " WHERE") + " id = ?"
-        args.append(adjustment_id)
-    return [dict(r) for r in store.conn.execute(sql + " ORDER BY id", args)]
+    cond, args = where(profile=profile, id=adjustment_id)
+    sql = f"SELECT * FROM profile_adjustments{cond} ORDER BY id"
+    return [dict(r) for r in store.conn.execute(sql, args)]
 
 
 class Who(NamedTuple):
@@ -184,14 +167,13 @@ def nova_turn_keys(store: BaseStore, tasks: Collection[str] | None = None) -> li
 
 def keep_map(store: BaseStore, scope: str, stamp: tuple[int, int], body: str) -> None:
     """Keep the map of ``scope`` fitted on the outcomes ``stamp`` counts, replacing any."""
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
-            "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
-            "body = excluded.body",
-            (scope, stamp[0], stamp[1], now(), body),
-        )
+    store.write(
+        "INSERT INTO calibration_maps (scope, outcomes, last_id, fitted_at, body) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope) DO UPDATE SET outcomes = "
+        "excluded.outcomes, last_id = excluded.last_id, fitted_at = excluded.fitted_at, "
+        "body = excluded.body",
+        (scope, stamp[0], stamp[1], now(), body),
+    )
 
 
 class KeptMap(NamedTuple):

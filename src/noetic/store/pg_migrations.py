@@ -57,22 +57,6 @@ TRIGGERS: Final[dict[str, tuple[str, ...]]] = {
 _TRIGGER: Final = re.compile(r"^\s*CREATE\s+TRIGGER\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", re.I)
 
 
-class _Result:
-    """What a migration reads back from a statement: its rows."""
-
-    def __init__(self, rows: list[Any]) -> None:
-        self._rows = rows
-
-    def fetchall(self) -> list[Any]:
-        return self._rows
-
-    def fetchone(self) -> Any:
-        return self._rows[0] if self._rows else None
-
-    def __iter__(self) -> Any:
-        return iter(self._rows)
-
-
 class _Translating:
     """The connection a migration function sees: SQLite's statements, run as PostgreSQL's."""
 
@@ -80,7 +64,8 @@ class _Translating:
         self._conn = conn
         self._name = name
 
-    def execute(self, sql: str, params: Any = ()) -> _Result:
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        """The statement's cursor (a trigger's: that of its last PostgreSQL statement)."""
         trigger = _TRIGGER.match(sql)
         if trigger:
             forms = TRIGGERS.get(trigger.group(1))
@@ -91,10 +76,9 @@ class _Translating:
                     fix="add its PostgreSQL statements to noetic.store.pg_migrations.TRIGGERS",
                 )
             for form in forms:
-                self._conn.execute(form)
-            return _Result([])
-        cursor = self._conn.execute(statement(ddl(sql)), list(params))
-        return _Result(cursor.fetchall() if cursor.description else [])
+                cursor = self._conn.execute(form)
+            return cursor
+        return self._conn.execute(statement(ddl(sql)), list(params))
 
 
 def applied(conn: Any) -> set[str]:

@@ -4,30 +4,20 @@ The same store as :mod:`noetic.store.sqlite` (everything it holds and reads is
 :class:`~noetic.store.base.BaseStore`), over psycopg 3 with a connection pool. The SQL is the
 store's own, written once for both databases (:mod:`noetic.store.pg_sql` adapts placeholders and
 column types); there is no ORM between them, because the SQLite path must stay as fast as it is
-and load nothing of this one, and because the statements are few and plain.
+and load nothing of this one, and because the statements are few and plain. What it guarantees
+(writes, lost connections, append-only events, session files) is ``docs/storage.md``'s.
 
 - Reads (``store.conn.execute``) borrow a pooled connection in autocommit mode, fetch every row
   and give it back; a read that finds its connection dropped (the pool discards it) is tried
   again on another, a few times. Connections are not probed before use: a probe would double
   every read's round trips, and a dead one is found by the first statement anyway.
-- A logical write (:meth:`PostgresStore.transaction`) is one transaction on one connection, in
-  two round trips: its statements are queued in psycopg's pipeline behind the ``BEGIN`` and
-  sent together when a result is first read or the body ends; the ``COMMIT`` goes alone, once
-  all of them have succeeded. A pooled connection that the server closed while it waited (a
-  restart, ``pg_terminate_backend``) is found without a round trip, from its socket, and
-  replaced before the write starts. One lost before the ``COMMIT`` was sent rolls the whole
-  write back, as PostgreSQL does, and raises :class:`StoreError` saying it was not applied;
-  one lost while committing raises saying the write is either wholly applied or not at all.
+- A logical write is one transaction on one connection, in two round trips
+  (:meth:`PostgresStore.transaction`).
 - A session's sequence numbers are taken under a row lock on the session
   (``SELECT … FOR NO KEY UPDATE``), so concurrent writers on many machines number its
   assessments 1, 2, 3… with no gap and no repeat (``UNIQUE (session_id, seq)`` backs it): the
   insert that follows the lock, in the same batch, reads the highest number with a snapshot
   taken after the lock was granted (READ COMMITTED takes one per statement).
-- Events are append-only: triggers refuse ``UPDATE``, ``DELETE`` and ``TRUNCATE``.
-- Session files: a team store writes none by default (the rows are the truth and
-  ``noetic sessions export`` writes any session's document on demand). With ``write_files``
-  (``files = true`` under ``[store]``) a process writes the JSON documents and reflex logs of
-  the sessions it wrote to, under its local directory, when it flushes or closes.
 """
 
 from __future__ import annotations
@@ -53,7 +43,7 @@ from noetic.store.location import safe_url
 from noetic.store.mirror import Mirror
 from noetic.store.pg_migrations import LOCK_KEY, migrate
 from noetic.store.pg_sql import statement
-from noetic.store.writer import stamped
+from noetic.store.writer import insert_sql
 
 URL_SCHEMES: Final = ("postgresql://", "postgres://")
 # Tables whose rows have an integer id that an insert returns.
@@ -137,13 +127,13 @@ def _has_rows(cursor: Any) -> bool:
 class Result:
     """A statement's rows, fetched whole (the connection has gone back to the pool)."""
 
-    __slots__ = ("_at", "_rows", "lastrowid", "rowcount")
+    __slots__ = ("_at", "_rows", "rowcount")
+    lastrowid = None  # an insert returns its id (RETURNING id)
 
-    def __init__(self, rows: list[Any], rowcount: int, lastrowid: int | None = None) -> None:
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
         self._rows = rows
         self._at = 0
         self.rowcount = rowcount
-        self.lastrowid = lastrowid
 
     def fetchone(self) -> Any:
         if self._at >= len(self._rows):
@@ -159,21 +149,13 @@ class Result:
         return iter(self.fetchall())
 
 
+def _fetched(cursor: psycopg.Cursor[Any]) -> Result:
+    return Result(cursor.fetchall() if _has_rows(cursor) else [], cursor.rowcount)
+
+
 def _params(params: Any) -> list[Any]:
     # SQLite stores a bool as 0/1 in an INTEGER column; PostgreSQL wants the integer
     return [int(p) if isinstance(p, bool) else p for p in params]
-
-
-class Connection:
-    """One psycopg connection with the store's SQL translated: what a read runs on."""
-
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self._conn = conn
-
-    def execute(self, sql: str, params: Any = ()) -> Result:
-        cursor = self._conn.execute(statement(sql), _params(params))
-        rows = cursor.fetchall() if _has_rows(cursor) else []
-        return Result(rows, cursor.rowcount)
 
 
 class Pipelined:
@@ -210,7 +192,7 @@ class Pipelined:
 
 class Queued:
     """A queued statement's result, fetched (with every statement queued before it) on first
-    use."""
+    use: its ``rowcount``, ``fetchone`` and ``fetchall`` are its :class:`Result`'s."""
 
     __slots__ = ("_cursor", "_link", "_result")
     lastrowid = None
@@ -224,20 +206,11 @@ class Queued:
         if self._result is None:
             if self._cursor.pgresult is None:
                 self._link.send()
-            cursor = self._cursor
-            rows = cursor.fetchall() if _has_rows(cursor) else []
-            self._result = Result(rows, cursor.rowcount)
+            self._result = _fetched(self._cursor)
         return self._result
 
-    @property
-    def rowcount(self) -> int:
-        return self._rows().rowcount
-
-    def fetchone(self) -> Any:
-        return self._rows().fetchone()
-
-    def fetchall(self) -> list[Any]:
-        return self._rows().fetchall()
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rows(), name)
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._rows())
@@ -254,7 +227,7 @@ class Reader:
         for attempt in range(BEGIN_ATTEMPTS):
             try:
                 with self._store._connection() as conn:
-                    return Connection(conn).execute(sql, params)
+                    return _fetched(conn.execute(statement(sql), _params(params)))
             except psycopg.OperationalError as exc:
                 if attempt == BEGIN_ATTEMPTS - 1 or not _lost(exc):
                     raise self._store._unreachable(exc) from exc
@@ -333,11 +306,15 @@ def probe(url: str, timeout_s: int = 5) -> set[str]:
         with psycopg.connect(url, connect_timeout=timeout_s, autocommit=True) as conn:
             return applied(conn)
     except psycopg.Error as exc:
-        raise StoreError(
-            f"cannot reach the PostgreSQL store {safe_url(url)}: {' '.join(str(exc).split())}",
-            fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
-            "[store] url) is right",
-        ) from None
+        raise _unreachable(safe_url(url), " ".join(str(exc).split())) from None
+
+
+def _unreachable(where: str, why: str) -> StoreError:
+    return StoreError(
+        f"cannot reach the PostgreSQL store {where}: {why}",
+        fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
+        "[store] url) is right",
+    )
 
 
 class PostgresStore(BaseStore):
@@ -375,7 +352,7 @@ class PostgresStore(BaseStore):
         self.home = Path(home) if home is not None else Path.cwd() / ".noetic"
         self.write_files = write_files
         self.hnsw = hnsw
-        self.background = False
+        self.background = False  # files are written at flush_files and close (and at exit)
         self._behind: dict[str, tuple[set[int], bool]] = {}
         self._behind_lock = threading.Lock()
         self.read_only = read_only
@@ -424,9 +401,6 @@ class PostgresStore(BaseStore):
                 ids.add(assessment_id)
             self._behind[session_id] = (ids, whole or all_reflex)
 
-    def _files_changed(self) -> None:
-        """Files are written at :meth:`flush_files` and :meth:`close` (and at exit)."""
-
     def flush_files(self) -> int:
         """Write the files of the sessions written to since the last flush; returns how many
         sessions."""
@@ -452,11 +426,7 @@ class PostgresStore(BaseStore):
             super().close()
 
     def _unreachable(self, exc: BaseException) -> StoreError:
-        return StoreError(
-            f"cannot reach the PostgreSQL store {self.where}: {str(exc).strip() or type(exc)}",
-            fix="check that the server is up and the URL (--store, NOETIC_STORE_URL or "
-            "[store] url) is right",
-        )
+        return _unreachable(self.where, str(exc).strip() or str(type(exc)))
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -472,16 +442,10 @@ class PostgresStore(BaseStore):
             raise
         cm.__exit__(None, None, None)
 
-    def _disconnect(self) -> None:
-        self.pool.close()
-
-    def _reader(self) -> PostgresStore:
-        return self
-
     @contextmanager
     def transaction(self) -> Iterator[Pipelined]:
         """One logical write: ``BEGIN`` … ``COMMIT`` on one pooled connection, rolled back on
-        any error (see the module's docstring for a lost connection).
+        any error (a lost connection: :meth:`_live_connection`, :meth:`_lost`).
 
         Two round trips for a write that reads back at most one result: the ``BEGIN`` and the
         body's statements go in one batch (sent when a result is first read, or at the end of
@@ -554,14 +518,10 @@ class PostgresStore(BaseStore):
             time.sleep(0.05 * 2**attempt)
 
     def insert(self, c: Pipelined, table: str, row: dict[str, Any]) -> int | None:
-        row = stamped(table, row)
-        cols = ", ".join(f'"{k}"' for k in row)
-        marks = ", ".join("?" for _ in row)
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"
         if table not in _INTEGER_IDS:
-            c.execute(sql, list(row.values()))
+            c.execute(*insert_sql(table, row))
             return None
-        return int(c.execute(sql + " RETURNING id", list(row.values())).fetchone()[0])
+        return int(c.execute(*insert_sql(table, row, " RETURNING id")).fetchone()[0])
 
     def order_appends(self, c: Pipelined, table: str) -> None:
         """Appenders to one table take turns until they commit (a transaction-level advisory

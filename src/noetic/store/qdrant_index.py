@@ -69,37 +69,30 @@ class QdrantIndex:
     def sync(self, cascade_ids: list[str], vectors: Any) -> int:
         """Upsert the vectors not yet in the collection; returns how many were added."""
         with self._reachable():
-            return self._sync(cascade_ids, vectors)
-
-    def _sync(self, cascade_ids: list[str], vectors: Any) -> int:
-        have: set[str] = set()
-        for start in range(0, len(cascade_ids), 1000):
-            chunk = [_point_id(c) for c in cascade_ids[start : start + 1000]]
-            have |= {str(p.id) for p in self.client.retrieve(self.collection, chunk)}
-        new = [
-            self._models.PointStruct(
-                id=_point_id(cid), vector=vectors[i].tolist(), payload={"cascade_id": cid}
-            )
-            for i, cid in enumerate(cascade_ids)
-            if _point_id(cid) not in have
-        ]
-        for start in range(0, len(new), 1000):
-            self.client.upsert(self.collection, new[start : start + 1000])
-        return len(new)
+            have: set[str] = set()
+            for start in range(0, len(cascade_ids), 1000):
+                chunk = [_point_id(c) for c in cascade_ids[start : start + 1000]]
+                have |= {str(p.id) for p in self.client.retrieve(self.collection, chunk)}
+            new = [
+                self._models.PointStruct(
+                    id=_point_id(cid), vector=vectors[i].tolist(), payload={"cascade_id": cid}
+                )
+                for i, cid in enumerate(cascade_ids)
+                if _point_id(cid) not in have
+            ]
+            for start in range(0, len(new), 1000):
+                self.client.upsert(self.collection, new[start : start + 1000])
+            return len(new)
 
     def similarities(self, query: Any, cascade_ids: list[str]) -> dict[str, float]:
         """Cosine similarity of ``query`` to each of the given tasks."""
+        ids = [_point_id(c) for c in cascade_ids]
         with self._reachable():
-            result = self._query(query, cascade_ids)
+            result = self.client.query_points(
+                self.collection,
+                query=query.tolist(),
+                limit=max(1, len(cascade_ids)),
+                query_filter=self._models.Filter(must=[self._models.HasIdCondition(has_id=ids)]),
+                with_payload=True,
+            )
         return {(p.payload or {})["cascade_id"]: float(p.score) for p in result.points}
-
-    def _query(self, query: Any, cascade_ids: list[str]) -> Any:
-        return self.client.query_points(
-            self.collection,
-            query=query.tolist(),
-            limit=max(1, len(cascade_ids)),
-            query_filter=self._models.Filter(
-                must=[self._models.HasIdCondition(has_id=[_point_id(c) for c in cascade_ids])]
-            ),
-            with_payload=True,
-        )

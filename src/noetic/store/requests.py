@@ -1,25 +1,20 @@
-"""Idempotency keys: a write retried with the same request id is applied once.
+"""Idempotency keys: a write retried with the same request id is applied once (the promise is
+``docs/storage.md``'s, "A retried write is applied once").
 
-A caller that may retry (a client that timed out, a process killed before it printed) gives a
-request id (``--request-id`` on the CLI's writing commands, ``request_id`` on the MCP tools that
-write), which the write operation applies through :mod:`noetic.operations.once` (the only
-caller of this module outside the store). :func:`start` looks it up: a request already
-applied is answered from what was recorded (:class:`Replay`), nothing written again. A new
-one is remembered for this call (a context variable, so concurrent MCP calls on one store never
-see each other's); the first write transaction that commits then records it in ``requests`` —
-in the same transaction as the write, so the write and the record of it are applied together or
-not at all. :func:`finish` keeps the response the caller was given (in the write's
-transaction, where the store joins them; compressed when long, :func:`packed`), so the retry
-receives the same document.
+The write operations apply a request id through :mod:`noetic.operations.once` (the only caller
+of this module outside the store). :func:`start` looks it up: a request already applied is
+answered from what was recorded (:class:`Replay`), nothing written again. A new one is
+remembered for this call (a context variable, so concurrent MCP calls on one store never see
+each other's); the first write transaction that commits then records it in ``requests``, in the
+same transaction as the write. :func:`finish` keeps the response the caller was given
+(compressed when long, :func:`packed`), so the retry receives the same document.
 
-The same id with other arguments or another operation is refused: it names a different request.
-Two calls with one id at the same moment: the record is one ``INSERT … ON CONFLICT DO
-NOTHING``, so the second finds the first's record (waiting, on PostgreSQL, for the first's
-transaction to end) and is rolled back, with an error saying so. On PostgreSQL the record is
-sent with the write's first batch of statements (:func:`claim`) and checked before it commits
-(:func:`confirm`), so it adds no round trip. A command that writes in several
-transactions is recorded by its first; a process killed between them leaves the request
-recorded as applied without a response, and the retry says exactly that.
+The same id with other arguments or another operation is refused. Two calls with one id at once:
+the record is one ``INSERT … ON CONFLICT DO NOTHING``, so the second finds the first's record
+and is rolled back, saying so. On PostgreSQL the record is sent with the write's first batch
+(:func:`claim`) and checked before it commits (:func:`confirm`), so it adds no round trip. A
+command that writes in several transactions is recorded by its first; a process killed between
+them leaves the request recorded as applied without a response, and the retry says exactly that.
 """
 
 from __future__ import annotations
@@ -162,27 +157,19 @@ def claim(store: BaseStore, c: Any) -> tuple[_Pending, Any] | None:
     if pending is None or pending.recorded or pending.store.home != store.home:
         return None
     from noetic.store.rows import now
-    from noetic.store.writer import stamped
+    from noetic.store.writer import insert_sql
 
-    row = stamped(
-        "requests",
-        {
-            "id": pending.key,
-            "operation": pending.operation,
-            "fingerprint": pending.fingerprint,
-            "response": None,
-            "created_at": now(),
-        },
-    )
-    cols = ", ".join(f'"{k}"' for k in row)
-    marks = ", ".join("?" for _ in row)
+    row = {
+        "id": pending.key,
+        "operation": pending.operation,
+        "fingerprint": pending.fingerprint,
+        "response": None,
+        "created_at": now(),
+    }
     # one statement: a request another call recorded first (committed, or committing: the
     # insert waits for it) inserts nothing, and this write is rolled back
-    result = c.execute(
-        f"INSERT INTO requests ({cols}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING RETURNING id",
-        list(row.values()),
-    )
-    return pending, result
+    tail = " ON CONFLICT (id) DO NOTHING RETURNING id"
+    return pending, c.execute(*insert_sql("requests", row, tail))
 
 
 def confirm(claimed: tuple[_Pending, Any]) -> None:

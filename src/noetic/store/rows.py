@@ -25,6 +25,7 @@ from noetic.vector_names import VECTOR_NAMES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
     from typing import Any, Final
 
     from noetic.assessment import Assessment, Decision
@@ -47,6 +48,31 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{head.hex()}"
 
 
+def where(*more: tuple[str, Sequence[Any]], **equal: Any) -> tuple[str, list[Any]]:
+    """`` WHERE`` each column of ``equal`` whose value is not None is equal to it and each
+    condition of ``more`` (with its arguments) holds ("" when none is), and the arguments."""
+    parts = [(f"{k} = ?", [v]) for k, v in equal.items() if v is not None] + list(more)
+    if not parts:
+        return "", []
+    return " WHERE " + " AND ".join(p for p, _ in parts), [a for _, args in parts for a in args]
+
+
+def update_sql(
+    table: str,
+    fields: dict[str, Any],
+    allowed: Collection[str],
+    encoded: Collection[str] = (),
+    **always: Any,
+) -> tuple[str, list[Any]]:
+    """``UPDATE table SET`` the ``fields`` (each one of ``allowed``, those in ``encoded`` as
+    JSON) and the columns ``always`` set, for the caller's ``WHERE``, and the values."""
+    unknown = set(fields) - set(allowed)
+    if unknown:
+        raise ValueError(f"{table} has no settable column {sorted(unknown)}")
+    values = {k: json.dumps(v) if k in encoded else v for k, v in fields.items()} | always
+    return f"UPDATE {table} SET " + ", ".join(f"{k} = ?" for k in values), list(values.values())
+
+
 def compact_json(data: Any) -> str:
     """Compact JSON, as the session files hold it (see :func:`files.json_line`)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -66,40 +92,17 @@ def investigation_record(row: Row) -> InvestigationRecord:
 def assessment_record(row: Row) -> AssessmentRecord:
     from noetic.assessment import Assessment, Decision
 
-    assessment = Assessment(
-        phase=row["phase"],
-        vectors={v: row[v] for v in VECTOR_NAMES if row[v] is not None},
-        rationales=json.loads(row["rationales"]),
-        evidence=json.loads(row["evidence"]),
-        recommended_action=row["recommended_action"],
-        note=row["note"],
-        carried=tuple(json.loads(row["carried"])),
-        p_success=row["p_success"],
-        review=row["review"],
-    )
-    decision = Decision(
-        action=row["action"],
-        confidence=row["confidence"],
-        threshold=row["threshold"],
-        rule=row["rule"],
-        reason=row["reason"],
-        gaps=tuple(json.loads(row["gaps"])),
-        calibrated=json.loads(row["calibrated"]) if row["calibrated"] else None,
-    )
-    return _record(row, assessment, decision)
+    exported = export_assessment(row)
+    assessment = Assessment(**exported["assessment"])
+    return _record(row, assessment, Decision(**exported["decision"]))
+
+
+_RECORDED: Final = ("id", "session_id", "cascade_id", "seq", "created_at", "written_by")
 
 
 def _record(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
-    return AssessmentRecord(
-        id=row["id"],
-        session_id=row["session_id"],
-        cascade_id=row["cascade_id"],
-        seq=row["seq"],
-        assessment=assessment,
-        decision=decision,
-        created_at=row["created_at"],
-        written_by=row["written_by"],
-    )
+    columns = {name: row[name] for name in _RECORDED}
+    return AssessmentRecord(**columns, assessment=assessment, decision=decision)
 
 
 def recorded_assessment(row: Row, assessment: Assessment, decision: Decision) -> AssessmentRecord:
@@ -125,16 +128,13 @@ def export_cascade(row: Row) -> dict[str, Any]:
     return data
 
 
+_EVENT_FIELDS: Final = field_names(EventRecord)[1:]  # without the row id
+
+
 def export_event(row: Row) -> dict[str, Any]:
-    return {
-        "at": row["at"],
-        "kind": row["kind"],
-        "engine": row["engine"],
-        "session_id": row["session_id"],
-        "cascade_id": row["cascade_id"],
-        "data": json.loads(row["data"]),
-        "written_by": row["written_by"],
-    }
+    data = {name: row[name] for name in _EVENT_FIELDS}
+    data["data"] = json.loads(data["data"])
+    return data
 
 
 def export_assessment(row: Row) -> dict[str, Any]:
@@ -181,11 +181,7 @@ def reflex_frame(rec: dict[str, Any], ai_id: str, tasks: dict[str, str]) -> dict
         "seq": rec["seq"],
         "phase": a["phase"],
         "created_at": rec["created_at"],
-        "vectors": a["vectors"],
-        "rationales": a["rationales"],
-        "evidence": a["evidence"],
-        "note": a["note"],
-        "p_success": a["p_success"],
+        **{name: a[name] for name in ("vectors", "rationales", "evidence", "note", "p_success")},
         "decision": rec["decision"],
     }
 

@@ -7,40 +7,19 @@ The store calls :func:`write` with its files lock held (:mod:`noetic.store.mirro
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from noetic.errors import NotFoundError
 from noetic.store import derived_files, document
-from noetic.store.records import SessionRecord
 from noetic.store.rows import export_assessment, reflex_frame
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
 
-    from noetic.store.document import Grown
-
-    class Documented(Protocol):
-        """What writing a session's files uses of a store: :class:`noetic.store.base.BaseStore` is
-        one, and calls :func:`write`; this module does not import it back."""
-
-        @property
-        def home(self) -> Path: ...
-
-        @property
-        def conn(self) -> Any: ...
-
-        def get_session(self, session_id: str) -> SessionRecord: ...
-
-        def _session_document(
-            self, session_id: str, *, fresh: bool, recorded: bool = False
-        ) -> tuple[bytes, dict[int, dict[str, Any]], Grown]: ...
-
-        def database_id(self) -> str | None: ...
+    from noetic.store.mirror import Mirrored
 
 
 def write(
-    store: Documented, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
+    store: Mirrored, session_id: str, assessment_ids: set[int] | None, *, all_reflex: bool
 ) -> int:
     """The number of reflex-log lines written (see :meth:`BaseStore.write_session_files_now`)."""
     try:
@@ -61,13 +40,7 @@ def write(
         recs = [added[i] for i in assessment_ids if i in added]
         missing = [i for i in assessment_ids if i not in added]  # read by an earlier drain
         if missing:
-            marks = ",".join("?" for _ in missing)
-            recs += [
-                export_assessment(r)
-                for r in store.conn.execute(
-                    f"SELECT * FROM assessments WHERE id IN ({marks})", missing
-                )
-            ]
+            recs += _exported(store, f"id IN ({','.join('?' for _ in missing)})", missing)
         recs.sort(key=lambda r: r["seq"])
     else:
         return 0
@@ -90,16 +63,16 @@ def write(
             appended = derived_files.extend_lines(path, lines)
         if appended is None:  # asked to, or the log's end was cut short: the whole log
             if not all_reflex:
-                recs = [
-                    export_assessment(r)
-                    for r in store.conn.execute(
-                        "SELECT * FROM assessments WHERE session_id = ? "
-                        "AND substr(created_at, 1, 10) = ? ORDER BY seq",
-                        (session_id, day),
-                    )
-                ]
+                that_day = "session_id = ? AND substr(created_at, 1, 10) = ? ORDER BY seq"
+                recs = _exported(store, that_day, (session_id, day))
             whole = [derived_files.json_line(reflex_frame(r, session.ai_id, tasks)) for r in recs]
             derived_files.atomic_write_bytes(path, b"".join(whole), sync=False)
             appended = len(recs)
         written += appended
     return written
+
+
+def _exported(store: Mirrored, where: str, args: Any) -> list[dict[str, Any]]:
+    """The export form of the assessments matching ``where``."""
+    rows = store.conn.execute(f"SELECT * FROM assessments WHERE {where}", args)
+    return [export_assessment(r) for r in rows]

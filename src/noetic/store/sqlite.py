@@ -7,12 +7,8 @@ another's open transaction, and interleaved statements fail with "no more rows a
 Writes from all of them still take turns (:meth:`Store.transaction`).
 
 The database runs in WAL mode with a busy timeout, so several processes can write to one store
-at once: each logical write is one ``BEGIN IMMEDIATE`` transaction, and a writer that finds the
-database locked waits rather than failing. After a write that touches a session, the same
-transaction queues the session's files in ``file_backlog``; :mod:`noetic.store.mirror` rewrites
-the JSON document and writes the reflex logs from SQLite under a file lock (so the newest
-committed state always wins) when the store closes or, in a long-lived process, a moment later
-on a background thread. A write's cost does not grow with the session.
+at once: each logical write is one ``BEGIN IMMEDIATE`` transaction, which also queues the files
+of the sessions it touches for :mod:`noetic.store.mirror` (``docs/storage.md``, "Guarantees").
 
 What a store holds and how it is read is :class:`noetic.store.base.BaseStore`; this module is
 the SQLite dialect: opening (read-only when it must), the transaction, and the inserts.
@@ -33,26 +29,18 @@ from pathlib import Path
 
 from noetic.errors import COMMITTED, StoredIncomplete, StoreError, committed
 from noetic.store import derived_files
-from noetic.store.base import GROWN_SESSIONS, BaseStore
+from noetic.store.base import BaseStore
 from noetic.store.migrations import migrate, pending
 from noetic.store.mirror import Mirror
-from noetic.store.rows import EXPORT_FORMAT, EXPORT_VERSION, new_id, now
-from noetic.store.writer import stamped
+from noetic.store.rows import now
+from noetic.store.writer import insert_sql
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from threading import Thread
     from typing import Any, Final
 
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "EXPORT_FORMAT",
-    "EXPORT_VERSION",
-    "GROWN_SESSIONS",
-    "Store",
-    "new_id",
-    "now",
-]
+__all__ = ["BUSY_TIMEOUT_MS", "Store", "now"]
 
 BUSY_TIMEOUT_MS: Final = 30_000
 
@@ -72,12 +60,9 @@ class Store(BaseStore):
 
         ``background``: a long-lived process (the MCP server) writes the session files on a
         thread a moment after each write; otherwise they are written at :meth:`flush_files`
-        and :meth:`close` (and at exit, for a store nobody closed).
-
-        A store on a read-only file system or without write permission opens read-only: reads
-        work and every write raises :class:`StoreError` saying so. A database that is missing
-        or empty while session files exist is refused (their history would silently vanish)
-        unless ``recovering`` (``noetic rebuild --from-files``)."""
+        and :meth:`close` (and at exit, for a store nobody closed). A store that cannot be
+        written opens read-only, and a lost database is refused unless ``recovering`` (``noetic
+        rebuild --from-files``), as ``docs/storage.md`` says."""
         self.home = Path(home)
         self.write_files = write_files
         self.background = background
@@ -306,11 +291,7 @@ class Store(BaseStore):
         )
 
     def insert(self, c: sqlite3.Connection, table: str, row: dict[str, Any]) -> int | None:
-        row = stamped(table, row)
-        cols = ", ".join(f'"{k}"' for k in row)
-        marks = ", ".join("?" for _ in row)
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"
-        return c.execute(sql, list(row.values())).lastrowid
+        return c.execute(*insert_sql(table, row)).lastrowid
 
     def _reader(self) -> Store:
         return Store(self.home, write_files=False)
@@ -320,8 +301,6 @@ def _connect(path: Path) -> sqlite3.Connection:
     """The store's connection, its database made or migrated. Two processes opening a new store
     at once can meet SQLITE_BUSY where no busy handler waits (switching the journal to WAL):
     that is tried again until the busy timeout has passed, as a waiting write would be."""
-    import time
-
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         try:

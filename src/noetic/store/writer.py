@@ -39,13 +39,9 @@ STAMPED: Final = frozenset(
     }
 )
 """The tables whose new rows record the token that wrote them: every table holding a record a
-request (an MCP tool, a hook, the dashboard) can create. The rest are unstamped on purpose:
-caches and indexes rebuilt from these rows (``pattern_cache``, ``calibration_maps``,
-``session_summaries``, ``recall_vectors``, ``recall_generations``, ``file_backlog``), the
-cognitive agent's working memory (``user_profiles``, ``task_workspaces``, written only by
-``noetic agent`` on the command line), the idempotency keys (``requests``, which answer a
-retry of a write that is stamped itself) and the ``tokens`` themselves (made only on the
-command line)."""
+request (an MCP tool, a hook, the dashboard) can create. The rest (caches, indexes, the agent's
+working memory, request ids, tokens) are unstamped on purpose: ``docs/teams.md``, "What is
+stamped"."""
 
 
 @contextmanager
@@ -66,3 +62,12 @@ def stamped(table: str, row: dict[str, Any]) -> dict[str, Any]:
     if name is None or table not in STAMPED or row.get("written_by") is not None:
         return row
     return {**row, "written_by": name}
+
+
+def insert_sql(table: str, row: dict[str, Any], tail: str = "") -> tuple[str, list[Any]]:
+    """The ``INSERT`` of ``row`` (:func:`stamped`) into ``table``, with ``tail`` after its
+    values, and the values."""
+    row = stamped(table, row)
+    cols = ", ".join(f'"{k}"' for k in row)
+    marks = ", ".join("?" for _ in row)
+    return f"INSERT INTO {table} ({cols}) VALUES ({marks}){tail}", list(row.values())
