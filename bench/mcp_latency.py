@@ -12,7 +12,8 @@ Start-up is measured as a host starts the server: spawn ``noetic mcp``, ``initia
 - ``noetic mcp`` with its cached tool list (every start but the first after an install or
   an upgrade), and with no cache (that first start, which writes the cache);
 - the previous design (``--previous REV``, default the parent of the commit that added the
-  cached tool list): that revision's ``src`` run with this environment.
+  cached tool list): that revision's ``src`` run with this environment and a tool-list cache
+  of its own.
 
     python bench/mcp_latency.py [--starts 11] [--previous REV] [--no-calls]
 """
@@ -168,10 +169,10 @@ def startups(starts: int, rev: str) -> None:
             "noetic mcp, cached tool list": (noetic, env),
             "noetic mcp, no cache (first start; writes it)": (noetic, env),
         }  # fmt: skip
-        if previous is not None:
+        if previous is not None:  # a cache of its own: its key is not ours, nor ours its
             variants[f"previous design ({rev})"] = (
                 [sys.executable, "-c", NOETIC_MAIN, "mcp", "--store", store],
-                {**env, "PYTHONPATH": str(previous)},
+                {**env, "PYTHONPATH": str(previous), "NOETIC_CACHE_DIR": str(root / "cache-rev")},
             )
         times: dict[str, list[tuple[float, float]]] = {"python -c pass (the interpreter)": []}
         times |= {label: [] for label in variants}
