@@ -224,7 +224,11 @@ def test_a_write_that_fails_while_its_checkpoint_git_runs_stops_git(repo, tmp_pa
     import time
 
     # git takes the checkpoints at once, but hangs on the POSTFLIGHT's
-    hang = """line=$(cat); case "$line" in *'"p":"postflight"'*) sleep 30;; esac; exit 1"""
+    hanging = tmp_path / "bin" / "hanging"  # the POSTFLIGHT's git's pid, once it hangs
+    hang = (
+        """line=$(cat); case "$line" in *'"p":"postflight"'*) """
+        f"""echo $$ > {hanging}.new && mv {hanging}.new {hanging}; sleep 30;; esac; exit 1"""
+    )
     bin_dir = scripted_git(tmp_path / "bin", hang)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     with Store(repo / ".noetic") as store:
@@ -233,14 +237,17 @@ def test_a_write_that_fails_while_its_checkpoint_git_runs_stops_git(repo, tmp_pa
         tracker.preflight(session.id, "t", Assessment.from_input("preflight", uniform(0.6)))
 
         def broken(*args, **kwargs):
+            waited = time.monotonic() + 10  # the write fails once git hangs on its line
+            while not hanging.exists() and time.monotonic() < waited:
+                time.sleep(0.01)
             raise RuntimeError("the disk went away")
 
         monkeypatch.setattr(store, "finish_cascade", broken)
         started = time.monotonic()
         with pytest.raises(RuntimeError, match="the disk went away"):
             tracker.postflight(session.id, Assessment.from_input("postflight", uniform(0.7)))
-        assert time.monotonic() - started < 10  # not waiting out git's 30 s
-        pid = int((bin_dir / "pid").read_text())
+        assert time.monotonic() - started < 20  # not waiting out git's 30 s
+        pid = int(hanging.read_text())
         with pytest.raises(ChildProcessError):  # reaped: no zombie left
             os.waitpid(pid, os.WNOHANG)
         with pytest.raises(ProcessLookupError):
