@@ -14,6 +14,7 @@ from noetic.recall.index import RecallIndex, embed_pending, index_for, pending_c
 from noetic.recall.scoring import RecallConfig
 from noetic.store import Store
 from noetic.store.summaries import save_summary
+from noetic.vectors import VECTOR_NAMES
 
 from ..conftest import uniform
 from .test_recall import add, run, summary
@@ -282,6 +283,33 @@ def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
     assert _INDEXES[n.store][embedder.name].rows == 2
     result = asyncio.run(tools.resume_previous_session(n, task="users cannot sign in via SSO"))
     assert [c.task for c in result.recall.chosen][:1] == ["resolve login failures for SSO users"]
+    n.embedding.stop()
+
+
+@pytest.mark.subprocess
+def test_a_task_finished_inside_a_longer_write_is_embedded_once_that_write_commits(tmp_path):
+    import asyncio
+    import time
+
+    from noetic.assessment import Assessment
+    from noetic.mcp import tools
+    from noetic.mcp.state import ServerState
+
+    n = ServerState(tmp_path / "store", workspace=tmp_path)
+    asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
+    assert n.embedding.wait(60) and n.embedding.error is None
+    embedder = recall_embedder()
+    tracker = n.tracker
+    session, _ = tracker.bootstrap(ai_id="bg")
+    with n.store.unit():  # the POSTFLIGHT's event wakes the thread before this write commits
+        tracker.preflight(session.id, "rotate the signing keys", Assessment.from_input(
+            "preflight", {v: 0.5 for v in VECTOR_NAMES}))  # fmt: skip
+        tracker.postflight(session.id, Assessment.from_input(
+            "postflight", {v: 0.8 for v in VECTOR_NAMES}))  # fmt: skip
+        time.sleep(0.5)  # the round it asked for has every chance to run meanwhile
+    assert n.embedding.wait(60) and n.embedding.error is None
+    # the round read the tasks once the write was in: none is left for a later one
+    assert pending_count(n.store, embedder.name) == 0
     n.embedding.stop()
 
 

@@ -400,6 +400,10 @@ class BackgroundEmbedder:
                 asked = self._asked
             try:
                 embedder = recall_embedder()
+                # the write whose event woke this round (a POSTFLIGHT's, emitted inside it)
+                # ends before the pending tasks are read: a turn at writing waits for it
+                with self.store.unit():
+                    pass
                 self.embedded += embed_pending(
                     self.store, embedder, batch=self.batch, progress=self.progress
                 )
