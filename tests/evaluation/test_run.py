@@ -255,32 +255,38 @@ def _outcome_write(writes: list[list[str]]) -> int:
     return found
 
 
-def test_the_tests_run_while_the_model_reassesses_and_one_write_keeps_both(
-    model_server, problems, _isolated_home, tmp_path, monkeypatch
-):
-    import tempfile
-
+def _traced_run(home, model_server, standin):
+    """One problem (12, right) run on a SQLite store at ``home`` by ``standin``: the result,
+    the statements of each write, and the store (open)."""
     from noetic.profiles import ProfileRegistry
     from noetic.runtime.tracker import Tracker
     from noetic.store import Store
 
-    # the judge's workspaces go where the stand-in looks for them, and nobody else's do
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    store = Store(_isolated_home)
-    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
-    standin = StandIn(problems, lambda p: "right")
-    standin.after_the_tests = True  # it reassesses only once it has seen the tests end
+    store = Store(home)
+    tracker = Tracker(store, ProfileRegistry(home / "profiles"))
     model_server.responder = standin
     statements: list[str] = []
     store.conn.set_trace_callback(statements.append)
     result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=1,
                                     matching="HumanEval/12", concurrency=1))  # fmt: skip
     store.conn.set_trace_callback(None)
+    return result, _writes(statements), store
+
+
+def test_the_tests_run_while_the_model_reassesses_and_one_write_keeps_both(
+    model_server, problems, _isolated_home, tmp_path, monkeypatch
+):
+    import tempfile
+
+    # the judge's workspaces go where the stand-in looks for them, and nobody else's do
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    standin = StandIn(problems, lambda p: "right")
+    standin.after_the_tests = True  # it reassesses only once it has seen the tests end
+    result, writes, store = _traced_run(_isolated_home, model_server, standin)
     # the tests had started before the model was asked to reassess, and ended while it did
     assert standin.overlapped == [True]
     (task,) = result.tasks
     assert task.state == "done" and task.passed is True  # written right: the verdict
-    writes = _writes(statements)
     # the reassessment and the verdict: one write, with the problem done
     assert _postflight_write(writes) == _outcome_write(writes)
     assert any("UPDATE eval_tasks SET state = 'done'" in s for s in writes[_outcome_write(writes)])
@@ -297,24 +303,12 @@ def test_the_tests_run_while_the_model_reassesses_and_one_write_keeps_both(
 def test_a_reassessment_that_comes_before_the_tests_end_is_written_before_them(
     model_server, problems, _isolated_home
 ):
-    from noetic.profiles import ProfileRegistry
-    from noetic.runtime.tracker import Tracker
-    from noetic.store import Store
-
-    store = Store(_isolated_home)
-    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
     standin = StandIn(problems, lambda p: "slow")  # right, after a second's sleep
     standin.slow_s = 1.0
-    model_server.responder = standin
-    statements: list[str] = []
-    store.conn.set_trace_callback(statements.append)
-    result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=1,
-                                    matching="HumanEval/12", concurrency=1))  # fmt: skip
-    store.conn.set_trace_callback(None)
+    result, writes, store = _traced_run(_isolated_home, model_server, standin)
     (task,) = result.tasks
     assert task.state == "done" and task.passed is True
     assert task.ms_test is not None and task.ms_test >= 1000
-    writes = _writes(statements)
     post, outcome = _postflight_write(writes), _outcome_write(writes)
     # kept (with the problem answered) before the tests were waited for: a stop while they
     # run leaves no model call to make again
