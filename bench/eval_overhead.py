@@ -20,6 +20,9 @@ Targets: bookkeeping ≤ 10% of the sandboxed test's own time; all 164 in ≤ 3 
 0: it answers at once); the tests then end before the reassessment comes, which is then written
 with their verdict in one write.
 
+The stand-in runs in a process of its own, as a model server does, so its work on each request
+is not counted in this process's time.
+
 ``--baseline TREE`` runs the same problems with the code of another checkout (its own
 ``.venv``; e.g. a worktree of the commit before a change) turn about with this one, each in a
 process of its own, and ends with the medians of both side by side.
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
 import statistics
@@ -36,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +128,40 @@ def one_run(url: str, problems: list[Problem], concurrency: int, limit: int) -> 
     return {"wall": wall, "model": model, "test": test, "other": other}
 
 
+def serve(latency: float) -> None:
+    """The stand-in model on loopback HTTP until standard input closes; its address first."""
+    with running() as server:
+        standin = StandIn(humaneval(), right_unless_three)
+        server.responder = standin
+        if latency:
+
+            def slow(body: dict[str, Any]) -> Any:
+                time.sleep(latency / 1000)
+                return standin(body)
+
+            server.responder = slow
+        print(server.url, flush=True)
+        sys.stdin.read()
+
+
+@contextlib.contextmanager
+def serving(latency: float) -> Iterator[str]:
+    """The stand-in served by a process of its own, as a model server is (its work on each
+    request is not this process's), for as long as the block runs; its address."""
+    argv = [sys.executable, str(Path(__file__).resolve()), "--serve"]
+    argv += ["--latency", f"{latency:g}"] if latency else []
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdin is not None and child.stdout is not None
+        url = child.stdout.readline().strip()
+        if not url:
+            raise SystemExit("the stand-in model server did not start")
+        try:
+            yield url
+        finally:
+            child.stdin.close()
+            child.wait(timeout=30)
+
+
 FIGURES = re.compile(
     r"in\s+([\d.]+) s wall.*?model\s+([\d.]+) \+ sandboxed tests\s+([\d.]+) \+ "
     r"bookkeeping\s+([\d.]+)",
@@ -174,7 +213,11 @@ def main() -> None:
     parser.add_argument(
         "--latency", type=float, default=0.0, help="ms the stand-in takes over each reply"
     )
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve(args.latency)
+        return
     problems = humaneval()
     print(
         f"{os.cpu_count()} cores; {args.limit} problems; stand-in model on loopback HTTP"
@@ -186,24 +229,13 @@ def main() -> None:
         f"the judge's sandboxed run {judged:6.1f} ms ({judged / bare:4.2f}×)"
     )
     runs: dict[tuple[str, int], list[dict[str, float]]] = {}
-    with running() as server:
-        standin = StandIn(problems, right_unless_three)
-        server.responder = standin
-        if args.latency:
-
-            def slow(body: dict[str, Any]) -> Any:
-                time.sleep(args.latency / 1000)
-                return standin(body)
-
-            server.responder = slow
+    with serving(args.latency) as url:
         for k in args.concurrency:
             for _ in range(args.repeat):
                 if args.baseline is not None:
                     figures = baseline_run(args.baseline.resolve(), k, args.limit, args.latency)
                     runs.setdefault(("baseline", k), []).append(figures)
-                runs.setdefault(("this", k), []).append(
-                    one_run(server.url, problems, k, args.limit)
-                )
+                runs.setdefault(("this", k), []).append(one_run(url, problems, k, args.limit))
     if args.baseline is not None or args.repeat > 1:
         summary(runs)
 

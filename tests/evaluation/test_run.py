@@ -5,6 +5,7 @@ bubblewrap, on both store backends: every outcome is the tests' verdict, task by
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import pytest
@@ -390,3 +391,54 @@ def test_a_run_reads_its_calibration_settings_once(tracker, model_server, proble
     result, _ = run(tracker, model_server, problems, right_unless_three,
                     matching="HumanEval/1?", concurrency=2)  # fmt: skip
     assert result.done == 10 and reads == [tracker.store.home]
+
+
+def test_each_outcome_is_refitted_beside_the_next_preflight_and_every_decision_reads_it(
+    tracker, model_server, problems, monkeypatch
+):
+    """The map is refitted after each outcome on the run's refit thread, once, while the model
+    is asked for the next PREFLIGHT; that decision waits for it, so every decision reads the
+    map fitted on every outcome before it, as a refit inside the outcome's write would."""
+    import threading
+
+    from noetic.calibration import recalibrating
+    from noetic.calibration.recalibration import recalibrate
+    from noetic.evaluation import engine
+
+    threads: list[str] = []
+    real_fitted_for = recalibrating.fitted_for
+
+    def fitted_for(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real_fitted_for(*args, **kwargs)
+
+    monkeypatch.setattr(recalibrating, "fitted_for", fitted_for)
+    monkeypatch.setattr(engine, "fit_for", recalibrating.fit_for)  # through the counted one
+    standin = StandIn(problems, lambda p: "right" if number(p) % 3 == 0 else "wrong",
+                      stated={"preflight": 0.8})  # fmt: skip
+    model_server.responder = standin
+    result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=24,
+                                    concurrency=1))  # fmt: skip
+    assert result.done == 24
+    # the first decision fits the (empty) map it finds missing; every other fit is a refit
+    # after an outcome, on the refit thread
+    assert threads[0] == threading.main_thread().name
+    assert threads[1:] == ["noetic-eval-refit_0"] * 24
+    rows = tracker.store.conn.execute(
+        "SELECT a.calibrated, t.seq FROM assessments a JOIN eval_tasks t "
+        "ON t.cascade_id = a.cascade_id WHERE a.phase = 'preflight' ORDER BY t.seq"
+    ).fetchall()
+    seen = [float(bool(t.passed)) for t in sorted(result.tasks, key=lambda t: t.seq)]
+    in_force = 0
+    for before, row in enumerate(rows):  # problem k decided after the k outcomes before it
+        fitted = recalibrate([0.8] * before, seen[:before])
+        if not fitted.in_force:
+            assert row["calibrated"] is None, before
+            continue
+        in_force += 1
+        calibrated = json.loads(row["calibrated"])
+        assert calibrated["outcomes"] == before
+        assert calibrated["value"] == pytest.approx(fitted(0.8), abs=1e-6)
+    assert in_force >= 5  # the map came into force during the run
+    (kept,) = tracker.store.conn.execute("SELECT outcomes FROM calibration_maps").fetchall()
+    assert kept[0] == 24  # the last outcome's refit is in before the run returns

@@ -19,6 +19,10 @@ next begins, so a killed run resumes where it stopped and runs nothing that fini
 POSTFLIGHT and the tests' verdict are one write when the tests are done by the time the model
 has reassessed (the POSTFLIGHT is written first, on its own, when they are not).
 
+Each outcome refits the agent's recalibration map, which the next decision reads. The refit runs
+on a thread of the run's own while the model is asked for the next PREFLIGHT, and that
+decision waits for it; the map is the one a refit inside the outcome's write would keep.
+
 A reply that stays unusable after its repair round ends that problem as ``error`` (its task
 closed as ``parse_failure``) and the run goes on; a provider that still fails after its retries
 stops the run: no new problem starts, the run is ``failed`` and says why, and what finished is
@@ -28,6 +32,7 @@ kept for ``resume``.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import copy
 import dataclasses
@@ -42,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.learning import record_outcome
 from noetic.calibration.outcomes import effective_profile
-from noetic.calibration.recalibrating import read_settings
+from noetic.calibration.recalibrating import fit_for, read_settings
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.grading import (
     MEMORY_MB,
@@ -274,6 +279,9 @@ class _Runner:
         self.tasks = evals.tasks(ctx.store, record.id)
         self.workers: list[_Worker] = []
         self.written: dict[int, dict[str, Any]] = {}  # by seq: what this run wrote to each problem
+        # the recalibration map refitted after each outcome, one refit at a time, in order
+        self.refitter = concurrent.futures.ThreadPoolExecutor(1, "noetic-eval-refit")
+        self.refitting: asyncio.Future[Any] | None = None
         self.counts = {
             "done": sum(1 for t in self.tasks if t.state == "done"),
             "passed": sum(1 for t in self.tasks if t.state == "done" and t.passed),
@@ -290,7 +298,10 @@ class _Runner:
             if task.state not in ("done", "error"):
                 todo.put_nowait(task)
         count = min(self.settings.concurrency, todo.qsize())
-        await asyncio.gather(*(self.work(todo) for _ in range(count)))
+        try:
+            await asyncio.gather(*(self.work(todo) for _ in range(count)))
+        finally:  # however the run ends, the map it keeps has seen its last outcome
+            await self.refitted()
 
     async def work(self, todo: asyncio.Queue[EvalTaskRecord]) -> None:
         worker: _Worker | None = None
@@ -317,8 +328,9 @@ class _Runner:
         return worker
 
     def close(self) -> None:
-        """Record any model call still held, and end the workers' sessions (a resumed run
-        opens its own)."""
+        """Record any model call still held, end the workers' sessions (a resumed run opens
+        its own) and the refits' thread."""
+        self.refitter.shutdown(wait=True)
         for w in self.workers:
             if isinstance(w.provider, ResilientProvider):
                 with contextlib.suppress(NoeticError):
@@ -373,6 +385,7 @@ class _Runner:
                 answered = await self.answer(ctx, task, problem)
                 cascade_id, testing = answered.cascade_id, answered.testing
                 if not testing.done():  # kept before the tests are waited for
+                    await self.refitted()
                     with _step(ctx):
                         result = self.reassessed(ctx, task, problem, answered, before)
                     answered = None
@@ -401,6 +414,8 @@ class _Runner:
         # reassessment when the tests were done by the time it came; only a problem answered
         # before a stop (its outcome written by an older run between them) may have its
         # outcome already
+        if answered is not None:
+            await self.refitted()
         with _step(ctx):
             if answered is not None:
                 result = self.reassessed(ctx, task, problem, answered, before)
@@ -412,6 +427,7 @@ class _Runner:
                     source="test",
                     evidence=f"{problem.task_id}: {verdict.reason}",
                     registry=self.ctx.tracker.registry,
+                    refit=False,  # on the refits' thread, once this write is in
                 )
             if "usage" in result:  # answered: its model calls are counted there
                 spent = UsageTotals(**result["usage"])
@@ -433,7 +449,26 @@ class _Runner:
             self.update(
                 task, state="done", passed=verdict.passed, reason=verdict.reason, result=result
             )
+        self.refit()
         return self.result(task)
+
+    def refit(self) -> None:
+        """Refit the agent's map on the outcomes as they now are, on the refits' thread: the
+        outcome just written is the last thing this problem did, and the next decision (the
+        next PREFLIGHT, once the model has answered it) waits for the refit."""
+        loop = asyncio.get_running_loop()
+        store, record = self.ctx.store, self.record
+        self.refitting = loop.run_in_executor(
+            self.refitter, fit_for, store, record.ai_id, record.model
+        )
+
+    async def refitted(self) -> None:
+        """Wait for the refits asked for so far (the thread takes them in order). One that
+        failed is left to the decision, which refits a map that has not seen the newest
+        outcome itself, and says so if it cannot."""
+        if self.refitting is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.refitting)
 
     async def answer(self, ctx: RunContext, task: EvalTaskRecord, problem: Problem) -> _Answered:
         """PREFLIGHT, the function, POSTFLIGHT, each model call written before the next; the
@@ -443,6 +478,7 @@ class _Runner:
         text = task_text(problem)
         timer = time.perf_counter()
         pre = await assess_with_model(ctx.model, text, Phase.PREFLIGHT, self.profile)
+        await self.refitted()  # the decision reads the map refitted on every outcome so far
         with _step(ctx):  # the task opened and the problem's state: one write
             opened = tracker.preflight(ctx.session_id or "", text, pre)
             ctx.start_task(opened.cascade.id)
