@@ -76,6 +76,51 @@ def test_an_overconfident_agent_gets_a_map_near_what_happened():
     assert fitted.departure is not None and fitted.departure > 7.38
 
 
+def _gradient(sums, a, b):
+    """The log-posterior's gradient at ``(a, b)`` (module docstring's prior), summed directly."""
+    g1 = -a / recalibration.PRIOR_SD_A**2
+    g2 = -(b - 1) / recalibration.PRIOR_SD_B**2
+    for p, (w, _, s) in sums.items():
+        x = recalibration._logit(p)
+        r = s - w * recalibration._sigmoid(a + b * x)
+        g1 += r
+        g2 += r * x
+    return g1, g2
+
+
+weights = st.integers(1, 400)
+groups = st.lists(
+    st.tuples(probabilities, weights, st.floats(0.0, 1.0)), min_size=1, max_size=6
+).map(lambda cells: {p: [float(w), p * w, round(share * w)] for p, w, share in cells})
+
+
+@given(groups)
+def test_the_logistic_fit_is_the_mode_of_the_posterior(sums):
+    """Wherever the statements are (near 0 or 1 included) and however far the outcomes are
+    from them, the fit ends at the mode: the gradient vanishes there, or, with the slope held
+    at 0, vanishes along the intercept and points to a negative slope."""
+    fitted = fit_logistic(sums)
+    g1, g2 = _gradient(sums, fitted.a, fitted.b)
+    scale = 1 + sum(w for w, _, _ in sums.values())
+    assert abs(g1) < 1e-6 * scale
+    if fitted.b > 0:
+        assert abs(g2) < 1e-6 * scale
+    else:
+        assert fitted.b == 0.0 and g2 <= 1e-6 * scale
+
+
+@pytest.mark.parametrize("stated", [0.9, 0.95, 0.99])
+def test_an_agent_that_always_states_near_certainty_and_mostly_fails_is_corrected(stated):
+    """One statement near 1, two outcomes in three failures: the map reads it as what
+    happened (plain Newton steps from the identity overshoot there, back and forth)."""
+    y = [1.0 if k % 3 == 0 else 0.0 for k in range(30)]
+    fitted = recalibrate([stated] * 30, y)
+    assert fitted.in_force and fitted.method == "logistic"
+    assert fitted(stated) == pytest.approx(sum(y) / 30, abs=0.08)
+    assert fitted.brier_after is not None and fitted.brier_before is not None
+    assert fitted.brier_after[0] < fitted.brier_before[0] / 2
+
+
 def test_an_agent_whose_statements_held_keeps_them():
     rng = random.Random(6)
     p = [round(rng.uniform(0.2, 0.95), 2) for _ in range(200)]

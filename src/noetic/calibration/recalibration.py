@@ -9,7 +9,8 @@ works, is in ``docs/calibration.md``.
 
 * **Bayesian logistic calibration** (the default): ``q = σ(a + b·logit p)``, the maximum a
   posteriori ``(a, b)`` under the prior ``a ~ N(0, 1.5²)``, ``b ~ N(1, 0.5²)``, centred on the
-  identity; fitted by Newton's method on the outcomes grouped by distinct stated value, its
+  identity; fitted by Newton's method (each step halved until the posterior rises as it
+  should) on the outcomes grouped by distinct stated value, its
   posterior covariance the inverse Hessian at the mode (a Laplace approximation). The slope is
   kept at 0 or above: statements that ran against the outcomes get a flat map, never a
   reversed one.
@@ -46,6 +47,7 @@ from noetic.plain import Value, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, Final
 
 
@@ -132,12 +134,18 @@ def fit_logistic(sums: Sums) -> Logistic:
         g[0] += w
         g[1] += s
     pa, pb = 1 / PRIOR_SD_A**2, 1 / PRIOR_SD_B**2
+    cells = [(x, w, s) for x, (w, s) in groups.items()]
+
+    def posterior(a: float, b: float) -> float:  # its logarithm, up to a constant
+        return _likelihood(cells, a, b) - a * a * pa / 2 - (b - 1) * (b - 1) * pb / 2
+
     a, b = 0.0, 1.0
+    at = posterior(a, b)
     h11 = h12 = h22 = 0.0
-    for _ in range(50):
+    for _ in range(100):
         g1, g2 = -a * pa, -(b - 1) * pb
         h11, h12, h22 = pa, 0.0, pb
-        for x, (w, s) in groups.items():
+        for x, w, s in cells:
             q = _sigmoid(a + b * x)
             r = s - w * q
             g1 += r
@@ -149,25 +157,63 @@ def fit_logistic(sums: Sums) -> Logistic:
         det = h11 * h22 - h12 * h12
         da = (h22 * g1 - h12 * g2) / det
         db = (h11 * g2 - h12 * g1) / det
-        a, b = a + da, b + db
-        if abs(da) < 1e-10 and abs(db) < 1e-10:
+        a, b, at, moved = _ascend(posterior, (a, b), (da, db), (g1, g2), at)
+        if not moved or (abs(da) < 1e-10 and abs(db) < 1e-10):
             break
-    det = h11 * h22 - h12 * h12
     if b >= 0:
+        det = h11 * h22 - h12 * h12
         return Logistic(a=a, b=b, va=h22 / det, vb=h11 / det, cab=-h12 / det)
     # statements that ran against the outcomes: a map must not reverse their order, so the
-    # slope stops at 0 (every statement means the same) and the intercept is refitted
+    # slope stops at 0 (every statement means the same) and the intercept is refitted (the
+    # posterior is concave: its mode with the slope at 0 or above has the slope at 0)
     a, hess = 0.0, pa
-    for _ in range(50):
+    at = posterior(a, 0.0)
+    for _ in range(100):
         grad, hess = -a * pa, pa
         q = _sigmoid(a)
         for w, s in groups.values():
             grad += s - w * q
             hess += w * q * (1 - q)
-        a += grad / hess
-        if abs(grad / hess) < 1e-10:
+        step = grad / hess
+        (a, _, at, moved) = _ascend(posterior, (a, 0.0), (step, 0.0), (grad, 0.0), at)
+        if not moved or abs(step) < 1e-10:
             break
     return Logistic(a=a, b=0.0, va=1 / hess, vb=PRIOR_SD_B**2, cab=0.0)
+
+
+def _likelihood(cells: list[tuple[float, float, float]], a: float, b: float) -> float:
+    """The log-likelihood of ``σ(a + b·x)`` for the outcomes grouped as ``(x, count, sum)``."""
+    total = 0.0
+    for x, w, s in cells:
+        z = a + b * x
+        total += s * z - w * (max(z, 0.0) + math.log1p(math.exp(-abs(z))))
+    return total
+
+
+def _ascend(
+    f: Callable[[float, float], float],
+    at: tuple[float, float],
+    step: tuple[float, float],
+    grad: tuple[float, float],
+    value: float,
+) -> tuple[float, float, float, bool]:
+    """Newton's step from ``at``, halved until ``f`` (concave) rises as its slope promises
+    (Armijo's rule): a full step where it does, so Newton's method converges as it would; a
+    shorter one where the full step overshoots (outcomes far from a statement near 0 or 1),
+    which plain Newton steps can do back and forth without end. The point, ``f`` there, and
+    whether it moved."""
+    slope = grad[0] * step[0] + grad[1] * step[1]
+    if slope <= 1e-12 * (1 + abs(value)):  # at the mode, to rounding: nothing left to check
+        a, b = at[0] + step[0], at[1] + step[1]
+        return a, b, f(a, b), True
+    t = 1.0
+    for _ in range(60):
+        a, b = at[0] + t * step[0], at[1] + t * step[1]
+        value_there = f(a, b)
+        if value_there >= value + 1e-4 * t * slope:
+            return a, b, value_there, True
+        t /= 2
+    return at[0], at[1], value, False
 
 
 def _isotonic(grouped: Sums) -> tuple[list[float], list[float]]:
