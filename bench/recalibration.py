@@ -12,7 +12,8 @@ agent waits.
   than the raw one (a higher expected Brier score).
 
   Agents: *overconfident* like Kaddour et al. (2026) (states ≈ 0.75, succeeds ≈ 0.30, weak
-  discrimination: AUROC ≈ 0.65, printed), *calibrated* (states 0.20–0.95, succeeds as stated),
+  discrimination: AUROC ≈ 0.65, printed), *certain* (always states 0.95, succeeds 0.30),
+  *calibrated* (states 0.20–0.95, succeeds as stated),
   *underconfident* (states ≈ 0.45, succeeds ≈ 0.75) and *drifting* (calibrated for the first
   half of its past, then succeeding 0.35 less than it states; the future is the drifted one).
 
@@ -98,8 +99,14 @@ def drifting(rng, n, late=False):
     return out
 
 
+def certain(rng, n, late=False):
+    """Always states 0.95 (a model that gives the same number every time), succeeds 30%."""
+    return [(0.95, 0.30) for _ in range(n)]
+
+
 AGENTS = {
     "overconfident": overconfident,
+    "certain": certain,
     "calibrated": calibrated,
     "underconfident": underconfident,
     "drifting": drifting,
