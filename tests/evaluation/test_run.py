@@ -393,15 +393,17 @@ def test_a_run_reads_its_calibration_settings_once(tracker, model_server, proble
     assert result.done == 10 and reads == [tracker.store.home]
 
 
-def test_each_outcome_is_refitted_beside_the_next_preflight_and_every_decision_reads_it(
-    tracker, model_server, problems, monkeypatch
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_before_it(
+    tracker, model_server, problems, monkeypatch, concurrency
 ):
-    """The map is refitted after each outcome on the run's refit thread, once, while the model
-    is asked for the next PREFLIGHT; that decision waits for it, so every decision reads the
-    map fitted on every outcome before it, as a refit inside the outcome's write would."""
+    """After each outcome the map is refitted once: with one problem at a time on the run's
+    refit thread, while the model is asked for the next PREFLIGHT (that decision waits for it),
+    with several inside the outcome's write. Either way every decision reads the map fitted on
+    every outcome before it, and the map the run leaves has seen them all."""
     import threading
 
-    from noetic.calibration import recalibrating
+    from noetic.calibration import learning, recalibrating
     from noetic.calibration.recalibration import recalibrate
     from noetic.evaluation import engine
 
@@ -414,24 +416,44 @@ def test_each_outcome_is_refitted_beside_the_next_preflight_and_every_decision_r
 
     monkeypatch.setattr(recalibrating, "fitted_for", fitted_for)
     monkeypatch.setattr(engine, "fit_for", recalibrating.fit_for)  # through the counted one
+    writes_with_outcome = []
+    real_record = learning.record_outcome
+
+    def record_outcome(store, *args, **kwargs):
+        done = real_record(store, *args, **kwargs)
+        writes_with_outcome.append(kwargs["refit"])
+        return done
+
+    monkeypatch.setattr(engine, "record_outcome", record_outcome)
     standin = StandIn(problems, lambda p: "right" if number(p) % 3 == 0 else "wrong",
                       stated={"preflight": 0.8})  # fmt: skip
     model_server.responder = standin
     result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=24,
-                                    concurrency=1))  # fmt: skip
+                                    concurrency=concurrency))  # fmt: skip
     assert result.done == 24
-    # the first decision fits the (empty) map it finds missing; every other fit is a refit
-    # after an outcome, on the refit thread
-    assert threads[0] == threading.main_thread().name
-    assert threads[1:] == ["noetic-eval-refit_0"] * 24
+    main = threading.main_thread().name
+    if concurrency == 1:
+        # the first decision fits the map it finds missing; every other fit is the refit after
+        # an outcome, on the refit thread, none in the outcome's write
+        assert threads == [main] + ["noetic-eval-refit_0"] * 24
+        assert writes_with_outcome == [False] * 24
+    else:
+        assert set(threads) == {main} and writes_with_outcome == [True] * 24
+    tasks = {t.cascade_id: t for t in result.tasks}
     rows = tracker.store.conn.execute(
-        "SELECT a.calibrated, t.seq FROM assessments a JOIN eval_tasks t "
-        "ON t.cascade_id = a.cascade_id WHERE a.phase = 'preflight' ORDER BY t.seq"
+        "SELECT a.cascade_id, a.calibrated, "
+        "(SELECT count(*) FROM outcomes o WHERE o.id <= (SELECT coalesce(max(e.id), 0) "
+        " FROM outcomes e WHERE e.at < a.created_at)) AS earlier "
+        "FROM assessments a WHERE a.phase = 'preflight' ORDER BY a.id"
     ).fetchall()
-    seen = [float(bool(t.passed)) for t in sorted(result.tasks, key=lambda t: t.seq)]
+    judged = [
+        float(bool(tasks[c].passed))
+        for (c,) in tracker.store.conn.execute("SELECT cascade_id FROM outcomes ORDER BY id")
+    ]
     in_force = 0
-    for before, row in enumerate(rows):  # problem k decided after the k outcomes before it
-        fitted = recalibrate([0.8] * before, seen[:before])
+    for row in rows:  # each PREFLIGHT decided on the outcomes recorded before it
+        before = row["earlier"]
+        fitted = recalibrate([0.8] * before, judged[:before])
         if not fitted.in_force:
             assert row["calibrated"] is None, before
             continue

@@ -19,9 +19,11 @@ next begins, so a killed run resumes where it stopped and runs nothing that fini
 POSTFLIGHT and the tests' verdict are one write when the tests are done by the time the model
 has reassessed (the POSTFLIGHT is written first, on its own, when they are not).
 
-Each outcome refits the agent's recalibration map, which the next decision reads. The refit runs
-on a thread of the run's own while the model is asked for the next PREFLIGHT, and that
-decision waits for it; the map is the one a refit inside the outcome's write would keep.
+Each outcome refits the agent's recalibration map, which the next decision reads. With one
+problem at a time, the refit runs on a thread of the run's own while the model is asked for the
+next PREFLIGHT (the run has nothing else to do then), and that decision waits for it; the map
+is the one a refit inside the outcome's write keeps, as it is with several problems at once,
+whose steps fill those waits (a thread beside them would only take turns with them).
 
 A reply that stays unusable after its repair round ends that problem as ``error`` (its task
 closed as ``parse_failure``) and the run goes on; a provider that still fails after its retries
@@ -279,8 +281,13 @@ class _Runner:
         self.tasks = evals.tasks(ctx.store, record.id)
         self.workers: list[_Worker] = []
         self.written: dict[int, dict[str, Any]] = {}  # by seq: what this run wrote to each problem
-        # the recalibration map refitted after each outcome, one refit at a time, in order
-        self.refitter = concurrent.futures.ThreadPoolExecutor(1, "noetic-eval-refit")
+        # one problem at a time: the recalibration map refitted after each outcome on a thread
+        # of its own (module docstring), one refit at a time, in order
+        self.refitter = (
+            concurrent.futures.ThreadPoolExecutor(1, "noetic-eval-refit")
+            if settings.concurrency == 1
+            else None
+        )
         self.refitting: asyncio.Future[Any] | None = None
         self.counts = {
             "done": sum(1 for t in self.tasks if t.state == "done"),
@@ -330,7 +337,8 @@ class _Runner:
     def close(self) -> None:
         """Record any model call still held, end the workers' sessions (a resumed run opens
         its own) and the refits' thread."""
-        self.refitter.shutdown(wait=True)
+        if self.refitter is not None:
+            self.refitter.shutdown(wait=True)
         for w in self.workers:
             if isinstance(w.provider, ResilientProvider):
                 with contextlib.suppress(NoeticError):
@@ -427,7 +435,7 @@ class _Runner:
                     source="test",
                     evidence=f"{problem.task_id}: {verdict.reason}",
                     registry=self.ctx.tracker.registry,
-                    refit=False,  # on the refits' thread, once this write is in
+                    refit=self.refitter is None,  # else on its thread, once this write is in
                 )
             if "usage" in result:  # answered: its model calls are counted there
                 spent = UsageTotals(**result["usage"])
@@ -449,18 +457,17 @@ class _Runner:
             self.update(
                 task, state="done", passed=verdict.passed, reason=verdict.reason, result=result
             )
-        self.refit()
+        if self.refitter is not None:
+            self.refit(self.refitter)
         return self.result(task)
 
-    def refit(self) -> None:
+    def refit(self, refitter: concurrent.futures.Executor) -> None:
         """Refit the agent's map on the outcomes as they now are, on the refits' thread: the
         outcome just written is the last thing this problem did, and the next decision (the
         next PREFLIGHT, once the model has answered it) waits for the refit."""
         loop = asyncio.get_running_loop()
         store, record = self.ctx.store, self.record
-        self.refitting = loop.run_in_executor(
-            self.refitter, fit_for, store, record.ai_id, record.model
-        )
+        self.refitting = loop.run_in_executor(refitter, fit_for, store, record.ai_id, record.model)
 
     async def refitted(self) -> None:
         """Wait for the refits asked for so far (the thread takes them in order). One that
