@@ -139,12 +139,13 @@ def _wait_for_tasks(child: subprocess.Popen[str], n: int) -> list[dict]:
     return seen
 
 
-def test_a_killed_run_resumes_and_runs_each_problem_once(model_server, problems):
+@pytest.mark.parametrize("concurrency", ["2", "1"])  # 1: the map refitted on a thread
+def test_a_killed_run_resumes_and_runs_each_problem_once(model_server, problems, concurrency):
     home = os.environ["NOETIC_HOME"]
     standin = StandIn(problems, right_unless_three)
     standin.delay = 0.3
     model_server.responder = standin
-    child = _child(home, spec(model_server))
+    child = _child(home, spec(model_server), "--concurrency", concurrency)
     try:
         before = _wait_for_tasks(child, 3)
     finally:
@@ -154,6 +155,7 @@ def test_a_killed_run_resumes_and_runs_each_problem_once(model_server, problems)
     with Store(Path(home)) as store:
         (run,) = evals.runs(store)
         assert run.status == "running"  # killed: it never said otherwise
+        assert run.settings["engine"]["concurrency"] == int(concurrency)
         states = {t.task_id: t.state for t in evals.tasks(store, run.id)}
     finished = {t["task_id"] for t in before}
     assert finished <= {k for k, v in states.items() if v == "done"}
@@ -188,12 +190,13 @@ def _cascades(store, run_id: str) -> list[str]:
     return [c.id for s in sessions if s for c in store.cascades(s)]
 
 
-def test_ctrl_c_stops_the_run_with_130_and_a_resume_goes_on(model_server, problems):
+@pytest.mark.parametrize("concurrency", ["2", "1"])  # 1: the map refitted on a thread
+def test_ctrl_c_stops_the_run_with_130_and_a_resume_goes_on(model_server, problems, concurrency):
     home = os.environ["NOETIC_HOME"]
     standin = StandIn(problems, right_unless_three)
     standin.delay = 0.3
     model_server.responder = standin
-    child = _child(home, spec(model_server))
+    child = _child(home, spec(model_server), "--concurrency", concurrency)
     try:
         _wait_for_tasks(child, 2)
         child.send_signal(signal.SIGINT)
