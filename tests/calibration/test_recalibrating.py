@@ -79,6 +79,29 @@ def test_the_map_is_kept_and_refitted_only_when_outcomes_arrive(tracker):
     assert stored.decision.calibrated == after.calibrated
 
 
+def test_a_map_kept_by_an_earlier_fit_is_refitted_at_the_next_decision(tracker):
+    """An agent that always said 0.95 and succeeded a third of the time: the fit before Newton's
+    steps were halved kept a map not in force (it never settled), stamped with the newest
+    outcome. A decision after an upgrade refits it rather than reading it as current."""
+    session = tasks(tracker, "certain", 0.95, 10, 30)
+    fresh = preflight(tracker, session, said=0.95)
+    assert fresh.calibrated is not None and fresh.calibrated.value < 0.5
+    (scope, body) = tracker.store.conn.execute(
+        "SELECT scope, body FROM calibration_maps"
+    ).fetchone()
+    old = json.loads(body)
+    assert old.pop("fit") == 2
+    # what the earlier fit kept: a map reading 0.95 as 1.0, not in force
+    old["fitted"] = {**old["fitted"], "in_force": False}
+    old["fitted"]["map"] = {"method": "logistic", "params": [9.0, 3.94]}
+    tracker.store.write("UPDATE calibration_maps SET body = ? WHERE scope = ?",
+                        (json.dumps(old), scope))  # fmt: skip
+    again = preflight(tracker, session, said=0.95)
+    assert again.calibrated == fresh.calibrated  # refitted, not read as kept
+    (kept_body,) = tracker.store.conn.execute("SELECT body FROM calibration_maps").fetchone()
+    assert json.loads(kept_body)["fit"] == 2
+
+
 def test_a_new_agent_borrows_its_models_map_then_the_stores(tracker):
     tasks(tracker, "veteran", 0.8, 14, 40, model="model-x")
     newcomer, _ = tracker.bootstrap(ai_id="newcomer", ai_model="model-x")

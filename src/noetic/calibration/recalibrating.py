@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 
 RECORD_TASKS: Final = 40
+FIT: Final = 2
+"""The fit's version, kept in each map's body: a map kept by a fit that has changed since (or by
+one before the version was kept) is refitted at the next decision, as if outcomes had arrived.
+2: Newton's steps halved where they overshoot (:func:`~.recalibration.fit_logistic`)."""
 
 
 class Settings(Value):
@@ -190,6 +194,7 @@ def fit_on(
     fitted = recalibrate([p.stated for p in mine], [p.observed for p in mine])
     own = [p for p in points if p.phase == "preflight" and p.agent == ai_id][-RECORD_TASKS:]
     body: dict[str, Any] = {
+        "fit": FIT,
         "ai_id": ai_id,
         "ai_model": ai_model,
         "scope": scope,
@@ -239,14 +244,16 @@ def kept(
     store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
 ) -> tuple[dict[str, Any], Fitted]:
     """``(ai_id, ai_model)``'s map as kept, and the map read (a body read before is not read
-    again); refitted first only when outcomes arrived since (or the configured gate was never
-    worked out)."""
+    again); refitted first only when outcomes arrived since, or another fit kept it (:data:`FIT`),
+    or the configured gate was never worked out."""
     row = outcome_rows.kept_map(store, _key(ai_id, ai_model))
     # outcomes are only ever added: the newest one's id (one probe of the primary key, however
     # many there are) says whether any arrived
     if row is None or row.last_id != last_outcome(store):
         return fitted_for(store, ai_id, ai_model, settings)
     body, fitted = _parsed(row.body)
+    if body.get("fit") != FIT:  # kept by another fit: refitted by this one
+        return fitted_for(store, ai_id, ai_model, settings)
     wanted = settings is not None and settings.max_failure_rate is not None
     if wanted and _gate_key(settings) not in body["gates"]:  # type: ignore[arg-type]
         assert settings is not None
