@@ -414,8 +414,7 @@ def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_b
         threads.append(threading.current_thread().name)
         return real_fitted_for(*args, **kwargs)
 
-    monkeypatch.setattr(recalibrating, "fitted_for", fitted_for)
-    monkeypatch.setattr(engine, "fit_for", recalibrating.fit_for)  # through the counted one
+    monkeypatch.setattr(recalibrating, "fitted_for", fitted_for)  # fit_for's too
     writes_with_outcome = []
     real_record = learning.record_outcome
 

@@ -260,18 +260,27 @@ def _finish(n, task):
     return asyncio.run(flow())
 
 
+def _serving(tmp_path):
+    """A server on a new store, its embedding thread through its first round; the embedder."""
+    import asyncio
+
+    from noetic.mcp import tools
+    from noetic.mcp.state import ServerState
+
+    n = ServerState(tmp_path / "store", workspace=tmp_path)
+    asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
+    assert n.embedding.wait(60) and n.embedding.error is None
+    return n, recall_embedder()
+
+
 @pytest.mark.subprocess
 def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
     import asyncio
 
     from noetic.mcp import tools
-    from noetic.mcp.state import ServerState
     from noetic.recall.index import _INDEXES
 
-    n = ServerState(tmp_path / "store", workspace=tmp_path)
-    asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
-    assert n.embedding.wait(60) and n.embedding.error is None
-    embedder = recall_embedder()
+    n, embedder = _serving(tmp_path)
     n.embedding.stop()  # with the thread stopped, a POSTFLIGHT leaves its task pending
     _finish(n, "resolve login failures for SSO users")
     assert pending_count(n.store, embedder.name) == 1
@@ -288,17 +297,11 @@ def test_the_server_embeds_finished_tasks_on_a_thread_of_its_own(tmp_path):
 
 @pytest.mark.subprocess
 def test_a_task_finished_inside_a_longer_write_is_embedded_once_that_write_commits(tmp_path):
-    import asyncio
     import time
 
     from noetic.assessment import Assessment
-    from noetic.mcp import tools
-    from noetic.mcp.state import ServerState
 
-    n = ServerState(tmp_path / "store", workspace=tmp_path)
-    asyncio.run(tools.bootstrap_session(n, ai_id="bg"))
-    assert n.embedding.wait(60) and n.embedding.error is None
-    embedder = recall_embedder()
+    n, embedder = _serving(tmp_path)
     tracker = n.tracker
     session, _ = tracker.bootstrap(ai_id="bg")
     with n.store.unit():  # the POSTFLIGHT's event wakes the thread before this write commits

@@ -393,7 +393,6 @@ class _Runner:
                 answered = await self.answer(ctx, task, problem)
                 cascade_id, testing = answered.cascade_id, answered.testing
                 if not testing.done():  # kept before the tests are waited for
-                    await self.refitted()
                     with _step(ctx):
                         result = self.reassessed(ctx, task, problem, answered, before)
                     answered = None
@@ -422,8 +421,6 @@ class _Runner:
         # reassessment when the tests were done by the time it came; only a problem answered
         # before a stop (its outcome written by an older run between them) may have its
         # outcome already
-        if answered is not None:
-            await self.refitted()
         with _step(ctx):
             if answered is not None:
                 result = self.reassessed(ctx, task, problem, answered, before)
@@ -485,7 +482,10 @@ class _Runner:
         text = task_text(problem)
         timer = time.perf_counter()
         pre = await assess_with_model(ctx.model, text, Phase.PREFLIGHT, self.profile)
-        await self.refitted()  # the decision reads the map refitted on every outcome so far
+        # the decision reads the map refitted on every outcome so far: the one decision of a
+        # problem a refit can still be running for (the POSTFLIGHT's comes after it, and only
+        # a problem's end starts a refit)
+        await self.refitted()
         with _step(ctx):  # the task opened and the problem's state: one write
             opened = tracker.preflight(ctx.session_id or "", text, pre)
             ctx.start_task(opened.cascade.id)
