@@ -318,6 +318,81 @@ def test_a_reassessment_that_comes_before_the_tests_end_is_written_before_them(
     store.close()
 
 
+def test_the_tests_start_before_the_functions_call_is_written(
+    model_server, problems, _isolated_home, tmp_path, monkeypatch
+):
+    import glob
+    import tempfile
+
+    from noetic.profiles import ProfileRegistry
+    from noetic.runtime.tracker import Tracker
+    from noetic.store import Store
+
+    # the judge's workspaces go where this test looks for them, and nobody else's do
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    standin = StandIn(problems, lambda p: "slow")  # tests that run a second at least
+    standin.slow_s = 1.0
+    model_server.responder = standin
+    store = Store(_isolated_home)
+    tracker = Tracker(store, ProfileRegistry(_isolated_home / "profiles"))
+    running: list[tuple[str, bool]] = []  # each statement, and whether the tests had started
+    workspace = str(tmp_path / "noetic-eval-*" / "program.py")
+    store.conn.set_trace_callback(lambda sql: running.append((sql, bool(glob.glob(workspace)))))
+    result = asyncio.run(start_eval(tracker, provider=spec(model_server), limit=1,
+                                    matching="HumanEval/12", concurrency=1))  # fmt: skip
+    store.conn.set_trace_callback(None)
+    assert result.tasks[0].passed is True
+    act = [started for sql, started in running
+           if sql.startswith("INSERT INTO events") and '"ACT"' in sql]  # fmt: skip
+    # the function's call and its ACT event are written while its tests already run
+    assert act == [True]
+    # and the PREFLIGHT, written before the function was asked for, had none to run beside
+    pre = [started for sql, started in running
+           if sql.startswith("INSERT INTO assessments") and "'preflight'" in sql]  # fmt: skip
+    assert pre == [False]
+    store.close()
+
+
+@pytest.mark.parametrize("slow", ["reassessed", "record_outcome"])
+def test_only_the_work_no_test_ran_beside_is_counted_as_added(
+    model_server, problems, _isolated_home, monkeypatch, slow
+):
+    """A write made slow by 0.4 s: the reassessment's, written while the tests (a second at
+    least) still run, is Noetic's own time but not time the problem waited for; the outcome's,
+    written once they ended, is both."""
+    import time
+
+    from noetic.evaluation import engine
+
+    def slowly(original):
+        def wrapped(*args, **kwargs):
+            time.sleep(0.4)
+            return original(*args, **kwargs)
+
+        return wrapped
+
+    if slow == "reassessed":
+        monkeypatch.setattr(engine._Runner, "reassessed", slowly(engine._Runner.reassessed))
+    else:
+        monkeypatch.setattr(engine, "record_outcome", slowly(engine.record_outcome))
+    standin = StandIn(problems, lambda p: "slow")
+    standin.slow_s = 1.0
+    result, _, store = _traced_run(_isolated_home, model_server, standin)
+    (task,) = result.tasks
+    assert task.passed is True
+    assert task.ms_other is not None and task.ms_added is not None and task.ms_test is not None
+    assert task.ms_other >= 400  # Noetic's own time holds the slow write either way
+    assert 0 <= task.ms_added <= task.ms_other
+    if slow == "reassessed":
+        assert task.ms_added < 400  # hidden behind the tests
+    else:
+        assert task.ms_added >= 400  # after them: the problem waited for it
+    from noetic.evaluation.report import eval_report as report_of
+
+    assert report_of(store, result.run_id).timing.added_ms == task.ms_added
+    store.close()
+
+
 def test_a_failing_provider_stops_the_run_and_a_resume_finishes_it(tracker, model_server,
                                                                    problems):  # fmt: skip
     standin = StandIn(problems, right_unless_three)

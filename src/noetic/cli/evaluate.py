@@ -376,5 +376,8 @@ def _render_report(report: EvalReport) -> None:
         out.print(
             f"[dim]per problem: {tm.total_ms:.0f} ms in all, {tm.model_ms or 0:.0f} ms the "
             f"model, {tm.test_ms or 0:.0f} ms the tests (run while the model reassesses), "
-            f"{tm.other_ms or 0:.0f} ms the rest[/]"
-        )
+            f"{tm.other_ms or 0:.0f} ms the rest"
+            + (f" ({tm.added_ms:.0f} ms of it not behind the tests)" if tm.added_ms is not None
+               else "")
+            + "[/]"
+        )  # fmt: skip

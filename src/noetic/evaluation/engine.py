@@ -116,6 +116,9 @@ class TaskResult(BaseModel):
     ms_test: float | None = None
     # Noetic's own time: neither waiting on the model nor on the tests (None: not recorded)
     ms_other: float | None = None
+    # the part of it the problem waited for: while neither a model call nor its tests were
+    # under way (what was written while the tests ran is not; None: not recorded)
+    ms_added: float | None = None
     usage: UsageTotals | None = None
 
 
@@ -258,6 +261,23 @@ class _Answered:
     post: Assessment
     timer: float  # when the PREFLIGHT was asked
     testing: asyncio.Future[Verdict]
+    reassessing: _Span  # the POSTFLIGHT's call, awaited while the tests ran
+
+
+@dataclasses.dataclass
+class _Span:
+    """When something began and ended (``perf_counter``; 0 until it has); for a model call,
+    the model's own milliseconds within it; for the tests, how long the problem waited for
+    their process to start."""
+
+    start: float = 0.0
+    end: float = 0.0
+    model_ms: float = 0.0
+    launch_ms: float = 0.0
+
+    def overlap_ms(self, other: _Span) -> float:
+        """How long both were under way, in milliseconds."""
+        return max(0.0, min(self.end, other.end) - max(self.start, other.start)) * 1000
 
 
 class _Runner:
@@ -384,20 +404,22 @@ class _Runner:
         cascade_id = task.cascade_id
         answered: _Answered | None = None
         testing: asyncio.Future[Verdict] | None = None
+        tests, reassessing = _Span(), _Span()
         if task.state == "answered":  # its events are the task's, as before the stop
             ctx.task_id = task.cascade_id
         try:
             if task.state == "started":
                 _abandon(self.ctx, task)
             if task.state in ("pending", "started"):
-                answered = await self.answer(ctx, task, problem)
+                answered = await self.answer(ctx, task, problem, tests)
                 cascade_id, testing = answered.cascade_id, answered.testing
+                reassessing = answered.reassessing
                 if not testing.done():  # kept before the tests are waited for
                     with _step(ctx):
                         result = self.reassessed(ctx, task, problem, answered, before)
                     answered = None
             else:
-                testing = asyncio.ensure_future(self.judge(problem, task.code))
+                testing = asyncio.ensure_future(self.judge(problem, task.code, tests))
             waiting = time.perf_counter()
             verdict = await testing
             waited = (time.perf_counter() - waiting) * 1000
@@ -441,14 +463,16 @@ class _Runner:
             elapsed = (time.perf_counter() - start) * 1000
             earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
             total = round(earlier + elapsed, 3)
+            # Noetic's own time on the problem: neither waiting on the model nor on the tests
+            # (which run while the model reassesses the code and its answer is written)
+            other = max(total - spent.latency_ms - waited - tests.launch_ms, 0.0)
             result.update(
                 usage=spent.model_dump(exclude={"cost_usd"}),
                 ms_test=verdict.ms,
                 ms_total=total,
                 ms_model=spent.latency_ms,
-                # Noetic's own time on the problem: neither waiting on the model nor on the
-                # tests (which run while the model reassesses the code)
-                ms_other=round(max(total - spent.latency_ms - waited, 0.0), 3),
+                ms_other=round(other, 3),
+                ms_added=round(min(other, _added(total, spent.latency_ms, tests, reassessing)), 3),
             )
             ctx.emit(EventKind.PHASE_COMPLETED, PhaseCompleted(phase="TEST", ms=verdict.ms))
             self.update(
@@ -474,10 +498,13 @@ class _Runner:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.refitting)
 
-    async def answer(self, ctx: RunContext, task: EvalTaskRecord, problem: Problem) -> _Answered:
+    async def answer(
+        self, ctx: RunContext, task: EvalTaskRecord, problem: Problem, tests: _Span
+    ) -> _Answered:
         """PREFLIGHT, the function, POSTFLIGHT, each model call written before the next; the
-        tests start as soon as the function is read, and run while the model reassesses it
-        (which never sees their verdict). The reassessment is left for the caller to write."""
+        tests start as soon as the function is read, before its call is written, and run while
+        the model reassesses it (which never sees their verdict). The reassessment is left for
+        the caller to write; ``tests`` is filled in as the tests start and end."""
         tracker = self.ctx.tracker
         text = task_text(problem)
         timer = time.perf_counter()
@@ -498,8 +525,13 @@ class _Runner:
         )
         reply = await ctx.model.complete(request)
         code = extract_code(reply.text, problem.entry_point)
-        testing = asyncio.ensure_future(self.judge(problem, code))
+        testing = asyncio.ensure_future(self.judge(problem, code, tests))
+        reassessing = _Span()
         try:
+            # the tests' first step starts their process; the writes that follow run beside it
+            launching = time.perf_counter()
+            await asyncio.sleep(0)
+            tests.launch_ms = (time.perf_counter() - launching) * 1000
             with _step(ctx):  # the call and the ACT event: one write
                 ctx.emit(
                     EventKind.PHASE_COMPLETED,
@@ -509,16 +541,20 @@ class _Runner:
                 findings = f"The function you wrote:\n```python\n{code.rstrip()}\n```"
             else:
                 findings = f"Your reply, which had no Python code block:\n{reply.text[:3000]}"
+            said = _latency(ctx.model)
+            reassessing.start = time.perf_counter()
             post: Assessment = await assess_with_model(
                 ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
                 review=task.review,
             )  # fmt: skip
+            reassessing.end = time.perf_counter()
+            reassessing.model_ms = _latency(ctx.model) - said
         except BaseException:
             testing.cancel()  # the caller never waits for it: nothing left running
             with contextlib.suppress(BaseException):
                 await testing
             raise
-        return _Answered(opened.cascade.id, code, pre, post, timer, testing)
+        return _Answered(opened.cascade.id, code, pre, post, timer, testing, reassessing)
 
     def reassessed(
         self,
@@ -545,16 +581,21 @@ class _Runner:
         self.update(task, state="answered", code=answered.code, result=kept)
         return kept
 
-    async def judge(self, problem: Problem, code: str | None) -> Verdict:
-        if code is None:
-            return Verdict(False, "the reply had no Python code block", 0.0, None)
-        source = program(problem.prompt, code, problem.test, problem.entry_point)
-        return await run_tests(
-            source,
-            self.sandbox,
-            timeout_s=self.settings.test_timeout_s,
-            memory_mb=self.settings.test_memory_mb,
-        )
+    async def judge(self, problem: Problem, code: str | None, span: _Span) -> Verdict:
+        """The tests' verdict on ``code``; ``span`` says when they started and ended."""
+        span.start = time.perf_counter()
+        try:
+            if code is None:
+                return Verdict(False, "the reply had no Python code block", 0.0, None)
+            source = program(problem.prompt, code, problem.test, problem.entry_point)
+            return await run_tests(
+                source,
+                self.sandbox,
+                timeout_s=self.settings.test_timeout_s,
+                memory_mb=self.settings.test_memory_mb,
+            )
+        finally:
+            span.end = time.perf_counter()
 
     def update(self, task: EvalTaskRecord, **fields: Any) -> None:
         """Write the problem's new state (in the step's transaction) and keep what was written,
@@ -573,6 +614,23 @@ class _Runner:
         return result
 
 
+def _latency(model: Any) -> float:
+    """The milliseconds the model's calls so far have taken (0 for a model that keeps none)."""
+    totals = getattr(model, "totals", None)
+    return float(totals.latency_ms) if totals is not None else 0.0
+
+
+def _added(total: float, model_ms: float, tests: _Span, reassessing: _Span) -> float:
+    """The part of a problem's ``total`` ms during which neither a model call nor its tests
+    were under way: what Noetic's own work added to the problem's time. The reassessment's call
+    overlaps the tests; only its model's own time within that overlap is taken as shared
+    (the rest of the call, the request built and the reply read, may be what overlapped)."""
+    ran = (tests.end - tests.start) * 1000 if tests.end else 0.0
+    shared = max(0.0, tests.overlap_ms(reassessing) - (reassessing.end - reassessing.start) * 1000
+                 + reassessing.model_ms) if reassessing.end else 0.0  # fmt: skip
+    return max(0.0, total - model_ms - ran + min(shared, reassessing.model_ms))
+
+
 def task_result(task: EvalTaskRecord) -> TaskResult:
     r = task.result
     return TaskResult(
@@ -581,6 +639,7 @@ def task_result(task: EvalTaskRecord) -> TaskResult:
         cascade_id=task.cascade_id, p_preflight=r.get("p_preflight"),
         p_postflight=r.get("p_postflight"), ms_total=r.get("ms_total"),
         ms_model=r.get("ms_model"), ms_test=r.get("ms_test"), ms_other=r.get("ms_other"),
+        ms_added=r.get("ms_added"),
         usage=UsageTotals(**r["usage"]) if "usage" in r else None,
     )  # fmt: skip
 

@@ -35,7 +35,9 @@ class Timing(BaseModel):
     """Mean milliseconds per finished problem: in all, waiting on the model, running the
     tests (their own time, much of which passes while the model reassesses the function), and
     the rest: Noetic's own bookkeeping, the time spent neither waiting on the model nor on the
-    tests."""
+    tests; and of that, what the problem waited for (``added_ms``): the time during which
+    neither a model call nor its tests were under way (the writes made while the tests run are
+    not)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -44,6 +46,7 @@ class Timing(BaseModel):
     model_ms: float | None
     test_ms: float | None
     other_ms: float | None
+    added_ms: float | None = None
 
 
 class EvalReport(BaseModel):
@@ -172,4 +175,8 @@ def _timing(run: EvalRun) -> Timing:
     test = mean([t.ms_test for t in done])
     # recorded per problem since the tests run beside the reassessment; before, the rest
     other = mean([_other(t) for t in done])
-    return Timing(problems=len(done), total_ms=total, model_ms=model, test_ms=test, other_ms=other)
+    added = mean([t.ms_added for t in done])  # recorded since the writes run beside the tests
+    return Timing(
+        problems=len(done), total_ms=total, model_ms=model, test_ms=test, other_ms=other,
+        added_ms=added,
+    )  # fmt: skip
