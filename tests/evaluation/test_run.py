@@ -374,7 +374,9 @@ def test_only_the_work_no_test_ran_beside_is_counted_as_added(
     if slow == "reassessed":
         monkeypatch.setattr(engine._Runner, "reassessed", slowly(engine._Runner.reassessed))
     else:
-        monkeypatch.setattr(engine, "record_outcome", slowly(engine.record_outcome))
+        from noetic.calibration.learning import record_outcome
+
+        monkeypatch.setattr(engine, "record_outcome", slowly(record_outcome))
     standin = StandIn(problems, lambda p: "slow")
     standin.slow_s = 1.0
     result, _, store = _traced_run(_isolated_home, model_server, standin)
