@@ -475,23 +475,32 @@ def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_b
     tracker, model_server, problems, monkeypatch, concurrency
 ):
     """After each outcome the map is refitted once: with one problem at a time on the run's
-    refit thread, while the model is asked for the next PREFLIGHT (that decision waits for it),
-    with several inside the outcome's write. Either way every decision reads the map fitted on
-    every outcome before it, and the map the run leaves has seen them all."""
+    refit thread, while the model is asked for the next PREFLIGHT (that decision waits for it,
+    and keeps the map in its own write: the thread writes nothing), with several inside the
+    outcome's write. Either way every decision reads the map fitted on every outcome before
+    it, and the map the run leaves has seen them all."""
     import threading
 
     from noetic.calibration import learning, recalibrating
     from noetic.calibration.recalibration import recalibrate
     from noetic.evaluation import engine
+    from noetic.store import outcome_rows
 
-    threads: list[str] = []
-    real_fitted_for = recalibrating.fitted_for
+    threads: list[str] = []  # where each map was fitted
+    keeping: list[str] = []  # and where each was kept
+    real_refit, real_keep = recalibrating.refit, outcome_rows.keep_map
 
-    def fitted_for(*args, **kwargs):
+    def refit(*args, **kwargs):
         threads.append(threading.current_thread().name)
-        return real_fitted_for(*args, **kwargs)
+        return real_refit(*args, **kwargs)
 
-    monkeypatch.setattr(recalibrating, "fitted_for", fitted_for)  # fit_for's too
+    def keep_map(*args, **kwargs):
+        keeping.append(threading.current_thread().name)
+        return real_keep(*args, **kwargs)
+
+    monkeypatch.setattr(recalibrating, "refit", refit)  # fit_for's too
+    monkeypatch.setattr(engine, "fit_map", refit)
+    monkeypatch.setattr(outcome_rows, "keep_map", keep_map)
     writes_with_outcome = []
     real_record = learning.record_outcome
 
@@ -515,6 +524,8 @@ def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_b
         assert writes_with_outcome == [False] * 24
     else:
         assert set(threads) == {main} and writes_with_outcome == [True] * 24
+    # every map kept by the thread that writes everything else: the run's own
+    assert set(keeping) == {main} and len(keeping) == 25
     tasks = {t.cascade_id: t for t in result.tasks}
     rows = tracker.store.conn.execute(
         "SELECT a.cascade_id, a.calibrated, "

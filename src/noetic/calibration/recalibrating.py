@@ -178,11 +178,38 @@ def fitted_for(
 ) -> tuple[dict[str, Any], Fitted]:
     """:func:`fit_for`, with the map fitted; the next decision reads the kept body as this
     (:func:`_parsed`)."""
+    return keep(store, refit(store, ai_id, ai_model, settings))
+
+
+class Refit:
+    """A map fitted on the store's outcomes and not yet kept: whose (``key``), on which
+    outcomes (``stamp``: how many, the newest's id), its body and the map."""
+
+    __slots__ = ("body", "fitted", "key", "stamp")
+
+    def __init__(
+        self, key: str, stamp: tuple[int, int], body: dict[str, Any], fitted: Fitted
+    ) -> None:
+        self.key, self.stamp, self.body, self.fitted = key, stamp, body, fitted
+
+
+def refit(
+    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
+) -> Refit:
+    """``(ai_id, ai_model)``'s map fitted on the store's outcomes as they are now, writing
+    nothing: a thread fits it, and the thread that writes keeps it (:func:`keep`), so the
+    store's connections do not each find the other's writes and read their pages again."""
     kept_points = points_of(store)
     body, fitted = fit_on(kept_points.flat, ai_id, ai_model, settings)
-    text = _keep(store, _key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body)
-    _remember(text, (json.loads(text), fitted))
-    return body, fitted
+    return Refit(_key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body, fitted)
+
+
+def keep(store: Store, fitted: Refit) -> tuple[dict[str, Any], Fitted]:
+    """Keep a map :func:`refit` fitted (in the caller's write, if one is open); the next
+    decision reads the kept body as this (:func:`_parsed`)."""
+    text = _keep(store, fitted.key, fitted.stamp, fitted.body)
+    _remember(text, (json.loads(text), fitted.fitted))
+    return fitted.body, fitted.fitted
 
 
 def fit_on(

@@ -49,7 +49,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.learning import record_outcome
 from noetic.calibration.outcomes import effective_profile
-from noetic.calibration.recalibrating import fit_for, read_settings
+from noetic.calibration.recalibrating import Refit, keep, read_settings
+from noetic.calibration.recalibrating import refit as fit_map
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.grading import (
     MEMORY_MB,
@@ -308,7 +309,7 @@ class _Runner:
             if settings.concurrency == 1
             else None
         )
-        self.refitting: asyncio.Future[Any] | None = None
+        self.refitting: asyncio.Future[Refit] | None = None
         self.counts = {
             "done": sum(1 for t in self.tasks if t.state == "done"),
             "passed": sum(1 for t in self.tasks if t.state == "done" and t.passed),
@@ -328,7 +329,12 @@ class _Runner:
         try:
             await asyncio.gather(*(self.work(todo) for _ in range(count)))
         finally:  # however the run ends, the map it keeps has seen its last outcome
-            await self.refitted()
+            fresh = await self.refitted()
+            if fresh is not None:
+                # derived from the outcomes, which are in: a map not kept is refitted by the
+                # next decision
+                with contextlib.suppress(NoeticError):
+                    keep(self.ctx.store, fresh)
 
     async def work(self, todo: asyncio.Queue[EvalTaskRecord]) -> None:
         worker: _Worker | None = None
@@ -485,18 +491,27 @@ class _Runner:
     def refit(self, refitter: concurrent.futures.Executor) -> None:
         """Refit the agent's map on the outcomes as they now are, on the refits' thread: the
         outcome just written is the last thing this problem did, and the next decision (the
-        next PREFLIGHT, once the model has answered it) waits for the refit."""
+        next PREFLIGHT, once the model has answered it) waits for the map and keeps it in its
+        own write. The thread writes nothing: a write from its connection would have the
+        run's own read every page it uses again."""
         loop = asyncio.get_running_loop()
         store, record = self.ctx.store, self.record
-        self.refitting = loop.run_in_executor(refitter, fit_for, store, record.ai_id, record.model)
+        self.refitting = loop.run_in_executor(refitter, fit_map, store, record.ai_id, record.model)
 
-    async def refitted(self) -> None:
-        """Wait for the refits asked for so far (the thread takes them in order). One that
-        failed is left to the decision, which refits a map that has not seen the newest
-        outcome itself, and says so if it cannot."""
-        if self.refitting is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self.refitting)
+    async def refitted(self) -> Refit | None:
+        """The map the refits asked for so far fitted (the thread takes them in order), for the
+        caller to keep; None when none is waiting, or when it failed: the decision then refits
+        a map that has not seen the newest outcome itself, and says so if it cannot."""
+        refitting = self.refitting
+        if refitting is None:
+            return None
+        try:
+            fresh: Refit | None = await asyncio.shield(refitting)
+        except Exception:
+            fresh = None
+        if self.refitting is refitting:
+            self.refitting = None
+        return fresh
 
     async def answer(
         self, ctx: RunContext, task: EvalTaskRecord, problem: Problem, tests: _Span
@@ -512,8 +527,10 @@ class _Runner:
         # the decision reads the map refitted on every outcome so far: the one decision of a
         # problem a refit can still be running for (the POSTFLIGHT's comes after it, and only
         # a problem's end starts a refit)
-        await self.refitted()
-        with _step(ctx):  # the task opened and the problem's state: one write
+        fresh = await self.refitted()
+        with _step(ctx):  # the map refitted, the task opened and the problem's state: one write
+            if fresh is not None:  # kept before the decision reads it
+                keep(self.ctx.store, fresh)
             opened = tracker.preflight(ctx.session_id or "", text, pre)
             ctx.start_task(opened.cascade.id)
             self.update(
