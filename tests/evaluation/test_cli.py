@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,9 +45,15 @@ def test_json_gives_one_object_per_problem_then_the_summary(model_server, proble
     assert (summary["done"], summary["passed"], summary["status"]) == (4, 2, "completed")
     report = CliRunner().invoke(app, ["eval", "report", summary["run_id"], "--json"])
     assert report.exit_code == 0
+    timing = json.loads(report.stdout)["timing"]
     assert json.loads(report.stdout)["by_phase"]["preflight"]["n"] == 4
+    # the time Noetic added to a problem is part of its own time, and said with it
+    assert all(t["ms_added"] is not None and 0 <= t["ms_added"] <= t["ms_other"] for t in tasks)
+    assert timing["added_ms"] == pytest.approx(sum(t["ms_added"] for t in tasks) / 4, abs=1e-3)
     shown = CliRunner().invoke(app, ["eval", "report", summary["run_id"]])
     assert "preflight" in shown.stdout and "0.80" in shown.stdout
+    said = " ".join(shown.stdout.split())  # however the terminal wrapped it
+    assert re.search(r"ms the rest \(\d+ ms of it not behind the tests\)", said)
     listed = CliRunner().invoke(app, ["eval", "list", "--json"])
     assert [r["run_id"] for r in json.loads(listed.stdout)] == [summary["run_id"]]
 

@@ -51,6 +51,7 @@ def test_the_eval_pages_show_the_run_and_its_problems(evaluated):
     assert "ADVERSARIAL REVIEW" in text and "PREFLIGHT" in text
     assert text.count("HumanEval/3") == 10
     assert "the tests failed: ValueError: not written" in text
+    assert "of it not behind the tests" in text
     assert httpx.get(f"{url}/evals/e_nope").status_code == 404
 
 
