@@ -353,13 +353,14 @@ def test_the_tests_start_before_the_functions_call_is_written(
     store.close()
 
 
-@pytest.mark.parametrize("slow", ["reassessed", "record_outcome"])
+@pytest.mark.parametrize("slow", ["reassessed", "record_outcome", "context"])
 def test_only_the_work_no_test_ran_beside_is_counted_as_added(
     model_server, problems, _isolated_home, monkeypatch, slow
 ):
-    """A write made slow by 0.4 s: the reassessment's, written while the tests (a second at
-    least) still run, is Noetic's own time but not time the problem waited for; the outcome's,
-    written once they ended, is both."""
+    """Noetic's work made slow by 0.4 s: the reassessment's write, made while the tests (a
+    second at least) still run, is Noetic's own time but not time the problem waited for; the
+    outcome's, written once they ended, and the problem's context, built before anything
+    else, are both."""
     import time
 
     from noetic.evaluation import engine
@@ -373,6 +374,10 @@ def test_only_the_work_no_test_ran_beside_is_counted_as_added(
 
     if slow == "reassessed":
         monkeypatch.setattr(engine._Runner, "reassessed", slowly(engine._Runner.reassessed))
+    elif slow == "context":
+        from noetic.store import llm_calls
+
+        monkeypatch.setattr(llm_calls, "last_call_id", slowly(llm_calls.last_call_id))
     else:
         from noetic.calibration.learning import record_outcome
 

@@ -393,6 +393,7 @@ class _Runner:
     # one problem ------------------------------------------------------------------------
 
     async def one(self, worker: _Worker, task: EvalTaskRecord) -> TaskResult | None:
+        start = time.perf_counter()  # the problem's time: its context built included
         problem = Problem.model_validate(task.problem)
         ctx = RunContext(
             engine=ENGINE,
@@ -404,7 +405,6 @@ class _Runner:
         )
         if hasattr(worker.provider, "cascade_id"):
             worker.provider.cascade_id = None
-        start = time.perf_counter()
         before: UsageTotals = getattr(worker.provider, "totals", UsageTotals())
         result: dict[str, Any] = dict(task.result)
         cascade_id = task.cascade_id
