@@ -481,9 +481,9 @@ def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_b
 ):
     """After each outcome the map is refitted once: with one problem at a time on the run's
     refit thread, while the model is asked for the next PREFLIGHT (that decision waits for it,
-    and keeps the map in its own write: the thread writes nothing), with several inside the
-    outcome's write. Either way every decision reads the map fitted on every outcome before
-    it, and the map the run leaves has seen them all."""
+    and keeps the map in its own write: the thread reads and writes nothing, it only fits),
+    with several inside the outcome's write. Either way every decision reads the map fitted on
+    every outcome before it, and the map the run leaves has seen them all."""
     import threading
 
     from noetic.calibration import learning, recalibrating
@@ -492,20 +492,27 @@ def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_b
     from noetic.store import outcome_rows
 
     threads: list[str] = []  # where each map was fitted
-    keeping: list[str] = []  # and where each was kept
-    real_refit, real_keep = recalibrating.refit, outcome_rows.keep_map
+    keeping: list[str] = []  # where each was kept
+    reading: set[str] = set()  # and where the outcomes were read
+    real_fit, real_keep = recalibrating.fit_snapshot, outcome_rows.keep_map
+    real_read = outcome_rows.outcomes_from
 
-    def refit(*args, **kwargs):
+    def fit_snapshot(*args, **kwargs):
         threads.append(threading.current_thread().name)
-        return real_refit(*args, **kwargs)
+        return real_fit(*args, **kwargs)
 
     def keep_map(*args, **kwargs):
         keeping.append(threading.current_thread().name)
         return real_keep(*args, **kwargs)
 
-    monkeypatch.setattr(recalibrating, "refit", refit)  # fit_for's too
-    monkeypatch.setattr(engine, "fit_map", refit)
+    def outcomes_from(*args, **kwargs):
+        reading.add(threading.current_thread().name)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(recalibrating, "fit_snapshot", fit_snapshot)  # fit_for's too
+    monkeypatch.setattr(engine, "fit_snapshot", fit_snapshot)
     monkeypatch.setattr(outcome_rows, "keep_map", keep_map)
+    monkeypatch.setattr(outcome_rows, "outcomes_from", outcomes_from)
     writes_with_outcome = []
     real_record = learning.record_outcome
 
@@ -529,8 +536,10 @@ def test_each_outcome_is_refitted_once_and_every_decision_reads_the_map_of_all_b
         assert writes_with_outcome == [False] * 24
     else:
         assert set(threads) == {main} and writes_with_outcome == [True] * 24
-    # every map kept by the thread that writes everything else: the run's own
+    # every map kept, and every outcome read, by the thread that does everything else: the
+    # run's own
     assert set(keeping) == {main} and len(keeping) == 25
+    assert reading == {main}
     tasks = {t.cascade_id: t for t in result.tasks}
     rows = tracker.store.conn.execute(
         "SELECT a.cascade_id, a.calibrated, "

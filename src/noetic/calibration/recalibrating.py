@@ -102,6 +102,12 @@ class Points:
                 self._add(store, new)
         return self
 
+    def snapshot(self) -> Snapshot:
+        """The points as they now are, for a fit elsewhere (the list is replaced, never changed,
+        by an update)."""
+        with self.lock:
+            return self.flat, self.seen, self.last[0]
+
     def _add(self, store: Store, new: list[tuple[int, str, str]]) -> None:
         for outcome_id, at, task in new:
             was = self.order.get(task)
@@ -122,6 +128,7 @@ class Points:
 
 
 _KEPT: WeakKeyDictionary[Store, Points] = WeakKeyDictionary()
+Snapshot = tuple[list[PhasePoint], int, int]  # the points, the outcomes they cover, the newest's id
 
 
 def points_of(store: Store) -> Points:
@@ -199,9 +206,17 @@ def refit(
     """``(ai_id, ai_model)``'s map fitted on the store's outcomes as they are now, writing
     nothing: a thread fits it, and the thread that writes keeps it (:func:`keep`), so the
     store's connections do not each find the other's writes and read their pages again."""
-    kept_points = points_of(store)
-    body, fitted = fit_on(kept_points.flat, ai_id, ai_model, settings)
-    return Refit(_key(ai_id, ai_model), (kept_points.seen, kept_points.last[0]), body, fitted)
+    return fit_snapshot(points_of(store).snapshot(), ai_id, ai_model, settings)
+
+
+def fit_snapshot(
+    points: Snapshot, ai_id: str, ai_model: str | None, settings: Settings | None = None
+) -> Refit:
+    """:func:`refit` on points already read (:meth:`Points.snapshot`): arithmetic alone, no
+    read, for a thread beside the one that reads and writes the store."""
+    flat, seen, last_id = points
+    body, fitted = fit_on(flat, ai_id, ai_model, settings)
+    return Refit(_key(ai_id, ai_model), (seen, last_id), body, fitted)
 
 
 def keep(store: Store, fitted: Refit) -> tuple[dict[str, Any], Fitted]:

@@ -49,8 +49,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from noetic.assessment import Assessment, Phase, Review
 from noetic.calibration.learning import record_outcome
 from noetic.calibration.outcomes import effective_profile
-from noetic.calibration.recalibrating import Refit, keep, read_settings
-from noetic.calibration.recalibrating import refit as fit_map
+from noetic.calibration.recalibrating import (
+    Refit,
+    fit_snapshot,
+    keep,
+    points_of,
+    read_settings,
+)
 from noetic.errors import NoeticError, ParseError, ProviderError, UsageError, WorkflowError
 from noetic.evaluation.grading import (
     MEMORY_MB,
@@ -495,8 +500,11 @@ class _Runner:
         own write. The thread writes nothing: a write from its connection would have the
         run's own read every page it uses again."""
         loop = asyncio.get_running_loop()
-        store, record = self.ctx.store, self.record
-        self.refitting = loop.run_in_executor(refitter, fit_map, store, record.ai_id, record.model)
+        record = self.record
+        points = points_of(self.ctx.store).snapshot()  # read here, where the pages are warm
+        self.refitting = loop.run_in_executor(
+            refitter, fit_snapshot, points, record.ai_id, record.model
+        )
 
     async def refitted(self) -> Refit | None:
         """The map the refits asked for so far fitted (the thread takes them in order), for the
