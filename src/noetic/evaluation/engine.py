@@ -20,10 +20,17 @@ POSTFLIGHT and the tests' verdict are one write when the tests are done by the t
 has reassessed (the POSTFLIGHT is written first, on its own, when they are not).
 
 Each outcome refits the agent's recalibration map, which the next decision reads. With one
-problem at a time, the refit runs on a thread of the run's own while the model is asked for the
-next PREFLIGHT (the run has nothing else to do then), and that decision waits for it; the map
-is the one a refit inside the outcome's write keeps, as it is with several problems at once,
-whose steps fill those waits (a thread beside them would only take turns with them).
+problem at a time, the new outcome's points are read on the run's own connection as it is
+written, and the fit runs on a thread of the run's own while the model is asked for the next
+PREFLIGHT (the run has nothing else to do then); that decision waits for it and keeps the map in
+its own write (the thread reads and writes nothing). The map is the one a refit inside the
+outcome's write keeps, as it is with several problems at once, whose steps fill those waits (a
+thread beside them would only take turns with them).
+
+A problem's time runs from its context being built to its outcome written; of Noetic's own
+time in it (``ms_other``), ``ms_added`` is what the problem waited for: the time during which
+neither a model call nor its tests were under way (the writes made while the tests run are
+not; ``docs/eval.md``).
 
 A reply that stays unusable after its repair round ends that problem as ``error`` (its task
 closed as ``parse_failure``) and the run goes on; a provider that still fails after its retries
