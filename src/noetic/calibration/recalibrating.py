@@ -185,7 +185,7 @@ def fitted_for(
 ) -> tuple[dict[str, Any], Fitted]:
     """:func:`fit_for`, with the map fitted; the next decision reads the kept body as this
     (:func:`_parsed`)."""
-    return keep(store, refit(store, ai_id, ai_model, settings))
+    return keep(store, fit_snapshot(points_of(store).snapshot(), ai_id, ai_model, settings))
 
 
 class Refit:
@@ -200,27 +200,20 @@ class Refit:
         self.key, self.stamp, self.body, self.fitted = key, stamp, body, fitted
 
 
-def refit(
-    store: Store, ai_id: str, ai_model: str | None, settings: Settings | None = None
-) -> Refit:
-    """``(ai_id, ai_model)``'s map fitted on the store's outcomes as they are now, writing
-    nothing: a thread fits it, and the thread that writes keeps it (:func:`keep`), so the
-    store's connections do not each find the other's writes and read their pages again."""
-    return fit_snapshot(points_of(store).snapshot(), ai_id, ai_model, settings)
-
-
 def fit_snapshot(
     points: Snapshot, ai_id: str, ai_model: str | None, settings: Settings | None = None
 ) -> Refit:
-    """:func:`refit` on points already read (:meth:`Points.snapshot`): arithmetic alone, no
-    read, for a thread beside the one that reads and writes the store."""
+    """``(ai_id, ai_model)``'s map fitted on points already read (:meth:`Points.snapshot`):
+    arithmetic alone, reading and writing nothing, so a thread can fit it while the thread that
+    reads and writes the store keeps it (:func:`keep`); the store's connections then do not
+    each find the other's writes and read their pages again."""
     flat, seen, last_id = points
     body, fitted = fit_on(flat, ai_id, ai_model, settings)
     return Refit(_key(ai_id, ai_model), (seen, last_id), body, fitted)
 
 
 def keep(store: Store, fitted: Refit) -> tuple[dict[str, Any], Fitted]:
-    """Keep a map :func:`refit` fitted (in the caller's write, if one is open); the next
+    """Keep a map :func:`fit_snapshot` fitted (in the caller's write, if one is open); the next
     decision reads the kept body as this (:func:`_parsed`)."""
     text = _keep(store, fitted.key, fitted.stamp, fitted.body)
     _remember(text, (json.loads(text), fitted.fitted))

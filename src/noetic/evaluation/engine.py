@@ -398,8 +398,7 @@ class _Runner:
     def usage(self) -> UsageTotals:
         totals = self.earlier
         for w in self.workers:
-            t: UsageTotals = getattr(w.provider, "totals", UsageTotals())
-            totals = totals.plus(t)
+            totals = totals.plus(_totals(w.provider))
         return totals
 
     # one problem ------------------------------------------------------------------------
@@ -417,7 +416,7 @@ class _Runner:
         )
         if hasattr(worker.provider, "cascade_id"):
             worker.provider.cascade_id = None
-        before: UsageTotals = getattr(worker.provider, "totals", UsageTotals())
+        before = _totals(worker.provider)
         result: dict[str, Any] = dict(task.result)
         cascade_id = task.cascade_id
         answered: _Answered | None = None
@@ -477,7 +476,7 @@ class _Runner:
             if "usage" in result:  # answered: its model calls are counted there
                 spent = UsageTotals(**result["usage"])
             else:
-                spent = getattr(worker.provider, "totals", UsageTotals()).since(before)
+                spent = _totals(worker.provider).since(before)
             elapsed = (time.perf_counter() - start) * 1000
             earlier = result.get("ms_answer", 0.0) if task.state == "answered" else 0.0
             total = round(earlier + elapsed, 3)
@@ -573,14 +572,14 @@ class _Runner:
                 findings = f"The function you wrote:\n```python\n{code.rstrip()}\n```"
             else:
                 findings = f"Your reply, which had no Python code block:\n{reply.text[:3000]}"
-            said = _latency(ctx.model)
+            said = _totals(ctx.model).latency_ms
             reassessing.start = time.perf_counter()
             post: Assessment = await assess_with_model(
                 ctx.model, text, Phase.POSTFLIGHT, self.profile, pre, findings=findings,
                 review=task.review,
             )  # fmt: skip
             reassessing.end = time.perf_counter()
-            reassessing.model_ms = _latency(ctx.model) - said
+            reassessing.model_ms = _totals(ctx.model).latency_ms - said
         except BaseException:
             testing.cancel()  # the caller never waits for it: nothing left running
             with contextlib.suppress(BaseException):
@@ -606,9 +605,7 @@ class _Runner:
             "p_preflight": answered.pre.p_success,
             "p_postflight": answered.post.p_success,
             "ms_answer": round((time.perf_counter() - answered.timer) * 1000, 3),
-            "usage": ctx.model.totals.since(before).model_dump(exclude={"cost_usd"})
-            if hasattr(ctx.model, "totals")
-            else UsageTotals().model_dump(exclude={"cost_usd"}),
+            "usage": _totals(ctx.model).since(before).model_dump(exclude={"cost_usd"}),
         }
         self.update(task, state="answered", code=answered.code, result=kept)
         return kept
@@ -646,21 +643,23 @@ class _Runner:
         return result
 
 
-def _latency(model: Any) -> float:
-    """The milliseconds the model's calls so far have taken (0 for a model that keeps none)."""
-    totals = getattr(model, "totals", None)
-    return float(totals.latency_ms) if totals is not None else 0.0
+def _totals(provider: Any) -> UsageTotals:
+    """What the provider's calls so far have used and taken (nothing, for one that keeps no
+    count)."""
+    totals: UsageTotals = getattr(provider, "totals", UsageTotals())
+    return totals
 
 
 def _added(total: float, model_ms: float, tests: _Span, reassessing: _Span) -> float:
     """The part of a problem's ``total`` ms during which neither a model call nor its tests
     were under way: what Noetic's own work added to the problem's time. The reassessment's call
-    overlaps the tests; only its model's own time within that overlap is taken as shared
-    (the rest of the call, the request built and the reply read, may be what overlapped)."""
+    overlaps the tests; of that overlap, only what the model's own time must have filled is
+    taken as shared (the rest of the call, the request built and the reply read, may be what
+    overlapped)."""
     ran = (tests.end - tests.start) * 1000 if tests.end else 0.0
-    shared = max(0.0, tests.overlap_ms(reassessing) - (reassessing.end - reassessing.start) * 1000
-                 + reassessing.model_ms) if reassessing.end else 0.0  # fmt: skip
-    return max(0.0, total - model_ms - ran + min(shared, reassessing.model_ms))
+    call = (reassessing.end - reassessing.start) * 1000
+    shared = max(0.0, tests.overlap_ms(reassessing) - (call - reassessing.model_ms))
+    return max(0.0, total - model_ms - ran + shared)
 
 
 def task_result(task: EvalTaskRecord) -> TaskResult:
